@@ -1,0 +1,97 @@
+/**
+ * Field paths inside objects, written the way users and alarms name them: dotted keys, `[i]` for
+ * list items, `["a.b/c"]` for keys that contain dots (labels, annotations), and `*` / `[*]` in mask
+ * patterns to match any key or item.
+ *
+ *   data.password   status.conditions[0].type   metadata.labels["app.kubernetes.io/name"]
+ *   metadata.ownerReferences[*].uid
+ */
+export type PathSegment = string | number;
+export type FieldPath = readonly PathSegment[];
+
+/** Matches any one key or list index in a pattern. */
+export const ANY_SEGMENT: unique symbol = Symbol('any');
+export type PatternSegment = PathSegment | typeof ANY_SEGMENT;
+export type FieldPattern = readonly PatternSegment[];
+
+const PLAIN_KEY = /^[^.[\]"*\s]+$/;
+
+export function formatPath(path: FieldPath): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else if (PLAIN_KEY.test(seg)) out += out === '' ? seg : `.${seg}`;
+    else out += `[${JSON.stringify(seg)}]`;
+  }
+  return out;
+}
+
+export class FieldPathSyntaxError extends Error {
+  constructor(
+    readonly path: string,
+    readonly expected: string,
+  ) {
+    super(`field path ${JSON.stringify(path)}: expected ${expected}`);
+    this.name = 'FieldPathSyntaxError';
+  }
+}
+
+/** Parses a mask path; `""` is the whole object. Throws FieldPathSyntaxError. */
+export function parseFieldPattern(text: string): FieldPattern {
+  const segs: PatternSegment[] = [];
+  let i = 0;
+  const fail = (expected: string): never => {
+    throw new FieldPathSyntaxError(text, `${expected} at character ${i + 1}`);
+  };
+  const readName = (): void => {
+    let j = i;
+    while (j < text.length && text[j] !== '.' && text[j] !== '[') j++;
+    const name = text.slice(i, j);
+    if (name === '') fail('a field name');
+    if (name === '*') segs.push(ANY_SEGMENT);
+    else if (name.includes(']') || name.includes('"')) fail('a field name without ] or "');
+    else segs.push(name);
+    i = j;
+  };
+  if (text === '') return segs;
+  if (text[0] !== '[') readName();
+  while (i < text.length) {
+    if (text[i] === '.') {
+      i++;
+      readName();
+    } else if (text[i] === '[') {
+      const close = text[i + 1] === '"' ? findClosingQuote(text, i + 2) + 1 : text.indexOf(']', i);
+      if (close <= i || text[close] !== ']') fail('a closing ]');
+      const inner = text.slice(i + 1, close);
+      if (inner === '*') segs.push(ANY_SEGMENT);
+      else if (/^\d+$/.test(inner)) segs.push(Number(inner));
+      else if (inner.startsWith('"')) {
+        try {
+          segs.push(JSON.parse(inner) as string);
+        } catch {
+          fail('a JSON string inside [ ]');
+        }
+      } else fail('a list index, * or a quoted key inside [ ]');
+      i = close + 1;
+    } else fail('. or [');
+  }
+  return segs;
+}
+
+function findClosingQuote(text: string, from: number): number {
+  for (let j = from; j < text.length; j++) {
+    if (text[j] === '\\') j++;
+    else if (text[j] === '"') return j;
+  }
+  return -1;
+}
+
+/** Does `pattern` name `path` or one of its ancestors (masking a map masks everything in it)? */
+export function patternCovers(pattern: FieldPattern, path: FieldPath): boolean {
+  if (pattern.length > path.length) return false;
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i];
+    if (p !== ANY_SEGMENT && p !== path[i]) return false;
+  }
+  return true;
+}

@@ -1,0 +1,219 @@
+/**
+ * kperturb.yaml: one file per controller under test.
+ *
+ *   apiVersion: kperturb.dev/v1
+ *   kind: ControllerUnderTest
+ *   metadata: { name: secret-marker }
+ *   controller:
+ *     command: node
+ *     args: [controller.js]
+ *     env: { LOG_LEVEL: info }      # KUBECONFIG is set by kperturb
+ *   setup: [crd.yaml]               # manifests applied before the controller starts
+ *   workloads:
+ *     create:
+ *       steps:
+ *         - apply: db.yaml
+ *         - waitFor: { key: Database/default/db1, field: status.phase, equals: Ready, timeoutSeconds: 30 }
+ *         - patch: { key: Database/default/db1, type: merge, patch: { spec: { replicas: 2 } } }
+ *         - delete: { key: Database/default/db1 }
+ *         - sleep: 0.5
+ *   referenceRuns: 2
+ *   settle: { quietMs: 1000, timeoutSeconds: 30 }
+ *   masks: [{ key: "ConfigMap/default/*", paths: [data.generatedAt] }]
+ *
+ * Relative paths are relative to the file's directory.
+ */
+import { dirname, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { parseKey, type ObjectKey } from '../model/object-key.js';
+import { Validator, join, readYamlFile } from '../model/validate.js';
+
+export const CONFIG_API_VERSION = 'kperturb.dev/v1';
+
+export type WorkloadStep =
+  | { apply: string }
+  | { patch: { key: ObjectKey; type: 'merge' | 'json' | 'strategic'; patch: unknown; subresource?: string } }
+  | { delete: { key: ObjectKey; propagationPolicy?: 'Orphan' | 'Background' | 'Foreground' } }
+  | { waitFor: WaitCondition }
+  | { sleep: number };
+
+export interface WaitCondition {
+  key: ObjectKey;
+  /** Wait until the object exists (default), is absent, or `field` equals `equals`. */
+  absent?: boolean;
+  field?: string;
+  equals?: unknown;
+  timeoutSeconds: number;
+}
+
+export interface Workload {
+  name: string;
+  steps: WorkloadStep[];
+}
+
+export interface MaskConfig {
+  /** Only for this workload (all workloads when absent). */
+  workload?: string;
+  /** Object key glob, `*` matches within a segment, e.g. `ConfigMap/default/*`. */
+  key: string;
+  /** Dotted field paths; empty means the whole object. */
+  paths: string[];
+}
+
+export interface ControllerUnderTest {
+  /** Absolute path of the kperturb.yaml. */
+  file: string;
+  /** Directory relative paths resolve against. */
+  dir: string;
+  name: string;
+  controller: { command: string; args: string[]; env: Record<string, string>; workingDir: string };
+  setup: string[];
+  workloads: Map<string, Workload>;
+  referenceRuns: number;
+  settle: { quietMs: number; timeoutSeconds: number };
+  masks: MaskConfig[];
+}
+
+export function loadConfig(file: string): ControllerUnderTest {
+  const abs = resolve(file);
+  return validateConfig(readYamlFile(abs), abs);
+}
+
+export function validateConfig(doc: unknown, file: string): ControllerUnderTest {
+  const v = new Validator(file);
+  const dir = dirname(file);
+  const top = v.object(doc, '');
+  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks']);
+  if (top.apiVersion !== CONFIG_API_VERSION) v.fail('apiVersion', `"${CONFIG_API_VERSION}" (got ${JSON.stringify(top.apiVersion)})`);
+  if (top.kind !== 'ControllerUnderTest') v.fail('kind', `"ControllerUnderTest" (got ${JSON.stringify(top.kind)})`);
+  const metadata = v.object(top.metadata, 'metadata');
+  const name = v.string(metadata.name, 'metadata.name');
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) v.fail('metadata.name', 'a lowercase name of letters, digits and dashes');
+
+  const c = v.object(top.controller, 'controller');
+  v.onlyKeys(c, 'controller', ['command', 'args', 'env', 'workingDir']);
+  const env: Record<string, string> = {};
+  if (c.env !== undefined) {
+    for (const [k, val] of Object.entries(v.object(c.env, 'controller.env'))) {
+      if (typeof val !== 'string' && typeof val !== 'number' && typeof val !== 'boolean') v.fail(join('controller.env', k), 'a string value');
+      env[k] = String(val);
+    }
+  }
+  const controller = {
+    command: v.string(c.command, 'controller.command'),
+    args: c.args === undefined ? [] : v.stringArray(c.args, 'controller.args'),
+    env,
+    workingDir: resolve(dir, v.optionalString(c.workingDir, 'controller.workingDir') ?? '.'),
+  };
+
+  const setup = (top.setup === undefined ? [] : v.stringArray(top.setup, 'setup')).map((p, i) => existingFile(v, dir, p, join('setup', i)));
+
+  const workloadsRaw = v.object(top.workloads, 'workloads');
+  if (Object.keys(workloadsRaw).length === 0) v.fail('workloads', 'at least one workload');
+  const workloads = new Map<string, Workload>();
+  for (const [wname, wraw] of Object.entries(workloadsRaw)) {
+    const wpath = join('workloads', wname);
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(wname)) v.fail(wpath, 'a workload name of lowercase letters, digits and dashes');
+    const w = v.object(wraw, wpath);
+    v.onlyKeys(w, wpath, ['steps']);
+    const steps = v.array(w.steps, join(wpath, 'steps'));
+    if (steps.length === 0) v.fail(join(wpath, 'steps'), 'at least one step');
+    workloads.set(wname, { name: wname, steps: steps.map((s, i) => validateStep(v, dir, s, join(join(wpath, 'steps'), i))) });
+  }
+
+  const referenceRuns = v.optionalNumber(top.referenceRuns, 'referenceRuns', { min: 1, integer: true }) ?? 2;
+  const settleRaw = top.settle === undefined ? {} : v.object(top.settle, 'settle');
+  v.onlyKeys(settleRaw, 'settle', ['quietMs', 'timeoutSeconds']);
+  const settle = {
+    quietMs: v.optionalNumber(settleRaw.quietMs, 'settle.quietMs', { min: 50 }) ?? 1000,
+    timeoutSeconds: v.optionalNumber(settleRaw.timeoutSeconds, 'settle.timeoutSeconds', { min: 1 }) ?? 30,
+  };
+  const masks = (top.masks === undefined ? [] : v.array(top.masks, 'masks')).map((m, i) => {
+    const p = join('masks', i);
+    const mo = v.object(m, p);
+    v.onlyKeys(mo, p, ['workload', 'key', 'paths']);
+    const workload = v.optionalString(mo.workload, join(p, 'workload'));
+    if (workload !== undefined && !workloads.has(workload)) v.fail(join(p, 'workload'), `the name of a workload in this file (${[...workloads.keys()].join(', ')})`);
+    const mask: MaskConfig = { key: v.string(mo.key, join(p, 'key')), paths: mo.paths === undefined ? [] : v.stringArray(mo.paths, join(p, 'paths')) };
+    if (workload !== undefined) mask.workload = workload;
+    return mask;
+  });
+  return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks };
+}
+
+function existingFile(v: Validator, dir: string, p: string, path: string): string {
+  const abs = resolve(dir, p);
+  if (!existsSync(abs)) v.fail(path, `a manifest file that exists (${abs} not found)`);
+  return abs;
+}
+
+function objectKey(v: Validator, raw: unknown, path: string): ObjectKey {
+  const key = v.string(raw, path);
+  if (!parseKey(key)) v.fail(path, `an object key Kind/namespace/name or Kind/name (got ${JSON.stringify(key)})`);
+  return key;
+}
+
+const STEP_KINDS = ['apply', 'patch', 'delete', 'waitFor', 'sleep'] as const;
+
+function validateStep(v: Validator, dir: string, raw: unknown, path: string): WorkloadStep {
+  const s = v.object(raw, path);
+  const kinds = Object.keys(s);
+  if (kinds.length !== 1 || !(STEP_KINDS as readonly string[]).includes(kinds[0]!)) {
+    v.fail(path, `exactly one of ${STEP_KINDS.join(', ')} (got ${kinds.length === 0 ? 'none' : kinds.join(', ')})`);
+  }
+  const kind = kinds[0] as (typeof STEP_KINDS)[number];
+  const p = join(path, kind);
+  switch (kind) {
+    case 'apply':
+      return { apply: existingFile(v, dir, v.string(s.apply, p), p) };
+    case 'sleep':
+      return { sleep: v.number(s.sleep, p, { min: 0 }) };
+    case 'delete': {
+      const d = v.object(s.delete, p);
+      v.onlyKeys(d, p, ['key', 'propagationPolicy']);
+      const step: { key: ObjectKey; propagationPolicy?: 'Orphan' | 'Background' | 'Foreground' } = { key: objectKey(v, d.key, join(p, 'key')) };
+      if (d.propagationPolicy !== undefined) step.propagationPolicy = v.oneOf(d.propagationPolicy, join(p, 'propagationPolicy'), ['Orphan', 'Background', 'Foreground'] as const);
+      return { delete: step };
+    }
+    case 'patch': {
+      const d = v.object(s.patch, p);
+      v.onlyKeys(d, p, ['key', 'type', 'patch', 'subresource']);
+      if (d.patch === undefined) v.fail(join(p, 'patch'), 'the patch body (a mapping, or a list for type json)');
+      const type = d.type === undefined ? 'merge' : v.oneOf(d.type, join(p, 'type'), ['merge', 'json', 'strategic'] as const);
+      if (type === 'json') v.array(d.patch, join(p, 'patch'));
+      else v.object(d.patch, join(p, 'patch'));
+      const step: { key: ObjectKey; type: 'merge' | 'json' | 'strategic'; patch: unknown; subresource?: string } = { key: objectKey(v, d.key, join(p, 'key')), type, patch: d.patch };
+      const sub = v.optionalString(d.subresource, join(p, 'subresource'));
+      if (sub !== undefined) step.subresource = sub;
+      return { patch: step };
+    }
+    case 'waitFor': {
+      const d = v.object(s.waitFor, p);
+      v.onlyKeys(d, p, ['key', 'absent', 'field', 'equals', 'timeoutSeconds']);
+      const cond: WaitCondition = {
+        key: objectKey(v, d.key, join(p, 'key')),
+        timeoutSeconds: v.optionalNumber(d.timeoutSeconds, join(p, 'timeoutSeconds'), { min: 0.1 }) ?? 60,
+      };
+      if (d.absent !== undefined) cond.absent = v.boolean(d.absent, join(p, 'absent'));
+      if (d.field !== undefined) {
+        cond.field = v.string(d.field, join(p, 'field'));
+        if (!('equals' in d)) v.fail(join(p, 'equals'), 'the value the field must equal (with field)');
+        cond.equals = d.equals;
+      } else if ('equals' in d) {
+        v.fail(join(p, 'field'), 'a field path (equals needs field)');
+      }
+      if (cond.absent && cond.field) v.fail(p, 'either absent or field/equals, not both');
+      return { waitFor: cond };
+    }
+  }
+}
+
+export function describeStep(step: WorkloadStep): string {
+  if ('apply' in step) return `apply ${step.apply.split('/').slice(-1)[0]}`;
+  if ('patch' in step) return `patch ${step.patch.key}${step.patch.subresource ? '/' + step.patch.subresource : ''} (${step.patch.type})`;
+  if ('delete' in step) return `delete ${step.delete.key}`;
+  if ('sleep' in step) return `sleep ${step.sleep}s`;
+  const w = step.waitFor;
+  const what = w.absent ? 'absent' : w.field ? `${w.field} == ${JSON.stringify(w.equals)}` : 'exists';
+  return `wait for ${w.key} ${what} (${w.timeoutSeconds}s)`;
+}

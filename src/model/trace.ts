@@ -1,0 +1,153 @@
+/**
+ * Trace events: what kperturb records of a run, one JSON object per line.
+ *
+ * A run has two traces that share one sequence counter, so their events interleave in a total order:
+ * - the controller trace (written by the proxy): every request the controller made, every response,
+ *   every watch event it was shown, stream opens/closes, injected faults, controller starts/exits;
+ * - the cluster trace (written by the cluster recorder): every state change the cluster went through,
+ *   from kperturb's own watch on the API server, independent of what the controller saw.
+ * The first line of each file is a header naming the format version.
+ */
+import type { ObjectKey, KubeObject } from './object-key.js';
+import type { RequestVerb } from './api-path.js';
+
+export const TRACE_FORMAT = 'kperturb.dev/trace/v1';
+
+export type TraceSource = 'controller' | 'cluster';
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+interface Stamped {
+  /** Monotonic sequence number, shared by the traces of one run. */
+  seq: number;
+  /** Wall-clock milliseconds since the epoch (for humans; order by `seq`). */
+  ts: number;
+}
+
+export interface TraceHeader extends Stamped {
+  type: 'header';
+  format: typeof TRACE_FORMAT;
+  source: TraceSource;
+}
+
+export interface ResourceRef {
+  group: string;
+  version: string;
+  resource: string;
+  subresource?: string;
+  kind?: string;
+  namespaced?: boolean;
+}
+
+/** A request the controller sent through the proxy. */
+export interface RequestEvent extends Stamped {
+  type: 'request';
+  /** Request id, unique within the run; responses, watch events and stream events refer to it. */
+  id: number;
+  /** Which controller process (1 for the first start, 2 after the first restart...). */
+  incarnation: number;
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  verb: RequestVerb;
+  resource?: ResourceRef;
+  /** The object the request addresses (named requests, and creates whose body names the object). */
+  key?: ObjectKey;
+  /** The request body when it was JSON (YAML/protobuf bodies are recorded by size only). */
+  body?: unknown;
+  bodyBytes?: number;
+  contentType?: string;
+}
+
+export interface ResponseEvent extends Stamped {
+  type: 'response';
+  id: number;
+  status: number;
+  /** The decoded JSON answer (an object, a list, or a Status); absent for watches and non-JSON answers. */
+  object?: KubeObject;
+  durationMs: number;
+}
+
+/** One watch event delivered to the controller on stream `id`. */
+export interface WatchDeliveryEvent extends Stamped {
+  type: 'watch-event';
+  id: number;
+  eventType: WatchEventType;
+  key?: ObjectKey;
+  resourceVersion?: string;
+  object: KubeObject;
+}
+
+export interface StreamEvent extends Stamped {
+  type: 'stream-open' | 'stream-close';
+  id: number;
+  reason?: string;
+}
+
+export type FaultKind = 'crash-after-write';
+
+export interface FaultEvent extends Stamped {
+  type: 'fault';
+  fault: FaultKind;
+  /** `triggered`: the trigger matched and the controller is held; `restarted`: the new process runs. */
+  phase: 'triggered' | 'killed' | 'restarted';
+  /** The request that matched the trigger. */
+  requestId?: number;
+  detail: string;
+}
+
+export interface ControllerProcessEvent extends Stamped {
+  type: 'controller';
+  action: 'start' | 'exit';
+  incarnation: number;
+  pid?: number;
+  code?: number | null;
+  signal?: string | null;
+}
+
+export interface WorkloadStepEvent extends Stamped {
+  type: 'workload-step';
+  index: number;
+  description: string;
+  phase: 'start' | 'done' | 'failed';
+  error?: string;
+}
+
+/** A state change of the cluster, from kperturb's own watch. */
+export interface ClusterChangeEvent extends Stamped {
+  type: 'cluster-change';
+  eventType: 'ADDED' | 'MODIFIED' | 'DELETED';
+  key: ObjectKey;
+  resourceVersion: string;
+  object: KubeObject;
+}
+
+export type ControllerTraceEvent =
+  | RequestEvent
+  | ResponseEvent
+  | WatchDeliveryEvent
+  | StreamEvent
+  | FaultEvent
+  | ControllerProcessEvent
+  | WorkloadStepEvent;
+
+export type TraceEvent = TraceHeader | ControllerTraceEvent | ClusterChangeEvent;
+
+/** Distributive Omit, so that `Unstamped<TraceEvent>` keeps the union's variants apart. */
+export type Unstamped<E> = E extends unknown ? Omit<E, 'seq' | 'ts'> : never;
+
+/** One counter for all traces of a run. */
+export class TraceSequence {
+  private next = 1;
+  take(): number {
+    return this.next++;
+  }
+}
+
+/**
+ * Appends events to a JSON-lines trace. Writes are synchronous appends to an in-memory buffer that
+ * is flushed to disk in batches; `close()` flushes the rest. Keeping `seq` assignment and buffering in
+ * one place is what lets two writers share an order.
+ */
+export interface TraceSink {
+  append(event: Unstamped<ControllerTraceEvent | ClusterChangeEvent>): number;
+}

@@ -1,0 +1,106 @@
+/**
+ * Small, path-aware validators for user-given files (config, workload, plan). Every failure names the
+ * file, the path inside it (e.g. `workloads.create.steps[2].waitFor.timeoutSeconds`) and what was expected.
+ */
+import { readFileSync } from 'node:fs';
+import { LineCounter, parseDocument, type YAMLParseError } from 'yaml';
+import { UserInputError } from './errors.js';
+import { isObject } from './object-key.js';
+
+export class Validator {
+  constructor(readonly file: string) {}
+
+  fail(path: string, expected: string): never {
+    throw new UserInputError(this.file, path || '(top level)', expected);
+  }
+
+  object(value: unknown, path: string): Record<string, unknown> {
+    if (!isObject(value)) this.fail(path, `a mapping (got ${describe(value)})`);
+    return value;
+  }
+
+  string(value: unknown, path: string): string {
+    if (typeof value !== 'string' || value === '') this.fail(path, `a non-empty string (got ${describe(value)})`);
+    return value;
+  }
+
+  optionalString(value: unknown, path: string): string | undefined {
+    return value === undefined ? undefined : this.string(value, path);
+  }
+
+  number(value: unknown, path: string, opts: { min?: number; integer?: boolean } = {}): number {
+    if (typeof value !== 'number' || !Number.isFinite(value)) this.fail(path, `a number (got ${describe(value)})`);
+    if (opts.integer && !Number.isInteger(value)) this.fail(path, `a whole number (got ${value})`);
+    if (opts.min !== undefined && value < opts.min) this.fail(path, `a number >= ${opts.min} (got ${value})`);
+    return value;
+  }
+
+  optionalNumber(value: unknown, path: string, opts: { min?: number; integer?: boolean } = {}): number | undefined {
+    return value === undefined ? undefined : this.number(value, path, opts);
+  }
+
+  boolean(value: unknown, path: string): boolean {
+    if (typeof value !== 'boolean') this.fail(path, `true or false (got ${describe(value)})`);
+    return value;
+  }
+
+  array(value: unknown, path: string): unknown[] {
+    if (!Array.isArray(value)) this.fail(path, `a list (got ${describe(value)})`);
+    return value;
+  }
+
+  stringArray(value: unknown, path: string): string[] {
+    return this.array(value, path).map((v, i) => this.string(v, `${path}[${i}]`));
+  }
+
+  oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[]): T {
+    if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+      this.fail(path, `one of ${allowed.map((a) => JSON.stringify(a)).join(', ')} (got ${describe(value)})`);
+    }
+    return value as T;
+  }
+
+  /** Rejects keys outside `allowed`, which catches typos like `timeoutSecond`. */
+  onlyKeys(obj: Record<string, unknown>, path: string, allowed: readonly string[]): void {
+    for (const k of Object.keys(obj)) {
+      if (!allowed.includes(k)) this.fail(join(path, k), `no such field here (allowed: ${allowed.join(', ')})`);
+    }
+  }
+}
+
+export function join(path: string, key: string | number): string {
+  if (typeof key === 'number') return `${path}[${key}]`;
+  return path ? `${path}.${key}` : key;
+}
+
+export function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+/** Reads a YAML (or JSON) file; syntax errors name the file, line and column. */
+export function readYamlFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UserInputError(file, undefined, code === 'ENOENT' ? 'an existing file (not found)' : `a readable file (${code})`);
+  }
+  return parseYamlText(text, file);
+}
+
+export function parseYamlText(text: string, file: string): unknown {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, lineCounter });
+  if (doc.errors.length > 0) {
+    const e: YAMLParseError = doc.errors[0]!;
+    const pos = lineCounter.linePos(e.pos[0]);
+    const at = `line ${pos.line}, column ${pos.col}`;
+    throw new UserInputError(file, at, `valid YAML (${e.code}: ${e.message.split('\n')[0]})`);
+  }
+  return doc.toJS();
+}

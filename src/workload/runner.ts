@@ -1,0 +1,101 @@
+/**
+ * Runs a workload's steps against the cluster, as the user (not through the proxy): apply manifests,
+ * patch, delete, wait for conditions, sleep. Each step is recorded in the controller trace so that a
+ * run's timeline shows what the user did between what the controller saw.
+ */
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { describeStep, type WaitCondition, type Workload, type WorkloadStep } from '../config/config.js';
+import { getField } from '../model/fields.js';
+import type { KubeObject } from '../model/object-key.js';
+import type { TraceSink } from '../model/trace.js';
+import type { KubeClient } from '../kube/client.js';
+
+export interface WorkloadOutcome {
+  ok: boolean;
+  failedStep?: number;
+  error?: string;
+}
+
+export interface WorkloadHooks {
+  /** Called before each step; the coordinator uses it to know which step a fault fired in. */
+  onStep?: (index: number) => void;
+  /** Aborts the run early (e.g. setup failure); checked between polls. */
+  cancelled?: () => boolean;
+}
+
+export async function runWorkload(client: KubeClient, workload: Workload, trace: TraceSink, hooks: WorkloadHooks = {}): Promise<WorkloadOutcome> {
+  for (const [index, step] of workload.steps.entries()) {
+    const description = describeStep(step);
+    hooks.onStep?.(index);
+    trace.append({ type: 'workload-step', index, description, phase: 'start' });
+    try {
+      await runStep(client, step, hooks);
+      trace.append({ type: 'workload-step', index, description, phase: 'done' });
+    } catch (err) {
+      const error = (err as Error).message;
+      trace.append({ type: 'workload-step', index, description, phase: 'failed', error });
+      return { ok: false, failedStep: index, error: `step ${index + 1} (${description}): ${error}` };
+    }
+  }
+  return { ok: true };
+}
+
+export function readManifests(file: string): KubeObject[] {
+  const docs = parseAllDocuments(readFileSync(file, 'utf8'));
+  const objects: KubeObject[] = [];
+  for (const doc of docs) {
+    if (doc.errors.length > 0) throw new Error(`${file}: invalid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
+    const obj = doc.toJS() as KubeObject | null;
+    if (obj) objects.push(obj);
+  }
+  return objects;
+}
+
+async function runStep(client: KubeClient, step: WorkloadStep, hooks: WorkloadHooks): Promise<void> {
+  if ('apply' in step) {
+    for (const obj of readManifests(step.apply)) await client.apply(obj);
+  } else if ('patch' in step) {
+    await client.patch(step.patch.key, step.patch.type, step.patch.patch, step.patch.subresource);
+  } else if ('delete' in step) {
+    const existed = await client.delete(step.delete.key, step.delete.propagationPolicy);
+    if (!existed) throw new Error(`${step.delete.key} does not exist`);
+  } else if ('sleep' in step) {
+    await sleep(step.sleep * 1000);
+  } else {
+    await waitFor(client, step.waitFor, hooks);
+  }
+}
+
+const POLL_MS = 100;
+
+async function waitFor(client: KubeClient, cond: WaitCondition, hooks: WorkloadHooks): Promise<void> {
+  const deadline = Date.now() + cond.timeoutSeconds * 1000;
+  let last: string = 'not checked yet';
+  for (;;) {
+    const obj = await client.get(cond.key);
+    if (cond.absent) {
+      if (!obj) return;
+      last = 'it still exists';
+    } else if (!obj) {
+      last = 'it does not exist';
+    } else if (cond.field === undefined) {
+      return;
+    } else {
+      const value = getField(obj, cond.field);
+      if (deepEqual(value, cond.equals)) return;
+      last = `${cond.field} is ${JSON.stringify(value)}`;
+    }
+    if (Date.now() >= deadline) throw new Error(`timed out after ${cond.timeoutSeconds}s waiting for ${cond.key}: ${last}`);
+    if (hooks.cancelled?.()) throw new Error('cancelled');
+    await sleep(POLL_MS);
+  }
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b) || (typeof a !== 'object' && String(a) === String(b) && typeof b !== 'object');
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,79 @@
+import test from 'ava';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config/config.js';
+import { UserInputError } from '../../src/model/errors.js';
+
+function write(text: string, extra: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-config-'));
+  for (const [name, content] of Object.entries(extra)) writeFileSync(join(dir, name), content);
+  const file = join(dir, 'kperturb.yaml');
+  writeFileSync(file, text);
+  return file;
+}
+
+const VALID = `apiVersion: kperturb.dev/v1
+kind: ControllerUnderTest
+metadata: { name: demo }
+controller: { command: node, args: [c.js], env: { LEVEL: 3 } }
+setup: [crd.yaml]
+workloads:
+  basic:
+    steps:
+      - apply: crd.yaml
+      - waitFor: { key: ConfigMap/default/a, field: data.x, equals: "1", timeoutSeconds: 5 }
+      - patch: { key: ConfigMap/default/a, patch: { data: { x: "2" } } }
+      - delete: { key: ConfigMap/default/a }
+      - sleep: 0.1
+`;
+
+test('a valid config loads with defaults filled in', (t) => {
+  const file = write(VALID, { 'crd.yaml': 'kind: X' });
+  const c = loadConfig(file);
+  t.is(c.name, 'demo');
+  t.deepEqual(c.controller.env, { LEVEL: '3' });
+  t.is(c.referenceRuns, 2);
+  t.is(c.workloads.get('basic')!.steps.length, 5);
+  t.deepEqual(c.workloads.get('basic')!.steps[2], { patch: { key: 'ConfigMap/default/a', type: 'merge', patch: { data: { x: '2' } } } });
+  t.true(c.setup[0]!.endsWith('crd.yaml'));
+});
+
+function expectInputError(t: import('ava').ExecutionContext, text: string, at: string, expected: RegExp, extra: Record<string, string> = { 'crd.yaml': 'kind: X' }) {
+  const file = write(text, extra);
+  const err = t.throws(() => loadConfig(file), { instanceOf: UserInputError });
+  t.true(err!.message.startsWith(file), err!.message);
+  t.is(err!.at, at, err!.message);
+  t.regex(err!.expected, expected);
+}
+
+test('a wrong timeout type names the path inside the file', (t) => {
+  expectInputError(t, VALID.replace('timeoutSeconds: 5', 'timeoutSeconds: soon'), 'workloads.basic.steps[1].waitFor.timeoutSeconds', /a number/);
+});
+
+test('a typo in a field name is rejected, not ignored', (t) => {
+  expectInputError(t, VALID.replace('timeoutSeconds: 5', 'timeoutSecond: 5'), 'workloads.basic.steps[1].waitFor.timeoutSecond', /no such field/);
+});
+
+test('a step must be exactly one kind', (t) => {
+  expectInputError(t, VALID.replace('- sleep: 0.1', '- snooze: 0.1'), 'workloads.basic.steps[4]', /exactly one of apply, patch/);
+});
+
+test('a malformed object key is rejected', (t) => {
+  expectInputError(t, VALID.replace('delete: { key: ConfigMap/default/a }', 'delete: { key: "a/b/c/d" }'), 'workloads.basic.steps[3].delete.key', /object key/);
+});
+
+test('a missing manifest file is named', (t) => {
+  expectInputError(t, VALID, 'setup[0]', /exists/, {});
+});
+
+test('YAML syntax errors give line and column', (t) => {
+  const file = write('apiVersion: [unclosed\n');
+  const err = t.throws(() => loadConfig(file), { instanceOf: UserInputError });
+  t.regex(err!.message, /line \d+, column \d+/);
+});
+
+test('a missing file says so', (t) => {
+  const err = t.throws(() => loadConfig('/nonexistent/kperturb.yaml'), { instanceOf: UserInputError });
+  t.regex(err!.message, /not found/);
+});
