@@ -17,7 +17,6 @@ export const BUILT_IN_MASK_PATHS: readonly string[] = [
   'metadata.uid',
   'metadata.resourceVersion',
   'metadata.creationTimestamp',
-  'metadata.deletionTimestamp',
   'metadata.managedFields',
   'metadata.generation',
   'metadata.selfLink',

@@ -16,6 +16,8 @@ export interface ApiPath {
   subresource?: string;
 }
 
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+
 export function parseApiPath(pathname: string): ApiPath | undefined {
   const segs = pathname.split('/').filter((s) => s.length > 0).map(decodeURIComponent);
   let group: string;
@@ -33,7 +35,9 @@ export function parseApiPath(pathname: string): ApiPath | undefined {
     return undefined;
   }
   let namespace: string | undefined;
-  if (rest[0] === 'namespaces' && rest.length >= 3) {
+  // As the API server's request-info resolver: `namespaces/{ns}/{resource}...` is scoped to {ns},
+  // except the namespace's own subresources `namespaces/{name}/status` and `.../finalize`.
+  if (rest[0] === 'namespaces' && rest.length >= 3 && !(group === '' && rest.length === 3 && NAMESPACE_SUBRESOURCES.has(rest[2]!))) {
     namespace = rest[1];
     rest = rest.slice(2);
   }

@@ -169,3 +169,10 @@ test('alarms are sorted by object, oracle and field', (t) => {
     ['ConfigMap/default/a end-state data.k', 'ConfigMap/default/a update-summary ', 'ConfigMap/default/b end-state data.a', 'ConfigMap/default/b end-state data.z'],
   );
 });
+
+test('an object left terminating (deletionTimestamp only after the test run) alarms on that field', (t) => {
+  const ref = configMap('x', { key: 'a' });
+  const stuck = configMap('x', { key: 'a' }, { metadata: { name: 'x', namespace: 'default', deletionTimestamp: '2024-02-01T00:00:00Z', finalizers: ['demo/cleanup'] } });
+  const alarms = compareRuns([runWith([ref]), runWith([ref])], runWith([stuck]));
+  t.deepEqual(alarms.map((a) => a.field).sort(), ['metadata.deletionTimestamp', 'metadata.finalizers[0]']);
+});

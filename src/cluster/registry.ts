@@ -1,0 +1,162 @@
+/**
+ * The resource registry: which kinds the embedded API server serves, under which group, versions and
+ * plural name, and the strategy (create/update/delete rules) each follows. Built-in kinds and kinds
+ * defined by CustomResourceDefinitions are both plain `ResourceDefinition`s; the generic store and
+ * handlers never branch on a kind's name.
+ */
+import type { KubeObject } from '../model/object-key.js';
+import type { FieldError, GroupResource } from './api-error.js';
+
+/** How strategic merge patch treats lists, keyed by dotted field path (`metadata.finalizers`). */
+export type StrategicListRules = Readonly<Record<string, { mergeKey?: string }>>;
+
+export interface ResourceStrategy {
+  /** metadata.generation starts at 1 and is bumped by spec changes (CRs, CRDs); absent otherwise. */
+  tracksGeneration: boolean;
+  /** Lists merged (not replaced) by strategic merge patch; undefined means the kind refuses SMP (CRs: 415). */
+  strategicMergeLists?: StrategicListRules;
+  /** Immediate deletes answer with the object (true) or with a Success Status (false, most kinds). */
+  returnDeletedObject: boolean;
+  /** Rule for metadata.name. */
+  nameRule: 'dns1123-subdomain' | 'dns1123-label';
+  /** Extra field-selector fields beyond metadata.name and metadata.namespace. */
+  selectableFields?: Readonly<Record<string, (obj: KubeObject) => string | undefined>>;
+  /** Normalises a new object (defaults, derived fields) before validation. */
+  prepareForCreate?(obj: KubeObject): void;
+  /** Normalises an updated object; `old` is the stored object. */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  /** Kind-specific validation (metadata is validated generically). */
+  validate?(obj: KubeObject, old: KubeObject | undefined): FieldError[];
+  /** Mutates an object on its first DELETE, before finalizers are considered (e.g. a namespace turns Terminating). */
+  prepareForDelete?(obj: KubeObject): void;
+  /** Finalizers that hold deletion besides metadata.finalizers (a namespace's spec.finalizers). */
+  extraFinalizers?(obj: KubeObject): readonly string[];
+}
+
+export interface ResourceDefinition {
+  group: string;
+  /** Served versions, highest priority first; the first is the preferred version in discovery. */
+  versions: readonly string[];
+  /** Plural resource name, as in URLs. */
+  resource: string;
+  singularName: string;
+  kind: string;
+  listKind: string;
+  namespaced: boolean;
+  shortNames: readonly string[];
+  categories: readonly string[];
+  verbs: readonly string[];
+  /** Subresources served beside the main resource; only `status` is understood by the generic handlers. */
+  subresources: readonly string[];
+  /**
+   * Typed built-in lists are encoded without kind/apiVersion on their items; CR lists are unstructured
+   * and keep them. Faithful to what a real kube-apiserver sends.
+   */
+  listItemsCarryTypeMeta: boolean;
+  strategy: ResourceStrategy;
+  /** `builtin`, or the name of the CustomResourceDefinition that defines this kind. */
+  definedBy: string;
+  /** Set while the defining CRD is being deleted: creates are refused. */
+  terminating?: boolean;
+}
+
+export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;
+export const SUBRESOURCE_VERBS = ['get', 'patch', 'update'] as const;
+
+export function groupResourceOf(def: ResourceDefinition): GroupResource {
+  return { group: def.group, resource: def.resource };
+}
+
+export function resourceKey(gr: GroupResource): string {
+  return gr.group ? `${gr.resource}.${gr.group}` : gr.resource;
+}
+
+export function hasStatusSubresource(def: ResourceDefinition): boolean {
+  return def.subresources.includes('status');
+}
+
+type RegistryListener = (def: ResourceDefinition) => void;
+
+export class ResourceRegistry {
+  private readonly byKey = new Map<string, ResourceDefinition>();
+  private readonly removalListeners = new Set<RegistryListener>();
+
+  /** Adds or replaces the definition of `group/resource`. */
+  define(def: ResourceDefinition): void {
+    this.byKey.set(resourceKey(def), def);
+  }
+
+  remove(gr: GroupResource): ResourceDefinition | undefined {
+    const key = resourceKey(gr);
+    const def = this.byKey.get(key);
+    if (!def) return undefined;
+    this.byKey.delete(key);
+    for (const listener of this.removalListeners) listener(def);
+    return def;
+  }
+
+  onRemove(listener: RegistryListener): () => void {
+    this.removalListeners.add(listener);
+    return () => this.removalListeners.delete(listener);
+  }
+
+  get(gr: GroupResource): ResourceDefinition | undefined {
+    return this.byKey.get(resourceKey(gr));
+  }
+
+  /** The definition serving `resource` at `group/version`, if that version is served. */
+  lookup(group: string, version: string, resource: string): ResourceDefinition | undefined {
+    const def = this.byKey.get(resourceKey({ group, resource }));
+    return def && def.versions.includes(version) ? def : undefined;
+  }
+
+  findByKind(group: string, kind: string): ResourceDefinition | undefined {
+    for (const def of this.byKey.values()) if (def.group === group && def.kind === kind) return def;
+    return undefined;
+  }
+
+  all(): ResourceDefinition[] {
+    return [...this.byKey.values()];
+  }
+
+  /** Groups with their served versions, highest priority first; the core group ("") is included. */
+  groups(): Array<{ group: string; versions: string[] }> {
+    const versionsByGroup = new Map<string, Set<string>>();
+    for (const def of this.byKey.values()) {
+      let set = versionsByGroup.get(def.group);
+      if (!set) versionsByGroup.set(def.group, (set = new Set()));
+      for (const v of def.versions) set.add(v);
+    }
+    return [...versionsByGroup.entries()].map(([group, set]) => ({ group, versions: [...set].sort(compareKubeVersions) }));
+  }
+
+  resourcesIn(group: string, version: string): ResourceDefinition[] {
+    return this.all()
+      .filter((d) => d.group === group && d.versions.includes(version))
+      .sort((a, b) => a.resource.localeCompare(b.resource));
+  }
+}
+
+const KUBE_VERSION = /^v(\d+)(?:(alpha|beta)(\d+))?$/;
+
+/**
+ * Orders versions as Kubernetes prioritises them: GA before beta before alpha, higher numbers first,
+ * then versions that do not look like Kubernetes versions, alphabetically.
+ */
+export function compareKubeVersions(a: string, b: string): number {
+  const rank = (v: string): [number, number, number] | undefined => {
+    const m = KUBE_VERSION.exec(v);
+    if (!m) return undefined;
+    const stability = m[2] === undefined ? 3 : m[2] === 'beta' ? 2 : 1;
+    return [stability, Number(m[1]), m[3] === undefined ? 0 : Number(m[3])];
+  };
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra && rb) {
+    for (let i = 0; i < 3; i++) if (ra[i] !== rb[i]) return rb[i]! - ra[i]!;
+    return 0;
+  }
+  if (ra) return -1;
+  if (rb) return 1;
+  return a.localeCompare(b);
+}

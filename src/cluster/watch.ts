@@ -1,0 +1,193 @@
+/**
+ * Watch streams: `GET ...?watch=true`, answered as a chunked `application/json` stream of
+ * `{"type":...,"object":...}` lines, with the semantics of kube-apiserver's watch cache:
+ * - resourceVersion unset or "0": synthetic ADDED events for the current state, then changes;
+ * - resourceVersion "X": every change after X from the retained history, or an in-stream 410 Expired
+ *   ERROR event (then the stream ends) when X is older than the history;
+ * - sendInitialEvents=true (WatchList): ADDED events, then a BOOKMARK annotated
+ *   `k8s.io/initial-events-end: "true"`, then changes;
+ * - selectors are applied to both states of a change: an object that stops matching is DELETED,
+ *   one that starts matching is ADDED;
+ * - BOOKMARKs every `bookmarkIntervalMs` when allowWatchBookmarks=true; timeoutSeconds ends the stream.
+ */
+import type { ServerResponse } from 'node:http';
+import { groupVersion } from '../model/api-path.js';
+import type { KubeObject } from '../model/object-key.js';
+import { expired, resourceVersionTooLarge } from './api-error.js';
+import { present, selects, type Scope, type Selection } from './operations.js';
+import { resourceKey } from './registry.js';
+import type { ObjectStore, StoreChange } from './store.js';
+
+export interface WatchRequest {
+  scope: Scope;
+  /** Watch of a single object (a named watch URL). */
+  name?: string;
+  selection: Selection;
+  /** Parsed resourceVersion; undefined when unset. */
+  resourceVersion?: number;
+  allowBookmarks: boolean;
+  timeoutSeconds?: number;
+  sendInitialEvents?: boolean;
+}
+
+/** What a new stream sends first: the current state as ADDED events, or retained changes. */
+type Backlog = { kind: 'snapshot'; objects: KubeObject[] } | { kind: 'changes'; changes: StoreChange[] };
+
+type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+class WatchStream {
+  private unsubscribe: (() => void) | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private closed = false;
+
+  constructor(
+    readonly request: WatchRequest,
+    private readonly res: ServerResponse,
+    private readonly onClose: (stream: WatchStream) => void,
+  ) {
+    res.on('close', () => this.close());
+    res.on('error', () => this.close());
+  }
+
+  get resource(): string {
+    return resourceKey(this.request.scope.def);
+  }
+
+  start(store: ObjectStore, backlog: Backlog, initialEventsEnd: boolean, bookmarkIntervalMs: number): void {
+    if (backlog.kind === 'snapshot') for (const obj of backlog.objects) this.send('ADDED', obj);
+    else for (const change of backlog.changes) this.deliver(change);
+    if (initialEventsEnd) this.sendBookmark(store.resourceVersion, true);
+    this.unsubscribe = store.subscribe((change) => this.deliver(change));
+    const { allowBookmarks, timeoutSeconds } = this.request;
+    if (allowBookmarks && bookmarkIntervalMs > 0) {
+      const timer = setInterval(() => this.sendBookmark(store.resourceVersion, false), bookmarkIntervalMs);
+      timer.unref();
+      this.timers.push(timer);
+    }
+    if (timeoutSeconds !== undefined && timeoutSeconds > 0) {
+      const timer = setTimeout(() => this.close(), timeoutSeconds * 1000);
+      timer.unref();
+      this.timers.push(timer);
+    }
+  }
+
+  /** Ends the stream cleanly (the client sees the response end). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe?.();
+    for (const t of this.timers) clearTimeout(t);
+    this.timers = [];
+    if (!this.res.writableEnded) this.res.end();
+    this.onClose(this);
+  }
+
+  sendError(status: unknown): void {
+    this.write({ type: 'ERROR', object: status });
+  }
+
+  private deliver(change: StoreChange): void {
+    const { scope, name, selection } = this.request;
+    if (change.resource !== this.resource) return;
+    if (scope.def.namespaced && scope.namespace !== undefined && change.namespace !== scope.namespace) return;
+    if (name !== undefined && change.name !== name) return;
+    const now = change.type !== 'DELETED' && selects(selection, change.object);
+    const before = change.previous !== undefined && selects(selection, change.previous);
+    switch (change.type) {
+      case 'ADDED':
+        if (now) this.send('ADDED', change.object);
+        return;
+      case 'DELETED':
+        if (before) this.send('DELETED', change.object);
+        return;
+      case 'MODIFIED':
+        if (now && before) this.send('MODIFIED', change.object);
+        else if (now) this.send('ADDED', change.object);
+        else if (before) {
+          // Stopped matching: clients must forget it, so it is DELETED with the change's resourceVersion.
+          const last = { ...change.previous!, metadata: { ...change.previous!.metadata, resourceVersion: String(change.resourceVersion) } };
+          this.send('DELETED', last);
+        }
+        return;
+    }
+  }
+
+  private send(type: EventType, obj: KubeObject): void {
+    const { def, version } = this.request.scope;
+    this.write({ type, object: present(def, version, obj) });
+  }
+
+  private sendBookmark(rv: number, initialEventsEnd: boolean): void {
+    const { def, version } = this.request.scope;
+    const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
+    if (initialEventsEnd) metadata.annotations = { [INITIAL_EVENTS_END]: 'true' };
+    this.write({ type: 'BOOKMARK', object: { kind: def.kind, apiVersion: groupVersion(def.group, version), metadata } });
+  }
+
+  private write(event: { type: EventType; object: unknown }): void {
+    if (this.closed || this.res.writableEnded || this.res.destroyed) return;
+    this.res.write(JSON.stringify(event) + '\n');
+  }
+}
+
+export interface WatchHubOptions {
+  bookmarkIntervalMs: number;
+}
+
+export class WatchHub {
+  private readonly streams = new Set<WatchStream>();
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly options: WatchHubOptions,
+  ) {}
+
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
+  /**
+   * Serves one watch. Errors that real servers report before the stream starts (a resourceVersion
+   * from the future) are thrown as ApiError; Expired is reported in-stream, as kube-apiserver does.
+   */
+  open(request: WatchRequest, res: ServerResponse): void {
+    const rv = request.resourceVersion;
+    const current = this.store.resourceVersion;
+    if (rv !== undefined && rv > current) throw resourceVersionTooLarge(rv, current);
+    let backlog: Backlog = { kind: 'changes', changes: [] };
+    let expiredStatus: unknown;
+    const snapshot = request.sendInitialEvents === true || ((rv === undefined || rv === 0) && request.sendInitialEvents !== false);
+    if (snapshot) {
+      const { def, namespace } = request.scope;
+      const objects = this.store
+        .list(resourceKey(def), def.namespaced ? namespace : undefined)
+        .filter((o) => (request.name === undefined || o.metadata?.name === request.name) && selects(request.selection, o));
+      backlog = { kind: 'snapshot', objects };
+    } else if (rv !== undefined && rv !== 0) {
+      const changes = this.store.changesAfter(rv);
+      if (changes === undefined) expiredStatus = expired(`too old resource version: ${rv} (${this.store.compactedResourceVersion})`).toStatus();
+      else backlog = { kind: 'changes', changes };
+    }
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    res.flushHeaders();
+    const stream = new WatchStream(request, res, (s) => this.streams.delete(s));
+    this.streams.add(stream);
+    if (expiredStatus !== undefined) {
+      stream.sendError(expiredStatus);
+      stream.close();
+      return;
+    }
+    stream.start(this.store, backlog, request.sendInitialEvents === true, this.options.bookmarkIntervalMs);
+  }
+
+  /** Ends every watch on a resource whose kind is no longer served. */
+  closeResource(resource: string): void {
+    for (const s of [...this.streams]) if (s.resource === resource) s.close();
+  }
+
+  closeAll(): void {
+    for (const s of [...this.streams]) s.close();
+  }
+}
