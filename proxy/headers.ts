@@ -1,0 +1,84 @@
+/**
+ * Header rules for relaying between the controller and the API server: hop-by-hop headers stay on
+ * their own hop, and `Accept` is narrowed to JSON so that every answer is something the trace can read.
+ */
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+
+/** RFC 9110 section 7.6.1 connection-specific headers, plus the ones HTTP/2 forbids. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'http2-settings',
+]);
+
+/** Media types the proxy cannot decode; the API server answers JSON once they are gone. */
+const OPAQUE_MEDIA_PREFIXES = ['application/vnd.kubernetes.protobuf', 'application/cbor'];
+
+/**
+ * Drops protobuf and CBOR entries from an Accept header, keeping every other entry verbatim
+ * (including `;as=Table;g=...` parameters on JSON entries). Falls back to `application/json`.
+ */
+export function rewriteAccept(accept: string | undefined): string | undefined {
+  if (accept === undefined) return undefined;
+  const kept = accept
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0)
+    .filter((entry) => {
+      const media = entry.split(';')[0]!.trim().toLowerCase();
+      return !OPAQUE_MEDIA_PREFIXES.some((p) => media.startsWith(p));
+    });
+  return kept.length > 0 ? kept.join(', ') : 'application/json';
+}
+
+function connectionListed(headers: IncomingHttpHeaders): Set<string> {
+  const listed = new Set<string>();
+  const conn = headers.connection;
+  if (typeof conn === 'string') {
+    for (const token of conn.split(',')) {
+      const t = token.trim().toLowerCase();
+      if (t) listed.add(t);
+    }
+  }
+  return listed;
+}
+
+/** Copies end-to-end headers (drops hop-by-hop ones and whatever `Connection` names). */
+export function endToEndHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const listed = connectionListed(headers);
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || listed.has(lower) || lower.startsWith(':')) continue;
+    out[lower] = value;
+  }
+  return out;
+}
+
+export interface UpstreamHeaderOptions {
+  /** Bearer token the proxy presents when the controller sent no Authorization of its own. */
+  token?: string;
+  /** Watches must arrive uncompressed so the relay can split them into events. */
+  dropAcceptEncoding?: boolean;
+}
+
+/** Headers for the upstream request of a controller request. */
+export function upstreamRequestHeaders(headers: IncomingHttpHeaders, options: UpstreamHeaderOptions): OutgoingHttpHeaders {
+  const out = endToEndHeaders(headers);
+  const accept = rewriteAccept(headers.accept);
+  if (accept !== undefined) out.accept = accept;
+  if (options.token && out.authorization === undefined) out.authorization = `Bearer ${options.token}`;
+  if (options.dropAcceptEncoding) delete out['accept-encoding'];
+  // The proxy has read the whole body already; nothing waits for a 100 Continue.
+  delete out.expect;
+  return out;
+}

@@ -1,0 +1,151 @@
+/**
+ * The proxy's side of the connection to the API server: one agent with the proxy's own upstream
+ * credentials, and a register of every upstream request and socket still open, so that nothing
+ * outlives the controller request it serves (the leak `http-proxy` has, upstream issue 1586).
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import { ResourceMapper, type ResourceInfo } from '../src/kube/discovery.js';
+
+export interface UpstreamOptions {
+  url: string;
+  caPem?: string;
+  token?: string;
+  clientCertPem?: string;
+  clientKeyPem?: string;
+}
+
+export class Upstream {
+  readonly url: URL;
+  /** Maps group/version/resource to kinds through the proxy's own discovery requests. */
+  readonly resources: ResourceMapper;
+  private readonly agent: http.Agent;
+  private readonly openRequests = new Set<http.ClientRequest>();
+  private readonly openSockets = new Set<Socket>();
+  private readonly lookups = new Map<string, Promise<ResourceInfo | undefined>>();
+
+  constructor(readonly options: UpstreamOptions) {
+    this.url = new URL(options.url);
+    if (this.url.protocol !== 'http:' && this.url.protocol !== 'https:') {
+      throw new Error(`upstream ${options.url}: expected an http:// or https:// URL`);
+    }
+    this.agent =
+      this.url.protocol === 'https:'
+        ? new https.Agent({ keepAlive: true, ca: options.caPem, cert: options.clientCertPem, key: options.clientKeyPem })
+        : new http.Agent({ keepAlive: true });
+    this.resources = new ResourceMapper((path) => this.fetchJson(path));
+  }
+
+  /**
+   * The resource's kind and scope. Concurrent lookups of one resource share a discovery request (a
+   * controller starting up asks for many at once). Misses are not cached: a CRD may appear any time.
+   */
+  lookupResource(group: string, version: string, resource: string): Promise<ResourceInfo | undefined> {
+    const k = `${group}/${version}/${resource}`;
+    let pending = this.lookups.get(k);
+    if (!pending) {
+      pending = this.resources
+        .byResource(group, version, resource)
+        .catch(() => undefined)
+        .finally(() => this.lookups.delete(k));
+      this.lookups.set(k, pending);
+    }
+    return pending;
+  }
+
+  /** Upstream requests not yet closed (watches included). */
+  openRequestCount(): number {
+    return this.openRequests.size;
+  }
+
+  /** Upstream TCP/TLS sockets not yet closed, idle keep-alive ones included. */
+  openSocketCount(): number {
+    return this.openSockets.size;
+  }
+
+  /** Starts an upstream request; the caller writes the body and must destroy it when its client leaves. */
+  request(method: string, pathWithQuery: string, headers: http.OutgoingHttpHeaders): http.ClientRequest {
+    const mod = this.url.protocol === 'https:' ? https : http;
+    const req = mod.request({
+      protocol: this.url.protocol,
+      hostname: this.url.hostname,
+      port: this.url.port,
+      method,
+      path: this.basePath() + pathWithQuery,
+      headers,
+      agent: this.agent,
+    });
+    this.track(req);
+    return req;
+  }
+
+  /** A request on its own connection, for protocol upgrades (the socket leaves the pool for good). */
+  upgradeRequest(method: string, pathWithQuery: string, headers: http.OutgoingHttpHeaders): http.ClientRequest {
+    const mod = this.url.protocol === 'https:' ? https : http;
+    const req = mod.request({
+      protocol: this.url.protocol,
+      hostname: this.url.hostname,
+      port: this.url.port,
+      method,
+      path: this.basePath() + pathWithQuery,
+      headers,
+      agent: false,
+      ca: this.options.caPem,
+      cert: this.options.clientCertPem,
+      key: this.options.clientKeyPem,
+    });
+    this.track(req);
+    return req;
+  }
+
+  private basePath(): string {
+    // A server URL may carry a path prefix (e.g. behind another proxy).
+    return this.url.pathname === '/' ? '' : this.url.pathname.replace(/\/$/, '');
+  }
+
+  private track(req: http.ClientRequest): void {
+    this.openRequests.add(req);
+    req.on('close', () => this.openRequests.delete(req));
+    req.on('socket', (socket: Socket) => this.trackSocket(socket));
+  }
+
+  trackSocket(socket: Socket): void {
+    if (this.openSockets.has(socket) || socket.destroyed) return;
+    this.openSockets.add(socket);
+    socket.once('close', () => this.openSockets.delete(socket));
+  }
+
+  /** GET a JSON document for the proxy's own use (discovery). Never throws. */
+  fetchJson(path: string): Promise<{ status: number; body: unknown }> {
+    return new Promise((resolve) => {
+      const headers: http.OutgoingHttpHeaders = { accept: 'application/json' };
+      if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+      const req = this.request('GET', path, headers);
+      req.setTimeout(15_000, () => req.destroy(new Error('timed out')));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          let body: unknown;
+          try {
+            body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            body = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+        res.on('error', () => resolve({ status: 0, body: undefined }));
+      });
+      req.on('error', () => resolve({ status: 0, body: undefined }));
+      req.end();
+    });
+  }
+
+  /** Aborts every open upstream request and closes every socket. */
+  destroy(): void {
+    for (const req of [...this.openRequests]) req.destroy();
+    this.agent.destroy();
+    for (const socket of [...this.openSockets]) socket.destroy();
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * Where a campaign's files live, under one output directory (default `.kperturb`):
+ *   <out>/<controller>/learn/<workload>/ref-<n>/   reference runs
+ *   <out>/<controller>/plans/<workload>/*.yaml     test plans (+ pruning.json)
+ *   <out>/<controller>/test/<workload>/<plan>/     test runs (+ verdict.json)
+ *   <out>/<controller>/results.json                every plan's result
+ */
+import { join } from 'node:path';
+
+export class CampaignLayout {
+  constructor(
+    readonly out: string,
+    readonly controller: string,
+  ) {}
+  get root(): string {
+    return join(this.out, this.controller);
+  }
+  referenceRun(workload: string, n: number): string {
+    return join(this.root, 'learn', workload, `ref-${n}`);
+  }
+  plansDir(workload?: string): string {
+    return workload ? join(this.root, 'plans', workload) : join(this.root, 'plans');
+  }
+  testRun(workload: string, plan: string): string {
+    return join(this.root, 'test', workload, plan);
+  }
+  get resultsFile(): string {
+    return join(this.root, 'results.json');
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Starts, kills and restarts the controller under test as a local process whose KUBECONFIG points at
+ * the proxy. Every incarnation's output goes to one log file, prefixed with the incarnation number.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import type { TraceSink } from '../model/trace.js';
+import type { ControllerUnderTest } from '../config/config.js';
+
+export interface ControllerExit {
+  incarnation: number;
+  code: number | null;
+  signal: string | null;
+  /** True when kperturb itself ended the process (a planned crash or the end of the run). */
+  expected: boolean;
+}
+
+export class ControllerProcess {
+  private child: ChildProcess | undefined;
+  private exitPromise: Promise<void> | undefined;
+  private killingOnPurpose = false;
+  incarnation = 0;
+  readonly exits: ControllerExit[] = [];
+  private readonly log: WriteStream;
+
+  constructor(
+    private readonly config: ControllerUnderTest,
+    private readonly kubeconfigFile: string,
+    logFile: string,
+    private readonly trace: TraceSink,
+  ) {
+    this.log = createWriteStream(logFile, { flags: 'a' });
+  }
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Did the current incarnation exit without kperturb asking it to? */
+  get exitedUnexpectedly(): boolean {
+    return this.exits.some((e) => e.incarnation === this.incarnation && !e.expected);
+  }
+
+  start(): void {
+    this.incarnation++;
+    const incarnation = this.incarnation;
+    const { command, args, env, workingDir } = this.config.controller;
+    const child = spawn(command, args, {
+      cwd: workingDir,
+      env: { ...process.env, ...env, KUBECONFIG: this.kubeconfigFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    this.killingOnPurpose = false;
+    const prefix = `[${incarnation}] `;
+    const pipe = (stream: NodeJS.ReadableStream | null) => {
+      let partial = '';
+      stream?.setEncoding('utf8');
+      stream?.on('data', (chunk: string) => {
+        const lines = (partial + chunk).split('\n');
+        partial = lines.pop() ?? '';
+        for (const line of lines) this.log.write(prefix + line + '\n');
+      });
+      stream?.on('end', () => partial && this.log.write(prefix + partial + '\n'));
+    };
+    pipe(child.stdout);
+    pipe(child.stderr);
+    this.exitPromise = new Promise((resolve) => {
+      child.on('error', (err) => {
+        this.log.write(`${prefix}kperturb: could not start ${command}: ${err.message}\n`);
+      });
+      child.on('close', (code, signal) => {
+        const expected = this.killingOnPurpose;
+        this.exits.push({ incarnation, code, signal, expected });
+        this.trace.append({ type: 'controller', action: 'exit', incarnation, code, signal });
+        resolve();
+      });
+    });
+    this.trace.append({ type: 'controller', action: 'start', incarnation, ...(child.pid !== undefined ? { pid: child.pid } : {}) });
+  }
+
+  /** SIGKILL: a crash, no chance to clean up. Resolves once the process is gone. */
+  async kill(): Promise<void> {
+    if (!this.child || !this.running) return this.exitPromise;
+    this.killingOnPurpose = true;
+    this.child.kill('SIGKILL');
+    await this.exitPromise;
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`: the orderly end of a run. */
+  async stop(graceMs = 2000): Promise<void> {
+    if (!this.child || !this.running) {
+      await this.exitPromise;
+      return;
+    }
+    this.killingOnPurpose = true;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child?.kill('SIGKILL'), graceMs);
+    await this.exitPromise;
+    clearTimeout(timer);
+  }
+
+  async closeLog(): Promise<void> {
+    await new Promise<void>((resolve) => this.log.end(resolve));
+  }
+}

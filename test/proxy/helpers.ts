@@ -1,0 +1,163 @@
+/** Shared scaffolding for the proxy tests: servers on port 0, torn down with the test. */
+import http from 'node:http';
+import net from 'node:net';
+import type { ExecutionContext } from 'ava';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ControllerProxy } from '../../proxy/index.js';
+import { EmbeddedCluster } from '../../src/cluster/index.js';
+import type { ControllerTraceEvent, ClusterChangeEvent, TraceEvent, TraceSink, Unstamped } from '../../src/model/trace.js';
+
+type OfType<T, E = TraceEvent> = E extends { type: infer U } ? (T extends U ? E : never) : never;
+
+/** An in-memory controller trace with the same stamping as TraceWriter. */
+export class MemoryTrace implements TraceSink {
+  readonly events: TraceEvent[] = [];
+  private seq = 1;
+  append(event: Unstamped<ControllerTraceEvent | ClusterChangeEvent>): number {
+    const seq = this.seq++;
+    this.events.push({ seq, ts: Date.now(), ...event } as TraceEvent);
+    return seq;
+  }
+  ofType<T extends TraceEvent['type']>(type: T): Array<OfType<T>> {
+    return this.events.filter((e): e is OfType<T> => e.type === type);
+  }
+}
+
+export async function startCluster(t: ExecutionContext): Promise<EmbeddedCluster> {
+  const cluster = await EmbeddedCluster.start({ port: 0 });
+  t.teardown(() => cluster.stop());
+  return cluster;
+}
+
+export async function startProxy(
+  t: ExecutionContext,
+  upstream: string,
+  extra: { log?: (line: string) => void } = {},
+): Promise<{ proxy: ControllerProxy; trace: MemoryTrace; logs: string[] }> {
+  const trace = new MemoryTrace();
+  const logs: string[] = [];
+  const proxy = await ControllerProxy.start({ upstream, trace, log: extra.log ?? ((line) => logs.push(line)) });
+  t.teardown(() => proxy.stop());
+  return { proxy, trace, logs };
+}
+
+/** A client-node KubeConfig; plain-http servers get skipTLSVerify, without which client-node 1.x refuses http://. */
+export function kubeConfigOf(yaml: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromString(yaml);
+  const cluster = kc.getCurrentCluster();
+  if (cluster && cluster.server.startsWith('http:') && !cluster.skipTLSVerify) {
+    kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, skipTLSVerify: true } : c));
+  }
+  return kc;
+}
+
+export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * A TCP relay in front of a server that counts live connections: an outside view of how many
+ * upstream sockets the proxy holds open, independent of the proxy's own bookkeeping.
+ * `liveMatching(re)` counts open connections whose latest request line matches `re`.
+ */
+export async function startTcpRelay(
+  t: ExecutionContext,
+  targetPort: number,
+): Promise<{ url: string; live(): number; liveMatching(re: RegExp): number }> {
+  const lastRequestLine = new Map<net.Socket, string>();
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    lastRequestLine.set(client, '');
+    client.on('data', (d: Buffer) => {
+      const m = d.toString('latin1').match(/^[A-Z]+ \S+ HTTP\/1\.1/m);
+      if (m) lastRequestLine.set(client, m[0]);
+    });
+    const target = net.connect(targetPort, '127.0.0.1');
+    sockets.add(client);
+    sockets.add(target);
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      lastRequestLine.delete(client);
+      client.destroy();
+      target.destroy();
+    };
+    client.on('error', close).on('close', close);
+    target.on('error', close).on('close', close);
+    client.pipe(target);
+    target.pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  );
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    live: () => lastRequestLine.size,
+    liveMatching: (re) => [...lastRequestLine.values()].filter((line) => re.test(line)).length,
+  };
+}
+
+/** A plain HTTP server for upstream behaviours the embedded cluster does not have. */
+export async function startHttpServer(t: ExecutionContext, handler: http.RequestListener): Promise<string> {
+  const server = http.createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+}
+
+/** A port nothing listens on. */
+export async function deadPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** A raw HTTP request on its own connection (no client-library behaviour in the way). */
+export function rawRequest(
+  url: string,
+  opts: { method?: string; path: string; headers?: http.OutgoingHttpHeaders; body?: string | Buffer },
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const req = http.request(
+      { hostname: u.hostname, port: u.port, method: opts.method ?? 'GET', path: opts.path, headers: opts.headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}

@@ -1,0 +1,89 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { stringify } from 'yaml';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { runStandaloneProxy } from '../../proxy/standalone.js';
+import { readTraceAll } from '../../src/model/trace-io.js';
+import { kubeConfigOf } from './helpers.js';
+
+/** A CA, a server certificate for 127.0.0.1 and a client certificate, made with the openssl CLI. */
+function makeCertificates(dir: string): Record<'ca' | 'serverCert' | 'serverKey' | 'clientCert' | 'clientKey', string> {
+  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=test-ca');
+  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=apiserver');
+  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '1', '-extfile', 'san.ext');
+  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'client.key', '-out', 'client.csr', '-subj', '/CN=kperturb-client');
+  run('x509', '-req', '-in', 'client.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'client.crt', '-days', '1');
+  const read = (f: string) => readFileSync(join(dir, f), 'utf8');
+  return { ca: read('ca.crt'), serverCert: read('server.crt'), serverKey: read('server.key'), clientCert: read('client.crt'), clientKey: read('client.key') };
+}
+
+test('the standalone proxy reads an https kubeconfig (CA, client certificate, token) and writes a kubeconfig and a trace', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const pems = makeCertificates(dir);
+
+  const seen: Array<{ path: string; authorization?: string; clientCn?: string }> = [];
+  const server = https.createServer({ key: pems.serverKey, cert: pems.serverCert, ca: pems.ca, requestCert: true, rejectUnauthorized: true }, (req, res) => {
+    const peer = (req.socket as TLSSocket).getPeerCertificate();
+    seen.push({ path: req.url ?? '', ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}), clientCn: String(peer.subject?.CN) });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (req.url === '/api/v1') {
+      res.end(JSON.stringify({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [] }] }));
+    } else {
+      res.end(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '7' }, items: [] }));
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const port = (server.address() as { port: number }).port;
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const upstreamKubeconfig = join(dir, 'upstream.kubeconfig');
+  writeFileSync(
+    upstreamKubeconfig,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${port}`, 'certificate-authority-data': b64(pems.ca) } }],
+      users: [{ name: 'u', user: { 'client-certificate-data': b64(pems.clientCert), 'client-key-data': b64(pems.clientKey), token: 'upstream-token' } }],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    }),
+  );
+
+  const logs: string[] = [];
+  const kubeconfigOut = join(dir, 'controller.kubeconfig');
+  const traceFile = join(dir, 'controller.trace.jsonl');
+  const { proxy, close } = await runStandaloneProxy({ upstreamKubeconfig, kubeconfigOut, traceFile, log: (l) => logs.push(l) });
+  t.teardown(close);
+
+  const api = kubeConfigOf(readFileSync(kubeconfigOut, 'utf8')).makeApiClient(CoreV1Api);
+  const list = await api.listNamespacedConfigMap({ namespace: 'default' });
+  t.is(list.metadata?.resourceVersion, '7');
+  const listed = seen.find((s) => s.path.startsWith('/api/v1/namespaces/default/configmaps'));
+  t.like(listed, { authorization: 'Bearer upstream-token', clientCn: 'kperturb-client' });
+  t.true(logs.some((l) => l.includes(proxy.url)));
+
+  await close();
+  const events = await readTraceAll(traceFile);
+  t.deepEqual(
+    events.map((e) => e.type),
+    ['header', 'request', 'response'],
+  );
+  t.like(events[1], { verb: 'list', resource: { kind: 'ConfigMap' } });
+  t.like(events[2], { status: 200, object: { kind: 'ConfigMapList' } });
+});
+
+test('a kubeconfig that cannot be read is a user input error naming the file', async (t) => {
+  const err = await t.throwsAsync(runStandaloneProxy({ upstreamKubeconfig: '/nonexistent/kubeconfig', log: () => {} }));
+  t.regex(err!.message, /\/nonexistent\/kubeconfig/);
+});

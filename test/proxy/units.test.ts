@@ -1,0 +1,72 @@
+import test from 'ava';
+import { rewriteAccept, upstreamRequestHeaders } from '../../proxy/headers.js';
+import { LineSplitter } from '../../proxy/watch-relay.js';
+import { WriteTriggers } from '../../proxy/write-triggers.js';
+import { DeliveryGate } from '../../proxy/gate.js';
+
+test('Accept loses protobuf and CBOR entries only', (t) => {
+  t.is(rewriteAccept('application/vnd.kubernetes.protobuf, application/json'), 'application/json');
+  t.is(
+    rewriteAccept('application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io,application/json'),
+    'application/json;as=Table;v=v1;g=meta.k8s.io, application/json',
+  );
+  t.is(rewriteAccept('application/vnd.kubernetes.protobuf'), 'application/json');
+  t.is(rewriteAccept('application/cbor;stream=watch'), 'application/json');
+  t.is(rewriteAccept('application/yaml, */*'), 'application/yaml, */*');
+  t.is(rewriteAccept(undefined), undefined);
+});
+
+test('hop-by-hop headers are dropped, Authorization kept, the proxy token fills in only when absent', (t) => {
+  const h = upstreamRequestHeaders(
+    { connection: 'keep-alive, x-private', 'keep-alive': 'timeout=5', 'x-private': '1', 'transfer-encoding': 'chunked', authorization: 'Bearer mine', host: 'proxy', 'x-end': 'kept' },
+    { token: 'proxy-token' },
+  );
+  t.deepEqual(h, { authorization: 'Bearer mine', 'x-end': 'kept' });
+  t.is(upstreamRequestHeaders({}, { token: 'proxy-token' }).authorization, 'Bearer proxy-token');
+});
+
+test('LineSplitter reassembles lines across chunks', (t) => {
+  const s = new LineSplitter();
+  t.deepEqual(s.push(Buffer.from('ab')).map(String), []);
+  t.deepEqual(s.push(Buffer.from('c\nde\nf')).map(String), ['abc\n', 'de\n']);
+  t.deepEqual(s.push(Buffer.from('\n\n')).map(String), ['f\n', '\n']);
+  t.is(s.rest(), undefined);
+  s.push(Buffer.from('tail'));
+  t.is(String(s.rest()), 'tail');
+});
+
+test('write triggers count per verb, key and subresource and fire once on the n-th', (t) => {
+  const w = new WriteTriggers<string>();
+  w.arm({ verb: 'patch', key: 'ConfigMap/default/a', occurrence: 2 }, 'main');
+  w.arm({ verb: 'patch', key: 'ConfigMap/default/a', subresource: 'status', occurrence: 1 }, 'status');
+  t.deepEqual(w.record({ requestId: 1, verb: 'patch', key: 'ConfigMap/default/a' }), []);
+  t.deepEqual(w.record({ requestId: 2, verb: 'update', key: 'ConfigMap/default/a' }), []);
+  t.deepEqual(w.record({ requestId: 3, verb: 'patch', key: 'ConfigMap/default/b' }), []);
+  t.deepEqual(
+    w.record({ requestId: 4, verb: 'patch', key: 'ConfigMap/default/a' }).map((f) => f.payload),
+    ['main'],
+  );
+  t.deepEqual(w.record({ requestId: 5, verb: 'patch', key: 'ConfigMap/default/a' }), [], 'fires once');
+  t.deepEqual(
+    w.record({ requestId: 6, verb: 'patch', key: 'ConfigMap/default/a', subresource: 'status' }).map((f) => f.payload),
+    ['status'],
+  );
+  t.is(w.count('patch', 'ConfigMap/default/a'), 3);
+});
+
+test('a held gate queues work in order; release runs it, drop forgets it', (t) => {
+  const g = new DeliveryGate();
+  const ran: number[] = [];
+  g.pass(() => ran.push(1));
+  g.hold();
+  g.pass(() => ran.push(2));
+  g.pass(() => ran.push(3));
+  t.deepEqual(ran, [1]);
+  g.release();
+  t.deepEqual(ran, [1, 2, 3]);
+  g.hold();
+  g.pass(() => ran.push(4));
+  g.drop();
+  g.release();
+  t.deepEqual(ran, [1, 2, 3]);
+});
