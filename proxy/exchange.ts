@@ -10,7 +10,7 @@
  * the upstream request dies with the controller's connection.
  */
 import type http from 'node:http';
-import { WRITE_VERBS, parseApiPath, requestVerb } from '../src/model/api-path.js';
+import { parseApiPath, requestVerb } from '../src/model/api-path.js';
 import { isObject, type KubeObject } from '../src/model/object-key.js';
 import type { TraceSink } from '../src/model/trace.js';
 import { classifyRequest, decodeContent, keyOfAnswer, parseJsonBody, type RequestFacts } from './classify.js';
@@ -20,6 +20,7 @@ import { upstreamFailureStatus } from './status.js';
 import type { Upstream } from './upstream.js';
 import { WatchRelay } from './watch-relay.js';
 import type { CompletedWrite } from './write-triggers.js';
+import { isSuccessStatus, isTriggerWriteVerb } from '../src/model/controller-write.js';
 
 /** What an exchange needs from the proxy that runs it. */
 export interface ExchangeHost {
@@ -152,7 +153,7 @@ export class Exchange implements EpochMember {
   /** The completed-write hook: counts successful writes, which may fire a trigger (and hold the gate). */
   private afterUpstreamAnswer(status: number, object: KubeObject | undefined): void {
     const f = this.facts!;
-    if (status < 200 || status >= 300 || f.dryRun || !WRITE_VERBS.has(f.verb)) return;
+    if (!isSuccessStatus(status) || f.dryRun || !isTriggerWriteVerb(f.verb)) return;
     const key = f.verb === 'create' && f.apiPath?.name === undefined ? (keyOfAnswer(object, f.resource?.kind) ?? f.key) : f.key;
     if (!key) return;
     const write: CompletedWrite = { requestId: this.id, verb: f.verb, key };

@@ -3,15 +3,13 @@
  * Counts are per (verb, key, subresource), over the whole life of the proxy (all incarnations),
  * in order of completion, so "the 2nd patch of X" means the same moment in every run.
  */
-import type { RequestVerb } from '../src/model/api-path.js';
 import type { ObjectKey } from '../src/model/object-key.js';
 import type { WriteTrigger } from '../src/model/plan.js';
+import { WriteOccurrenceCounter, type WriteIdentity } from '../src/model/controller-write.js';
 
-export interface CompletedWrite {
+/** A successful, non-dry-run write as src/model/controller-write.ts defines it (the planner counts the same way). */
+export interface CompletedWrite extends WriteIdentity {
   requestId: number;
-  verb: RequestVerb;
-  key: ObjectKey;
-  subresource?: string;
 }
 
 interface ArmedTrigger<T> {
@@ -19,13 +17,9 @@ interface ArmedTrigger<T> {
   payload: T;
 }
 
-function countKey(verb: string, key: ObjectKey, subresource: string | undefined): string {
-  return `${verb} ${key} ${subresource ?? ''}`;
-}
-
 /** `T` is whatever the caller wants back when a trigger fires (e.g. the fault to inject). */
 export class WriteTriggers<T> {
-  private readonly counts = new Map<string, number>();
+  private readonly counter = new WriteOccurrenceCounter();
   private armed: Array<ArmedTrigger<T>> = [];
 
   /** Arms a trigger; it fires once, on the write that brings the count to `trigger.occurrence`. */
@@ -34,15 +28,13 @@ export class WriteTriggers<T> {
   }
 
   /** How many successful writes with this verb, key and subresource have completed so far. */
-  count(verb: string, key: ObjectKey, subresource?: string): number {
-    return this.counts.get(countKey(verb, key, subresource)) ?? 0;
+  count(verb: WriteIdentity['verb'], key: ObjectKey, subresource?: string): number {
+    return this.counter.count(subresource ? { verb, key, subresource } : { verb, key });
   }
 
   /** Records a successful, non-dry-run write; returns the triggers it completes (now disarmed). */
   record(write: CompletedWrite): Array<{ trigger: WriteTrigger; payload: T }> {
-    const k = countKey(write.verb, write.key, write.subresource);
-    const n = (this.counts.get(k) ?? 0) + 1;
-    this.counts.set(k, n);
+    const n = this.counter.record(write);
     const firing = this.armed.filter(
       ({ trigger }) =>
         trigger.verb === write.verb &&

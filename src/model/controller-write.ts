@@ -8,7 +8,7 @@
  * is not a dry run, and got a 2xx answer. Each (verb, key, subresource) has its own counter over
  * the whole run (all controller incarnations), advanced when the answer arrives.
  * Counted writes include no-op writes (the API server answered 2xx but changed nothing).
- * (proxy/write-triggers.ts counts the same way at test time; keep the two in step.)
+ * proxy/write-triggers.ts uses this counter at test time.
  */
 import type { ObjectKey } from './object-key.js';
 import { TRIGGER_WRITE_VERBS, type TriggerWriteVerb, type WriteTrigger } from './plan.js';
@@ -52,6 +52,10 @@ function counterKey(id: WriteIdentity): string {
 /** Counts successful writes per (verb, key, subresource); `record` returns the 1-based occurrence. */
 export class WriteOccurrenceCounter {
   private readonly counts = new Map<string, number>();
+
+  count(id: WriteIdentity): number {
+    return this.counts.get(counterKey(id)) ?? 0;
+  }
 
   record(id: WriteIdentity): number {
     const k = counterKey(id);
