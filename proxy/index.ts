@@ -5,6 +5,10 @@
  *
  * Fault primitives so far: crash-after-write (hold everything of the controller right after its n-th
  * successful write of a given object, until the coordinator has killed it and starts a new epoch).
+ *
+ * Built on node:http rather than http-proxy(-3): watches are relayed event by event, writes are held
+ * in a gate, and every connection belongs to an epoch whose end aborts its upstream requests; a
+ * generic proxy library would be bypassed for all three.
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';

@@ -1,0 +1,59 @@
+/**
+ * What a user does by hand: `kperturb cluster`, `kperturb proxy` in front of it, and kubectl through
+ * the proxy. Both commands must stop cleanly on SIGINT, and the trace must hold kubectl's requests.
+ */
+import test from 'ava';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
+const KUBECTL = process.env.KUBECTL ?? 'kubectl';
+
+async function waitForFile(file: string, child: ChildProcess, stderr: () => string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (existsSync(file) && readFileSync(file, 'utf8').includes('server:')) return;
+    if (child.exitCode !== null) throw new Error(`exited early (${child.exitCode}): ${stderr()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${file} never appeared: ${stderr()}`);
+}
+
+function start(args: string[]) {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (c) => (err += c));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { child, stderr: () => err, exited };
+}
+
+test('kubectl works through `kperturb proxy` in front of `kperturb cluster`, and both stop on SIGINT', async (t) => {
+  const version = spawnSync(KUBECTL, ['version', '--client'], { encoding: 'utf8' });
+  if (version.error) t.fail(`kubectl is needed for this test (set KUBECTL or install kubernetes-client): ${version.error.message}`);
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const clusterKc = join(dir, 'cluster.kubeconfig');
+  const proxyKc = join(dir, 'proxy.kubeconfig');
+  const trace = join(dir, 'trace.jsonl');
+
+  const cluster = start(['cluster', '--kubeconfig-out', clusterKc]);
+  t.teardown(() => cluster.child.kill('SIGKILL'));
+  await waitForFile(clusterKc, cluster.child, cluster.stderr);
+  const proxy = start(['proxy', '--upstream-kubeconfig', clusterKc, '--kubeconfig-out', proxyKc, '--trace', trace]);
+  t.teardown(() => proxy.child.kill('SIGKILL'));
+  await waitForFile(proxyKc, proxy.child, proxy.stderr);
+
+  const manifest = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'through-proxy', namespace: 'default' }, data: { a: '1' } });
+  const apply = spawnSync(KUBECTL, ['--kubeconfig', proxyKc, 'apply', '--validate=false', '-f', '-'], { input: manifest, encoding: 'utf8' });
+  t.is(apply.status, 0, apply.stderr);
+  const get = spawnSync(KUBECTL, ['--kubeconfig', clusterKc, 'get', 'configmap', 'through-proxy', '-o', 'jsonpath={.data.a}'], { encoding: 'utf8' });
+  t.is(get.stdout, '1', get.stderr);
+
+  proxy.child.kill('SIGINT');
+  cluster.child.kill('SIGINT');
+  t.is(await proxy.exited, 0, proxy.stderr());
+  t.is(await cluster.exited, 0, cluster.stderr());
+  const events = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; verb?: string; key?: string });
+  t.true(events.some((e) => e.type === 'request' && e.verb === 'create' && e.key === 'ConfigMap/default/through-proxy'), 'the trace holds kubectl\'s create');
+});
