@@ -83,6 +83,9 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     let pendingRestart: Promise<void> | undefined;
     const faultsFired = new Set<number>();
     for (const [i, fault] of (plan?.spec.faults ?? []).entries()) {
+      if (fault.type !== 'crash-after-write') {
+        throw new SetupError(`fault type ${fault.type} is not supported by this version of the coordinator yet`);
+      }
       proxy.armCrashAfterWrite(fault.after, (info) => {
         faultsFired.add(i);
         if (record.injectedDuringStep === undefined) record.injectedDuringStep = currentStep;

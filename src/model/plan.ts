@@ -33,12 +33,72 @@ export interface WriteTrigger {
   occurrence: number;
 }
 
+/** A field whose value a change altered; `before`/`after` absent means the field was absent. */
+export interface FieldChange {
+  path: string;
+  before?: unknown;
+  after?: unknown;
+}
+
+export const CHANGE_TYPES = ['create', 'update', 'delete'] as const;
+export type ChangeType = (typeof CHANGE_TYPES)[number];
+
+/**
+ * A state change of one object, as kperturb's own watch of the cluster sees it. Identified by what
+ * survives a new run: the key, the kind of change, the fields it changed (masked like the oracles
+ * mask them, so no uids, resourceVersions or timestamps) and the occurrence count of that exact change.
+ */
+export interface ChangeTrigger {
+  key: ObjectKey;
+  change: ChangeType;
+  /** For updates: the field changes that identify it (all must match). Absent: any update of the key. */
+  fields?: FieldChange[];
+  /** Fires on the n-th change of this key that matches (1-based). */
+  occurrence: number;
+}
+
+/** When a fault fires: a controller write completed, the cluster changed, or a combination. */
+export type Trigger =
+  | { write: WriteTrigger }
+  | { change: ChangeTrigger }
+  | { allOf: Trigger[] }
+  | { anyOf: Trigger[] }
+  /** Each trigger in turn: the n-th is only considered after the (n-1)-th fired. */
+  | { sequence: Trigger[] };
+
+/** Intermediate state: restart the controller right after one of its writes. */
 export interface CrashAfterWriteFault {
   type: 'crash-after-write';
   after: WriteTrigger;
 }
 
-export type Fault = CrashAfterWriteFault;
+/**
+ * Stale state (time travel), within the API contract: when `at` fires, restart the controller and
+ * serve its initial list/watch from a view frozen right after the change `viewAfter` (an earlier
+ * moment), as a lagging API server would; replay history from there after `releaseAfterSeconds`.
+ * Writes still go to the real server.
+ */
+export interface StaleRestartFault {
+  type: 'stale-restart';
+  at: Trigger;
+  viewAfter: ChangeTrigger;
+  releaseAfterSeconds: number;
+}
+
+/**
+ * Unobserved state, within the API contract: from the change `from` on, hold the controller's watch
+ * events for `key`; when the cancelling change `until` has happened, end the stream with an in-stream
+ * 410 Expired so the controller relists and never sees the intermediate states.
+ */
+export interface HoldUntilFault {
+  type: 'hold-until';
+  key: ObjectKey;
+  from: ChangeTrigger;
+  until: ChangeTrigger;
+}
+
+export type Fault = CrashAfterWriteFault | StaleRestartFault | HoldUntilFault;
+export const FAULT_TYPES = ['crash-after-write', 'stale-restart', 'hold-until'] as const;
 
 export interface TestPlan {
   apiVersion: typeof PLAN_API_VERSION;
@@ -102,19 +162,106 @@ export function validatePlan(doc: unknown, file: string): TestPlan {
 
 function validateFault(v: Validator, raw: unknown, path: string): Fault {
   const f = v.object(raw, path);
-  const type = v.oneOf(f.type, join(path, 'type'), ['crash-after-write'] as const);
-  v.onlyKeys(f, path, ['type', 'after']);
-  const afterPath = join(path, 'after');
-  const after = v.object(f.after, afterPath);
-  v.onlyKeys(after, afterPath, ['verb', 'key', 'subresource', 'occurrence']);
-  const key = v.string(after.key, join(afterPath, 'key'));
-  if (!parseKey(key)) v.fail(join(afterPath, 'key'), `an object key Kind/namespace/name or Kind/name (got ${JSON.stringify(key)})`);
-  const trigger: WriteTrigger = {
-    verb: v.oneOf(after.verb, join(afterPath, 'verb'), TRIGGER_WRITE_VERBS),
-    key,
-    occurrence: v.number(after.occurrence, join(afterPath, 'occurrence'), { min: 1, integer: true }),
+  const type = v.oneOf(f.type, join(path, 'type'), FAULT_TYPES);
+  switch (type) {
+    case 'crash-after-write':
+      v.onlyKeys(f, path, ['type', 'after']);
+      return { type, after: validateWriteTrigger(v, f.after, join(path, 'after')) };
+    case 'stale-restart':
+      v.onlyKeys(f, path, ['type', 'at', 'viewAfter', 'releaseAfterSeconds']);
+      return {
+        type,
+        at: validateTrigger(v, f.at, join(path, 'at')),
+        viewAfter: validateChangeTrigger(v, f.viewAfter, join(path, 'viewAfter')),
+        releaseAfterSeconds: v.number(f.releaseAfterSeconds, join(path, 'releaseAfterSeconds'), { min: 0 }),
+      };
+    case 'hold-until':
+      v.onlyKeys(f, path, ['type', 'key', 'from', 'until']);
+      return {
+        type,
+        key: validateKey(v, f.key, join(path, 'key')),
+        from: validateChangeTrigger(v, f.from, join(path, 'from')),
+        until: validateChangeTrigger(v, f.until, join(path, 'until')),
+      };
+  }
+}
+
+function validateKey(v: Validator, raw: unknown, path: string): ObjectKey {
+  const key = v.string(raw, path);
+  if (!parseKey(key)) v.fail(path, `an object key Kind/namespace/name or Kind/name (got ${JSON.stringify(key)})`);
+  return key;
+}
+
+export function validateWriteTrigger(v: Validator, raw: unknown, path: string): WriteTrigger {
+  const after = v.object(raw, path);
+  v.onlyKeys(after, path, ['verb', 'key', 'subresource', 'occurrence']);
+  const verb = v.oneOf(after.verb, join(path, 'verb'), TRIGGER_WRITE_VERBS);
+  const key = validateKey(v, after.key, join(path, 'key'));
+  const sub = v.optionalString(after.subresource, join(path, 'subresource'));
+  const occurrence = v.number(after.occurrence, join(path, 'occurrence'), { min: 1, integer: true });
+  return sub !== undefined ? { verb, key, subresource: sub, occurrence } : { verb, key, occurrence };
+}
+
+export function validateChangeTrigger(v: Validator, raw: unknown, path: string): ChangeTrigger {
+  const c = v.object(raw, path);
+  v.onlyKeys(c, path, ['key', 'change', 'fields', 'occurrence']);
+  const trigger: ChangeTrigger = {
+    key: validateKey(v, c.key, join(path, 'key')),
+    change: v.oneOf(c.change, join(path, 'change'), CHANGE_TYPES),
+    occurrence: 0,
   };
-  const sub = v.optionalString(after.subresource, join(afterPath, 'subresource'));
-  if (sub !== undefined) trigger.subresource = sub;
-  return { type, after: trigger };
+  if (c.fields !== undefined) {
+    trigger.fields = v.array(c.fields, join(path, 'fields')).map((fc, i) => {
+      const fp = join(join(path, 'fields'), i);
+      const o = v.object(fc, fp);
+      v.onlyKeys(o, fp, ['path', 'before', 'after']);
+      const change: FieldChange = { path: v.string(o.path, join(fp, 'path')) };
+      if ('before' in o) change.before = o.before;
+      if ('after' in o) change.after = o.after;
+      return change;
+    });
+  }
+  trigger.occurrence = v.number(c.occurrence, join(path, 'occurrence'), { min: 1, integer: true });
+  return trigger;
+}
+
+const TRIGGER_FORMS = ['write', 'change', 'allOf', 'anyOf', 'sequence'] as const;
+
+export function validateTrigger(v: Validator, raw: unknown, path: string): Trigger {
+  const t = v.object(raw, path);
+  const forms = Object.keys(t);
+  if (forms.length !== 1 || !(TRIGGER_FORMS as readonly string[]).includes(forms[0]!)) {
+    v.fail(path, `exactly one of ${TRIGGER_FORMS.join(', ')} (got ${forms.length === 0 ? 'none' : forms.join(', ')})`);
+  }
+  const form = forms[0] as (typeof TRIGGER_FORMS)[number];
+  const p = join(path, form);
+  switch (form) {
+    case 'write':
+      return { write: validateWriteTrigger(v, t.write, p) };
+    case 'change':
+      return { change: validateChangeTrigger(v, t.change, p) };
+    case 'allOf':
+    case 'anyOf':
+    case 'sequence': {
+      const list = v.array(t[form], p);
+      if (list.length === 0) v.fail(p, 'at least one trigger');
+      const triggers = list.map((x, i) => validateTrigger(v, x, join(p, i)));
+      return form === 'allOf' ? { allOf: triggers } : form === 'anyOf' ? { anyOf: triggers } : { sequence: triggers };
+    }
+  }
+}
+
+const CHANGE_PAST: Record<ChangeType, string> = { create: 'is created', update: 'is updated', delete: 'is deleted' };
+
+export function describeChange(t: ChangeTrigger): string {
+  const fields = t.fields?.length ? ` (${t.fields.map((f) => `${f.path}: ${JSON.stringify(f.before)} -> ${JSON.stringify(f.after)}`).join(', ')})` : '';
+  return `${t.key} ${CHANGE_PAST[t.change]}${fields} (${ordinal(t.occurrence)} time)`;
+}
+
+export function describeTrigger(t: Trigger): string {
+  if ('write' in t) return `the controller ${describeWrite(t.write)}`;
+  if ('change' in t) return describeChange(t.change);
+  if ('allOf' in t) return t.allOf.map(describeTrigger).join(' and ');
+  if ('anyOf' in t) return t.anyOf.map(describeTrigger).join(' or ');
+  return t.sequence.map(describeTrigger).join(', then ');
 }

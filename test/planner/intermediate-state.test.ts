@@ -13,7 +13,11 @@ function plan(trace: Iterable<TraceEvent>): PlannerOutput {
 }
 
 function triggers(out: PlannerOutput): WriteTrigger[] {
-  return out.plans.map((p) => p.spec.faults[0]!.after);
+  return out.plans.map((p) => {
+    const fault = p.spec.faults[0]!;
+    if (fault.type !== 'crash-after-write') throw new Error(`unexpected fault ${fault.type}`);
+    return fault.after;
+  });
 }
 
 function stages(out: PlannerOutput): Record<string, number> {

@@ -1,0 +1,53 @@
+import test from 'ava';
+import { parse } from 'yaml';
+import { serializePlan, validatePlan, describeTrigger, type TestPlan } from '../../src/model/plan.js';
+import { UserInputError } from '../../src/model/errors.js';
+
+const base = (faults: unknown[]) => ({
+  apiVersion: 'kperturb.dev/v1',
+  kind: 'TestPlan',
+  metadata: { name: 'p' },
+  spec: { controller: 'c', workload: 'w', pattern: 'stale-state', description: 'd', faults },
+});
+
+test('every fault type round-trips through YAML unchanged', (t) => {
+  const plan = base([
+    { type: 'crash-after-write', after: { verb: 'patch', key: 'Database/default/db1', subresource: 'status', occurrence: 2 } },
+    {
+      type: 'stale-restart',
+      at: { sequence: [{ change: { key: 'Database/default/db1', change: 'delete', occurrence: 1 } }, { change: { key: 'Database/default/db1', change: 'create', occurrence: 2 } }] },
+      viewAfter: { key: 'Database/default/db1', change: 'update', fields: [{ path: 'metadata.deletionTimestamp', after: '<set>' }], occurrence: 1 },
+      releaseAfterSeconds: 5,
+    },
+    {
+      type: 'hold-until',
+      key: 'Pod/default/web-0',
+      from: { key: 'Pod/default/web-0', change: 'update', fields: [{ path: 'metadata.deletionTimestamp', before: null }], occurrence: 1 },
+      until: { key: 'Pod/default/web-0', change: 'delete', occurrence: 1 },
+    },
+  ]);
+  const validated = validatePlan(plan, 'p.yaml');
+  t.deepEqual(validated, plan as unknown as TestPlan);
+  t.deepEqual(validatePlan(parse(serializePlan(validated)), 'p.yaml'), validated);
+});
+
+function failsAt(t: import('ava').ExecutionContext, faults: unknown[], at: string) {
+  const err = t.throws(() => validatePlan(base(faults), 'plan.yaml'), { instanceOf: UserInputError });
+  t.is(err!.at, at, err!.message);
+}
+
+test('hand-edited plans are rejected at the exact path', (t) => {
+  failsAt(t, [{ type: 'teleport' }], 'spec.faults[0].type');
+  failsAt(t, [{ type: 'stale-restart', at: { write: { verb: 'create', key: 'A/b/c', occurrence: 1 }, change: {} }, viewAfter: {}, releaseAfterSeconds: 1 }], 'spec.faults[0].at');
+  failsAt(t, [{ type: 'stale-restart', at: { sequence: [] }, viewAfter: {}, releaseAfterSeconds: 1 }], 'spec.faults[0].at.sequence');
+  failsAt(t, [{ type: 'hold-until', key: 'A/b/c', from: { key: 'A/b/c', change: 'explode', occurrence: 1 }, until: {} }], 'spec.faults[0].from.change');
+  failsAt(t, [{ type: 'hold-until', key: 'not a key', from: {}, until: {} }], 'spec.faults[0].key');
+  failsAt(t, [{ type: 'crash-after-write', after: { verb: 'create', key: 'A/b/c', occurrence: 1, extra: 1 } }], 'spec.faults[0].after.extra');
+});
+
+test('triggers describe themselves in words', (t) => {
+  t.is(
+    describeTrigger({ sequence: [{ change: { key: 'Database/default/db1', change: 'delete', occurrence: 1 } }, { write: { verb: 'delete', key: 'StatefulSet/default/web', occurrence: 1 } }] }),
+    'Database/default/db1 is deleted (1st time), then the controller deletes StatefulSet/default/web (1st time)',
+  );
+});
