@@ -2,13 +2,13 @@
  * End-state oracle: the objects a test run leaves behind must match what the reference runs left,
  * field by field, once masked fields are set aside.
  */
-import { isObject, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
+import type { KubeObject, ObjectKey } from '../src/model/object-key.js';
 import { ABSENT, type Alarm } from '../src/model/results.js';
 import { formatPath, type FieldPath } from './field-path.js';
 import { formatReferenceValues, formatValue } from './format.js';
 import { isPathMasked, type Masks, type ObjectMask } from './masks.js';
-import type { EndStateView } from './object-identity.js';
-import { distinctValues, looksLikeTimestamp, semanticEqual } from './semantic.js';
+import { containsUid, withoutUids, type EndStateView } from './object-identity.js';
+import { childSlots, distinctValues, looksLikeIP, looksLikeTimestamp, namesAnAddress, semanticEqual } from './semantic.js';
 
 const ORACLE = 'end-state';
 
@@ -33,8 +33,9 @@ function compareObject(key: ObjectKey, refs: Array<KubeObject | undefined>, test
   if (refPresent && test === undefined) {
     alarms.push({
       oracle: ORACLE,
+      check: 'missing',
       object: key,
-      reference: distinctValues(refs),
+      reference: distinctValues(refs.map((r) => withoutMaskedFields(r, mask))),
       test: ABSENT,
       message: `${key}: exists after reference runs, but is absent after the test run`,
     });
@@ -43,9 +44,10 @@ function compareObject(key: ObjectKey, refs: Array<KubeObject | undefined>, test
   if (!refPresent && test !== undefined) {
     alarms.push({
       oracle: ORACLE,
+      check: 'unexpected',
       object: key,
       reference: [ABSENT],
-      test,
+      test: withoutMaskedFields(test, mask),
       message: `${key}: is absent after reference runs, but exists after the test run`,
     });
     return;
@@ -56,46 +58,49 @@ function compareObject(key: ObjectKey, refs: Array<KubeObject | undefined>, test
 
 /**
  * Walks reference and test values together. Maps and lists are descended so that each alarm names
- * a leaf field; a field present on one side only is reported leaf by leaf, against ABSENT.
+ * a leaf field (list items by key where the list is keyed, see semantic.ts); a field present on one
+ * side only is reported leaf by leaf, against ABSENT.
  */
 function compareValues(key: ObjectKey, refs: readonly unknown[], test: unknown, path: FieldPath, mask: ObjectMask, alarms: Alarm[]): void {
   if (path.length > 0 && isPathMasked(mask, path)) return;
+  const last = path[path.length - 1];
+  const fieldName = typeof last === 'string' ? last : undefined;
   const all = [...refs, test];
-  const present = all.filter((v) => v !== ABSENT);
-  if (present.length > 0 && present.every(isObject)) {
-    const children = new Set<string>();
-    for (const v of present as Record<string, unknown>[]) for (const k of Object.keys(v)) children.add(k);
-    if (children.size > 0) {
-      for (const k of [...children].sort()) {
-        const child = (v: unknown): unknown => (isObject(v) && Object.prototype.hasOwnProperty.call(v, k) ? v[k] : ABSENT);
-        compareValues(key, refs.map(child), child(test), [...path, k], mask, alarms);
-      }
-      return;
-    }
-  } else if (present.length > 0 && present.every(Array.isArray)) {
-    const len = Math.max(...(present as unknown[][]).map((a) => a.length));
-    if (len > 0) {
-      for (let i = 0; i < len; i++) {
-        const item = (v: unknown): unknown => (Array.isArray(v) && i < v.length ? v[i] : ABSENT);
-        compareValues(key, refs.map(item), item(test), [...path, i], mask, alarms);
-      }
-      return;
-    }
+  const slots = childSlots(all, fieldName, ABSENT);
+  if (slots) {
+    for (const slot of slots) compareValues(key, refs.map(slot.pick), slot.pick(test), [...path, slot.segment], mask, alarms);
+    return;
   }
   // A leaf, an empty map or list, or values of different types.
-  if (refs.every((r) => semanticEqual(r, test))) return;
-  // Timestamps differ from run to run; only whether the field is there at all is compared.
+  if (refs.every((r) => semanticEqual(r, test, fieldName))) return;
+  // Timestamps and addresses differ from run to run; only whether the field is there at all is compared.
   if (all.every(looksLikeTimestamp)) return;
-  const reference = distinctValues(refs);
+  if (all.every(looksLikeIP) && path.some(namesAnAddress)) return;
+  // Values that name an object by its UID (`volumeName: pvc-<uid>`) differ only in the UID.
+  if (all.every(containsUid) && all.every((v) => withoutUids(v as string) === withoutUids(all[0] as string))) return;
+  const reference = distinctValues(refs, fieldName);
   const field = formatPath(path);
   alarms.push({
     oracle: ORACLE,
+    check: 'value',
     object: key,
     field,
     reference,
     test,
     message: `${key}: ${field} is ${formatReferenceValues(reference)} after reference runs, but ${formatValue(test)} after the test run`,
   });
+}
+
+/** An object as the oracle compares it: built-in, learned and user-masked fields left out (for alarms). */
+export function withoutMaskedFields(obj: unknown, mask: ObjectMask, path: FieldPath = []): unknown {
+  const last = path[path.length - 1];
+  const slots = childSlots([obj], typeof last === 'string' ? last : undefined, ABSENT);
+  if (!slots) return obj;
+  const kept = slots.filter((s) => !isPathMasked(mask, [...path, s.segment]));
+  if (Array.isArray(obj)) return kept.map((s) => withoutMaskedFields(s.pick(obj), mask, [...path, s.segment]));
+  const out: Record<string, unknown> = {};
+  for (const s of kept) out[s.segment as string] = withoutMaskedFields(s.pick(obj), mask, [...path, s.segment]);
+  return out;
 }
 
 function compareGeneratedCounts(references: readonly EndStateView[], test: EndStateView, masks: Masks, alarms: Alarm[]): void {
@@ -108,6 +113,7 @@ function compareGeneratedCounts(references: readonly EndStateView[], test: EndSt
     if (refCounts.length !== 1 || refCounts[0] === testCount) continue;
     alarms.push({
       oracle: ORACLE,
+      check: 'generated-count',
       object: key,
       reference: refCounts,
       test: testCount,

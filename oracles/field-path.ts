@@ -1,13 +1,25 @@
 /**
  * Field paths inside objects, written the way users and alarms name them: dotted keys, `[i]` for
- * list items, `["a.b/c"]` for keys that contain dots (labels, annotations), and `*` / `[*]` in mask
- * patterns to match any key or item.
+ * list items, `[name=web]` for items of lists keyed by a field (containers, env, conditions by
+ * type...; see semantic.ts), `["a.b/c"]` for keys that contain dots (labels, annotations), and
+ * `*` / `[*]` in mask patterns to match any key or item.
  *
- *   data.password   status.conditions[0].type   metadata.labels["app.kubernetes.io/name"]
- *   metadata.ownerReferences[*].uid
+ *   data.password   status.conditions[type=Ready].status   metadata.labels["app.kubernetes.io/name"]
+ *   spec.template.spec.containers[name=web].image   metadata.ownerReferences[*].uid
  */
-export type PathSegment = string | number;
+/** The item of a keyed list whose `key` field equals `value`. */
+export interface KeyedSegment {
+  readonly key: string;
+  readonly value: string | number;
+}
+export type PathSegment = string | number | KeyedSegment;
 export type FieldPath = readonly PathSegment[];
+
+export function isKeyedSegment(seg: unknown): seg is KeyedSegment {
+  return typeof seg === 'object' && seg !== null && 'key' in seg && 'value' in seg;
+}
+
+const KEYED_VALUE_PLAIN = /^[A-Za-z0-9_.:/@+-]+$/;
 
 /** Matches any one key or list index in a pattern. */
 export const ANY_SEGMENT: unique symbol = Symbol('any');
@@ -20,6 +32,10 @@ export function formatPath(path: FieldPath): string {
   let out = '';
   for (const seg of path) {
     if (typeof seg === 'number') out += `[${seg}]`;
+    else if (isKeyedSegment(seg)) {
+      const v = String(seg.value);
+      out += `[${seg.key}=${typeof seg.value === 'string' && !KEYED_VALUE_PLAIN.test(v) ? JSON.stringify(v) : v}]`;
+    }
     else if (PLAIN_KEY.test(seg)) out += out === '' ? seg : `.${seg}`;
     else out += `[${JSON.stringify(seg)}]`;
   }
@@ -60,10 +76,23 @@ export function parseFieldPattern(text: string): FieldPattern {
       i++;
       readName();
     } else if (text[i] === '[') {
-      const close = text[i + 1] === '"' ? findClosingQuote(text, i + 2) + 1 : text.indexOf(']', i);
+      const keyed = /^\[([A-Za-z_][\w-]*)=/.exec(text.slice(i));
+      const valueStart = keyed ? i + keyed[0].length : i + 1;
+      const close = text[valueStart] === '"' ? findClosingQuote(text, valueStart + 1) + 1 : text.indexOf(']', valueStart);
       if (close <= i || text[close] !== ']') fail('a closing ]');
       const inner = text.slice(i + 1, close);
-      if (inner === '*') segs.push(ANY_SEGMENT);
+      if (keyed) {
+        const raw = text.slice(valueStart, close);
+        let value = raw;
+        if (raw.startsWith('"')) {
+          try {
+            value = JSON.parse(raw) as string;
+          } catch {
+            fail('a JSON string after =');
+          }
+        } else if (raw === '') fail('a value after =');
+        segs.push({ key: keyed[1]!, value });
+      } else if (inner === '*') segs.push(ANY_SEGMENT);
       else if (/^\d+$/.test(inner)) segs.push(Number(inner));
       else if (inner.startsWith('"')) {
         try {
@@ -71,7 +100,7 @@ export function parseFieldPattern(text: string): FieldPattern {
         } catch {
           fail('a JSON string inside [ ]');
         }
-      } else fail('a list index, * or a quoted key inside [ ]');
+      } else fail('a list index, *, key=value or a quoted key inside [ ]');
       i = close + 1;
     } else fail('. or [');
   }
@@ -90,8 +119,13 @@ function findClosingQuote(text: string, from: number): number {
 export function patternCovers(pattern: FieldPattern, path: FieldPath): boolean {
   if (pattern.length > path.length) return false;
   for (let i = 0; i < pattern.length; i++) {
-    const p = pattern[i];
-    if (p !== ANY_SEGMENT && p !== path[i]) return false;
+    if (!segmentMatches(pattern[i]!, path[i]!)) return false;
   }
   return true;
+}
+
+function segmentMatches(p: PatternSegment, seg: PathSegment): boolean {
+  if (p === ANY_SEGMENT) return true;
+  if (isKeyedSegment(p)) return isKeyedSegment(seg) && p.key === seg.key && String(p.value) === String(seg.value);
+  return p === seg;
 }

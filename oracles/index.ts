@@ -1,25 +1,48 @@
 /**
  * Differential oracles: compare what a test run did with what the reference runs did, and raise an
  * alarm for every difference that masks do not explain. Pure: run artifacts in, alarms out.
+ *
+ * - end state (end-state.ts) and update summaries (update-summary.ts): `compareRuns`;
+ * - liveness (liveness.ts) and controller health (health.ts): with those, `runAlarms`;
+ * - the verdict (verdict.ts): `judgeTestRun`, and `applyConfirmation` for `test --confirm`.
  */
-import type { Alarm, RunArtifacts } from '../src/model/results.js';
+import type { Alarm, RunArtifacts, RunRecord } from '../src/model/results.js';
 import { compareEndStates } from './end-state.js';
+import { compareHealth } from './health.js';
+import { livenessAlarms } from './liveness.js';
 import { Masks, learnMasks, type MaskRule } from './masks.js';
 import { endStateView } from './object-identity.js';
-import { compareUpdateSummaries } from './update-summary.js';
+import { compareUpdateSummaries, type UpdateCountRule } from './update-summary.js';
+import { decideVerdict, type VerdictDecision } from './verdict.js';
 
 export interface OracleOptions {
   /** The user's masks for this workload, on top of the built-in and learned ones. */
   extraMasks?: MaskRule[];
+  /** Key globs of the controller's own objects (its pod when it runs in the cluster): never compared. */
+  controllerObjects?: string[];
+  /** Fields whose changes the update-summary oracle counts, per key glob. */
+  countUpdates?: UpdateCountRule[];
 }
 
+/** End-state and update-summary alarms. */
 export function compareRuns(references: RunArtifacts[], test: RunArtifacts, options: OracleOptions = {}): Alarm[] {
   if (references.length === 0) throw new Error('compareRuns needs at least one reference run');
   const refViews = references.map((r) => endStateView(r.endState));
   const testView = endStateView(test.endState);
-  const masks = new Masks(options.extraMasks ?? [], learnMasks(refViews.map((v) => v.named)));
-  const alarms = [...compareEndStates(refViews, testView, masks), ...compareUpdateSummaries(references, test, masks)];
+  const masks = new Masks(options.extraMasks ?? [], learnMasks(refViews.map((v) => v.named)), options.controllerObjects ?? []);
+  const alarms = [...compareEndStates(refViews, testView, masks), ...compareUpdateSummaries(references, test, masks, options.countUpdates ?? [])];
   return alarms.sort(compareAlarms);
+}
+
+/** Every oracle's alarms for one run (test or unperturbed): liveness and health first, then state. */
+export function runAlarms(references: RunArtifacts[], test: RunArtifacts, record: RunRecord, options: OracleOptions = {}): Alarm[] {
+  return [...livenessAlarms(record, references, test), ...compareHealth(references, test), ...compareRuns(references, test, options)];
+}
+
+/** The verdict of a test run; the oracles only judge runs whose faults fired. */
+export function judgeTestRun(references: RunArtifacts[], test: RunArtifacts, record: RunRecord, options: OracleOptions = {}): VerdictDecision {
+  const alarms = record.injected && !record.error ? runAlarms(references, test, record, options) : [];
+  return decideVerdict(record, alarms);
 }
 
 function compareAlarms(a: Alarm, b: Alarm): number {
@@ -31,7 +54,14 @@ function cmp(a: string, b: string): number {
 }
 
 export type { MaskRule, ObjectMask } from './masks.js';
+export type { UpdateCountRule } from './update-summary.js';
+export type { VerdictDecision } from './verdict.js';
 export { BUILT_IN_MASK_PATHS, MASKED_KEY_NAMES, learnMasks, globMatches } from './masks.js';
 export { parseFieldPattern, formatPath, FieldPathSyntaxError } from './field-path.js';
 export { summarizeUpdates } from './update-summary.js';
-export { semanticEqual, looksLikeTimestamp } from './semantic.js';
+export { semanticEqual, looksLikeTimestamp, looksLikeIP } from './semantic.js';
+export { quantitiesEqual } from './quantity.js';
+export { scanControllerLog, compareHealth } from './health.js';
+export { livenessAlarms } from './liveness.js';
+export { summarizeControllerTrace } from './controller-activity.js';
+export { decideVerdict, applyConfirmation, alarmSignature } from './verdict.js';

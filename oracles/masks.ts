@@ -1,11 +1,14 @@
 /**
  * What the end-state oracle does not compare: fields that differ between any two runs by nature
  * (built-in masks), fields that differed between the reference runs (learned masks), and what the
- * user says to ignore (mask rules).
+ * user says to ignore (mask rules). Values that merely look like timestamps or IP addresses are set
+ * aside by the end-state oracle itself (see end-state.ts); Leases and leader-election records are
+ * not compared at all (object-identity.ts), and neither are the controller's own objects (its pod,
+ * when it runs in the cluster) given as `controllerObjects`.
  */
-import { isObject, type ObjectKey } from '../src/model/object-key.js';
+import type { ObjectKey } from '../src/model/object-key.js';
 import { parseFieldPattern, patternCovers, type FieldPath, type FieldPattern } from './field-path.js';
-import { semanticEqual } from './semantic.js';
+import { childSlots, semanticEqual } from './semantic.js';
 
 /** A user mask: objects whose key matches `keyGlob` (`*` matches anything) ignore `paths` ([] = the whole object). */
 export interface MaskRule {
@@ -21,10 +24,14 @@ export const BUILT_IN_MASK_PATHS: readonly string[] = [
   'metadata.generation',
   'metadata.selfLink',
   'metadata.ownerReferences[*].uid',
+  // Follows metadata.generation, which counts spec writes (retries after a crash add some).
+  'status.observedGeneration',
+  // Pods: where the scheduler put them.
+  'spec.nodeName',
 ];
 
 /** Keys masked wherever they appear (e.g. UIDs copied into a status or a custom resource). */
-export const MASKED_KEY_NAMES: ReadonlySet<string> = new Set(['uid', 'resourceVersion']);
+export const MASKED_KEY_NAMES: ReadonlySet<string> = new Set(['uid', 'resourceVersion', 'containerID', 'imageID']);
 
 const BUILT_IN_PATTERNS: readonly FieldPattern[] = BUILT_IN_MASK_PATHS.map(parseFieldPattern);
 
@@ -49,11 +56,16 @@ export class Masks {
   constructor(
     rules: readonly MaskRule[],
     private readonly learned: ReadonlyMap<ObjectKey, ObjectMask> = new Map(),
+    controllerObjects: readonly string[] = [],
   ) {
-    this.userRules = rules.map((r) => ({ glob: r.keyGlob, whole: r.paths.length === 0, patterns: r.paths.map(parseFieldPattern) }));
+    this.userRules = [...rules, ...controllerObjects.map((keyGlob) => ({ keyGlob, paths: [] }))].map((r) => ({
+      glob: r.keyGlob,
+      whole: r.paths.length === 0,
+      patterns: r.paths.map(parseFieldPattern),
+    }));
   }
 
-  /** Masked as a whole by the user (applies to every oracle). */
+  /** Masked as a whole by the user or as the controller's own object (applies to every oracle). */
   userMasksWhole(key: ObjectKey): boolean {
     return this.userRules.some((r) => r.whole && globMatches(r.glob, key));
   }
@@ -103,25 +115,22 @@ export function learnMasks(references: ReadonlyArray<ReadonlyMap<ObjectKey, unkn
 }
 
 function collectDifferences(values: readonly unknown[], path: FieldPath, out: FieldPattern[]): void {
+  const field = path.length > 0 ? path[path.length - 1] : undefined;
+  const fieldName = typeof field === 'string' ? field : undefined;
   const first = values[0];
-  if (values.every((v) => semanticEqual(v, first))) return;
-  if (values.every(isObject)) {
-    const keys = new Set<string>();
-    for (const v of values as Record<string, unknown>[]) for (const k of Object.keys(v)) keys.add(k);
-    for (const k of keys) {
-      const children = (values as Record<string, unknown>[]).map((v) => (Object.prototype.hasOwnProperty.call(v, k) ? v[k] : MISSING));
-      collectDifferences(children, [...path, k], out);
-    }
+  if (values.every((v) => semanticEqual(v, first, fieldName))) return;
+  // Descend only while every run has a value of the same shape; below that the whole path is masked.
+  const slots = values.some((v) => v === MISSING) ? undefined : childSlots(values, fieldName, MISSING);
+  const shapesAgree = slots !== undefined && (values.every(Array.isArray) ? sameListShape(values as unknown[][], slots) : true);
+  if (slots && shapesAgree) {
+    for (const slot of slots) collectDifferences(values.map(slot.pick), [...path, slot.segment], out);
     return;
-  }
-  if (values.every(Array.isArray)) {
-    const arrays = values as unknown[][];
-    const len = arrays[0]!.length;
-    if (arrays.every((a) => a.length === len)) {
-      for (let i = 0; i < len; i++) collectDifferences(arrays.map((a) => a[i]), [...path, i], out);
-      return;
-    }
   }
   out.push(path);
 }
 
+/** Positional lists of different lengths are masked as a whole; keyed lists are descended item by item. */
+function sameListShape(lists: unknown[][], slots: ReturnType<typeof childSlots> & object): boolean {
+  if (slots.length > 0 && typeof slots[0]!.segment !== 'number') return true;
+  return lists.every((l) => l.length === lists[0]!.length);
+}

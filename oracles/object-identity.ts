@@ -1,10 +1,23 @@
 /**
  * How the oracles name objects across runs. Objects with server-generated names (`generateName`)
  * get a different name in every run, so they are folded into `Kind/namespace/<prefix>*` and only
- * counted. Bookkeeping objects (leader election, Events) are not compared at all.
+ * counted; so are objects whose name embeds a UID (`PersistentVolume/pvc-<uid>`, named after the
+ * claim that a provisioner bound it to), as `Kind/namespace/pvc-*`. Bookkeeping objects (leader
+ * election, Events) are not compared at all.
  */
 import { isBookkeepingKey, isLeaderElectionRecord } from '../src/model/bookkeeping.js';
 import { formatKey, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
+
+const UID_IN_TEXT = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+
+/** `pvc-5b01...-a38660c957a9` -> `pvc-*`: a name or value with every UID in it replaced by `*`. */
+export function withoutUids(text: string): string {
+  return text.replace(new RegExp(UID_IN_TEXT.source, 'gi'), '*');
+}
+
+export function containsUid(value: unknown): boolean {
+  return typeof value === 'string' && UID_IN_TEXT.test(value);
+}
 
 export type ComparableIdentity = { key: ObjectKey; generated: boolean } | undefined;
 
@@ -16,6 +29,9 @@ export function comparableIdentity(key: ObjectKey, obj: KubeObject | undefined):
   const parts = parseKey(key);
   if (parts && prefix && name && name.length > prefix.length && name.startsWith(prefix)) {
     return { key: formatKey(parts.kind, parts.namespace, `${prefix}*`), generated: true };
+  }
+  if (parts && UID_IN_TEXT.test(parts.name)) {
+    return { key: formatKey(parts.kind, parts.namespace, withoutUids(parts.name)), generated: true };
   }
   return { key, generated: false };
 }

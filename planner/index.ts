@@ -1,19 +1,50 @@
 /**
- * The planner: from the merged trace of a reference run to test plans, one perturbation each.
- * Pure: no files, processes or clocks; the same trace always gives byte-identical plans.
+ * The planner: from the traces of the reference runs to test plans, one perturbation each.
+ * Pure: no files, processes or clocks; the same traces always give byte-identical plans.
+ *
+ * Each reference run's merged trace (controller + cluster, in `seq` order) is read once, as a stream,
+ * into compact records (trace-analysis.ts); plans come from the last run, and the others only tell
+ * which triggers are deterministic. docs/planner.md describes the rules and the pruning stages.
  */
-import { PLAN_API_VERSION, type Pattern, type TestPlan } from '../src/model/plan.js';
+import { PLAN_API_VERSION, PATTERNS, type Pattern, type TestPlan } from '../src/model/plan.js';
 import type { TraceEvent } from '../src/model/trace.js';
 import type { StageCount } from './pruning.js';
 import { intermediateStateRule } from './rules/intermediate-state.js';
+import { staleStateRule } from './rules/stale-state.js';
+import { unobservedStateRule } from './rules/unobserved-state.js';
 import type { PlanningRule } from './rules/rule.js';
-import { analyzeTrace } from './trace-analysis.js';
+import { RunAnalyzer, type CausalityMode, type RunAnalysis } from './trace-analysis.js';
+import { Triggers, type TriggerMask } from './triggers.js';
+
+export interface PlannerOptions {
+  /** false: no pruning stage at all; every candidate that can be written as a plan becomes one. Default true. */
+  prune?: boolean;
+  /** Traces without episode markers: a gap this long without controller requests ends a burst. Default 1000. */
+  quietMs?: number;
+  /** Stale-state plans release the frozen view after this long. Default 5. */
+  staleReleaseSeconds?: number;
+  /** At most this many changed fields identify an update in a trigger. Default 5. */
+  maxTriggerFields?: number;
+  /** The user's masks (kperturb.yaml `masks`): masked fields never identify a change; whole-masked objects never trigger. */
+  masks?: readonly TriggerMask[];
+  /** Which patterns to plan (default all). */
+  patterns?: readonly Pattern[];
+}
 
 export interface PlannerInput {
   controller: string;
   workload: string;
-  /** The merged controller and cluster traces of one reference run, in any order. */
-  trace: Iterable<TraceEvent>;
+  /**
+   * The merged controller and cluster traces of every reference run, each in `seq` order (an array in
+   * any order is sorted). Plans come from the last; the others tell which triggers are deterministic.
+   */
+  references: ReadonlyArray<Iterable<TraceEvent>>;
+  options?: PlannerOptions;
+}
+
+export interface StreamingPlannerInput extends Omit<PlannerInput, 'references'> {
+  /** As `PlannerInput.references`, streamed (e.g. mergeTracesBySeq over readTrace); each in `seq` order. */
+  references: ReadonlyArray<AsyncIterable<TraceEvent> | Iterable<TraceEvent>>;
 }
 
 export interface PruningStats {
@@ -24,16 +55,64 @@ export interface PruningStats {
 export interface PlannerOutput {
   plans: TestPlan[];
   stats: PruningStats[];
+  /** How writes were attributed to deliveries in the run plans came from. */
+  causality: CausalityMode;
+  /** Events read, per reference run. */
+  events: number[];
 }
 
-export const DEFAULT_RULES: readonly PlanningRule[] = [intermediateStateRule];
+export const DEFAULT_RULES: readonly PlanningRule[] = [intermediateStateRule, staleStateRule, unobservedStateRule];
+
+const DEFAULTS = { prune: true, quietMs: 1000, staleReleaseSeconds: 5, maxTriggerFields: 5 };
 
 export function planTests(input: PlannerInput, rules: readonly PlanningRule[] = DEFAULT_RULES): PlannerOutput {
-  const trace = analyzeTrace(input.trace);
+  if (input.references.length === 0) throw new Error('planTests needs at least one reference run');
+  const options = input.options ?? {};
+  const analyses = input.references.map((trace, i) => {
+    const analyzer = newAnalyzer(options, i === input.references.length - 1);
+    for (const e of Array.isArray(trace) ? sortBySeq(trace as TraceEvent[]) : trace) analyzer.push(e);
+    return analyzer.finish();
+  });
+  return planFromAnalyses(input, analyses, rules);
+}
+
+/** The same as `planTests`, reading each reference run as a stream (one pass, compact records only). */
+export async function planTestsStreaming(input: StreamingPlannerInput, rules: readonly PlanningRule[] = DEFAULT_RULES): Promise<PlannerOutput> {
+  if (input.references.length === 0) throw new Error('planTestsStreaming needs at least one reference run');
+  const options = input.options ?? {};
+  const analyses: RunAnalysis[] = [];
+  for (const [i, trace] of input.references.entries()) {
+    const analyzer = newAnalyzer(options, i === input.references.length - 1);
+    if (Symbol.asyncIterator in trace) for await (const e of trace) analyzer.push(e);
+    else for (const e of trace) analyzer.push(e);
+    analyses.push(analyzer.finish());
+  }
+  return planFromAnalyses(input, analyses, rules);
+}
+
+function newAnalyzer(options: PlannerOptions, main: boolean): RunAnalyzer {
+  return new RunAnalyzer({ quietMs: options.quietMs ?? DEFAULTS.quietMs, stateHashes: main, detail: main ? 'plans' : 'triggers' });
+}
+
+function planFromAnalyses(input: Omit<PlannerInput, 'references'>, analyses: RunAnalysis[], rules: readonly PlanningRule[]): PlannerOutput {
+  const options = input.options ?? {};
+  const main = analyses[analyses.length - 1]!;
+  const triggers = new Triggers(main, analyses.slice(0, -1), {
+    maxFields: options.maxTriggerFields ?? DEFAULTS.maxTriggerFields,
+    masks: options.masks ?? [],
+  });
+  const context = {
+    main,
+    triggers,
+    prune: options.prune ?? DEFAULTS.prune,
+    staleReleaseSeconds: options.staleReleaseSeconds ?? DEFAULTS.staleReleaseSeconds,
+  };
+  const wanted = new Set<Pattern>(options.patterns ?? PATTERNS);
   const plans: TestPlan[] = [];
   const stats: PruningStats[] = [];
   for (const rule of rules) {
-    const result = rule.plan(trace);
+    if (!wanted.has(rule.pattern)) continue;
+    const result = rule.plan(context);
     stats.push({ pattern: rule.pattern, stages: result.stages });
     result.candidates.forEach((c, i) => {
       plans.push({
@@ -50,11 +129,23 @@ export function planTests(input: PlannerInput, rules: readonly PlanningRule[] = 
       });
     });
   }
-  return { plans, stats };
+  return { plans, stats, causality: main.causality, events: analyses.map((a) => a.events) };
+}
+
+/** Sorts by seq (stable), so a hand-assembled array may come in any order. */
+function sortBySeq(events: TraceEvent[]): TraceEvent[] {
+  for (let i = 1; i < events.length; i++) {
+    if (events[i]!.seq < events[i - 1]!.seq) return [...events].sort((a, b) => a.seq - b.seq);
+  }
+  return events;
 }
 
 export type { StageCount } from './pruning.js';
-export type { PlanningRule, PlanCandidate, RuleResult } from './rules/rule.js';
-export type { AnalyzedTrace, ControllerWrite } from './trace-analysis.js';
-export { analyzeTrace } from './trace-analysis.js';
+export { STAGES } from './pruning.js';
+export type { PlanningRule, PlanCandidate, RuleResult, RuleContext } from './rules/rule.js';
+export type { RunAnalysis, ChangeRecord, DeliveryRecord, WriteRecord, CausalityMode } from './trace-analysis.js';
+export { RunAnalyzer, analyzeRun } from './trace-analysis.js';
+export type { TriggerMask } from './triggers.js';
 export { intermediateStateRule } from './rules/intermediate-state.js';
+export { staleStateRule } from './rules/stale-state.js';
+export { unobservedStateRule } from './rules/unobserved-state.js';

@@ -3,7 +3,7 @@
  * Killing a controller process ends its epoch: its connections are destroyed, their upstream requests
  * aborted and their held work dropped, while the restarted controller's connections start afresh.
  */
-import type { Socket } from 'node:net';
+import type { ClientConnection } from './client-conn.js';
 import { DeliveryGate } from './gate.js';
 
 /** Anything that must be torn down with its epoch (an exchange, an upgraded tunnel). */
@@ -14,7 +14,7 @@ export interface EpochMember {
 export class Epoch {
   /** Holding this gate holds everything of the controller connected in this epoch. */
   readonly gate = new DeliveryGate();
-  private readonly sockets = new Set<Socket>();
+  private readonly connections = new Set<ClientConnection>();
   private readonly members = new Set<EpochMember>();
   private endedFlag = false;
 
@@ -24,13 +24,23 @@ export class Epoch {
     return this.endedFlag;
   }
 
-  adopt(socket: Socket): void {
+  adopt(connection: ClientConnection): void {
     if (this.endedFlag) {
-      socket.destroy();
+      connection.destroy();
       return;
     }
-    this.sockets.add(socket);
-    socket.once('close', () => this.sockets.delete(socket));
+    this.connections.add(connection);
+    connection.once('close', () => this.connections.delete(connection));
+  }
+
+  /** The controller connections of this epoch still open. */
+  openConnections(): ClientConnection[] {
+    return [...this.connections];
+  }
+
+  /** Members (exchanges, tunnels) still running. */
+  activeMembers(): EpochMember[] {
+    return [...this.members];
   }
 
   join(member: EpochMember): void {
@@ -52,7 +62,7 @@ export class Epoch {
     this.gate.drop();
     for (const m of [...this.members]) m.terminate(reason);
     this.members.clear();
-    for (const s of [...this.sockets]) s.destroy();
-    this.sockets.clear();
+    for (const c of [...this.connections]) c.destroy();
+    this.connections.clear();
   }
 }

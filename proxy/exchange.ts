@@ -1,38 +1,63 @@
 /**
  * One controller request and its answer, as a sequence of explicit stages:
  *
- *   receive (read the body) -> classify (verb, resource, key) -> admit (epoch gate) -> forward upstream
- *     -> non-watch: collect the answer -> record -> completed-write hook (triggers) -> deliver (gate)
- *     -> watch:     record -> WatchRelay (event by event, through the gate)
+ *   receive (read the body) -> classify (verb, resource, key) -> plan (faults on whole requests)
+ *     -> admit (delay, epoch gate) -> forward upstream (or answer locally)
+ *     -> non-watch: collect the answer -> (rewrite: stale list) -> record -> completed-write hook
+ *                   (triggers) -> deliver (gate)
+ *     -> watch:     record -> WatchRelay (event by event, through the stream's stages and the gate)
  *
- * Faults that act on whole requests (delays, held writes, injected errors) slot in at admit and
- * deliver; the crash fault holds the epoch gate from the completed-write hook. Whatever happens,
- * the upstream request dies with the controller's connection.
+ * Faults on whole requests come from the host's `plan` (delays, stale views, local answers); the
+ * crash fault holds the epoch gate from the completed-write hook. Whatever happens, the upstream
+ * request dies with the controller's connection.
  */
 import type http from 'node:http';
 import { parseApiPath, requestVerb } from '../src/model/api-path.js';
 import { isObject, type KubeObject } from '../src/model/object-key.js';
 import type { TraceSink } from '../src/model/trace.js';
 import { classifyRequest, decodeContent, keyOfAnswer, parseJsonBody, type RequestFacts } from './classify.js';
+import { connectionOf, resetStream, writeHeadTo, type ClientConnection, type ClientRequest, type ClientResponse } from './client-conn.js';
 import type { Epoch, EpochMember } from './epoch.js';
 import { endToEndHeaders, upstreamRequestHeaders } from './headers.js';
 import { upstreamFailureStatus } from './status.js';
 import type { Upstream } from './upstream.js';
-import { WatchRelay } from './watch-relay.js';
+import { WatchRelay, encodeWatchEvent, type RelayedWatchEvent, type WatchEventStage } from './watch-relay.js';
 import type { CompletedWrite } from './write-triggers.js';
 import { isSuccessStatus, isTriggerWriteVerb } from '../src/model/controller-write.js';
+
+/** What the host decided for one request, once it is classified. */
+export interface RequestPlan {
+  /** Wait this long before forwarding (the delay fault). */
+  delayMs?: number;
+  /** Answer locally, without asking the API server (e.g. the WatchList 422 of a stale view). */
+  answer?: { status: number; object: KubeObject };
+  /** Replace a successful JSON list answer (a stale view's list); undefined keeps the live answer. */
+  rewriteList?: (live: KubeObject) => KubeObject | undefined;
+  /**
+   * A stale view's watch: open the stream now, deliver `synthetic` as ADDED events, and forward the
+   * watch upstream (from `resumeFrom` if given) only when `whenReleased` calls back.
+   */
+  heldWatch?: { synthetic?: KubeObject[]; resumeFrom?: string; whenReleased: (resume: () => void) => void };
+  /** Called with the answer that reached the controller (for the fault record). */
+  onAnswered?: (status: number) => void;
+}
 
 /** What an exchange needs from the proxy that runs it. */
 export interface ExchangeHost {
   readonly upstream: Upstream;
   readonly trace: TraceSink;
-  readonly upstreamToken: string | undefined;
+  /** The token of the kubeconfig the proxy wrote (replaced by the upstream credentials). */
+  readonly controllerToken: string;
   incarnation(): number;
   log(line: string): void;
   /** Something moved (a request finished, an event was delivered). */
   touch(): void;
+  /** The request is classified and about to be admitted: faults on whole requests. */
+  plan(exchange: Exchange): RequestPlan | undefined;
+  /** The stages this watch stream's events pass (cluster sync, holds, serialized delivery). */
+  watchStages(exchange: Exchange): WatchEventStage[];
   /** A successful non-dry-run write completed upstream; may hold the exchange's epoch. */
-  completedWrite(write: CompletedWrite, epoch: Epoch): void;
+  completedWrite(write: CompletedWrite, epoch: Epoch, exchange: Exchange): void;
   /** The exchange is over (exactly once). */
   finished(exchange: Exchange): void;
 }
@@ -45,7 +70,8 @@ export class Exchange implements EpochMember {
   readonly startedAt = Date.now();
   /** Known before classification, so activity can tell watches from other requests at once. */
   readonly isWatch: boolean;
-  private facts: RequestFacts | undefined;
+  readonly connection: ClientConnection;
+  private factsValue: RequestFacts | undefined;
   private upstreamReq: http.ClientRequest | undefined;
   private relay: WatchRelay | undefined;
   /** The controller has received response headers (or the proxy started answering). */
@@ -53,16 +79,38 @@ export class Exchange implements EpochMember {
   private streamOpen = false;
   private upstreamFailed = false;
   private closed = false;
+  private requestPlan: RequestPlan | undefined;
 
   constructor(
     readonly id: number,
     private readonly host: ExchangeHost,
     readonly epoch: Epoch,
-    private readonly req: http.IncomingMessage,
-    private readonly res: http.ServerResponse,
+    private readonly req: ClientRequest,
+    private readonly res: ClientResponse,
   ) {
-    const url = new URL(req.url ?? '/', 'http://proxy.invalid');
-    this.isWatch = requestVerb(req.method ?? 'GET', parseApiPath(url.pathname), url.searchParams) === 'watch';
+    const raw = req.url ?? '/';
+    // Most requests are not watches: skip parsing the URL twice for them.
+    if (raw.includes('watch')) {
+      const url = new URL(raw, 'http://proxy.invalid');
+      this.isWatch = requestVerb(req.method ?? 'GET', parseApiPath(url.pathname), url.searchParams) === 'watch';
+    } else {
+      this.isWatch = false;
+    }
+    this.connection = connectionOf(req);
+  }
+
+  /** What the request means (after classification). */
+  get facts(): RequestFacts | undefined {
+    return this.factsValue;
+  }
+
+  get alive(): boolean {
+    return !this.closed;
+  }
+
+  /** Is this a watch whose stream is open towards the controller? */
+  get isOpenStream(): boolean {
+    return this.streamOpen && !this.closed;
   }
 
   run(): void {
@@ -89,7 +137,7 @@ export class Exchange implements EpochMember {
 
   // --- stage: classify ------------------------------------------------------------------------
   private async classify(body: Buffer): Promise<void> {
-    this.facts = await classifyRequest(
+    this.factsValue = await classifyRequest(
       this.req.method ?? 'GET',
       this.req.url ?? '/',
       body,
@@ -97,29 +145,58 @@ export class Exchange implements EpochMember {
       (g, v, r) => this.host.upstream.lookupResource(g, v, r),
     );
     if (this.closed) return;
+    this.requestPlan = this.host.plan(this);
     this.admit(body);
   }
 
   // --- stage: admit ---------------------------------------------------------------------------
   private admit(body: Buffer): void {
+    const delay = this.requestPlan?.delayMs ?? 0;
+    if (delay > 0) {
+      const timer = setTimeout(() => this.epoch.gate.pass(() => this.forward(body)), delay);
+      timer.unref();
+      return;
+    }
     this.epoch.gate.pass(() => this.forward(body));
   }
 
   // --- stage: forward -------------------------------------------------------------------------
   private forward(body: Buffer): void {
     if (this.closed) return;
-    const f = this.facts!;
+    const f = this.factsValue!;
     this.recordRequest(f);
+    const plan = this.requestPlan;
+    if (plan?.answer) {
+      this.answerLocally(plan.answer.status, plan.answer.object);
+      return;
+    }
+    if (plan?.heldWatch && f.isWatch) {
+      this.openHeldWatch(plan.heldWatch);
+      return;
+    }
+    this.sendUpstream(f.rawUrl, body, plan?.rewriteList !== undefined);
+  }
+
+  private sendUpstream(rawUrl: string, body: Buffer, identityEncoding: boolean): void {
+    const f = this.factsValue!;
+    const token = this.host.upstream.token;
     const headers = upstreamRequestHeaders(this.req.headers, {
-      ...(this.host.upstreamToken ? { token: this.host.upstreamToken } : {}),
-      dropAcceptEncoding: f.isWatch,
+      ...(token ? { token } : {}),
+      controllerToken: this.host.controllerToken,
+      dropAcceptEncoding: f.isWatch || identityEncoding,
     });
     if (body.length > 0 || headers['content-length'] !== undefined) headers['content-length'] = String(body.length);
-    const up = this.host.upstream.request(f.method, f.rawUrl, headers);
+    const up = this.host.upstream.request(f.method, rawUrl, headers);
     this.upstreamReq = up;
     up.on('response', (upRes) => this.onUpstreamResponse(upRes));
     up.on('error', (err) => this.onUpstreamError(err));
     up.end(body);
+  }
+
+  private answerLocally(status: number, object: KubeObject): void {
+    this.recordResponse(status, object);
+    this.requestPlan?.onAnswered?.(status);
+    this.deliver(status, undefined, { 'content-type': 'application/json' }, Buffer.from(JSON.stringify(object)));
   }
 
   private onUpstreamResponse(upRes: http.IncomingMessage): void {
@@ -130,7 +207,9 @@ export class Exchange implements EpochMember {
     upRes.on('error', (err) => this.onUpstreamError(err));
     upRes.on('aborted', () => this.onUpstreamError(new Error('the API server closed the connection mid-answer')));
     const status = upRes.statusCode ?? 502;
-    if (this.facts!.isWatch && status === 200) this.relayWatch(upRes);
+    if (status === 401) void this.host.upstream.refreshToken();
+    if (this.factsValue!.isWatch && status === 200) this.relayWatch(upRes);
+    else if (this.relay) this.endHeldWatchWithStatus(upRes, status);
     else this.collect(upRes, status);
   }
 
@@ -140,25 +219,36 @@ export class Exchange implements EpochMember {
     upRes.on('data', (c: Buffer) => chunks.push(c));
     upRes.on('end', () => {
       if (this.closed) return;
-      const bytes = Buffer.concat(chunks);
+      let bytes = Buffer.concat(chunks);
       const decoded = decodeContent(bytes, upRes.headers['content-encoding']);
-      const object = decoded ? parseJsonBody(decoded, upRes.headers['content-type']) : undefined;
-      this.recordResponse(status, isObject(object) ? (object as KubeObject) : undefined);
-      this.afterUpstreamAnswer(status, isObject(object) ? (object as KubeObject) : undefined);
+      const parsed = decoded ? parseJsonBody(decoded, upRes.headers['content-type']) : undefined;
+      let object = isObject(parsed) ? (parsed as KubeObject) : undefined;
       const headers = endToEndHeaders(upRes.headers);
+      const rewrite = this.requestPlan?.rewriteList;
+      if (rewrite && status === 200 && object && decoded) {
+        const rewritten = rewrite(object);
+        if (rewritten) {
+          object = rewritten;
+          bytes = Buffer.from(JSON.stringify(rewritten));
+          delete headers['content-encoding'];
+        }
+      }
+      this.recordResponse(status, object);
+      this.afterUpstreamAnswer(status, object);
+      this.requestPlan?.onAnswered?.(status);
       this.deliver(status, upRes.statusMessage, headers, bytes);
     });
   }
 
   /** The completed-write hook: counts successful writes, which may fire a trigger (and hold the gate). */
   private afterUpstreamAnswer(status: number, object: KubeObject | undefined): void {
-    const f = this.facts!;
+    const f = this.factsValue!;
     if (!isSuccessStatus(status) || f.dryRun || !isTriggerWriteVerb(f.verb)) return;
     const key = f.verb === 'create' && f.apiPath?.name === undefined ? (keyOfAnswer(object, f.resource?.kind) ?? f.key) : f.key;
     if (!key) return;
     const write: CompletedWrite = { requestId: this.id, verb: f.verb, key };
     if (f.apiPath?.subresource) write.subresource = f.apiPath.subresource;
-    this.host.completedWrite(write, this.epoch);
+    this.host.completedWrite(write, this.epoch, this);
   }
 
   private deliver(status: number, statusMessage: string | undefined, headers: http.OutgoingHttpHeaders, body: Buffer): void {
@@ -166,14 +256,14 @@ export class Exchange implements EpochMember {
       if (this.closed) return;
       this.answered = true;
       try {
-        const method = this.facts?.method ?? 'GET';
+        const method = this.factsValue?.method ?? 'GET';
         if (noBodyAllowed(method, status)) {
-          this.res.writeHead(status, statusMessage, headers);
+          writeHeadTo(this.res, status, statusMessage, headers);
           this.res.end();
           return;
         }
         headers['content-length'] = String(body.length);
-        this.res.writeHead(status, statusMessage, headers);
+        writeHeadTo(this.res, status, statusMessage, headers);
         this.res.end(body);
       } catch (err) {
         this.host.log(`request ${this.id} ${this.describe()}: could not deliver the answer: ${(err as Error).message}`);
@@ -183,16 +273,14 @@ export class Exchange implements EpochMember {
   }
 
   // --- watch: record -> relay -----------------------------------------------------------------
-  private relayWatch(upRes: http.IncomingMessage): void {
-    const f = this.facts!;
-    this.recordResponse(200, undefined);
-    const contentType = String(upRes.headers['content-type'] ?? '');
+  private makeRelay(decode: boolean): WatchRelay {
+    const f = this.factsValue!;
     const relay = new WatchRelay({
-      upstream: upRes,
       client: this.res,
       gate: this.epoch.gate,
       ...(f.resource?.kind ? { kind: f.resource.kind } : {}),
-      decode: contentType === '' || contentType.includes('json'),
+      decode,
+      stages: decode ? this.host.watchStages(this) : [],
       onOpen: () => {
         this.answered = true;
         this.streamOpen = true;
@@ -200,7 +288,7 @@ export class Exchange implements EpochMember {
         this.host.touch();
       },
       onDelivered: (e) => {
-        this.host.trace.append({
+        const seq = this.host.trace.append({
           type: 'watch-event',
           id: this.id,
           eventType: e.type!,
@@ -209,15 +297,103 @@ export class Exchange implements EpochMember {
           object: e.object!,
         });
         this.host.touch();
+        return seq;
       },
-      onEnd: () => this.closeStream('the API server ended the stream'),
+      onEnd: () => {
+        this.closeStream(this.endReason ?? 'the API server ended the stream');
+        this.upstreamReq?.destroy();
+      },
       onFailure: (err) => {
         this.host.log(`request ${this.id} ${this.describe()}: relaying the watch failed: ${err.message}`);
         this.terminate(`proxy error: ${err.message}`);
       },
     });
     this.relay = relay;
-    relay.start(endToEndHeaders(upRes.headers));
+    return relay;
+  }
+
+  private endReason: string | undefined;
+
+  private relayWatch(upRes: http.IncomingMessage): void {
+    if (this.relay) {
+      // A held watch (stale view) whose upstream is attached now: the stream is already open.
+      this.relay.attach(upRes);
+      return;
+    }
+    this.recordResponse(200, undefined);
+    const contentType = String(upRes.headers['content-type'] ?? '');
+    const relay = this.makeRelay(contentType === '' || contentType.includes('json'));
+    relay.start(endToEndHeaders(upRes.headers), upRes);
+  }
+
+  private openHeldWatch(held: NonNullable<RequestPlan['heldWatch']>): void {
+    const f = this.factsValue!;
+    this.recordResponse(200, undefined);
+    this.requestPlan?.onAnswered?.(200);
+    const relay = this.makeRelay(true);
+    relay.open({ 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+    for (const obj of held.synthetic ?? []) relay.inject(encodeWatchEvent('ADDED', obj, f.resource?.kind));
+    held.whenReleased(() => {
+      if (this.closed) return;
+      let rawUrl = f.rawUrl;
+      if (held.resumeFrom !== undefined) {
+        const u = new URL(f.rawUrl, 'http://proxy.invalid');
+        u.searchParams.set('resourceVersion', held.resumeFrom);
+        rawUrl = u.pathname + u.search;
+      }
+      this.sendUpstream(rawUrl, Buffer.alloc(0), false);
+    });
+  }
+
+  /** A held watch's upstream refused (e.g. 410 Gone): the stream is open already, so say it in-stream. */
+  private endHeldWatchWithStatus(upRes: http.IncomingMessage, status: number): void {
+    const chunks: Buffer[] = [];
+    upRes.on('data', (c: Buffer) => chunks.push(c));
+    upRes.on('end', () => {
+      if (this.closed || !this.relay) return;
+      const parsed = parseJsonBody(Buffer.concat(chunks), upRes.headers['content-type']);
+      const object = isObject(parsed) && parsed.kind === 'Status' ? (parsed as KubeObject) : upstreamFailureStatus(new Error(`HTTP ${status}`)).object;
+      this.relay.endWith(encodeWatchEvent('ERROR', object));
+    });
+  }
+
+  /**
+   * Ends an open watch stream now with `event` (an in-stream ERROR), dropping what its stages still
+   * hold, and aborts the upstream watch.
+   */
+  endStreamWith(event: RelayedWatchEvent, reason: string): void {
+    if (!this.relay || this.closed) return;
+    this.endReason = reason;
+    this.relay.endWith(event);
+  }
+
+  /** Closes the exchange cleanly towards the controller: a watch's stream ends (client re-watches). */
+  closeGracefully(reason: string): void {
+    if (this.closed) return;
+    if (this.relay && this.streamOpen) {
+      this.endReason = reason;
+      this.relay.stop();
+      this.upstreamReq?.destroy();
+      this.epoch.gate.pass(() => {
+        if (this.closed) return;
+        try {
+          this.res.end();
+        } catch {
+          /* already gone */
+        }
+        this.closeStream(reason);
+      });
+      return;
+    }
+    this.terminate(reason);
+  }
+
+  /** Resets the exchange's stream (RST_STREAM on HTTP/2, TCP reset on HTTP/1.1). */
+  reset(reason: string): void {
+    if (this.closed) return;
+    this.endReason = reason;
+    resetStream(this.req, this.res);
+    this.terminate(reason);
   }
 
   private closeStream(reason: string): void {
@@ -228,7 +404,8 @@ export class Exchange implements EpochMember {
 
   // --- failures -------------------------------------------------------------------------------
   private onUpstreamError(err: Error): void {
-    if (this.closed || this.upstreamFailed) return;
+    // endReason: the proxy itself ended the stream (410 Expired, disconnect) and aborted the upstream.
+    if (this.closed || this.upstreamFailed || this.endReason !== undefined) return;
     this.upstreamFailed = true;
     if (this.answered) {
       // Bytes already reached the controller: all it can be told is that the connection broke.
@@ -244,7 +421,7 @@ export class Exchange implements EpochMember {
     this.deliver(code, undefined, { 'content-type': 'application/json' }, Buffer.from(JSON.stringify(object)));
   }
 
-  private describe(): string {
+  describe(): string {
     return `${this.req.method} ${this.req.url}`;
   }
 
@@ -281,6 +458,9 @@ export class Exchange implements EpochMember {
   private complete(): void {
     if (this.closed) return;
     this.closed = true;
+    this.relay?.stop();
+    this.upstreamReq?.destroy();
+    this.closeStream(this.endReason ?? 'the stream ended');
     this.epoch.leave(this);
     this.host.finished(this);
   }
@@ -299,7 +479,7 @@ export class Exchange implements EpochMember {
 }
 
 /** Reads a request body; undefined if the client went away first. */
-function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
+function readBody(req: ClientRequest): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let done = false;

@@ -1,39 +1,83 @@
 /**
  * The controller proxy: sits between the controller under test and the API server, relays every
  * request faithfully (JSON only, see headers.ts), records what the controller asked and was shown
- * into the controller trace, and offers the fault primitives the coordinator drives.
+ * into the controller trace, and offers the fault primitives the coordinator drives:
  *
- * Fault primitives so far: crash-after-write (hold everything of the controller right after its n-th
- * successful write of a given object, until the coordinator has killed it and starts a new epoch).
+ * - `armCrashAfterWrite` / `armTrigger` + `holdController`: hold everything of the controller right
+ *   after a write or a cluster change, until the coordinator has killed it (`startNewEpoch`);
+ * - `holdWatchEvents`: hold watch delivery for a key or a kind, release in order or expire (410);
+ * - `armHoldUntil`: the unobserved-state fault (hold from change N, expire when N' happened);
+ * - `markChange` + `serveStaleView`: the stale-state fault (freeze a restarted controller's view at
+ *   the resourceVersion of an earlier change, release later);
+ * - `disconnect`: close or reset the controller's watch streams or connections;
+ * - `addDelay`: latency for a class of requests;
+ * - `releaseLeaderElection`: delete the Leases a dead controller held;
+ * - `serializeDelivery` (option): one watch event at a time, for causality learning.
  *
- * Built on node:http rather than http-proxy(-3): watches are relayed event by event, writes are held
- * in a gate, and every connection belongs to an epoch whose end aborts its upstream requests; a
- * generic proxy library would be bypassed for all three.
+ * The controller side speaks HTTP/1.1 and HTTP/2 over TLS on one port (a CA the proxy makes, see
+ * tls.ts), or plain HTTP/1.1. Built on node:http/http2 rather than a proxy library: watches are
+ * relayed event by event, writes are held in a gate, and every connection belongs to an epoch whose
+ * end aborts its upstream requests; a generic proxy library would be bypassed for all three.
  */
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { kubeconfigYaml } from '../src/kube/kubeconfig.js';
-import { describeWrite, type WriteTrigger } from '../src/model/plan.js';
-import type { TraceSink } from '../src/model/trace.js';
+import { describeChange, describeTrigger, describeWrite, type ChangeTrigger, type HoldUntilFault, type Trigger, type WriteTrigger } from '../src/model/plan.js';
+import type { RequestVerb } from '../src/model/api-path.js';
+import type { ObjectKey } from '../src/model/object-key.js';
+import type { FaultEvent, TraceSink, Unstamped } from '../src/model/trace.js';
+import { WriteOccurrenceCounter } from '../src/model/controller-write.js';
+import { ChangeOccurrenceCounter, matchesChange } from '../src/model/change-match.js';
+import { TriggerEvaluator } from '../src/model/trigger-eval.js';
+import type { ClusterView, ObservedChange } from '../src/recorder/cluster-recorder.js';
+import { isHttp2Request, resetSocket, type ClientConnection, type ClientRequest, type ClientResponse } from './client-conn.js';
+import { clusterSyncStage } from './cluster-sync.js';
 import { Epoch } from './epoch.js';
-import { Exchange, type ExchangeHost } from './exchange.js';
+import { Exchange, type ExchangeHost, type RequestPlan } from './exchange.js';
+import { LeaderRecords, releaseRequest } from './leases.js';
+import { DeliverySerializer, type RequestActivity, type SerializeDeliveryOptions } from './serialize.js';
+import { StaleView, watchListForbidden } from './stale-view.js';
+import { sharedProxyCertificates, type ProxyCertificates } from './tls.js';
 import { UpgradeTunnel } from './upgrade.js';
 import { Upstream } from './upstream.js';
-import { WriteTriggers, type CompletedWrite } from './write-triggers.js';
+import { WatchHolds, type WatchHold, type WatchHoldSelector } from './watch-holds.js';
+import type { WatchEventStage } from './watch-relay.js';
+import type { CompletedWrite } from './write-triggers.js';
+
+export type { ProxyCertificates } from './tls.js';
+export type { WatchHold, WatchHoldSelector } from './watch-holds.js';
+export type { StaleView } from './stale-view.js';
+export type { SerializeDeliveryOptions } from './serialize.js';
 
 export interface ControllerProxyOptions {
   /** The API server, e.g. http://127.0.0.1:PORT. */
   upstream: string;
   upstreamCaPem?: string;
   upstreamToken?: string;
+  /** Fresh upstream tokens (exec plugins); see Upstream. */
+  upstreamTokenProvider?: () => Promise<string | undefined>;
   upstreamClientCertPem?: string;
   upstreamClientKeyPem?: string;
   /** Default 0 (a random port); the proxy binds 127.0.0.1 only. */
   port?: number;
+  /**
+   * Serve the controller over TLS (HTTP/2 and HTTP/1.1 on one port) with these certificates, or with
+   * the process's proxy CA (tls.ts) when `true`. Default false: plain HTTP/1.1.
+   */
+  tls?: boolean | ProxyCertificates;
   /** Every event of the controller trace goes here. */
   trace: TraceSink;
+  /**
+   * The proxy's own view of the cluster (the cluster recorder on the same upstream). Needed for
+   * change triggers, hold-until and stale views.
+   */
+  clusterView?: ClusterView;
+  /** Causality learning: deliver watch events one at a time, waiting for quiet after each. */
+  serializeDelivery?: SerializeDeliveryOptions;
   /** Diagnostics (upstream failures...). Default: stderr. */
   log?: (line: string) => void;
 }
@@ -44,6 +88,10 @@ export interface ProxyActivity {
   openWatches: number;
   /** Date.now() of the last request start/finish or watch event delivered. */
   lastActivityAt: number;
+  /** Date.now() of the last request start or finish (watch events not counted). */
+  lastRequestAt: number;
+  /** Requests started so far (watches included). */
+  requestsStarted: number;
 }
 
 export interface CrashTriggered {
@@ -51,65 +99,154 @@ export interface CrashTriggered {
   description: string;
 }
 
-interface CrashFault {
-  trigger: WriteTrigger;
-  onTriggered: (info: CrashTriggered) => void;
+/** What made a trigger fire. */
+export interface TriggerFired {
+  /** The controller request whose completion fired it (write triggers). */
+  requestId?: number;
+  /** The cluster change that fired it (change triggers): trace seq, key and resourceVersion. */
+  changeSeq?: number;
+  key?: ObjectKey;
+  resourceVersion?: string;
 }
+
+export interface ArmedTrigger {
+  readonly trigger: Trigger;
+  readonly fired: boolean;
+  cancel(): void;
+}
+
+/** The moment a cluster change matched (the frozen point of a stale view). */
+export interface ChangeMark {
+  readonly trigger: ChangeTrigger;
+  /** Set once the change matched. */
+  readonly resourceVersion: string | undefined;
+  readonly seq: number | undefined;
+}
+
+export interface HoldUntilState {
+  /** armed -> holding (from matched) -> expired (until matched, held streams ended with 410). */
+  readonly state: 'armed' | 'holding' | 'expired';
+  /** Streams that were ended with 410 Expired. */
+  readonly expiredStreams: number[];
+  /** Did the fault change what the controller saw (some stream held and expired)? */
+  readonly injected: boolean;
+  /** The cancelling change did not come in time and the hold was expired anyway (recorded in the trace). */
+  readonly timedOut: boolean;
+}
+
+/** Which requests a delay applies to; every given field must match. */
+export interface RequestMatch {
+  verbs?: RequestVerb[];
+  kind?: string;
+  /** Resource name, e.g. `configmaps`. */
+  resource?: string;
+  key?: ObjectKey;
+}
+
+export interface DisconnectOptions {
+  /** `watches`: the controller's open watch streams; `connections`: its connections (all requests on them). */
+  target: 'watches' | 'connections';
+  /** `graceful`: a clean end of stream / GOAWAY / FIN; `reset`: RST_STREAM / TCP reset. */
+  mode: 'graceful' | 'reset';
+  /** Only watches of this kind (target `watches`). */
+  kind?: string;
+}
+
+interface ArmedEntry {
+  evaluator: TriggerEvaluator;
+  onFire: (info: TriggerFired, epoch: Epoch | undefined) => void;
+  cancelled: boolean;
+}
+
+interface MarkEntry {
+  trigger: ChangeTrigger;
+  counter: ChangeOccurrenceCounter;
+  resourceVersion: string | undefined;
+  seq: number | undefined;
+}
+
+type ProxyServer = http.Server | http2.Http2SecureServer;
+
+/** How long a hold-until fault holds at most when its cancelling change does not come. */
+export const DEFAULT_MAX_HOLD_MS = 10_000;
 
 export class ControllerProxy {
   /** Which controller process is connected (1 at first start, +1 per restart); set by the coordinator. */
   incarnation = 1;
   readonly url: string;
+  /** PEM of the CA the controller must trust (TLS mode). */
+  readonly caPem: string | undefined;
+  /** The bearer token of the kubeconfig the proxy writes; replaced by the upstream credentials. */
+  readonly controllerToken = randomBytes(16).toString('hex');
 
   private readonly upstream: Upstream;
   private readonly trace: TraceSink;
   private readonly log: (line: string) => void;
-  private readonly triggers = new WriteTriggers<CrashFault>();
   private readonly host: ExchangeHost;
+  private readonly writeCounter = new WriteOccurrenceCounter();
+  private armed: ArmedEntry[] = [];
+  private marks: MarkEntry[] = [];
+  private readonly holds = new WatchHolds();
+  private readonly serializer: DeliverySerializer | undefined;
+  private readonly staleViews = new WeakMap<Epoch, StaleView>();
+  private readonly delays: Array<{ match: RequestMatch; ms: number }> = [];
+  private readonly leaderRecords = new LeaderRecords();
+  private readonly sessions = new Map<http2.Http2Session, Epoch>();
+  private readonly closeWhenIdle = new Set<ClientConnection>();
+  private unsubscribeView: (() => void) | undefined;
   private epoch = new Epoch(1);
   private nextRequestId = 1;
   private inFlight = 0;
   private openWatches = 0;
   private lastActivityAt = Date.now();
-  private readonly epochOf = new WeakMap<Socket, Epoch>();
+  private lastRequestAt = Date.now();
+  private requestsStarted = 0;
+  private readonly protocolCounts = { h2: 0, http1: 0 };
+  private readonly epochOf = new WeakMap<object, Epoch>();
   private stopped = false;
 
   private constructor(
-    private readonly server: http.Server,
+    private readonly server: ProxyServer,
     private readonly options: ControllerProxyOptions,
     upstream: Upstream,
+    tlsCerts: ProxyCertificates | undefined,
   ) {
     this.upstream = upstream;
     this.trace = options.trace;
+    this.caPem = tlsCerts?.caPem;
     this.log = options.log ?? ((line) => process.stderr.write(`kperturb proxy: ${line}\n`));
-    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const self = this;
-    this.host = {
-      upstream,
-      trace: this.trace,
-      upstreamToken: options.upstreamToken,
-      incarnation: () => self.incarnation,
-      log: (line) => self.log(line),
-      touch: () => {
-        self.lastActivityAt = Date.now();
-      },
-      completedWrite: (write, epoch) => self.onCompletedWrite(write, epoch),
-      finished: (ex) => {
-        if (ex.isWatch) self.openWatches--;
-        else self.inFlight--;
-        self.lastActivityAt = Date.now();
-      },
+    this.url = `${tlsCerts ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    if (options.serializeDelivery) {
+      this.serializer = new DeliverySerializer(options.serializeDelivery, () => this.requestActivity(), this.trace);
+    }
+    this.host = this.makeHost();
+    const adopt = (conn: ClientConnection) => {
+      this.epochOf.set(conn, this.epoch);
+      this.epoch.adopt(conn);
     };
-    server.on('connection', (socket: Socket) => {
-      this.epochOf.set(socket, this.epoch);
-      this.epoch.adopt(socket);
-    });
-    server.on('request', (req, res) => this.onRequest(req, res));
+    if (tlsCerts) {
+      server.on('secureConnection', (socket: Socket) => {
+        socket.setNoDelay(true);
+        adopt(socket);
+      });
+      (server as http2.Http2SecureServer).on('session', (session: http2.Http2Session) => {
+        this.epochOf.set(session, this.epoch);
+        this.sessions.set(session, this.epoch);
+        session.once('close', () => this.sessions.delete(session));
+        session.on('error', () => {});
+      });
+      // TLS handshakes that fail (a client that does not trust the CA) must not crash anything.
+      server.on('tlsClientError', () => {});
+    } else {
+      server.on('connection', (socket: Socket) => adopt(socket));
+    }
+    server.on('request', (req: ClientRequest, res: ClientResponse) => this.onRequest(req, res));
     server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
-    server.on('clientError', (_err, socket: Duplex) => {
+    server.on('clientError', (_err: Error, socket: Duplex) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
       else socket.destroy();
     });
+    if (options.clusterView) this.unsubscribeView = options.clusterView.onChange((c) => this.onClusterChange(c));
   }
 
   static async start(options: ControllerProxyOptions): Promise<ControllerProxy> {
@@ -117,12 +254,23 @@ export class ControllerProxy {
       url: options.upstream,
       ...(options.upstreamCaPem ? { caPem: options.upstreamCaPem } : {}),
       ...(options.upstreamToken ? { token: options.upstreamToken } : {}),
+      ...(options.upstreamTokenProvider ? { tokenProvider: options.upstreamTokenProvider } : {}),
       ...(options.upstreamClientCertPem ? { clientCertPem: options.upstreamClientCertPem } : {}),
       ...(options.upstreamClientKeyPem ? { clientKeyPem: options.upstreamClientKeyPem } : {}),
     });
-    // Watches last minutes; the default request timeout would cut them.
-    const server = http.createServer({ requestTimeout: 0, keepAliveTimeout: 30_000 });
-    server.timeout = 0;
+    if (options.upstreamTokenProvider && !options.upstreamToken) await upstream.refreshToken();
+    const tlsCerts = options.tls === true ? await sharedProxyCertificates() : options.tls || undefined;
+    // Watches last minutes; the default request timeouts would cut them.
+    const server: ProxyServer = tlsCerts
+      ? http2.createSecureServer({
+          key: tlsCerts.keyPem,
+          cert: tlsCerts.certPem,
+          allowHTTP1: true,
+          // Go clients multiplex every watch of a controller on one connection.
+          settings: { maxConcurrentStreams: 1000 },
+        })
+      : http.createServer({ requestTimeout: 0, keepAliveTimeout: 30_000, noDelay: true });
+    server.setTimeout(0);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port ?? 0, '127.0.0.1', () => {
@@ -130,22 +278,57 @@ export class ControllerProxy {
         resolve();
       });
     });
-    return new ControllerProxy(server, options, upstream);
+    return new ControllerProxy(server, options, upstream, tlsCerts);
+  }
+
+  private makeHost(): ExchangeHost {
+    return {
+      upstream: this.upstream,
+      trace: this.trace,
+      controllerToken: this.controllerToken,
+      incarnation: () => this.incarnation,
+      log: (line) => this.log(line),
+      touch: () => {
+        this.lastActivityAt = Date.now();
+      },
+      plan: (ex) => this.planRequest(ex),
+      watchStages: (ex) => this.watchStages(ex),
+      completedWrite: (write, epoch, ex) => this.onCompletedWrite(write, epoch, ex),
+      finished: (ex) => {
+        if (ex.isWatch) this.openWatches--;
+        else this.inFlight--;
+        this.lastActivityAt = Date.now();
+        this.lastRequestAt = Date.now();
+        this.maybeCloseIdle(ex.connection);
+      },
+    };
   }
 
   /**
-   * A kubeconfig that points the controller at this proxy (credentials are the proxy's business).
-   * It says `insecure-skip-tls-verify: true` because @kubernetes/client-node (1.x) refuses plain
-   * http:// servers otherwise; Go clients ignore the flag for http://.
+   * A kubeconfig that points the controller at this proxy (credentials are the proxy's business: the
+   * kubeconfig's token only keeps clients such as kubectl from prompting for a password). TLS: it trusts the proxy's CA. Plain HTTP: it says `insecure-skip-tls-verify: true` because
+   * @kubernetes/client-node (1.x) refuses plain http:// servers otherwise; Go clients ignore the flag
+   * for http://.
    */
   kubeconfigYaml(): string {
-    const doc = parseYaml(kubeconfigYaml(this.url, { name: 'kperturb-proxy' })) as { clusters: Array<{ cluster: Record<string, unknown> }> };
+    if (this.caPem) return kubeconfigYaml(this.url, { name: 'kperturb-proxy', caPem: this.caPem, token: this.controllerToken });
+    const doc = parseYaml(kubeconfigYaml(this.url, { name: 'kperturb-proxy', token: this.controllerToken })) as { clusters: Array<{ cluster: Record<string, unknown> }> };
     for (const c of doc.clusters) c.cluster['insecure-skip-tls-verify'] = true;
     return stringifyYaml(doc);
   }
 
   activity(): ProxyActivity {
-    return { inFlight: this.inFlight, openWatches: this.openWatches, lastActivityAt: this.lastActivityAt };
+    return {
+      inFlight: this.inFlight,
+      openWatches: this.openWatches,
+      lastActivityAt: this.lastActivityAt,
+      lastRequestAt: this.lastRequestAt,
+      requestsStarted: this.requestsStarted,
+    };
+  }
+
+  private requestActivity(): RequestActivity {
+    return { inFlight: this.inFlight, lastRequestAt: this.lastRequestAt, requestsStarted: this.requestsStarted };
   }
 
   /** Upstream requests still open (watches included); for tests and leak checks. */
@@ -158,9 +341,441 @@ export class ControllerProxy {
     return this.upstream.openSocketCount();
   }
 
-  armCrashAfterWrite(trigger: WriteTrigger, onTriggered: (info: CrashTriggered) => void): void {
-    this.triggers.arm({ ...trigger }, { trigger: { ...trigger }, onTriggered });
+  /** Upstream sockets carrying a request (idle keep-alive ones excluded). */
+  upstreamBusySocketCount(): number {
+    return this.upstream.busySocketCount();
   }
+
+  /** Requests served per client protocol so far. */
+  clientProtocols(): { h2: number; http1: number } {
+    return { ...this.protocolCounts };
+  }
+
+  /** Serialized delivery: watch events still waiting for their turn. */
+  serializedBacklog(): number {
+    return this.serializer?.backlog ?? 0;
+  }
+
+  private fault(event: Omit<Unstamped<FaultEvent>, 'type'>): number {
+    return this.trace.append({ type: 'fault', ...event });
+  }
+
+  // --- triggers ---------------------------------------------------------------------------------
+
+  /**
+   * Arms a trigger (write, change or composite; see trigger-eval.ts). `onFire` runs synchronously at
+   * the moment it fires: after the write's answer arrived but before the controller gets it, or
+   * when the cluster view saw the change but before any controller stream delivers it. Write counts
+   * run over the proxy's whole life; change counts over every change the cluster view has seen,
+   * those before arming included (a trigger that matches one of those fires at once).
+   */
+  armTrigger(trigger: Trigger, onFire: (info: TriggerFired) => void): ArmedTrigger {
+    const evaluator = new TriggerEvaluator(trigger);
+    if (evaluator.watchesChanges && !this.options.clusterView) {
+      throw new Error(`the trigger "${describeTrigger(trigger)}" needs the proxy's cluster view (start the proxy with clusterView)`);
+    }
+    const entry: ArmedEntry = { evaluator, onFire: (info) => onFire(info), cancelled: false };
+    this.armed.push(entry);
+    // Changes before arming count too (the planner counts from the start of the cluster trace).
+    if (evaluator.watchesChanges) {
+      for (const c of this.options.clusterView!.pastChanges()) {
+        if (evaluator.change(c.key, c.prev, c.next)) {
+          this.fire(entry, { changeSeq: c.seq, key: c.key, resourceVersion: c.resourceVersion }, undefined);
+          break;
+        }
+      }
+    }
+    return {
+      trigger,
+      get fired() {
+        return evaluator.fired;
+      },
+      cancel: () => {
+        entry.cancelled = true;
+        this.armed = this.armed.filter((a) => a !== entry);
+      },
+    };
+  }
+
+  /** Remembers the resourceVersion at which the cluster view first sees a change matching `trigger`. */
+  markChange(trigger: ChangeTrigger): ChangeMark {
+    if (!this.options.clusterView) throw new Error('markChange needs the proxy\'s cluster view');
+    const entry: MarkEntry = { trigger, counter: new ChangeOccurrenceCounter(), resourceVersion: undefined, seq: undefined };
+    this.marks.push(entry);
+    for (const c of this.options.clusterView.pastChanges()) {
+      if (matchesChange(trigger, c.prev, c.next, entry.counter, c.key)) {
+        entry.resourceVersion = c.resourceVersion;
+        entry.seq = c.seq;
+        break;
+      }
+    }
+    return {
+      trigger,
+      get resourceVersion() {
+        return entry.resourceVersion;
+      },
+      get seq() {
+        return entry.seq;
+      },
+    };
+  }
+
+  private needsClusterSync(): boolean {
+    return this.armed.some((a) => a.evaluator.watchesChanges) || this.marks.some((m) => m.resourceVersion === undefined);
+  }
+
+  private onClusterChange(c: ObservedChange): void {
+    for (const m of this.marks) {
+      if (m.resourceVersion !== undefined) continue;
+      if (matchesChange(m.trigger, c.prev, c.next, m.counter, c.key)) {
+        m.resourceVersion = c.resourceVersion;
+        m.seq = c.seq;
+      }
+    }
+    for (const a of [...this.armed]) {
+      if (a.cancelled || !a.evaluator.watchesChanges) continue;
+      if (a.evaluator.change(c.key, c.prev, c.next)) this.fire(a, { changeSeq: c.seq, key: c.key, resourceVersion: c.resourceVersion }, undefined);
+    }
+  }
+
+  private onCompletedWrite(write: CompletedWrite, epoch: Epoch, ex: Exchange): void {
+    this.leaderRecords.noteWrite(write.key, ex.facts?.resource, ex.facts?.body);
+    const n = this.writeCounter.record(write);
+    for (const a of [...this.armed]) {
+      if (a.cancelled) continue;
+      if (a.evaluator.write(write, n)) this.fire(a, { requestId: write.requestId, key: write.key }, epoch);
+    }
+  }
+
+  private fire(entry: ArmedEntry, info: TriggerFired, epoch: Epoch | undefined): void {
+    this.armed = this.armed.filter((a) => a !== entry);
+    try {
+      entry.onFire(info, epoch);
+    } catch (err) {
+      this.log(`a fault callback failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** Holds everything of the current controller (its epoch) until `startNewEpoch`. */
+  holdController(): void {
+    this.epoch.gate.hold();
+  }
+
+  /**
+   * Crash after write: right after the matching write completes upstream (before the controller
+   * gets the answer), holds everything of the controller and tells the coordinator.
+   */
+  armCrashAfterWrite(trigger: WriteTrigger, onTriggered: (info: CrashTriggered) => void, faultIndex?: number): ArmedTrigger {
+    const t = { ...trigger };
+    const evaluator = new TriggerEvaluator({ write: t });
+    const entry: ArmedEntry = {
+      evaluator,
+      cancelled: false,
+      onFire: (info, epoch) => {
+        (epoch ?? this.epoch).gate.hold();
+        const description = describeWrite(t);
+        this.fault({
+          fault: 'crash-after-write',
+          phase: 'triggered',
+          ...(info.requestId !== undefined ? { requestId: info.requestId } : {}),
+          ...(faultIndex !== undefined ? { faultIndex } : {}),
+          key: t.key,
+          detail: `the controller ${description}; holding it until it is killed`,
+        });
+        onTriggered({ requestId: info.requestId ?? 0, description });
+      },
+    };
+    this.armed.push(entry);
+    return {
+      trigger: { write: t },
+      get fired() {
+        return evaluator.fired;
+      },
+      cancel: () => {
+        entry.cancelled = true;
+        this.armed = this.armed.filter((a) => a !== entry);
+      },
+    };
+  }
+
+  // --- watch holds ------------------------------------------------------------------------------
+
+  /** Holds the controller's watch delivery for a key or a kind (see watch-holds.ts). */
+  holdWatchEvents(selector: WatchHoldSelector, fault: FaultEvent['fault'] = 'watch-hold', faultIndex?: number): WatchHold {
+    const what = selector.key ?? `kind ${selector.kind}`;
+    const hold = this.holds.hold(selector, (streamId, event) =>
+      this.fault({
+        fault,
+        phase: 'held',
+        streams: [streamId],
+        ...(event.key ? { key: event.key } : {}),
+        ...(faultIndex !== undefined ? { faultIndex } : {}),
+        detail: `holding watch stream ${streamId} from ${event.type} ${event.key} (resourceVersion ${event.resourceVersion})`,
+      }),
+    );
+    const release = hold.release.bind(hold);
+    const expire = hold.expire.bind(hold);
+    hold.release = () => {
+      const streams = hold.streamIds;
+      const queued = hold.queuedEvents;
+      release();
+      this.fault({ fault, phase: 'released', streams, ...(selector.key ? { key: selector.key } : {}), ...(faultIndex !== undefined ? { faultIndex } : {}), detail: `released ${queued} held event(s) of ${what} in order` });
+    };
+    hold.expire = () => {
+      const result = expire();
+      this.fault({
+        fault,
+        phase: 'expired',
+        streams: result.streams,
+        ...(selector.key ? { key: selector.key } : {}),
+        ...(faultIndex !== undefined ? { faultIndex } : {}),
+        detail: `ended ${result.streams.length} held stream(s) with an in-stream 410 Expired, dropping ${result.droppedEvents} event(s); the controller relists`,
+      });
+      return result;
+    };
+    return hold;
+  }
+
+  /**
+   * Unobserved state: from the change `from` on, hold the controller's watch events of `key`; once
+   * the change `until` has happened, end the held streams with an in-stream 410 Expired so the
+   * controller relists and never sees the states in between.
+   */
+  armHoldUntil(
+    fault: HoldUntilFault,
+    faultIndex?: number,
+    callbacks: { onHeld?: () => void; onExpired?: (streams: number[]) => void } = {},
+    /**
+     * If `until` has not happened this long after `from`, expire the hold anyway (the controller
+     * relists) and count the fault as not injected: `until` probably waits for the controller to
+     * act on what is held, and holding on would only fail the workload.
+     */
+    maxHoldMs = DEFAULT_MAX_HOLD_MS,
+  ): HoldUntilState {
+    let state: HoldUntilState['state'] = 'armed';
+    let hold: WatchHold | undefined;
+    let expiredStreams: number[] = [];
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const idx = faultIndex !== undefined ? { faultIndex } : {};
+    const expire = () => {
+      if (!hold || state === 'expired') return;
+      if (timer) clearTimeout(timer);
+      expiredStreams = hold.expire().streams;
+      state = 'expired';
+      callbacks.onExpired?.(expiredStreams);
+    };
+    this.armTrigger({ change: fault.from }, (info) => {
+      state = 'holding';
+      hold = this.holdWatchEvents({ key: fault.key }, 'hold-until', faultIndex);
+      this.fault({ fault: 'hold-until', phase: 'triggered', key: fault.key, ...idx, ...(info.resourceVersion ? { resourceVersion: info.resourceVersion } : {}), detail: `${describeChange(fault.from)}: holding the controller's events of ${fault.key}` });
+      callbacks.onHeld?.();
+      timer = setTimeout(() => {
+        if (state !== 'holding') return;
+        timedOut = true;
+        this.fault({ fault: 'hold-until', phase: 'not-injected', key: fault.key, ...idx, detail: `${describeChange(fault.until)} did not happen within ${maxHoldMs / 1000} s of holding: expiring the hold anyway` });
+        expire();
+      }, maxHoldMs);
+      timer.unref();
+    });
+    this.armTrigger({ change: fault.until }, () => expire());
+    return {
+      get state() {
+        return state;
+      },
+      get expiredStreams() {
+        return expiredStreams;
+      },
+      get injected() {
+        return state === 'expired' && !timedOut && expiredStreams.length > 0;
+      },
+      get timedOut() {
+        return timedOut;
+      },
+    };
+  }
+
+  // --- stale views ------------------------------------------------------------------------------
+
+  /**
+   * Serves the current epoch's controller (start it after this) a view frozen at `resourceVersion`
+   * (see stale-view.ts) until the returned view is released.
+   */
+  serveStaleView(resourceVersion: string, faultIndex?: number): StaleView {
+    if (!this.options.clusterView) throw new Error('stale views need the proxy\'s cluster view');
+    const view = new StaleView(resourceVersion, this.options.clusterView);
+    this.staleViews.set(this.epoch, view);
+    const idx = faultIndex !== undefined ? { faultIndex } : {};
+    this.fault({ fault: 'stale-restart', phase: 'held', resourceVersion, ...idx, detail: `serving the controller (incarnation ${this.incarnation}) a view frozen at resourceVersion ${resourceVersion}` });
+    const release = view.release.bind(view);
+    view.release = () => {
+      if (view.released) return;
+      release();
+      this.fault({ fault: 'stale-restart', phase: 'released', resourceVersion, ...idx, detail: 'stale view released: held watches continue from where they asked, new requests are live' });
+    };
+    return view;
+  }
+
+  private planRequest(ex: Exchange): RequestPlan | undefined {
+    const f = ex.facts!;
+    let plan: RequestPlan | undefined;
+    const delay = this.delays.find((d) => requestMatches(d.match, f));
+    if (delay) plan = { delayMs: delay.ms };
+    const view = this.staleViews.get(ex.epoch);
+    if (!view || view.released) return plan;
+    const rv = f.query.resourceVersion;
+    const contract = rv === '0' ? 'resourceVersion "0": a lagging cache may answer this' : 'resourceVersion unset: a consistent read, beyond the API contract';
+    const note = (detail: string) => {
+      view.served();
+      this.fault({ fault: 'stale-restart', phase: 'applied', requestId: ex.id, resourceVersion: view.resourceVersion, detail });
+    };
+    if (view.appliesToWatch(f)) {
+      if (f.query.sendInitialEvents === 'true') {
+        note('WatchList (sendInitialEvents) refused with 422 so the client falls back to LIST');
+        return { ...plan, answer: { status: 422, object: watchListForbidden() } };
+      }
+      const fromScratch = rv === undefined || rv === '' || rv === '0';
+      const synthetic = fromScratch ? view.objectsFor(f) : undefined;
+      if (fromScratch && !synthetic) return plan;
+      note(fromScratch ? `WATCH from "${rv ?? ''}": the view's state as ADDED events, then held until release` : `WATCH from resourceVersion ${rv} held until release`);
+      return {
+        ...plan,
+        heldWatch: {
+          ...(synthetic ? { synthetic } : {}),
+          ...(fromScratch ? { resumeFrom: view.resourceVersion } : {}),
+          whenReleased: (resume) => view.whenReleased(resume),
+        },
+      };
+    }
+    if (view.appliesToList(f)) {
+      return {
+        ...plan,
+        rewriteList: (live) => {
+          const out = view.rewriteList(f, live);
+          if (out) note(`LIST served from the view at resourceVersion ${view.resourceVersion} (${contract})`);
+          return out;
+        },
+      };
+    }
+    return plan;
+  }
+
+  // --- watch stages -----------------------------------------------------------------------------
+
+  private watchStages(ex: Exchange): WatchEventStage[] {
+    const stages: WatchEventStage[] = [];
+    const f = ex.facts!;
+    const view = this.options.clusterView;
+    if (view && f.resource) {
+      stages.push(clusterSyncStage({ alive: () => ex.alive, group: f.resource.group, resource: f.resource.resource }, view, () => this.needsClusterSync()));
+    }
+    stages.push(
+      this.holds.stageFor({
+        id: ex.id,
+        get alive() {
+          return ex.alive;
+        },
+        endWith: (event) => ex.endStreamWith(event, 'the proxy ended the stream with 410 Expired (held events dropped)'),
+      }),
+    );
+    if (this.serializer) stages.push(this.serializer.stageFor(ex.id, () => ex.alive));
+    return stages;
+  }
+
+  // --- delays and disconnects -------------------------------------------------------------------
+
+  /** Adds `ms` of latency before each matching request is forwarded, until removed. */
+  addDelay(match: RequestMatch, ms: number): { remove(): void } {
+    const entry = { match, ms };
+    this.delays.push(entry);
+    this.fault({ fault: 'delay', phase: 'applied', ...(match.key ? { key: match.key } : {}), detail: `delaying ${describeMatch(match)} by ${ms} ms` });
+    return {
+      remove: () => {
+        const i = this.delays.indexOf(entry);
+        if (i < 0) return;
+        this.delays.splice(i, 1);
+        this.fault({ fault: 'delay', phase: 'released', detail: `no more delay for ${describeMatch(match)}` });
+      },
+    };
+  }
+
+  /**
+   * Closes the current controller's watch streams or connections. Graceful: watch streams end
+   * cleanly (the client re-watches from its last resourceVersion), HTTP/2 connections get GOAWAY,
+   * HTTP/1.1 connections are closed once their requests are answered. Reset: RST_STREAM / TCP reset.
+   */
+  disconnect(options: DisconnectOptions): { streams: number[]; connections: number } {
+    const members = this.epoch.activeMembers().filter((m): m is Exchange => m instanceof Exchange);
+    const streams: number[] = [];
+    let connections = 0;
+    const reason = `the proxy ${options.mode === 'graceful' ? 'closed' : 'reset'} the ${options.target === 'watches' ? 'stream' : 'connection'} (disconnect fault)`;
+    if (options.target === 'watches') {
+      for (const ex of members) {
+        if (!ex.isOpenStream) continue;
+        if (options.kind && ex.facts?.resource?.kind !== options.kind) continue;
+        streams.push(ex.id);
+        if (options.mode === 'graceful') ex.closeGracefully(reason);
+        else ex.reset(reason);
+      }
+    } else {
+      for (const ex of members) if (ex.isOpenStream) streams.push(ex.id);
+      const conns = this.epoch.openConnections();
+      const h2 = [...this.sessions.entries()].filter(([, e]) => e === this.epoch).map(([s]) => s);
+      connections = conns.length;
+      if (options.mode === 'graceful') {
+        for (const ex of members) if (ex.isOpenStream) ex.closeGracefully(reason);
+        for (const s of h2) s.close();
+        for (const c of conns) {
+          if (h2.some((s) => (s.socket as unknown) === c)) continue;
+          this.closeWhenIdle.add(c);
+          this.maybeCloseIdle(c);
+        }
+      } else {
+        for (const ex of members) ex.terminate(reason);
+        for (const c of conns) resetSocket(c as Socket);
+      }
+    }
+    this.fault({ fault: 'disconnect', phase: 'applied', streams, detail: `${options.mode} ${options.target}${options.kind ? ` of kind ${options.kind}` : ''}: ${streams.length} stream(s), ${connections} connection(s)` });
+    return { streams, connections };
+  }
+
+  private maybeCloseIdle(conn: ClientConnection): void {
+    if (!this.closeWhenIdle.has(conn)) return;
+    const busy = this.epoch.activeMembers().some((m) => m instanceof Exchange && m.connection === conn);
+    if (busy) return;
+    this.closeWhenIdle.delete(conn);
+    (conn as Socket).end();
+  }
+
+  // --- leader election --------------------------------------------------------------------------
+
+  /** Leases (and annotated leader records) the controller wrote so far. */
+  leaderElectionRecords(): ObjectKey[] {
+    return this.leaderRecords.all().map((r) => r.key);
+  }
+
+  /**
+   * Deletes every Lease the controller wrote (clears the leader annotation of older ConfigMap/
+   * Endpoints records) with the proxy's own credentials. Call it once the old process is gone.
+   */
+  async releaseLeaderElection(): Promise<ObjectKey[]> {
+    const released: ObjectKey[] = [];
+    for (const record of this.leaderRecords.all()) {
+      const r = releaseRequest(record);
+      const res = await this.upstream.send(r.method, r.path, r.body, r.contentType);
+      const ok = (res.status >= 200 && res.status < 300) || res.status === 404;
+      if (ok) released.push(record.key);
+      this.fault({
+        fault: 'lease-release',
+        phase: 'applied',
+        key: record.key,
+        detail: ok ? `${record.form === 'lease' ? 'deleted the Lease' : 'cleared the leader annotation'} of the killed controller (HTTP ${res.status})` : `could not release (HTTP ${res.status})`,
+      });
+    }
+    return released;
+  }
+
+  // --- epochs and lifecycle ---------------------------------------------------------------------
 
   /** Ends the current connection epoch (see epoch.ts); later connections pass through normally. */
   startNewEpoch(): void {
@@ -172,27 +787,35 @@ export class ControllerProxy {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.unsubscribeView?.();
+    this.serializer?.stop();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.epoch.end('the proxy stopped');
-    this.server.closeAllConnections();
+    for (const s of this.sessions.keys()) s.destroy();
+    if ('closeAllConnections' in this.server) this.server.closeAllConnections();
     this.upstream.destroy();
     await closed;
   }
 
-  private currentEpochOf(socket: Socket): Epoch {
-    return this.epochOf.get(socket) ?? this.epoch;
+  private currentEpochOf(req: ClientRequest): Epoch {
+    const conn = isHttp2Request(req) ? req.stream.session : req.socket;
+    return (conn && this.epochOf.get(conn)) ?? this.epoch;
   }
 
-  private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const epoch = this.currentEpochOf(req.socket);
+  private onRequest(req: ClientRequest, res: ClientResponse): void {
+    const epoch = this.currentEpochOf(req);
     if (epoch.ended || this.stopped) {
-      req.socket.destroy();
+      if (isHttp2Request(req)) req.stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      else req.socket.destroy();
       return;
     }
     const ex = new Exchange(this.nextRequestId++, this.host, epoch, req, res);
     if (ex.isWatch) this.openWatches++;
     else this.inFlight++;
+    this.requestsStarted++;
+    this.protocolCounts[isHttp2Request(req) ? 'h2' : 'http1']++;
     this.lastActivityAt = Date.now();
+    this.lastRequestAt = Date.now();
     try {
       ex.run();
     } catch (err) {
@@ -202,33 +825,24 @@ export class ControllerProxy {
   }
 
   private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
-    const epoch = this.currentEpochOf(req.socket);
+    const epoch = this.currentEpochOf(req);
     if (epoch.ended || this.stopped) {
       socket.destroy();
       return;
     }
     new UpgradeTunnel(this.nextRequestId++, this.host, epoch, req, socket, head).run();
   }
+}
 
-  private onCompletedWrite(write: CompletedWrite, epoch: Epoch): void {
-    for (const { payload } of this.triggers.record(write)) this.fireCrash(payload, write, epoch);
-  }
+function requestMatches(m: RequestMatch, f: NonNullable<Exchange['facts']>): boolean {
+  if (m.verbs && !m.verbs.includes(f.verb)) return false;
+  if (m.kind && f.resource?.kind !== m.kind) return false;
+  if (m.resource && f.resource?.resource !== m.resource) return false;
+  if (m.key && f.key !== m.key) return false;
+  return true;
+}
 
-  /** Holds everything of the controller (its epoch), records the fault, tells the coordinator. */
-  private fireCrash(fault: CrashFault, write: CompletedWrite, epoch: Epoch): void {
-    epoch.gate.hold();
-    const description = describeWrite(fault.trigger);
-    this.trace.append({
-      type: 'fault',
-      fault: 'crash-after-write',
-      phase: 'triggered',
-      requestId: write.requestId,
-      detail: `the controller ${description}; holding it until it is killed`,
-    });
-    try {
-      fault.onTriggered({ requestId: write.requestId, description });
-    } catch (err) {
-      this.log(`crash-after-write callback failed: ${(err as Error).message}`);
-    }
-  }
+function describeMatch(m: RequestMatch): string {
+  const parts = [m.verbs?.join('/') ?? 'all requests', m.kind ? `of kind ${m.kind}` : '', m.resource ? `on ${m.resource}` : '', m.key ? `of ${m.key}` : ''];
+  return parts.filter(Boolean).join(' ');
 }

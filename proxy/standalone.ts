@@ -1,6 +1,8 @@
 /**
  * Running the proxy on its own (`kperturb proxy`): in front of the cluster a kubeconfig names, writing
- * a kubeconfig for the controller and a controller trace. Useful to record a controller by hand.
+ * a kubeconfig for the controller (TLS with the proxy's own CA, HTTP/2 and HTTP/1.1), a controller
+ * trace and, optionally, the cluster trace from the proxy's own watch of every resource. Useful to
+ * record a controller by hand.
  */
 import { writeFileSync } from 'node:fs';
 import type https from 'node:https';
@@ -8,6 +10,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { SetupError, UserInputError } from '../src/model/errors.js';
 import { TraceSequence, TraceWriter } from '../src/model/trace-io.js';
 import type { TraceSink } from '../src/model/trace.js';
+import { KubeClient } from '../src/kube/client.js';
+import { ClusterRecorder } from '../src/recorder/cluster-recorder.js';
 import { ControllerProxy, type ControllerProxyOptions } from './index.js';
 
 export interface StandaloneProxyOptions {
@@ -18,6 +22,12 @@ export interface StandaloneProxyOptions {
   kubeconfigOut?: string;
   /** Where to write the controller trace (JSON lines). */
   traceFile?: string;
+  /** Where to write the cluster trace (the proxy's own watch of every resource). */
+  clusterTraceFile?: string;
+  /** Replace Secret values by a stable hash in the traces (default true). */
+  redactSecrets?: boolean;
+  /** Serve the controller over TLS with a CA the proxy makes (default true); false: plain HTTP/1.1. */
+  tls?: boolean;
   log: (line: string) => void;
 }
 
@@ -56,33 +66,86 @@ export async function upstreamFromKubeconfig(file: string): Promise<Omit<Control
   const caPem = pem(tls.ca);
   const cert = pem(tls.cert);
   const key = pem(tls.key);
+  // Exec plugins and token files hand out tokens that expire; client-node caches them until then.
+  const user = kc.getCurrentUser();
+  const refreshable = user?.exec !== undefined || user?.authProvider !== undefined || (user as { tokenFile?: string } | null)?.tokenFile !== undefined;
+  const tokenProvider = async (): Promise<string | undefined> => {
+    const fresh: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(fresh);
+    const h = (fresh.headers ?? {}) as Record<string, unknown>;
+    const a = typeof h.Authorization === 'string' ? h.Authorization : typeof h.authorization === 'string' ? h.authorization : undefined;
+    return a?.match(/^Bearer\s+(.+)$/i)?.[1];
+  };
   return {
     upstream: cluster.server,
     ...(caPem ? { upstreamCaPem: caPem } : {}),
     ...(token ? { upstreamToken: token } : {}),
+    ...(token && refreshable ? { upstreamTokenProvider: tokenProvider } : {}),
     ...(cert ? { upstreamClientCertPem: cert } : {}),
     ...(key ? { upstreamClientKeyPem: key } : {}),
   };
 }
 
-export async function runStandaloneProxy(opts: StandaloneProxyOptions): Promise<{ proxy: ControllerProxy; close(): Promise<void> }> {
+export async function runStandaloneProxy(opts: StandaloneProxyOptions): Promise<{ proxy: ControllerProxy; recorder?: ClusterRecorder; close(): Promise<void> }> {
   const upstream = await upstreamFromKubeconfig(opts.upstreamKubeconfig);
-  const writer = opts.traceFile ? new TraceWriter(opts.traceFile, 'controller', new TraceSequence()) : undefined;
+  const sequence = new TraceSequence();
+  const redact = { redactSecrets: opts.redactSecrets ?? true };
+  const writer = opts.traceFile ? new TraceWriter(opts.traceFile, 'controller', sequence, redact) : undefined;
+  const clusterWriter = opts.clusterTraceFile ? new TraceWriter(opts.clusterTraceFile, 'cluster', sequence, redact) : undefined;
   const discard: TraceSink = { append: () => 0 };
+  let client: KubeClient | undefined;
+  let recorder: ClusterRecorder | undefined;
   let proxy: ControllerProxy;
-  try {
-    proxy = await ControllerProxy.start({ ...upstream, ...(opts.port !== undefined ? { port: opts.port } : {}), trace: writer ?? discard, log: opts.log });
-  } catch (err) {
+  const closeTraces = async () => {
     await writer?.close();
+    await clusterWriter?.close();
+  };
+  if (clusterWriter) {
+    client = new KubeClient(upstream.upstream, {
+      ...(upstream.upstreamCaPem ? { caPem: upstream.upstreamCaPem } : {}),
+      ...(upstream.upstreamToken ? { token: upstream.upstreamToken } : {}),
+      ...(upstream.upstreamClientCertPem ? { clientCertPem: upstream.upstreamClientCertPem } : {}),
+      ...(upstream.upstreamClientKeyPem ? { clientKeyPem: upstream.upstreamClientKeyPem } : {}),
+    });
+    try {
+      recorder = await ClusterRecorder.start(client, clusterWriter);
+    } catch (err) {
+      client.close();
+      await closeTraces();
+      throw new SetupError(`could not watch the cluster at ${upstream.upstream} for the cluster trace: ${(err as Error).message}`);
+    }
+  }
+  try {
+    proxy = await ControllerProxy.start({
+      ...upstream,
+      ...(opts.port !== undefined ? { port: opts.port } : {}),
+      tls: opts.tls ?? true,
+      trace: writer ?? discard,
+      ...(recorder ? { clusterView: recorder } : {}),
+      log: opts.log,
+    });
+  } catch (err) {
+    await recorder?.stop();
+    client?.close();
+    await closeTraces();
     throw new SetupError(`could not start the proxy on port ${opts.port ?? 0}: ${(err as Error).message}`);
   }
   if (opts.kubeconfigOut) writeFileSync(opts.kubeconfigOut, proxy.kubeconfigYaml(), { mode: 0o600 });
-  opts.log(`proxy ${proxy.url} -> ${upstream.upstream}${opts.kubeconfigOut ? `; controller kubeconfig: ${opts.kubeconfigOut}` : ''}${opts.traceFile ? `; trace: ${opts.traceFile}` : ''}`);
+  const where = [
+    opts.kubeconfigOut ? `controller kubeconfig: ${opts.kubeconfigOut}` : '',
+    opts.traceFile ? `trace: ${opts.traceFile}` : '',
+    opts.clusterTraceFile ? `cluster trace: ${opts.clusterTraceFile}` : '',
+    redact.redactSecrets ? '' : 'Secret values NOT redacted',
+  ].filter(Boolean);
+  opts.log(`proxy ${proxy.url} -> ${upstream.upstream}${where.length ? `; ${where.join('; ')}` : ''}`);
   return {
     proxy,
+    ...(recorder ? { recorder } : {}),
     async close() {
       await proxy.stop();
-      await writer?.close();
+      await recorder?.stop();
+      client?.close();
+      await closeTraces();
     },
   };
 }

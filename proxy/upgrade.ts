@@ -1,7 +1,9 @@
 /**
- * Protocol upgrades (WebSocket watches of Java clients, exec/attach/port-forward): recorded as a
- * request, then piped raw in both directions after the upstream's 101. Event-level faults do not
- * apply to them yet; the crash hold and epochs do (nothing passes the gate, the tunnel dies with its epoch).
+ * Protocol upgrades (WebSocket watches of Java clients, exec/attach/port-forward, SPDY): recorded as a
+ * request, then piped raw in both directions after the upstream's 101. For a WebSocket watch the
+ * proxy also reads the server's messages as they pass (websocket-watch.ts) and records each watch
+ * event, with stream open/close, like a plain watch. Event-level faults do not apply to upgraded
+ * streams; the crash hold and epochs do (nothing passes the gate, the tunnel dies with its epoch).
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -10,6 +12,9 @@ import type { Epoch, EpochMember } from './epoch.js';
 import { endToEndHeaders, rewriteAccept } from './headers.js';
 import { upstreamFailureStatus } from './status.js';
 import type { ExchangeHost } from './exchange.js';
+import { decodeWatchLine } from './watch-relay.js';
+import { WebSocketMessageReader } from './websocket-watch.js';
+import type { RequestVerb } from '../src/model/api-path.js';
 
 /** Raw header pairs without the named ones (case-insensitive). */
 function withoutHeaders(rawHeaders: string[], drop: RegExp): string[] {
@@ -31,10 +36,13 @@ export class UpgradeTunnel implements EpochMember {
   private upstreamReq: http.ClientRequest | undefined;
   private upstreamSocket: Duplex | undefined;
   private closed = false;
+  private verb: RequestVerb = 'other';
+  private kind: string | undefined;
+  private streamOpen = false;
 
   constructor(
     readonly id: number,
-    private readonly host: Pick<ExchangeHost, 'upstream' | 'trace' | 'upstreamToken' | 'incarnation' | 'log' | 'touch'>,
+    private readonly host: Pick<ExchangeHost, 'upstream' | 'trace' | 'controllerToken' | 'incarnation' | 'log' | 'touch'>,
     readonly epoch: Epoch,
     private readonly req: http.IncomingMessage,
     private readonly socket: Duplex,
@@ -52,6 +60,7 @@ export class UpgradeTunnel implements EpochMember {
     if (this.closed) return;
     const url = new URL(this.req.url ?? '/', 'http://proxy.invalid');
     const apiPath = parseApiPath(url.pathname);
+    this.verb = requestVerb(this.req.method ?? 'GET', apiPath, url.searchParams);
     this.host.trace.append({
       type: 'request',
       id: this.id,
@@ -59,7 +68,7 @@ export class UpgradeTunnel implements EpochMember {
       method: this.req.method ?? 'GET',
       path: url.pathname,
       query: Object.fromEntries(url.searchParams.entries()),
-      verb: requestVerb(this.req.method ?? 'GET', apiPath, url.searchParams),
+      verb: this.verb,
       ...(apiPath
         ? { resource: { group: apiPath.group, version: apiPath.version, resource: apiPath.resource, ...(apiPath.subresource ? { subresource: apiPath.subresource } : {}) } }
         : {}),
@@ -71,7 +80,9 @@ export class UpgradeTunnel implements EpochMember {
     headers.upgrade = this.req.headers.upgrade ?? 'websocket';
     const accept = rewriteAccept(this.req.headers.accept);
     if (accept !== undefined) headers.accept = accept;
-    if (this.host.upstreamToken && headers.authorization === undefined) headers.authorization = `Bearer ${this.host.upstreamToken}`;
+    const token = this.host.upstream.token;
+    if (headers.authorization === `Bearer ${this.host.controllerToken}`) delete headers.authorization;
+    if (token && headers.authorization === undefined) headers.authorization = `Bearer ${token}`;
     const up = this.host.upstream.upgradeRequest(this.req.method ?? 'GET', this.req.url ?? '/', headers);
     this.upstreamReq = up;
     up.on('upgrade', (upRes, upSocket, upHead) => {
@@ -86,6 +97,8 @@ export class UpgradeTunnel implements EpochMember {
       if (this.head.length > 0) upSocket.write(this.head);
       upSocket.on('error', () => this.terminate('upstream socket error'));
       upSocket.on('close', () => this.terminate('the API server closed the connection'));
+      const isWebSocket = String(upRes.headers.upgrade ?? '').toLowerCase() === 'websocket';
+      if (isWebSocket && this.verb === 'watch') this.recordWatchMessages(upSocket, upHead, String(upRes.headers['sec-websocket-protocol'] ?? ''));
       upSocket.pipe(this.socket);
       this.socket.pipe(upSocket);
     });
@@ -112,13 +125,50 @@ export class UpgradeTunnel implements EpochMember {
     up.end();
   }
 
+  /** Records the watch events of a WebSocket watch as they pass to the controller. */
+  private recordWatchMessages(upSocket: Duplex, upHead: Buffer, subprotocol: string): void {
+    const reader = new WebSocketMessageReader(subprotocol.startsWith('base64.'));
+    this.streamOpen = true;
+    this.host.trace.append({ type: 'stream-open', id: this.id });
+    void this.host.upstream
+      .lookupResource(...this.resourceOf())
+      .then((info) => (this.kind = info?.kind))
+      .catch(() => undefined);
+    const onData = (chunk: Buffer) => {
+      for (const text of reader.push(chunk)) {
+        const e = decodeWatchLine(Buffer.from(text), this.kind);
+        if (!e.type || !e.object) continue;
+        this.host.trace.append({
+          type: 'watch-event',
+          id: this.id,
+          eventType: e.type,
+          ...(e.key ? { key: e.key } : {}),
+          ...(e.resourceVersion !== undefined ? { resourceVersion: e.resourceVersion } : {}),
+          object: e.object,
+        });
+        this.host.touch();
+      }
+    };
+    if (upHead.length > 0) onData(upHead);
+    upSocket.on('data', onData);
+  }
+
+  private resourceOf(): [string, string, string] {
+    const apiPath = parseApiPath(new URL(this.req.url ?? '/', 'http://proxy.invalid').pathname);
+    return [apiPath?.group ?? '', apiPath?.version ?? '', apiPath?.resource ?? ''];
+  }
+
   private record(status: number): void {
     this.host.trace.append({ type: 'response', id: this.id, status, durationMs: Date.now() - this.startedAt });
   }
 
-  terminate(_reason: string): void {
+  terminate(reason: string): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.streamOpen) {
+      this.streamOpen = false;
+      this.host.trace.append({ type: 'stream-close', id: this.id, reason });
+    }
     this.upstreamReq?.destroy();
     this.upstreamSocket?.destroy();
     this.socket.destroy();

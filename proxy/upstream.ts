@@ -12,6 +12,12 @@ export interface UpstreamOptions {
   url: string;
   caPem?: string;
   token?: string;
+  /**
+   * Where a fresh bearer token comes from when tokens expire (kubeconfig exec plugins, token files).
+   * Asked at start, every `tokenRefreshMs` and after the API server answered 401.
+   */
+  tokenProvider?: () => Promise<string | undefined>;
+  tokenRefreshMs?: number;
   clientCertPem?: string;
   clientKeyPem?: string;
 }
@@ -24,16 +30,24 @@ export class Upstream {
   private readonly openRequests = new Set<http.ClientRequest>();
   private readonly openSockets = new Set<Socket>();
   private readonly lookups = new Map<string, Promise<ResourceInfo | undefined>>();
+  private currentToken: string | undefined;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private refreshing: Promise<void> | undefined;
 
   constructor(readonly options: UpstreamOptions) {
+    this.currentToken = options.token;
+    if (options.tokenProvider) {
+      this.refreshTimer = setInterval(() => void this.refreshToken(), options.tokenRefreshMs ?? 60_000);
+      this.refreshTimer.unref();
+    }
     this.url = new URL(options.url);
     if (this.url.protocol !== 'http:' && this.url.protocol !== 'https:') {
       throw new Error(`upstream ${options.url}: expected an http:// or https:// URL`);
     }
     this.agent =
       this.url.protocol === 'https:'
-        ? new https.Agent({ keepAlive: true, ca: options.caPem, cert: options.clientCertPem, key: options.clientKeyPem })
-        : new http.Agent({ keepAlive: true });
+        ? new https.Agent({ keepAlive: true, noDelay: true, ca: options.caPem, cert: options.clientCertPem, key: options.clientKeyPem })
+        : new http.Agent({ keepAlive: true, noDelay: true });
     this.resources = new ResourceMapper((path) => this.fetchJson(path));
   }
 
@@ -52,6 +66,31 @@ export class Upstream {
       this.lookups.set(k, pending);
     }
     return pending;
+  }
+
+  /** The bearer token the proxy presents upstream (the controller's own Authorization wins). */
+  get token(): string | undefined {
+    return this.currentToken;
+  }
+
+  /** Asks the token provider again (after a 401, or periodically); concurrent calls share one refresh. */
+  refreshToken(): Promise<void> {
+    const provider = this.options.tokenProvider;
+    if (!provider) return Promise.resolve();
+    this.refreshing ??= provider()
+      .then((t) => {
+        if (t) this.currentToken = t;
+      })
+      .catch(() => undefined)
+      .finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  /** Upstream sockets carrying a request now (open sockets minus idle keep-alive ones). */
+  busySocketCount(): number {
+    let free = 0;
+    for (const list of Object.values(this.agent.freeSockets)) free += list?.length ?? 0;
+    return this.openSockets.size - free;
   }
 
   /** Upstream requests not yet closed (watches included). */
@@ -118,10 +157,20 @@ export class Upstream {
 
   /** GET a JSON document for the proxy's own use (discovery). Never throws. */
   fetchJson(path: string): Promise<{ status: number; body: unknown }> {
+    return this.send('GET', path);
+  }
+
+  /** A request of the proxy's own (discovery, lease release), with the proxy's credentials. Never throws. */
+  send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: unknown }> {
     return new Promise((resolve) => {
       const headers: http.OutgoingHttpHeaders = { accept: 'application/json' };
-      if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
-      const req = this.request('GET', path, headers);
+      if (this.currentToken) headers.authorization = `Bearer ${this.currentToken}`;
+      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+      if (payload) {
+        headers['content-type'] = contentType;
+        headers['content-length'] = String(payload.length);
+      }
+      const req = this.request(method, path, headers);
       req.setTimeout(15_000, () => req.destroy(new Error('timed out')));
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
@@ -138,12 +187,13 @@ export class Upstream {
         res.on('error', () => resolve({ status: 0, body: undefined }));
       });
       req.on('error', () => resolve({ status: 0, body: undefined }));
-      req.end();
+      req.end(payload);
     });
   }
 
   /** Aborts every open upstream request and closes every socket. */
   destroy(): void {
+    if (this.refreshTimer) clearInterval(this.refreshTimer);
     for (const req of [...this.openRequests]) req.destroy();
     this.agent.destroy();
     for (const socket of [...this.openSockets]) socket.destroy();

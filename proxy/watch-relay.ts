@@ -4,14 +4,17 @@
  *   upstream bytes -> split at newlines -> decode -> stages -> gate -> write to the controller + trace
  *
  * Chunk boundaries never line up with events, so bytes are split at `\n` and each complete line is
- * forwarded as soon as it is complete, byte for byte. `stages` is where event-level faults go (hold a
- * key's events, end the stream with an in-stream 410...); the gate is the controller-wide hold.
+ * forwarded as soon as it is complete, byte for byte. `stages` is where event-level faults go (wait
+ * for the cluster view, hold a key's events, serialized delivery); the gate is the controller-wide
+ * hold. The end of the upstream stream travels through the stages as an `end` marker, so a stage
+ * that holds events also holds the end of the stream behind them.
  */
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { isObject, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
 import type { WatchEventType } from '../src/model/trace.js';
 import { keyOfAnswer } from './classify.js';
 import type { DeliveryGate } from './gate.js';
+import { flushHeadersOf, writeChunk, writeHeadTo, type ClientResponse } from './client-conn.js';
 
 const WATCH_EVENT_TYPES: ReadonlySet<string> = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
 
@@ -55,6 +58,10 @@ export interface RelayedWatchEvent {
   object?: KubeObject;
   key?: ObjectKey;
   resourceVersion?: string;
+  /** The end of the stream (no bytes): the controller's response ends when this is delivered. */
+  end?: true;
+  /** Set on delivery: the sequence number of the `watch-event` in the trace. */
+  traceSeq?: number;
 }
 
 export function decodeWatchLine(raw: Buffer, fallbackKind: string | undefined): RelayedWatchEvent {
@@ -80,12 +87,19 @@ export function decodeWatchLine(raw: Buffer, fallbackKind: string | undefined): 
   return event;
 }
 
-/** An event-level fault: passes the event on (now, later or never) by calling `next`. */
+/** A watch event line as the API server would write it. */
+export function encodeWatchEvent(type: WatchEventType, object: KubeObject, fallbackKind?: string): RelayedWatchEvent {
+  return decodeWatchLine(Buffer.from(JSON.stringify({ type, object }) + '\n'), fallbackKind);
+}
+
+/**
+ * An event-level fault: passes the event on (now, later or never) by calling `next`, keeping the
+ * order of the events it passes on.
+ */
 export type WatchEventStage = (event: RelayedWatchEvent, next: (event: RelayedWatchEvent) => void) => void;
 
 export interface WatchRelayOptions {
-  upstream: IncomingMessage;
-  client: ServerResponse;
+  client: ClientResponse;
   gate: DeliveryGate;
   /** Kind of the watched resource, for events whose object lacks one. */
   kind?: string;
@@ -94,9 +108,9 @@ export interface WatchRelayOptions {
   stages?: WatchEventStage[];
   /** Called once the response headers went to the controller. */
   onOpen: () => void;
-  /** Called for each event line written to the controller. */
-  onDelivered: (event: RelayedWatchEvent) => void;
-  /** Called once the upstream ended cleanly and the controller got the end of the stream. */
+  /** Called for each event line written to the controller; returns the trace sequence number. */
+  onDelivered: (event: RelayedWatchEvent) => number | undefined;
+  /** Called once the upstream ended and the controller got the end of the stream. */
   onEnd: () => void;
   /** Writing to the controller failed; the owner tears the stream down. */
   onFailure: (err: Error) => void;
@@ -105,24 +119,69 @@ export interface WatchRelayOptions {
 export class WatchRelay {
   private readonly splitter = new LineSplitter();
   private readonly stages: WatchEventStage[];
+  private upstream: IncomingMessage | undefined;
   private stopped = false;
+  private headersSent = false;
 
   constructor(private readonly o: WatchRelayOptions) {
     this.stages = o.stages ?? [];
   }
 
-  /** Sends the headers (flushed at once: client-go starts its timers before the first event) and starts relaying. */
-  start(headers: OutgoingHttpHeaders): void {
-    const { upstream, client, gate } = this.o;
+  get alive(): boolean {
+    return !this.stopped;
+  }
+
+  /**
+   * Sends the headers (flushed at once: client-go starts its timers before the first event). Later
+   * calls do nothing: a stream whose upstream is attached late keeps the headers it was opened with.
+   */
+  open(headers: OutgoingHttpHeaders): void {
+    if (this.headersSent) return;
+    this.headersSent = true;
+    const { client, gate } = this.o;
     gate.pass(() =>
       this.guard(() => {
-        client.writeHead(200, headers);
-        client.flushHeaders();
+        writeHeadTo(client, 200, undefined, headers);
+        flushHeadersOf(client);
         this.o.onOpen();
       }),
     );
+  }
+
+  /** Relays the upstream's body from now on. */
+  attach(upstream: IncomingMessage): void {
+    this.upstream = upstream;
     upstream.on('data', (chunk: Buffer) => this.onChunk(chunk));
     upstream.on('end', () => this.onUpstreamEnd());
+  }
+
+  /** Sends the headers and relays `upstream` (the usual case). */
+  start(headers: OutgoingHttpHeaders, upstream: IncomingMessage): void {
+    this.open(headers);
+    this.attach(upstream);
+  }
+
+  /** Passes an event the proxy made up (a stale view's synthetic ADDED) through the stages. */
+  inject(event: RelayedWatchEvent): void {
+    if (this.stopped) return;
+    this.route(event, 0);
+  }
+
+  /** Ends the stream after the events already passed on (as the upstream's end would). */
+  finish(): void {
+    if (this.stopped) return;
+    this.route({ raw: Buffer.alloc(0), end: true }, 0);
+  }
+
+  /**
+   * Writes `event` and ends the stream now, bypassing the stages (whatever they hold is dropped):
+   * how the in-stream 410 Expired of an unobserved-state fault is delivered.
+   */
+  endWith(event: RelayedWatchEvent): void {
+    if (this.stopped) return;
+    this.deliverBytes(event);
+    this.deliverBytes({ raw: Buffer.alloc(0), end: true });
+    this.upstream?.destroy();
   }
 
   /** Stops relaying (the exchange tears down the sockets). */
@@ -140,6 +199,7 @@ export class WatchRelay {
   }
 
   private route(event: RelayedWatchEvent, stageIndex: number): void {
+    if (this.stopped) return;
     const stage = this.stages[stageIndex];
     if (!stage) {
       this.deliverBytes(event);
@@ -149,12 +209,23 @@ export class WatchRelay {
   }
 
   private deliverBytes(event: RelayedWatchEvent): void {
-    const { upstream, client, gate } = this.o;
-    if (gate.isHeld) upstream.pause();
+    const { client, gate } = this.o;
+    const upstream = this.upstream;
+    if (gate.isHeld) upstream?.pause();
     gate.pass(() =>
       this.guard(() => {
-        const flowing = client.write(event.raw);
-        if (event.type) this.o.onDelivered(event);
+        if (event.end) {
+          this.stopped = true;
+          client.end();
+          this.o.onEnd();
+          return;
+        }
+        const flowing = writeChunk(client, event.raw);
+        if (event.type) {
+          const seq = this.o.onDelivered(event);
+          if (seq !== undefined) event.traceSeq = seq;
+        }
+        if (!upstream) return;
         if (!flowing) {
           upstream.pause();
           client.once('drain', () => upstream.resume());
@@ -179,11 +250,6 @@ export class WatchRelay {
     if (this.stopped) return;
     const rest = this.splitter.rest();
     if (rest) this.route(decodeWatchLine(rest, this.o.kind), 0);
-    this.o.gate.pass(() =>
-      this.guard(() => {
-        this.o.client.end();
-        this.o.onEnd();
-      }),
-    );
+    this.finish();
   }
 }

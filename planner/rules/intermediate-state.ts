@@ -1,33 +1,72 @@
 /**
- * Intermediate state: restart the controller right after one of its writes, so that the new
- * process starts from a state the old one was only half-way through building (Sieve's first
- * pattern). One candidate per successful write that changed the cluster.
+ * Intermediate state: restart the controller right after one of its writes, so that the new process
+ * starts from a state the old one was only half-way through building (Sieve's first pattern).
+ *
+ * A write leaves an intermediate state only if the controller went on writing: a crash right after
+ * the last write of a burst (an episode under serialized delivery, else a run of activity without a
+ * quiet gap) shows the restarted controller the state it had settled on anyway. So:
+ *   baseline          every controller write request
+ *   causality         writes followed by another (non-bookkeeping) write in the same burst
+ *   effective-writes  successful writes that changed the cluster, followed by another such write in the burst
+ *   deterministic     named, not bookkeeping (Lease, Event, leader-election records), firing in every reference run
+ *   deduplicated      one plan per cluster state the crash exposes (the last write leading to it is kept)
  */
-import { isBookkeepingKey, isBookkeepingResource, isLeaderElectionRecord } from '../../src/model/bookkeeping.js';
 import { describeWrite, type WriteTrigger } from '../../src/model/plan.js';
-import { Pruning } from '../pruning.js';
-import type { ControllerWrite } from '../trace-analysis.js';
+import { StageCounter } from '../pruning.js';
+import { isSuccess, type WriteRecord } from '../trace-analysis.js';
 import type { PlanCandidate, PlanningRule } from './rule.js';
 
 export const intermediateStateRule: PlanningRule = {
   pattern: 'intermediate-state',
   namePrefix: 'intermediate',
-  plan(trace) {
-    const pruning = new Pruning('baseline', trace.writes)
-      .keep('controller-bookkeeping', (w) => !isBookkeeping(w))
-      // A write the proxy cannot name at test time (generateName) cannot be a trigger.
-      .keep('identifiable-writes', (w) => w.trigger !== undefined)
-      .keep('effective-writes', (w) => w.effective);
-    const candidates = pruning.remaining.map((w) => candidateFor(w.trigger!));
-    return { candidates, stages: pruning.stages };
+  plan({ main, triggers, prune }) {
+    const writes = main.writes;
+    if (!prune) {
+      const stages = new StageCounter(['baseline', 'expressible']);
+      stages.add('baseline', writes.length);
+      const candidates = writes.filter((w) => w.trigger && isSuccess(w)).map((w) => candidateFor(w.trigger!));
+      stages.add('expressible', candidates.length);
+      return { candidates, stages: stages.result() };
+    }
+    const effective = (w: WriteRecord) => isSuccess(w) && w.effect === 'effective';
+    // The last (effective) non-bookkeeping write of each burst.
+    const lastWrite = new Map<number, number>();
+    const lastEffective = new Map<number, number>();
+    for (const w of writes) {
+      if (w.bookkeeping) continue;
+      lastWrite.set(w.burst, w.index);
+      if (effective(w)) lastEffective.set(w.burst, w.index);
+    }
+    const stages = new StageCounter();
+    stages.add('baseline', writes.length);
+    const kept: WriteRecord[] = [];
+    for (const w of writes) {
+      if ((lastWrite.get(w.burst) ?? -1) <= w.index) continue;
+      stages.add('causality');
+      if (!effective(w) || (lastEffective.get(w.burst) ?? -1) <= w.index) continue;
+      stages.add('effective-writes');
+      if (!w.trigger || w.bookkeeping || !triggers.deterministicWrite(w.trigger)) continue;
+      stages.add('deterministic');
+      kept.push(w);
+    }
+    // Same exposed state, same test: keep the last write that leads to it (less of the workload is left
+    // to paper over what the restarted controller does).
+    const seen = new Set<string>();
+    const unique: WriteRecord[] = [];
+    for (let i = kept.length - 1; i >= 0; i--) {
+      const w = kept[i]!;
+      const state = main.stateAfter(w.effectChange);
+      if (state !== undefined) {
+        if (seen.has(state)) continue;
+        seen.add(state);
+      }
+      unique.push(w);
+    }
+    unique.reverse();
+    stages.add('deduplicated', unique.length);
+    return { candidates: unique.map((w) => candidateFor(w.trigger!)), stages: stages.result() };
   },
 };
-
-function isBookkeeping(w: ControllerWrite): boolean {
-  if (isBookkeepingResource(w.request.resource)) return true;
-  if (w.request.key !== undefined && isBookkeepingKey(w.request.key)) return true;
-  return isLeaderElectionRecord(w.request.body) || isLeaderElectionRecord(w.response.object);
-}
 
 function candidateFor(trigger: WriteTrigger): PlanCandidate {
   return {

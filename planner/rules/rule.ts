@@ -1,11 +1,12 @@
 /**
- * A planning rule turns an analysed reference trace into candidate perturbations of one pattern.
- * Each pattern (intermediate, stale, unobserved state) is its own rule module; the planner runs
- * them all and names the plans.
+ * A planning rule turns the analysed reference runs into candidate perturbations of one pattern.
+ * Each pattern (intermediate, stale, unobserved state) is its own rule module; the planner runs them
+ * all and names the plans.
  */
 import type { Fault, Pattern } from '../../src/model/plan.js';
 import type { StageCount } from '../pruning.js';
-import type { AnalyzedTrace } from '../trace-analysis.js';
+import type { RunAnalysis } from '../trace-analysis.js';
+import type { Triggers } from '../triggers.js';
 
 export interface PlanCandidate {
   description: string;
@@ -19,9 +20,19 @@ export interface RuleResult {
   stages: StageCount[];
 }
 
+export interface RuleContext {
+  /** The reference run plans come from (the last one). */
+  main: RunAnalysis;
+  /** Builds triggers for `main` and checks them against the other reference runs. */
+  triggers: Triggers;
+  /** False: every candidate that can be written as a plan, no pruning stage applied. */
+  prune: boolean;
+  staleReleaseSeconds: number;
+}
+
 export interface PlanningRule {
   readonly pattern: Pattern;
   /** Plans are named `<namePrefix>-0001`, `<namePrefix>-0002`... */
   readonly namePrefix: string;
-  plan(trace: AnalyzedTrace): RuleResult;
+  plan(context: RuleContext): RuleResult;
 }

@@ -1,16 +1,18 @@
 /** learn, plan and test: the three stages of a campaign against one controller. */
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
-import { executeRun, loadRunArtifacts } from '../coordinator/run.js';
+import { executeRun } from '../coordinator/run.js';
 import { loadPlanFile, serializePlan, type TestPlan } from '../model/plan.js';
-import { RESULTS_FORMAT, type PlanResult, type ResultsFile, type RunArtifacts } from '../model/results.js';
-import { readTraceAll } from '../model/trace-io.js';
+import { RESULTS_FORMAT, type Alarm, type PlanResult, type ResultsFile, type RunArtifacts, type RunRecord } from '../model/results.js';
+import { readTrace } from '../model/trace-io.js';
+import { mergeTracesBySeq } from '../model/trace-merge.js';
 import { UserInputError } from '../model/errors.js';
 import type { TraceEvent } from '../model/trace.js';
-import { planTests, type PruningStats } from '../../planner/index.js';
-import { compareRuns } from '../../oracles/index.js';
-import { decideVerdict } from '../../oracles/verdict.js';
+import { planTestsStreaming, type PruningStats } from '../../planner/index.js';
+import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '../../oracles/index.js';
+import { loadHealthInputs, loadRunDir } from '../report/artifacts.js';
+import { redactAlarm } from '../report/redact.js';
 import { CampaignLayout } from './layout.js';
 
 export type Log = (line: string) => void;
@@ -35,7 +37,14 @@ export interface LearnSummary {
 }
 
 /** Runs every workload `config.referenceRuns` times without faults and keeps the runs. */
-export async function learn(config: ControllerUnderTest, opts: CampaignOptions & { workloads?: string[] }): Promise<LearnSummary[]> {
+export async function learn(
+  config: ControllerUnderTest,
+  opts: CampaignOptions & {
+    workloads?: string[];
+    /** Causality learning: serialized watch delivery with this quiet window (see proxy/serialize.ts). */
+    serialize?: { quietMs: number };
+  },
+): Promise<LearnSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
   const summaries: LearnSummary[] = [];
   for (const workload of selectWorkloads(config, opts.workloads)) {
@@ -44,7 +53,7 @@ export async function learn(config: ControllerUnderTest, opts: CampaignOptions &
     for (let n = 1; n <= config.referenceRuns; n++) {
       const dir = layout.referenceRun(workload.name, n);
       opts.log(`learn ${config.name}/${workload.name}: reference run ${n}/${config.referenceRuns}`);
-      const { record } = await executeRun({ config, workload, runDir: dir, log: opts.log });
+      const { record } = await executeRun({ config, workload, runDir: dir, log: opts.log, ...(opts.serialize ? { serializeDelivery: opts.serialize } : {}) });
       const ok = !record.error && record.workloadOutcome.ok;
       const error = record.error ?? record.workloadOutcome.error;
       summary.runs.push({ dir, ok, durationMs: record.durationMs, ...(error ? { error } : {}) });
@@ -62,12 +71,9 @@ export interface PlanSummary {
   dir: string;
 }
 
-async function mergedTrace(runDir: string): Promise<TraceEvent[]> {
-  const events = [
-    ...(await readTraceAll(join(runDir, 'controller.trace.jsonl'))),
-    ...(await readTraceAll(join(runDir, 'cluster.trace.jsonl'))),
-  ];
-  return events.filter((e) => e.type !== 'header').sort((a, b) => a.seq - b.seq);
+/** A reference run's controller and cluster traces as one stream in seq order (read, never loaded). */
+function mergedTrace(runDir: string): AsyncIterable<TraceEvent> {
+  return mergeTracesBySeq([readTrace(join(runDir, 'controller.trace.jsonl')), readTrace(join(runDir, 'cluster.trace.jsonl'))]);
 }
 
 function referenceDirs(layout: CampaignLayout, config: ControllerUnderTest, workload: string): string[] {
@@ -82,19 +88,40 @@ function referenceDirs(layout: CampaignLayout, config: ControllerUnderTest, work
   return dirs;
 }
 
-/** Derives test plans from the last reference run of each workload and writes them as YAML. */
-export async function plan(config: ControllerUnderTest, opts: CampaignOptions & { workloads?: string[] }): Promise<PlanSummary[]> {
+export const PRUNING_FORMAT = 'kperturb.dev/pruning/v1';
+
+/**
+ * Derives test plans from the reference runs of each workload (plans come from the last run, the
+ * others tell which triggers are deterministic) and writes them as YAML, with the pruning table in
+ * pruning.json. `prune: false` writes every plan the rules can express, unpruned.
+ */
+export async function plan(config: ControllerUnderTest, opts: CampaignOptions & { workloads?: string[]; prune?: boolean }): Promise<PlanSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
   const summaries: PlanSummary[] = [];
   for (const workload of selectWorkloads(config, opts.workloads)) {
     const refs = referenceDirs(layout, config, workload.name);
-    const trace = await mergedTrace(refs[refs.length - 1]!);
-    const { plans, stats } = planTests({ controller: config.name, workload: workload.name, trace });
+    const masks = config.masks.filter((m) => !m.workload || m.workload === workload.name).map((m) => ({ key: m.key, paths: m.paths }));
+    const output = await planTestsStreaming({
+      controller: config.name,
+      workload: workload.name,
+      references: refs.map(mergedTrace),
+      options: { prune: opts.prune ?? true, quietMs: config.settle.quietMs, masks },
+    });
+    const { plans, stats } = output;
     const dir = layout.plansDir(workload.name);
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     for (const p of plans) writeFileSync(join(dir, `${p.metadata.name}.yaml`), serializePlan(p));
-    writeFileSync(join(dir, 'pruning.json'), JSON.stringify(stats, null, 2) + '\n');
+    const pruning = {
+      format: PRUNING_FORMAT,
+      controller: config.name,
+      workload: workload.name,
+      pruned: opts.prune ?? true,
+      causality: output.causality,
+      referenceRuns: refs.map((r, i) => ({ dir: r, events: output.events[i] })),
+      patterns: stats,
+    };
+    writeFileSync(join(dir, 'pruning.json'), JSON.stringify(pruning, null, 2) + '\n');
     opts.log(`plan ${config.name}/${workload.name}: ${plans.length} plan(s) in ${dir}`);
     summaries.push({ workload: workload.name, plans, stats, dir });
   }
@@ -119,14 +146,60 @@ export function findPlanFiles(paths: string[]): string[] {
   return files;
 }
 
+/** Progress hooks of `test` (src/report/progress.ts draws them). */
+export interface TestProgress {
+  begin(total: number): void;
+  planStarted(label: string): void;
+  planFinished(result: PlanResult): void;
+}
+
 export interface TestOptions extends CampaignOptions {
   onResult?: (result: PlanResult, index: number, total: number) => void;
+  progress?: TestProgress;
+  /**
+   * Confirmation (as Acto does): when a plan alarms, run the unperturbed workload once more (once
+   * per workload and campaign) and mark the alarms it reproduces as flaky.
+   */
+  confirm?: boolean;
+}
+
+function oracleOptions(config: ControllerUnderTest, workload: string): OracleOptions {
+  const forWorkload = (rules: ControllerUnderTest['masks']) => rules.filter((m) => !m.workload || m.workload === workload).map((m) => ({ keyGlob: m.key, paths: m.paths }));
+  return { extraMasks: forWorkload(config.masks), countUpdates: forWorkload(config.countUpdates ?? []) };
+}
+
+/** A run's artifacts with the health and liveness inputs read back from its directory. */
+async function fullArtifacts(runDir: string, record: RunRecord, artifacts: RunArtifacts): Promise<RunArtifacts> {
+  return { ...artifacts, ...(await loadHealthInputs(runDir, record)) };
+}
+
+/**
+ * The latest results of other workloads in an existing results.json, so that testing one workload
+ * (as the demo does, workload by workload) does not drop the others'. Unreadable files are replaced.
+ */
+function otherWorkloadsResults(file: string, tested: ReadonlySet<string>): PlanResult[] {
+  if (!existsSync(file)) return [];
+  try {
+    const doc = JSON.parse(readFileSync(file, 'utf8')) as Partial<ResultsFile>;
+    if (doc.format !== RESULTS_FORMAT || !Array.isArray(doc.results)) return [];
+    return doc.results.filter((r) => !tested.has(r.workload));
+  } catch {
+    return [];
+  }
+}
+
+function writeResults(file: string, results: PlanResult[], planned: number, complete: boolean): void {
+  const doc: ResultsFile = { format: RESULTS_FORMAT, results, complete, planned };
+  // Written after every plan, through a rename, so an interrupted campaign leaves a readable file.
+  writeFileSync(file + '.tmp', JSON.stringify(doc, null, 2) + '\n');
+  renameSync(file + '.tmp', file);
 }
 
 /** Runs plans, each on a fresh cluster, and judges each against the reference runs. */
 export async function test(config: ControllerUnderTest, plans: TestPlan[], opts: TestOptions): Promise<PlanResult[]> {
   const layout = new CampaignLayout(opts.out, config.name);
-  const references = new Map<string, RunArtifacts[]>();
+  const references = new Map<string, { dirs: string[]; runs: RunArtifacts[] }>();
+  const confirmations = new Map<string, { runDir: string; alarms: Alarm[] }>();
   const results: PlanResult[] = [];
   for (const p of plans) {
     if (p.spec.controller !== config.name) {
@@ -136,20 +209,40 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
       throw new UserInputError(undefined, undefined, `plan ${p.metadata.name} names workload "${p.spec.workload}", which ${config.file} does not define`);
     }
   }
+  mkdirSync(layout.root, { recursive: true });
+  const earlier = otherWorkloadsResults(layout.resultsFile, new Set(plans.map((p) => p.spec.workload)));
+  opts.progress?.begin(plans.length);
   for (const [i, p] of plans.entries()) {
     const workload = config.workloads.get(p.spec.workload)!;
     let refs = references.get(workload.name);
     if (!refs) {
-      refs = referenceDirs(layout, config, workload.name).map(loadRunArtifacts);
+      const dirs = referenceDirs(layout, config, workload.name);
+      refs = { dirs, runs: await Promise.all(dirs.map(async (d) => (await loadRunDir(d)).artifacts)) };
       references.set(workload.name, refs);
     }
+    const options = oracleOptions(config, workload.name);
     const runDir = layout.testRun(workload.name, p.metadata.name);
     rmSync(runDir, { recursive: true, force: true });
     opts.log(`test ${config.name}/${workload.name} [${i + 1}/${plans.length}] ${p.metadata.name}: ${p.spec.description}`);
-    const { record, artifacts } = await executeRun({ config, workload, runDir, plan: p, log: opts.log });
-    const masks = config.masks.filter((m) => !m.workload || m.workload === workload.name).map((m) => ({ keyGlob: m.key, paths: m.paths }));
-    const stateAlarms = record.injected ? compareRuns(refs, artifacts, { extraMasks: masks }) : [];
-    const decision = decideVerdict(record, stateAlarms);
+    opts.progress?.planStarted(`${p.metadata.name}: ${p.spec.description}`);
+    const run = await executeRun({ config, workload, runDir, plan: p, log: opts.log });
+    const artifacts = await fullArtifacts(runDir, run.record, run.artifacts);
+    let decision = judgeTestRun(refs.runs, artifacts, run.record, options);
+    let confirmation: { runDir: string; alarms: Alarm[] } | undefined;
+    if (opts.confirm && decision.verdict === 'bug') {
+      confirmation = confirmations.get(workload.name);
+      if (!confirmation) {
+        const confirmDir = layout.confirmationRun(workload.name);
+        rmSync(confirmDir, { recursive: true, force: true });
+        opts.log(`confirm ${config.name}/${workload.name}: re-running the workload without faults to check the alarmed fields are deterministic`);
+        const c = await executeRun({ config, workload, runDir: confirmDir, log: opts.log });
+        const cArtifacts = await fullArtifacts(confirmDir, c.record, c.artifacts);
+        confirmation = { runDir: confirmDir, alarms: c.record.error ? [] : runAlarms(refs.runs, cArtifacts, c.record, options) };
+        if (c.record.error) opts.log(`  the confirmation run failed (${c.record.error}); alarms stay unconfirmed`);
+        confirmations.set(workload.name, confirmation);
+      }
+      decision = applyConfirmation(decision, confirmation.alarms);
+    }
     const result: PlanResult = {
       plan: p.metadata.name,
       controller: config.name,
@@ -157,19 +250,21 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
       pattern: p.spec.pattern,
       description: p.spec.description,
       verdict: decision.verdict,
-      injected: record.injected === true,
-      alarms: decision.alarms,
-      durationMs: record.durationMs,
+      injected: run.record.injected === true,
+      alarms: decision.alarms.map(redactAlarm),
+      durationMs: run.record.durationMs,
       runDir,
       ...(decision.error ? { error: decision.error } : {}),
+      referenceRunDirs: refs.dirs,
+      ...(confirmation ? { confirmationRunDir: confirmation.runDir } : {}),
     };
     writeFileSync(join(runDir, 'verdict.json'), JSON.stringify(result, null, 2) + '\n');
     results.push(result);
+    writeResults(layout.resultsFile, [...earlier, ...results], earlier.length + plans.length, false);
+    opts.progress?.planFinished(result);
     opts.onResult?.(result, i, plans.length);
   }
-  const file: ResultsFile = { format: RESULTS_FORMAT, results };
-  mkdirSync(layout.root, { recursive: true });
-  writeFileSync(layout.resultsFile, JSON.stringify(file, null, 2) + '\n');
+  writeResults(layout.resultsFile, [...earlier, ...results], earlier.length + plans.length, true);
   return results;
 }
 

@@ -3,6 +3,7 @@
  *   <out>/<controller>/learn/<workload>/ref-<n>/   reference runs
  *   <out>/<controller>/plans/<workload>/*.yaml     test plans (+ pruning.json)
  *   <out>/<controller>/test/<workload>/<plan>/     test runs (+ verdict.json)
+ *   <out>/<controller>/confirm/<workload>/         unperturbed confirmation run (test --confirm)
  *   <out>/<controller>/results.json                every plan's result
  */
 import { join } from 'node:path';
@@ -23,6 +24,9 @@ export class CampaignLayout {
   }
   testRun(workload: string, plan: string): string {
     return join(this.root, 'test', workload, plan);
+  }
+  confirmationRun(workload: string): string {
+    return join(this.root, 'confirm', workload);
   }
   get resultsFile(): string {
     return join(this.root, 'results.json');

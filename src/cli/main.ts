@@ -3,15 +3,27 @@
  * 2 bad input or setup failure. Errors a user can act on are printed without a stack trace.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
 import { loadConfig } from '../config/config.js';
 import { learn, plan, test, loadPlans } from '../campaign/campaign.js';
 import { CampaignLayout } from '../campaign/layout.js';
-import { runDemo, writeDemoJson } from '../campaign/demo.js';
+import { renderDemoTable, runDemo, writeDemoJson } from '../campaign/demo.js';
 import { UserInputError, SetupError } from '../model/errors.js';
 import { renderTable, formatDuration } from './table.js';
 import type { PlanResult } from '../model/results.js';
+import { ProgressReporter } from '../report/progress.js';
+import { renderTerminalReport } from '../report/terminal.js';
+import { DEFAULT_RESULTS_DIR, loadResults } from '../report/results-io.js';
+import { buildJsonReport } from '../report/json.js';
+import { renderJUnit } from '../report/junit.js';
+import { writeHtmlReport } from '../report/html.js';
+import { diffRuns, renderRunDiff } from '../report/run-diff.js';
+
+function relativeOrAbsolute(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') ? rel : path;
+}
 
 const log = (line: string) => process.stderr.write(line + '\n');
 
@@ -21,19 +33,26 @@ function parsePort(value: string): number {
   return n;
 }
 
+/** Serialized delivery's default quiet window (ms): see docs/cli.md for the measured cost. */
+const DEFAULT_SERIALIZE_QUIET_MS = 100;
+
+function parseQuietMs(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 60_000) throw new UserInputError(undefined, '--serialize', `a quiet window in milliseconds, 1-60000 (got ${JSON.stringify(value)})`);
+  return n;
+}
+
 const configOption = () => new Option('-c, --config <file>', 'the kperturb.yaml of the controller under test').default('kperturb.yaml');
 const outOption = () => new Option('-o, --out <dir>', 'where runs, plans and results are kept').default('.kperturb');
 const workloadOption = () => new Option('-w, --workload <name...>', 'only these workloads (default: all)');
 
 function printResults(results: PlanResult[]): void {
-  const rows = results.map((r) => [r.workload, r.plan, r.verdict, r.alarms.length, formatDuration(r.durationMs), r.description]);
-  process.stdout.write(renderTable(['workload', 'plan', 'verdict', 'alarms', 'time', 'perturbation'], rows) + '\n');
-  for (const r of results.filter((x) => x.verdict === 'bug' || x.verdict === 'error')) {
-    process.stdout.write(`\n${r.plan} (${r.verdict}): ${r.description}\n`);
-    if (r.error) process.stdout.write(`  error: ${r.error}\n`);
-    for (const a of r.alarms) process.stdout.write(`  [${a.oracle}] ${a.message}\n`);
-    process.stdout.write(`  run: ${r.runDir}\n`);
-  }
+  process.stdout.write(renderTerminalReport(results));
+}
+
+/** 1 when a plan found a bug, 2 when one could not be run, else 0 (flaky and untested plans are not failures). */
+function exitCodeFor(results: readonly PlanResult[]): number {
+  return results.some((r) => r.verdict === 'bug') ? 1 : results.some((r) => r.verdict === 'error') ? 2 : 0;
 }
 
 export function buildProgram(): Command {
@@ -48,7 +67,23 @@ export function buildProgram(): Command {
     .description('run the embedded in-memory Kubernetes API server in the foreground')
     .option('-p, --port <port>', 'port on 127.0.0.1 (default: a free port)', parsePort)
     .option('--kubeconfig-out <file>', 'write a kubeconfig for it here')
-    .action(async (opts: { port?: number; kubeconfigOut?: string }) => {
+    .option('--real', 'run a real control plane instead (etcd, kube-apiserver, kube-controller-manager built by `npm run setup:real`, plus simulated kubelets)')
+    .option('--log-dir <dir>', 'with --real: keep the components\' logs here')
+    .action(async (opts: { port?: number; kubeconfigOut?: string; real?: boolean; logDir?: string }) => {
+      if (opts.real) {
+        const { RealCluster, ensureControlPlaneBinaries } = await import('../realcluster/index.js');
+        const cluster = await RealCluster.start({
+          binaries: await ensureControlPlaneBinaries(log),
+          log,
+          ...(opts.port !== undefined ? { apiserverPort: opts.port } : {}),
+          ...(opts.logDir ? { logDir: resolve(opts.logDir) } : {}),
+        });
+        if (opts.kubeconfigOut) writeFileSync(opts.kubeconfigOut, cluster.kubeconfigYaml(), { mode: 0o600 });
+        log(`real control plane listening on ${cluster.url}${opts.kubeconfigOut ? `; kubeconfig in ${opts.kubeconfigOut}` : ''} (Ctrl-C to stop)`);
+        await untilSignal();
+        await cluster.stop();
+        return;
+      }
       const { EmbeddedCluster } = await import('../cluster/index.js');
       const cluster = await EmbeddedCluster.start(opts.port !== undefined ? { port: opts.port } : {});
       if (opts.kubeconfigOut) writeFileSync(opts.kubeconfigOut, cluster.kubeconfigYaml());
@@ -62,21 +97,29 @@ export function buildProgram(): Command {
     .description('run the intercepting proxy stand-alone in front of a cluster; give the written kubeconfig to your controller')
     .requiredOption('--upstream-kubeconfig <file>', 'kubeconfig of the API server to forward to')
     .option('-p, --port <port>', 'port on 127.0.0.1 (default: a free port)', parsePort)
-    .option('--kubeconfig-out <file>', 'write the controller-side kubeconfig here')
+    .option('--kubeconfig-out <file>', 'write the controller-side kubeconfig here (it trusts the proxy\'s own CA)')
     .option('--trace <file>', 'write the controller trace (JSON lines) here')
-    .action(async (opts: { upstreamKubeconfig: string; port?: number; kubeconfigOut?: string; trace?: string }) => {
-      const { runStandaloneProxy } = await import('../../proxy/standalone.js');
-      const running = await runStandaloneProxy({
-        upstreamKubeconfig: opts.upstreamKubeconfig,
-        ...(opts.port !== undefined ? { port: opts.port } : {}),
-        ...(opts.kubeconfigOut ? { kubeconfigOut: opts.kubeconfigOut } : {}),
-        ...(opts.trace ? { traceFile: opts.trace } : {}),
-        log,
-      });
-      log(`proxy listening on ${running.proxy.url} (Ctrl-C to stop)`);
-      await untilSignal();
-      await running.close();
-    });
+    .option('--cluster-trace <file>', 'also watch every resource of the cluster and write the cluster trace here')
+    .option('--no-redact-secrets', 'write Secret values into the traces as they are (default: a stable hash)')
+    .option('--plain-http', 'serve the controller plain HTTP/1.1 instead of TLS (HTTP/2 and HTTP/1.1)')
+    .action(
+      async (opts: { upstreamKubeconfig: string; port?: number; kubeconfigOut?: string; trace?: string; clusterTrace?: string; redactSecrets: boolean; plainHttp?: boolean }) => {
+        const { runStandaloneProxy } = await import('../../proxy/standalone.js');
+        const running = await runStandaloneProxy({
+          upstreamKubeconfig: opts.upstreamKubeconfig,
+          ...(opts.port !== undefined ? { port: opts.port } : {}),
+          ...(opts.kubeconfigOut ? { kubeconfigOut: opts.kubeconfigOut } : {}),
+          ...(opts.trace ? { traceFile: opts.trace } : {}),
+          ...(opts.clusterTrace ? { clusterTraceFile: opts.clusterTrace } : {}),
+          redactSecrets: opts.redactSecrets,
+          tls: !opts.plainHttp,
+          log,
+        });
+        log(`proxy listening on ${running.proxy.url} (Ctrl-C to stop)`);
+        await untilSignal();
+        await running.close();
+      },
+    );
 
   program
     .command('learn')
@@ -84,9 +127,15 @@ export function buildProgram(): Command {
     .addOption(configOption())
     .addOption(outOption())
     .addOption(workloadOption())
-    .action(async (opts: { config: string; out: string; workload?: string[] }) => {
+    .option(
+      '--serialize [quietMs]',
+      'causality learning: the proxy delivers watch events one at a time and waits until the controller has been quiet for quietMs (default 100) before the next; the trace gets episode markers',
+      parseQuietMs,
+    )
+    .action(async (opts: { config: string; out: string; workload?: string[]; serialize?: number | true }) => {
       const config = loadConfig(opts.config);
-      const summaries = await learn(config, { out: resolve(opts.out), log, ...(opts.workload ? { workloads: opts.workload } : {}) });
+      const serialize = opts.serialize === undefined ? {} : { serialize: { quietMs: opts.serialize === true ? DEFAULT_SERIALIZE_QUIET_MS : opts.serialize } };
+      const summaries = await learn(config, { out: resolve(opts.out), log, ...(opts.workload ? { workloads: opts.workload } : {}), ...serialize });
       const rows = summaries.flatMap((s) => s.runs.map((r, i) => [s.workload, `ref-${i + 1}`, r.ok ? 'ok' : 'FAILED', formatDuration(r.durationMs), r.error ?? r.dir]));
       process.stdout.write(renderTable(['workload', 'run', 'outcome', 'time', 'directory / error'], rows) + '\n');
       if (summaries.some((s) => s.runs.some((r) => !r.ok))) throw new SetupError('a reference run failed: fix the workload or the controller before planning');
@@ -98,9 +147,10 @@ export function buildProgram(): Command {
     .addOption(configOption())
     .addOption(outOption())
     .addOption(workloadOption())
-    .action(async (opts: { config: string; out: string; workload?: string[] }) => {
+    .option('--no-prune', 'write every plan the rules can express, with no pruning stage (to check that pruning keeps every bug)')
+    .action(async (opts: { config: string; out: string; workload?: string[]; prune: boolean }) => {
       const config = loadConfig(opts.config);
-      const summaries = await plan(config, { out: resolve(opts.out), log, ...(opts.workload ? { workloads: opts.workload } : {}) });
+      const summaries = await plan(config, { out: resolve(opts.out), log, prune: opts.prune, ...(opts.workload ? { workloads: opts.workload } : {}) });
       for (const s of summaries) {
         process.stdout.write(`${s.workload}: ${s.plans.length} plan(s) in ${s.dir}\n`);
         const rows = s.stats.flatMap((st) => st.stages.map((stage) => [st.pattern, stage.stage, stage.plans]));
@@ -114,42 +164,86 @@ export function buildProgram(): Command {
     .argument('[plans...]', 'plan files or directories')
     .addOption(configOption())
     .addOption(outOption())
-    .action(async (paths: string[], opts: { config: string; out: string }) => {
+    .option('--confirm', 'when a plan alarms, re-run the workload without faults and mark alarms it reproduces as flaky')
+    .action(async (paths: string[], opts: { config: string; out: string; confirm?: boolean }) => {
       const config = loadConfig(opts.config);
       const out = resolve(opts.out);
       const planPaths = paths.length > 0 ? paths : [new CampaignLayout(out, config.name).plansDir()];
       const plans = loadPlans(planPaths);
       if (plans.length === 0) throw new UserInputError(planPaths.join(', '), undefined, 'at least one plan (run `kperturb plan` first)');
-      const results = await test(config, plans, {
-        out,
-        log,
-        onResult: (r, i, total) => log(`  -> ${r.verdict}${r.alarms.length ? ` (${r.alarms.length} alarm(s))` : ''} [${i + 1}/${total}]`),
-      });
+      const progress = new ProgressReporter();
+      let results: PlanResult[];
+      try {
+        results = await test(config, plans, { out, log: progress.log, progress, ...(opts.confirm ? { confirm: true } : {}) });
+      } finally {
+        progress.end();
+      }
       printResults(results);
-      process.exitCode = results.some((r) => r.verdict === 'bug') ? 1 : results.some((r) => r.verdict === 'error') ? 2 : 0;
+      process.exitCode = exitCodeFor(results);
+    });
+
+  program
+    .command('report')
+    .description('summarise test results: a table in the terminal, or JSON, JUnit XML and an HTML page')
+    .argument('[results]', `a results.json, a verdict.json or a directory to search (default: ${DEFAULT_RESULTS_DIR})`)
+    .option('--json', 'print the report as JSON instead of a table')
+    .option('--junit <file>', 'also write JUnit XML here (for CI systems)')
+    .option('--html <file>', 'also write a self-contained HTML page here')
+    .action(async (target: string | undefined, opts: { json?: boolean; junit?: string; html?: string }) => {
+      const loaded = loadResults(target);
+      if (opts.json) process.stdout.write(JSON.stringify(buildJsonReport(loaded.results, loaded.sources, loaded.notes), null, 2) + '\n');
+      else process.stdout.write(renderTerminalReport(loaded.results, { notes: loaded.notes }));
+      if (opts.junit) {
+        mkdirSync(dirname(resolve(opts.junit)), { recursive: true });
+        writeFileSync(opts.junit, renderJUnit(loaded.results));
+        log(`JUnit XML written to ${opts.junit}`);
+      }
+      if (opts.html) {
+        await writeHtmlReport(resolve(opts.html), loaded);
+        log(`HTML report written to ${opts.html}`);
+      }
+      process.exitCode = exitCodeFor(loaded.results);
+    });
+
+  program
+    .command('diff')
+    .description('the end-state and update-summary differences between two run directories')
+    .argument('<reference-run>', 'a run directory (e.g. .kperturb/<controller>/learn/<workload>/ref-1)')
+    .argument('<test-run>', 'another run directory (e.g. .kperturb/<controller>/test/<workload>/<plan>)')
+    .option('--json', 'print the differences as JSON')
+    .action(async (referenceRun: string, testRun: string, opts: { json?: boolean }) => {
+      const d = await diffRuns(resolve(referenceRun), resolve(testRun));
+      process.stdout.write(opts.json ? JSON.stringify(d, null, 2) + '\n' : renderRunDiff(d));
+      process.exitCode = d.endState.length + d.updateSummary.length > 0 ? 1 : 0;
     });
 
   program
     .command('demo')
     .description('learn, plan and test the bundled example controllers on the embedded cluster')
     .option('--json <file>', 'write the results as JSON')
-    .option('--only <name...>', 'only these examples (by metadata.name)')
+    .option('--only <name...>', 'only these examples (by metadata.name), on every pattern')
+    .option('--all', 'every bundled example on every pattern (default: one example per pattern and its twin, on that pattern)')
+    .option('--no-confirm', 'do not re-run a workload without faults to confirm the alarms of a bug')
     .addOption(new Option('-o, --out <dir>', 'where runs, plans and results are kept').default('.kperturb/demo'))
-    .action(async (opts: { json?: string; only?: string[]; out: string }) => {
-      const results = await runDemo({ out: resolve(opts.out), log, ...(opts.only ? { only: opts.only } : {}) });
-      const rows = results.examples.map((e) => {
-        const verdicts = (v: string) => e.plans.filter((p) => p.verdict === v).length;
-        return [e.example, e.workload, e.plansGenerated, e.bugs, verdicts('pass'), verdicts('not-injected') + verdicts('error'), formatDuration(e.durationMs)];
-      });
-      process.stdout.write('\n' + renderTable(['example', 'workload', 'plans', 'bugs found', 'passed', 'not injected/error', 'time'], rows) + '\n');
+    .action(async (opts: { json?: string; only?: string[]; out: string; confirm: boolean; all?: boolean }) => {
+      const progress = new ProgressReporter();
+      let results: Awaited<ReturnType<typeof runDemo>>;
+      try {
+        results = await runDemo({ out: resolve(opts.out), log: progress.log, progress, confirm: opts.confirm, all: opts.all === true, ...(opts.only ? { only: opts.only } : {}) });
+      } finally {
+        progress.end();
+      }
+      process.stdout.write('\n' + renderDemoTable(results) + '\n');
       for (const e of results.examples) {
-        for (const p of e.plans.filter((x) => x.verdict === 'bug')) {
-          process.stdout.write(`\n${e.example}: ${p.plan} found a bug: ${p.description}\n`);
-          for (const a of p.alarms) process.stdout.write(`  [${a.oracle}] ${a.message}\n`);
+        if (e.error) process.stdout.write(`\n${e.example}/${e.workload} was not tested: ${e.error}\n`);
+        for (const p of e.plans.filter((x) => x.verdict === 'bug' || x.verdict === 'flaky')) {
+          process.stdout.write(`\n${e.example}: ${p.plan} ${p.verdict === 'bug' ? 'found a bug' : 'is flaky'}: ${p.description}\n`);
+          for (const a of p.alarms) process.stdout.write(`  [${a.oracle}]${a.flaky ? ' (flaky)' : ''} ${a.message}\n`);
         }
       }
-      process.stdout.write(`\ntotal time ${formatDuration(results.durationMs)}; runs in ${resolve(opts.out)}\n`);
+      process.stdout.write(`\ntotal time ${formatDuration(results.durationMs)}; runs in ${resolve(opts.out)}; \`kperturb report ${relativeOrAbsolute(resolve(opts.out))} --html report.html\` for details\n`);
       if (opts.json) writeDemoJson(opts.json, results);
+      if (results.examples.some((e) => e.error)) process.exitCode = 2;
     });
 
   return program;

@@ -22,7 +22,8 @@ export interface StatusDetails {
 export interface MetaStatus {
   kind: 'Status';
   apiVersion: 'v1';
-  metadata: Record<string, never>;
+  /** ListMeta; only an expired continue token's Status carries something here (a fresh `continue`). */
+  metadata: { continue?: string };
   status: 'Success' | 'Failure';
   message?: string;
   reason?: string;
@@ -46,13 +47,15 @@ export class ApiError extends Error {
     readonly reason: string,
     message: string,
     readonly details?: StatusDetails,
+    readonly continueToken?: string,
   ) {
     super(message);
     this.name = 'ApiError';
   }
 
   toStatus(): MetaStatus {
-    const status: MetaStatus = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason };
+    const metadata = this.continueToken ? { continue: this.continueToken } : {};
+    const status: MetaStatus = { kind: 'Status', apiVersion: 'v1', metadata, status: 'Failure', message: this.message, reason: this.reason };
     if (this.details !== undefined) status.details = this.details;
     status.code = this.code;
     return status;
@@ -116,8 +119,14 @@ export function unsupportedMediaType(contentType: string, accepted: readonly str
   );
 }
 
-export function expired(message: string): ApiError {
-  return new ApiError(410, 'Expired', message);
+/** 410 Expired; an expired continue token's Status offers a fresh (inconsistent) `continue` token. */
+export function expired(message: string, continueToken?: string): ApiError {
+  return new ApiError(410, 'Expired', message, undefined, continueToken);
+}
+
+/** 429 TooManyRequests, as an eviction blocked by a PodDisruptionBudget gets. */
+export function tooManyRequests(message: string, causes: StatusCause[] = []): ApiError {
+  return new ApiError(429, 'TooManyRequests', message, causes.length > 0 ? { causes } : {});
 }
 
 export function resourceVersionTooLarge(requested: number, current: number): ApiError {
@@ -137,7 +146,7 @@ export function internalError(message: string): ApiError {
 
 /** One field problem, as k8s.io/apimachinery/pkg/util/validation/field reports it. */
 export interface FieldError {
-  type: 'Required' | 'Invalid' | 'Forbidden' | 'NotSupported' | 'Duplicate' | 'TooLong';
+  type: 'Required' | 'Invalid' | 'Forbidden' | 'NotSupported' | 'Duplicate' | 'TooLong' | 'NotFound';
   field: string;
   value?: unknown;
   detail: string;
@@ -150,6 +159,7 @@ const CAUSE_REASON: Record<FieldError['type'], string> = {
   NotSupported: 'FieldValueNotSupported',
   Duplicate: 'FieldValueDuplicate',
   TooLong: 'FieldValueTooLong',
+  NotFound: 'FieldValueNotFound',
 };
 
 function fieldErrorBody(e: FieldError): string {
@@ -164,6 +174,8 @@ function fieldErrorBody(e: FieldError): string {
       return `Unsupported value: ${JSON.stringify(e.value)}${e.detail ? `: ${e.detail}` : ''}`;
     case 'TooLong':
       return `Too long: ${e.detail}`;
+    case 'NotFound':
+      return `Not found: ${JSON.stringify(e.value)}`;
     case 'Invalid': {
       const v = typeof e.value === 'string' ? JSON.stringify(e.value) : JSON.stringify(e.value ?? null);
       return `Invalid value: ${v}${e.detail ? `: ${e.detail}` : ''}`;

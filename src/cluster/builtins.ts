@@ -1,19 +1,17 @@
 /**
- * Built-in kinds of the walking skeleton: namespaces, configmaps and secrets (core/v1) and
- * customresourcedefinitions (apiextensions.k8s.io/v1). Each is a `ResourceDefinition` with the strategy
- * rules of its real registry (pkg/registry/core/*, apiextensions-apiserver/pkg/registry/...).
- * New built-in kinds plug in by adding a definition to `builtinDefinitions()`.
+ * Built-in kinds: namespaces, configmaps and secrets (core/v1) and customresourcedefinitions
+ * (apiextensions.k8s.io/v1) here; pods, services and the other core kinds in kinds/core.ts; workloads,
+ * policy, leases and RBAC in kinds/apps.ts. Each is a `ResourceDefinition` with the strategy rules of
+ * its real registry (pkg/registry/*, apiextensions-apiserver/pkg/registry/...). New built-in kinds plug
+ * in by adding a definition to `builtinDefinitions()`.
  */
 import { isObject, type KubeObject } from '../model/object-key.js';
 import { badRequest, type FieldError } from './api-error.js';
-import { ALL_VERBS, type ResourceDefinition, type StrategicListRules } from './registry.js';
+import { ALL_VERBS, type ResourceDefinition } from './registry.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from './validation.js';
-
-/** Lists of ObjectMeta that strategic merge patch merges (patchStrategy:"merge" in k8s.io/api). */
-export const OBJECT_META_MERGE_LISTS: StrategicListRules = {
-  'metadata.finalizers': {},
-  'metadata.ownerReferences': { mergeKey: 'uid' },
-};
+import { CONDITIONS_LIST_RULES, OBJECT_META_LIST_RULES } from './kinds/list-rules.js';
+import { coreDefinitions } from './kinds/core.js';
+import { workloadDefinitions } from './kinds/apps.js';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 export const NAMESPACE_FINALIZER = 'kubernetes';
@@ -35,12 +33,14 @@ function namespaceDefinition(): ResourceDefinition {
     shortNames: ['ns'],
     categories: [],
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
-    subresources: ['status'],
+    subresources: ['status', 'finalize'],
     listItemsCarryTypeMeta: false,
     definedBy: 'builtin',
     strategy: {
       tracksGeneration: false,
-      strategicMergeLists: OBJECT_META_MERGE_LISTS,
+      listRules: CONDITIONS_LIST_RULES,
+      strategicMerge: true,
+      statusWrite: 'status-and-metadata',
       returnDeletedObject: true,
       nameRule: 'dns1123-label',
       selectableFields: { 'status.phase': (o) => (isObject(o.status) ? (o.status.phase as string | undefined) : undefined) },
@@ -123,7 +123,8 @@ function configMapDefinition(): ResourceDefinition {
     definedBy: 'builtin',
     strategy: {
       tracksGeneration: false,
-      strategicMergeLists: OBJECT_META_MERGE_LISTS,
+      listRules: OBJECT_META_LIST_RULES,
+      strategicMerge: true,
       returnDeletedObject: false,
       nameRule: 'dns1123-subdomain',
       validate: (obj, old) => [...validateDataKeys(obj, ['data', 'binaryData']), ...validateImmutable(obj, old, ['data', 'binaryData'])],
@@ -169,7 +170,8 @@ function secretDefinition(): ResourceDefinition {
     definedBy: 'builtin',
     strategy: {
       tracksGeneration: false,
-      strategicMergeLists: OBJECT_META_MERGE_LISTS,
+      listRules: OBJECT_META_LIST_RULES,
+      strategicMerge: true,
       returnDeletedObject: false,
       nameRule: 'dns1123-subdomain',
       selectableFields: { type: (o) => (typeof o.type === 'string' ? o.type : undefined) },
@@ -209,7 +211,9 @@ function crdDefinition(): ResourceDefinition {
     definedBy: 'builtin',
     strategy: {
       tracksGeneration: true,
-      strategicMergeLists: OBJECT_META_MERGE_LISTS,
+      listRules: CONDITIONS_LIST_RULES,
+      strategicMerge: true,
+      statusWrite: 'status-only',
       returnDeletedObject: false,
       nameRule: 'dns1123-subdomain',
       prepareForCreate(obj) {
@@ -311,7 +315,7 @@ function validateCrd(obj: KubeObject, old: KubeObject | undefined): FieldError[]
 }
 
 export function builtinDefinitions(): ResourceDefinition[] {
-  return [namespaceDefinition(), configMapDefinition(), secretDefinition(), crdDefinition()];
+  return [namespaceDefinition(), configMapDefinition(), secretDefinition(), ...coreDefinitions(), ...workloadDefinitions(), crdDefinition()];
 }
 
 /** Namespaces that exist from the start, as in a fresh cluster. */

@@ -13,7 +13,8 @@ import { isObject, type KubeObject } from '../model/object-key.js';
 import { ApiError } from './api-error.js';
 import { CRD_CLEANUP_FINALIZER, NAMESPACE_FINALIZER, setCrdCondition } from './builtins.js';
 import type { Operations } from './operations.js';
-import { ALL_VERBS, compareKubeVersions, resourceKey, type ResourceDefinition, type ResourceRegistry } from './registry.js';
+import { ALL_VERBS, compareKubeVersions, storageKey, type ListRule, type ListRules, type ResourceDefinition, type ResourceRegistry, type ScalePaths } from './registry.js';
+import { OBJECT_META_LIST_RULES } from './kinds/list-rules.js';
 import type { ObjectStore, StoreChange } from './store.js';
 
 const CRD_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';
@@ -69,8 +70,19 @@ export function definitionFromCrd(crd: KubeObject): ResourceDefinition | undefin
   const versions = (Array.isArray(spec.versions) ? spec.versions : []).filter(isObject);
   const served = versions.filter((v) => v.served === true && typeof v.name === 'string');
   if (served.length === 0) return undefined;
-  // A status subresource is per version in Kubernetes; here it is on when any served version declares it.
+  // Subresources are per version in Kubernetes; here one is on when any served version declares it.
   const status = served.some((v) => isObject(v.subresources) && v.subresources.status !== undefined && v.subresources.status !== null);
+  const scaleSpec = served.map((v) => (isObject(v.subresources) && isObject(v.subresources.scale) ? v.subresources.scale : undefined)).find((x) => x !== undefined);
+  const scale: ScalePaths | undefined =
+    scaleSpec && typeof scaleSpec.specReplicasPath === 'string' && typeof scaleSpec.statusReplicasPath === 'string'
+      ? {
+          specReplicasPath: scaleSpec.specReplicasPath,
+          statusReplicasPath: scaleSpec.statusReplicasPath,
+          ...(typeof scaleSpec.labelSelectorPath === 'string' ? { labelSelectorPath: scaleSpec.labelSelectorPath } : {}),
+        }
+      : undefined;
+  const storage = versions.find((v) => v.storage === true) ?? served[0]!;
+  const schema = isObject(storage.schema) ? storage.schema.openAPIV3Schema : undefined;
   return {
     group: spec.group,
     versions: served.map((v) => v.name as string).sort(compareKubeVersions),
@@ -82,15 +94,39 @@ export function definitionFromCrd(crd: KubeObject): ResourceDefinition | undefin
     shortNames: names.shortNames,
     categories: names.categories,
     verbs: [...ALL_VERBS],
-    subresources: status ? ['status'] : [],
+    subresources: [...(status ? ['status'] : []), ...(scale ? ['scale'] : [])],
+    ...(scale ? { scale } : {}),
     listItemsCarryTypeMeta: true,
     definedBy: crd.metadata!.name!,
     strategy: {
       tracksGeneration: true,
+      listRules: { ...OBJECT_META_LIST_RULES, ...listRulesFromSchema(schema) },
+      statusWrite: 'status-only',
       returnDeletedObject: false,
       nameRule: 'dns1123-subdomain',
     },
   };
+}
+
+/** Server-side apply list types from a CRD's structural schema (x-kubernetes-list-type/-list-map-keys). */
+export function listRulesFromSchema(schema: unknown): ListRules {
+  const rules: Record<string, ListRule> = {};
+  const walk = (node: unknown, path: string, depth: number): void => {
+    if (!isObject(node) || depth > 32) return;
+    if (node.type === 'array') {
+      const type = node['x-kubernetes-list-type'];
+      const keys = node['x-kubernetes-list-map-keys'];
+      if (type === 'map' && Array.isArray(keys) && keys.every((k) => typeof k === 'string')) rules[path] = { listType: 'map', listMapKeys: keys as string[] };
+      else if (type === 'set') rules[path] = { listType: 'set' };
+      walk(node.items, `${path}[]`, depth + 1);
+      return;
+    }
+    if (isObject(node.properties)) {
+      for (const [key, child] of Object.entries(node.properties)) walk(child, path ? `${path}.${key}` : key, depth + 1);
+    }
+  };
+  walk(schema, '', 0);
+  return rules;
 }
 
 export class CrdController {
@@ -113,7 +149,7 @@ export class CrdController {
       return;
     }
     if (change.type !== 'DELETED') return;
-    const def = this.registry.all().find((d) => resourceKey(d) === change.resource);
+    const def = this.registry.all().find((d) => storageKey(d) === change.resource);
     if (def?.terminating) this.queue.enqueue(def.definedBy);
   }
 
@@ -129,7 +165,7 @@ export class CrdController {
     const def = this.servedBy(crdName);
     if (!def) return;
     this.registry.remove(def);
-    this.store.drop(resourceKey(def));
+    this.store.drop(storageKey(def));
   }
 
   private reconcile(name: string): void {
@@ -174,7 +210,7 @@ export class CrdController {
       const storage = (Array.isArray(spec.versions) ? spec.versions : []).find((v) => isObject(v) && v.storage === true) as { name?: string } | undefined;
       const stored = Array.isArray(status.storedVersions) ? (status.storedVersions as string[]) : [];
       if (storage?.name && !stored.includes(storage.name)) status.storedVersions = [...stored, storage.name];
-    });
+    }, 'kube-apiserver', 'status');
   }
 
   /** Deletes every instance; once none is left, drops the cleanup finalizer so the CRD can go. */
@@ -182,17 +218,17 @@ export class CrdController {
     const def = this.servedBy(crd.metadata!.name!);
     if (def) {
       def.terminating = true;
-      for (const obj of this.store.list(resourceKey(def))) {
+      for (const obj of this.store.list(storageKey(def))) {
         if (obj.metadata?.deletionTimestamp) continue;
         deleteQuietly(this.ops, def, obj);
       }
-      if (this.store.list(resourceKey(def)).length > 0) return;
+      if (this.store.list(storageKey(def)).length > 0) return;
     }
     if (!(crd.metadata?.finalizers ?? []).includes(CRD_CLEANUP_FINALIZER)) return;
     this.ops.systemUpdate(this.crdDefinition(), crd, (obj) => {
       obj.metadata!.finalizers = (obj.metadata!.finalizers ?? []).filter((f) => f !== CRD_CLEANUP_FINALIZER);
       if (obj.metadata!.finalizers.length === 0) delete obj.metadata!.finalizers;
-    });
+    }, 'kube-apiserver');
   }
 }
 
@@ -236,13 +272,14 @@ export class NamespaceController {
   private reconcile(name: string): void {
     const ns = this.store.get(NAMESPACE_RESOURCE, undefined, name);
     if (!ns?.metadata?.deletionTimestamp) return;
-    const namespaced = this.registry.all().filter((d) => d.namespaced);
+    // One definition per storage bucket (core and events.k8s.io Events are the same objects).
+    const namespaced = [...new Map(this.registry.all().filter((d) => d.namespaced).map((d) => [storageKey(d), d])).values()];
     let remaining = 0;
     for (const def of namespaced) {
-      for (const obj of this.store.list(resourceKey(def), name)) {
+      for (const obj of this.store.list(storageKey(def), name)) {
         if (!obj.metadata?.deletionTimestamp) deleteQuietly(this.ops, def, obj);
       }
-      remaining += this.store.list(resourceKey(def), name).length;
+      remaining += this.store.list(storageKey(def), name).length;
     }
     if (remaining > 0) return;
     const nsDef = this.registry.get({ group: '', resource: NAMESPACE_RESOURCE })!;

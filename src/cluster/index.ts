@@ -9,41 +9,72 @@
  *   await cluster.stop();
  *
  * Layout: registry.ts (which kinds exist) -> store.ts (objects, resourceVersions, history) ->
- * operations.ts (verbs and their rules) -> server.ts (HTTP) and watch.ts (streams); builtins.ts and
- * controllers.ts define the built-in kinds and the CRD and namespace controllers. See docs in each file.
+ * operations.ts (verbs and their rules; field-manager.ts for managed fields and server-side apply,
+ * patch.ts for the patch types) -> server.ts (HTTP; discovery.ts, openapi.ts) and watch.ts (streams);
+ * builtins.ts and kinds/ define the built-in kinds, controllers.ts the CRD and namespace controllers,
+ * sim/ the simulated controllers. docs/embedded-cluster.md says what is supported and what differs.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { stringify } from 'yaml';
-import { resourceKey, ResourceRegistry } from './registry.js';
+import { storageKey, ResourceRegistry } from './registry.js';
 import { ObjectStore } from './store.js';
 import { Operations } from './operations.js';
 import { builtinDefinitions, INITIAL_NAMESPACES } from './builtins.js';
 import { CrdController, NamespaceController } from './controllers.js';
 import { WatchHub } from './watch.js';
 import { ApiServer } from './server.js';
+import { ClusterSimulation, type SimulationOptions } from './sim/index.js';
 
 export interface EmbeddedClusterOptions {
   /** Port on 127.0.0.1; default 0 picks a free port. */
   port?: number;
-  /** Changes retained for resuming watches from a resourceVersion; default 10000. Older ones get 410 Expired. */
+  /**
+   * Changes retained for resuming watches (and exact lists, continue tokens) from a resourceVersion;
+   * default 10000. Older resourceVersions get 410 Expired, as after an etcd compaction.
+   */
   watchHistorySize?: number;
   /** Interval of BOOKMARK events on watches that allow them; default 1000 ms (a real server: about a minute). 0 disables. */
   bookmarkIntervalMs?: number;
+  /**
+   * The simulated kube-controller-manager, scheduler and kubelets (src/cluster/sim), run as API
+   * clients of this server; default on with default options. `false`: a bare API server.
+   */
+  simulation?: SimulationOptions | false;
 }
 
 export const KUBECONFIG_NAME = 'kperturb-embedded';
 
 export class EmbeddedCluster {
   private stopping: Promise<void> | undefined;
+  private simulation: ClusterSimulation | undefined;
 
   private constructor(
     private readonly server: Server,
     private readonly sockets: ReadonlySet<Socket>,
     private readonly watches: WatchHub,
     private readonly stopControllers: Array<() => void>,
+    private readonly store: ObjectStore,
     readonly port: number,
   ) {}
+
+  /**
+   * Compacts the change history through `resourceVersion` (default: the current one), as an etcd
+   * compaction would: watches, exact lists and continue tokens from older resourceVersions get 410.
+   */
+  compact(resourceVersion?: number): void {
+    this.store.compact(resourceVersion);
+  }
+
+  /** The latest resourceVersion (what a list returns now). */
+  get resourceVersion(): number {
+    return this.store.resourceVersion;
+  }
+
+  /** Number of objects stored, over all kinds. */
+  get objectCount(): number {
+    return this.store.size;
+  }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -55,10 +86,14 @@ export class EmbeddedCluster {
     const store = new ObjectStore(options.watchHistorySize ?? 10000);
     const ops = new Operations(store, registry);
     const watches = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 1000 });
-    registry.onRemove((def) => watches.closeResource(resourceKey(def)));
-    const controllers = [new CrdController(store, registry, ops).start(), new NamespaceController(store, registry, ops).start()];
+    registry.onRemove((def) => watches.closeResource(storageKey(def)));
+    // Namespace finalization moves to the simulated namespace controller when that one runs.
+    const simulatesNamespaces = options.simulation !== false && (options.simulation?.controllers?.includes('namespace') ?? true);
+    const controllers = [new CrdController(store, registry, ops).start(), ...(simulatesNamespaces ? [] : [new NamespaceController(store, registry, ops).start()])];
     const nsDef = registry.get({ group: '', resource: 'namespaces' })!;
-    for (const name of INITIAL_NAMESPACES) ops.create({ def: nsDef, version: 'v1' }, { metadata: { name } });
+    const system = { fieldManager: 'kube-apiserver' };
+    for (const name of INITIAL_NAMESPACES) ops.create({ def: nsDef, version: 'v1' }, { metadata: { name } }, system);
+    createKubernetesService(registry, ops);
 
     let port = 0;
     const api = new ApiServer({ registry, ops, watches, serverAddress: () => `127.0.0.1:${port}` });
@@ -80,7 +115,16 @@ export class EmbeddedCluster {
       });
     });
     port = (server.address() as AddressInfo).port;
-    return new EmbeddedCluster(server, sockets, watches, controllers, port);
+    const cluster = new EmbeddedCluster(server, sockets, watches, controllers, store, port);
+    if (options.simulation !== false) {
+      try {
+        cluster.simulation = await ClusterSimulation.start(cluster.url, options.simulation ?? {});
+      } catch (err) {
+        await cluster.stop();
+        throw err;
+      }
+    }
+    return cluster;
   }
 
   /**
@@ -102,13 +146,33 @@ export class EmbeddedCluster {
 
   /** Stops listening and ends every open connection and watch right away. */
   stop(): Promise<void> {
-    this.stopping ??= new Promise<void>((resolve) => {
+    const simulationStopped = this.simulation?.stop() ?? Promise.resolve();
+    this.stopping ??= simulationStopped.then(() => new Promise<void>((resolve) => {
       for (const stop of this.stopControllers) stop();
       this.watches.closeAll();
       this.server.close(() => resolve());
       for (const socket of this.sockets) socket.destroy();
       this.server.closeAllConnections();
-    });
+    }));
     return this.stopping;
   }
+}
+
+/**
+ * The `kubernetes` Service and Endpoints in `default` that kube-apiserver maintains for itself
+ * (clusterIP 10.96.0.1, the first address of the default service range).
+ */
+function createKubernetesService(registry: ResourceRegistry, ops: Operations): void {
+  const system = { fieldManager: 'kube-apiserver' };
+  const svc = registry.get({ group: '', resource: 'services' })!;
+  const labels = { component: 'apiserver', provider: 'kubernetes' };
+  ops.create({ def: svc, version: 'v1', namespace: 'default' }, {
+    metadata: { name: 'kubernetes', labels },
+    spec: { clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }], sessionAffinity: 'None', type: 'ClusterIP' },
+  }, system);
+  const ep = registry.get({ group: '', resource: 'endpoints' })!;
+  ops.create({ def: ep, version: 'v1', namespace: 'default' }, {
+    metadata: { name: 'kubernetes', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } },
+    subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'https', port: 6443, protocol: 'TCP' }] }],
+  }, system);
 }

@@ -7,18 +7,71 @@
 import type { KubeObject } from '../model/object-key.js';
 import type { FieldError, GroupResource } from './api-error.js';
 
-/** How strategic merge patch treats lists, keyed by dotted field path (`metadata.finalizers`). */
-export type StrategicListRules = Readonly<Record<string, { mergeKey?: string }>>;
+/**
+ * How one list field merges, for strategic merge patch (patchStrategy/patchMergeKey in k8s.io/api) and
+ * for server-side apply (x-kubernetes-list-type/-list-map-keys). Lists without a rule are replaced by
+ * strategic merge patch and atomic for server-side apply, as in Kubernetes.
+ */
+export interface ListRule {
+  /** Strategic merge patch: merge by this key (lists of objects) or as a set (lists of scalars, no key). */
+  patchMerge?: { key?: string };
+  /** Server-side apply list type. */
+  listType: 'map' | 'set' | 'atomic';
+  /** Keys of a `map` list; a missing key field takes its default from `listMapKeyDefaults`. */
+  listMapKeys?: readonly string[];
+  listMapKeyDefaults?: Readonly<Record<string, string | number>>;
+}
+
+/**
+ * List rules keyed by field path, list items written as `[]`: `spec.containers`,
+ * `spec.containers[].ports`, `metadata.finalizers`.
+ */
+export type ListRules = Readonly<Record<string, ListRule>>;
+
+/** Where the scale subresource reads and writes replicas (CRD `subresources.scale`, fixed for built-ins). */
+export interface ScalePaths {
+  /** Dotted JSON path, e.g. `.spec.replicas`. */
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  /** Path of the label selector: a string (CRs) or, for built-ins, a metav1.LabelSelector. */
+  labelSelectorPath?: string;
+}
+
+/** What a write to the status subresource may change besides `status`. */
+export type StatusWriteScope =
+  /** Only status (custom resources, CRDs). */
+  | 'status-only'
+  /** status and metadata except ownerReferences (pods and most built-ins). */
+  | 'status-and-metadata'
+  /** status and metadata except labels and ownerReferences (apps/v1 workloads). */
+  | 'status-and-annotations';
 
 export interface ResourceStrategy {
   /** metadata.generation starts at 1 and is bumped by spec changes (CRs, CRDs); absent otherwise. */
   tracksGeneration: boolean;
-  /** Lists merged (not replaced) by strategic merge patch; undefined means the kind refuses SMP (CRs: 415). */
-  strategicMergeLists?: StrategicListRules;
+  /** Which fields count as spec for generation (default: everything but metadata and status). */
+  specFields?: readonly string[];
+  /** List semantics for strategic merge patch and server-side apply. */
+  listRules?: ListRules;
+  /** Whether strategic merge patch is accepted (built-ins); custom resources answer 415. */
+  strategicMerge?: boolean;
+  /** What a status-subresource write may change; default `status-only`. */
+  statusWrite?: StatusWriteScope;
+  /** A create keeps the status the client sent (nodes); otherwise status is reset on create. */
+  keepsStatusOnCreate?: boolean;
+  /** Status a new object starts with (after reset), e.g. `{ phase: 'Pending' }`. */
+  initialStatus?(obj: KubeObject): Record<string, unknown> | undefined;
   /** Immediate deletes answer with the object (true) or with a Success Status (false, most kinds). */
   returnDeletedObject: boolean;
-  /** Rule for metadata.name. */
-  nameRule: 'dns1123-subdomain' | 'dns1123-label';
+  /** Rule for metadata.name (`path-segment`: any name usable in a URL path, as RBAC names). */
+  nameRule: 'dns1123-subdomain' | 'dns1123-label' | 'dns1035-label' | 'path-segment';
+  /** Annotations whose change bumps generation like a spec change (Deployment's rollback annotation). */
+  generationAnnotations?: readonly string[];
+  /**
+   * Graceful deletion: the grace period for a DELETE (`requested` is gracePeriodSeconds from the
+   * options); 0 deletes now. Kinds without it are deleted immediately (unless finalizers hold them).
+   */
+  gracefulDeletion?(obj: KubeObject, requested: number | undefined): number;
   /** Extra field-selector fields beyond metadata.name and metadata.namespace. */
   selectableFields?: Readonly<Record<string, (obj: KubeObject) => string | undefined>>;
   /** Normalises a new object (defaults, derived fields) before validation. */
@@ -46,8 +99,19 @@ export interface ResourceDefinition {
   shortNames: readonly string[];
   categories: readonly string[];
   verbs: readonly string[];
-  /** Subresources served beside the main resource; only `status` is understood by the generic handlers. */
+  /** Subresources served beside the main resource: status, scale, binding, eviction, finalize. */
   subresources: readonly string[];
+  /** Replica paths when `scale` is served. */
+  scale?: ScalePaths;
+  /**
+   * Storage bucket shared with another API group's view of the same objects (core/v1 events and
+   * events.k8s.io/v1 events); default: the resource's own key.
+   */
+  storageResource?: string;
+  /** Converts this API's form to and from the shared storage form (only with `storageResource`). */
+  conversion?: { toStorage(obj: KubeObject): KubeObject; fromStorage(obj: KubeObject): KubeObject };
+  /** The OpenAPI v3 schema of a CRD-defined version, by version name (pruning is not done, SSA reads list types). */
+  schemas?: Readonly<Record<string, unknown>>;
   /**
    * Typed built-in lists are encoded without kind/apiVersion on their items; CR lists are unstructured
    * and keep them. Faithful to what a real kube-apiserver sends.
@@ -69,6 +133,11 @@ export function groupResourceOf(def: ResourceDefinition): GroupResource {
 
 export function resourceKey(gr: GroupResource): string {
   return gr.group ? `${gr.resource}.${gr.group}` : gr.resource;
+}
+
+/** The store bucket of a kind's objects. */
+export function storageKey(def: ResourceDefinition): string {
+  return def.storageResource ?? resourceKey(def);
 }
 
 export function hasStatusSubresource(def: ResourceDefinition): boolean {

@@ -1,7 +1,8 @@
 /**
- * HTTP front of the embedded API server: routes a request to discovery, a verb of `Operations`, or a
- * watch, decodes bodies and encodes answers (JSON; YAML request bodies are accepted too). Every failure
- * becomes a metav1.Status response; nothing a client sends can crash the process.
+ * HTTP front of the embedded API server: routes a request to discovery, OpenAPI, a verb of
+ * `Operations`, a subresource, or a watch; decodes bodies and encodes answers (JSON; YAML request bodies
+ * are accepted too). Every failure becomes a metav1.Status response; nothing a client sends can crash
+ * the process.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
@@ -11,18 +12,33 @@ import {
   ApiError,
   badRequest,
   internalError,
+  invalid,
   methodNotAllowed,
   pathNotFound,
   requestEntityTooLarge,
   unsupportedMediaType,
-  invalid,
 } from './api-error.js';
-import { apiGroupDocument, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
-import { Operations, parseResourceVersion, parseSelection, type DeleteOptions, type Result, type Scope } from './operations.js';
+import { aggregatedDiscovery, apiGroupDocument, apiGroupList, apiResourceList, apiVersions, versionInfo, wantsAggregatedDiscovery } from './discovery.js';
+import { openApiV3Document, openApiV3Root } from './openapi.js';
+import {
+  DEFAULT_FIELD_MANAGER,
+  Operations,
+  checkPropagationPolicy,
+  parseDeleteOptionsBody,
+  parseResourceVersion,
+  parseSelection,
+  type DeleteOptions,
+  type PatchOptions,
+  type Result,
+  type Scope,
+  type WriteOptions,
+} from './operations.js';
 import type { ResourceRegistry } from './registry.js';
 import type { WatchHub } from './watch.js';
+import { decodeProtobufRequestBody, KUBERNETES_PROTOBUF_MEDIA_TYPE } from './protobuf/index.js';
 
-const MAX_BODY_BYTES = 3 * 1024 * 1024;
+/** kube-apiserver's MaxRequestBodyBytes: larger write bodies get 413 before they are decoded. */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 const BODY_MEDIA_TYPES = ['application/json', 'application/yaml'];
 
 export interface ApiServerContext {
@@ -37,8 +53,14 @@ function mediaType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+      req.resume();
+      reject(requestEntityTooLarge(MAX_BODY_BYTES));
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
@@ -47,13 +69,14 @@ function readBody(req: IncomingMessage): Promise<string> {
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
         failed = true;
+        chunks.length = 0;
         reject(requestEntityTooLarge(MAX_BODY_BYTES));
         return;
       }
       chunks.push(chunk);
     });
     req.on('end', () => {
-      if (!failed) resolve(Buffer.concat(chunks).toString('utf8'));
+      if (!failed) resolve(Buffer.concat(chunks));
     });
     req.on('error', (err) => {
       if (!failed) reject(err);
@@ -62,10 +85,10 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function sendJson(res: ServerResponse, code: number, body: unknown, pretty: boolean): void {
+function sendJson(res: ServerResponse, code: number, body: unknown, pretty: boolean, contentType = 'application/json'): void {
   if (res.headersSent || res.destroyed) return;
   const text = pretty ? JSON.stringify(body, null, 2) + '\n' : JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
   res.end(text);
 }
 
@@ -79,7 +102,14 @@ export function sendError(res: ServerResponse, err: unknown): void {
   sendJson(res, apiError.code, apiError.toStatus(), false);
 }
 
-function decodeBody(text: string, contentType: string, kind: string): unknown {
+/**
+ * Decodes a write body by its media type. JSON and YAML here; protobuf bodies
+ * (`application/vnd.kubernetes.protobuf`) are decoded by src/cluster/protobuf/, which plugs in as
+ * one more branch.
+ */
+export function decodeBody(raw: Buffer, contentType: string, kind: string): unknown {
+  if (contentType === KUBERNETES_PROTOBUF_MEDIA_TYPE) return decodeProtobufRequestBody(raw, kind);
+  const text = raw.toString('utf8');
   if (contentType === 'application/yaml') {
     try {
       return parseYaml(text);
@@ -97,16 +127,16 @@ function decodeBody(text: string, contentType: string, kind: string): unknown {
   }
 }
 
+function invalidQuery(field: string, value: string, detail: string): ApiError {
+  return badRequest(`${field}: Unsupported value: ${JSON.stringify(value)}: ${detail}`);
+}
+
 function dryRunOf(query: URLSearchParams): boolean {
   const values = query.getAll('dryRun');
   for (const v of values) {
     if (v !== 'All') throw invalidQuery('dryRun', v, 'supported values: "All"');
   }
   return values.length > 0;
-}
-
-function invalidQuery(field: string, value: string, detail: string): ApiError {
-  return badRequest(`${field}: Unsupported value: ${JSON.stringify(value)}: ${detail}`);
 }
 
 function integerParam(query: URLSearchParams, name: string): number | undefined {
@@ -122,13 +152,40 @@ function booleanParam(query: URLSearchParams, name: string): boolean | undefined
   return raw === 'true' || raw === '1';
 }
 
+/** The field manager: `fieldManager=`, else the User-Agent up to its first '/', as kube-apiserver derives it. */
+function fieldManagerOf(req: IncomingMessage, query: URLSearchParams, required: boolean): string | undefined {
+  const explicit = query.get('fieldManager');
+  if (explicit !== null && explicit !== '') {
+    if (explicit.length > 128) {
+      throw invalid('PatchOptions', 'meta.k8s.io', '', [{ type: 'TooLong', field: 'fieldManager', detail: 'may not be more than 128 characters' }]);
+    }
+    return explicit;
+  }
+  if (required) return undefined;
+  const agent = req.headers['user-agent'];
+  const prefix = typeof agent === 'string' ? agent.split('/')[0]!.slice(0, 128) : '';
+  return prefix || DEFAULT_FIELD_MANAGER;
+}
+
+function checkFieldValidation(query: URLSearchParams): void {
+  const v = query.get('fieldValidation');
+  if (v !== null && v !== '' && !['Ignore', 'Warn', 'Strict'].includes(v)) {
+    throw badRequest(`fieldValidation: Unsupported value: ${JSON.stringify(v)}: supported values: "Ignore", "Strict", "Warn"`);
+  }
+}
+
+type Subresource = 'status' | 'scale' | 'binding' | 'eviction' | 'finalize';
+
 export class ApiServer {
   constructor(private readonly ctx: ApiServerContext) {}
 
   /** The request listener for `http.createServer`. */
   readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
     res.on('error', () => undefined);
-    this.handle(req, res).catch((err) => sendError(res, err));
+    this.handle(req, res).catch((err) => {
+      req.resume();
+      sendError(res, err);
+    });
   };
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -137,16 +194,7 @@ export class ApiServer {
     const pretty = query.get('pretty') === 'true';
     const method = (req.method ?? 'GET').toUpperCase();
     const pathname = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
-    const direct = this.serveNonResource(method, pathname);
-    if (direct) {
-      if (direct.code === 200 && typeof direct.body === 'string') {
-        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
-        res.end(direct.body);
-      } else {
-        sendJson(res, direct.code, direct.body, pretty);
-      }
-      return;
-    }
+    if (this.serveNonResource(req, res, method, pathname, pretty)) return;
     let parsed: ApiPath | undefined;
     try {
       parsed = parseApiPath(pathname);
@@ -161,14 +209,22 @@ export class ApiServer {
     if (def.namespaced && path.name !== undefined && path.namespace === undefined) throw pathNotFound();
     if (path.subresource !== undefined && !def.subresources.includes(path.subresource)) throw pathNotFound();
     const scope: Scope = { def, version: path.version, namespace: def.namespaced ? path.namespace : undefined };
-    const verb = requestVerb(method, path, query);
-    const subresource = path.subresource as 'status' | undefined;
+    const subresource = path.subresource as Subresource | undefined;
     const name = path.name;
     const ops = this.ctx.ops;
+    checkFieldValidation(query);
+    const writeOptions = (): WriteOptions => ({ dryRun: dryRunOf(query), fieldManager: fieldManagerOf(req, query, false) });
+    const body = async (kind: string): Promise<unknown> => decodeBody(await readBody(req), mediaType(req), kind);
     let result: Result;
+    if (subresource !== undefined && subresource !== 'status') {
+      result = await this.serveSubresource(method, scope, name!, subresource, req, query, writeOptions);
+      sendJson(res, result.code, result.body, pretty);
+      return;
+    }
+    const verb = requestVerb(method, path, query);
     switch (verb) {
       case 'get':
-        result = ops.get(scope, name!);
+        result = ops.get(scope, name!, query.get('resourceVersion'));
         break;
       case 'list':
         if (subresource) throw methodNotAllowed();
@@ -178,6 +234,7 @@ export class ApiServer {
           limit: integerParam(query, 'limit'),
           continueToken: query.get('continue'),
           resourceVersion: query.get('resourceVersion'),
+          resourceVersionMatch: query.get('resourceVersionMatch'),
         });
         break;
       case 'watch':
@@ -187,31 +244,34 @@ export class ApiServer {
       case 'create': {
         if (subresource || name !== undefined) throw methodNotAllowed();
         if (def.namespaced && scope.namespace === undefined) throw methodNotAllowed();
-        const body = decodeBody(await readBody(req), mediaType(req), def.kind);
-        result = ops.create(scope, body, { dryRun: dryRunOf(query) });
+        result = ops.create(scope, await body(def.kind), writeOptions());
         break;
       }
       case 'update': {
         if (name === undefined) throw methodNotAllowed();
-        const body = decodeBody(await readBody(req), mediaType(req), def.kind);
-        result = ops.update(scope, name, body, subresource, { dryRun: dryRunOf(query) });
+        result = ops.update(scope, name, await body(def.kind), subresource, writeOptions());
         break;
       }
       case 'patch': {
         if (name === undefined) throw methodNotAllowed();
-        const text = await readBody(req);
-        result = ops.patch(scope, name, mediaType(req), text, subresource, { dryRun: dryRunOf(query) });
+        const raw = (await readBody(req)).toString('utf8');
+        const isApply = mediaType(req) === 'application/apply-patch+yaml';
+        const options: PatchOptions = { dryRun: dryRunOf(query), fieldManager: fieldManagerOf(req, query, isApply), force: booleanParam(query, 'force') ?? false };
+        if (!isApply && query.get('force') !== null) {
+          throw invalid('PatchOptions', 'meta.k8s.io', '', [{ type: 'Forbidden', field: 'force', detail: 'may not be specified for non-apply patch' }]);
+        }
+        result = ops.patch(scope, name, mediaType(req), raw, subresource, options);
         break;
       }
       case 'delete': {
         if (subresource) throw methodNotAllowed();
-        const options = this.deleteOptions(await readBody(req), query);
-        result = ops.delete(scope, name!, options);
+        if (!def.verbs.includes('delete')) throw methodNotAllowed();
+        result = ops.delete(scope, name!, this.deleteOptions(await readBody(req), query, req));
         break;
       }
       case 'deletecollection': {
         if (!def.verbs.includes('deletecollection')) throw methodNotAllowed();
-        const options = this.deleteOptions(await readBody(req), query);
+        const options = this.deleteOptions(await readBody(req), query, req);
         result = ops.deleteCollection(scope, { labelSelector: query.get('labelSelector'), fieldSelector: query.get('fieldSelector') }, options);
         break;
       }
@@ -221,7 +281,40 @@ export class ApiServer {
     sendJson(res, result.code, result.body, pretty);
   }
 
-  private serveNonResource(method: string, pathname: string): { code: number; body: unknown } | undefined {
+  private async serveSubresource(
+    method: string,
+    scope: Scope,
+    name: string,
+    subresource: Exclude<Subresource, 'status'>,
+    req: IncomingMessage,
+    query: URLSearchParams,
+    writeOptions: () => WriteOptions,
+  ): Promise<Result> {
+    const ops = this.ctx.ops;
+    const body = async (kind: string): Promise<unknown> => decodeBody(await readBody(req), mediaType(req), kind);
+    switch (`${subresource} ${method}`) {
+      case 'scale GET':
+        return ops.getScale(scope, name);
+      case 'scale PUT':
+        return ops.updateScale(scope, name, await body('Scale'), writeOptions());
+      case 'scale PATCH':
+        return ops.patchScale(scope, name, mediaType(req), (await readBody(req)).toString('utf8'), writeOptions());
+      case 'binding POST':
+        return ops.bind(scope, name, await body('Binding'), writeOptions());
+      case 'eviction POST': {
+        const eviction = await body('Eviction');
+        if (isObject(eviction) && isObject(eviction.deleteOptions) && query.getAll('dryRun').length > 0) eviction.deleteOptions.dryRun = ['All'];
+        return ops.evict(scope, name, eviction);
+      }
+      case 'finalize PUT':
+        return ops.update(scope, name, await body(scope.def.kind), 'finalize', writeOptions());
+      default:
+        throw methodNotAllowed();
+    }
+  }
+
+  /** Discovery, OpenAPI, version and health endpoints; true when the request was answered. */
+  private serveNonResource(req: IncomingMessage, res: ServerResponse, method: string, pathname: string, pretty: boolean): boolean {
     const segs = pathname.split('/').filter(Boolean);
     const { registry } = this.ctx;
     const isDiscovery =
@@ -231,55 +324,65 @@ export class ApiServer {
       pathname === '/readyz' ||
       pathname === '/api' ||
       pathname === '/apis' ||
+      segs[0] === 'openapi' ||
       (segs[0] === 'api' && segs.length === 2) ||
       (segs[0] === 'apis' && (segs.length === 2 || segs.length === 3));
-    if (!isDiscovery) return undefined;
-    if (method !== 'GET' && method !== 'HEAD') return { code: 405, body: methodNotAllowed().toStatus() };
-    const notFound = { code: 404, body: pathNotFound().toStatus() };
+    if (!isDiscovery) return false;
+    if (method !== 'GET' && method !== 'HEAD') {
+      sendJson(res, 405, methodNotAllowed().toStatus(), pretty);
+      return true;
+    }
+    const send = (body: unknown, contentType?: string): true => {
+      if (body === undefined) sendJson(res, 404, pathNotFound().toStatus(), pretty);
+      else sendJson(res, 200, body, pretty, contentType);
+      return true;
+    };
     switch (pathname) {
       case '/version':
-        return { code: 200, body: versionInfo() };
+        return send(versionInfo());
       case '/healthz':
       case '/livez':
       case '/readyz':
-        return { code: 200, body: 'ok' };
+        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('ok');
+        return true;
       case '/api':
-        return { code: 200, body: apiVersions(this.ctx.serverAddress()) };
-      case '/apis':
-        return { code: 200, body: apiGroupList(registry) };
+      case '/apis': {
+        const aggregated = wantsAggregatedDiscovery(req.headers.accept);
+        if (aggregated) {
+          const doc = aggregatedDiscovery(registry, pathname === '/api' ? 'legacy' : 'apis', aggregated.version);
+          res.setHeader('Vary', 'Accept');
+          return send(doc, aggregated.contentType);
+        }
+        return send(pathname === '/api' ? apiVersions(this.ctx.serverAddress()) : apiGroupList(registry));
+      }
+      case '/openapi/v3':
+        return send(openApiV3Root(registry));
     }
-    if (segs[0] === 'api') {
-      const doc = apiResourceList(registry, '', segs[1]!);
-      return doc ? { code: 200, body: doc } : notFound;
+    if (segs[0] === 'openapi') {
+      if (segs[1] === 'v3' && segs.length >= 3) return send(openApiV3Document(registry, segs.slice(2).join('/')));
+      return send(undefined);
     }
-    if (segs.length === 2) {
-      const doc = apiGroupDocument(registry, segs[1]!);
-      return doc ? { code: 200, body: doc } : notFound;
-    }
-    const doc = apiResourceList(registry, segs[1]!, segs[2]!);
-    return doc ? { code: 200, body: doc } : notFound;
+    if (segs[0] === 'api') return send(apiResourceList(registry, '', segs[1]!));
+    if (segs.length === 2) return send(apiGroupDocument(registry, segs[1]!));
+    return send(apiResourceList(registry, segs[1]!, segs[2]!));
   }
 
-  private deleteOptions(text: string, query: URLSearchParams): DeleteOptions {
-    const options: DeleteOptions = { dryRun: dryRunOf(query) };
-    if (text.trim() === '') return options;
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (err) {
-      throw badRequest(`the object provided is unrecognized (must be of type DeleteOptions): couldn't get version/kind; json parse error: ${(err as Error).message}`);
+  private deleteOptions(raw: Buffer, query: URLSearchParams, req: IncomingMessage): DeleteOptions {
+    let options: DeleteOptions = {};
+    const text = raw.toString('utf8');
+    if (text.trim() !== '') {
+      const body = decodeBody(raw, mediaType(req) === '' ? 'application/json' : mediaType(req), 'DeleteOptions');
+      if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type DeleteOptions)');
+      options = parseDeleteOptionsBody(body);
     }
-    if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type DeleteOptions)');
-    if (Array.isArray(body.dryRun)) {
-      for (const v of body.dryRun) if (v !== 'All') throw invalidQuery('dryRun', String(v), 'supported values: "All"');
-      if (body.dryRun.length > 0) options.dryRun = true;
-    }
-    if (isObject(body.preconditions)) {
-      const pre = body.preconditions;
-      options.preconditions = {};
-      if (typeof pre.uid === 'string') options.preconditions.uid = pre.uid;
-      if (typeof pre.resourceVersion === 'string') options.preconditions.resourceVersion = pre.resourceVersion;
-    }
+    if (dryRunOf(query)) options.dryRun = true;
+    const grace = integerParam(query, 'gracePeriodSeconds');
+    if (grace !== undefined) options.gracePeriodSeconds = grace;
+    const policy = query.get('propagationPolicy');
+    if (policy !== null && policy !== '') options.propagationPolicy = checkPropagationPolicy(policy);
+    const orphan = booleanParam(query, 'orphanDependents');
+    if (orphan !== undefined) options.orphanDependents = orphan;
     return options;
   }
 
@@ -290,16 +393,19 @@ export class ApiServer {
     const allowBookmarks = booleanParam(query, 'allowWatchBookmarks') ?? false;
     const sendInitialEvents = booleanParam(query, 'sendInitialEvents');
     const timeoutSeconds = integerParam(query, 'timeoutSeconds');
+    const match = query.get('resourceVersionMatch');
+    const errors = [];
     if (sendInitialEvents !== undefined) {
-      const errors = [];
-      if (query.get('resourceVersionMatch') !== 'NotOlderThan') {
+      if (match !== 'NotOlderThan') {
         errors.push({ type: 'Forbidden' as const, field: 'resourceVersionMatch', detail: 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan' });
       }
       if (sendInitialEvents && !allowBookmarks) {
         errors.push({ type: 'Forbidden' as const, field: 'allowWatchBookmarks', detail: 'allowWatchBookmarks must be set to true when sendInitialEvents is true' });
       }
-      if (errors.length > 0) throw invalid('ListOptions', 'meta.k8s.io', '', errors);
+    } else if (match !== null && match !== '') {
+      errors.push({ type: 'Forbidden' as const, field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' });
     }
+    if (errors.length > 0) throw invalid('ListOptions', 'meta.k8s.io', '', errors);
     this.ctx.watches.open({ scope, name, selection, resourceVersion, allowBookmarks, timeoutSeconds, sendInitialEvents }, res);
   }
 }

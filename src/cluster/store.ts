@@ -49,6 +49,18 @@ class ChangeHistory {
     return evicted;
   }
 
+  /** Forgets changes with resourceVersion <= rv; returns the newest one forgotten. */
+  dropThrough(rv: number): number | undefined {
+    let last: number | undefined;
+    while (this.size > 0 && this.at(0).resourceVersion <= rv) {
+      last = this.at(0).resourceVersion;
+      this.buffer[this.start] = undefined;
+      this.start = (this.start + 1) % this.capacity;
+      this.size--;
+    }
+    return last;
+  }
+
   private at(i: number): StoreChange {
     return this.buffer[(this.start + i) % this.capacity]!;
   }
@@ -130,6 +142,40 @@ export class ObjectStore {
     const last: KubeObject = { ...current, metadata: { ...meta, resourceVersion: String(++this.revision) } };
     this.emit({ type: 'DELETED', resourceVersion: this.revision, resource, namespace: meta.namespace, name: meta.name!, object: last, previous: current });
     return last;
+  }
+
+  /**
+   * The objects of one resource as they were at resourceVersion `rv` (an exact read), rebuilt by undoing
+   * the retained changes after it; undefined when `rv` is older than the retained history.
+   */
+  listAt(resource: string, namespace: string | undefined, rv: number): KubeObject[] | undefined {
+    if (rv >= this.revision) return this.list(resource, namespace);
+    const changes = this.changesAfter(rv);
+    if (changes === undefined) return undefined;
+    const state = new Map(this.buckets.get(resource) ?? []);
+    for (let i = changes.length - 1; i >= 0; i--) {
+      const change = changes[i]!;
+      if (change.resource !== resource) continue;
+      const key = objectKey(change.namespace, change.name);
+      if (change.type === 'ADDED') state.delete(key);
+      else state.set(key, change.previous!);
+    }
+    const items = [...state.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, obj]) => obj);
+    return namespace === undefined ? items : items.filter((o) => o.metadata?.namespace === namespace);
+  }
+
+  /** Compacts the history through `rv` (default: everything): older resourceVersions get 410 Expired. */
+  compact(rv: number = this.revision): void {
+    const through = Math.min(rv, this.revision);
+    this.history.dropThrough(through);
+    if (through > this.compactedThrough) this.compactedThrough = through;
+  }
+
+  /** Number of objects stored, over all resources. */
+  get size(): number {
+    let n = 0;
+    for (const bucket of this.buckets.values()) n += bucket.size;
+    return n;
   }
 
   /** Forgets a resource's objects without events (its kind is gone; callers delete objects first). */

@@ -20,6 +20,20 @@ export function dns1123SubdomainErrors(value: string): string[] {
   return errs;
 }
 
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Service names are DNS-1035 labels: they must start with a letter. */
+export function dns1035LabelErrors(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 63) errs.push('must be no more than 63 characters');
+  if (!DNS1035_LABEL.test(value)) {
+    errs.push(
+      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+    );
+  }
+  return errs;
+}
+
 export function dns1123LabelErrors(value: string): string[] {
   const errs: string[] = [];
   if (value.length > 63) errs.push('must be no more than 63 characters');
@@ -31,9 +45,16 @@ export function dns1123LabelErrors(value: string): string[] {
   return errs;
 }
 
+/** path.IsValidPathSegmentName: names that can appear as one URL path segment (RBAC objects). */
+export function pathSegmentErrors(value: string): string[] {
+  if (value === '.' || value === '..') return [`may not be '${value}'`];
+  for (const bad of ['/', '%']) if (value.includes(bad)) return [`may not contain '${bad}'`];
+  return [];
+}
+
 export interface MetaRules {
   namespaced: boolean;
-  nameRule: 'dns1123-subdomain' | 'dns1123-label';
+  nameRule: 'dns1123-subdomain' | 'dns1123-label' | 'dns1035-label' | 'path-segment';
 }
 
 function stringMap(value: unknown, field: string, errors: FieldError[]): Record<string, string> | undefined {
@@ -55,7 +76,14 @@ export function validateObjectMeta(obj: KubeObject, rules: MetaRules): FieldErro
   } else if (typeof name !== 'string') {
     errors.push({ type: 'Invalid', field: 'metadata.name', value: name, detail: 'must be a string' });
   } else {
-    const nameErrors = rules.nameRule === 'dns1123-label' ? dns1123LabelErrors(name) : dns1123SubdomainErrors(name);
+    const nameErrors =
+      rules.nameRule === 'dns1123-label'
+        ? dns1123LabelErrors(name)
+        : rules.nameRule === 'dns1035-label'
+          ? dns1035LabelErrors(name)
+          : rules.nameRule === 'path-segment'
+            ? pathSegmentErrors(name)
+            : dns1123SubdomainErrors(name);
     for (const detail of nameErrors) errors.push({ type: 'Invalid', field: 'metadata.name', value: name, detail });
   }
   if (rules.namespaced) {

@@ -15,7 +15,7 @@ import { groupVersion } from '../model/api-path.js';
 import type { KubeObject } from '../model/object-key.js';
 import { expired, resourceVersionTooLarge } from './api-error.js';
 import { present, selects, type Scope, type Selection } from './operations.js';
-import { resourceKey } from './registry.js';
+import { storageKey } from './registry.js';
 import type { ObjectStore, StoreChange } from './store.js';
 
 export interface WatchRequest {
@@ -52,7 +52,7 @@ class WatchStream {
   }
 
   get resource(): string {
-    return resourceKey(this.request.scope.def);
+    return storageKey(this.request.scope.def);
   }
 
   start(store: ObjectStore, backlog: Backlog, initialEventsEnd: boolean, bookmarkIntervalMs: number): void {
@@ -116,7 +116,7 @@ class WatchStream {
 
   private send(type: EventType, obj: KubeObject): void {
     const { def, version } = this.request.scope;
-    this.write({ type, object: present(def, version, obj) });
+    this.writeLine(encodeEvent(type, obj, `${def.group}/${def.kind}`, () => JSON.stringify({ type, object: present(def, version, obj) }) + '\n', version));
   }
 
   private sendBookmark(rv: number, initialEventsEnd: boolean): void {
@@ -127,9 +127,27 @@ class WatchStream {
   }
 
   private write(event: { type: EventType; object: unknown }): void {
-    if (this.closed || this.res.writableEnded || this.res.destroyed) return;
-    this.res.write(JSON.stringify(event) + '\n');
+    this.writeLine(JSON.stringify(event) + '\n');
   }
+
+  private writeLine(line: string): void {
+    if (this.closed || this.res.writableEnded || this.res.destroyed) return;
+    this.res.write(line);
+  }
+}
+
+/**
+ * The encoded lines of the object state delivered last: a change reaches every stream synchronously,
+ * so with many watchers the state is serialized once per event type, API group and version.
+ */
+let lastEncoded: { obj: KubeObject; lines: Map<string, string> } | undefined;
+
+function encodeEvent(type: EventType, obj: KubeObject, kind: string, encode: () => string, version: string): string {
+  if (lastEncoded?.obj !== obj) lastEncoded = { obj, lines: new Map() };
+  const key = `${type} ${kind} ${version}`;
+  let line = lastEncoded.lines.get(key);
+  if (line === undefined) lastEncoded.lines.set(key, (line = encode()));
+  return line;
 }
 
 export interface WatchHubOptions {
@@ -162,7 +180,7 @@ export class WatchHub {
     if (snapshot) {
       const { def, namespace } = request.scope;
       const objects = this.store
-        .list(resourceKey(def), def.namespaced ? namespace : undefined)
+        .list(storageKey(def), def.namespaced ? namespace : undefined)
         .filter((o) => (request.name === undefined || o.metadata?.name === request.name) && selects(request.selection, o));
       backlog = { kind: 'snapshot', objects };
     } else if (rv !== undefined && rv !== 0) {

@@ -20,6 +20,7 @@
  *   referenceRuns: 2
  *   settle: { quietMs: 1000, timeoutSeconds: 30 }
  *   masks: [{ key: "ConfigMap/default/*", paths: [data.generatedAt] }]
+ *   countUpdates: [{ key: "StatefulSet/default/*", paths: [spec.replicas] }]   # update-summary oracle
  *
  * Relative paths are relative to the file's directory.
  */
@@ -72,6 +73,8 @@ export interface ControllerUnderTest {
   referenceRuns: number;
   settle: { quietMs: number; timeoutSeconds: number };
   masks: MaskConfig[];
+  /** Fields whose changes the update-summary oracle counts (same shape as masks; paths required). */
+  countUpdates: MaskConfig[];
 }
 
 export function loadConfig(file: string): ControllerUnderTest {
@@ -83,7 +86,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const v = new Validator(file);
   const dir = dirname(file);
   const top = v.object(doc, '');
-  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks']);
+  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks', 'countUpdates']);
   if (top.apiVersion !== CONFIG_API_VERSION) v.fail('apiVersion', `"${CONFIG_API_VERSION}" (got ${JSON.stringify(top.apiVersion)})`);
   if (top.kind !== 'ControllerUnderTest') v.fail('kind', `"ControllerUnderTest" (got ${JSON.stringify(top.kind)})`);
   const metadata = v.object(top.metadata, 'metadata');
@@ -128,17 +131,20 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     quietMs: v.optionalNumber(settleRaw.quietMs, 'settle.quietMs', { min: 50 }) ?? 1000,
     timeoutSeconds: v.optionalNumber(settleRaw.timeoutSeconds, 'settle.timeoutSeconds', { min: 1 }) ?? 30,
   };
-  const masks = (top.masks === undefined ? [] : v.array(top.masks, 'masks')).map((m, i) => {
-    const p = join('masks', i);
+  const keyPathRules = (section: 'masks' | 'countUpdates') => (top[section] === undefined ? [] : v.array(top[section], section)).map((m, i) => {
+    const p = join(section, i);
     const mo = v.object(m, p);
     v.onlyKeys(mo, p, ['workload', 'key', 'paths']);
     const workload = v.optionalString(mo.workload, join(p, 'workload'));
     if (workload !== undefined && !workloads.has(workload)) v.fail(join(p, 'workload'), `the name of a workload in this file (${[...workloads.keys()].join(', ')})`);
     const mask: MaskConfig = { key: v.string(mo.key, join(p, 'key')), paths: mo.paths === undefined ? [] : v.stringArray(mo.paths, join(p, 'paths')) };
+    if (section === 'countUpdates' && mask.paths.length === 0) v.fail(join(p, 'paths'), 'at least one field path whose changes to count');
     if (workload !== undefined) mask.workload = workload;
     return mask;
   });
-  return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks };
+  const masks = keyPathRules('masks');
+  const countUpdates = keyPathRules('countUpdates');
+  return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks, countUpdates };
 }
 
 function existingFile(v: Validator, dir: string, p: string, path: string): string {

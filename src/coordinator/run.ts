@@ -7,15 +7,16 @@ import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
 import { EmbeddedCluster } from '../cluster/index.js';
-import { ControllerProxy } from '../../proxy/index.js';
+import { ControllerProxy, type SerializeDeliveryOptions } from '../../proxy/index.js';
 import { KubeClient } from '../kube/client.js';
 import { ClusterRecorder } from '../recorder/cluster-recorder.js';
 import { TraceSequence, TraceWriter } from '../model/trace-io.js';
-import { describeWrite, type TestPlan } from '../model/plan.js';
+import type { TestPlan } from '../model/plan.js';
 import { END_STATE_FORMAT, RUN_FORMAT, type EndState, type RunArtifacts, type RunRecord } from '../model/results.js';
 import type { ClusterChangeEvent } from '../model/trace.js';
 import { SetupError } from '../model/errors.js';
 import { ControllerProcess } from './controller-process.js';
+import { PlanFaults } from './faults.js';
 import { readManifests, runWorkload, sleep, type WorkloadOutcome } from '../workload/runner.js';
 
 export interface RunOptions {
@@ -24,7 +25,22 @@ export interface RunOptions {
   runDir: string;
   plan?: TestPlan;
   log?: (line: string) => void;
+  /**
+   * Causality learning for reference runs: the proxy delivers watch events one at a time and waits
+   * for the controller to be quiet after each (see proxy/serialize.ts); episodes go into the trace.
+   */
+  serializeDelivery?: SerializeDeliveryOptions;
+  /** Serve the controller over TLS (HTTP/2 and HTTP/1.1) instead of plain HTTP; default CONTROLLER_TLS. */
+  tls?: boolean;
 }
+
+/**
+ * Runs serve the controller over TLS (HTTP/2 and HTTP/1.1), as a real API server does: client-go
+ * then multiplexes its watches on one HTTP/2 connection, as in production, instead of one HTTP/1.1
+ * connection per watch. Measured on the secret-marker example (4 alternating runs each): 2.47 s vs
+ * 2.37 s per run with plain HTTP (medians), plus about 0.5 s once per process for the proxy's CA.
+ */
+export const CONTROLLER_TLS = true;
 
 export interface RunOutcome {
   record: RunRecord;
@@ -71,7 +87,13 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     }
     await recorder.refreshResources();
 
-    const proxy = await ControllerProxy.start({ upstream: cluster.url, trace: controllerTrace });
+    const proxy = await ControllerProxy.start({
+      upstream: cluster.url,
+      trace: controllerTrace,
+      clusterView: recorder,
+      tls: options.tls ?? CONTROLLER_TLS,
+      ...(options.serializeDelivery ? { serializeDelivery: options.serializeDelivery } : {}),
+    });
     cleanups.push(() => proxy.stop());
     const kubeconfigFile = join(runDir, 'controller.kubeconfig');
     writeFileSync(kubeconfigFile, proxy.kubeconfigYaml());
@@ -80,26 +102,13 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     cleanups.push(() => proc.stop());
 
     let currentStep = -1;
-    let pendingRestart: Promise<void> | undefined;
-    const faultsFired = new Set<number>();
-    for (const [i, fault] of (plan?.spec.faults ?? []).entries()) {
-      if (fault.type !== 'crash-after-write') {
-        throw new SetupError(`fault type ${fault.type} is not supported by this version of the coordinator yet`);
-      }
-      proxy.armCrashAfterWrite(fault.after, (info) => {
-        faultsFired.add(i);
-        if (record.injectedDuringStep === undefined) record.injectedDuringStep = currentStep;
-        log(`  fault fired: the controller ${describeWrite(fault.after)}; killing and restarting it`);
-        pendingRestart = (async () => {
-          await proc.kill();
-          controllerTrace.append({ type: 'fault', fault: 'crash-after-write', phase: 'killed', requestId: info.requestId, detail: 'controller process killed (SIGKILL)' });
-          proxy.startNewEpoch();
-          proxy.incarnation = proc.incarnation + 1;
-          proc.start();
-          controllerTrace.append({ type: 'fault', fault: 'crash-after-write', phase: 'restarted', requestId: info.requestId, detail: `controller restarted (incarnation ${proc.incarnation})` });
-        })();
-      });
-    }
+    const faults = plan
+      ? new PlanFaults(plan, proxy, proc, controllerTrace, log, () => {
+          if (record.injectedDuringStep === undefined) record.injectedDuringStep = currentStep;
+        })
+      : undefined;
+    faults?.arm();
+    if (faults) cleanups.unshift(() => faults.finish());
 
     proxy.incarnation = 1;
     proc.start();
@@ -112,14 +121,21 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
 
     const settleDeadline = Date.now() + config.settle.timeoutSeconds * 1000;
     for (;;) {
-      const restart = pendingRestart;
-      if (restart) await restart;
+      const restart = faults?.pending;
+      if (restart) {
+        await restart;
+        // The restarted controller needs a moment to start before "quiet" means anything.
+        await waitForWatches(proxy, proc, STARTUP_TIMEOUT_MS);
+      }
       const remaining = settleDeadline - Date.now();
       record.settled = await waitUntilQuiet(proxy, proc, config.settle.quietMs, Math.max(remaining, 0), false);
       // A fault that fires while we settle restarts the controller: settle again after it.
-      if (pendingRestart === restart || remaining <= 0) break;
+      if (faults?.pending === restart || remaining <= 0) break;
     }
-    if (plan) record.injected = faultsFired.size === plan.spec.faults.length;
+    if (faults) {
+      record.injected = faults.allInjected();
+      faults.finish();
+    }
     endState = await recorder.snapshot();
   } catch (err) {
     record.error = err instanceof Error ? err.message : String(err);
@@ -165,7 +181,7 @@ async function waitUntilQuiet(
       throw new SetupError(`the controller exited during start-up (see controller.log)`);
     }
     const a = proxy.activity();
-    const quiet = a.inFlight === 0 && Date.now() - a.lastActivityAt >= quietMs && (!startup || a.openWatches > 0);
+    const quiet = a.inFlight === 0 && Date.now() - a.lastActivityAt >= quietMs && (!startup || a.openWatches > 0) && proxy.serializedBacklog() === 0;
     if (quiet) return true;
     if (Date.now() >= deadline) {
       if (startup) throw new SetupError(`the controller did not open a watch and go quiet within ${timeoutMs / 1000}s of starting (see controller.log)`);
@@ -173,6 +189,12 @@ async function waitUntilQuiet(
     }
     await sleep(Math.min(50, quietMs / 4));
   }
+}
+
+/** Waits (bounded, never failing) until the controller has a watch open or has exited. */
+async function waitForWatches(proxy: ControllerProxy, proc: ControllerProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && proc.running && proxy.activity().openWatches === 0) await sleep(20);
 }
 
 /** Loads a finished run directory's artifacts (for comparing against later test runs). */

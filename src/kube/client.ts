@@ -11,6 +11,9 @@ import { ResourceMapper, type ResourceInfo } from './discovery.js';
 export interface KubeClientOptions {
   caPem?: string;
   token?: string;
+  /** Client certificate and key (PEM) for servers that authenticate by certificate. */
+  clientCertPem?: string;
+  clientKeyPem?: string;
   /** Per-request timeout for non-watch requests (ms). */
   timeoutMs?: number;
 }
@@ -57,7 +60,7 @@ export class KubeClient {
     this.url = new URL(server);
     this.agent =
       this.url.protocol === 'https:'
-        ? new https.Agent({ keepAlive: true, ca: options.caPem })
+        ? new https.Agent({ keepAlive: true, ca: options.caPem, cert: options.clientCertPem, key: options.clientKeyPem })
         : new http.Agent({ keepAlive: true });
     this.resources = new ResourceMapper((path) => this.request('GET', path));
   }
@@ -226,6 +229,8 @@ export class KubeClient {
           headers: this.headers(),
           agent: false,
           ca: this.options.caPem,
+          cert: this.options.clientCertPem,
+          key: this.options.clientKeyPem,
         },
         (res) => {
           status = res.statusCode ?? 0;

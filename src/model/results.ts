@@ -12,6 +12,7 @@
 import type { KubeObject, ObjectKey } from './object-key.js';
 import type { Pattern } from './plan.js';
 import type { ClusterChangeEvent } from './trace.js';
+import type { ControllerActivity } from './controller-activity.js';
 
 export const RUN_FORMAT = 'kperturb.dev/run/v1';
 export const END_STATE_FORMAT = 'kperturb.dev/end-state/v1';
@@ -42,13 +43,51 @@ export interface EndState {
   objects: Record<ObjectKey, KubeObject>;
 }
 
-/** What the oracles need of a run: pure data, no files. */
+/**
+ * What the oracles need of a run: pure data, no files. The optional inputs feed the controller-health
+ * and liveness oracles; a run without them is simply not judged on them.
+ */
 export interface RunArtifacts {
   endState: Record<ObjectKey, KubeObject>;
   clusterChanges: ClusterChangeEvent[];
+  /** controller.log: every incarnation's stdout and stderr, lines prefixed `[incarnation] `. */
+  controllerLog?: string;
+  /** From run.json: how each controller incarnation ended. */
+  controllerExits?: RunRecord['controllerExits'];
+  /** From run.json: did the controller go quiet after the workload? */
+  settled?: boolean;
+  /** What the controller trace says about API errors and writes after the workload (see controller-activity.ts). */
+  controllerActivity?: ControllerActivity;
 }
 
-export type OracleName = 'end-state' | 'update-summary' | 'liveness';
+/** `health`: panics, uncaught exceptions and unexpected exits of the controller, API errors it got. */
+export type OracleName = 'end-state' | 'update-summary' | 'liveness' | 'health';
+export const ORACLE_NAMES: readonly OracleName[] = ['end-state', 'update-summary', 'liveness', 'health'];
+
+/**
+ * What exactly an oracle found, one word per kind of difference (stable across versions, for
+ * grouping, confirmation and CI filters):
+ *   end-state:      missing (in the references, not in the test run), unexpected (the reverse),
+ *                   value (a field differs), generated-count (objects with a generated name)
+ *   update-summary: created, deleted (count of ADDED / DELETED), updated (changes of a chosen field)
+ *   liveness:       workload-timeout, workload-failed, not-quiet, endless-writes
+ *   health:         crash-log (panic, uncaught exception, stack trace), unexpected-exit, api-error
+ */
+export type AlarmCheck =
+  | 'missing'
+  | 'unexpected'
+  | 'value'
+  | 'generated-count'
+  | 'created'
+  | 'deleted'
+  | 'updated'
+  | 'workload-timeout'
+  | 'workload-failed'
+  | 'not-quiet'
+  | 'endless-writes'
+  | 'crash-log'
+  | 'unexpected-exit'
+  | 'api-error';
 
 export interface Alarm {
   oracle: OracleName;
@@ -59,9 +98,22 @@ export interface Alarm {
   reference: unknown[];
   test: unknown;
   message: string;
+  /** Absent in results written before checks existed. */
+  check?: AlarmCheck;
+  /** Set by confirmation (`test --confirm`): a fresh unperturbed run differed from the references here too. */
+  flaky?: boolean;
 }
 
-export type Verdict = 'pass' | 'bug' | 'not-injected' | 'error';
+/**
+ * - `bug`: the fault fired and an oracle alarmed (with `--confirm`: at least one alarm held up);
+ * - `flaky`: the fault fired and every alarm also showed in an unperturbed confirmation run;
+ * - `pass`: the fault fired and nothing differs;
+ * - `not-injected`: the plan's trigger never matched, so nothing was tested;
+ * - `workload-failed`: the workload failed before the fault fired, so nothing was tested;
+ * - `error`: the run could not be carried out.
+ */
+export type Verdict = 'pass' | 'bug' | 'flaky' | 'not-injected' | 'workload-failed' | 'error';
+export const VERDICTS: readonly Verdict[] = ['bug', 'flaky', 'pass', 'not-injected', 'workload-failed', 'error'];
 
 export interface PlanResult {
   plan: string;
@@ -75,11 +127,19 @@ export interface PlanResult {
   durationMs: number;
   runDir: string;
   error?: string;
+  /** The reference runs the test run was compared with (absent in older results). */
+  referenceRunDirs?: string[];
+  /** Set when the run was confirmed (`test --confirm`): the unperturbed re-run used. */
+  confirmationRunDir?: string;
 }
 
 export interface ResultsFile {
   format: typeof RESULTS_FORMAT;
   results: PlanResult[];
+  /** Written after every plan: false while the campaign is still running (or was interrupted). */
+  complete?: boolean;
+  /** How many plans the campaign was given. */
+  planned?: number;
 }
 
 /** Sentinel meaning "the object does not exist" in alarms. */

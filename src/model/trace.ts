@@ -83,16 +83,59 @@ export interface StreamEvent extends Stamped {
   reason?: string;
 }
 
-export type FaultKind = 'crash-after-write';
+/**
+ * The plan faults (see plan.ts) and the proxy primitives the coordinator may drive on its own:
+ * `watch-hold` (hold a key's or kind's watch events), `disconnect` (close or reset streams or
+ * connections), `delay` (latency for a class of requests), `lease-release` (the coordinator deleted
+ * a dead controller's leader-election Lease so its successor need not wait).
+ */
+export type FaultKind = 'crash-after-write' | 'stale-restart' | 'hold-until' | 'watch-hold' | 'disconnect' | 'delay' | 'lease-release';
 
 export interface FaultEvent extends Stamped {
   type: 'fault';
   fault: FaultKind;
-  /** `triggered`: the trigger matched and the controller is held; `restarted`: the new process runs. */
-  phase: 'triggered' | 'killed' | 'restarted';
+  /**
+   * `triggered`: the trigger matched (crash/stale-restart: the controller is held);
+   * `killed`/`restarted`: the controller process was killed / the new one runs;
+   * `held`: watch events are being held; `released`: held events (or a stale view) were released in order;
+   * `expired`: held streams were ended with an in-stream 410 Expired;
+   * `applied`: a one-shot primitive took effect (disconnect, delay armed, lease deleted);
+   * `not-injected`: the run ended before the fault's trigger matched.
+   */
+  phase: 'triggered' | 'killed' | 'restarted' | 'held' | 'released' | 'expired' | 'applied' | 'not-injected';
   /** The request that matched the trigger. */
   requestId?: number;
+  /** Index of the fault in the plan's `spec.faults`, when it comes from a plan. */
+  faultIndex?: number;
+  /** The object key the fault acts on, when it acts on one. */
+  key?: ObjectKey;
+  /** stale-restart: the resourceVersion of the frozen view. */
+  resourceVersion?: string;
+  /** Watch streams affected (request ids). */
+  streams?: number[];
   detail: string;
+}
+
+/**
+ * Serialized delivery (causality learning): the proxy delivered one watch event (`watchEventSeq`, on
+ * stream `id`) and then waited until the controller was quiet. Every request the controller started
+ * between an episode's `start` and `end` most likely reacts to that event (or to earlier ones).
+ * `end.quiet` is false when the controller did not go quiet within the episode's time limit.
+ */
+export interface EpisodeEvent extends Stamped {
+  type: 'episode';
+  phase: 'start' | 'end';
+  /** 1-based, in delivery order. */
+  index: number;
+  /** The watch stream (request id) the event went to. */
+  id: number;
+  watchEventSeq?: number;
+  key?: ObjectKey;
+  eventType?: WatchEventType;
+  resourceVersion?: string;
+  quiet?: boolean;
+  /** Requests the controller started during the episode (on `end`). */
+  requests?: number;
 }
 
 export interface ControllerProcessEvent extends Stamped {
@@ -127,6 +170,7 @@ export type ControllerTraceEvent =
   | WatchDeliveryEvent
   | StreamEvent
   | FaultEvent
+  | EpisodeEvent
   | ControllerProcessEvent
   | WorkloadStepEvent;
 

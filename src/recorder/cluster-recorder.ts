@@ -3,6 +3,12 @@
  * `cluster-change` events. It is what the cluster did, independent of what the controller was shown,
  * and the source of the oracles' end state and update summaries.
  *
+ * It is also the proxy's view of the cluster (`ClusterView`): listeners hear every change with the
+ * object's previous state (change triggers match on that), the recorder keeps each resource's
+ * history so the proxy can serve a list as the cluster was at an older resourceVersion (stale views),
+ * and `caughtUp` lets the proxy wait until the recorder has seen a resourceVersion a controller watch
+ * is about to deliver, so a fault triggered by a change is in place before the controller sees it.
+ *
  * New kinds appear when CRDs are created: the recorder watches CRDs and starts watching each new
  * resource as soon as discovery serves it (list first, so objects created meanwhile are not missed).
  */
@@ -20,10 +26,73 @@ interface Watched {
   info: ResourceInfo;
   handle?: WatchHandle;
   lastResourceVersion: string;
+  /** The resourceVersion of the first list: history is complete from here on. */
+  historyFrom?: number;
+  /** Every change seen, oldest first (bounded, see HISTORY_LIMIT). */
+  history: HistoryEntry[];
+  /** Waiters for `caughtUp`. */
+  waiters: Array<{ rv: number; resolve: (ok: boolean) => void }>;
 }
 
-export class ClusterRecorder {
+interface HistoryEntry {
+  rv: number;
+  key: ObjectKey;
+  /** Undefined: deleted at `rv`. */
+  object: KubeObject | undefined;
+}
+
+/** One change of the cluster as a listener hears it. */
+export interface ObservedChange {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  key: ObjectKey;
+  /** The state before (undefined when the object did not exist). */
+  prev: KubeObject | undefined;
+  /** The state after (undefined when the object was deleted). */
+  next: KubeObject | undefined;
+  resourceVersion: string;
+  /** Sequence number of the `cluster-change` event in the trace. */
+  seq: number;
+  group: string;
+  resource: string;
+}
+
+/** What the proxy needs of the cluster recorder. */
+export interface ClusterView {
+  onChange(listener: (change: ObservedChange) => void): () => void;
+  /**
+   * Every change seen so far, oldest first (the recorder's initial lists included), so that a
+   * trigger armed after the recorder started counts occurrences from the same start as the planner,
+   * which reads the whole cluster trace.
+   */
+  pastChanges(): readonly ObservedChange[];
+  /**
+   * Objects of a resource as they were at `resourceVersion` (keys -> state), or undefined when the
+   * recorder does not know (resource not watched, or history does not reach back that far).
+   */
+  stateAt(group: string, resource: string, resourceVersion: number): Map<ObjectKey, KubeObject> | undefined;
+  /** Resolves true once the recorder has seen `resourceVersion` on the resource's watch (false after `timeoutMs` or if not watched). */
+  caughtUp(group: string, resource: string, resourceVersion: number, timeoutMs: number): Promise<boolean>;
+  /** The latest resourceVersion the recorder has seen on any resource. */
+  latestResourceVersion(): number;
+  /** The current state of an object as the recorder last saw it. */
+  current(key: ObjectKey): KubeObject | undefined;
+}
+
+/** Changes kept per resource for stale views; the oldest are dropped beyond this. */
+const HISTORY_LIMIT = 20_000;
+/** Changes kept for triggers armed late (pastChanges). */
+const PAST_CHANGES_LIMIT = 100_000;
+
+function rvNumber(rv: string | undefined): number {
+  const n = Number(rv);
+  return Number.isFinite(n) ? n : 0;
+}
+
+export class ClusterRecorder implements ClusterView {
   private readonly watched = new Map<string, Watched>();
+  private readonly listeners = new Set<(change: ObservedChange) => void>();
+  private readonly past: ObservedChange[] = [];
+  private latestRv = 0;
   /** Latest known state of every live object, with the RV the recorder last saw for it. */
   private readonly live = new Map<ObjectKey, KubeObject>();
   private stopped = false;
@@ -40,8 +109,69 @@ export class ClusterRecorder {
     return rec;
   }
 
-  private id(info: ResourceInfo): string {
+  private id(info: Pick<ResourceInfo, 'group' | 'resource'>): string {
     return info.group ? `${info.resource}.${info.group}` : info.resource;
+  }
+
+  onChange(listener: (change: ObservedChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  pastChanges(): readonly ObservedChange[] {
+    return this.past;
+  }
+
+  current(key: ObjectKey): KubeObject | undefined {
+    return this.live.get(key);
+  }
+
+  latestResourceVersion(): number {
+    return this.latestRv;
+  }
+
+  stateAt(group: string, resource: string, resourceVersion: number): Map<ObjectKey, KubeObject> | undefined {
+    const entry = this.watched.get(this.id({ group, resource }));
+    if (!entry || entry.historyFrom === undefined || resourceVersion < entry.historyFrom) return undefined;
+    const first = entry.history[0];
+    if (first && first.rv > entry.historyFrom && resourceVersion < first.rv && entry.history.length >= HISTORY_LIMIT) return undefined;
+    const state = new Map<ObjectKey, KubeObject>();
+    for (const h of entry.history) {
+      if (h.rv > resourceVersion) continue;
+      if (h.object) state.set(h.key, h.object);
+      else state.delete(h.key);
+    }
+    return state;
+  }
+
+  caughtUp(group: string, resource: string, resourceVersion: number, timeoutMs: number): Promise<boolean> {
+    const entry = this.watched.get(this.id({ group, resource }));
+    if (!entry) return Promise.resolve(false);
+    if (rvNumber(entry.lastResourceVersion) >= resourceVersion) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = { rv: resourceVersion, resolve: (ok: boolean) => resolve(ok) };
+      entry.waiters.push(waiter);
+      const timer = setTimeout(() => {
+        entry.waiters = entry.waiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      timer.unref();
+      waiter.resolve = (ok) => {
+        clearTimeout(timer);
+        resolve(ok);
+      };
+    });
+  }
+
+  private advance(entry: Watched, rv: string): void {
+    entry.lastResourceVersion = rv;
+    const n = rvNumber(rv);
+    if (n > this.latestRv) this.latestRv = n;
+    if (entry.waiters.length === 0) return;
+    const ready = entry.waiters.filter((w) => w.rv <= n);
+    if (ready.length === 0) return;
+    entry.waiters = entry.waiters.filter((w) => w.rv > n);
+    for (const w of ready) w.resolve(true);
   }
 
   /** Re-reads discovery and starts watching resources not yet watched. */
@@ -53,7 +183,7 @@ export class ClusterRecorder {
         const id = this.id(info);
         if (this.watched.has(id) || IGNORED_RESOURCES.has(id)) continue;
         if (!info.verbs.includes('list') || !info.verbs.includes('watch')) continue;
-        const entry: Watched = { info, lastResourceVersion: '' };
+        const entry: Watched = { info, lastResourceVersion: '', history: [], waiters: [] };
         this.watched.set(id, entry);
         await this.listAndWatch(entry);
       }
@@ -72,15 +202,16 @@ export class ClusterRecorder {
     for (const obj of items) {
       const key = keyOfListed(obj, entry.info);
       seen.add(key);
-      this.observe('ADDED', key, obj);
+      this.observe(entry, 'ADDED', key, obj);
     }
     // After a relist, objects that vanished while we were not watching are deletions.
     for (const [key, obj] of this.live) {
       if (key.startsWith(entry.info.kind + '/') && !seen.has(key) && this.kindMatches(obj, entry.info)) {
-        this.observe('DELETED', key, obj);
+        this.observe(entry, 'DELETED', key, { ...obj, metadata: { ...obj.metadata, resourceVersion } });
       }
     }
-    entry.lastResourceVersion = resourceVersion;
+    if (entry.historyFrom === undefined) entry.historyFrom = rvNumber(resourceVersion);
+    this.advance(entry, resourceVersion);
     this.watch(entry);
   }
 
@@ -104,11 +235,13 @@ export class ClusterRecorder {
           return;
         }
         const rv = object.metadata?.resourceVersion;
-        if (rv) entry.lastResourceVersion = rv;
+        if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
+          const obj = { ...object, kind: object.kind ?? info.kind, apiVersion: object.apiVersion ?? apiVersion };
+          this.observe(entry, type, keyOfListed(obj, info), obj);
+        }
+        // After the change is observed: whoever waits for this resourceVersion finds its triggers evaluated.
+        if (rv) this.advance(entry, rv);
         if (type === 'BOOKMARK') return;
-        if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
-        const obj = { ...object, kind: object.kind ?? info.kind, apiVersion: object.apiVersion ?? apiVersion };
-        this.observe(type, keyOfListed(obj, info), obj);
         if (info.resource === 'customresourcedefinitions' && info.group === 'apiextensions.k8s.io') {
           void this.refreshResources().catch(() => undefined);
         }
@@ -128,13 +261,37 @@ export class ClusterRecorder {
     });
   }
 
-  private observe(type: 'ADDED' | 'MODIFIED' | 'DELETED', key: ObjectKey, object: KubeObject): void {
+  private observe(entry: Watched, type: 'ADDED' | 'MODIFIED' | 'DELETED', key: ObjectKey, object: KubeObject): void {
     const rv = object.metadata?.resourceVersion ?? '';
     const known = this.live.get(key);
     if (type === 'ADDED' && known && known.metadata?.resourceVersion === rv) return; // relist of a known state
     if (type === 'DELETED') this.live.delete(key);
     else this.live.set(key, object);
-    this.trace.append({ type: 'cluster-change', eventType: type, key, resourceVersion: rv, object });
+    entry.history.push({ rv: rvNumber(rv), key, object: type === 'DELETED' ? undefined : object });
+    if (entry.history.length > HISTORY_LIMIT) entry.history.splice(0, entry.history.length - HISTORY_LIMIT);
+    // A trace writer may redact Secret values in place: the recorder's own copy (served to stale
+    // views, matched by change triggers) must keep the real values.
+    const traced = object.kind === 'Secret' ? structuredClone(object) : object;
+    const seq = this.trace.append({ type: 'cluster-change', eventType: type, key, resourceVersion: rv, object: traced });
+    const change: ObservedChange = {
+      type,
+      key,
+      prev: known,
+      next: type === 'DELETED' ? undefined : object,
+      resourceVersion: rv,
+      seq,
+      group: entry.info.group,
+      resource: entry.info.resource,
+    };
+    this.past.push(change);
+    if (this.past.length > PAST_CHANGES_LIMIT) this.past.splice(0, this.past.length - PAST_CHANGES_LIMIT);
+    for (const l of [...this.listeners]) {
+      try {
+        l(change);
+      } catch {
+        /* a listener's failure must not stop the recording */
+      }
+    }
   }
 
   /**
@@ -171,6 +328,7 @@ export class ClusterRecorder {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const entry of this.watched.values()) for (const w of entry.waiters.splice(0)) w.resolve(false);
     for (const entry of this.watched.values()) entry.handle?.stop();
     await Promise.all([...this.watched.values()].map((e) => e.handle?.done));
   }

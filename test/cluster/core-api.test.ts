@@ -162,6 +162,7 @@ test('errors: malformed JSON 400, invalid name 422, namespace mismatch 400, miss
     ['GET', '/api/v1/namespaces/default/configmaps/x/status', undefined],
     ['GET', '/api/v1/configmaps/x', undefined],
     ['GET', '/openapi/v2', undefined],
+    ['GET', '/openapi/v3/apis/nope.io/v1', undefined],
     ['GET', '/api/v1/namespaces/%E0%A4%A/configmaps', undefined],
   ] as const) {
     const res = await raw(cluster, method, path, body);
@@ -211,7 +212,15 @@ test('discovery documents list resources, subresources and CRD groups', async (t
   t.deepEqual([...cm.verbs].sort(), ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']);
   t.is(v1.json.resources.find((r: any) => r.name === 'configmaps/status'), undefined);
   const apis = await raw(cluster, 'GET', '/apis');
-  t.deepEqual(apis.json.groups.map((g: any) => g.name), ['apiextensions.k8s.io']);
+  t.deepEqual(apis.json.groups.map((g: any) => g.name).sort(), [
+    'apiextensions.k8s.io',
+    'apps',
+    'batch',
+    'coordination.k8s.io',
+    'events.k8s.io',
+    'policy',
+    'rbac.authorization.k8s.io',
+  ]);
   const ext = await raw(cluster, 'GET', '/apis/apiextensions.k8s.io/v1');
   t.truthy(ext.json.resources.find((r: any) => r.name === 'customresourcedefinitions/status'));
   const namespaces = await raw(cluster, 'GET', '/api/v1/namespaces');

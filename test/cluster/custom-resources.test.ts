@@ -112,3 +112,35 @@ test('an invalid CRD is rejected with 422', async (t) => {
   t.like(status, { reason: 'Invalid', code: 422, details: { kind: 'CustomResourceDefinition', group: 'apiextensions.k8s.io' } });
   t.deepEqual(status.details?.causes?.map((c) => c.field).sort(), ['metadata.name', 'spec.versions[0].schema.openAPIV3Schema']);
 });
+
+test('a CRD serving several versions, cluster scoped: any served version reads and writes the same objects', async (t) => {
+  const { ext, custom, cluster } = await startCluster(t);
+  const schema = { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
+  await ext.createCustomResourceDefinition({
+    body: {
+      metadata: { name: 'gadgets.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Cluster',
+        names: { plural: 'gadgets', kind: 'Gadget' },
+        versions: [
+          { name: 'v1beta1', served: true, storage: false, schema },
+          { name: 'v1', served: true, storage: true, schema, subresources: { status: {} } },
+          { name: 'v1alpha1', served: false, storage: false, schema },
+        ],
+      },
+    } as k8s.V1CustomResourceDefinition,
+  });
+  const G = { group: 'example.com', plural: 'gadgets' };
+  const created = (await custom.createClusterCustomObject({ ...G, version: 'v1beta1', body: { apiVersion: 'example.com/v1beta1', kind: 'Gadget', metadata: { name: 'g' }, spec: { a: 1 } } })) as any;
+  t.is(created.apiVersion, 'example.com/v1beta1');
+  t.is(created.metadata.namespace, undefined);
+  const asV1 = (await custom.getClusterCustomObject({ ...G, version: 'v1', name: 'g' })) as any;
+  t.like(asV1, { apiVersion: 'example.com/v1', kind: 'Gadget', spec: { a: 1 } });
+  const unserved = await raw(cluster, 'GET', '/apis/example.com/v1alpha1/gadgets');
+  t.is(unserved.status, 404);
+  const group = await raw(cluster, 'GET', '/apis/example.com');
+  t.deepEqual(group.json.versions.map((v: any) => v.version), ['v1', 'v1beta1'], 'preferred version first');
+  const namespacedPath = await raw(cluster, 'GET', '/apis/example.com/v1/namespaces/default/gadgets');
+  t.is(namespacedPath.status, 404);
+});

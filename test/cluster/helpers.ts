@@ -7,12 +7,18 @@ export interface TestCluster {
   cluster: EmbeddedCluster;
   kc: k8s.KubeConfig;
   core: k8s.CoreV1Api;
+  apps: k8s.AppsV1Api;
   custom: k8s.CustomObjectsApi;
   ext: k8s.ApiextensionsV1Api;
+  objects: k8s.KubernetesObjectApi;
 }
 
+/**
+ * A bare API server (no simulated controllers, scheduler or kubelets) unless `options.simulation`
+ * says otherwise: these tests pin API semantics, and the simulation has its own tests.
+ */
 export async function startCluster(t: ExecutionContext, options: EmbeddedClusterOptions = {}): Promise<TestCluster> {
-  const cluster = await EmbeddedCluster.start(options);
+  const cluster = await EmbeddedCluster.start({ simulation: false, ...options });
   t.teardown(() => cluster.stop());
   const kc = new k8s.KubeConfig();
   kc.loadFromString(cluster.kubeconfigYaml());
@@ -20,8 +26,10 @@ export async function startCluster(t: ExecutionContext, options: EmbeddedCluster
     cluster,
     kc,
     core: kc.makeApiClient(k8s.CoreV1Api),
+    apps: kc.makeApiClient(k8s.AppsV1Api),
     custom: kc.makeApiClient(k8s.CustomObjectsApi),
     ext: kc.makeApiClient(k8s.ApiextensionsV1Api),
+    objects: k8s.KubernetesObjectApi.makeApiClient(kc),
   };
 }
 
@@ -50,10 +58,11 @@ export async function raw(
   cluster: EmbeddedCluster,
   method: string,
   path: string,
-  body?: string,
+  body?: string | Uint8Array,
   contentType = 'application/json',
-): Promise<{ status: number; json: any }> {
-  const res = await fetch(cluster.url + path, { method, body, headers: body === undefined ? {} : { 'Content-Type': contentType } });
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: any; headers: Headers }> {
+  const res = await fetch(cluster.url + path, { method, body: body as BodyInit | undefined, headers: { ...(body === undefined ? {} : { 'Content-Type': contentType }), ...headers } });
   const text = await res.text();
   let json: unknown;
   try {
@@ -61,7 +70,7 @@ export async function raw(
   } catch {
     json = text;
   }
-  return { status: res.status, json };
+  return { status: res.status, json, headers: res.headers };
 }
 
 export interface WatchLine {

@@ -142,3 +142,30 @@ test('stop() ends open watches promptly', async (t) => {
   await w.ended;
   t.true(Date.now() - started < 1000);
 });
+
+test('after a compaction, a watch from an older resourceVersion gets 410 Expired; from the compacted one it resumes', async (t) => {
+  const { core, kc, cluster } = await startCluster(t);
+  const created = await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('app', { n: '0' }) });
+  await core.patchNamespacedConfigMap({ name: 'app', namespace: 'default', body: { data: { n: '1' } } }, mergePatch);
+  const compactedAt = cluster.resourceVersion;
+  cluster.compact();
+  const old = await clientWatch(t, kc, '/api/v1/namespaces/default/configmaps', { resourceVersion: created.metadata!.resourceVersion!, allowWatchBookmarks: true });
+  await old.ended;
+  t.like(old.events[0], { type: 'ERROR', object: { kind: 'Status', reason: 'Expired', code: 410 } });
+  t.regex(old.events[0]!.object.message, /^too old resource version: \d+ \(\d+\)$/);
+  const fresh = await clientWatch(t, kc, '/api/v1/namespaces/default/configmaps', { resourceVersion: String(compactedAt) });
+  await core.patchNamespacedConfigMap({ name: 'app', namespace: 'default', body: { data: { n: '2' } } }, mergePatch);
+  const [e] = await fresh.waitFor(1);
+  t.like(e, { type: 'MODIFIED', object: { data: { n: '2' } } });
+});
+
+test('a watch resumes across kinds sharing one resourceVersion sequence, and events.k8s.io sees core Events', async (t) => {
+  const { core, kc } = await startCluster(t);
+  const start = await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('a') });
+  const events = await clientWatch(t, kc, '/apis/events.k8s.io/v1/namespaces/default/events', { resourceVersion: start.metadata!.resourceVersion! });
+  await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' } } });
+  await core.createNamespacedEvent({ namespace: 'default', body: { metadata: { name: 'e' }, involvedObject: { kind: 'ConfigMap', name: 'a' }, reason: 'R', message: 'm' } });
+  const [ev] = await events.waitFor(1);
+  t.like(ev, { type: 'ADDED', object: { apiVersion: 'events.k8s.io/v1', kind: 'Event', note: 'm', regarding: { name: 'a' } } });
+  t.is(events.events.length, 1, 'the Secret is not an Event');
+});

@@ -34,6 +34,7 @@ test('a changed field raises an alarm naming the field and both values', (t) => 
   t.deepEqual(alarms, [
     {
       oracle: 'end-state',
+      check: 'value',
       object: 'ConfigMap/default/x',
       field: 'data.key',
       reference: ['a'],

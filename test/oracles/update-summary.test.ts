@@ -10,6 +10,7 @@ test('a different number of creations raises an alarm', (t) => {
   t.deepEqual(alarms, [
     {
       oracle: 'update-summary',
+      check: 'created',
       object: 'Secret/default/db-tls',
       reference: [1],
       test: 0,
@@ -18,7 +19,7 @@ test('a different number of creations raises an alarm', (t) => {
   ]);
 });
 
-test('a different number of deletions raises an alarm; modifications are not counted', (t) => {
+test('an extra delete-and-recreate cycle raises alarms; modifications are not counted', (t) => {
   const refs = [runWith([], [['ADDED', tls], ['MODIFIED', tls]])];
   const alarms = compareRuns(refs, runWith([], [['ADDED', tls], ['DELETED', tls], ['ADDED', tls], ['MODIFIED', tls], ['MODIFIED', tls]]));
   t.deepEqual(
@@ -57,4 +58,39 @@ test('generated names are folded to their prefix', (t) => {
     compareRuns(refs, runWith([], [['ADDED', pod('job-ccccc')], ['ADDED', pod('job-ddddd')]])).map((a) => a.message),
     ['Pod/default/job-*: created 1 time(s) in reference runs, but 2 time(s) in the test run'],
   );
+});
+
+test('a different order of events with the same counts raises no alarm', (t) => {
+  const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' } };
+  const ref = runWith([tls, cm], [['ADDED', tls], ['ADDED', cm], ['MODIFIED', tls], ['DELETED', cm], ['ADDED', cm]]);
+  const tst = runWith([tls, cm], [['ADDED', cm], ['DELETED', cm], ['ADDED', tls], ['ADDED', cm], ['MODIFIED', tls], ['MODIFIED', cm]]);
+  t.deepEqual(compareRuns([ref], tst), []);
+});
+
+test('changes of chosen fields are counted when configured, and only then', (t) => {
+  const sts = (replicas: number, image = 'db:1') => ({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db', namespace: 'default' }, spec: { replicas, image } });
+  const ref = runWith([sts(3)], [['ADDED', sts(1)], ['MODIFIED', sts(3)], ['MODIFIED', sts(3, 'db:2')]]);
+  // Same end state, but the test run scaled down and up again on the way.
+  const tst = runWith([sts(3)], [['ADDED', sts(1)], ['MODIFIED', sts(3)], ['MODIFIED', sts(0)], ['MODIFIED', sts(3, 'db:2')]]);
+  t.deepEqual(compareRuns([ref, ref], tst), []);
+  const countUpdates = [{ keyGlob: 'StatefulSet/default/*', paths: ['spec.replicas', 'spec.image'] }];
+  const alarms = compareRuns([ref, ref], tst, { countUpdates });
+  t.deepEqual(alarms.map((a) => [a.check, a.field, a.reference, a.test, a.message]), [
+    ['updated', 'spec.replicas', [1], 3, 'StatefulSet/default/db: spec.replicas changed 1 time(s) in reference runs, but 3 time(s) in the test run'],
+  ]);
+  // Writes that leave the field alone (here: only the image changes) do not count as changes of it.
+  const sameReplicas = runWith([sts(3)], [['ADDED', sts(1)], ['MODIFIED', sts(3)], ['MODIFIED', sts(3, 'db:2')], ['MODIFIED', sts(3, 'db:2')]]);
+  t.deepEqual(compareRuns([ref], sameReplicas, { countUpdates }), []);
+});
+
+test('a delete-and-recreate cycle the test run skipped (same balance) raises no alarm; a missing deletion does', (t) => {
+  // References: the component is switched off (deleted) and on again (recreated).
+  const refs = [runWith([tls], [['ADDED', tls], ['DELETED', tls], ['ADDED', tls]]), runWith([tls], [['ADDED', tls], ['DELETED', tls], ['ADDED', tls]])];
+  // The restarted controller found it wanted again before it got to delete it.
+  t.deepEqual(compareRuns(refs, runWith([tls], [['ADDED', tls]])), []);
+  // Deleted but never recreated: the balance differs.
+  t.deepEqual(compareRuns(refs, runWith([], [['ADDED', tls], ['DELETED', tls]])).map((a) => [a.oracle, a.check]), [
+    ['end-state', 'missing'],
+    ['update-summary', 'created'],
+  ]);
 });

@@ -1,9 +1,28 @@
-/** Hand-built merged traces for planner tests: each call appends request, cluster change and response. */
-import { parseKey } from '../../src/model/object-key.js';
+/**
+ * Hand-built merged traces for planner tests. The builder keeps the current state of every object
+ * and a clock; each call appends what the proxy and the cluster recorder would have recorded:
+ * - `write`: the controller's request, the cluster change it caused, the answer (and, with
+ *   `deliver`, the watch event echoing the change back to the controller);
+ * - `external`: a change made by someone else (the workload), optionally delivered to the controller;
+ * - `deliver`: the watch event of an object's latest change; `episode`: serialized-delivery markers;
+ * - `wait`: time passing (quiet gaps end bursts).
+ */
+import { parseKey, type KubeObject } from '../../src/model/object-key.js';
 import type { RequestVerb } from '../../src/model/api-path.js';
 import type { ResourceRef, TraceEvent } from '../../src/model/trace.js';
 
-export interface WriteOptions {
+export interface ChangeOptions {
+  /** Dotted field paths to set (undefined removes the field). Default for updates: a fresh `metadata.labels.rev`. */
+  set?: Record<string, unknown>;
+  /** Deliver the change to the controller as a watch event. */
+  deliver?: boolean;
+  /** Owner (object key) written into ownerReferences on creation. */
+  owner?: string;
+  /** Create with metadata.generateName (the key's name must start with it). */
+  generateName?: string;
+}
+
+export interface WriteOptions extends ChangeOptions {
   subresource?: string;
   status?: number;
   /** What the cluster recorder sees; `none` for a no-op or failed write. Defaults from the verb. */
@@ -12,18 +31,33 @@ export interface WriteOptions {
   /** Omit the request key (a generateName create). */
   unnamed?: boolean;
   body?: unknown;
+  incarnation?: number;
 }
 
 export class TraceBuilder {
   readonly events: TraceEvent[];
   private seq = 1;
+  private ts = 1_000_000;
   private nextId = 1;
   private nextRv = 100;
+  private revision = 0;
+  private episodes = 0;
+  private readonly objects = new Map<string, KubeObject>();
   private readonly rvs = new Map<string, string>();
+  private readonly lastChange = new Map<string, 'ADDED' | 'MODIFIED' | 'DELETED'>();
 
-  constructor(options: { clusterTrace?: boolean } = {}) {
+  /** `setup`: objects that exist before the controller starts (key -> fields to set). */
+  constructor(options: { clusterTrace?: boolean; setup?: Record<string, Record<string, unknown>> } = {}) {
     this.events = [{ type: 'header', seq: 0, ts: 0, format: 'kperturb.dev/trace/v1', source: 'controller' }];
     if (options.clusterTrace ?? true) this.events.push({ type: 'header', seq: 0, ts: 0, format: 'kperturb.dev/trace/v1', source: 'cluster' });
+    for (const [key, set] of Object.entries(options.setup ?? {})) this.change('ADDED', key, { set });
+    this.push({ type: 'controller', action: 'start', incarnation: 1 });
+  }
+
+  /** Time passes with nothing happening. */
+  wait(ms: number): this {
+    this.ts += ms;
+    return this;
   }
 
   write(verb: RequestVerb, key: string, opts: WriteOptions = {}): this {
@@ -34,54 +68,115 @@ export class TraceBuilder {
     const change = !ok || dryRun ? 'none' : (opts.change ?? defaultChange);
     const id = this.nextId++;
     const parts = parseKey(key)!;
-    this.events.push({
+    const body = opts.body ?? (verb === 'patch' && opts.set ? bodyOf(opts.set) : undefined);
+    this.push({
       type: 'request',
-      seq: this.seq++,
-      ts: 0,
       id,
-      incarnation: 1,
+      incarnation: opts.incarnation ?? 1,
       method: { create: 'POST', update: 'PUT', patch: 'PATCH', delete: 'DELETE' }[verb as string] ?? 'GET',
       path: `/fake/${key}`,
       query: opts.query ?? {},
       verb,
       resource: resourceOf(parts.kind, opts.subresource),
       ...(opts.unnamed ? {} : { key }),
-      ...(opts.body !== undefined ? { body: opts.body } : {}),
+      ...(body !== undefined ? { body } : {}),
     });
-    if (change !== 'none') {
-      const rv = String(this.nextRv++);
-      this.rvs.set(key, rv);
-      this.events.push({
-        type: 'cluster-change',
-        seq: this.seq++,
-        ts: 0,
-        eventType: change,
-        key,
-        resourceVersion: rv,
-        object: objectOf(parts.kind, parts.namespace, parts.name, rv),
-      });
-    }
+    if (change !== 'none') this.change(change, key, opts);
+    const current = this.objects.get(key);
     const rv = this.rvs.get(key) ?? '1';
-    this.events.push({
+    this.push({
       type: 'response',
-      seq: this.seq++,
-      ts: 0,
       id,
       status,
-      object: ok ? objectOf(parts.kind, parts.namespace, parts.name, rv) : { kind: 'Status', apiVersion: 'v1' },
+      object: ok ? { ...(current ?? objectOf(parts.kind, parts.namespace, parts.name)), metadata: { ...(current?.metadata ?? { name: parts.name }), resourceVersion: rv } } : { kind: 'Status', apiVersion: 'v1' },
       durationMs: 1,
     });
+    if (opts.deliver && change !== 'none') this.deliver(key);
     return this;
   }
 
   /** A change made by someone other than the controller (e.g. the workload). */
-  external(eventType: 'ADDED' | 'MODIFIED' | 'DELETED', key: string): this {
-    const parts = parseKey(key)!;
-    const rv = String(this.nextRv++);
-    this.rvs.set(key, rv);
-    this.events.push({ type: 'cluster-change', seq: this.seq++, ts: 0, eventType, key, resourceVersion: rv, object: objectOf(parts.kind, parts.namespace, parts.name, rv) });
+  external(eventType: 'ADDED' | 'MODIFIED' | 'DELETED', key: string, opts: ChangeOptions = {}): this {
+    this.change(eventType, key, opts);
+    if (opts.deliver) this.deliver(key);
     return this;
   }
+
+  /** The controller is shown the latest change of `key` (a watch event). */
+  deliver(key: string): this {
+    const obj = this.objects.get(key) ?? this.deleted.get(key)!;
+    this.push({ type: 'watch-event', id: 9000, eventType: this.lastChange.get(key)!, key, resourceVersion: this.rvs.get(key)!, object: obj });
+    return this;
+  }
+
+  /** Serialized delivery: the previous episode ends (quiet), a new one starts for the last watch event. */
+  episode(opts: { quiet?: boolean } = {}): this {
+    const lastWatch = [...this.events].reverse().find((e) => e.type === 'watch-event');
+    if (this.episodes > 0) this.push({ type: 'episode', phase: 'end', index: this.episodes, id: 9000, quiet: opts.quiet ?? true });
+    this.episodes++;
+    this.push({ type: 'episode', phase: 'start', index: this.episodes, id: 9000, ...(lastWatch ? { watchEventSeq: lastWatch.seq } : {}) });
+    return this;
+  }
+
+  /** The controller process restarts. */
+  restart(incarnation: number): this {
+    this.push({ type: 'controller', action: 'start', incarnation });
+    return this;
+  }
+
+  private readonly deleted = new Map<string, KubeObject>();
+
+  private change(eventType: 'ADDED' | 'MODIFIED' | 'DELETED', key: string, opts: ChangeOptions): void {
+    const parts = parseKey(key)!;
+    const rv = String(this.nextRv++);
+    this.revision++;
+    let obj: KubeObject;
+    if (eventType === 'ADDED') {
+      obj = objectOf(parts.kind, parts.namespace, parts.name);
+      if (opts.generateName) obj.metadata!.generateName = opts.generateName;
+      if (opts.owner) {
+        const o = parseKey(opts.owner)!;
+        obj.metadata!.ownerReferences = [{ apiVersion: 'v1', kind: o.kind, name: o.name, uid: `uid-${o.name}`, controller: true }];
+      }
+    } else {
+      obj = structuredClone(this.objects.get(key) ?? objectOf(parts.kind, parts.namespace, parts.name));
+    }
+    const set = opts.set ?? (eventType === 'MODIFIED' ? { 'metadata.labels.rev': String(this.revision) } : {});
+    for (const [path, value] of Object.entries(set)) setPath(obj as Record<string, unknown>, path, value);
+    obj.metadata!.resourceVersion = rv;
+    obj.metadata!.uid = `uid-${parts.name}`;
+    this.rvs.set(key, rv);
+    this.lastChange.set(key, eventType);
+    if (eventType === 'DELETED') {
+      this.objects.delete(key);
+      this.deleted.set(key, obj);
+    } else {
+      this.objects.set(key, obj);
+    }
+    this.push({ type: 'cluster-change', eventType, key, resourceVersion: rv, object: structuredClone(obj) });
+  }
+
+  private push(e: Record<string, unknown>): void {
+    this.events.push({ seq: this.seq++, ts: this.ts++, ...e } as unknown as TraceEvent);
+  }
+}
+
+function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const segs = path.split('.');
+  let cur = obj;
+  for (const s of segs.slice(0, -1)) {
+    if (typeof cur[s] !== 'object' || cur[s] === null) cur[s] = {};
+    cur = cur[s] as Record<string, unknown>;
+  }
+  const last = segs[segs.length - 1]!;
+  if (value === undefined) delete cur[last];
+  else cur[last] = structuredClone(value);
+}
+
+function bodyOf(set: Record<string, unknown>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [path, value] of Object.entries(set)) setPath(body, path, value === undefined ? null : value);
+  return body;
 }
 
 function resourceOf(kind: string, subresource: string | undefined): ResourceRef {
@@ -95,6 +190,6 @@ function resourceOf(kind: string, subresource: string | undefined): ResourceRef 
   return ref;
 }
 
-function objectOf(kind: string, namespace: string | undefined, name: string, rv: string) {
-  return { kind, apiVersion: 'v1', metadata: { name, ...(namespace ? { namespace } : {}), resourceVersion: rv } };
+function objectOf(kind: string, namespace: string | undefined, name: string): KubeObject {
+  return { kind, apiVersion: 'v1', metadata: { name, ...(namespace ? { namespace } : {}) }, spec: {}, status: {} };
 }

@@ -1,30 +1,20 @@
 import test from 'ava';
 import { parse } from 'yaml';
-import { planTests, type PlannerOutput } from '../../planner/index.js';
+import type { PlannerOutput } from '../../planner/index.js';
 import { serializePlan, validatePlan, type WriteTrigger } from '../../src/model/plan.js';
-import type { TraceEvent } from '../../src/model/trace.js';
 import { TraceBuilder } from './_trace-builder.js';
-
-const DB = 'Database/default/db1';
-const SECRET = 'Secret/default/db1-tls';
-
-function plan(trace: Iterable<TraceEvent>): PlannerOutput {
-  return planTests({ controller: 'db-operator', workload: 'create-and-scale', trace });
-}
+import { DB, SECRET, faultsOf, plan, plansOf, stages } from './_helpers.js';
 
 function triggers(out: PlannerOutput): WriteTrigger[] {
-  return out.plans.map((p) => {
-    const fault = p.spec.faults[0]!;
-    if (fault.type !== 'crash-after-write') throw new Error(`unexpected fault ${fault.type}`);
-    return fault.after;
+  return faultsOf(out, 'intermediate-state').map((f) => {
+    if (f.type !== 'crash-after-write') throw new Error(`unexpected fault ${f.type}`);
+    return f.after;
   });
 }
 
-function stages(out: PlannerOutput): Record<string, number> {
-  return Object.fromEntries(out.stats[0]!.stages.map((s) => [s.stage, s.plans]));
-}
+const stagesOf = (out: PlannerOutput) => stages(out, 'intermediate-state');
 
-test('create, status patch and update each get a plan with their own occurrence counts', (t) => {
+test('every effective write of a burst but the last gets a plan, with its own occurrence count', (t) => {
   const trace = new TraceBuilder()
     .write('create', DB)
     .write('patch', DB, { subresource: 'status' })
@@ -37,14 +27,12 @@ test('create, status patch and update each get a plan with their own occurrence 
     { verb: 'patch', key: DB, subresource: 'status', occurrence: 1 },
     { verb: 'create', key: SECRET, occurrence: 1 },
     { verb: 'update', key: DB, occurrence: 1 },
-    { verb: 'patch', key: DB, subresource: 'status', occurrence: 2 },
   ]);
   t.deepEqual(
-    out.plans.map((p) => p.metadata.name),
-    ['intermediate-0001', 'intermediate-0002', 'intermediate-0003', 'intermediate-0004', 'intermediate-0005'],
+    plansOf(out, 'intermediate-state').map((p) => p.metadata.name),
+    ['intermediate-0001', 'intermediate-0002', 'intermediate-0003', 'intermediate-0004'],
   );
-  const second = out.plans[1]!;
-  t.deepEqual(second, {
+  t.deepEqual(plansOf(out, 'intermediate-state')[1], {
     apiVersion: 'kperturb.dev/v1',
     kind: 'TestPlan',
     metadata: { name: 'intermediate-0002' },
@@ -56,98 +44,136 @@ test('create, status patch and update each get a plan with their own occurrence 
       faults: [{ type: 'crash-after-write', after: { verb: 'patch', key: DB, subresource: 'status', occurrence: 1 } }],
     },
   });
-  t.deepEqual(out.stats, [
-    {
-      pattern: 'intermediate-state',
-      stages: [
-        { stage: 'baseline', plans: 5 },
-        { stage: 'controller-bookkeeping', plans: 5 },
-        { stage: 'identifiable-writes', plans: 5 },
-        { stage: 'effective-writes', plans: 5 },
-      ],
-    },
+  t.deepEqual(stagesOf(out), { baseline: 5, causality: 4, 'effective-writes': 4, deterministic: 4, deduplicated: 4 });
+});
+
+test('a quiet gap ends a burst: the last write before it gets no plan', (t) => {
+  const trace = new TraceBuilder()
+    .write('create', DB)
+    .write('create', SECRET)
+    .wait(1500)
+    .write('patch', DB, { subresource: 'status' })
+    .wait(1500)
+    .write('update', DB)
+    .write('patch', DB, { subresource: 'status' }).events;
+  const out = plan(trace);
+  t.deepEqual(triggers(out), [
+    { verb: 'create', key: DB, occurrence: 1 },
+    { verb: 'update', key: DB, occurrence: 1 },
   ]);
+  t.deepEqual(stagesOf(out), { baseline: 5, causality: 2, 'effective-writes': 2, deterministic: 2, deduplicated: 2 });
+  // A longer quiet window merges the bursts again.
+  t.is(triggers(plan(trace, { quietMs: 5000 })).length, 4);
+});
+
+test('under serialized delivery, each episode is a burst', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', SECRET, { deliver: true })
+    .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Creating' } })
+    .episode()
+    .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' } }).events;
+  const out = plan(trace);
+  t.is(out.causality, 'serialized-episodes');
+  t.deepEqual(triggers(out), [{ verb: 'create', key: SECRET, occurrence: 1 }]);
+});
+
+test('an episode that ended without the controller going quiet merges into the next', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', SECRET, { deliver: true })
+    .episode({ quiet: false })
+    .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' } }).events;
+  t.deepEqual(triggers(plan(trace)), [{ verb: 'create', key: SECRET, occurrence: 1 }]);
+});
+
+test('a restart of the controller ends a burst', (t) => {
+  const trace = new TraceBuilder().write('create', DB).restart(2).write('create', SECRET, { incarnation: 2 }).write('update', DB, { incarnation: 2 }).events;
+  t.deepEqual(triggers(plan(trace)), [{ verb: 'create', key: SECRET, occurrence: 1 }]);
 });
 
 test('plans survive a round trip through the plan file format', (t) => {
   const out = plan(new TraceBuilder().write('create', DB).write('patch', DB, { subresource: 'status' }).write('delete', DB).events);
-  t.is(out.plans.length, 3);
+  t.is(out.plans.length, 2);
   for (const p of out.plans) t.deepEqual(validatePlan(parse(serializePlan(p)), 'plan.yaml'), p);
 });
 
-test('a no-op update gets no plan but still counts towards later occurrences', (t) => {
+test('a no-op write gets no plan, still counts towards later occurrences, and does not make the write before it intermediate', (t) => {
   const trace = new TraceBuilder()
     .write('create', DB)
     .write('update', DB)
     .write('update', DB, { change: 'none' }) // answered with the RV of the previous change, which happened before it
-    .write('update', DB).events;
+    .write('update', DB)
+    .write('update', DB, { change: 'none' }).events;
   const out = plan(trace);
   t.deepEqual(triggers(out), [
     { verb: 'create', key: DB, occurrence: 1 },
     { verb: 'update', key: DB, occurrence: 1 },
-    { verb: 'update', key: DB, occurrence: 3 },
   ]);
-  t.is(stages(out).baseline, 4);
-  t.is(stages(out)['effective-writes'], 3);
+  // causality keeps all but the last attempt; effectiveness also drops the no-ops and the last effective write.
+  t.deepEqual(stagesOf(out), { baseline: 5, causality: 4, 'effective-writes': 2, deterministic: 2, deduplicated: 2 });
 });
 
 test('a no-op patch whose resourceVersion never appears in the cluster trace gets no plan', (t) => {
   // The object existed before the recorder started: its RV ("1") has no cluster-change.
-  const out = plan(new TraceBuilder().write('patch', 'ConfigMap/default/pre-existing', { change: 'none' }).events);
-  t.deepEqual(out.plans, []);
-  t.is(stages(out).baseline, 1);
-  t.is(stages(out)['effective-writes'], 0);
+  const out = plan(new TraceBuilder().write('patch', 'ConfigMap/default/pre-existing', { change: 'none' }).write('create', DB).events);
+  t.deepEqual(triggers(out), []);
+  t.is(stagesOf(out).causality, 1);
+  t.is(stagesOf(out)['effective-writes'], 0);
 });
 
-test('failed writes produce no plan and are not counted', (t) => {
+test('failed writes produce no plan, are not counted, but are part of the baseline', (t) => {
   const trace = new TraceBuilder()
     .write('create', DB)
     .write('update', DB, { status: 409 })
     .write('update', DB)
-    .write('create', SECRET, { status: 409 }).events;
+    .write('create', SECRET, { status: 409 })
+    .write('create', SECRET).events;
   const out = plan(trace);
   t.deepEqual(triggers(out), [
     { verb: 'create', key: DB, occurrence: 1 },
     { verb: 'update', key: DB, occurrence: 1 },
   ]);
-  t.is(stages(out).baseline, 2);
+  t.is(stagesOf(out).baseline, 5);
 });
 
-test('leader-election leases and events produce no plan', (t) => {
+test('leader-election leases and events produce no plan and do not extend a burst', (t) => {
   const lease = 'Lease/kube-system/db-operator-leader';
   const trace = new TraceBuilder()
     .write('create', lease)
     .write('update', lease)
     .write('create', 'Event/default/db1.17a2')
     .write('update', 'ConfigMap/kube-system/old-style-lock', { body: { metadata: { annotations: { 'control-plane.alpha.kubernetes.io/leader': '{}' } } } })
-    .write('create', DB).events;
+    .write('create', DB)
+    .write('create', SECRET)
+    .write('update', lease).events;
   const out = plan(trace);
   t.deepEqual(triggers(out), [{ verb: 'create', key: DB, occurrence: 1 }]);
-  t.deepEqual(stages(out), { baseline: 5, 'controller-bookkeeping': 1, 'identifiable-writes': 1, 'effective-writes': 1 });
+  t.deepEqual(stagesOf(out), { baseline: 7, causality: 5, 'effective-writes': 5, deterministic: 1, deduplicated: 1 });
 });
 
 test('dry-run writes produce no plan and are not counted', (t) => {
   const trace = new TraceBuilder()
     .write('create', DB)
     .write('update', DB, { query: { dryRun: 'All' } })
+    .write('update', DB)
     .write('update', DB).events;
-  const out = plan(trace);
-  t.deepEqual(triggers(out), [
+  t.deepEqual(triggers(plan(trace)), [
     { verb: 'create', key: DB, occurrence: 1 },
     { verb: 'update', key: DB, occurrence: 1 },
   ]);
-  t.is(stages(out).baseline, 2);
 });
 
-test('reads, deletecollection and unnamed creates produce no plan', (t) => {
+test('deletecollection and unnamed creates produce no plan', (t) => {
   const trace = new TraceBuilder()
-    .write('get', DB)
-    .write('list', DB)
     .write('deletecollection', 'Pod/default/x')
-    .write('create', 'Pod/default/web-7xk2p', { unnamed: true }).events;
+    .write('create', 'Pod/default/web-7xk2p', { unnamed: true, generateName: 'web-' })
+    .write('create', DB).events;
   const out = plan(trace);
-  t.deepEqual(out.plans, []);
-  t.deepEqual(stages(out), { baseline: 1, 'controller-bookkeeping': 1, 'identifiable-writes': 0, 'effective-writes': 0 });
+  t.deepEqual(triggers(out), []);
+  t.deepEqual(stagesOf(out), { baseline: 3, causality: 2, 'effective-writes': 2, deterministic: 0, deduplicated: 0 });
 });
 
 test('a delete is effective when the cluster shows the deletion (or the deletionTimestamp)', (t) => {
@@ -155,28 +181,34 @@ test('a delete is effective when the cluster shows the deletion (or the deletion
     .write('create', SECRET)
     .write('delete', SECRET)
     .write('create', DB)
-    .write('delete', DB, { change: 'MODIFIED' }) // finalizer: deletionTimestamp set
-    .write('delete', DB, { change: 'none' }).events; // already terminating: nothing changes
-  const out = plan(trace);
-  t.deepEqual(triggers(out), [
+    .write('delete', DB, { change: 'MODIFIED', set: { 'metadata.deletionTimestamp': '2024-01-01T00:00:00Z' } }) // finalizer
+    .write('delete', DB, { change: 'none' }) // already terminating: nothing changes
+    .write('create', CM_LAST).events;
+  t.deepEqual(triggers(plan(trace)), [
     { verb: 'create', key: SECRET, occurrence: 1 },
     { verb: 'delete', key: SECRET, occurrence: 1 },
     { verb: 'create', key: DB, occurrence: 1 },
     { verb: 'delete', key: DB, occurrence: 1 },
   ]);
 });
+const CM_LAST = 'ConfigMap/default/last';
 
 test('a create on a subresource counts only if the object changed', (t) => {
   const trace = new TraceBuilder()
+    .write('create', 'Pod/default/web-0')
     .write('create', 'ServiceAccount/default/sa', { subresource: 'token', change: 'none' })
-    .write('create', 'Pod/default/web-0', { subresource: 'eviction', change: 'DELETED' }).events;
-  t.deepEqual(triggers(plan(trace)), [{ verb: 'create', key: 'Pod/default/web-0', subresource: 'eviction', occurrence: 1 }]);
+    .write('create', 'Pod/default/web-0', { subresource: 'eviction', change: 'DELETED' })
+    .write('create', CM_LAST).events;
+  t.deepEqual(triggers(plan(trace)), [
+    { verb: 'create', key: 'Pod/default/web-0', occurrence: 1 },
+    { verb: 'create', key: 'Pod/default/web-0', subresource: 'eviction', occurrence: 1 },
+  ]);
 });
 
 test('a controller trace alone (no cluster trace) keeps every write', (t) => {
-  const trace = new TraceBuilder({ clusterTrace: false }).write('create', DB).write('update', DB, { change: 'none' }).events;
+  const trace = new TraceBuilder({ clusterTrace: false }).write('create', DB).write('update', DB, { change: 'none' }).write('create', SECRET).events;
   const withoutCluster = trace.filter((e) => e.type !== 'cluster-change');
-  t.is(plan(withoutCluster).plans.length, 2);
+  t.is(triggers(plan(withoutCluster)).length, 2);
 });
 
 test('occurrences count per subresource and verb separately', (t) => {
@@ -185,35 +217,53 @@ test('occurrences count per subresource and verb separately', (t) => {
     .write('patch', DB)
     .write('patch', DB, { subresource: 'status' })
     .write('update', DB, { subresource: 'status' })
-    .write('patch', DB).events;
+    .write('patch', DB)
+    .write('create', CM_LAST).events;
   t.deepEqual(
     triggers(plan(trace)).map((tr) => `${tr.verb}/${tr.subresource ?? ''}/${tr.occurrence}`),
     ['create//1', 'patch//1', 'patch/status/1', 'update/status/1', 'patch//2'],
   );
 });
 
-test('planning is deterministic and independent of input order', (t) => {
+test('dedup: two crash points that expose the same cluster state become one plan (the later)', (t) => {
   const trace = new TraceBuilder()
     .write('create', DB)
-    .write('patch', DB, { subresource: 'status' })
-    .write('update', DB, { change: 'none' })
-    .write('create', SECRET)
-    .write('update', DB).events;
-  const first = plan(trace);
-  const again = plan(trace);
-  t.deepEqual(first, again);
-  const shuffled = [...trace].reverse();
-  shuffled.push(shuffled.shift()!);
-  const fromShuffled = plan(shuffled);
-  t.deepEqual(fromShuffled, first);
-  t.is(fromShuffled.plans.map(serializePlan).join('---\n'), first.plans.map(serializePlan).join('---\n'));
-  t.is(first.plans.length, 4);
+    .write('patch', DB, { set: { 'spec.paused': true } })
+    .write('patch', DB, { set: { 'spec.paused': false } })
+    .write('patch', DB, { set: { 'spec.paused': true } }) // same state as after the 1st patch
+    .write('create', SECRET).events;
+  const out = plan(trace);
+  t.deepEqual(triggers(out), [
+    { verb: 'create', key: DB, occurrence: 1 },
+    { verb: 'patch', key: DB, occurrence: 2 },
+    { verb: 'patch', key: DB, occurrence: 3 },
+  ]);
+  t.deepEqual(stagesOf(out), { baseline: 5, causality: 4, 'effective-writes': 4, deterministic: 4, deduplicated: 3 });
 });
 
-test('a generator input is accepted', (t) => {
-  const events = new TraceBuilder().write('create', DB).events;
-  function* gen() {
-    yield* events;
-  }
-  t.is(plan(gen()).plans.length, 1);
+test('deterministic: a write that only the last reference run made gets no plan', (t) => {
+  const first = new TraceBuilder().write('create', DB).write('patch', DB, { subresource: 'status' }).write('create', SECRET).events;
+  const last = new TraceBuilder().write('create', DB).write('patch', DB, { subresource: 'status' }).write('patch', DB, { subresource: 'status' }).write('create', SECRET).events;
+  const out = plan([first, last]);
+  t.deepEqual(triggers(out), [
+    { verb: 'create', key: DB, occurrence: 1 },
+    { verb: 'patch', key: DB, subresource: 'status', occurrence: 1 },
+  ]);
+  t.deepEqual(stagesOf(out), { baseline: 4, causality: 3, 'effective-writes': 3, deterministic: 2, deduplicated: 2 });
+  t.is(triggers(plan([last])).length, 3);
+});
+
+test('prune: false plans a crash after every successful named write, including no-ops, bookkeeping and the last of a burst', (t) => {
+  const trace = new TraceBuilder()
+    .write('create', 'Lease/kube-system/leader')
+    .write('create', DB)
+    .write('update', DB, { change: 'none' })
+    .write('update', DB, { status: 409 })
+    .write('create', SECRET).events;
+  const out = plan(trace, { prune: false });
+  t.deepEqual(
+    triggers(out).map((tr) => `${tr.verb} ${tr.key} ${tr.occurrence}`),
+    ['create Lease/kube-system/leader 1', `create ${DB} 1`, `update ${DB} 1`, `create ${SECRET} 1`],
+  );
+  t.deepEqual(stagesOf(out), { baseline: 5, expressible: 4 });
 });

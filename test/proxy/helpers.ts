@@ -3,7 +3,9 @@ import http from 'node:http';
 import net from 'node:net';
 import type { ExecutionContext } from 'ava';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ControllerProxy } from '../../proxy/index.js';
+import { ControllerProxy, type ControllerProxyOptions } from '../../proxy/index.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { ClusterRecorder } from '../../src/recorder/cluster-recorder.js';
 import { EmbeddedCluster } from '../../src/cluster/index.js';
 import type { ControllerTraceEvent, ClusterChangeEvent, TraceEvent, TraceSink, Unstamped } from '../../src/model/trace.js';
 
@@ -32,13 +34,34 @@ export async function startCluster(t: ExecutionContext): Promise<EmbeddedCluster
 export async function startProxy(
   t: ExecutionContext,
   upstream: string,
-  extra: { log?: (line: string) => void } = {},
+  extra: { log?: (line: string) => void; trace?: MemoryTrace } & Partial<Omit<ControllerProxyOptions, 'upstream' | 'trace' | 'log'>> = {},
 ): Promise<{ proxy: ControllerProxy; trace: MemoryTrace; logs: string[] }> {
-  const trace = new MemoryTrace();
+  const { log, trace: givenTrace, ...rest } = extra;
+  const trace = givenTrace ?? new MemoryTrace();
   const logs: string[] = [];
-  const proxy = await ControllerProxy.start({ upstream, trace, log: extra.log ?? ((line) => logs.push(line)) });
+  const proxy = await ControllerProxy.start({ upstream, trace, log: log ?? ((line) => logs.push(line)), ...rest });
   t.teardown(() => proxy.stop());
   return { proxy, trace, logs };
+}
+
+/**
+ * The embedded cluster, its cluster recorder (the proxy's view of the cluster) and a proxy that uses
+ * it, all writing one trace, as the coordinator wires them.
+ */
+export async function startRecordedProxy(
+  t: ExecutionContext,
+  extra: Partial<Omit<ControllerProxyOptions, 'upstream' | 'trace' | 'clusterView'>> = {},
+): Promise<{ cluster: EmbeddedCluster; proxy: ControllerProxy; trace: MemoryTrace; recorder: ClusterRecorder; client: KubeClient }> {
+  const cluster = await startCluster(t);
+  const trace = new MemoryTrace();
+  const client = new KubeClient(cluster.url);
+  const recorder = await ClusterRecorder.start(client, trace);
+  t.teardown(async () => {
+    await recorder.stop();
+    client.close();
+  });
+  const { proxy } = await startProxy(t, cluster.url, { ...extra, trace, clusterView: recorder });
+  return { cluster, proxy, trace, recorder, client };
 }
 
 /** A client-node KubeConfig; plain-http servers get skipTLSVerify, without which client-node 1.x refuses http://. */
@@ -160,4 +183,38 @@ export function rawRequest(
     req.on('error', reject);
     req.end(opts.body);
   });
+}
+
+/**
+ * A client-node ConfigMap informer in `default` (what a controller has): its event log
+ * (`add a v=1`, `update a v=2`, `delete a`) and its cache (name -> data.v).
+ */
+export async function startConfigMapInformer(
+  t: ExecutionContext,
+  kc: KubeConfig,
+): Promise<{ log: string[]; errors: unknown[]; cache(): Record<string, string | undefined>; stop(): Promise<void> }> {
+  const { CoreV1Api, makeInformer, ADD, UPDATE, DELETE, ERROR } = await import('@kubernetes/client-node');
+  const api = kc.makeApiClient(CoreV1Api);
+  const informer = makeInformer(kc, '/api/v1/namespaces/default/configmaps', () => api.listNamespacedConfigMap({ namespace: 'default' }));
+  const log: string[] = [];
+  const errors: unknown[] = [];
+  type Cm = { metadata?: { name?: string }; data?: Record<string, string> };
+  informer.on(ADD, (o: Cm) => log.push(`add ${o.metadata?.name} v=${o.data?.v}`));
+  informer.on(UPDATE, (o: Cm) => log.push(`update ${o.metadata?.name} v=${o.data?.v}`));
+  informer.on(DELETE, (o: Cm) => log.push(`delete ${o.metadata?.name}`));
+  informer.on(ERROR, (e: unknown) => errors.push(e));
+  await informer.start();
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await informer.stop();
+  };
+  t.teardown(stop);
+  return {
+    log,
+    errors,
+    cache: () => Object.fromEntries(informer.list().map((o: Cm) => [o.metadata!.name!, o.data?.v])),
+    stop,
+  };
 }

@@ -87,3 +87,83 @@ test('a kubeconfig that cannot be read is a user input error naming the file', a
   const err = await t.throwsAsync(runStandaloneProxy({ upstreamKubeconfig: '/nonexistent/kubeconfig', log: () => {} }));
   t.regex(err!.message, /\/nonexistent\/kubeconfig/);
 });
+
+test('the standalone proxy writes the cluster trace from its own watch, sharing sequence numbers; --no-redact-secrets keeps Secret values', async (t) => {
+  const { EmbeddedCluster } = await import('../../src/cluster/index.js');
+  const { hashSecretValue } = await import('../../src/model/trace-io.js');
+  const cluster = await EmbeddedCluster.start();
+  t.teardown(() => cluster.stop());
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'upstream.kubeconfig'), cluster.kubeconfigYaml());
+  const value = Buffer.from('s3cret').toString('base64');
+  const runOnce = async (redactSecrets: boolean, name: string) => {
+    const traceFile = join(dir, `${name}.controller.jsonl`);
+    const clusterTraceFile = join(dir, `${name}.cluster.jsonl`);
+    const kubeconfigOut = join(dir, `${name}.kubeconfig`);
+    const { proxy, close } = await runStandaloneProxy({ upstreamKubeconfig: join(dir, 'upstream.kubeconfig'), kubeconfigOut, traceFile, clusterTraceFile, redactSecrets, log: () => {} });
+    t.regex(proxy.url, /^https:/, 'TLS by default');
+    const api = kubeConfigOf(readFileSync(kubeconfigOut, 'utf8')).makeApiClient(CoreV1Api);
+    await api.createNamespacedSecret({ namespace: 'default', body: { metadata: { name }, data: { password: value } } });
+    await new Promise((r) => setTimeout(r, 200));
+    await close();
+    return { controller: await readTraceAll(traceFile), cluster: await readTraceAll(clusterTraceFile) };
+  };
+  const redacted = await runOnce(true, 'redacted');
+  const change = redacted.cluster.find((e) => e.type === 'cluster-change' && e.key === 'Secret/default/redacted');
+  t.truthy(change, 'the cluster trace holds the Secret the controller created');
+  t.like(change, { object: { data: { password: hashSecretValue(value) } } });
+  const create = redacted.controller.find((e) => e.type === 'request' && e.verb === 'create')!;
+  t.like(create, { body: { data: { password: hashSecretValue(value) } } });
+  t.true(change!.seq > create.seq, 'one sequence across both traces');
+
+  const raw = await runOnce(false, 'raw');
+  t.like(raw.cluster.find((e) => e.type === 'cluster-change' && e.key === 'Secret/default/raw'), { object: { data: { password: value } } });
+  t.like(raw.controller.find((e) => e.type === 'request' && e.verb === 'create'), { body: { data: { password: value } } });
+});
+
+test('an exec-plugin upstream token is used, and refreshed after the API server answers 401', async (t) => {
+  const { startHttpServer, rawRequest } = await import('./helpers.js');
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // The plugin hands out token-1, token-2... (a counter file), each valid for one second.
+  const counter = join(dir, 'counter');
+  writeFileSync(counter, '0');
+  const plugin = join(dir, 'plugin.cjs');
+  writeFileSync(
+    plugin,
+    `const fs = require('fs'); const n = Number(fs.readFileSync(${JSON.stringify(counter)}, 'utf8')) + 1; fs.writeFileSync(${JSON.stringify(counter)}, String(n));
+     process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'token-' + n, expirationTimestamp: new Date(Date.now() + 1000).toISOString() } }));`,
+  );
+  const seen: string[] = [];
+  let accepted = 'token-1';
+  const upstream = await startHttpServer(t, (req, res) => {
+    seen.push(String(req.headers.authorization));
+    const ok = req.headers.authorization === `Bearer ${accepted}`;
+    res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(ok ? { kind: 'ConfigMapList', apiVersion: 'v1', metadata: {}, items: [] } : { kind: 'Status', code: 401 }));
+  });
+  writeFileSync(
+    join(dir, 'upstream.kubeconfig'),
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server: upstream, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], interactiveMode: 'Never' } } }],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    }),
+  );
+  const { proxy, close } = await runStandaloneProxy({ upstreamKubeconfig: join(dir, 'upstream.kubeconfig'), tls: false, log: () => {} });
+  t.teardown(close);
+  const headers = { authorization: `Bearer ${proxy.controllerToken}` };
+  t.is((await rawRequest(proxy.url, { path: '/api/v1/configmaps', headers })).status, 200);
+  t.is(seen.at(-1), 'Bearer token-1', 'the plugin token, not the controller token, goes upstream');
+  // The API server stops accepting token-1: the proxy relays the 401 and fetches a fresh token.
+  await new Promise((r) => setTimeout(r, 1100));
+  accepted = 'token-2';
+  t.is((await rawRequest(proxy.url, { path: '/api/v1/configmaps', headers })).status, 401);
+  await new Promise((r) => setTimeout(r, 300));
+  t.is((await rawRequest(proxy.url, { path: '/api/v1/configmaps', headers })).status, 200);
+  t.is(seen.at(-1), 'Bearer token-2');
+});

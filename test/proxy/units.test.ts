@@ -1,7 +1,8 @@
 import test from 'ava';
 import { rewriteAccept, upstreamRequestHeaders } from '../../proxy/headers.js';
 import { LineSplitter } from '../../proxy/watch-relay.js';
-import { WriteTriggers } from '../../proxy/write-triggers.js';
+import { WriteOccurrenceCounter } from '../../src/model/controller-write.js';
+import { TriggerEvaluator } from '../../src/model/trigger-eval.js';
 import { DeliveryGate } from '../../proxy/gate.js';
 
 test('Accept loses protobuf and CBOR entries only', (t) => {
@@ -35,23 +36,21 @@ test('LineSplitter reassembles lines across chunks', (t) => {
   t.is(String(s.rest()), 'tail');
 });
 
-test('write triggers count per verb, key and subresource and fire once on the n-th', (t) => {
-  const w = new WriteTriggers<string>();
-  w.arm({ verb: 'patch', key: 'ConfigMap/default/a', occurrence: 2 }, 'main');
-  w.arm({ verb: 'patch', key: 'ConfigMap/default/a', subresource: 'status', occurrence: 1 }, 'status');
-  t.deepEqual(w.record({ requestId: 1, verb: 'patch', key: 'ConfigMap/default/a' }), []);
-  t.deepEqual(w.record({ requestId: 2, verb: 'update', key: 'ConfigMap/default/a' }), []);
-  t.deepEqual(w.record({ requestId: 3, verb: 'patch', key: 'ConfigMap/default/b' }), []);
-  t.deepEqual(
-    w.record({ requestId: 4, verb: 'patch', key: 'ConfigMap/default/a' }).map((f) => f.payload),
-    ['main'],
-  );
-  t.deepEqual(w.record({ requestId: 5, verb: 'patch', key: 'ConfigMap/default/a' }), [], 'fires once');
-  t.deepEqual(
-    w.record({ requestId: 6, verb: 'patch', key: 'ConfigMap/default/a', subresource: 'status' }).map((f) => f.payload),
-    ['status'],
-  );
-  t.is(w.count('patch', 'ConfigMap/default/a'), 3);
+test('write triggers count per verb, key and subresource and fire once on the n-th (as the proxy feeds them)', (t) => {
+  const counter = new WriteOccurrenceCounter();
+  const main = new TriggerEvaluator({ write: { verb: 'patch', key: 'ConfigMap/default/a', occurrence: 2 } });
+  const status = new TriggerEvaluator({ write: { verb: 'patch', key: 'ConfigMap/default/a', subresource: 'status', occurrence: 1 } });
+  const record = (w: { verb: 'patch' | 'update'; key: string; subresource?: string }) => {
+    const n = counter.record(w);
+    return [main.write(w, n) ? 'main' : '', status.write(w, n) ? 'status' : ''].filter(Boolean);
+  };
+  t.deepEqual(record({ verb: 'patch', key: 'ConfigMap/default/a' }), []);
+  t.deepEqual(record({ verb: 'update', key: 'ConfigMap/default/a' }), []);
+  t.deepEqual(record({ verb: 'patch', key: 'ConfigMap/default/b' }), []);
+  t.deepEqual(record({ verb: 'patch', key: 'ConfigMap/default/a' }), ['main']);
+  t.deepEqual(record({ verb: 'patch', key: 'ConfigMap/default/a' }), [], 'fires once');
+  t.deepEqual(record({ verb: 'patch', key: 'ConfigMap/default/a', subresource: 'status' }), ['status']);
+  t.is(counter.count({ verb: 'patch', key: 'ConfigMap/default/a' }), 3);
 });
 
 test('a held gate queues work in order; release runs it, drop forgets it', (t) => {

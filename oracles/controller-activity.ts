@@ -1,0 +1,79 @@
+/**
+ * Summarises a controller trace for the health and liveness oracles: which API errors the
+ * controller got (grouped by status, verb and resource) and how often it successfully wrote each
+ * object (Leases and Events aside) after the workload's last step. Pure: trace events in, a small
+ * summary out.
+ */
+import type { ApiErrorCount, ControllerActivity, WriteCount } from '../src/model/controller-activity.js';
+import { isObject } from '../src/model/object-key.js';
+import { WRITE_VERBS } from '../src/model/api-path.js';
+import { isBookkeepingKey } from '../src/model/bookkeeping.js';
+import { isDryRun, isSuccessStatus } from '../src/model/controller-write.js';
+import type { RequestEvent, ResponseEvent, TraceEvent } from '../src/model/trace.js';
+
+export function summarizeControllerTrace(events: readonly TraceEvent[]): ControllerActivity {
+  const summarizer = new ControllerActivitySummarizer();
+  for (const e of [...events].sort((a, b) => a.seq - b.seq)) summarizer.add(e);
+  return summarizer.result();
+}
+
+/** The same summary, fed one event at a time in trace order (for traces streamed from disk). */
+export class ControllerActivitySummarizer {
+  private readonly requests = new Map<number, RequestEvent>();
+  private readonly errors = new Map<string, ApiErrorCount>();
+  private readonly writes: Array<{ seq: number; key: string; subresource?: string }> = [];
+  private workloadEnd: number | undefined;
+
+  add(e: TraceEvent): void {
+    if (e.type === 'workload-step') this.workloadEnd = Math.max(this.workloadEnd ?? 0, e.seq);
+    else if (e.type === 'request') this.requests.set(e.id, e);
+    else if (e.type === 'response') {
+      const req = this.requests.get(e.id);
+      this.requests.delete(e.id);
+      if (!req) return;
+      if (e.status >= 400) this.addError(req, e);
+      // Writes that took effect count; failed ones retried with backoff (409 on a stale cache) and
+      // leader-election renewals are how a healthy controller behaves.
+      else if (isSuccessStatus(e.status) && WRITE_VERBS.has(req.verb) && req.key && !isBookkeepingKey(req.key) && !isDryRun(req.query)) {
+        this.writes.push({ seq: req.seq, key: req.key, ...(req.resource?.subresource ? { subresource: req.resource.subresource } : {}) });
+      }
+    }
+  }
+
+  private addError(req: RequestEvent, e: ResponseEvent): void {
+    const status = isObject(e.object) && e.object.kind === 'Status' ? e.object : undefined;
+    const reason = typeof status?.reason === 'string' && status.reason !== '' ? status.reason : undefined;
+    const resourceName = req.resource ? (req.resource.kind ?? req.resource.resource) + (req.resource.subresource ? `/${req.resource.subresource}` : '') : req.path;
+    const sig = `${e.status} ${req.verb} ${resourceName}`;
+    const existing = this.errors.get(sig);
+    if (existing) {
+      existing.count++;
+      return;
+    }
+    const message = typeof status?.message === 'string' ? status.message : undefined;
+    this.errors.set(sig, {
+      status: e.status,
+      ...(reason ? { reason } : {}),
+      verb: req.verb,
+      resource: resourceName,
+      count: 1,
+      example: { ...(req.key ? { key: req.key } : {}), ...(message ? { message } : {}), seq: e.seq },
+    });
+  }
+
+  result(): ControllerActivity {
+    const activity: ControllerActivity = { apiErrors: [...this.errors.values()] };
+    const end = this.workloadEnd;
+    if (end === undefined) return activity;
+    const counts = new Map<string, WriteCount>();
+    for (const w of this.writes) {
+      if (w.seq <= end) continue;
+      const k = `${w.key} ${w.subresource ?? ''}`;
+      const c = counts.get(k) ?? { key: w.key, ...(w.subresource ? { subresource: w.subresource } : {}), count: 0 };
+      c.count++;
+      counts.set(k, c);
+    }
+    activity.writesAfterWorkload = [...counts.values()].sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return activity;
+  }
+}

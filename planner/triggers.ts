@@ -1,0 +1,309 @@
+/**
+ * Turning recorded changes and writes into plan triggers, and judging whether a trigger is
+ * deterministic: whether it fires in every reference run.
+ *
+ * A change trigger names a change by key, type, and for updates the fields it changed (before and
+ * after, normalised as change-match.ts normalises them), minus the fields that are nondeterministic:
+ * fields whose sequence of values differs between the reference runs, and fields the user masks.
+ * Its occurrence counts the earlier changes of the key that match the same fields, exactly as
+ * change-match.ts `matchesChange` will count them at test time (test/planner checks this against it).
+ */
+import type { ChangeTrigger, FieldChange, WriteTrigger } from '../src/model/plan.js';
+import type { ObjectKey } from '../src/model/object-key.js';
+import { splitFieldPath } from '../src/model/fields.js';
+import { jsonEqual } from '../src/model/json-value.js';
+import { ancestorKeys, pathsOverlap, segmentsKey, valueAt, type PathKey } from './paths.js';
+import type { ChangeRecord, KeyHistory, RunAnalysis } from './trace-analysis.js';
+
+/** A user mask: objects whose key matches `key` (`*` = anything) ignore `paths` ([] = the whole object). */
+export interface TriggerMask {
+  key: string;
+  paths: string[];
+}
+
+interface IndexedField {
+  change: FieldChange;
+  key: PathKey;
+  segments: Array<string | number>;
+  sig: string;
+}
+
+const ABSENT = '\u0002';
+
+/** JSON with map keys sorted, so equal values (jsonEqual) have equal text. */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined) return ABSENT;
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(value).sort()) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v !== undefined) out[k] = sortKeys(v);
+  }
+  return out;
+}
+
+function signature(f: FieldChange): string {
+  return `${canonicalJson(f.before)}\u0001${canonicalJson(f.after)}`;
+}
+
+function indexField(f: FieldChange): IndexedField {
+  const segments = splitFieldPath(f.path);
+  return { change: f, key: segmentsKey(segments), segments, sig: signature(f) };
+}
+
+/** Per key of one run: which of its updates changed which field from what to what. */
+class UpdateIndex {
+  private readonly exact = new Map<PathKey, Map<string, number[]>>();
+  private readonly byPath = new Map<PathKey, number[]>();
+
+  constructor(
+    private readonly run: RunAnalysis,
+    private readonly history: KeyHistory,
+  ) {
+    history.updates.forEach((changeIndex, pos) => {
+      const c = run.changes[changeIndex]!;
+      c.diff!.fields.forEach((f, i) => {
+        const key = c.diffKeys[i]!;
+        let sigs = this.exact.get(key);
+        if (!sigs) {
+          sigs = new Map();
+          this.exact.set(key, sigs);
+        }
+        const sig = signature(f);
+        const list = sigs.get(sig);
+        if (list) list.push(pos);
+        else sigs.set(sig, [pos]);
+        const all = this.byPath.get(key);
+        if (all) all.push(pos);
+        else this.byPath.set(key, [pos]);
+      });
+    });
+  }
+
+  /** Positions (among the key's updates, ascending) of the updates that match every field. */
+  matching(fields: readonly IndexedField[]): number[] {
+    let result: number[] | undefined;
+    for (const f of fields) {
+      const positions = this.matchingOne(f);
+      result = result === undefined ? positions : intersect(result, positions);
+      if (result.length === 0) break;
+    }
+    return result ?? [];
+  }
+
+  private matchingOne(f: IndexedField): number[] {
+    const exact = this.exact.get(f.key)?.get(f.sig) ?? [];
+    const viaAncestor: number[] = [];
+    // An update that replaced a whole enclosing map or list matches if the values inside agree.
+    for (const q of ancestorKeys(f.key)) {
+      const depth = q.split('\u0000').length;
+      const rest = f.segments.slice(depth);
+      for (const pos of this.byPath.get(q) ?? []) {
+        const c = this.run.changes[this.history.updates[pos]!]!;
+        const entry = c.diff!.fields[c.diffKeys.indexOf(q)]!;
+        if (jsonEqual(valueAt(entry.before, rest), f.change.before) && jsonEqual(valueAt(entry.after, rest), f.change.after)) viaAncestor.push(pos);
+      }
+    }
+    return viaAncestor.length === 0 ? exact : union(exact, viaAncestor.sort((a, b) => a - b));
+  }
+}
+
+function intersect(a: number[], b: number[]): number[] {
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i]! < b[j]!) i++;
+    else if (a[i]! > b[j]!) j++;
+    else {
+      out.push(a[i]!);
+      i++;
+      j++;
+    }
+  }
+  return out;
+}
+
+function union(a: number[], b: number[]): number[] {
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const x = j >= b.length || (i < a.length && a[i]! <= b[j]!) ? a[i++]! : b[j++]!;
+    if (out.length === 0 || out[out.length - 1] !== x) out.push(x);
+  }
+  return out;
+}
+
+function upperBound(sorted: number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function globMatches(glob: string, key: string): boolean {
+  const parts = glob.split('*');
+  if (parts.length === 1) return glob === key;
+  if (!key.startsWith(parts[0]!) || !key.endsWith(parts[parts.length - 1]!)) return false;
+  let at = parts[0]!.length;
+  for (let i = 1; i < parts.length - 1; i++) {
+    const found = key.indexOf(parts[i]!, at);
+    if (found < 0) return false;
+    at = found + parts[i]!.length;
+  }
+  return at <= key.length - parts[parts.length - 1]!.length;
+}
+
+export interface TriggerOptions {
+  /** At most this many fields identify an update (the first ones by path). */
+  maxFields: number;
+  masks: readonly TriggerMask[];
+}
+
+/** Builds and judges the triggers of the run plans come from (`main`), against the other reference runs. */
+export class Triggers {
+  private readonly indexes = new Map<RunAnalysis, Map<ObjectKey, UpdateIndex>>();
+  private readonly changeTriggers = new Map<number, { trigger: ChangeTrigger | undefined; fields: IndexedField[] }>();
+  private readonly deterministicChanges = new Map<number, boolean>();
+  private readonly nondeterministic = new Map<ObjectKey, PathKey[]>();
+  private readonly maskPatterns: Array<{ key: string; whole: boolean; patterns: Array<Array<string | number>> }>;
+
+  constructor(
+    readonly main: RunAnalysis,
+    readonly others: readonly RunAnalysis[],
+    private readonly options: TriggerOptions,
+  ) {
+    this.maskPatterns = options.masks.map((m) => ({ key: m.key, whole: m.paths.length === 0, patterns: m.paths.map(splitFieldPath) }));
+  }
+
+  /** The trigger naming change `index` of the main run (undefined: the change is invisible to triggers). */
+  change(index: number): ChangeTrigger | undefined {
+    return this.changeEntry(index).trigger;
+  }
+
+  private changeEntry(index: number): { trigger: ChangeTrigger | undefined; fields: IndexedField[] } {
+    let entry = this.changeTriggers.get(index);
+    if (!entry) {
+      entry = this.buildChangeTrigger(this.main.changes[index]!);
+      this.changeTriggers.set(index, entry);
+    }
+    return entry;
+  }
+
+  private buildChangeTrigger(c: ChangeRecord): { trigger: ChangeTrigger | undefined; fields: IndexedField[] } {
+    if (!c.diff || c.beforeStart) return { trigger: undefined, fields: [] };
+    if (c.diff.change !== 'update') return { trigger: { key: c.key, change: c.diff.change, occurrence: c.ordinal }, fields: [] };
+    const excluded = this.nondeterministicPaths(c.key);
+    const fields = c.diff.fields
+      .map((f, i) => ({ f, k: c.diffKeys[i]! }))
+      .filter(({ f, k }) => !excluded.some((p) => pathsOverlap(p, k)) && !this.masked(c.key, splitFieldPath(f.path)))
+      .slice(0, this.options.maxFields)
+      .map(({ f }) => indexField(f));
+    if (fields.length === 0) return { trigger: { key: c.key, change: 'update', occurrence: c.ordinal }, fields };
+    const positions = this.index(this.main, c.key)!.matching(fields);
+    const occurrence = upperBound(positions, c.updatePos);
+    if (positions[occurrence - 1] !== c.updatePos) throw new Error(`internal: change ${c.index} of ${c.key} does not match its own trigger`);
+    const trigger: ChangeTrigger = { key: c.key, change: 'update', fields: fields.map((f) => f.change), occurrence };
+    return { trigger, fields };
+  }
+
+  /** Does change `index`'s trigger exist, name an object worth naming, and fire in every other reference run? */
+  deterministicChange(index: number): boolean {
+    let ok = this.deterministicChanges.get(index);
+    if (ok === undefined) {
+      const c = this.main.changes[index]!;
+      const { trigger, fields } = this.changeEntry(index);
+      ok = trigger !== undefined && !c.bookkeeping && !this.maskedWhole(c.key) && this.others.every((r) => this.fires(r, trigger, fields));
+      this.deterministicChanges.set(index, ok);
+    }
+    return ok;
+  }
+
+  deterministicWrite(trigger: WriteTrigger): boolean {
+    if (this.maskedWhole(trigger.key)) return false;
+    const id = trigger.subresource ? { verb: trigger.verb, key: trigger.key, subresource: trigger.subresource } : { verb: trigger.verb, key: trigger.key };
+    return this.others.every((r) => r.writeCount(id) >= trigger.occurrence);
+  }
+
+  private fires(run: RunAnalysis, t: ChangeTrigger, fields: IndexedField[]): boolean {
+    const history = run.keys.get(t.key);
+    if (!history) return false;
+    if (t.change === 'create') return history.creates >= t.occurrence;
+    if (t.change === 'delete') return history.deletes >= t.occurrence;
+    if (fields.length === 0) return history.updates.length >= t.occurrence;
+    return this.index(run, t.key)!.matching(fields).length >= t.occurrence;
+  }
+
+  private index(run: RunAnalysis, key: ObjectKey): UpdateIndex | undefined {
+    let perRun = this.indexes.get(run);
+    if (!perRun) {
+      perRun = new Map();
+      this.indexes.set(run, perRun);
+    }
+    let idx = perRun.get(key);
+    if (!idx) {
+      const history = run.keys.get(key);
+      if (!history) return undefined;
+      idx = new UpdateIndex(run, history);
+      perRun.set(key, idx);
+    }
+    return idx;
+  }
+
+  /**
+   * Fields of `key` whose values do not follow the same sequence in every reference run (they changed
+   * in some runs only, or to different values): a trigger naming them would not fire reliably.
+   */
+  nondeterministicPaths(key: ObjectKey): PathKey[] {
+    let paths = this.nondeterministic.get(key);
+    if (paths) return paths;
+    const runs = [this.main, ...this.others];
+    const sequences = runs.map((r) => fieldSequences(r, r.keys.get(key)));
+    const all = new Set<PathKey>();
+    for (const s of sequences) for (const p of s.keys()) all.add(p);
+    paths = [...all].filter((p) => sequences.some((s) => s.get(p) !== sequences[0]!.get(p))).sort();
+    this.nondeterministic.set(key, paths);
+    return paths;
+  }
+
+  private masked(key: ObjectKey, segments: Array<string | number>): boolean {
+    return this.maskPatterns.some((m) => !m.whole && globMatches(m.key, key) && m.patterns.some((p) => prefixEither(p, segments)));
+  }
+
+  maskedWhole(key: ObjectKey): boolean {
+    return this.maskPatterns.some((m) => m.whole && globMatches(m.key, key));
+  }
+}
+
+function prefixEither(pattern: Array<string | number>, segments: Array<string | number>): boolean {
+  const n = Math.min(pattern.length, segments.length);
+  for (let i = 0; i < n; i++) if (pattern[i] !== '*' && String(pattern[i]) !== String(segments[i])) return false;
+  return true;
+}
+
+/** Per field path of one key: the sequence of (before, after) values it went through, as text. */
+function fieldSequences(run: RunAnalysis, history: KeyHistory | undefined): Map<PathKey, string> {
+  const parts = new Map<PathKey, string[]>();
+  if (history) {
+    for (const i of history.updates) {
+      const c = run.changes[i]!;
+      c.diff!.fields.forEach((f, j) => {
+        const k = c.diffKeys[j]!;
+        const list = parts.get(k);
+        if (list) list.push(signature(f));
+        else parts.set(k, [signature(f)]);
+      });
+    }
+  }
+  return new Map([...parts].map(([k, list]) => [k, list.join('\u0003')]));
+}

@@ -1,0 +1,122 @@
+/**
+ * Serialized delivery, the causality learning mode: watch events reach the controller one at a time,
+ * across all its streams, in the order they came from the API server; after each, the proxy waits
+ * until the controller is quiet (no request in flight, none started or finished for `quietMs`)
+ * before it delivers the next. Each delivered event opens an `episode` in the trace; every request
+ * the controller makes before the episode ends is most likely its reaction to that event (or to
+ * earlier ones), which is the causality signal the planner uses.
+ *
+ * Only ADDED/MODIFIED/DELETED events open episodes; BOOKMARKs, ERRORs and stream ends keep their
+ * place in the order but pass without waiting.
+ */
+import type { TraceSink } from '../src/model/trace.js';
+import type { RelayedWatchEvent, WatchEventStage } from './watch-relay.js';
+
+export interface SerializeDeliveryOptions {
+  /** How long the controller must be quiet after an event before the next one is delivered. */
+  quietMs: number;
+  /** An episode ends after this long even if the controller is still busy (default 10 x quietMs, at least 2 s). */
+  maxEpisodeMs?: number;
+}
+
+/** What the serializer needs to know about the controller's requests. */
+export interface RequestActivity {
+  /** Non-watch requests in flight. */
+  inFlight: number;
+  /** Date.now() of the last non-watch request start or finish, or watch open. */
+  lastRequestAt: number;
+  /** Requests started so far (a counter). */
+  requestsStarted: number;
+}
+
+interface Pending {
+  streamId: number;
+  alive: () => boolean;
+  event: RelayedWatchEvent;
+  next: (event: RelayedWatchEvent) => void;
+}
+
+export class DeliverySerializer {
+  private readonly queue: Pending[] = [];
+  private pumping = false;
+  private episodes = 0;
+  private stopped = false;
+  private readonly maxEpisodeMs: number;
+
+  constructor(
+    private readonly options: SerializeDeliveryOptions,
+    private readonly activity: () => RequestActivity,
+    private readonly trace: TraceSink,
+  ) {
+    this.maxEpisodeMs = options.maxEpisodeMs ?? Math.max(2000, options.quietMs * 10);
+  }
+
+  get episodeCount(): number {
+    return this.episodes;
+  }
+
+  /** Events waiting for their turn. */
+  get backlog(): number {
+    return this.queue.length;
+  }
+
+  stageFor(streamId: number, alive: () => boolean): WatchEventStage {
+    return (event, next) => {
+      this.queue.push({ streamId, alive, event, next });
+      void this.pump();
+    };
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.queue.length > 0 && !this.stopped) {
+        const item = this.queue.shift()!;
+        if (!item.alive()) continue;
+        const { event } = item;
+        const opensEpisode = event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED';
+        if (!opensEpisode) {
+          item.next(event);
+          continue;
+        }
+        const before = this.activity().requestsStarted;
+        const deliveredAt = Date.now();
+        item.next(event);
+        const index = ++this.episodes;
+        this.trace.append({
+          type: 'episode',
+          phase: 'start',
+          index,
+          id: item.streamId,
+          ...(event.traceSeq !== undefined ? { watchEventSeq: event.traceSeq } : {}),
+          ...(event.key ? { key: event.key } : {}),
+          eventType: event.type!,
+          ...(event.resourceVersion !== undefined ? { resourceVersion: event.resourceVersion } : {}),
+        });
+        const quiet = await this.waitQuiet(deliveredAt);
+        this.trace.append({ type: 'episode', phase: 'end', index, id: item.streamId, quiet, requests: this.activity().requestsStarted - before });
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private async waitQuiet(deliveredAt: number): Promise<boolean> {
+    const { quietMs } = this.options;
+    const deadline = deliveredAt + this.maxEpisodeMs;
+    const tick = Math.max(2, Math.min(20, Math.floor(quietMs / 5)));
+    for (;;) {
+      if (this.stopped) return false;
+      const a = this.activity();
+      const now = Date.now();
+      if (a.inFlight === 0 && now - Math.max(deliveredAt, a.lastRequestAt) >= quietMs) return true;
+      if (now >= deadline) return false;
+      await new Promise((r) => setTimeout(r, tick));
+    }
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * The cluster simulation: what kube-controller-manager, kube-scheduler and kubelets would do, run as
+ * ordinary API clients (list + watch + writes over HTTP) against any API server - the embedded one by
+ * default, or a real kube-apiserver that has no kubelets. Their writes therefore show up in kperturb's
+ * cluster trace exactly as a real cluster's would.
+ *
+ *   const sim = await ClusterSimulation.start(cluster.url, { nodes: ['node-1', 'node-2'] });
+ *   ...
+ *   await sim.stop();
+ *
+ * Each simulated controller lives in its own file and names the real controller it follows;
+ * runtime.ts has the shared machinery (work queues, deterministic scheduling, write helpers).
+ * A controller whose kinds the server does not serve is skipped (see `skipped`).
+ */
+import { KubeClient, type KubeClientOptions } from '../../kube/client.js';
+import { InformerFactory } from '../../kube/informer.js';
+import { DaemonSetController } from './daemonset-controller.js';
+import { DeploymentController } from './deployment-controller.js';
+import { EndpointsController } from './endpoints-controller.js';
+import { GarbageCollector } from './garbage-collector.js';
+import { JobController } from './job-controller.js';
+import { Kubelets } from './kubelet.js';
+import { NamespaceController } from './namespace-controller.js';
+import { NodeAgent } from './nodes.js';
+import { ReplicaSetController } from './replicaset-controller.js';
+import { NameGenerator, SimApi, WorkRunner, type SimContext, type SimTiming } from './runtime.js';
+import { Scheduler } from './scheduler.js';
+import { ServiceAccountController } from './serviceaccount-controller.js';
+import { StatefulSetController } from './statefulset-controller.js';
+import { VolumeController } from './volume-controller.js';
+
+export const SIMULATED_CONTROLLERS = [
+  'node',
+  'garbage-collector',
+  'namespace',
+  'serviceaccount',
+  'deployment',
+  'replicaset',
+  'statefulset',
+  'daemonset',
+  'job',
+  'persistentvolume',
+  'endpoints',
+  'scheduler',
+  'kubelet',
+] as const;
+export type SimulatedController = (typeof SIMULATED_CONTROLLERS)[number];
+
+/**
+ * What a real kube-apiserver + kube-controller-manager lacks: nodes, a scheduler and kubelets (add
+ * 'persistentvolume' when the cluster has no volume provisioner).
+ */
+export const KUBELET_CONTROLLERS: readonly SimulatedController[] = ['node', 'scheduler', 'kubelet'];
+
+export interface SimulationOptions {
+  /** Simulated node names; default ['node-1']. */
+  nodes?: string[];
+  /** From creation to the scheduler's binding; default 0. */
+  podScheduleDelayMs?: number;
+  /** From binding (status Pending, ContainerCreating) to Running and Ready; default 100. 0 skips the Pending status write. */
+  podStartDelayMs?: number;
+  /** How long containers take to stop after a pod's deletion (capped by its grace period); default 50. */
+  podStopDelayMs?: number;
+  /** How long pods with restartPolicy Never/OnFailure (Job pods) run before exiting 0; default 500. */
+  podRunToCompletionMs?: number;
+  /** From a PVC's creation to its binding (dynamic provisioning); default 0. */
+  volumeBindDelayMs?: number;
+  /** Node Lease renewal interval; default 0 (off). A real kube-controller-manager needs it (10000). */
+  nodeHeartbeatMs?: number;
+  /**
+   * The 'persistentvolume' controller binds PVCs and PVs and runs pvc/pv-protection, as
+   * kube-controller-manager does; default true. Set false next to a real kube-controller-manager: the
+   * controller then only provisions PVs (pre-bound to their claim, as an external provisioner does)
+   * and deletes the released ones it provisioned.
+   */
+  bindVolumes?: boolean;
+  /** One worker, keys in a stable order, fixed delays and counter-derived names, for reproducible runs. */
+  deterministic?: boolean;
+  /** Controllers to run; default all of SIMULATED_CONTROLLERS. */
+  controllers?: readonly SimulatedController[];
+  /** Receives one line per notable action or error; default: discarded. */
+  log?: (line: string) => void;
+}
+
+interface Stoppable {
+  stop?(): void;
+}
+/** A started controller; some have something to stop. */
+type Started = object;
+
+const STARTERS: Record<Exclude<SimulatedController, 'node'>, (ctx: SimContext, runner: WorkRunner) => Promise<Started | undefined>> = {
+  'garbage-collector': GarbageCollector.start,
+  namespace: NamespaceController.start,
+  serviceaccount: ServiceAccountController.start,
+  deployment: DeploymentController.start,
+  replicaset: ReplicaSetController.start,
+  statefulset: StatefulSetController.start,
+  daemonset: DaemonSetController.start,
+  job: JobController.start,
+  persistentvolume: VolumeController.start,
+  endpoints: EndpointsController.start,
+  scheduler: Scheduler.start,
+  kubelet: Kubelets.start,
+};
+
+export class ClusterSimulation {
+  private stopping: Promise<void> | undefined;
+
+  private constructor(
+    private readonly client: KubeClient,
+    private readonly informers: InformerFactory,
+    private readonly runner: WorkRunner,
+    private readonly parts: Started[],
+    /** Controllers not started because the server does not serve their kinds. */
+    readonly skipped: readonly SimulatedController[],
+  ) {}
+
+  static async start(server: string, options: SimulationOptions = {}, clientOptions: KubeClientOptions = {}): Promise<ClusterSimulation> {
+    const log = options.log ?? (() => undefined);
+    const client = new KubeClient(server, clientOptions);
+    const informers = new InformerFactory(client, (m) => log(`informer: ${m}`));
+    const deterministic = options.deterministic === true;
+    const runner = new WorkRunner(deterministic, log, SIMULATED_CONTROLLERS);
+    const names = new NameGenerator(deterministic);
+    const timing: SimTiming = {
+      podScheduleDelayMs: options.podScheduleDelayMs ?? 0,
+      podStartDelayMs: options.podStartDelayMs ?? 100,
+      podStopDelayMs: options.podStopDelayMs ?? 50,
+      podRunToCompletionMs: options.podRunToCompletionMs ?? 500,
+      volumeBindDelayMs: options.volumeBindDelayMs ?? 0,
+      nodeHeartbeatMs: options.nodeHeartbeatMs ?? 0,
+    };
+    const ctx: SimContext = {
+      client,
+      informers,
+      api: new SimApi(client),
+      timing,
+      nodes: options.nodes ?? ['node-1'],
+      deterministic,
+      bindVolumes: options.bindVolumes ?? true,
+      log,
+      nameFor: (prefix) => names.nameFor(prefix),
+    };
+    const wanted = new Set(options.controllers ?? SIMULATED_CONTROLLERS);
+    const parts: Started[] = [];
+    const skipped: SimulatedController[] = [];
+    try {
+      await client.resources.all(); // one discovery read for every controller's kind lookups
+      if (wanted.has('node')) {
+        const agent = await NodeAgent.start(ctx);
+        if (agent) parts.push(agent);
+        else skipped.push('node');
+      }
+      const started = await Promise.all(
+        SIMULATED_CONTROLLERS.filter((n): n is Exclude<SimulatedController, 'node'> => n !== 'node' && wanted.has(n)).map(async (name) => {
+          const part = await STARTERS[name](ctx, runner);
+          if (!part) skipped.push(name);
+          return part;
+        }),
+      );
+      for (const part of started) if (part) parts.push(part);
+    } catch (err) {
+      runner.stop();
+      await informers.stop();
+      client.close();
+      throw err;
+    }
+    skipped.sort((a, b) => SIMULATED_CONTROLLERS.indexOf(a) - SIMULATED_CONTROLLERS.indexOf(b));
+    if (skipped.length > 0) log(`simulation: not started (kinds not served): ${skipped.join(', ')}`);
+    return new ClusterSimulation(client, informers, runner, parts, skipped);
+  }
+
+  /** Stops every controller and watch; pending timers are dropped. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.runner.stop();
+      for (const part of this.parts) (part as Stoppable).stop?.();
+      await this.informers.stop();
+      this.client.close();
+    })();
+    return this.stopping;
+  }
+}

@@ -1,0 +1,305 @@
+/**
+ * Simulated kubelets, one per simulated node, sharing one pod informer. For each pod bound to a
+ * simulated node they write the pod status as a kubelet's status manager does (merge patches on
+ * pods/status with a uid precondition):
+ * 1. right after binding: phase Pending, hostIP, startTime, containers waiting in ContainerCreating,
+ *    conditions PodReadyToStartContainers=False, Initialized=True, Ready/ContainersReady=False,
+ *    PodScheduled=True;
+ * 2. `podStartDelayMs` later: phase Running, podIP, every container running and ready, all
+ *    conditions True;
+ * 3. pods with restartPolicy Never or OnFailure (Job pods) "run" `podRunToCompletionMs`, then exit 0:
+ *    phase Succeeded, containers terminated with reason Completed, Ready=False/PodCompleted.
+ * Deletion: a pod with a deletionTimestamp is stopped (its containers take `podStopDelayMs`, at most
+ * the pod's grace period), its terminal status is written, then the kubelet deletes it with
+ * gracePeriodSeconds=0 (uid precondition). A pod with finalizers then stays, terminating, until they
+ * are removed, as on a real cluster.
+ */
+import { createHash } from 'node:crypto';
+import type { KubeObject } from '../../model/object-key.js';
+import { isObject } from '../../model/object-key.js';
+import type { Informer } from '../../kube/informer.js';
+import { condition, isBeingDeleted, isPodTerminal, now, podPhase, spec, status, str } from './objects.js';
+import { nodeIndex, nodeIp } from './nodes.js';
+import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
+
+interface ExitKind {
+  code: number;
+  reason: string;
+}
+const EXIT_OK: ExitKind = { code: 0, reason: 'Completed' };
+const EXIT_SIGTERM: ExitKind = { code: 143, reason: 'Error' };
+const EXIT_NEVER_STARTED: ExitKind = { code: 137, reason: 'ContainerStatusUnknown' };
+
+interface PodState {
+  uid: string;
+  acceptedAt?: number;
+  runningAt?: number;
+  terminatingSince?: number;
+  deleted?: boolean;
+}
+
+export class Kubelets {
+  private readonly enqueue: (key: string, delayMs?: number) => void;
+  private readonly state = new Map<string, PodState>();
+  private readonly nextIp = new Map<string, number>();
+  private readonly nodeSet: Set<string>;
+
+  private constructor(
+    private readonly ctx: SimContext,
+    runner: WorkRunner,
+    private readonly pods: Informer,
+  ) {
+    this.nodeSet = new Set(ctx.nodes);
+    this.enqueue = runner.register('kubelet', (key) => this.sync(key));
+  }
+
+  static async start(ctx: SimContext, runner: WorkRunner): Promise<Kubelets | undefined> {
+    const pods = await ctx.informers.forKind('Pod', 'v1');
+    if (!pods) return undefined;
+    const k = new Kubelets(ctx, runner, pods);
+    pods.subscribe((type, pod) => {
+      const key = `${pod.metadata!.namespace}/${pod.metadata!.name}`;
+      if (type === 'DELETED') {
+        if (k.state.get(key)?.uid === pod.metadata?.uid) k.state.delete(key);
+        return;
+      }
+      if (k.nodeSet.has(str(spec(pod).nodeName))) k.enqueue(key);
+    });
+    return k;
+  }
+
+  private stateOf(key: string, pod: KubeObject): PodState {
+    let s = this.state.get(key);
+    if (!s || s.uid !== pod.metadata?.uid) this.state.set(key, (s = { uid: pod.metadata!.uid! }));
+    return s;
+  }
+
+  private async sync(key: string): Promise<void> {
+    const [namespace, name] = key.split('/') as [string, string];
+    const pod = this.pods.get(namespace, name);
+    if (!pod || !this.nodeSet.has(str(spec(pod).nodeName))) return;
+    const s = this.stateOf(key, pod);
+    const t = Date.now();
+    const { timing } = this.ctx;
+
+    if (isBeingDeleted(pod)) {
+      if (s.deleted) return;
+      const wasRunning = podPhase(pod) === 'Running';
+      if (s.terminatingSince === undefined) s.terminatingSince = t;
+      const graceMs = Math.max(0, (pod.metadata?.deletionGracePeriodSeconds ?? 30) * 1000);
+      const stopAt = s.terminatingSince + (wasRunning ? Math.min(timing.podStopDelayMs, graceMs) : 0);
+      if (t < stopAt) {
+        this.enqueue(key, stopAt - t);
+        return;
+      }
+      if (!isPodTerminal(pod)) {
+        // Stopped by deletion: SIGTERM ends a long-running server cleanly (exit 0) and a batch container
+        // with an error (143); containers that never started end ContainerStatusUnknown (137).
+        const exit = !wasRunning ? EXIT_NEVER_STARTED : this.runsToCompletion(pod) ? EXIT_SIGTERM : EXIT_OK;
+        await this.writeStatus(pod, this.terminatedStatus(pod, exit));
+      }
+      s.deleted = true;
+      this.ctx.log(`kubelet: deleting ${key} (grace period over)`);
+      try {
+        await this.ctx.api.delete(this.pods.info, namespace, name, { gracePeriodSeconds: 0, preconditions: { uid: s.uid } });
+      } catch (err) {
+        if (!isStatus(err, 404, 409)) {
+          s.deleted = false;
+          throw err;
+        }
+      }
+      return;
+    }
+    if (isPodTerminal(pod)) return;
+
+    const phase = podPhase(pod);
+    const running = phase === 'Running' && condition(pod, 'Ready')?.status === 'True';
+    if (!running) {
+      if (s.acceptedAt === undefined) {
+        s.acceptedAt = t;
+        if (timing.podStartDelayMs > 0) {
+          await this.writeStatus(pod, this.pendingStatus(pod));
+          this.enqueue(key, timing.podStartDelayMs);
+          return;
+        }
+      }
+      const startAt = s.acceptedAt + timing.podStartDelayMs;
+      if (t < startAt) {
+        this.enqueue(key, startAt - t);
+        return;
+      }
+      s.runningAt = t;
+      await this.writeStatus(pod, this.runningStatus(pod));
+      if (this.runsToCompletion(pod)) this.enqueue(key, timing.podRunToCompletionMs);
+      return;
+    }
+    if (this.runsToCompletion(pod)) {
+      s.runningAt ??= t;
+      const doneAt = s.runningAt + timing.podRunToCompletionMs;
+      if (t < doneAt) {
+        this.enqueue(key, doneAt - t);
+        return;
+      }
+      this.ctx.log(`kubelet: ${key} completed`);
+      await this.writeStatus(pod, this.completedStatus(pod));
+    }
+  }
+
+  private runsToCompletion(pod: KubeObject): boolean {
+    const policy = str(spec(pod).restartPolicy, 'Always');
+    return policy === 'Never' || policy === 'OnFailure';
+  }
+
+  private async writeStatus(pod: KubeObject, next: Record<string, unknown>): Promise<void> {
+    try {
+      const written = await this.ctx.api.patch(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, 'merge', { metadata: { uid: pod.metadata?.uid }, status: next }, 'status');
+      await this.pods.waitForWrite(written, 2000);
+    } catch (err) {
+      if (!isStatus(err, 404, 409)) throw err;
+    }
+  }
+
+  private podIp(pod: KubeObject): string {
+    const existing = str(status(pod).podIP);
+    if (existing) return existing;
+    const node = str(spec(pod).nodeName);
+    const n = this.nextIp.get(node) ?? 0;
+    this.nextIp.set(node, n + 1);
+    return `10.244.${nodeIndex(this.ctx.nodes, node)}.${(n % 253) + 2}`;
+  }
+
+  private conds(pod: KubeObject, values: Record<string, [string, string?, string?]>): unknown[] {
+    const at = now();
+    return ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => {
+      const [st, reason, message] = values[type] ?? ['True'];
+      const existing = condition(pod, type);
+      const c: Record<string, unknown> = { type, status: st, lastProbeTime: null, lastTransitionTime: existing?.status === st ? existing.lastTransitionTime ?? at : at };
+      if (reason) c.reason = reason;
+      if (message) c.message = message;
+      return c;
+    });
+  }
+
+  private base(pod: KubeObject): Record<string, unknown> {
+    const hostIP = nodeIp(this.ctx.nodes, str(spec(pod).nodeName));
+    return { hostIP, hostIPs: [{ ip: hostIP }], startTime: str(status(pod).startTime) || now() };
+  }
+
+  private containers(pod: KubeObject, init = false): Array<Record<string, unknown>> {
+    const list = spec(pod)[init ? 'initContainers' : 'containers'];
+    return Array.isArray(list) ? list.filter(isObject) : [];
+  }
+
+  private containerId(pod: KubeObject, name: string): string {
+    return 'containerd://' + createHash('sha256').update(`${pod.metadata?.uid}/${name}`).digest('hex');
+  }
+
+  private imageId(image: string): string {
+    return `${image.split(':')[0]}@sha256:${createHash('sha256').update(image).digest('hex')}`;
+  }
+
+  private initStatuses(pod: KubeObject): Record<string, unknown> {
+    const inits = this.containers(pod, true);
+    if (inits.length === 0) return {};
+    const at = now();
+    return {
+      initContainerStatuses: inits.map((c) => ({
+        name: str(c.name),
+        state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: at, finishedAt: at, containerID: this.containerId(pod, str(c.name)) } },
+        lastState: {},
+        ready: true,
+        restartCount: 0,
+        image: str(c.image),
+        imageID: this.imageId(str(c.image)),
+        containerID: this.containerId(pod, str(c.name)),
+        started: false,
+      })),
+    };
+  }
+
+  private pendingStatus(pod: KubeObject): Record<string, unknown> {
+    const names = this.containers(pod).map((c) => str(c.name));
+    const unready = `containers with unready status: [${names.join(' ')}]`;
+    return {
+      phase: 'Pending',
+      conditions: this.conds(pod, {
+        PodReadyToStartContainers: ['False'],
+        Ready: ['False', 'ContainersNotReady', unready],
+        ContainersReady: ['False', 'ContainersNotReady', unready],
+      }),
+      ...this.base(pod),
+      containerStatuses: this.containers(pod).map((c) => ({
+        name: str(c.name),
+        state: { waiting: { reason: 'ContainerCreating' } },
+        lastState: {},
+        ready: false,
+        restartCount: 0,
+        image: str(c.image),
+        imageID: '',
+        started: false,
+      })),
+    };
+  }
+
+  private runningStatus(pod: KubeObject): Record<string, unknown> {
+    const ip = this.podIp(pod);
+    const at = now();
+    return {
+      phase: 'Running',
+      conditions: this.conds(pod, {}),
+      ...this.base(pod),
+      podIP: ip,
+      podIPs: [{ ip }],
+      ...this.initStatuses(pod),
+      containerStatuses: this.containers(pod).map((c) => ({
+        name: str(c.name),
+        state: { running: { startedAt: at } },
+        lastState: {},
+        ready: true,
+        restartCount: 0,
+        image: str(c.image),
+        imageID: this.imageId(str(c.image)),
+        containerID: this.containerId(pod, str(c.name)),
+        started: true,
+      })),
+    };
+  }
+
+  /** Every container exited with `exit`: the status of a completed pod, or of a pod stopped by deletion. */
+  private terminatedStatus(pod: KubeObject, exit: ExitKind = EXIT_OK): Record<string, unknown> {
+    const reason = exit.code === 0 ? 'PodCompleted' : 'PodFailed';
+    const at = now();
+    const st = status(pod);
+    const previous = Array.isArray(st.containerStatuses) ? st.containerStatuses.filter(isObject) : [];
+    return {
+      phase: exit.code === 0 ? 'Succeeded' : 'Failed',
+      conditions: this.conds(pod, {
+        PodReadyToStartContainers: ['False'],
+        Initialized: ['True', reason],
+        Ready: ['False', reason],
+        ContainersReady: ['False', reason],
+      }),
+      ...this.base(pod),
+      ...(st.podIP ? { podIP: st.podIP, podIPs: st.podIPs } : {}),
+      containerStatuses: this.containers(pod).map((c) => {
+        const prev = previous.find((p) => p.name === c.name);
+        const startedAt = isObject(prev?.state) && isObject(prev.state.running) ? str(prev.state.running.startedAt, at) : at;
+        return {
+          name: str(c.name),
+          state: { terminated: { exitCode: exit.code, reason: exit.reason, startedAt, finishedAt: at, containerID: this.containerId(pod, str(c.name)) } },
+          lastState: {},
+          ready: false,
+          restartCount: 0,
+          image: str(c.image),
+          imageID: this.imageId(str(c.image)),
+          containerID: this.containerId(pod, str(c.name)),
+          started: false,
+        };
+      }),
+    };
+  }
+
+  private completedStatus(pod: KubeObject): Record<string, unknown> {
+    return this.terminatedStatus(pod, EXIT_OK);
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * A simple kube-scheduler: binds each pending pod (no spec.nodeName, schedulerName unset or
+ * `default-scheduler`, not being deleted) to a node through the `pods/binding` subresource, which
+ * makes the API server set spec.nodeName and the PodScheduled=True condition.
+ *
+ * Filters honoured: spec.nodeSelector against node labels, required node affinity `matchFields` on
+ * metadata.name (how DaemonSet pods are pinned) and `matchExpressions` on labels, node Ready and
+ * spec.unschedulable. Scoring: the node with the fewest pods, ties broken by name. A pod that fits no
+ * node gets PodScheduled=False/Unschedulable and is retried when nodes change.
+ * If the server has no binding subresource, it falls back to a merge patch of spec.nodeName plus a
+ * status patch of the condition (what a bare embedded server accepts; a real one requires binding).
+ */
+import { isObject, type KubeObject } from '../../model/object-key.js';
+import type { Informer } from '../../kube/informer.js';
+import { condition, conditions, isBeingDeleted, isPodTerminal, setCondition, spec, str, type Labels } from './objects.js';
+import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
+
+export class Scheduler {
+  private readonly enqueue: (key: string, delayMs?: number) => void;
+  private bindingUnsupported = false;
+
+  private constructor(
+    private readonly ctx: SimContext,
+    runner: WorkRunner,
+    private readonly pods: Informer,
+    private readonly nodes: Informer,
+  ) {
+    this.enqueue = runner.register('scheduler', (key) => this.schedule(key));
+  }
+
+  static async start(ctx: SimContext, runner: WorkRunner): Promise<Scheduler | undefined> {
+    const [pods, nodes] = await Promise.all([ctx.informers.forKind('Pod', 'v1'), ctx.informers.forKind('Node', 'v1')]);
+    if (!pods || !nodes) return undefined;
+    const s = new Scheduler(ctx, runner, pods, nodes);
+    pods.subscribe((type, pod) => {
+      if (type !== 'DELETED' && s.needsScheduling(pod)) s.enqueue(`${pod.metadata!.namespace}/${pod.metadata!.name}`, ctx.timing.podScheduleDelayMs);
+    });
+    nodes.onChange(() => {
+      for (const pod of pods.list()) if (s.needsScheduling(pod)) s.enqueue(`${pod.metadata!.namespace}/${pod.metadata!.name}`);
+    });
+    return s;
+  }
+
+  private needsScheduling(pod: KubeObject): boolean {
+    const sp = spec(pod);
+    const schedulerName = str(sp.schedulerName, 'default-scheduler');
+    return !sp.nodeName && schedulerName === 'default-scheduler' && !isBeingDeleted(pod) && !isPodTerminal(pod);
+  }
+
+  private podsOn(node: string): number {
+    return this.pods.list().filter((p) => spec(p).nodeName === node && !isPodTerminal(p)).length;
+  }
+
+  private fits(pod: KubeObject, node: KubeObject): boolean {
+    const labels: Labels = node.metadata?.labels ?? {};
+    const nodeSpec = spec(node);
+    if (nodeSpec.unschedulable === true) return false;
+    if (condition(node, 'Ready')?.status !== 'True') return false;
+    const sp = spec(pod);
+    if (isObject(sp.nodeSelector) && !Object.entries(sp.nodeSelector).every(([k, v]) => labels[k] === v)) return false;
+    const affinity = isObject(sp.affinity) && isObject(sp.affinity.nodeAffinity) ? sp.affinity.nodeAffinity : undefined;
+    const required = affinity && isObject(affinity.requiredDuringSchedulingIgnoredDuringExecution) ? affinity.requiredDuringSchedulingIgnoredDuringExecution : undefined;
+    const terms = required && Array.isArray(required.nodeSelectorTerms) ? required.nodeSelectorTerms.filter(isObject) : [];
+    if (terms.length > 0 && !terms.some((t) => termMatches(t, node))) return false;
+    return true;
+  }
+
+  private async schedule(key: string): Promise<void> {
+    const [namespace, name] = key.split('/') as [string, string];
+    const pod = this.pods.get(namespace, name);
+    if (!pod || !this.needsScheduling(pod)) return;
+    const candidates = this.nodes.list().filter((n) => this.fits(pod, n));
+    if (candidates.length === 0) {
+      await this.markUnschedulable(pod);
+      return;
+    }
+    candidates.sort((a, b) => this.podsOn(a.metadata!.name!) - this.podsOn(b.metadata!.name!) || (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+    const target = candidates[0]!.metadata!.name!;
+    this.ctx.log(`scheduler: binding ${key} to ${target}`);
+    if (!this.bindingUnsupported) {
+      try {
+        await this.ctx.api.post(this.pods.info, namespace, name, 'binding', {
+          apiVersion: 'v1',
+          kind: 'Binding',
+          metadata: { name, namespace, uid: pod.metadata?.uid },
+          target: { apiVersion: 'v1', kind: 'Node', name: target },
+        });
+        await this.pods.waitUntil(() => !!spec(this.pods.get(namespace, name) ?? pod).nodeName || !this.pods.get(namespace, name), 2000);
+        return;
+      } catch (err) {
+        if (isStatus(err, 409)) return; // already bound (or the pod was replaced)
+        if (!isStatus(err, 404, 405) || !this.pods.get(namespace, name)) throw err;
+        this.bindingUnsupported = true;
+        this.ctx.log('scheduler: the server has no pods/binding subresource; binding by patching spec.nodeName');
+      }
+    }
+    const bound = await this.ctx.api.patch(this.pods.info, namespace, name, 'merge', { metadata: { uid: pod.metadata?.uid }, spec: { nodeName: target } });
+    const scheduled = setCondition(conditions(bound), { type: 'PodScheduled', status: 'True', lastProbeTime: null, reason: undefined, message: undefined });
+    await this.ctx.api.patch(this.pods.info, namespace, name, 'merge', { status: { conditions: scheduled.map(stripUndefined) } }, 'status');
+    await this.pods.waitUntil(() => !!spec(this.pods.get(namespace, name) ?? pod).nodeName || !this.pods.get(namespace, name), 2000);
+  }
+
+  private async markUnschedulable(pod: KubeObject): Promise<void> {
+    const existing = condition(pod, 'PodScheduled');
+    const total = this.nodes.list().length;
+    const message = `0/${total} nodes are available: ${total === 0 ? 'no nodes available to schedule pods' : `${total} node(s) didn't match Pod's node affinity/selector`}. preemption: 0/${total} nodes are available: ${total} Preemption is not helpful for scheduling.`;
+    if (existing?.status === 'False' && existing.reason === 'Unschedulable' && existing.message === message) return;
+    const next = setCondition(conditions(pod), { type: 'PodScheduled', status: 'False', lastProbeTime: null, reason: 'Unschedulable', message });
+    await this.ctx.api
+      .patch(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, 'strategic', { status: { conditions: next.filter((c) => c.type === 'PodScheduled').map(stripUndefined) } }, 'status')
+      .catch((err: unknown) => {
+        if (!isStatus(err, 404)) throw err;
+      });
+  }
+}
+
+function stripUndefined<T extends Record<string, unknown>>(obj: T): T {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
+}
+
+function termMatches(term: Record<string, unknown>, node: KubeObject): boolean {
+  const labels: Labels = node.metadata?.labels ?? {};
+  const fields: Record<string, string> = { 'metadata.name': node.metadata?.name ?? '' };
+  const check = (exprs: unknown, values: Record<string, string>): boolean => {
+    if (!Array.isArray(exprs)) return true;
+    return exprs.filter(isObject).every((e) => {
+      const key = str(e.key);
+      const vals = Array.isArray(e.values) ? (e.values as string[]) : [];
+      const has = Object.prototype.hasOwnProperty.call(values, key);
+      switch (e.operator) {
+        case 'In':
+          return has && vals.includes(values[key]!);
+        case 'NotIn':
+          return !has || !vals.includes(values[key]!);
+        case 'Exists':
+          return has;
+        case 'DoesNotExist':
+          return !has;
+        case 'Gt':
+          return has && Number(values[key]) > Number(vals[0]);
+        case 'Lt':
+          return has && Number(values[key]) < Number(vals[0]);
+        default:
+          return false;
+      }
+    });
+  };
+  return check(term.matchExpressions, labels) && check(term.matchFields, fields);
+}

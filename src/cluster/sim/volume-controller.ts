@@ -1,0 +1,277 @@
+/**
+ * Persistent volumes, as API clients: a dynamic provisioner, kube-controller-manager's PV controller
+ * (binding and reclaiming) and the pvc-protection / pv-protection controllers.
+ * - A PVC without spec.volumeName binds to a PV already pre-bound to it, else to an Available PV that
+ *   matches (storage class, access modes, capacity), else - unless storageClassName is "" (static
+ *   binding only) - a PV `pvc-<pvc uid>` (deterministic mode: a uid-shaped digest of the claim's
+ *   namespace/name) is provisioned (reclaimPolicy Delete, claimRef set, hostPath
+ *   under /var/local-path-provisioner, as kind's local-path provisioner does) after `volumeBindDelayMs`.
+ * - Binding writes what the PV controller writes: PV status Bound; PVC spec.volumeName with the
+ *   pv.kubernetes.io/bind-completed and bound-by-controller annotations (and the storage-provisioner
+ *   annotations for provisioned volumes); PVC status Bound with capacity and access modes.
+ * - When the claim is gone, its PV turns Released; with reclaimPolicy Delete it is then deleted.
+ * - A PVC being deleted keeps its `kubernetes.io/pvc-protection` finalizer while a non-terminated pod
+ *   uses it; a PV being deleted keeps `kubernetes.io/pv-protection` while Bound.
+ * With `bindVolumes: false` (next to a real kube-controller-manager) only the provisioner part runs:
+ * PVs are created pre-bound and the released ones it provisioned are deleted; the rest is left to
+ * the real PV and protection controllers.
+ * Simplifications: every storage class binds Immediately (no WaitForFirstConsumer), StorageClass
+ * objects are not consulted, and only PVs this provisioner created are deleted on release (a real
+ * cluster deletes others through their volume plugin, or marks them Failed).
+ */
+import { createHash } from 'node:crypto';
+import type { KubeObject } from '../../model/object-key.js';
+import { isObject } from '../../model/object-key.js';
+import type { Informer } from '../../kube/informer.js';
+import { claimNames, clone, hasFinalizer, isBeingDeleted, isPodTerminal, spec, status, str } from './objects.js';
+import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
+
+export const PROVISIONER = 'kperturb.dev/simulated-provisioner';
+export const PVC_PROTECTION = 'kubernetes.io/pvc-protection';
+export const PV_PROTECTION = 'kubernetes.io/pv-protection';
+
+const UNITS: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50 };
+
+/** resource.Quantity for storage sizes, in bytes (NaN when unparseable). */
+export function quantityBytes(q: unknown): number {
+  const m = /^(\d+(?:\.\d+)?)([a-zA-Z]*)$/.exec(String(q ?? ''));
+  if (!m || UNITS[m[2]!] === undefined) return NaN;
+  return Number(m[1]) * UNITS[m[2]!]!;
+}
+
+function requestOf(pvc: KubeObject): string {
+  const res = spec(pvc).resources;
+  const req = isObject(res) && isObject(res.requests) ? res.requests.storage : undefined;
+  return typeof req === 'string' ? req : '1Gi';
+}
+
+function accessModes(obj: KubeObject): string[] {
+  const m = spec(obj).accessModes;
+  return Array.isArray(m) ? (m as string[]) : [];
+}
+
+export class VolumeController {
+  private readonly enqueue: (key: string, delayMs?: number) => void;
+  private readonly waiting = new Set<string>();
+  private readonly provisioned = new Map<string, number>();
+
+  private constructor(
+    private readonly ctx: SimContext,
+    runner: WorkRunner,
+    private readonly claims: Informer,
+    private readonly volumes: Informer,
+    private readonly pods: Informer,
+  ) {
+    this.enqueue = runner.register('persistentvolume', (key) => (key.startsWith('pv|') ? this.syncVolume(key.slice(3)) : this.syncClaim(key.slice(4))));
+  }
+
+  static async start(ctx: SimContext, runner: WorkRunner): Promise<VolumeController | undefined> {
+    const [claims, volumes, pods] = await Promise.all([ctx.informers.forKind('PersistentVolumeClaim', 'v1'), ctx.informers.forKind('PersistentVolume', 'v1'), ctx.informers.forKind('Pod', 'v1')]);
+    if (!claims || !volumes || !pods) return undefined;
+    const c = new VolumeController(ctx, runner, claims, volumes, pods);
+    claims.subscribe((type, pvc) => {
+      const key = `${pvc.metadata!.namespace}/${pvc.metadata!.name}`;
+      if (type !== 'DELETED') c.enqueue(`pvc|${key}`);
+      for (const pv of volumes.list()) {
+        const ref = spec(pv).claimRef;
+        if (isObject(ref) && ref.namespace === pvc.metadata?.namespace && ref.name === pvc.metadata?.name) c.enqueue(`pv|${pv.metadata!.name}`);
+      }
+    });
+    volumes.subscribe((type, pv) => {
+      if (type !== 'DELETED') c.enqueue(`pv|${pv.metadata!.name}`);
+      for (const pvc of claims.list()) if (!str(spec(pvc).volumeName)) c.enqueue(`pvc|${pvc.metadata!.namespace}/${pvc.metadata!.name}`);
+    });
+    pods.onChange((_type, pod) => {
+      for (const name of claimNames(pod)) {
+        const pvc = claims.get(pod.metadata?.namespace, name);
+        if (pvc && isBeingDeleted(pvc)) c.enqueue(`pvc|${pod.metadata!.namespace}/${name}`);
+      }
+    });
+    return c;
+  }
+
+  private async syncClaim(key: string): Promise<void> {
+    const [namespace, name] = key.split('/') as [string, string];
+    const pvc = this.claims.get(namespace, name);
+    if (!pvc) return;
+    if (isBeingDeleted(pvc)) {
+      if (this.ctx.bindVolumes) await this.protectClaim(pvc);
+      return;
+    }
+    const volumeName = str(spec(pvc).volumeName);
+    if (!this.ctx.bindVolumes) {
+      if (volumeName || this.volumes.list().some((pv) => isObject(spec(pv).claimRef) && (spec(pv).claimRef as Record<string, unknown>).uid === pvc.metadata?.uid)) return;
+      if (spec(pvc).storageClassName === '' || this.findMatch(pvc)) return;
+      await this.provision(pvc);
+      return;
+    }
+    if (volumeName) {
+      const pv = this.volumes.get(undefined, volumeName);
+      if (pv && str(status(pvc).phase) !== 'Bound') await this.bind(pvc, pv, false);
+      return;
+    }
+    const preBound = this.volumes.list().find((pv) => {
+      const ref = spec(pv).claimRef;
+      return isObject(ref) && ref.namespace === namespace && ref.name === name && (!ref.uid || ref.uid === pvc.metadata?.uid) && !isBeingDeleted(pv);
+    });
+    if (preBound) {
+      await this.bind(pvc, preBound, str(preBound.metadata?.annotations?.['pv.kubernetes.io/provisioned-by']) === PROVISIONER);
+      return;
+    }
+    const match = this.findMatch(pvc);
+    if (match) {
+      await this.bind(pvc, match, false);
+      return;
+    }
+    if (spec(pvc).storageClassName === '') return; // static binding only: wait for a matching PV
+    if (this.ctx.timing.volumeBindDelayMs > 0 && !this.waiting.has(key)) {
+      this.waiting.add(key);
+      this.enqueue(`pvc|${key}`, this.ctx.timing.volumeBindDelayMs);
+      return;
+    }
+    this.waiting.delete(key);
+    await this.provision(pvc);
+  }
+
+  private findMatch(pvc: KubeObject): KubeObject | undefined {
+    const want = quantityBytes(requestOf(pvc));
+    const cls = str(spec(pvc).storageClassName);
+    const modes = accessModes(pvc);
+    return this.volumes
+      .list()
+      .filter((pv) => !isBeingDeleted(pv) && !spec(pv).claimRef && str(status(pv).phase, 'Available') === 'Available')
+      .filter((pv) => str(spec(pv).storageClassName) === cls && modes.every((m) => accessModes(pv).includes(m)))
+      .filter((pv) => {
+        const cap = isObject(spec(pv).capacity) ? quantityBytes((spec(pv).capacity as Record<string, unknown>).storage) : NaN;
+        return !(cap < want);
+      })
+      .sort((a, b) => quantityBytes((spec(a).capacity as Record<string, unknown>)?.storage) - quantityBytes((spec(b).capacity as Record<string, unknown>)?.storage))[0];
+  }
+
+  /**
+   * `pvc-<claim uid>` as real provisioners name volumes; in deterministic mode a uid-shaped digest of
+   * the claim's namespace/name and a per-claim counter instead, so that every run names it alike.
+   */
+  private volumeNameFor(pvc: KubeObject): string {
+    if (!this.ctx.deterministic) return `pvc-${pvc.metadata!.uid}`;
+    const key = `${pvc.metadata?.namespace}/${pvc.metadata?.name}`;
+    const n = (this.provisioned.get(key) ?? 0) + 1;
+    this.provisioned.set(key, n);
+    const hex = createHash('sha256').update(`${key}#${n}`).digest('hex');
+    return `pvc-${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  }
+
+  private async provision(pvc: KubeObject): Promise<void> {
+    if (this.volumes.list().some((pv) => isObject(spec(pv).claimRef) && (spec(pv).claimRef as Record<string, unknown>).uid === pvc.metadata?.uid)) return;
+    const name = this.volumeNameFor(pvc);
+    if (this.volumes.get(undefined, name)) return;
+    const cls = str(spec(pvc).storageClassName);
+    const pv: KubeObject = {
+      metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': PROVISIONER } },
+      spec: {
+        capacity: { storage: requestOf(pvc) },
+        accessModes: accessModes(pvc).length ? accessModes(pvc) : ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Delete',
+        ...(cls ? { storageClassName: cls } : {}),
+        volumeMode: str(spec(pvc).volumeMode, 'Filesystem'),
+        claimRef: { kind: 'PersistentVolumeClaim', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, apiVersion: 'v1', resourceVersion: pvc.metadata?.resourceVersion },
+        hostPath: { path: `/var/local-path-provisioner/${name}_${pvc.metadata?.namespace}_${pvc.metadata?.name}`, type: 'DirectoryOrCreate' },
+      },
+    };
+    this.ctx.log(`persistentvolume: provisioning ${name} for ${pvc.metadata?.namespace}/${pvc.metadata?.name}`);
+    try {
+      const created = await this.ctx.api.create(this.volumes.info, undefined, pv);
+      await this.volumes.waitForWrite(created);
+      if (this.ctx.bindVolumes) await this.bind(pvc, created, true);
+    } catch (err) {
+      if (!isStatus(err, 409)) throw err;
+    }
+  }
+
+  private async bind(pvc: KubeObject, pvIn: KubeObject, provisioned: boolean): Promise<void> {
+    let pv = pvIn;
+    const ref = spec(pv).claimRef;
+    if (!isObject(ref) || ref.uid !== pvc.metadata?.uid) {
+      const next = clone(pv);
+      next.spec = { ...spec(next), claimRef: { kind: 'PersistentVolumeClaim', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, apiVersion: 'v1', resourceVersion: pvc.metadata?.resourceVersion } };
+      next.metadata!.annotations = { ...(next.metadata?.annotations ?? {}), 'pv.kubernetes.io/bound-by-controller': 'yes' };
+      pv = await this.ctx.api.update(this.volumes.info, next);
+    }
+    if (str(status(pv).phase) !== 'Bound') {
+      const next = clone(pv);
+      next.status = { ...status(next), phase: 'Bound' };
+      pv = await this.ctx.api.update(this.volumes.info, next, 'status');
+    }
+    await this.volumes.waitForWrite(pv);
+    let claim = this.claims.get(pvc.metadata?.namespace, pvc.metadata!.name!) ?? pvc;
+    if (str(spec(claim).volumeName) !== pv.metadata?.name) {
+      const next = clone(claim);
+      next.spec = { ...spec(next), volumeName: pv.metadata!.name };
+      next.metadata!.annotations = {
+        ...(next.metadata?.annotations ?? {}),
+        'pv.kubernetes.io/bind-completed': 'yes',
+        'pv.kubernetes.io/bound-by-controller': 'yes',
+        ...(provisioned ? { 'volume.beta.kubernetes.io/storage-provisioner': PROVISIONER, 'volume.kubernetes.io/storage-provisioner': PROVISIONER } : {}),
+      };
+      claim = await this.ctx.api.update(this.claims.info, next);
+    }
+    const next = clone(claim);
+    next.status = { ...status(next), phase: 'Bound', accessModes: accessModes(pv), capacity: clone(spec(pv).capacity) };
+    const written = await this.ctx.api.update(this.claims.info, next, 'status');
+    this.ctx.log(`persistentvolume: bound ${pvc.metadata?.namespace}/${pvc.metadata?.name} to ${pv.metadata?.name}`);
+    await this.claims.waitForWrite(written);
+  }
+
+  private async protectClaim(pvc: KubeObject): Promise<void> {
+    if (!hasFinalizer(pvc, PVC_PROTECTION)) return;
+    const inUse = this.pods.list(pvc.metadata?.namespace).some((p) => !isPodTerminal(p) && claimNames(p).includes(pvc.metadata!.name!));
+    if (inUse) return;
+    await this.removeFinalizer(this.claims, pvc, PVC_PROTECTION);
+  }
+
+  private async removeFinalizer(informer: Informer, obj: KubeObject, finalizer: string): Promise<void> {
+    const finalizers = (obj.metadata?.finalizers ?? []).filter((f) => f !== finalizer);
+    await this.ctx.api
+      .patch(informer.info, obj.metadata?.namespace, obj.metadata!.name!, 'merge', { metadata: { resourceVersion: obj.metadata?.resourceVersion, finalizers: finalizers.length ? finalizers : null } })
+      .catch((err: unknown) => {
+        if (!isStatus(err, 404)) throw err;
+      });
+  }
+
+  private async syncVolume(name: string): Promise<void> {
+    const pv = this.volumes.get(undefined, name);
+    if (!pv) return;
+    const ref = spec(pv).claimRef;
+    const claim = isObject(ref) ? this.claims.get(str(ref.namespace), str(ref.name)) : undefined;
+    const claimGone = isObject(ref) && !!ref.uid && (!claim || claim.metadata?.uid !== ref.uid);
+    if (isBeingDeleted(pv)) {
+      if (this.ctx.bindVolumes && hasFinalizer(pv, PV_PROTECTION) && (str(status(pv).phase) !== 'Bound' || claimGone)) await this.removeFinalizer(this.volumes, pv, PV_PROTECTION);
+      return;
+    }
+    if (!isObject(ref)) {
+      if (this.ctx.bindVolumes && (!status(pv).phase || status(pv).phase === 'Pending')) await this.setPhase(pv, 'Available');
+      return;
+    }
+    if (!claimGone) {
+      if (this.ctx.bindVolumes && claim && str(spec(claim).volumeName) === '') this.enqueue(`pvc|${str(ref.namespace)}/${str(ref.name)}`);
+      return;
+    }
+    let current = pv;
+    if (this.ctx.bindVolumes && str(status(pv).phase) !== 'Released' && str(status(pv).phase) !== 'Failed') current = await this.setPhase(pv, 'Released');
+    const provisionedHere = pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by'] === PROVISIONER;
+    if (provisionedHere && str(spec(pv).persistentVolumeReclaimPolicy, 'Retain') === 'Delete') {
+      this.ctx.log(`persistentvolume: deleting released volume ${name}`);
+      await this.ctx.api.delete(this.volumes.info, undefined, name, { preconditions: { uid: current.metadata?.uid } }).catch((err: unknown) => {
+        if (!isStatus(err, 404, 409)) throw err;
+      });
+    }
+  }
+
+  private async setPhase(pv: KubeObject, phase: string): Promise<KubeObject> {
+    const next = clone(pv);
+    next.status = { ...status(next), phase };
+    const written = await this.ctx.api.update(this.volumes.info, next, 'status');
+    await this.volumes.waitForWrite(written);
+    return written;
+  }
+}

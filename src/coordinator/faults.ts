@@ -1,0 +1,172 @@
+/**
+ * A test plan's faults, wired to the proxy's primitives and the controller process:
+ *
+ * - crash-after-write: the proxy holds the controller right after the write; the controller is
+ *   killed (SIGKILL), the Leases it held are deleted (so its successor need not wait out the lease),
+ *   a new connection epoch starts and the controller is restarted;
+ * - stale-restart: from the start of the run the proxy marks the resourceVersion at which the
+ *   cluster went through `viewAfter`; when `at` fires the controller is held, killed, its Leases
+ *   deleted, and restarted onto a view frozen at that resourceVersion, released `releaseAfterSeconds`
+ *   after the restarted controller first read from it;
+ * - hold-until: entirely in the proxy (hold from `from`, expire with 410 once `until` happened).
+ *
+ * Each fault says whether it was injected; the trace records when each phase happened, and a fault
+ * whose trigger never matched gets a `not-injected` fault event at the end of the run.
+ */
+import type { ControllerProxy, HoldUntilState } from '../../proxy/index.js';
+import { describeChange, describeTrigger, describeWrite, type Fault, type TestPlan } from '../model/plan.js';
+import type { TraceSink } from '../model/trace.js';
+import type { ControllerProcess } from './controller-process.js';
+import { sleep } from '../workload/runner.js';
+
+/** How long a restarted controller may take to read from its stale view before the release timer starts anyway. */
+const RESTART_READ_TIMEOUT_MS = 30_000;
+
+export class PlanFaults {
+  private readonly injected: boolean[];
+  private readonly holdUntil = new Map<number, HoldUntilState>();
+  private readonly releaseViews: Array<() => void> = [];
+  private finished = false;
+  /** The restart (and stale-view release) in progress, if any. */
+  pending: Promise<void> | undefined;
+
+  constructor(
+    private readonly plan: TestPlan,
+    private readonly proxy: ControllerProxy,
+    private readonly proc: ControllerProcess,
+    private readonly trace: TraceSink,
+    private readonly log: (line: string) => void,
+    /** Called when a fault first changes what the controller sees. */
+    private readonly onFired: () => void,
+  ) {
+    this.injected = plan.spec.faults.map(() => false);
+  }
+
+  arm(): void {
+    this.plan.spec.faults.forEach((fault, i) => this.armOne(fault, i));
+  }
+
+  /** Did every fault take effect? */
+  allInjected(): boolean {
+    this.plan.spec.faults.forEach((f, i) => {
+      if (f.type === 'hold-until') this.injected[i] = this.holdUntil.get(i)?.injected ?? false;
+    });
+    return this.injected.every(Boolean);
+  }
+
+  /** At the end of the run: records faults that never took effect, releases what is still held. */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    const all = this.allInjected();
+    for (const release of this.releaseViews.splice(0)) release();
+    if (all) return;
+    this.plan.spec.faults.forEach((f, i) => {
+      // A hold-until that timed out recorded why already.
+      if (this.injected[i] || this.holdUntil.get(i)?.timedOut) return;
+      this.trace.append({ type: 'fault', fault: f.type, phase: 'not-injected', faultIndex: i, detail: `the run ended before this fault took effect: ${describeFault(f, this.holdUntil.get(i))}` });
+    });
+  }
+
+  private armOne(fault: Fault, i: number): void {
+    switch (fault.type) {
+      case 'crash-after-write':
+        this.proxy.armCrashAfterWrite(
+          fault.after,
+          (info) => {
+            this.injected[i] = true;
+            this.onFired();
+            this.log(`  fault fired: the controller ${describeWrite(fault.after)}; killing and restarting it`);
+            this.pending = this.restart(i, 'crash-after-write', info.requestId);
+          },
+          i,
+        );
+        return;
+      case 'stale-restart': {
+        const mark = this.proxy.markChange(fault.viewAfter);
+        this.proxy.armTrigger(fault.at, (info) => {
+          const rv = mark.resourceVersion;
+          if (rv === undefined) {
+            this.trace.append({ type: 'fault', fault: 'stale-restart', phase: 'not-injected', faultIndex: i, detail: `${describeTrigger(fault.at)} happened before ${describeChange(fault.viewAfter)}: no view to go back to` });
+            return;
+          }
+          this.proxy.holdController();
+          this.injected[i] = true;
+          this.onFired();
+          this.trace.append({
+            type: 'fault',
+            fault: 'stale-restart',
+            phase: 'triggered',
+            faultIndex: i,
+            resourceVersion: rv,
+            ...(info.requestId !== undefined ? { requestId: info.requestId } : {}),
+            detail: `${describeTrigger(fault.at)}: holding the controller, to restart it onto the view after ${describeChange(fault.viewAfter)} (resourceVersion ${rv})`,
+          });
+          this.log(`  fault fired: ${describeTrigger(fault.at)}; restarting the controller onto the view at resourceVersion ${rv}`);
+          this.pending = this.restart(i, 'stale-restart', info.requestId, async () => {
+            const view = this.proxy.serveStaleView(rv, i);
+            this.releaseViews.push(() => view.release());
+            return async () => {
+              // The stale window starts when the restarted controller first reads from the view.
+              await Promise.race([view.firstServed, sleep(RESTART_READ_TIMEOUT_MS)]);
+              await sleep(fault.releaseAfterSeconds * 1000);
+              view.release();
+            };
+          });
+        });
+        return;
+      }
+      case 'hold-until':
+        this.holdUntil.set(
+          i,
+          this.proxy.armHoldUntil(fault, i, {
+            onHeld: () => this.onFired(),
+            onExpired: (streams) => this.log(`  fault fired: ${describeChange(fault.until)}; ended ${streams.length} held stream(s) with 410 Expired`),
+          }),
+        );
+        return;
+    }
+  }
+
+  /**
+   * Kill (the proxy already holds the controller), release its Leases, new epoch, restart.
+   * `beforeStart` may set up the restarted controller's view and return what to await afterwards.
+   */
+  private async restart(
+    i: number,
+    fault: 'crash-after-write' | 'stale-restart',
+    requestId: number | undefined,
+    beforeStart?: () => Promise<() => Promise<void>>,
+  ): Promise<void> {
+    const req = requestId !== undefined ? { requestId } : {};
+    await this.proc.kill();
+    this.trace.append({ type: 'fault', fault, phase: 'killed', faultIndex: i, ...req, detail: 'controller process killed (SIGKILL)' });
+    await this.proxy.releaseLeaderElection();
+    this.proxy.startNewEpoch();
+    this.proxy.incarnation = this.proc.incarnation + 1;
+    const after = beforeStart ? await beforeStart() : undefined;
+    this.proc.start();
+    this.trace.append({ type: 'fault', fault, phase: 'restarted', faultIndex: i, ...req, detail: `controller restarted (incarnation ${this.proc.incarnation})` });
+    if (after) await after();
+  }
+}
+
+function describeFault(f: Fault, holdUntil: HoldUntilState | undefined): string {
+  switch (f.type) {
+    case 'crash-after-write':
+      return `crash after the controller ${describeWrite(f.after)}`;
+    case 'stale-restart':
+      return `stale restart when ${describeTrigger(f.at)}`;
+    case 'hold-until': {
+      const where =
+        holdUntil?.state === 'holding'
+          ? ' (holding: the cancelling change never came)'
+          : holdUntil?.state === 'expired' && holdUntil.expiredStreams.length === 0
+            ? ' (no controller stream had an event of it to hold)'
+            : holdUntil?.state === 'expired'
+              ? ' (the cancelling change did not come in time; the hold was expired anyway)'
+              : ' (the change to hold from never happened)';
+      return `hold ${f.key} from ${describeChange(f.from)} until ${describeChange(f.until)}${where}`;
+    }
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * What the controller trace says about a run beyond the end state: the API errors the controller
+ * got, and the writes it kept making after the workload ended. Summarised once per run (by
+ * oracles/controller-activity.ts) so that the health and liveness oracles compare small summaries
+ * rather than whole traces.
+ */
+import type { ObjectKey } from './object-key.js';
+
+/** Error answers with the same status, verb and resource, counted. */
+export interface ApiErrorCount {
+  status: number;
+  /** The Status reason (`Forbidden`, `Invalid`...) when the answer carried one. */
+  reason?: string;
+  verb: string;
+  /** `Kind` or `resource`, with `/subresource` when the request went to one. */
+  resource: string;
+  count: number;
+  /** The first such request: its object (when named) and the API server's message. */
+  example: { key?: ObjectKey; message?: string; seq: number };
+}
+
+/** Successful (2xx) write requests (create, update, patch, delete) to one object and subresource. */
+export interface WriteCount {
+  key: ObjectKey;
+  subresource?: string;
+  count: number;
+}
+
+export interface ControllerActivity {
+  apiErrors: ApiErrorCount[];
+  /** Writes after the workload's last step; absent when the trace records no workload steps. */
+  writesAfterWorkload?: WriteCount[];
+}

@@ -1,0 +1,42 @@
+/**
+ * Objects created with `metadata.generateName` get a different random suffix in every run, so a plan
+ * cannot name them by their key. Triggers name them `Kind/namespace/<prefix>*#<n>` instead: the n-th
+ * object (1-based) created with that kind, namespace and prefix, in the order the cluster reported the
+ * creations. `*` never occurs in a real object name, so a folded key cannot collide with a real one.
+ *
+ * The planner folds keys while it reads a reference trace; whatever matches triggers at test time
+ * must fold the keys it sees the same way: feed every creation, in order, to `observeCreate`, and look
+ * keys up with `fold`.
+ */
+import { formatKey, parseKey, type KubeObject, type ObjectKey } from './object-key.js';
+
+export class GeneratedNameFolder {
+  private readonly folded = new Map<ObjectKey, ObjectKey>();
+  private readonly counts = new Map<string, number>();
+
+  /** Records the creation of `key`; returns the key triggers use for it from now on. */
+  observeCreate(key: ObjectKey, obj: KubeObject | undefined): ObjectKey {
+    const known = this.folded.get(key);
+    if (known) return known;
+    const prefix = obj?.metadata?.generateName;
+    const name = obj?.metadata?.name;
+    const parts = parseKey(key);
+    if (!parts || !prefix || !name || name.length <= prefix.length || !name.startsWith(prefix)) return key;
+    const family = formatKey(parts.kind, parts.namespace, prefix);
+    const n = (this.counts.get(family) ?? 0) + 1;
+    this.counts.set(family, n);
+    const foldedKey = formatKey(parts.kind, parts.namespace, `${prefix}*#${n}`);
+    this.folded.set(key, foldedKey);
+    return foldedKey;
+  }
+
+  /** The folded key of an object seen created with a generated name, else the key itself. */
+  fold(key: ObjectKey): ObjectKey {
+    return this.folded.get(key) ?? key;
+  }
+}
+
+/** Is this a folded key (`.../<prefix>*#<n>`)? */
+export function isFoldedKey(key: ObjectKey): boolean {
+  return /\*#\d+$/.test(key);
+}

@@ -1,0 +1,115 @@
+/**
+ * Evaluating a plan trigger (plan.ts `Trigger`) against the events of a run, in order: the
+ * controller's completed writes (counted as controller-write.ts defines) and the cluster's changes
+ * (matched as change-match.ts defines). Pure; the proxy feeds it at test time, and a planner may
+ * feed it a reference trace to check that a trigger fires where it was planned.
+ *
+ * Every leaf counts its matches from the start of the run, whatever its position in a composite, so
+ * an occurrence means the same as when the planner counted it over a whole reference trace. A leaf
+ * fires at the event that brings its count to `occurrence`. `allOf` fires when its last child fires,
+ * `anyOf` when its first does, and `sequence` when its children have fired in the given order (a child
+ * that fired before its predecessor spoils the sequence: it never fires).
+ */
+import type { KubeObject, ObjectKey } from './object-key.js';
+import type { Trigger, WriteTrigger } from './plan.js';
+import type { WriteIdentity } from './controller-write.js';
+import { ChangeOccurrenceCounter, matchesChange } from './change-match.js';
+
+interface Node {
+  /** Tick at which this node fired, if it has. */
+  firedAt?: number;
+  /** Sequence nodes that can no longer fire. */
+  spoiled?: boolean;
+  leaf?: { write: WriteTrigger; count: number } | { change: Extract<Trigger, { change: unknown }>['change']; counter: ChangeOccurrenceCounter };
+  form?: 'allOf' | 'anyOf' | 'sequence';
+  children?: Node[];
+}
+
+function build(t: Trigger): Node {
+  if ('write' in t) return { leaf: { write: t.write, count: 0 } };
+  if ('change' in t) return { leaf: { change: t.change, counter: new ChangeOccurrenceCounter() } };
+  if ('allOf' in t) return { form: 'allOf', children: t.allOf.map(build) };
+  if ('anyOf' in t) return { form: 'anyOf', children: t.anyOf.map(build) };
+  return { form: 'sequence', children: t.sequence.map(build) };
+}
+
+export class TriggerEvaluator {
+  private readonly root: Node;
+  private tick = 0;
+
+  constructor(readonly trigger: Trigger) {
+    this.root = build(trigger);
+  }
+
+  get fired(): boolean {
+    return this.root.firedAt !== undefined;
+  }
+
+  /** Does the trigger name any cluster change (and so need the cluster's changes fed in)? */
+  get watchesChanges(): boolean {
+    const visit = (n: Node): boolean => (n.leaf ? 'change' in n.leaf : (n.children ?? []).some(visit));
+    return visit(this.root);
+  }
+
+  /**
+   * A successful, non-dry-run controller write completed. True when this makes the whole trigger fire.
+   * `occurrence`: the write's count from a run-wide `WriteOccurrenceCounter`, when the caller keeps
+   * one (so a trigger armed mid-run still counts from the start); otherwise the leaf counts itself.
+   */
+  write(write: WriteIdentity, occurrence?: number): boolean {
+    return this.step((leaf) => {
+      if (!('write' in leaf)) return false;
+      const w = leaf.write;
+      if (w.verb !== write.verb || w.key !== write.key || (w.subresource ?? undefined) !== (write.subresource ?? undefined)) return false;
+      leaf.count = occurrence ?? leaf.count + 1;
+      return leaf.count === w.occurrence;
+    });
+  }
+
+  /** The cluster changed object `key` from `prev` to `next` (undefined: absent). True when the whole trigger fires. */
+  change(key: ObjectKey, prev: KubeObject | undefined, next: KubeObject | undefined): boolean {
+    return this.step((leaf) => 'change' in leaf && matchesChange(leaf.change, prev, next, leaf.counter, key));
+  }
+
+  private step(leafFires: (leaf: NonNullable<Node['leaf']>) => boolean): boolean {
+    if (this.fired) return false;
+    const tick = ++this.tick;
+    const visitLeaves = (n: Node): void => {
+      if (n.leaf) {
+        if (n.firedAt === undefined && leafFires(n.leaf)) n.firedAt = tick;
+        return;
+      }
+      for (const c of n.children ?? []) visitLeaves(c);
+    };
+    visitLeaves(this.root);
+    settle(this.root, tick);
+    return this.root.firedAt === tick;
+  }
+}
+
+function settle(n: Node, tick: number): void {
+  if (n.leaf || n.firedAt !== undefined || n.spoiled) return;
+  const children = n.children ?? [];
+  for (const c of children) settle(c, tick);
+  if (n.form === 'allOf') {
+    if (children.every((c) => c.firedAt !== undefined)) n.firedAt = tick;
+  } else if (n.form === 'anyOf') {
+    if (children.some((c) => c.firedAt !== undefined)) n.firedAt = tick;
+  } else {
+    let last = 0;
+    for (const c of children) {
+      if (c.spoiled) {
+        n.spoiled = true;
+        return;
+      }
+      if (c.firedAt === undefined) return;
+      // Children that fire on the same event count as in order only if the earlier one fired strictly earlier.
+      if (c.firedAt <= last) {
+        n.spoiled = true;
+        return;
+      }
+      last = c.firedAt;
+    }
+    n.firedAt = tick;
+  }
+}

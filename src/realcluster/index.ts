@@ -1,0 +1,17 @@
+/**
+ * Real clusters: building and starting a real Kubernetes control plane (etcd, kube-apiserver,
+ * kube-controller-manager built from the Go modules by realcp/setup.sh), running the simulated
+ * nodes/scheduler/kubelets against it, and connecting to any existing cluster by kubeconfig.
+ *
+ * - binaries.ts: where the binaries are (locate without building; ensure = build if needed)
+ * - pki.ts: the throw-away CA, serving certificate, service-account keys and admin token
+ * - component-process.ts: one component as a child process (log file, stop by pid)
+ * - control-plane.ts: startRealControlPlane(): the three components on loopback, fresh data each time
+ * - real-cluster.ts: RealCluster: the control plane plus the simulated kubelets (the EmbeddedCluster counterpart)
+ * - existing-cluster.ts: ExistingCluster: a cluster from a kubeconfig
+ * See realcp/README.md.
+ */
+export { BIN_DIR_ENV, ensureControlPlaneBinaries, locateControlPlaneBinaries, type ControlPlaneBinaries } from './binaries.js';
+export { KUBECONFIG_CONTEXT, startRealControlPlane, type ControlPlaneStartTimes, type RealControlPlane, type RealControlPlaneOptions } from './control-plane.js';
+export { RealCluster, REAL_CLUSTER_SIMULATION, type RealClusterOptions } from './real-cluster.js';
+export { ExistingCluster } from './existing-cluster.js';

@@ -1,0 +1,84 @@
+/**
+ * A real cluster kperturb can run workloads on: the real control plane (control-plane.ts) plus the
+ * simulated nodes, scheduler and kubelets of src/cluster/sim running as its API clients, because
+ * pods never run without kubelets. The counterpart of EmbeddedCluster, with the same surface
+ * (url, kubeconfigYaml(), stop()) plus the credentials every client needs.
+ *
+ *   const cluster = await RealCluster.start({ log });
+ *   const client = new KubeClient(cluster.url, cluster.clientOptions());
+ *   ...
+ *   await cluster.stop();
+ */
+import type { KubeClientOptions } from '../kube/client.js';
+import { ClusterSimulation, KUBELET_CONTROLLERS, type SimulationOptions } from '../cluster/sim/index.js';
+import { startRealControlPlane, type ControlPlaneStartTimes, type RealControlPlane, type RealControlPlaneOptions } from './control-plane.js';
+
+export interface RealClusterOptions extends RealControlPlaneOptions {
+  /**
+   * The simulation run against the control plane; default: simulated nodes (with Lease heartbeats,
+   * which kube-controller-manager's node lifecycle controller needs), scheduler, kubelets and volume
+   * provisioning (nothing else provisions PersistentVolumes). The workload controllers are the real
+   * kube-controller-manager's. `false`: none (pods stay Pending).
+   */
+  simulation?: SimulationOptions | false;
+}
+
+/** Nodes, scheduler, kubelets, volumes: what kube-apiserver + kube-controller-manager lack. */
+export const REAL_CLUSTER_SIMULATION: SimulationOptions = {
+  controllers: [...KUBELET_CONTROLLERS, 'persistentvolume'],
+  nodeHeartbeatMs: 10_000,
+  // kube-controller-manager's PV controller binds claims; ours only provisions pre-bound volumes.
+  bindVolumes: false,
+};
+
+export class RealCluster {
+  private stopping: Promise<void> | undefined;
+
+  private constructor(
+    readonly controlPlane: RealControlPlane,
+    private readonly simulation: ClusterSimulation | undefined,
+    /** Control plane start-up phases plus the simulation's start, in ms. */
+    readonly startTimes: ControlPlaneStartTimes & { simulation: number },
+  ) {}
+
+  get url(): string {
+    return this.controlPlane.url;
+  }
+
+  static async start(options: RealClusterOptions = {}): Promise<RealCluster> {
+    const controlPlane = await startRealControlPlane(options);
+    const started = Date.now();
+    let simulation: ClusterSimulation | undefined;
+    if (options.simulation !== false) {
+      const simOptions: SimulationOptions = { ...REAL_CLUSTER_SIMULATION, ...(options.log ? { log: options.log } : {}), ...(options.simulation ?? {}) };
+      try {
+        simulation = await ClusterSimulation.start(controlPlane.url, simOptions, controlPlane.clientOptions());
+      } catch (err) {
+        await controlPlane.stop();
+        throw err;
+      }
+    }
+    return new RealCluster(controlPlane, simulation, { ...controlPlane.startTimes, simulation: Date.now() - started });
+  }
+
+  /** Admin kubeconfig (https, CA embedded, bearer token). */
+  kubeconfigYaml(): string {
+    return this.controlPlane.kubeconfigYaml();
+  }
+
+  clientOptions(): KubeClientOptions {
+    return this.controlPlane.clientOptions();
+  }
+
+  /** Stops the simulation, then the control plane (deleting its data). Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      try {
+        await this.simulation?.stop();
+      } finally {
+        await this.controlPlane.stop();
+      }
+    })();
+    return this.stopping;
+  }
+}

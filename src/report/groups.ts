@@ -1,0 +1,85 @@
+/**
+ * Alarms that come from the same root difference across plans: the same oracle and check on the
+ * same object and field, with the same reference and test values. A bug that every plan after some
+ * point trips over shows up once, with the plans that found it.
+ */
+import type { Alarm, PlanResult } from '../model/results.js';
+import { canonicalJson } from '../../oracles/semantic.js';
+import { alarmSignature } from '../../oracles/verdict.js';
+
+export interface AlarmGroup {
+  alarm: Alarm;
+  /** The plans whose runs raised it (each once). */
+  plans: PlanResult[];
+  /** Raised in some plans only as flaky (confirmation showed the field is not deterministic). */
+  flakyIn: number;
+}
+
+export function rootDifference(a: Alarm): string {
+  // How many writes or errors a liveness or health alarm counted varies from plan to plan; the problem does not.
+  const values = a.oracle === 'liveness' || a.oracle === 'health' ? [] : [canonicalJson(a.reference), canonicalJson(a.test)];
+  const what = a.check ? '' : a.message;
+  return [a.oracle, a.check ?? '', a.object, a.field ?? '', ...values, a.oracle === 'health' ? alarmSignature(a) : what].join('\u0000');
+}
+
+/** Groups the alarms of every plan judged `bug` or `flaky`; most plans first. */
+export function groupAlarms(results: readonly PlanResult[]): AlarmGroup[] {
+  const groups = new Map<string, AlarmGroup>();
+  for (const r of results) {
+    if (r.verdict !== 'bug' && r.verdict !== 'flaky') continue;
+    for (const a of r.alarms) {
+      const key = rootDifference(a);
+      const g = groups.get(key) ?? { alarm: a, plans: [], flakyIn: 0 };
+      if (!g.plans.includes(r)) g.plans.push(r);
+      if (a.flaky) g.flakyIn++;
+      groups.set(key, g);
+    }
+  }
+  return [...groups.values()].sort((a, b) => b.plans.length - a.plans.length || (a.alarm.object < b.alarm.object ? -1 : a.alarm.object > b.alarm.object ? 1 : 0));
+}
+
+/**
+ * Root differences about the same object found by exactly the same plans, merged for display: an
+ * object missing at the end and created one time less are one finding, seen by two oracles.
+ */
+export interface Finding {
+  object: string;
+  groups: AlarmGroup[];
+  plans: PlanResult[];
+}
+
+export function findings(groups: readonly AlarmGroup[]): Finding[] {
+  const out: Finding[] = [];
+  for (const g of groups) {
+    const same = out.find((f) => f.object === g.alarm.object && f.plans.length === g.plans.length && f.plans.every((p, i) => p === g.plans[i]));
+    if (same) same.groups.push(g);
+    else out.push({ object: g.alarm.object, groups: [g], plans: g.plans });
+  }
+  return out;
+}
+
+export type VerdictCounts = Record<PlanResult['verdict'], number>;
+
+export function countVerdicts(results: readonly PlanResult[]): VerdictCounts {
+  const counts: VerdictCounts = { bug: 0, flaky: 0, pass: 0, 'not-injected': 0, 'workload-failed': 0, error: 0 };
+  for (const r of results) counts[r.verdict]++;
+  return counts;
+}
+
+const VERDICT_WORDS: Record<PlanResult['verdict'], [string, string]> = {
+  bug: ['found a bug', 'found bugs'],
+  flaky: ['flaky', 'flaky'],
+  pass: ['passed', 'passed'],
+  'not-injected': ['not injected', 'not injected'],
+  'workload-failed': ['workload failed before the fault', 'workload failed before the fault'],
+  error: ['error', 'errors'],
+};
+
+/** "10 plans: 1 found a bug, 9 passed" */
+export function summaryLine(results: readonly PlanResult[]): string {
+  const counts = countVerdicts(results);
+  const parts = (Object.keys(VERDICT_WORDS) as Array<PlanResult['verdict']>)
+    .filter((v) => counts[v] > 0)
+    .map((v) => `${counts[v]} ${VERDICT_WORDS[v][counts[v] === 1 ? 0 : 1]}`);
+  return `${results.length} plan${results.length === 1 ? '' : 's'}${parts.length ? `: ${parts.join(', ')}` : ''}`;
+}

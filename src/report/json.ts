@@ -1,0 +1,48 @@
+/**
+ * The JSON report (`kperturb report --json`): counts per verdict, every alarm flattened with its
+ * plan's description (for scripts), the groups by root difference, and the plan results as read.
+ */
+import type { Alarm, PlanResult } from '../model/results.js';
+import { countVerdicts, groupAlarms, type VerdictCounts } from './groups.js';
+
+export const REPORT_FORMAT = 'kperturb.dev/report/v1';
+
+export interface ReportAlarm extends Alarm {
+  controller: string;
+  workload: string;
+  plan: string;
+  /** The plan's one-line description of the perturbation. */
+  description: string;
+}
+
+export interface JsonReport {
+  format: typeof REPORT_FORMAT;
+  sources: string[];
+  notes: string[];
+  summary: { plans: number } & VerdictCounts;
+  alarms: ReportAlarm[];
+  groups: Array<{ oracle: string; check?: string; object: string; field?: string; reference: unknown[]; test: unknown; message: string; count: number; plans: string[] }>;
+  results: PlanResult[];
+}
+
+export function buildJsonReport(results: PlanResult[], sources: string[] = [], notes: string[] = []): JsonReport {
+  return {
+    format: REPORT_FORMAT,
+    sources,
+    notes,
+    summary: { plans: results.length, ...countVerdicts(results) },
+    alarms: results.flatMap((r) => r.alarms.map((a) => ({ controller: r.controller, workload: r.workload, plan: r.plan, description: r.description, ...a }))),
+    groups: groupAlarms(results).map((g) => ({
+      oracle: g.alarm.oracle,
+      ...(g.alarm.check ? { check: g.alarm.check } : {}),
+      object: g.alarm.object,
+      ...(g.alarm.field !== undefined ? { field: g.alarm.field } : {}),
+      reference: g.alarm.reference,
+      test: g.alarm.test,
+      message: g.alarm.message,
+      count: g.plans.length,
+      plans: g.plans.map((p) => `${p.controller}/${p.workload}/${p.plan}`),
+    })),
+    results,
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * Progress of a long campaign on stderr: plans done / total, bugs so far and an ETA. On a terminal
+ * it is one line that updates in place (other log lines are printed above it); elsewhere (CI logs,
+ * pipes) it is one plain line per finished plan.
+ */
+import type { PlanResult } from '../model/results.js';
+import type { TestProgress } from '../campaign/campaign.js';
+
+export interface ProgressStream {
+  write(text: string): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export class ProgressReporter implements TestProgress {
+  private total = 0;
+  private done = 0;
+  private bugs = 0;
+  private flaky = 0;
+  private untested = 0;
+  private started = 0;
+  private current = '';
+  private statusShown = false;
+  private readonly tty: boolean;
+
+  constructor(
+    private readonly out: ProgressStream = process.stderr,
+    private readonly now: () => number = Date.now,
+    tty?: boolean,
+  ) {
+    this.tty = tty ?? out.isTTY === true;
+  }
+
+  /** Log lines go through here so that on a terminal they do not tear the status line. */
+  readonly log = (line: string): void => {
+    this.clearStatus();
+    this.out.write(line + '\n');
+    this.drawStatus();
+  };
+
+  begin(total: number): void {
+    this.total += total;
+    if (this.started === 0) this.started = this.now();
+    this.drawStatus();
+  }
+
+  planStarted(label: string): void {
+    this.current = label;
+    this.drawStatus();
+  }
+
+  planFinished(result: PlanResult): void {
+    this.done++;
+    if (result.verdict === 'bug') this.bugs++;
+    else if (result.verdict === 'flaky') this.flaky++;
+    else if (result.verdict !== 'pass') this.untested++;
+    this.current = '';
+    if (this.tty) this.drawStatus();
+    else this.out.write(`  -> ${result.plan}: ${result.verdict}${result.alarms.length ? ` (${result.alarms.length} alarm(s))` : ''}; ${this.summary()}\n`);
+  }
+
+  /** Removes the status line (call before printing the final tables). */
+  end(): void {
+    this.clearStatus();
+  }
+
+  summary(): string {
+    const parts = [`${this.done}/${this.total} plans`, `${this.bugs} bug(s) so far`];
+    if (this.flaky > 0) parts.push(`${this.flaky} flaky`);
+    if (this.untested > 0) parts.push(`${this.untested} not tested`);
+    const eta = this.eta();
+    if (eta !== undefined) parts.push(`ETA ${formatEta(eta)}`);
+    return parts.join(', ');
+  }
+
+  /** Milliseconds left, from the average time per finished plan. */
+  eta(): number | undefined {
+    if (this.done === 0 || this.done >= this.total) return undefined;
+    return ((this.now() - this.started) / this.done) * (this.total - this.done);
+  }
+
+  private drawStatus(): void {
+    if (!this.tty || this.total === 0) return;
+    let line = `[${this.summary()}]${this.current ? ` ${this.current}` : ''}`;
+    const width = (this.out.columns || 100) - 1;
+    if (line.length > width) line = line.slice(0, Math.max(0, width - 1)) + '…';
+    this.out.write(`\r\x1b[2K${line}`);
+    this.statusShown = true;
+  }
+
+  private clearStatus(): void {
+    if (!this.statusShown) return;
+    this.out.write('\r\x1b[2K');
+    this.statusShown = false;
+  }
+}
+
+export function formatEta(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+}
+

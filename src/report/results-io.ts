@@ -1,0 +1,126 @@
+/**
+ * Finding and reading campaign results for `kperturb report`: a results.json, a run's verdict.json,
+ * or a directory searched for them. A campaign that was interrupted still reports what it holds:
+ * where a controller's results.json is missing, the verdict.json of each finished test run is read.
+ * Every file is validated; a bad one is a UserInputError naming it and the path inside it.
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { UserInputError } from '../model/errors.js';
+import { isObject } from '../model/object-key.js';
+import { PATTERNS } from '../model/plan.js';
+import { ORACLE_NAMES, RESULTS_FORMAT, VERDICTS, type PlanResult } from '../model/results.js';
+import { checkFormat, readJsonFile, RUN_FILES } from './artifacts.js';
+
+export interface LoadedResults {
+  results: PlanResult[];
+  /** The files read. */
+  sources: string[];
+  /** What a reader should know about them (partial campaigns, unfinished runs). */
+  notes: string[];
+}
+
+export const DEFAULT_RESULTS_DIR = '.kperturb';
+const MAX_DEPTH = 6;
+
+export function loadResults(target: string = DEFAULT_RESULTS_DIR): LoadedResults {
+  const path = resolve(target);
+  if (!existsSync(path)) {
+    throw new UserInputError(target, undefined, target === DEFAULT_RESULTS_DIR ? 'a results directory (none here: run `kperturb test` first, or name a results.json)' : 'an existing results.json, verdict.json or directory');
+  }
+  const loaded: LoadedResults = { results: [], sources: [], notes: [] };
+  if (statSync(path).isDirectory()) {
+    searchDirectory(path, 0, loaded);
+    if (loaded.sources.length === 0) throw new UserInputError(target, undefined, 'a directory holding results.json or test runs with verdict.json (found none)');
+  } else if (basename(path) === RUN_FILES.verdict) {
+    loaded.results.push(validatePlanResult(readJsonFile(path), path, '(top level)'));
+    loaded.sources.push(path);
+  } else {
+    loaded.results.push(...readResultsFile(path, loaded.notes));
+    loaded.sources.push(path);
+  }
+  return loaded;
+}
+
+export function readResultsFile(file: string, notes: string[] = []): PlanResult[] {
+  const doc = checkFormat(readJsonFile(file), file, RESULTS_FORMAT);
+  if (!Array.isArray(doc.results)) throw new UserInputError(file, 'results', 'a list of plan results');
+  const results = doc.results.map((r, i) => validatePlanResult(r, file, `results[${i}]`));
+  if (doc.complete === false) {
+    notes.push(`${file}: the campaign did not finish (${results.length}${typeof doc.planned === 'number' ? ` of ${doc.planned}` : ''} plans have results)`);
+  }
+  return results;
+}
+
+function searchDirectory(dir: string, depth: number, loaded: LoadedResults): void {
+  const resultsFile = join(dir, 'results.json');
+  if (existsSync(resultsFile)) {
+    loaded.results.push(...readResultsFile(resultsFile, loaded.notes));
+    loaded.sources.push(resultsFile);
+    return;
+  }
+  if (existsSync(join(dir, 'test')) && statSync(join(dir, 'test')).isDirectory()) {
+    // A controller's directory without results.json: read the verdict of each finished test run.
+    const before = loaded.results.length;
+    let unfinished = 0;
+    for (const runDir of findRunDirs(join(dir, 'test'), 0)) {
+      const verdictFile = join(runDir, RUN_FILES.verdict);
+      if (!existsSync(verdictFile)) {
+        unfinished++;
+        continue;
+      }
+      loaded.results.push(validatePlanResult(readJsonFile(verdictFile), verdictFile, '(top level)'));
+      loaded.sources.push(verdictFile);
+    }
+    const found = loaded.results.length - before;
+    if (found > 0 || unfinished > 0) {
+      loaded.notes.push(
+        `${dir}: no results.json; reporting the verdict.json of ${found} test run(s)` + (unfinished > 0 ? `; ${unfinished} run(s) without a verdict (unfinished) left out` : ''),
+      );
+    }
+    return;
+  }
+  if (depth >= MAX_DEPTH) return;
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (entry.isDirectory() && entry.name !== 'node_modules' && !entry.name.startsWith('.git')) searchDirectory(join(dir, entry.name), depth + 1, loaded);
+  }
+}
+
+function findRunDirs(dir: string, depth: number): string[] {
+  if (existsSync(join(dir, RUN_FILES.record)) || existsSync(join(dir, RUN_FILES.verdict))) return [dir];
+  if (depth >= 3) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((e) => findRunDirs(join(dir, e.name), depth + 1));
+}
+
+/** Checks one plan result as written by `kperturb test` (results.json entry or verdict.json). */
+export function validatePlanResult(value: unknown, file: string, at: string): PlanResult {
+  const fail = (path: string, expected: string): never => {
+    throw new UserInputError(file, path, expected);
+  };
+  const sub = (k: string) => (at === '(top level)' ? k : `${at}.${k}`);
+  if (!isObject(value)) fail(at, 'a plan result (a mapping)');
+  const r = value as Record<string, unknown>;
+  for (const k of ['plan', 'controller', 'workload', 'description', 'runDir']) if (typeof r[k] !== 'string') fail(sub(k), 'a string');
+  if (!(PATTERNS as readonly unknown[]).includes(r.pattern)) fail(sub('pattern'), `one of ${PATTERNS.join(', ')} (got ${JSON.stringify(r.pattern)})`);
+  if (!(VERDICTS as readonly unknown[]).includes(r.verdict)) fail(sub('verdict'), `one of ${VERDICTS.join(', ')} (got ${JSON.stringify(r.verdict)}; written by another version of kperturb?)`);
+  if (typeof r.injected !== 'boolean') fail(sub('injected'), 'true or false');
+  if (typeof r.durationMs !== 'number') fail(sub('durationMs'), 'a number');
+  if (!Array.isArray(r.alarms)) fail(sub('alarms'), 'a list of alarms');
+  (r.alarms as unknown[]).forEach((a, i) => {
+    const p = `${sub('alarms')}[${i}]`;
+    if (!isObject(a)) fail(p, 'an alarm (a mapping)');
+    const alarm = a as Record<string, unknown>;
+    if (!(ORACLE_NAMES as readonly unknown[]).includes(alarm.oracle)) fail(`${p}.oracle`, `one of ${ORACLE_NAMES.join(', ')} (got ${JSON.stringify(alarm.oracle)})`);
+    if (typeof alarm.object !== 'string') fail(`${p}.object`, 'an object key');
+    if (typeof alarm.message !== 'string') fail(`${p}.message`, 'a string');
+    if (!Array.isArray(alarm.reference)) fail(`${p}.reference`, 'a list of reference values');
+    if (alarm.field !== undefined && typeof alarm.field !== 'string') fail(`${p}.field`, 'a field path');
+  });
+  for (const k of ['referenceRunDirs'] as const) {
+    if (r[k] !== undefined && (!Array.isArray(r[k]) || !(r[k] as unknown[]).every((d) => typeof d === 'string'))) fail(sub(k), 'a list of directories');
+  }
+  return r as unknown as PlanResult;
+}

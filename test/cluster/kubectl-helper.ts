@@ -1,0 +1,66 @@
+/** Runs the kubectl binary (KUBECTL or /usr/bin/kubectl) against a fresh embedded cluster. */
+import type { ExecutionContext } from 'ava';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EmbeddedClusterOptions } from '../../src/cluster/index.js';
+import { startCluster, type TestCluster } from './helpers.js';
+
+const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
+
+export interface Kubectl {
+  (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Writes a file in the test's scratch directory and returns its path. */
+  file(name: string, content: string): string;
+  /** Starts a long-running kubectl (get -w); `stop()` kills it and resolves with its output. */
+  spawn(...args: string[]): { output(): string; stop(): Promise<string> };
+  env: TestCluster;
+}
+
+export async function kubectlFor(t: ExecutionContext, options: EmbeddedClusterOptions = {}): Promise<Kubectl> {
+  if (!existsSync(KUBECTL)) {
+    t.fail(`kubectl not found at ${KUBECTL}: install it or set KUBECTL to its path (these tests cannot run without it)`);
+    throw new Error('kubectl missing');
+  }
+  const env = await startCluster(t, options);
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-kubectl-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, env.cluster.kubeconfigYaml());
+  const processEnv = { ...process.env, HOME: dir, KUBECONFIG: kubeconfig };
+  const run = ((...args: string[]) =>
+    new Promise((resolve) => {
+      execFile(KUBECTL, args, { env: processEnv, timeout: 30_000 }, (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      });
+    })) as Kubectl;
+  run.file = (name, content) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  run.spawn = (...args) => {
+    const child = spawn(KUBECTL, args, { env: processEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+    const stop = async (): Promise<string> => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+      return out;
+    };
+    t.teardown(stop);
+    return { output: () => out, stop };
+  };
+  run.env = env;
+  return run;
+}
+
+export async function ok(t: ExecutionContext, kubectl: Kubectl, ...args: string[]): Promise<string> {
+  const res = await kubectl(...args);
+  t.is(res.code, 0, `kubectl ${args.join(' ')} failed: ${res.stderr}`);
+  return res.stdout;
+}

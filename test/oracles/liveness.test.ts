@@ -1,0 +1,36 @@
+import test from 'ava';
+import { livenessAlarms } from '../../oracles/index.js';
+import { activity, record, runWithHealth } from './_health.js';
+
+test('a workload wait that times out after the fault is a liveness alarm', (t) => {
+  const error = 'step 4 (wait for ConfigMap/default/db1-config data.version == "15" (30s)): timed out after 30s waiting for ConfigMap/default/db1-config: data.version is "14"';
+  const alarms = livenessAlarms(record({ workloadOutcome: { ok: false, failedStep: 3, error } }));
+  t.deepEqual(alarms.map((a) => [a.oracle, a.check, a.object, a.message]), [['liveness', 'workload-timeout', '(workload)', `the workload did not complete after the fault: ${error}`]]);
+});
+
+test('a controller that never goes quiet is a liveness alarm naming the object it kept writing', (t) => {
+  const test1 = runWithHealth({ controllerActivity: activity({ writesAfterWorkload: [{ key: 'Database/default/db1', subresource: 'status', count: 240 }] }) });
+  const alarms = livenessAlarms(record({ settled: false }), [runWithHealth()], test1);
+  t.deepEqual(alarms.map((a) => [a.check, a.object, a.message]), [
+    ['not-quiet', 'Database/default/db1', 'the controller never became quiet after the workload ended (endless writes or watch churn); it wrote Database/default/db1 status 240 time(s) after the workload ended'],
+  ]);
+});
+
+test('a controller that never goes quiet in the reference runs either raises no not-quiet alarm', (t) => {
+  t.deepEqual(livenessAlarms(record({ settled: false }), [runWithHealth({ settled: false })], runWithHealth()), []);
+});
+
+test('endless writes to one object after the workload alarm even when the run settled late; the usual trickle does not', (t) => {
+  const refs = [runWithHealth({ controllerActivity: activity({ writesAfterWorkload: [{ key: 'ConfigMap/default/a', count: 2 }] }) })];
+  const busy = runWithHealth({ controllerActivity: activity({ writesAfterWorkload: [{ key: 'ConfigMap/default/a', count: 40 }, { key: 'ConfigMap/default/b', count: 3 }] }) });
+  t.deepEqual(livenessAlarms(record(), refs, busy).map((a) => [a.check, a.object, a.reference, a.test]), [['endless-writes', 'ConfigMap/default/a', [2], 40]]);
+  const usual = runWithHealth({ controllerActivity: activity({ writesAfterWorkload: [{ key: 'ConfigMap/default/a', count: 4 }] }) });
+  t.deepEqual(livenessAlarms(record(), refs, usual), []);
+  // A reference that writes as much is just how the controller works.
+  const refBusy = [runWithHealth({ controllerActivity: activity({ writesAfterWorkload: [{ key: 'ConfigMap/default/a', count: 30 }] }) })];
+  t.deepEqual(livenessAlarms(record(), refBusy, busy), []);
+});
+
+test('a run that completed and settled raises no liveness alarm', (t) => {
+  t.deepEqual(livenessAlarms(record(), [runWithHealth()], runWithHealth()), []);
+});

@@ -1,0 +1,254 @@
+import test from 'ava';
+import type { PlannerOutput } from '../../planner/index.js';
+import type { StaleRestartFault } from '../../src/model/plan.js';
+import { TraceBuilder } from './_trace-builder.js';
+import { DB, STS, faultsOf, plan, plansOf, stages } from './_helpers.js';
+
+const TS = '2024-01-01T00:00:00Z';
+
+function stale(out: PlannerOutput): StaleRestartFault[] {
+  return faultsOf(out, 'stale-state') as StaleRestartFault[];
+}
+
+/** What each plan does, in words short enough to compare: "view after <change> / restart at <change>". */
+function summary(out: PlannerOutput): string[] {
+  return stale(out).map((f) => {
+    const at = 'change' in f.at ? f.at.change : undefined;
+    const name = (c: { key: string; change: string; occurrence: number; fields?: Array<{ path: string }> }) =>
+      `${c.key} ${c.change}${c.fields ? `[${c.fields.map((x) => x.path).join(',')}]` : ''} #${c.occurrence}`;
+    return `view ${name(f.viewAfter)} / at ${at ? name(at) : JSON.stringify(f.at)}`;
+  });
+}
+
+/** Sieve's case: the controller deletes the StatefulSet because its Database is being deleted; the Database and StatefulSet come back. */
+function deleteThenRecreate(): TraceBuilder {
+  return new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, deliver: true })
+    .episode()
+    .external('MODIFIED', DB, { set: { 'metadata.deletionTimestamp': TS }, deliver: true })
+    .episode()
+    .write('delete', STS, { deliver: true })
+    .episode()
+    .external('DELETED', DB, { deliver: true })
+    .episode()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, deliver: true })
+    .episode();
+}
+
+test('a delete re-issued from a stale view after the object was re-created: restart at the re-creation, view from the event that caused the delete', (t) => {
+  const out = plan(deleteThenRecreate().events);
+  t.deepEqual(summary(out), [
+    // The controller's first create of the StatefulSet is undone by its own delete: re-issued, it resurrects it.
+    `view ${DB} create #1 / at ${STS} delete #1`,
+    // The delete: reacting to the Database being deleted (its episode) or to the StatefulSet's creation
+    // (related object, delivered since the controller last wrote it).
+    `view ${STS} create #1 / at ${STS} create #2`,
+    `view ${DB} update[metadata.deletionTimestamp] #1 / at ${STS} create #2`,
+  ]);
+  const p = plansOf(out, 'stale-state')[2]!;
+  t.deepEqual(p.spec.faults, [
+    {
+      type: 'stale-restart',
+      at: { change: { key: STS, change: 'create', occurrence: 2 } },
+      viewAfter: { key: DB, change: 'update', fields: [{ path: 'metadata.deletionTimestamp', after: '<timestamp>' }], occurrence: 1 },
+      releaseAfterSeconds: 5,
+    },
+  ]);
+  t.regex(p.spec.description, /^when StatefulSet\/default\/db1 is created \(2nd time\), restart the controller onto a view frozen right after Database\/default\/db1 is updated .*released after 5 s .*deletes StatefulSet\/default\/db1 \(1st time\)/);
+  t.notRegex(p.spec.description, /\n/);
+});
+
+test('stages: baseline pairs every delivery with every later write; causality keeps the episode and related objects', (t) => {
+  const out = plan(deleteThenRecreate().events);
+  // Deliveries before each write: create STS 1, delete STS 3, create STS 6 (+ 0 for none) = 10.
+  // Causes: create#1 <- DB added; delete <- DB update (episode), STS added (related, since its last write);
+  // create#2 <- DB re-added (episode), DB deleted, DB update (related: the owner's deliveries since STS was last written).
+  // Deliveries before each write: create#1 1, delete 3, create#2 6.
+  // Causes: create#1 <- DB added (episode); delete <- DB updated (episode), STS added (related, delivered since
+  // the controller last wrote it); create#2 <- DB re-added (episode), STS deleted (related).
+  // Conflicts: create#1 (STS deleted later), delete (STS re-created); create#2 none.
+  t.deepEqual(stages(out, 'stale-state'), { baseline: 10, causality: 5, 'effective-writes': 3, deterministic: 3, deduplicated: 3 });
+});
+
+test('an update that a later change of the same fields would be undone by is planned (Sieve covers deletes only)', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { set: { 'spec.replicas': 1 }, deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, set: { 'spec.replicas': 1 }, deliver: true })
+    .episode()
+    .external('MODIFIED', DB, { set: { 'spec.replicas': 3 }, deliver: true })
+    .episode()
+    .write('patch', STS, { set: { 'spec.replicas': 3 }, deliver: true })
+    .episode()
+    .external('MODIFIED', DB, { set: { 'spec.replicas': 5 }, deliver: true })
+    .episode()
+    .write('patch', STS, { set: { 'spec.replicas': 5 }, deliver: true })
+    .episode().events;
+  const out = plan(trace);
+  t.true(summary(out).includes(`view ${DB} update[spec.replicas] #1 / at ${STS} update[spec.replicas] #1`), summary(out).join('\n'));
+  const f = stale(out).find((x) => x.viewAfter.key === DB)!;
+  t.deepEqual(f.viewAfter.fields, [{ path: 'spec.replicas', before: 1, after: 3 }]);
+  t.deepEqual('change' in f.at && f.at.change.fields, [{ path: 'spec.replicas', before: 3, after: 5 }]);
+});
+
+test('must not: a patch whose fields no later change touches cannot undo anything', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, deliver: true })
+    .episode()
+    .external('MODIFIED', DB, { set: { 'spec.paused': true }, deliver: true })
+    .episode()
+    .write('patch', STS, { set: { 'spec.paused': true }, deliver: true })
+    .episode()
+    .external('MODIFIED', STS, { set: { 'status.replicas': 3 }, deliver: true })
+    .episode().events;
+  const out = plan(trace);
+  t.deepEqual(stale(out), []);
+  t.is(stages(out, 'stale-state')['effective-writes'], 0);
+});
+
+test('a no-op write is kept: re-issued after a later change of its fields, it is no longer a no-op', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, set: { 'spec.replicas': 1 } })
+    .episode()
+    .external('MODIFIED', DB, { set: { 'spec.x': 1 }, deliver: true })
+    .episode()
+    .write('patch', STS, { set: { 'spec.replicas': 1 }, change: 'none' })
+    .episode()
+    .external('MODIFIED', STS, { set: { 'spec.replicas': 2 }, deliver: true })
+    .episode().events;
+  t.true(summary(plan(trace)).includes(`view ${DB} update[spec.x] #1 / at ${STS} update[spec.replicas] #1`), summary(plan(trace)).join('\n'));
+});
+
+test('an update (PUT) sends the whole object: any later change of the object conflicts', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, deliver: true })
+    .episode()
+    .external('MODIFIED', DB, { set: { 'spec.paused': true }, deliver: true })
+    .episode()
+    .write('update', STS, { set: { 'spec.paused': true }, deliver: true })
+    .episode()
+    .external('MODIFIED', STS, { set: { 'status.replicas': 3 }, deliver: true })
+    .episode().events;
+  t.true(summary(plan(trace)).includes(`view ${DB} update[spec.paused] #1 / at ${STS} update[status.replicas] #1`), summary(plan(trace)).join('\n'));
+});
+
+test('a create that a later deletion cancels is planned (re-issuing it would resurrect the object)', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, deliver: true })
+    .episode()
+    .external('DELETED', STS, { deliver: true })
+    .episode().events;
+  t.deepEqual(summary(plan(trace)), [`view ${DB} create #1 / at ${STS} delete #1`]);
+});
+
+test('must not: failed and no-op writes, and writes nothing undoes later', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('delete', STS, { status: 404 }) // failed
+    .write('patch', DB, { change: 'none' }) // no-op
+    .write('create', STS, { owner: DB, deliver: true }) // never deleted later
+    .episode()
+    .external('ADDED', 'StatefulSet/default/other', { deliver: true })
+    .episode().events;
+  const out = plan(trace);
+  t.deepEqual(stale(out), []);
+  t.is(stages(out, 'stale-state').causality, 3);
+  t.is(stages(out, 'stale-state')['effective-writes'], 0);
+});
+
+test('causality: an event of an unrelated object delivered in an earlier episode is not a cause', (t) => {
+  const other = 'ConfigMap/default/unrelated';
+  const trace = new TraceBuilder()
+    .external('ADDED', other, { deliver: true })
+    .episode()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, deliver: true })
+    .episode()
+    .external('DELETED', STS, { deliver: true })
+    .episode().events;
+  const out = plan(trace);
+  t.deepEqual(summary(out), [`view ${DB} create #1 / at ${STS} delete #1`]);
+  const s = stages(out, 'stale-state');
+  t.is(s.baseline, 2);
+  t.is(s.causality, 1);
+});
+
+test('deterministic: a view whose change differs between reference runs is named by its stable fields only, or dropped', (t) => {
+  const run = (token: string, extraUpdate: boolean) => {
+    const b = new TraceBuilder()
+      .external('ADDED', DB, { deliver: true })
+      .episode()
+      .write('create', STS, { owner: DB, deliver: true })
+      .episode()
+      .external('MODIFIED', DB, { set: { 'metadata.deletionTimestamp': TS, 'status.token': token }, deliver: true })
+      .episode()
+      .write('delete', STS, { deliver: true })
+      .episode();
+    if (extraUpdate) b.external('MODIFIED', STS, { set: { 'status.x': 1 } });
+    return b.external('DELETED', DB, { deliver: true }).episode().external('ADDED', DB, { deliver: true }).episode().write('create', STS, { owner: DB, deliver: true }).episode().events;
+  };
+  const out = plan([run('a1b2', false), run('c3d4', false)]);
+  const f = stale(out).find((x) => x.viewAfter.key === DB && x.viewAfter.change === 'update')!;
+  // status.token differs between the runs: the trigger names the deletionTimestamp only.
+  t.deepEqual(f.viewAfter.fields, [{ path: 'metadata.deletionTimestamp', after: '<timestamp>' }]);
+  t.is(stale(plan([run('a1b2', false)])).find((x) => x.viewAfter.key === DB && x.viewAfter.change === 'update')!.viewAfter.fields?.length, 2);
+  // A change the other run does not have at all (an extra update of the StatefulSet) cannot be a trigger.
+  const extra = plan([run('a1b2', false), run('a1b2', true)]);
+  t.false(stale(extra).some((x) => 'change' in x.at && x.at.change.key === STS && x.at.change.change === 'update'));
+});
+
+test('dedup: writes that share the event they react to and the change that undoes them give one plan', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .external('ADDED', STS, { deliver: true })
+    .episode()
+    .write('patch', STS, { set: { 'spec.a': 1 } })
+    .write('patch', STS, { set: { 'spec.b': 1 } })
+    .episode()
+    .external('MODIFIED', STS, { set: { 'spec.a': 2, 'spec.b': 2 }, deliver: true })
+    .episode().events;
+  const out = plan(trace);
+  // Both patches react to the StatefulSet's creation and are undone by the same later update.
+  t.deepEqual(summary(out), [`view ${STS} create #1 / at ${STS} update[spec.a,spec.b] #1`]);
+  const s = stages(out, 'stale-state');
+  t.is(s.deterministic, 2);
+  t.is(s.deduplicated, 1);
+});
+
+test('bookkeeping writes (leader election) are never stale-state writes', (t) => {
+  const lease = 'Lease/kube-system/leader';
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', lease)
+    .write('update', lease)
+    .write('update', lease).events;
+  const out = plan(trace);
+  t.deepEqual(stale(out), []);
+  t.true(stages(out, 'stale-state')['effective-writes'] > 0);
+  t.is(stages(out, 'stale-state').deterministic, 0);
+});
+
+test('prune: false pairs every delivered change with every later successful write', (t) => {
+  const out = plan(deleteThenRecreate().events, { prune: false });
+  const s = stages(out, 'stale-state');
+  t.deepEqual(Object.keys(s), ['baseline', 'expressible']);
+  t.is(s.baseline, 10);
+  t.is(s.expressible, 10);
+  t.is(stale(out).length, 10);
+  t.true(summary(out).includes(`view ${DB} update[metadata.deletionTimestamp] #1 / at ${STS} create #2`));
+});

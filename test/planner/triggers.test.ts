@@ -1,0 +1,171 @@
+import test from 'ava';
+import { analyzeRun, planTests } from '../../planner/index.js';
+import { Triggers } from '../../planner/triggers.js';
+import { TriggerEvaluator } from '../../src/model/trigger-eval.js';
+import { serializePlan, validatePlan } from '../../src/model/plan.js';
+import { parse } from 'yaml';
+import type { KubeObject } from '../../src/model/object-key.js';
+import type { ClusterChangeEvent, TraceEvent } from '../../src/model/trace.js';
+import { TraceBuilder } from './_trace-builder.js';
+import { DB, faultsOf } from './_helpers.js';
+
+/** A small deterministic PRNG (mulberry32). */
+function prng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Random churn on two objects: leaf flips, whole maps appearing and vanishing, lists growing, deletions and re-creations. */
+function churn(seed: number, steps: number): TraceEvent[] {
+  const rnd = prng(seed);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const keys = [DB, 'Database/default/db2'];
+  const exists = new Set<string>();
+  const b = new TraceBuilder();
+  for (let i = 0; i < steps; i++) {
+    const key = pick(keys);
+    if (!exists.has(key)) {
+      b.external('ADDED', key, { set: { 'spec.a': pick([1, 2]) } });
+      exists.add(key);
+      continue;
+    }
+    const r = rnd();
+    if (r < 0.06) {
+      b.external('DELETED', key);
+      exists.delete(key);
+    } else if (r < 0.12) {
+      b.external('MODIFIED', key, { set: { 'metadata.resourceVersionOnly': undefined } }); // nothing visible changes
+    } else {
+      const set: Record<string, unknown> = {};
+      for (let n = 1 + Math.floor(rnd() * 3); n > 0; n--) {
+        const field = pick(['spec.a', 'spec.b', 'spec.m', 'status.phase', 'status.list']);
+        set[field] =
+          field === 'spec.m'
+            ? pick([undefined, { x: 1 }, { x: 1, y: 2 }, { x: 2 }, 'scalar'])
+            : field === 'status.list'
+              ? pick([[1], [1, 2], [2, 1], undefined])
+              : field === 'status.phase'
+                ? pick(['Pending', 'Running', 'Failed'])
+                : pick([1, 2, 3]);
+      }
+      b.external('MODIFIED', key, { set });
+    }
+  }
+  return b.events;
+}
+
+/**
+ * Feeds the trace's cluster changes to a TriggerEvaluator as the proxy does (from the controller's
+ * start on, with the recorder's previous state of the object); returns the index of the change it
+ * fires at, among all the trace's changes.
+ */
+function firesAt(events: TraceEvent[], trigger: ConstructorParameters<typeof TriggerEvaluator>[0]): number {
+  const evaluator = new TriggerEvaluator(trigger);
+  const state = new Map<string, KubeObject>();
+  let started = false;
+  let index = -1;
+  for (const e of events) {
+    if (e.type === 'controller') started = true;
+    if (e.type !== 'cluster-change') continue;
+    index++;
+    const c = e as ClusterChangeEvent;
+    const prev = c.eventType === 'ADDED' ? undefined : state.get(c.key);
+    const next = c.eventType === 'DELETED' ? undefined : c.object;
+    if (next) state.set(c.key, next);
+    else state.delete(c.key);
+    if (started && evaluator.change(c.key, prev, next)) return index;
+  }
+  return -1;
+}
+
+for (const [seed, maxFields] of [
+  [1, 5],
+  [2, 1],
+  [3, 2],
+] as const) {
+  test(`every change trigger fires, by change-match.ts's own matcher, exactly at the change it was planned for (seed ${seed}, ${maxFields} field(s))`, (t) => {
+    const events = churn(seed, 160);
+    const run = analyzeRun(events, { quietMs: 1000, stateHashes: false });
+    const triggers = new Triggers(run, [], { maxFields, masks: [] });
+    let checked = 0;
+    for (const c of run.changes) {
+      const trigger = triggers.change(c.index);
+      if (!c.diff) {
+        t.is(trigger, undefined);
+        continue;
+      }
+      t.is(firesAt(events, { change: trigger! }), c.index, JSON.stringify(trigger));
+      checked++;
+    }
+    t.true(checked > 100);
+  });
+}
+
+test('fields whose values differ between reference runs do not identify a change; the rest still do', (t) => {
+  const run = (token: string) =>
+    new TraceBuilder().external('ADDED', DB, { set: { 'status.token': 'x' } }).external('MODIFIED', DB, { set: { 'status.phase': 'Ready', 'status.token': token } }).events;
+  const a = analyzeRun(run('aaa'), { quietMs: 1000, stateHashes: false });
+  const b = analyzeRun(run('bbb'), { quietMs: 1000, stateHashes: false });
+  const triggers = new Triggers(b, [a], { maxFields: 5, masks: [] });
+  t.deepEqual(triggers.nondeterministicPaths(DB), ['status\u0000token']);
+  t.deepEqual(triggers.change(1), { key: DB, change: 'update', fields: [{ path: 'status.phase', before: undefined, after: 'Ready' }].map(({ path, after }) => ({ path, after })), occurrence: 1 });
+  t.true(triggers.deterministicChange(1));
+  // With only the token changing, nothing stable is left: the trigger is "the 1st update", still deterministic here.
+  const onlyToken = (token: string) => new TraceBuilder().external('ADDED', DB, { set: { 'status.token': 'x' } }).external('MODIFIED', DB, { set: { 'status.token': token } }).events;
+  const t2 = new Triggers(analyzeRun(onlyToken('b'), { quietMs: 1000, stateHashes: false }), [analyzeRun(onlyToken('a'), { quietMs: 1000, stateHashes: false })], { maxFields: 5, masks: [] });
+  t.deepEqual(t2.change(1), { key: DB, change: 'update', occurrence: 1 });
+});
+
+test('user masks: masked fields never identify a change; a whole-masked object never triggers', (t) => {
+  const events = new TraceBuilder().external('ADDED', DB).external('MODIFIED', DB, { set: { 'status.phase': 'Ready', 'status.generatedAt': 'now' } }).events;
+  const run = analyzeRun(events, { quietMs: 1000, stateHashes: false });
+  const masked = new Triggers(run, [], { maxFields: 5, masks: [{ key: 'Database/default/*', paths: ['status.generatedAt'] }] });
+  t.deepEqual(masked.change(1)?.fields, [{ path: 'status.phase', after: 'Ready' }]);
+  const whole = new Triggers(run, [], { maxFields: 5, masks: [{ key: 'Database/*', paths: [] }] });
+  t.false(whole.deterministicChange(1));
+});
+
+test('objects with generated names are named by prefix and ordinal, so plans match in a new run', (t) => {
+  const run = (suffixes: [string, string]) =>
+    new TraceBuilder()
+      .external('ADDED', DB, { deliver: true })
+      .episode()
+      .write('create', `Pod/default/db1-${suffixes[0]}`, { unnamed: true, generateName: 'db1-', owner: DB, deliver: true })
+      .write('create', `Pod/default/db1-${suffixes[1]}`, { unnamed: true, generateName: 'db1-', owner: DB, deliver: true })
+      .write('patch', `Pod/default/db1-${suffixes[0]}`, { set: { 'metadata.labels.role': 'primary' } })
+      .write('patch', DB, { subresource: 'status', set: { 'status.primary': 'db1-0' } })
+      .episode()
+      .external('DELETED', `Pod/default/db1-${suffixes[1]}`, { deliver: true })
+      .episode().events;
+  const out = planTests({ controller: 'c', workload: 'w', references: [run(['abcde', 'fghij']), run(['klmno', 'pqrst'])] });
+  const crashKeys = faultsOf(out, 'intermediate-state').map((f) => (f.type === 'crash-after-write' ? f.after.key : ''));
+  // The creates have no name to trigger on; the patch of the first pod does, under its folded key.
+  t.deepEqual(crashKeys, ['Pod/default/db1-*#1']);
+  // Re-issuing the second pod's create (it was deleted since) would resurrect it.
+  t.true(faultsOf(out, 'stale-state').some((f) => f.type === 'stale-restart' && 'change' in f.at && f.at.change.key === 'Pod/default/db1-*#2' && f.at.change.change === 'delete'));
+  t.false(/abcde|fghij|klmno|pqrst/.test(JSON.stringify(out.plans)));
+  // Folded keys are valid object keys in a plan file.
+  for (const p of out.plans) t.deepEqual(validatePlan(parse(serializePlan(p)), 'plan.yaml'), p);
+});
+
+test('changes before the controller started (setup, existing objects) are neither named nor counted, as the proxy arms triggers only then', (t) => {
+  const cm = 'ConfigMap/default/settings';
+  const events = new TraceBuilder({ setup: { [cm]: { 'data.mode': 'a' } } })
+    .external('MODIFIED', cm, { set: { 'data.mode': 'b' }, deliver: true })
+    .external('DELETED', cm, { deliver: true })
+    .external('ADDED', cm, { deliver: true }).events;
+  const run = analyzeRun(events, { quietMs: 1000, stateHashes: false });
+  const triggers = new Triggers(run, [], { maxFields: 5, masks: [] });
+  t.true(run.changes[0]!.beforeStart);
+  t.is(triggers.change(0), undefined);
+  t.deepEqual(triggers.change(1), { key: cm, change: 'update', fields: [{ path: 'data.mode', before: 'a', after: 'b' }], occurrence: 1 });
+  // The re-creation is the 1st creation the proxy sees.
+  t.deepEqual(triggers.change(3), { key: cm, change: 'create', occurrence: 1 });
+  // And it fires there, fed only what the proxy sees (changes after the controller started).
+  t.is(firesAt(events, { change: triggers.change(3)! }), 3);
+});

@@ -1,0 +1,133 @@
+import test from 'ava';
+import type { PlannerOutput } from '../../planner/index.js';
+import type { HoldUntilFault } from '../../src/model/plan.js';
+import { TraceBuilder } from './_trace-builder.js';
+import { DB, faultsOf, plan, plansOf, stages } from './_helpers.js';
+
+const POD = 'Pod/default/db1-0';
+const TS = '2024-01-01T00:00:00Z';
+
+function holds(out: PlannerOutput): string[] {
+  return (faultsOf(out, 'unobserved-state') as HoldUntilFault[]).map((f) => {
+    const name = (c: HoldUntilFault['from']) => `${c.change}${c.fields ? `[${c.fields.map((x) => `${x.path}=${JSON.stringify(x.after)}`).join(',')}]` : ''} #${c.occurrence}`;
+    return `${f.key}: ${name(f.from)} until ${name(f.until)}`;
+  });
+}
+
+test('a pod the controller reacted to, then deleted: hold from its creation until its deletion', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', POD, { deliver: true })
+    .episode()
+    .write('patch', DB, { subresource: 'status', set: { 'status.members': 1 } })
+    .episode()
+    .external('DELETED', POD, { deliver: true })
+    .episode().events;
+  const out = plan(trace);
+  t.deepEqual(holds(out), [`${POD}: create #1 until delete #1`]);
+  const p = plansOf(out, 'unobserved-state')[0]!;
+  t.deepEqual(p.spec.faults, [{ type: 'hold-until', key: POD, from: { key: POD, change: 'create', occurrence: 1 }, until: { key: POD, change: 'delete', occurrence: 1 } }]);
+  t.is(p.spec.description, `hide every change of ${POD} from the controller from when ${POD} is created (1st time) until ${POD} is deleted (1st time), then make it relist`);
+});
+
+test('a transient deletionTimestamp (the controller cleans up only on seeing it) is planned until the final deletion', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', POD)
+    .external('MODIFIED', POD, { set: { 'metadata.deletionTimestamp': TS }, deliver: true })
+    .episode()
+    .write('delete', 'PersistentVolumeClaim/default/data-db1-0')
+    .external('DELETED', POD, { deliver: true })
+    .episode().events;
+  t.deepEqual(holds(plan(trace)), [`${POD}: update[metadata.deletionTimestamp="<timestamp>"] #1 until delete #1`]);
+});
+
+test('a field changed and changed again: hold from the first change until the second', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { set: { 'status.phase': 'Pending' } })
+    .external('MODIFIED', DB, { set: { 'status.phase': 'Failed' }, deliver: true })
+    .episode()
+    .write('create', 'Event/default/x') // bookkeeping only: not a reaction that counts
+    .write('patch', DB, { set: { 'spec.restart': true } })
+    .episode()
+    .external('MODIFIED', DB, { set: { 'status.phase': 'Running' }, deliver: true })
+    .episode().events;
+  t.deepEqual(holds(plan(trace)), [`${DB}: update[status.phase="Failed"] #1 until update[status.phase="Running"] #1`]);
+});
+
+test('must not: a change that no later change cancels (another field changes, the object lives on)', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { set: { 'spec.version': '14' } })
+    .external('MODIFIED', DB, { set: { 'spec.version': '15' }, deliver: true })
+    .episode()
+    .write('update', 'ConfigMap/default/db1-config')
+    .episode()
+    .external('MODIFIED', DB, { set: { 'status.phase': 'Ready' }, deliver: true })
+    .episode().events;
+  const out = plan(trace);
+  t.deepEqual(holds(out), []);
+  t.is(stages(out, 'unobserved-state').baseline, 0);
+});
+
+test('must not: a change the controller reacted to with nothing (causality), or with a no-op only (effective writes)', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', 'ConfigMap/default/a', { set: { 'data.x': '1' }, deliver: true })
+    .episode() // no write in this episode
+    .external('ADDED', 'ConfigMap/default/b', { set: { 'data.x': '1' }, deliver: true })
+    .episode()
+    .write('patch', 'ConfigMap/default/b', { change: 'none' })
+    .episode()
+    .external('DELETED', 'ConfigMap/default/a', { deliver: true })
+    .episode()
+    .external('DELETED', 'ConfigMap/default/b', { deliver: true })
+    .episode().events;
+  const out = plan(trace);
+  t.deepEqual(holds(out), []);
+  t.deepEqual(stages(out, 'unobserved-state'), { baseline: 2, causality: 1, 'effective-writes': 0, deterministic: 0, deduplicated: 0 });
+});
+
+test('must not: a change the controller was never shown (it does not watch that kind)', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', POD)
+    .write('patch', DB, { set: { 'spec.x': 1 } })
+    .external('DELETED', POD).events;
+  t.is(stages(plan(trace), 'unobserved-state').baseline, 0);
+});
+
+test('a deletion cancelled by a re-creation: hold from the deletion until the object is back', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', POD, { deliver: true })
+    .episode()
+    .external('DELETED', POD, { deliver: true })
+    .episode()
+    .write('create', 'PersistentVolumeClaim/default/x')
+    .episode()
+    .external('ADDED', POD, { deliver: true })
+    .episode().events;
+  t.deepEqual(holds(plan(trace)), [`${POD}: delete #1 until create #2`]);
+});
+
+test('deterministic: a change whose cancelling change happens in one reference run only gets no plan', (t) => {
+  const run = (deleted: boolean) => {
+    const b = new TraceBuilder()
+      .external('ADDED', POD, { deliver: true })
+      .episode()
+      .write('patch', DB, { set: { 'status.members': 1 } })
+      .episode();
+    if (deleted) b.external('DELETED', POD, { deliver: true }).episode();
+    return b.events;
+  };
+  const out = plan([run(false), run(true)]);
+  t.deepEqual(holds(out), []);
+  t.is(stages(out, 'unobserved-state')['effective-writes'], 1);
+  t.is(stages(out, 'unobserved-state').deterministic, 0);
+  t.is(holds(plan([run(true), run(true)])).length, 1);
+});
+
+test('prune: false plans every shown change that a later change cancels', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', 'ConfigMap/default/a', { deliver: true })
+    .external('DELETED', 'ConfigMap/default/a', { deliver: true }).events;
+  const out = plan(trace, { prune: false });
+  t.deepEqual(holds(out), ['ConfigMap/default/a: create #1 until delete #1']);
+  t.deepEqual(stages(out, 'unobserved-state'), { baseline: 1, expressible: 1 });
+  t.deepEqual(holds(plan(trace)), []);
+});

@@ -1,0 +1,142 @@
+/**
+ * The coordinator wires each plan fault to the proxy and the controller process: whole runs
+ * (executeRun) of a small mirroring controller with leader election (fixtures/mirror-controller.ts).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import test, { type ExecutionContext } from 'ava';
+import type { ControllerUnderTest, Workload } from '../../src/config/config.js';
+import { executeRun } from '../../src/coordinator/run.js';
+import type { Fault, TestPlan } from '../../src/model/plan.js';
+import type { FaultEvent, RequestEvent, ResponseEvent, TraceEvent } from '../../src/model/trace.js';
+
+const controllerScript = fileURLToPath(new URL('./fixtures/mirror-controller.js', import.meta.url));
+
+function setup(t: ExecutionContext): { config: ControllerUnderTest; workload: Workload; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-coordinator-'));
+  t.teardown(() => (process.env.KEEP ? undefined : rmSync(dir, { recursive: true, force: true })));
+  const manifest = join(dir, 'src-a.yaml');
+  writeFileSync(manifest, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
+  const key = 'ConfigMap/default/src-a';
+  const workload: Workload = {
+    name: 'follow',
+    steps: [
+      { apply: manifest },
+      { waitFor: { key: 'ConfigMap/default/mirror-src-a', field: 'data.v', equals: '1', timeoutSeconds: 30 } },
+      { patch: { key, type: 'merge', patch: { data: { v: '2' } } } },
+      { waitFor: { key: 'ConfigMap/default/mirror-src-a', field: 'data.v', equals: '2', timeoutSeconds: 5 } },
+      { patch: { key, type: 'merge', patch: { data: { v: '3' } } } },
+      { waitFor: { key: 'ConfigMap/default/mirror-src-a', field: 'data.v', equals: '3', timeoutSeconds: 30 } },
+    ],
+  };
+  const config: ControllerUnderTest = {
+    file: join(dir, 'kperturb.yaml'),
+    dir,
+    name: 'mirror',
+    controller: { command: process.execPath, args: [controllerScript], env: {}, workingDir: dir },
+    setup: [],
+    workloads: new Map([[workload.name, workload]]),
+    referenceRuns: 1,
+    settle: { quietMs: 400, timeoutSeconds: 20 },
+    masks: [],
+    countUpdates: [],
+  };
+  return { config, workload, dir };
+}
+
+function planOf(faults: Fault[], pattern: TestPlan['spec']['pattern']): TestPlan {
+  return { apiVersion: 'kperturb.dev/v1', kind: 'TestPlan', metadata: { name: 'p' }, spec: { controller: 'mirror', workload: 'follow', pattern, description: 'test', faults } };
+}
+
+function readTrace(runDir: string): TraceEvent[] {
+  const lines = [
+    ...readFileSync(join(runDir, 'controller.trace.jsonl'), 'utf8').split('\n'),
+    ...readFileSync(join(runDir, 'cluster.trace.jsonl'), 'utf8').split('\n'),
+  ].filter(Boolean);
+  return lines.map((l) => JSON.parse(l) as TraceEvent).sort((a, b) => a.seq - b.seq);
+}
+
+const faultPhases = (events: TraceEvent[], fault: string) => events.filter((e): e is FaultEvent => e.type === 'fault' && e.fault === fault).map((e) => e.phase);
+
+test('crash-after-write: the controller is killed right after the write, its Lease is deleted, and the successor leads at once', async (t) => {
+  const { config, workload, dir } = setup(t);
+  const runDir = join(dir, 'run');
+  const plan = planOf([{ type: 'crash-after-write', after: { verb: 'create', key: 'ConfigMap/default/mirror-src-a', occurrence: 1 } }], 'intermediate-state');
+  const { record, artifacts } = await executeRun({ config, workload, runDir, plan });
+  t.is(record.error, undefined);
+  t.true(record.injected);
+  t.true(record.workloadOutcome.ok, record.workloadOutcome.error);
+  const events = readTrace(runDir);
+  t.deepEqual(faultPhases(events, 'crash-after-write'), ['triggered', 'killed', 'restarted']);
+  const release = events.find((e): e is FaultEvent => e.type === 'fault' && e.fault === 'lease-release')!;
+  t.like(release, { phase: 'applied', key: 'Lease/default/mirror-leader' });
+  const killed = events.find((e) => e.type === 'fault' && e.phase === 'killed')!;
+  t.true(release.seq > killed.seq, 'the Lease goes only once the old process is gone');
+  // Without the release the successor would wait out the 15 s lease.
+  const restarted = events.find((e) => e.type === 'fault' && e.phase === 'restarted')!;
+  const leaseWrite = events.find((e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.key === 'Lease/default/mirror-leader' && (e.verb === 'create' || e.verb === 'update'))!;
+  t.truthy(leaseWrite, 'the successor took the lease');
+  t.true(leaseWrite.ts - restarted.ts < 10_000, `the successor led after ${leaseWrite.ts - restarted.ts} ms`);
+  t.is(artifacts.endState['ConfigMap/default/mirror-src-a']?.data !== undefined, true);
+});
+
+test('hold-until: the controller never mirrors the intermediate value, and the run reports it injected', async (t) => {
+  const { config, workload, dir } = setup(t);
+  // The run's own wait for v=2 would time out without the controller seeing it: drop that step.
+  const wl: Workload = { ...workload, steps: workload.steps.filter((s) => !('waitFor' in s && s.waitFor.equals === '2')) };
+  const key = 'ConfigMap/default/src-a';
+  const plan = planOf(
+    [
+      {
+        type: 'hold-until',
+        key,
+        from: { key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 },
+        until: { key, change: 'update', fields: [{ path: 'data.v', before: '2', after: '3' }], occurrence: 1 },
+      },
+    ],
+    'unobserved-state',
+  );
+  const runDir = join(dir, 'run');
+  const { record, artifacts } = await executeRun({ config, workload: wl, runDir, plan });
+  t.is(record.error, undefined);
+  t.true(record.workloadOutcome.ok, record.workloadOutcome.error);
+  t.true(record.injected);
+  t.is((artifacts.endState['ConfigMap/default/mirror-src-a']?.data as { history?: string } | undefined)?.history, '1,3', 'v=2 was never seen');
+  t.deepEqual(faultPhases(readTrace(runDir), 'hold-until'), ['triggered', 'held', 'expired']);
+});
+
+test('stale-restart: the restarted controller lists the cluster as it was and its stale write is refused; the view is released', async (t) => {
+  const { config, workload, dir } = setup(t);
+  const plan = planOf(
+    [
+      {
+        type: 'stale-restart',
+        at: { write: { verb: 'update', key: 'ConfigMap/default/mirror-src-a', occurrence: 2 } },
+        viewAfter: { key: 'ConfigMap/default/src-a', change: 'create', occurrence: 1 },
+        releaseAfterSeconds: 1,
+      },
+    ],
+    'stale-state',
+  );
+  const runDir = join(dir, 'run');
+  const { record, artifacts } = await executeRun({ config, workload, runDir, plan });
+  t.is(record.error, undefined);
+  t.true(record.injected);
+  t.truthy(artifacts.endState['ConfigMap/default/mirror-src-a']);
+  const events = readTrace(runDir);
+  t.deepEqual(faultPhases(events, 'stale-restart').filter((p) => p !== 'applied'), ['triggered', 'killed', 'held', 'restarted', 'released']);
+  const frozen = events.find((e): e is FaultEvent => e.type === 'fault' && e.phase === 'triggered')!.resourceVersion!;
+  // The restarted controller's list: src-a at v=1 and no mirror yet, at the frozen resourceVersion.
+  const list = events.find((e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.verb === 'list' && e.resource?.resource === 'configmaps')!;
+  t.truthy(list, 'the restarted controller listed');
+  const answer = events.find((e): e is ResponseEvent => e.type === 'response' && e.id === list.id)!;
+  const items = (answer.object?.items ?? []) as Array<{ metadata: { name: string }; data?: { v?: string } }>;
+  t.is(answer.object?.metadata?.resourceVersion, frozen);
+  t.deepEqual(items.map((i) => `${i.metadata.name}=${i.data?.v}`), ['src-a=1']);
+  // Acting on that view, it tries to create the mirror again: the real server refuses (it exists).
+  const create = events.find((e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.verb === 'create' && e.key === 'ConfigMap/default/mirror-src-a');
+  t.truthy(create, 'a stale write');
+  t.is(events.find((e): e is ResponseEvent => e.type === 'response' && e.id === create!.id)?.status, 409);
+});

@@ -1,0 +1,155 @@
+/**
+ * Holding watch delivery and the unobserved-state fault, pinned by what a client-node informer's
+ * cache holds before, during and after.
+ */
+import test from 'ava';
+import { CoreV1Api, PatchStrategy, Watch, setHeaderOptions } from '@kubernetes/client-node';
+import { kubeConfigOf, sleep, startConfigMapInformer, startRecordedProxy, waitFor } from './helpers.js';
+
+const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+test('holding one key holds its events and everything after them on that stream; release delivers in order', async (t) => {
+  const { cluster, proxy, trace } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const informer = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'before' }, data: { v: '1' } } });
+  await waitFor('the informer to see "before"', () => informer.cache().before === '1');
+
+  const hold = proxy.holdWatchEvents({ key: 'ConfigMap/default/h' });
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'h' }, data: { v: '1' } } });
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'after' }, data: { v: '1' } } });
+  await direct.patchNamespacedConfigMap({ name: 'before', namespace: 'default', body: { data: { v: '2' } } }, merge);
+  await sleep(300);
+  // During: the held key and every later event of the stream are missing from the cache.
+  t.deepEqual(informer.cache(), { before: '1' });
+  t.is(hold.streamIds.length, 1);
+  t.is(hold.queuedEvents, 3);
+  t.like(trace.ofType('fault').find((f) => f.phase === 'held'), { fault: 'watch-hold', key: 'ConfigMap/default/h' });
+
+  hold.release();
+  await waitFor('the released events', () => informer.log.length >= 4);
+  t.deepEqual(informer.log, ['add before v=1', 'add h v=1', 'add after v=1', 'update before v=2'], 'released in upstream order');
+  t.deepEqual(informer.cache(), { before: '2', h: '1', after: '1' });
+  // Events after the release flow freely again.
+  await direct.patchNamespacedConfigMap({ name: 'h', namespace: 'default', body: { data: { v: '2' } } }, merge);
+  await waitFor('a live event', () => informer.cache().h === '2');
+  t.like(trace.ofType('fault').find((f) => f.phase === 'released'), { fault: 'watch-hold', detail: 'released 3 held event(s) of ConfigMap/default/h in order' });
+});
+
+test('a held stream forwards no BOOKMARK past a held event; holds by kind leave other kinds alone', async (t) => {
+  const { cluster, proxy, trace } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const kc = kubeConfigOf(proxy.kubeconfigYaml());
+  const list = await kc.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: 'default' });
+  const seen: string[] = [];
+  const cmWatch = await new Watch(kc).watch(
+    '/api/v1/namespaces/default/configmaps',
+    { allowWatchBookmarks: true, resourceVersion: list.metadata!.resourceVersion! },
+    (type: string, obj: { metadata?: { name?: string; resourceVersion?: string } }) => seen.push(`${type} ${obj.metadata?.name ?? ''}@${obj.metadata?.resourceVersion}`),
+    () => {},
+  );
+  t.teardown(() => cmWatch.abort());
+  const secrets: string[] = [];
+  const secretWatch = await new Watch(kc).watch('/api/v1/namespaces/default/secrets', {}, (type: string, obj: { metadata?: { name?: string } }) => secrets.push(`${type} ${obj.metadata?.name}`), () => {});
+  t.teardown(() => secretWatch.abort());
+  await waitFor('both streams', () => trace.ofType('stream-open').length === 2);
+
+  const hold = proxy.holdWatchEvents({ kind: 'ConfigMap' });
+  const created = await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'k' } } });
+  await direct.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' } } });
+  // The embedded cluster sends a BOOKMARK every second.
+  await sleep(1300);
+  t.deepEqual(seen.filter((s) => !s.startsWith('BOOKMARK')), []);
+  t.deepEqual(seen, [], 'no bookmark past the held event');
+  t.deepEqual(secrets, ['ADDED s'], 'the Secret stream is not held');
+  hold.release();
+  await waitFor('the held event', () => seen.length >= 1);
+  t.is(seen[0], `ADDED k@${created.metadata!.resourceVersion}`);
+  await waitFor('a later bookmark', () => seen.some((s) => s.startsWith('BOOKMARK')), 3000);
+  const rvs = seen.map((s) => Number(s.split('@')[1]));
+  t.true(rvs.every((rv, i) => i === 0 || rv >= rvs[i - 1]!), `resourceVersions never go backwards: ${seen.join(', ')}`);
+});
+
+test('hold-until: the informer never sees the intermediate state, relists after the in-stream 410 and ends with the final one', async (t) => {
+  const { cluster, proxy, trace } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const key = 'ConfigMap/default/u';
+  const state = proxy.armHoldUntil({
+    type: 'hold-until',
+    key,
+    from: { key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 },
+    until: { key, change: 'update', fields: [{ path: 'data.v', before: '2', after: '3' }], occurrence: 1 },
+  });
+  const informer = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'u' }, data: { v: '1' } } });
+  await waitFor('before: the informer has v=1', () => informer.cache().u === '1');
+  t.is(state.state, 'armed');
+
+  await direct.patchNamespacedConfigMap({ name: 'u', namespace: 'default', body: { data: { v: '2' } } }, merge);
+  await waitFor('the hold', () => state.state === 'holding');
+  await sleep(200);
+  t.deepEqual(informer.cache(), { u: '1' }, 'during: the intermediate state is held');
+  const listsBefore = trace.ofType('request').filter((r) => r.verb === 'list').length;
+
+  await direct.patchNamespacedConfigMap({ name: 'u', namespace: 'default', body: { data: { v: '3' } } }, merge);
+  await waitFor('after: the informer has the final state', () => informer.cache().u === '3');
+  t.is(state.state, 'expired');
+  t.true(state.injected);
+  t.deepEqual(informer.log, ['add u v=1', 'update u v=3'], 'v=2 was never shown');
+  t.deepEqual(informer.errors, []);
+  // The wire: ERROR 410 Expired in the stream, the stream closed, then a relist.
+  const error = trace.ofType('watch-event').find((e) => e.eventType === 'ERROR')!;
+  t.like(error.object, { kind: 'Status', reason: 'Expired', code: 410 });
+  t.regex(trace.ofType('stream-close').find((c) => c.id === error.id)?.reason ?? '', /410 Expired/);
+  t.true(trace.ofType('request').filter((r) => r.verb === 'list').length > listsBefore, 'the informer relisted');
+  t.false(trace.ofType('watch-event').some((e) => e.key === key && (e.object as { data?: { v?: string } }).data?.v === '2'), 'the trace agrees: v=2 never delivered');
+  t.deepEqual(
+    trace.ofType('fault').filter((f) => f.fault === 'hold-until').map((f) => f.phase),
+    ['triggered', 'held', 'expired'],
+  );
+  // Delivery is live again afterwards.
+  await direct.patchNamespacedConfigMap({ name: 'u', namespace: 'default', body: { data: { v: '4' } } }, merge);
+  await waitFor('a later change', () => informer.cache().u === '4');
+});
+
+test('hold-until a deletion: the informer never sees the update, and the relist removes the object', async (t) => {
+  const { cluster, proxy } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const key = 'ConfigMap/default/d';
+  const state = proxy.armHoldUntil({
+    type: 'hold-until',
+    key,
+    from: { key, change: 'update', occurrence: 1 },
+    until: { key, change: 'delete', occurrence: 1 },
+  });
+  const informer = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'd' }, data: { v: '1' } } });
+  await waitFor('the object', () => informer.cache().d === '1');
+  await direct.patchNamespacedConfigMap({ name: 'd', namespace: 'default', body: { data: { v: '2' } } }, merge);
+  await direct.deleteNamespacedConfigMap({ name: 'd', namespace: 'default' });
+  await waitFor('the relist to drop it', () => !('d' in informer.cache()));
+  t.is(state.state, 'expired');
+  t.deepEqual(informer.log, ['add d v=1', 'delete d']);
+});
+
+test('hold-until whose cancelling change never comes expires after its limit: the informer relists, the fault counts as not injected', async (t) => {
+  const { cluster, proxy, trace } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const key = 'ConfigMap/default/n';
+  const state = proxy.armHoldUntil(
+    { type: 'hold-until', key, from: { key, change: 'update', occurrence: 1 }, until: { key, change: 'delete', occurrence: 1 } },
+    undefined,
+    {},
+    400,
+  );
+  const informer = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'n' }, data: { v: '1' } } });
+  await waitFor('n', () => informer.cache().n === '1');
+  await direct.patchNamespacedConfigMap({ name: 'n', namespace: 'default', body: { data: { v: '2' } } }, merge);
+  await sleep(150);
+  t.is(informer.cache().n, '1', 'held');
+  await waitFor('the hold to expire', () => informer.cache().n === '2', 3000);
+  t.is(state.state, 'expired');
+  t.false(state.injected);
+  t.true(trace.ofType('fault').some((f) => f.fault === 'hold-until' && f.phase === 'not-injected' && /did not happen within 0.4 s/.test(f.detail)));
+});

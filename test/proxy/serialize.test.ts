@@ -1,0 +1,50 @@
+/**
+ * Serialized delivery (causality learning): one watch event at a time across all streams, the next
+ * only once the controller has been quiet; each reaction falls inside its event's episode.
+ */
+import test from 'ava';
+import { ADD, CoreV1Api, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
+import type { EpisodeEvent } from '../../src/model/trace.js';
+import { kubeConfigOf, sleep, startRecordedProxy, waitFor } from './helpers.js';
+
+test('each watch event opens an episode; the controller reaction to it lands inside that episode, in upstream order', async (t) => {
+  const { cluster, proxy, trace } = await startRecordedProxy(t, { serializeDelivery: { quietMs: 80 } });
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  // The controller: for each ConfigMap it sees, it creates a Secret after a little work.
+  const kc = kubeConfigOf(proxy.kubeconfigYaml());
+  const api = kc.makeApiClient(CoreV1Api);
+  const informer = makeInformer(kc, '/api/v1/namespaces/default/configmaps', () => api.listNamespacedConfigMap({ namespace: 'default' }));
+  informer.on(ADD, (cm: V1ConfigMap) => {
+    void (async () => {
+      await sleep(20);
+      await api.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: `${cm.metadata!.name}-s` } } });
+    })();
+  });
+  await informer.start();
+  t.teardown(() => informer.stop());
+  await waitFor('the watch', () => trace.ofType('stream-open').length === 1);
+
+  for (const name of ['one', 'two', 'three']) await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name } } });
+  await waitFor('three episodes to end', () => trace.events.filter((e) => e.type === 'episode' && e.phase === 'end').length >= 3, 5000);
+
+  const episodes = trace.events.filter((e): e is EpisodeEvent => e.type === 'episode');
+  const starts = episodes.filter((e) => e.phase === 'start');
+  t.deepEqual(starts.map((e) => e.key), ['ConfigMap/default/one', 'ConfigMap/default/two', 'ConfigMap/default/three'], 'upstream order');
+  for (const start of starts) {
+    const end = episodes.find((e) => e.phase === 'end' && e.index === start.index)!;
+    t.true(end.quiet, `episode ${start.index} ended quiet`);
+    t.is(end.requests, 1, `one request in episode ${start.index}`);
+    const name = start.key!.split('/')[2];
+    const create = trace.ofType('request').find((r) => r.verb === 'create' && r.key === `Secret/default/${name}-s`)!;
+    t.truthy(create);
+    t.true(create.seq > start.seq && create.seq < end.seq, `the Secret of ${name} was created inside its episode`);
+    const delivered = trace.ofType('watch-event').find((w) => w.seq === start.watchEventSeq)!;
+    t.is(delivered.key, start.key, 'the episode names the delivered watch event');
+  }
+  // The next event is delivered only after the previous episode ended.
+  for (let i = 1; i < starts.length; i++) {
+    const prevEnd = episodes.find((e) => e.phase === 'end' && e.index === starts[i - 1]!.index)!;
+    t.true(starts[i]!.watchEventSeq! > prevEnd.seq);
+  }
+  t.is(proxy.serializedBacklog(), 0);
+});

@@ -1,0 +1,142 @@
+/**
+ * Stale views (time travel): a restarted controller's informer first shows the cluster as it was
+ * right after an earlier change, then catches up once the view is released; writes stay live.
+ */
+import test from 'ava';
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { kubeConfigOf, rawRequest, sleep, startConfigMapInformer, startRecordedProxy, waitFor } from './helpers.js';
+
+const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+test('a restarted informer gets the frozen view, its watch is held, and it catches up after release', async (t) => {
+  const { cluster, proxy, trace } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const key = 'ConfigMap/default/s';
+  const mark = proxy.markChange({ key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 });
+
+  // The first controller sees everything as it happens.
+  const first = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 's' }, data: { v: '1' } } });
+  const v2 = await direct.patchNamespacedConfigMap({ name: 's', namespace: 'default', body: { data: { v: '2' } } }, merge);
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'later' }, data: { v: '1' } } });
+  await direct.patchNamespacedConfigMap({ name: 's', namespace: 'default', body: { data: { v: '3' } } }, merge);
+  await waitFor('the first informer to be current', () => first.cache().s === '3' && first.cache().later === '1');
+  t.is(mark.resourceVersion, v2.metadata!.resourceVersion, 'the mark is the resourceVersion of the change');
+
+  // The coordinator kills it and restarts it onto the view frozen right after v=2.
+  proxy.holdController();
+  await first.stop();
+  proxy.startNewEpoch();
+  proxy.incarnation = 2;
+  const view = proxy.serveStaleView(mark.resourceVersion!);
+  const kc = kubeConfigOf(proxy.kubeconfigYaml());
+  const restarted = await startConfigMapInformer(t, kc);
+  await waitFor('the restarted informer to list', () => 's' in restarted.cache());
+  await sleep(300);
+  t.deepEqual(restarted.cache(), { s: '2' }, 'before release: the old view (no "later", v=2)');
+  const list = trace.ofType('request').find((r) => r.verb === 'list' && r.incarnation === 2)!;
+  t.like(trace.ofType('response').find((r) => r.id === list.id)?.object, { metadata: { resourceVersion: mark.resourceVersion } });
+  const watch = trace.ofType('request').find((r) => r.verb === 'watch' && r.incarnation === 2)!;
+  t.is(watch.query.resourceVersion, mark.resourceVersion!, 'the informer watches from the frozen resourceVersion');
+  t.false(trace.ofType('watch-event').some((e) => e.id === watch.id), 'the watch is held');
+
+  // Writes are live: the restarted controller creates an object the real cluster gets at once.
+  await kc.makeApiClient(CoreV1Api).createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'written' }, data: { v: '1' } } });
+  t.is((await direct.readNamespacedConfigMap({ name: 'written', namespace: 'default' })).data?.v, '1');
+
+  view.release();
+  await waitFor('after release: caught up', () => restarted.cache().s === '3' && restarted.cache().later === '1' && restarted.cache().written === '1');
+  t.deepEqual(restarted.log, ['add s v=2', 'add later v=1', 'update s v=3', 'add written v=1'], 'history replayed in order from the frozen point');
+  t.deepEqual(
+    trace.ofType('fault').filter((f) => f.fault === 'stale-restart').map((f) => f.phase),
+    ['held', 'applied', 'applied', 'released'],
+  );
+  t.regex(trace.ofType('fault').find((f) => f.phase === 'applied' && f.requestId === list.id)!.detail, /beyond the API contract/);
+});
+
+test('a stale view answers resourceVersion=0 lists, refuses WatchList with the exact 422, and watches from "0" get the view as ADDED events', async (t) => {
+  const { cluster, proxy, trace } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const key = 'ConfigMap/default/w';
+  const mark = proxy.markChange({ key, change: 'create', occurrence: 1 });
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'w', labels: { app: 'x' } }, data: { v: '1' } } });
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'w2', labels: { app: 'y' } } } });
+  await direct.createNamespacedConfigMap({ namespace: 'other', body: { metadata: { name: 'w3' } } }).catch(() => undefined);
+  await waitFor('the mark', () => mark.resourceVersion !== undefined);
+  await sleep(50);
+  proxy.startNewEpoch();
+  const view = proxy.serveStaleView(mark.resourceVersion!);
+  const headers = { authorization: `Bearer ${proxy.controllerToken}` };
+
+  const list = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps?resourceVersion=0&limit=500', headers });
+  const body = JSON.parse(list.body.toString()) as { metadata: { resourceVersion: string }; items: Array<{ metadata: { name: string } }> };
+  t.is(body.metadata.resourceVersion, mark.resourceVersion!);
+  t.deepEqual(body.items.map((i) => i.metadata.name), ['w'], 'only what existed at the frozen point');
+  const selected = await rawRequest(proxy.url, { path: '/api/v1/configmaps?resourceVersion=0&labelSelector=app%3Dy', headers });
+  t.deepEqual(JSON.parse(selected.body.toString()).items, [], 'selectors apply to the frozen state');
+
+  const watchList = await rawRequest(proxy.url, {
+    path: '/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true',
+    headers,
+  });
+  t.is(watchList.status, 422);
+  const status = JSON.parse(watchList.body.toString());
+  t.like(status, { kind: 'Status', code: 422, reason: 'Invalid' });
+  t.regex(status.message, /sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled/);
+
+  // A watch from "0": the view's state as ADDED at once, nothing else until release.
+  const events: string[] = [];
+  const http = await import('node:http');
+  const u = new URL(proxy.url);
+  const req = http.request({ hostname: u.hostname, port: u.port, path: '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0', headers });
+  req.on('response', (res) => res.on('data', (c: Buffer) => events.push(...c.toString().split('\n').filter(Boolean).map((l) => `${JSON.parse(l).type} ${JSON.parse(l).object.metadata.name}`))));
+  req.end();
+  t.teardown(() => req.destroy());
+  await waitFor('the synthetic ADDED', () => events.length >= 1);
+  await sleep(200);
+  t.deepEqual(events, ['ADDED w']);
+  view.release();
+  await waitFor('history after the frozen point', () => events.includes('ADDED w2'));
+  t.deepEqual(events, ['ADDED w', 'ADDED w2']);
+  t.true(trace.ofType('fault').some((f) => f.phase === 'applied' && /WatchList/.test(f.detail)));
+});
+
+test('a stale view serves Secrets with their real values even when the trace redacts them', async (t) => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { TraceSequence, TraceWriter } = await import('../../src/model/trace-io.js');
+  const { ClusterRecorder } = await import('../../src/recorder/cluster-recorder.js');
+  const { KubeClient } = await import('../../src/kube/client.js');
+  const { startCluster } = await import('./helpers.js');
+  const { ControllerProxy } = await import('../../proxy/index.js');
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-stale-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const cluster = await startCluster(t);
+  const sequence = new TraceSequence();
+  const clusterTrace = new TraceWriter(join(dir, 'cluster.jsonl'), 'cluster', sequence);
+  const client = new KubeClient(cluster.url);
+  const recorder = await ClusterRecorder.start(client, clusterTrace);
+  t.teardown(async () => {
+    await recorder.stop();
+    client.close();
+    await clusterTrace.close();
+  });
+  const controllerTrace = new TraceWriter(join(dir, 'controller.jsonl'), 'controller', sequence);
+  t.teardown(() => controllerTrace.close());
+  const proxy = await ControllerProxy.start({ upstream: cluster.url, trace: controllerTrace, clusterView: recorder, log: () => {} });
+  t.teardown(() => proxy.stop());
+  const mark = proxy.markChange({ key: 'Secret/default/pw', change: 'create', occurrence: 1 });
+  const value = Buffer.from('hunter2').toString('base64');
+  await kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api).createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'pw' }, data: { password: value } } });
+  await waitFor('the mark', () => mark.resourceVersion !== undefined);
+  proxy.startNewEpoch();
+  proxy.serveStaleView(mark.resourceVersion!);
+  // The proxy's own trace redacts too (a TraceWriter): twice, so a first answer cannot spoil the second.
+  const api = kubeConfigOf(proxy.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  for (let i = 0; i < 2; i++) {
+    const list = await api.listNamespacedSecret({ namespace: 'default', resourceVersion: '0' });
+    t.is(list.metadata?.resourceVersion, mark.resourceVersion);
+    t.is(list.items.find((s) => s.metadata?.name === 'pw')?.data?.password, value);
+  }
+});

@@ -1,0 +1,144 @@
+/**
+ * Shared by the real-control-plane tier (test/real/, run by `npm run test:real`, never by `npm test`):
+ * kubectl and @kubernetes/client-node set up against a started cluster, and polling helpers.
+ */
+import type { ExecutionContext } from 'ava';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+
+export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
+
+export interface Kubectl {
+  (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Writes a file in kubectl's scratch directory and returns its path. */
+  file(name: string, content: string): string;
+  kubeconfig: string;
+}
+
+/** kubectl with its own HOME (no cache shared with other tests) and a kubeconfig for the cluster. */
+export function kubectlFor(t: ExecutionContext, kubeconfigYaml: string): Kubectl {
+  if (!existsSync(KUBECTL)) {
+    t.fail(`kubectl not found at ${KUBECTL}: install it or set KUBECTL to its path (these tests cannot run without it)`);
+    throw new Error('kubectl missing');
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-real-kubectl-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, kubeconfigYaml, { mode: 0o600 });
+  const run = ((...args: string[]) =>
+    new Promise((resolve) => {
+      execFile(KUBECTL, ['--kubeconfig', kubeconfig, ...args], { env: { ...process.env, HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      });
+    })) as Kubectl;
+  run.file = (name, content) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  run.kubeconfig = kubeconfig;
+  return run;
+}
+
+export async function kubectlOk(t: ExecutionContext, kubectl: Kubectl, ...args: string[]): Promise<string> {
+  const res = await kubectl(...args);
+  t.is(res.code, 0, `kubectl ${args.join(' ')} failed: ${res.stderr}`);
+  return res.stdout;
+}
+
+export function clientNodeConfig(kubeconfigYaml: string): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(kubeconfigYaml);
+  return kc;
+}
+
+/** Polls `check` every 200 ms until it returns a value other than undefined; fails with `what` after the timeout. */
+export async function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() >= deadline) {
+      throw new Error(`${what}: not within ${timeoutMs / 1000} s${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** True if a process with this pid exists (signal 0 probes without signalling). */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A namespaced CRD `widgets.<group>` (kind Widget, v1, status subresource); one group per test keeps tests apart. */
+export const crdYaml = (group: string): string => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.${group}
+spec:
+  group: ${group}
+  scope: Namespaced
+  names: { plural: widgets, singular: widget, kind: Widget, listKind: WidgetList }
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                size: { type: integer }
+            status:
+              type: object
+              properties:
+                phase: { type: string }
+      subresources: { status: {} }
+`;
+
+/**
+ * A client-node watch that is retried while the server answers 429: a real kube-apiserver refuses
+ * watches with "Too Many Requests" while the watch cache of a resource initializes (e.g. right after
+ * its CRD is Established), and clients are expected to retry, as client-go's reflector does.
+ * `onEnd` is called if an established watch ends.
+ */
+export async function watchWithRetry<T>(
+  kc: k8s.KubeConfig,
+  path: string,
+  onEvent: (type: string, object: T) => void,
+  onEnd: (reason: string) => void,
+  timeoutMs = 30_000,
+): Promise<{ controller: AbortController; retries: number }> {
+  const deadline = Date.now() + timeoutMs;
+  for (let retries = 0; ; retries++) {
+    let established = false;
+    let refused: { statusCode?: number; message?: string } | undefined;
+    const controller = await new k8s.Watch(kc).watch(path, {}, onEvent, (err: unknown) => {
+      const reason = err ? String((err as Error).message ?? err) : 'closed by the server';
+      if (established) onEnd(reason);
+      else refused = (err ?? { message: reason }) as { statusCode?: number; message?: string };
+    });
+    if (!refused) {
+      established = true;
+      return { controller, retries };
+    }
+    if (refused.statusCode !== 429 || Date.now() >= deadline) throw new Error(`watch ${path}: ${refused.message} (after ${retries} retries)`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}

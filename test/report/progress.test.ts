@@ -1,0 +1,63 @@
+import test from 'ava';
+import { ProgressReporter, formatEta } from '../../src/report/progress.js';
+import type { PlanResult } from '../../src/model/results.js';
+
+const result = (plan: string, verdict: PlanResult['verdict']): PlanResult => ({
+  plan,
+  controller: 'c',
+  workload: 'w',
+  pattern: 'intermediate-state',
+  description: 'd',
+  verdict,
+  injected: true,
+  alarms: verdict === 'bug' ? [{ oracle: 'end-state', object: 'x', reference: [], test: 1, message: 'm' }] : [],
+  durationMs: 10,
+  runDir: '/r',
+});
+
+function sink(isTTY: boolean) {
+  const chunks: string[] = [];
+  return { chunks, stream: { isTTY, columns: 80, write: (s: string) => chunks.push(s) } };
+}
+
+test('off a terminal: one plain line per finished plan with done/total, bugs so far and an ETA', (t) => {
+  const { chunks, stream } = sink(false);
+  let now = 0;
+  const p = new ProgressReporter(stream, () => now);
+  p.begin(4);
+  p.planStarted('p1: restart ...');
+  now = 10_000;
+  p.planFinished(result('p1', 'bug'));
+  now = 20_000;
+  p.planFinished(result('p2', 'pass'));
+  p.log('a log line');
+  t.deepEqual(chunks, [
+    '  -> p1: bug (1 alarm(s)); 1/4 plans, 1 bug(s) so far, ETA 30 s\n',
+    '  -> p2: pass; 2/4 plans, 1 bug(s) so far, ETA 20 s\n',
+    'a log line\n',
+  ]);
+  t.false(chunks.join('').includes('\r'), 'no control characters in logs');
+});
+
+test('on a terminal: one status line updated in place, log lines printed above it', (t) => {
+  const { chunks, stream } = sink(true);
+  let now = 0;
+  const p = new ProgressReporter(stream, () => now);
+  p.begin(3);
+  p.planStarted('p1: restart the controller right after it creates ConfigMap/default/a (1st time) and a very long tail that must be cut');
+  now = 60_000;
+  p.planFinished(result('p1', 'bug'));
+  p.log('fault fired');
+  p.end();
+  const out = chunks.join('');
+  t.true(out.includes('\r\x1b[2K[1/3 plans, 1 bug(s) so far, ETA 2 min 00 s]'));
+  t.true(out.includes('\r\x1b[2Kfault fired\n'), 'the status line is cleared before a log line');
+  for (const c of chunks.filter((x) => x.startsWith('\r\x1b[2K['))) t.true(c.length - 5 <= 79, 'the status line fits the terminal');
+  t.true(out.endsWith('\r\x1b[2K'), 'end() clears the status line');
+});
+
+test('ETA formatting', (t) => {
+  t.is(formatEta(4_400), '4 s');
+  t.is(formatEta(125_000), '2 min 05 s');
+  t.is(formatEta(3_780_000), '1 h 03 min');
+});

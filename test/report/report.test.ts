@@ -1,0 +1,172 @@
+import test from 'ava';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildJsonReport } from '../../src/report/json.js';
+import { renderJUnit } from '../../src/report/junit.js';
+import { collectPlanDetails, renderHtmlReport } from '../../src/report/html.js';
+import { loadResults } from '../../src/report/results-io.js';
+import { renderTerminalReport } from '../../src/report/terminal.js';
+import { diffRuns, renderRunDiff } from '../../src/report/run-diff.js';
+import { redactAlarm } from '../../src/report/redact.js';
+import { groupAlarms } from '../../src/report/groups.js';
+import { UserInputError } from '../../src/model/errors.js';
+import { makeCampaign } from './_fixture.js';
+import { findAll, parseXml } from './_xml.js';
+
+test('the terminal report has a row per plan, a summary, and alarms grouped by root difference with their plans', (t) => {
+  const { results, out } = makeCampaign();
+  const loaded = loadResults(out);
+  t.is(loaded.results.length, 4);
+  const text = renderTerminalReport(loaded.results);
+  t.regex(text, /intermediate-0002\s+bug\s+2/);
+  t.true(text.includes('4 plans: 2 found bugs, 1 passed, 1 not injected'));
+  // One finding (the missing Secret) seen by two oracles and two plans, not four separate alarms.
+  t.true(text.includes('Alarms, by root difference (1):'));
+  t.true(text.includes('1. Secret/default/db1-tls: found by 2 plans'));
+  t.true(text.includes('[end-state] Secret/default/db1-tls: exists after reference runs, but is absent after the test run'));
+  t.true(text.includes(`create/intermediate-0001: ${results[0]!.description}`));
+  t.true(text.includes("intermediate-0004 (not-injected): restart the controller right after it deletes ConfigMap/default/db1-config (1st time)\n    the plan's trigger never matched"));
+});
+
+test('the JSON report gives every alarm its oracle, object, field, values and the plan description', (t) => {
+  const { out } = makeCampaign();
+  const loaded = loadResults(out);
+  const report = buildJsonReport(loaded.results, loaded.sources, loaded.notes);
+  t.is(report.format, 'kperturb.dev/report/v1');
+  t.like(report.summary, { plans: 4, bug: 2, pass: 1, 'not-injected': 1 });
+  t.is(report.alarms.length, 4);
+  t.like(report.alarms[1], { oracle: 'update-summary', object: 'Secret/default/db1-tls', reference: [1], test: 0, plan: 'intermediate-0001', description: 'restart the controller right after it creates ConfigMap/default/db1-config (1st time)' });
+  t.deepEqual(report.groups.map((g) => [g.oracle, g.count]), [['end-state', 2], ['update-summary', 2]]);
+});
+
+test('JUnit XML is well-formed: a failure per bug, skipped for untested plans, text escaped', (t) => {
+  const { results } = makeCampaign();
+  const xml = renderJUnit(results);
+  const root = parseXml(xml);
+  t.is(root.name, 'testsuites');
+  t.like(root.attrs, { tests: '4', failures: '2', errors: '0', skipped: '1' });
+  const cases = findAll(root, 'testcase');
+  t.is(cases.length, 4);
+  const failure = findAll(cases[1]!, 'failure')[0]!;
+  t.is(failure.attrs.message, '[end-state] Secret/default/db1-tls: exists after reference runs, but is absent after the test run');
+  t.true(cases[1]!.attrs.name!.endsWith('(1st time) <&>"'), 'special characters survive escaping');
+  t.true(failure.text.includes('perturbation: restart the controller right after it patches'));
+  t.is(findAll(cases[3]!, 'skipped').length, 1);
+  t.throws(() => parseXml('<a><b></a>'), undefined, 'the checker itself rejects broken XML');
+});
+
+test('the HTML page is self-contained and shows the alarm, the fault marker, the timeline and the diff', async (t) => {
+  const { out } = makeCampaign();
+  const loaded = loadResults(out);
+  const details = new Map();
+  for (const r of loaded.results.filter((x) => x.verdict === 'bug')) details.set(r, await collectPlanDetails(r));
+  const html = renderHtmlReport({ ...loaded, details, generatedAt: '2024-01-01T00:00:00Z' });
+  t.true(html.startsWith('<!DOCTYPE html>'));
+  t.true(html.includes('Secret/default/db1-tls: exists after reference runs, but is absent after the test run'));
+  t.regex(html, /<tr class="fault first"><td class="t">[^<]+<\/td><td colspan="3">⚡ FAULT \(crash-after-write, triggered\): the controller creates ConfigMap\/default\/db1-config/);
+  t.true(html.includes('id="plan-secret-marker-buggy-create-intermediate-0001"'), 'one section per failing plan');
+  t.false(html.includes('id="plan-secret-marker-buggy-create-intermediate-0003"'), 'no section for a passing plan');
+  t.true(html.includes('shown ADDED Database/default/db1 (rv 7)'), 'what the controller was shown');
+  t.true(html.includes('sent create ConfigMap/default/db1-config → 201'), 'what the controller sent');
+  t.true(html.includes('setup before the controller started: 1 change(s)'));
+  t.regex(html, /For comparison: the alarmed objects in reference run <code>ref-1<\/code>[\s\S]*ADDED Secret\/default\/db1-tls/, 'what the reference run did with the missing Secret');
+  t.regex(html, /<span class="del">- kind: Secret<\/span>/, 'the diff shows the missing Secret');
+  t.false(html.includes('Y2VydA=='), 'Secret values are hashed');
+  t.false(/\b(src|href)="(https?:)?\/\//.test(html), 'nothing is fetched');
+  t.true(html.includes('restart the controller right after it patches Database/default/db1 status (1st time) &lt;&amp;&gt;&quot;'));
+});
+
+test('results.json cut off in the middle is an error naming the file', (t) => {
+  const { resultsFile } = makeCampaign();
+  const text = readFileSync(resultsFile, 'utf8');
+  writeFileSync(resultsFile, text.slice(0, Math.floor(text.length / 2)));
+  const err = t.throws(() => loadResults(resultsFile), { instanceOf: UserInputError });
+  t.true(err!.message.startsWith(`${resultsFile}: a complete JSON document`), err!.message);
+  t.regex(err!.message, /truncated or hand-edited/);
+});
+
+test('results from another version or hand-edited are errors naming the file and the path inside it', (t) => {
+  const { resultsFile } = makeCampaign();
+  const doc = JSON.parse(readFileSync(resultsFile, 'utf8'));
+  writeFileSync(resultsFile, JSON.stringify({ ...doc, format: 'kperturb.dev/results/v9' }));
+  t.regex(t.throws(() => loadResults(resultsFile))!.message, /results\.json at format: "kperturb\.dev\/results\/v1" \(got "kperturb\.dev\/results\/v9": written by another version/);
+  doc.results[1].verdict = 'maybe';
+  writeFileSync(resultsFile, JSON.stringify(doc));
+  t.regex(t.throws(() => loadResults(resultsFile))!.message, /results\.json at results\[1\]\.verdict: one of bug, flaky, pass, not-injected, workload-failed, error \(got "maybe"/);
+  doc.results[1].verdict = 'bug';
+  doc.results[1].alarms[0].oracle = 'gut-feeling';
+  writeFileSync(resultsFile, JSON.stringify(doc));
+  t.regex(t.throws(() => loadResults(resultsFile))!.message, /at results\[1\]\.alarms\[0\]\.oracle: one of end-state/);
+});
+
+test('a directory without results.json reports the verdict.json of each finished run, and says so', (t) => {
+  const { out, resultsFile, root } = makeCampaign();
+  rmSync(resultsFile);
+  rmSync(join(root, 'test', 'create', 'intermediate-0004', 'verdict.json')); // interrupted in this run
+  const loaded = loadResults(out);
+  t.deepEqual(loaded.results.map((r) => r.plan), ['intermediate-0001', 'intermediate-0002', 'intermediate-0003']);
+  t.deepEqual(loaded.notes, [`${root}: no results.json; reporting the verdict.json of 3 test run(s); 1 run(s) without a verdict (unfinished) left out`]);
+  t.true(renderTerminalReport(loaded.results, { notes: loaded.notes }).includes('note: '));
+});
+
+test('an interrupted campaign (results.json marked incomplete) is reported with a note', (t) => {
+  const { resultsFile } = makeCampaign();
+  const doc = JSON.parse(readFileSync(resultsFile, 'utf8'));
+  writeFileSync(resultsFile, JSON.stringify({ ...doc, results: doc.results.slice(0, 2), complete: false, planned: 4 }));
+  t.deepEqual(loadResults(resultsFile).notes, [`${resultsFile}: the campaign did not finish (2 of 4 plans have results)`]);
+});
+
+test('a truncated trace is an error naming the trace file and the line', async (t) => {
+  const { results } = makeCampaign();
+  const trace = join(results[0]!.runDir, 'controller.trace.jsonl');
+  appendFileSync(trace, '{"seq":99,"ts":1,"type":"requ');
+  const err = await t.throwsAsync(() => collectPlanDetails(results[0]!), { instanceOf: UserInputError });
+  t.regex(err!.message, /controller\.trace\.jsonl at line \d+: a complete JSON trace event/);
+});
+
+test('diff of two runs lists end-state and update-summary differences; a run against itself has none', async (t) => {
+  const { results, root } = makeCampaign();
+  const ref = join(root, 'learn', 'create', 'ref-1');
+  const d = await diffRuns(ref, results[0]!.runDir);
+  t.deepEqual(d.endState.map((a) => a.message), ['Secret/default/db1-tls: exists after reference runs, but is absent after the test run']);
+  t.deepEqual(d.updateSummary.map((a) => a.object), ['Secret/default/db1-tls']);
+  const text = renderRunDiff(d);
+  t.true(text.includes('end state: 1 difference(s)\n  Secret/default/db1-tls: exists in the reference run, but is absent in the test run'));
+  const same = await diffRuns(ref, ref);
+  t.true(renderRunDiff(same).includes('end state: no differences\nupdate summary: no differences'));
+  await t.throwsAsync(() => diffRuns(ref, root), { message: new RegExp(`${root}: a kperturb run directory \\(no run.json in it\\)`) });
+});
+
+test('Secret values in alarms are replaced by hashes, equal values by equal hashes', (t) => {
+  const a = redactAlarm({
+    oracle: 'end-state',
+    check: 'value',
+    object: 'Secret/default/s',
+    field: 'data.password',
+    reference: ['aGVsbG8='],
+    test: 'd29ybGQ=',
+    message: 'Secret/default/s: data.password is "aGVsbG8=" after reference runs, but "d29ybGQ=" after the test run',
+  });
+  t.regex(String(a.test), /^sha256:[0-9a-f]{16}$/);
+  t.false(a.message.includes('aGVsbG8=') || a.message.includes('d29ybGQ='));
+  t.true(a.message.includes(String(a.reference[0])));
+  const other = { oracle: 'end-state' as const, object: 'ConfigMap/default/c', field: 'data.k', reference: ['v'], test: 'w', message: 'm' };
+  t.is(redactAlarm(other), other);
+});
+
+test('liveness alarms that differ only in their counts are one root difference', (t) => {
+  const { results } = makeCampaign();
+  const endless = (n: number) => ({
+    oracle: 'liveness' as const,
+    check: 'endless-writes' as const,
+    object: 'SQLCluster/default/c1',
+    field: 'status',
+    reference: [0],
+    test: n,
+    message: `the controller kept writing SQLCluster/default/c1 status after the workload ended: ${n} write(s), the reference runs at most 0`,
+  });
+  const withLiveness = results.map((r, i) => (r.verdict === 'bug' ? { ...r, alarms: [endless(11 + i)] } : r));
+  const groups = groupAlarms(withLiveness);
+  t.is(groups.length, 1);
+  t.is(groups[0]!.plans.length, 2);
+});
