@@ -183,19 +183,11 @@ export interface ExampleSpec {
   /** When one specific plan must be the catching one: a pattern its description matches. */
   catchingPlan?: RegExp;
   /**
-   * What the buggy variant's test and the twin's tests are waiting for (BLOCKERS); they run as
-   * `test.failing` until then, so ava reports them as soon as the pieces land.
+   * The kperturb pieces the buggy variant's test and the twin's tests are waiting for; they run as
+   * `test.failing` until then, so that ava reports them as soon as the pieces land.
    */
   blockedOn?: { buggy?: string[]; fixed?: string[] };
 }
-
-/** kperturb pieces the example tests wait for, named where they live. */
-export const BLOCKERS = {
-  statefulSetValidation:
-    'the embedded cluster accepting StatefulSets whose volumeMounts name a volumeClaimTemplate (src/cluster/kinds/validation.ts validates the template as a bare pod spec)',
-  persistentVolumeNames: 'the oracles ignoring PersistentVolume names pvc-<claim uid>, which differ in every run (false alarms on every plan)',
-  staleSecrets: 'stale views serving real Secrets (TraceWriter.append redacts the recorder\'s objects in place, so client-go cannot decode the stale Secret list)',
-} as const;
 
 /**
  * The end-to-end tests of one example: the buggy variant is caught by a plan of its pattern whose

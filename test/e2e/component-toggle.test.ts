@@ -5,7 +5,7 @@
  * twin (quorum read before deleting or re-creating the component, UID preconditions) must pass
  * every plan.
  */
-import { BLOCKERS, declareExampleTests } from './_campaign.js';
+import { declareExampleTests } from './_campaign.js';
 
 declareExampleTests({
   example: 'component-toggle',
@@ -14,8 +14,4 @@ declareExampleTests({
   damaged: ['StatefulSet/default/c1-haproxy', 'Service/default/c1-haproxy'],
   // The stale view that still shows `haproxy.enabled: false`.
   prefer: /view frozen right after SQLCluster\/default\/c1 is updated \(spec\.haproxy\.enabled: true -> false\)/,
-  blockedOn: {
-    buggy: [BLOCKERS.statefulSetValidation],
-    fixed: [BLOCKERS.statefulSetValidation, BLOCKERS.persistentVolumeNames],
-  },
 });

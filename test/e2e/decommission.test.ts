@@ -4,7 +4,7 @@
  * terminating; if it only learns that the pod is gone, the claim leaks, and the alarm must name it.
  * The fixed twin (level-triggered cleanup) must pass every plan.
  */
-import { BLOCKERS, declareExampleTests } from './_campaign.js';
+import { declareExampleTests } from './_campaign.js';
 
 declareExampleTests({
   example: 'decommission',
@@ -13,8 +13,4 @@ declareExampleTests({
   focus: ['Pod/default/dc1-1'],
   // Hiding the removed node's pod, whose termination the buggy operator must see.
   prefer: /hide every change of Pod\/default\/dc1-1/,
-  blockedOn: {
-    buggy: [BLOCKERS.statefulSetValidation],
-    fixed: [BLOCKERS.statefulSetValidation, BLOCKERS.persistentVolumeNames],
-  },
 });

@@ -5,7 +5,7 @@
  * it deletes the new cluster's, and the alarm must name what it destroyed. The fixed twin (quorum read
  * of the cluster, UID preconditions, optimistic-concurrency finalizer removal) must pass every plan.
  */
-import { BLOCKERS, declareExampleTests } from './_campaign.js';
+import { declareExampleTests } from './_campaign.js';
 
 declareExampleTests({
   example: 'stale-deletion',
@@ -14,8 +14,4 @@ declareExampleTests({
   damaged: ['StatefulSet/default/mc1-rs0', 'PersistentVolumeClaim/default/mongod-data-mc1-rs0-0'],
   // The stale view that still shows the old cluster's deletionTimestamp.
   prefer: /view frozen right after MongoCluster\/default\/mc1 is updated \(metadata\.deletionGracePeriodSeconds: undefined -> 0, metadata\.deletionTimestamp/,
-  blockedOn: {
-    buggy: [BLOCKERS.statefulSetValidation, BLOCKERS.staleSecrets],
-    fixed: [BLOCKERS.statefulSetValidation, BLOCKERS.persistentVolumeNames],
-  },
 });

@@ -4,7 +4,7 @@
  * the crash between the two must be caught, with an alarm naming the claim left at the old size. The
  * fixed twin (level-triggered: it checks the claims themselves) must pass every plan.
  */
-import { BLOCKERS, declareExampleTests } from './_campaign.js';
+import { declareExampleTests } from './_campaign.js';
 
 declareExampleTests({
   example: 'volume-resize',
@@ -12,8 +12,4 @@ declareExampleTests({
   pattern: 'intermediate-state',
   damaged: ['PersistentVolumeClaim/default/persistence-b1-server-0'],
   catchingPlan: /updates Broker\/default\/b1 status/,
-  blockedOn: {
-    buggy: [BLOCKERS.statefulSetValidation],
-    fixed: [BLOCKERS.statefulSetValidation, BLOCKERS.persistentVolumeNames],
-  },
 });
