@@ -19,7 +19,8 @@ export class ProgressReporter implements TestProgress {
   private flaky = 0;
   private untested = 0;
   private started = 0;
-  private current = '';
+  /** Labels of the plans running now, oldest first. */
+  private running: string[] = [];
   private statusShown = false;
   private readonly tty: boolean;
 
@@ -45,7 +46,7 @@ export class ProgressReporter implements TestProgress {
   }
 
   planStarted(label: string): void {
-    this.current = label;
+    this.running.push(label);
     this.drawStatus();
   }
 
@@ -54,7 +55,8 @@ export class ProgressReporter implements TestProgress {
     if (result.verdict === 'bug') this.bugs++;
     else if (result.verdict === 'flaky') this.flaky++;
     else if (result.verdict !== 'pass') this.untested++;
-    this.current = '';
+    const i = this.running.findIndex((l) => l.startsWith(`${result.plan}:`) || l === result.plan);
+    this.running.splice(i === -1 ? 0 : i, 1);
     if (this.tty) this.drawStatus();
     else this.out.write(`  -> ${result.plan}: ${result.verdict}${result.alarms.length ? ` (${result.alarms.length} alarm(s))` : ''}; ${this.summary()}\n`);
   }
@@ -81,7 +83,9 @@ export class ProgressReporter implements TestProgress {
 
   private drawStatus(): void {
     if (!this.tty || this.total === 0) return;
-    let line = `[${this.summary()}]${this.current ? ` ${this.current}` : ''}`;
+    const newest = this.running.at(-1);
+    const current = newest === undefined ? '' : this.running.length > 1 ? ` ${this.running.length} running, newest: ${newest}` : ` ${newest}`;
+    let line = `[${this.summary()}]${current}`;
     const width = (this.out.columns || 100) - 1;
     if (line.length > width) line = line.slice(0, Math.max(0, width - 1)) + '…';
     this.out.write(`\r\x1b[2K${line}`);

@@ -61,3 +61,16 @@ test('ETA formatting', (t) => {
   t.is(formatEta(125_000), '2 min 05 s');
   t.is(formatEta(3_780_000), '1 h 03 min');
 });
+
+test('on a terminal, with plans running at once: how many run, the newest, and a finished one leaves the line', (t) => {
+  const { chunks, stream } = sink(true);
+  const p = new ProgressReporter(stream, () => 0);
+  p.begin(3);
+  p.planStarted('p1: one');
+  p.planStarted('p2: two');
+  t.true(chunks.at(-1)!.endsWith('2 running, newest: p2: two'));
+  p.planFinished(result('p2', 'pass'));
+  t.true(chunks.at(-1)!.endsWith('] p1: one'), 'the plan still running is shown');
+  p.planFinished(result('p1', 'pass'));
+  t.true(chunks.at(-1)!.endsWith(']'), 'nothing is running');
+});

@@ -1,0 +1,25 @@
+/**
+ * At most `slots` tasks at a time, started in the order they asked. Shared by several test() calls
+ * (the demo tests all its examples under one limit), so the limit is on the whole machine's load.
+ */
+export class Limiter {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(readonly slots: number) {
+    if (!Number.isInteger(slots) || slots < 1) throw new RangeError(`a limiter needs at least one slot, got ${slots}`);
+  }
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active >= this.slots) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.active++;
+    try {
+      return await task();
+    } finally {
+      // Hand the slot straight to the next waiter (active stays the same), or free it.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
