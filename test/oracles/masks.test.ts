@@ -68,3 +68,18 @@ test('objects named after a UID (pvc-<uid> volumes) are compared by count; value
   const renamed = { ...pvc(3), spec: { volumeName: `other-${uid(3)}` } };
   t.deepEqual(compareRuns([refs[0]!], runWith([pv(3), renamed], [['ADDED', pv(3)]])).map((a) => a.field), ['spec.volumeName']);
 });
+
+test("the endpoints controller's last-change-trigger-time annotation is a built-in mask, other annotations are compared", (t) => {
+  const endpoints = (annotations?: Record<string, string>) => ({
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: { name: 'db', namespace: 'default', ...(annotations ? { annotations } : {}) },
+    subsets: [{ ports: [{ name: 'pg', port: 5432 }] }],
+  });
+  const refs = [runWith([endpoints()]), runWith([endpoints()])];
+  t.deepEqual(compareRuns(refs, runWith([endpoints({ 'endpoints.kubernetes.io/last-change-trigger-time': '2026-11-22T10:00:00Z' })])), []);
+  t.deepEqual(
+    compareRuns(refs, runWith([endpoints({ 'endpoints.kubernetes.io/last-change-trigger-time': '2026-11-22T10:00:00Z', owner: 'x' })])).map((a) => a.field),
+    ['metadata.annotations.owner'],
+  );
+});
