@@ -188,10 +188,17 @@ export class ClusterRecorder implements ClusterView {
         await this.listAndWatch(entry);
       }
     };
+    // Refreshes run one after another. A failed one is reported to its own caller only: the next
+    // still runs, and the promise kept for snapshot() never rejects (nobody else awaits it, so a
+    // rejection there would be an unhandled one that ends the process).
     const p = (this.refreshing ?? Promise.resolve()).then(run);
-    this.refreshing = p.finally(() => {
-      if (this.refreshing === p) this.refreshing = undefined;
+    const settled: Promise<void> = p.then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      if (this.refreshing === settled) this.refreshing = undefined;
     });
+    this.refreshing = settled;
     return p;
   }
 
