@@ -204,5 +204,8 @@ export function workloadDefinitions(): ResourceDefinition[] {
     builtinKind({ group: RBAC, resource: 'rolebindings', kind: 'RoleBinding', namespaced: true, strategy: { nameRule: 'path-segment', validate: validateRoleBinding } }),
     builtinKind({ group: RBAC, resource: 'clusterroles', kind: 'ClusterRole', namespaced: false, strategy: { nameRule: 'path-segment' } }),
     builtinKind({ group: RBAC, resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false, strategy: { nameRule: 'path-segment', validate: validateRoleBinding } }),
+    // Stored and served only: no DefaultStorageClass or PersistentVolumeClaimResize admission (see
+    // docs/embedded-cluster.md); the simulated provisioner provisions every class.
+    builtinKind({ group: 'storage.k8s.io', resource: 'storageclasses', kind: 'StorageClass', namespaced: false, shortNames: ['sc'] }),
   ];
 }
