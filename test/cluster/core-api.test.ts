@@ -220,6 +220,7 @@ test('discovery documents list resources, subresources and CRD groups', async (t
     'events.k8s.io',
     'policy',
     'rbac.authorization.k8s.io',
+    'storage.k8s.io',
   ]);
   const ext = await raw(cluster, 'GET', '/apis/apiextensions.k8s.io/v1');
   t.truthy(ext.json.resources.find((r: any) => r.name === 'customresourcedefinitions/status'));
