@@ -10,6 +10,8 @@ import type { ResourceRef } from '../src/model/trace.js';
 import type { ResourceInfo } from '../src/kube/discovery.js';
 
 export type ResourceLookup = (group: string, version: string, resource: string) => Promise<ResourceInfo | undefined>;
+/** A resource already known from discovery, without waiting (undefined: ask `ResourceLookup`). */
+export type KnownResource = (group: string, version: string, resource: string) => ResourceInfo | undefined;
 
 export interface RequestFacts {
   method: string;
@@ -28,24 +30,61 @@ export interface RequestFacts {
   contentType?: string;
 }
 
-export async function classifyRequest(
+/** What the method and the URL alone say: the same for every request to one URL, so it is cached. */
+interface RequestTarget {
+  pathname: string;
+  query: Record<string, string>;
+  apiPath: ApiPath | undefined;
+  verb: RequestVerb;
+  dryRun: boolean;
+}
+
+const TARGET_CACHE_LIMIT = 4096;
+const targets = new Map<string, RequestTarget>();
+
+/** Parses method + URL once per distinct request line (controllers repeat the same few many times). */
+function requestTarget(method: string, rawUrl: string): RequestTarget {
+  const cacheKey = method + ' ' + rawUrl;
+  const cached = targets.get(cacheKey);
+  if (cached) return cached;
+  const url = new URL(rawUrl, 'http://proxy.invalid');
+  const apiPath = parseApiPath(url.pathname);
+  const target: RequestTarget = {
+    pathname: url.pathname,
+    query: Object.fromEntries(url.searchParams.entries()),
+    apiPath,
+    verb: requestVerb(method, apiPath, url.searchParams),
+    dryRun: url.searchParams.getAll('dryRun').some((v) => v !== ''),
+  };
+  // Unbounded URLs (names, label selectors, continue tokens) must not grow the cache forever.
+  if (targets.size >= TARGET_CACHE_LIMIT) targets.clear();
+  targets.set(cacheKey, target);
+  return target;
+}
+
+/**
+ * Classifies a request. Synchronous when the resource is already known (`known`), which is the
+ * usual case once a controller runs; a promise when discovery must be asked first.
+ */
+export function classifyRequest(
   method: string,
   rawUrl: string,
   body: Buffer,
   contentType: string | undefined,
   lookup: ResourceLookup,
-): Promise<RequestFacts> {
-  const url = new URL(rawUrl, 'http://proxy.invalid');
-  const apiPath = parseApiPath(url.pathname);
-  const verb = requestVerb(method, apiPath, url.searchParams);
+  known?: KnownResource,
+): RequestFacts | Promise<RequestFacts> {
+  const target = requestTarget(method, rawUrl);
+  const apiPath = target.apiPath;
   const facts: RequestFacts = {
     method: method.toUpperCase(),
     rawUrl,
-    pathname: url.pathname,
-    query: Object.fromEntries(url.searchParams.entries()),
-    verb,
-    isWatch: verb === 'watch',
-    dryRun: url.searchParams.getAll('dryRun').some((v) => v !== ''),
+    pathname: target.pathname,
+    // Each request's own copy: the trace keeps it.
+    query: { ...target.query },
+    verb: target.verb,
+    isWatch: target.verb === 'watch',
+    dryRun: target.dryRun,
     bodyBytes: body.length,
   };
   if (apiPath) facts.apiPath = apiPath;
@@ -55,11 +94,17 @@ export async function classifyRequest(
     if (parsed !== undefined) facts.body = parsed;
   }
   if (!apiPath) return facts;
+  const info = known?.(apiPath.group, apiPath.version, apiPath.resource);
+  if (info) return withResource(facts, apiPath, info);
+  // Discovery unavailable or unknown resource: the request is recorded without its kind.
+  return lookup(apiPath.group, apiPath.version, apiPath.resource)
+    .catch(() => undefined)
+    .then((found) => withResource(facts, apiPath, found));
+}
 
+function withResource(facts: RequestFacts, apiPath: ApiPath, info: ResourceInfo | undefined): RequestFacts {
   const resource: ResourceRef = { group: apiPath.group, version: apiPath.version, resource: apiPath.resource };
   if (apiPath.subresource) resource.subresource = apiPath.subresource;
-  // Discovery unavailable or unknown resource: the request is recorded without its kind.
-  const info = await lookup(apiPath.group, apiPath.version, apiPath.resource).catch(() => undefined);
   if (info) {
     resource.kind = info.kind;
     resource.namespaced = info.namespaced;
@@ -70,7 +115,7 @@ export async function classifyRequest(
     const namespace = resource.namespaced === false ? undefined : apiPath.namespace;
     if (apiPath.name !== undefined) {
       facts.key = formatKey(resource.kind, namespace, apiPath.name);
-    } else if (verb === 'create' && isObject(facts.body)) {
+    } else if (facts.verb === 'create' && isObject(facts.body)) {
       const md = (facts.body as KubeObject).metadata;
       const name = typeof md?.name === 'string' && md.name ? md.name : undefined;
       const bodyNs = typeof md?.namespace === 'string' && md.namespace ? md.namespace : undefined;

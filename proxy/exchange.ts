@@ -16,7 +16,7 @@ import { parseApiPath, requestVerb } from '../src/model/api-path.js';
 import { isObject, type KubeObject } from '../src/model/object-key.js';
 import type { TraceSink } from '../src/model/trace.js';
 import { classifyRequest, decodeContent, keyOfAnswer, parseJsonBody, type RequestFacts } from './classify.js';
-import { connectionOf, resetStream, writeHeadTo, type ClientConnection, type ClientRequest, type ClientResponse } from './client-conn.js';
+import { connectionOf, isHttp2Request, resetStream, writeHeadTo, type ClientConnection, type ClientRequest, type ClientResponse } from './client-conn.js';
 import type { Epoch, EpochMember } from './epoch.js';
 import { endToEndHeaders, upstreamRequestHeaders } from './headers.js';
 import { upstreamFailureStatus } from './status.js';
@@ -122,28 +122,59 @@ export class Exchange implements EpochMember {
       if (this.res.writableFinished) this.complete();
       else this.terminate('the controller closed the connection');
     });
-    this.receive().catch((err: unknown) => {
-      this.host.log(`request ${this.id}: ${(err as Error).message}`);
-      this.terminate('proxy error');
-    });
+    try {
+      this.receive();
+    } catch (err) {
+      this.failed(err);
+    }
   }
 
   // --- stage: receive -------------------------------------------------------------------------
-  private async receive(): Promise<void> {
-    const body = await readBody(this.req);
-    if (this.closed || body === undefined) return;
-    await this.classify(body);
+  private receive(): void {
+    // Most requests (GET, watches) have no body: skip waiting for its end.
+    if (hasNoBody(this.req)) {
+      this.req.resume();
+      this.classify(EMPTY);
+      return;
+    }
+    readBody(this.req).then(
+      (body) => {
+        if (this.closed || body === undefined) return;
+        this.classify(body);
+      },
+      (err: unknown) => this.failed(err),
+    );
+  }
+
+  private failed(err: unknown): void {
+    this.host.log(`request ${this.id}: ${(err as Error).message}`);
+    this.terminate('proxy error');
   }
 
   // --- stage: classify ------------------------------------------------------------------------
-  private async classify(body: Buffer): Promise<void> {
-    this.factsValue = await classifyRequest(
+  private classify(body: Buffer): void {
+    const upstream = this.host.upstream;
+    const facts = classifyRequest(
       this.req.method ?? 'GET',
       this.req.url ?? '/',
       body,
       this.req.headers['content-type'],
-      (g, v, r) => this.host.upstream.lookupResource(g, v, r),
+      (g, v, r) => upstream.lookupResource(g, v, r),
+      (g, v, r) => upstream.knownResource(g, v, r),
     );
+    // Synchronous once discovery knows the resource; otherwise after the discovery request.
+    if (facts instanceof Promise) {
+      facts.then(
+        (f) => this.classified(f, body),
+        (err: unknown) => this.failed(err),
+      );
+    } else {
+      this.classified(facts, body);
+    }
+  }
+
+  private classified(facts: RequestFacts, body: Buffer): void {
+    this.factsValue = facts;
     if (this.closed) return;
     this.requestPlan = this.host.plan(this);
     this.admit(body);
@@ -219,25 +250,47 @@ export class Exchange implements EpochMember {
     upRes.on('data', (c: Buffer) => chunks.push(c));
     upRes.on('end', () => {
       if (this.closed) return;
-      let bytes = Buffer.concat(chunks);
-      const decoded = decodeContent(bytes, upRes.headers['content-encoding']);
-      const parsed = decoded ? parseJsonBody(decoded, upRes.headers['content-type']) : undefined;
-      let object = isObject(parsed) ? (parsed as KubeObject) : undefined;
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
       const headers = endToEndHeaders(upRes.headers);
-      const rewrite = this.requestPlan?.rewriteList;
-      if (rewrite && status === 200 && object && decoded) {
-        const rewritten = rewrite(object);
-        if (rewritten) {
-          object = rewritten;
-          bytes = Buffer.from(JSON.stringify(rewritten));
-          delete headers['content-encoding'];
-        }
+      const f = this.factsValue!;
+      const plan = this.requestPlan;
+      // The answer must be read before it is delivered when something depends on it: a stale view
+      // rewrites lists, a write may fire a trigger (which holds the gate before the controller gets
+      // the answer), a plan wants to know, or the gate is held (the record keeps its place then).
+      const readFirst = plan?.rewriteList !== undefined || plan?.onAnswered !== undefined || this.epoch.gate.isHeld || mayFireTrigger(f, status);
+      if (readFirst) {
+        this.readAnswer(upRes, status, bytes, headers);
+        return;
       }
-      this.recordResponse(status, object);
-      this.afterUpstreamAnswer(status, object);
-      this.requestPlan?.onAnswered?.(status);
+      // Nothing depends on the answer's content: the controller gets the bytes first, the trace
+      // records the same answer right after (in the same turn of the event loop, so in order).
       this.deliver(status, upRes.statusMessage, headers, bytes);
+      this.recordResponse(status, this.answerObject(upRes, bytes));
     });
+  }
+
+  private answerObject(upRes: http.IncomingMessage, bytes: Buffer): KubeObject | undefined {
+    const decoded = decodeContent(bytes, upRes.headers['content-encoding']);
+    const parsed = decoded ? parseJsonBody(decoded, upRes.headers['content-type']) : undefined;
+    return isObject(parsed) ? (parsed as KubeObject) : undefined;
+  }
+
+  private readAnswer(upRes: http.IncomingMessage, status: number, raw: Buffer, headers: http.OutgoingHttpHeaders): void {
+    let bytes = raw;
+    let object = this.answerObject(upRes, bytes);
+    const rewrite = this.requestPlan?.rewriteList;
+    if (rewrite && status === 200 && object) {
+      const rewritten = rewrite(object);
+      if (rewritten) {
+        object = rewritten;
+        bytes = Buffer.from(JSON.stringify(rewritten));
+        delete headers['content-encoding'];
+      }
+    }
+    this.recordResponse(status, object);
+    this.afterUpstreamAnswer(status, object);
+    this.requestPlan?.onAnswered?.(status);
+    this.deliver(status, upRes.statusMessage, headers, bytes);
   }
 
   /** The completed-write hook: counts successful writes, which may fire a trigger (and hold the gate). */
@@ -476,6 +529,20 @@ export class Exchange implements EpochMember {
     this.epoch.leave(this);
     this.host.finished(this);
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Can this answer fire a write trigger (see afterUpstreamAnswer)? */
+function mayFireTrigger(f: RequestFacts, status: number): boolean {
+  return isSuccessStatus(status) && !f.dryRun && isTriggerWriteVerb(f.verb);
+}
+
+/** A request that carries no body by its framing: no Content-Length (or 0) and no Transfer-Encoding; on HTTP/2, END_STREAM on its headers. */
+function hasNoBody(req: ClientRequest): boolean {
+  if (isHttp2Request(req)) return req.stream.endAfterHeaders;
+  const length = req.headers['content-length'];
+  return (length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined;
 }
 
 /** Reads a request body; undefined if the client went away first. */

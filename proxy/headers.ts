@@ -28,6 +28,19 @@ const OPAQUE_MEDIA_PREFIXES = ['application/vnd.kubernetes.protobuf', 'applicati
  */
 export function rewriteAccept(accept: string | undefined): string | undefined {
   if (accept === undefined) return undefined;
+  let rewritten = acceptRewrites.get(accept);
+  if (rewritten === undefined) {
+    rewritten = rewriteAcceptUncached(accept);
+    // A client sends a handful of distinct Accept headers; anything beyond is not worth keeping.
+    if (acceptRewrites.size >= 256) acceptRewrites.clear();
+    acceptRewrites.set(accept, rewritten);
+  }
+  return rewritten;
+}
+
+const acceptRewrites = new Map<string, string>();
+
+function rewriteAcceptUncached(accept: string): string {
   const kept = accept
     .split(',')
     .map((entry) => entry.trim())
@@ -39,14 +52,14 @@ export function rewriteAccept(accept: string | undefined): string | undefined {
   return kept.length > 0 ? kept.join(', ') : 'application/json';
 }
 
-function connectionListed(headers: IncomingHttpHeaders): Set<string> {
-  const listed = new Set<string>();
+function connectionListed(headers: IncomingHttpHeaders): Set<string> | undefined {
   const conn = headers.connection;
-  if (typeof conn === 'string') {
-    for (const token of conn.split(',')) {
-      const t = token.trim().toLowerCase();
-      if (t) listed.add(t);
-    }
+  // The usual values name no header of their own.
+  if (typeof conn !== 'string' || conn === 'keep-alive' || conn === 'close' || conn === 'Keep-Alive') return undefined;
+  const listed = new Set<string>();
+  for (const token of conn.split(',')) {
+    const t = token.trim().toLowerCase();
+    if (t) listed.add(t);
   }
   return listed;
 }
@@ -55,10 +68,12 @@ function connectionListed(headers: IncomingHttpHeaders): Set<string> {
 export function endToEndHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   const listed = connectionListed(headers);
   const out: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
+  // Node gives header names in lower case already (both HTTP/1.1 and HTTP/2).
+  for (const name in headers) {
+    const value = headers[name];
     if (value === undefined) continue;
     const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || listed.has(lower) || lower.startsWith(':')) continue;
+    if (HOP_BY_HOP.has(lower) || lower.charCodeAt(0) === 58 /* ':' */ || (listed !== undefined && listed.has(lower))) continue;
     out[lower] = value;
   }
   return out;
@@ -82,7 +97,7 @@ export function upstreamRequestHeaders(headers: IncomingHttpHeaders, options: Up
   const out = endToEndHeaders(headers);
   const accept = rewriteAccept(headers.accept);
   if (accept !== undefined) out.accept = accept;
-  if (options.controllerToken && out.authorization === `Bearer ${options.controllerToken}`) delete out.authorization;
+  if (options.controllerToken && out.authorization !== undefined && out.authorization === `Bearer ${options.controllerToken}`) delete out.authorization;
   if (options.token && out.authorization === undefined) out.authorization = `Bearer ${options.token}`;
   if (options.dropAcceptEncoding) delete out['accept-encoding'];
   // The proxy has read the whole body already; nothing waits for a 100 Continue.

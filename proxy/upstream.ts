@@ -30,6 +30,8 @@ export class Upstream {
   private readonly openRequests = new Set<http.ClientRequest>();
   private readonly openSockets = new Set<Socket>();
   private readonly lookups = new Map<string, Promise<ResourceInfo | undefined>>();
+  /** Resources discovery found (the mapper keeps hits for good too), for lookups without a promise. */
+  private readonly known = new Map<string, ResourceInfo>();
   private currentToken: string | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
@@ -44,10 +46,20 @@ export class Upstream {
     if (this.url.protocol !== 'http:' && this.url.protocol !== 'https:') {
       throw new Error(`upstream ${options.url}: expected an http:// or https:// URL`);
     }
+    // Keep-alive without a socket limit: every watch holds a socket of its own, and requests
+    // must never queue behind each other in the proxy (the API server is the one to throttle).
     this.agent =
       this.url.protocol === 'https:'
-        ? new https.Agent({ keepAlive: true, noDelay: true, ca: options.caPem, cert: options.clientCertPem, key: options.clientKeyPem })
-        : new http.Agent({ keepAlive: true, noDelay: true });
+        ? new https.Agent({ keepAlive: true, noDelay: true, maxFreeSockets: 1024, ca: options.caPem, cert: options.clientCertPem, key: options.clientKeyPem })
+        : new http.Agent({ keepAlive: true, noDelay: true, maxFreeSockets: 1024 });
+    // Sockets are registered once, when the agent makes them, rather than on every request.
+    const agentWithConnect = this.agent as http.Agent & { createConnection: (...args: unknown[]) => Socket };
+    const createConnection = agentWithConnect.createConnection.bind(this.agent);
+    agentWithConnect.createConnection = (...args: unknown[]) => {
+      const socket = createConnection(...args);
+      if (socket) this.trackSocket(socket);
+      return socket;
+    };
     this.resources = new ResourceMapper((path) => this.fetchJson(path));
   }
 
@@ -61,11 +73,20 @@ export class Upstream {
     if (!pending) {
       pending = this.resources
         .byResource(group, version, resource)
+        .then((info) => {
+          if (info) this.known.set(k, info);
+          return info;
+        })
         .catch(() => undefined)
         .finally(() => this.lookups.delete(k));
       this.lookups.set(k, pending);
     }
     return pending;
+  }
+
+  /** The resource's kind and scope if discovery found it already (no waiting); see lookupResource. */
+  knownResource(group: string, version: string, resource: string): ResourceInfo | undefined {
+    return this.known.get(`${group}/${version}/${resource}`);
   }
 
   /** The bearer token the proxy presents upstream (the controller's own Authorization wins). */
@@ -115,7 +136,7 @@ export class Upstream {
       headers,
       agent: this.agent,
     });
-    this.track(req);
+    this.track(req, false);
     return req;
   }
 
@@ -134,7 +155,7 @@ export class Upstream {
       cert: this.options.clientCertPem,
       key: this.options.clientKeyPem,
     });
-    this.track(req);
+    this.track(req, true);
     return req;
   }
 
@@ -143,10 +164,11 @@ export class Upstream {
     return this.url.pathname === '/' ? '' : this.url.pathname.replace(/\/$/, '');
   }
 
-  private track(req: http.ClientRequest): void {
+  /** `ownSocket`: a request outside the agent, whose socket the agent does not register. */
+  private track(req: http.ClientRequest, ownSocket: boolean): void {
     this.openRequests.add(req);
-    req.on('close', () => this.openRequests.delete(req));
-    req.on('socket', (socket: Socket) => this.trackSocket(socket));
+    req.once('close', () => this.openRequests.delete(req));
+    if (ownSocket) req.once('socket', (socket: Socket) => this.trackSocket(socket));
   }
 
   trackSocket(socket: Socket): void {

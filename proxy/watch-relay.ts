@@ -64,20 +64,51 @@ export interface RelayedWatchEvent {
   traceSeq?: number;
 }
 
-export function decodeWatchLine(raw: Buffer, fallbackKind: string | undefined): RelayedWatchEvent {
-  const text = raw.toString('utf8').trim();
-  if (!text) return { raw };
+interface DecodedLine {
+  type: WatchEventType;
+  object: KubeObject;
+}
+
+/**
+ * The last event lines decoded, by their text. Several watches of one resource (informers of
+ * several controllers, or of one controller's several caches) receive the very same line; it is
+ * parsed once and its object shared, read-only, by their events and trace records. Secrets are
+ * never shared: the trace writer redacts their values in place.
+ */
+const recentLines = new Map<string, DecodedLine>();
+const RECENT_LINES = 64;
+const MAX_SHARED_LINE = 64 * 1024;
+
+function parseLine(text: string): DecodedLine | null {
   let parsed: unknown;
   try {
+    // JSON.parse skips the surrounding whitespace (the newline) itself; a blank line throws.
     parsed = JSON.parse(text);
   } catch {
-    return { raw };
+    return null;
   }
   if (!isObject(parsed) || typeof parsed.type !== 'string' || !WATCH_EVENT_TYPES.has(parsed.type) || !isObject(parsed.object)) {
-    return { raw };
+    return null;
   }
-  const object = parsed.object as KubeObject;
-  const event: RelayedWatchEvent = { raw, type: parsed.type as WatchEventType, object };
+  return { type: parsed.type as WatchEventType, object: parsed.object as KubeObject };
+}
+
+function decodeShared(text: string): DecodedLine | null {
+  if (text.length > MAX_SHARED_LINE) return parseLine(text);
+  const cached = recentLines.get(text);
+  if (cached !== undefined) return cached;
+  const decoded = parseLine(text);
+  if (!decoded || decoded.object.kind === 'Secret' || decoded.object.kind === undefined) return decoded;
+  if (recentLines.size >= RECENT_LINES) recentLines.delete(recentLines.keys().next().value!);
+  recentLines.set(text, decoded);
+  return decoded;
+}
+
+export function decodeWatchLine(raw: Buffer, fallbackKind: string | undefined): RelayedWatchEvent {
+  const decoded = decodeShared(raw.toString('utf8'));
+  if (!decoded) return { raw };
+  const { object } = decoded;
+  const event: RelayedWatchEvent = { raw, type: decoded.type, object };
   if (event.type !== 'ERROR' && event.type !== 'BOOKMARK') {
     const key = keyOfAnswer(object, fallbackKind);
     if (key) event.key = key;
@@ -122,6 +153,12 @@ export class WatchRelay {
   private upstream: IncomingMessage | undefined;
   private stopped = false;
   private headersSent = false;
+  /**
+   * While the events of one upstream chunk are relayed, the bytes of those that pass the stages and
+   * the gate at once collect here and go to the controller in one write at the end of the chunk
+   * (their trace events are recorded as they pass, in order). Undefined outside a chunk.
+   */
+  private batch: Buffer[] | undefined;
 
   constructor(private readonly o: WatchRelayOptions) {
     this.stages = o.stages ?? [];
@@ -195,7 +232,17 @@ export class WatchRelay {
       this.deliverBytes({ raw: chunk });
       return;
     }
-    for (const line of this.splitter.push(chunk)) this.route(decodeWatchLine(line, this.o.kind), 0);
+    const lines = this.splitter.push(chunk);
+    if (lines.length === 1) {
+      this.route(decodeWatchLine(lines[0]!, this.o.kind), 0);
+      return;
+    }
+    this.batch = [];
+    try {
+      for (const line of lines) this.route(decodeWatchLine(line, this.o.kind), 0);
+    } finally {
+      this.flushBatch();
+    }
   }
 
   private route(event: RelayedWatchEvent, stageIndex: number): void {
@@ -209,31 +256,63 @@ export class WatchRelay {
   }
 
   private deliverBytes(event: RelayedWatchEvent): void {
-    const { client, gate } = this.o;
+    const { gate } = this.o;
+    if (gate.isHeld) {
+      this.upstream?.pause();
+      gate.pass(() => this.guard(() => this.write(event)));
+      return;
+    }
+    this.guard(() => this.write(event));
+  }
+
+  /** Writes one event (or the end) to the controller, past the stages and the gate. */
+  private write(event: RelayedWatchEvent): void {
+    const { client } = this.o;
+    if (event.end) {
+      this.flushBatch();
+      this.stopped = true;
+      client.end();
+      this.o.onEnd();
+      return;
+    }
+    if (this.batch) {
+      this.batch.push(event.raw);
+    } else {
+      this.afterWrite(writeChunk(client, event.raw));
+    }
+    if (event.type) {
+      const seq = this.o.onDelivered(event);
+      if (seq !== undefined) event.traceSeq = seq;
+    }
+  }
+
+  /** Writes what the current chunk collected in one piece. */
+  private flushBatch(): void {
+    const batch = this.batch;
+    this.batch = undefined;
+    // Stopped meanwhile or not, these events were delivered (and recorded): send them while the
+    // response is still open, as they would have been sent one by one.
+    const client = this.o.client;
+    if (!batch || batch.length === 0 || client.writableEnded || client.destroyed) return;
+    try {
+      this.afterWrite(writeChunk(client, batch.length === 1 ? batch[0]! : Buffer.concat(batch)));
+    } catch (err) {
+      if (this.stopped) return;
+      this.stopped = true;
+      this.o.onFailure(err as Error);
+    }
+  }
+
+  /** Backpressure: a controller that reads slowly slows the upstream down, not the proxy's memory. */
+  private afterWrite(flowing: boolean): void {
     const upstream = this.upstream;
-    if (gate.isHeld) upstream?.pause();
-    gate.pass(() =>
-      this.guard(() => {
-        if (event.end) {
-          this.stopped = true;
-          client.end();
-          this.o.onEnd();
-          return;
-        }
-        const flowing = writeChunk(client, event.raw);
-        if (event.type) {
-          const seq = this.o.onDelivered(event);
-          if (seq !== undefined) event.traceSeq = seq;
-        }
-        if (!upstream) return;
-        if (!flowing) {
-          upstream.pause();
-          client.once('drain', () => upstream.resume());
-        } else if (upstream.isPaused()) {
-          upstream.resume();
-        }
-      }),
-    );
+    if (!upstream) return;
+    if (!flowing) {
+      upstream.pause();
+      this.o.client.once('drain', () => upstream.resume());
+    } else if (upstream.isPaused()) {
+      upstream.resume();
+    }
   }
 
   private guard(work: () => void): void {

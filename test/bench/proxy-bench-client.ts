@@ -1,22 +1,33 @@
 /**
- * The load generator of proxy.bench.ts, in a worker thread: the clients (like a controller process)
- * must not share the event loop of the cluster and the proxy they measure.
+ * The load generator of proxy.bench.ts, in a process of its own (like a controller process): the
+ * clients must not share an event loop with the cluster or the proxy they measure. The same code
+ * measures the direct and the proxied side. Talks to the bench over the IPC channel of `fork`.
  */
 import http from 'node:http';
 import http2 from 'node:http2';
-import { parentPort } from 'node:worker_threads';
 
 export type BenchRequest =
+  | { op: 'create'; cluster: string; name: string }
   | { op: 'latency'; url: string; path: string; headers: Record<string, string>; n: number }
   | { op: 'h2-latency'; url: string; path: string; headers: Record<string, string>; n: number; ca: string }
   | { op: 'throughput'; url: string; path: string; headers: Record<string, string>; n: number; concurrency: number }
-  | { op: 'watch'; url: string; path: string; headers: Record<string, string>; watchers: number; expectedLines: number };
+  | {
+      op: 'watch';
+      /** Where the watchers connect (the cluster or the proxy). */
+      url: string;
+      /** Where the changes are made: always the cluster itself, as another client would. */
+      cluster: string;
+      name: string;
+      headers: Record<string, string>;
+      watchers: number;
+      changes: number;
+    };
 
 export type BenchReply =
+  | { op: 'created' }
   | { op: 'latency'; p50: number; p99: number }
   | { op: 'throughput'; perSecond: number }
-  | { op: 'watch-ready' }
-  | { op: 'watch-done'; received: number };
+  | { op: 'watch'; received: number; expected: number; seconds: number };
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -33,6 +44,23 @@ function get(agent: http.Agent, url: URL, path: string, headers: Record<string, 
   });
 }
 
+function send(agent: http.Agent, base: string, method: string, path: string, body: unknown, contentType = 'application/json'): Promise<unknown> {
+  const url = new URL(base);
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { hostname: url.hostname, port: url.port, method, path, agent, headers: { 'content-type': contentType, 'content-length': payload.length } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
 async function timed(n: number, one: () => Promise<void>): Promise<{ p50: number; p99: number }> {
   for (let i = 0; i < Math.min(200, n); i++) await one();
   const times: number[] = [];
@@ -45,10 +73,65 @@ async function timed(n: number, one: () => Promise<void>): Promise<{ p50: number
   return { p50: percentile(times, 50), p99: percentile(times, 99) };
 }
 
-async function handle(m: BenchRequest): Promise<BenchReply | undefined> {
+const writer = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+/** `watchers` watches of one object, `changes` patches of it; how fast all watchers together receive them. */
+async function watchRate(m: Extract<BenchRequest, { op: 'watch' }>): Promise<BenchReply> {
+  const created = (await send(writer, m.cluster, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: m.name }, data: { n: '0' } })) as {
+    metadata: { resourceVersion: string };
+  };
   const url = new URL(m.url);
+  const path = `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${created.metadata.resourceVersion}&fieldSelector=metadata.name%3D${m.name}`;
+  const expected = m.watchers * m.changes;
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  let received = 0;
+  const requests: http.ClientRequest[] = [];
+  let finish: () => void = () => undefined;
+  const all = new Promise<void>((r) => (finish = r));
+  await Promise.all(
+    Array.from(
+      { length: m.watchers },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const req = http.request({ hostname: url.hostname, port: url.port, agent, headers: m.headers, path }, (res) => {
+            let tail = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => {
+              const lines = (tail + chunk).split('\n');
+              tail = lines.pop() ?? '';
+              received += lines.length;
+              if (received >= expected) finish();
+            });
+            resolve();
+          });
+          req.on('error', reject);
+          req.end();
+          requests.push(req);
+        }),
+    ),
+  );
+  const start = process.hrtime.bigint();
+  const patches = (async () => {
+    for (let i = 1; i <= m.changes; i++) {
+      await send(writer, m.cluster, 'PATCH', `/api/v1/namespaces/default/configmaps/${m.name}`, { data: { n: String(i) } }, 'application/merge-patch+json');
+    }
+  })();
+  await Promise.race([all, new Promise<void>((r) => setTimeout(r, 60_000).unref())]);
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  await patches;
+  for (const r of requests) r.destroy();
+  agent.destroy();
+  return { op: 'watch', received, expected, seconds };
+}
+
+async function handle(m: BenchRequest): Promise<BenchReply> {
   switch (m.op) {
+    case 'create': {
+      await send(writer, m.cluster, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: m.name }, data: { a: 'x'.repeat(200) } });
+      return { op: 'created' };
+    }
     case 'latency': {
+      const url = new URL(m.url);
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
       const r = await timed(m.n, () => get(agent, url, m.path, m.headers));
       agent.destroy();
@@ -69,6 +152,7 @@ async function handle(m: BenchRequest): Promise<BenchReply | undefined> {
       return { op: 'latency', ...r };
     }
     case 'throughput': {
+      const url = new URL(m.url);
       const agent = new http.Agent({ keepAlive: true, maxSockets: m.concurrency });
       let next = 0;
       const start = process.hrtime.bigint();
@@ -84,43 +168,18 @@ async function handle(m: BenchRequest): Promise<BenchReply | undefined> {
       agent.destroy();
       return { op: 'throughput', perSecond: m.n / seconds };
     }
-    case 'watch': {
-      const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-      let received = 0;
-      const requests: http.ClientRequest[] = [];
-      let finish: () => void = () => undefined;
-      const all = new Promise<void>((r) => (finish = r));
-      await Promise.all(
-        Array.from(
-          { length: m.watchers },
-          () =>
-            new Promise<void>((resolve, reject) => {
-              const req = http.request({ hostname: url.hostname, port: url.port, agent, headers: m.headers, path: m.path }, (res) => {
-                let tail = '';
-                res.setEncoding('utf8');
-                res.on('data', (chunk: string) => {
-                  const lines = (tail + chunk).split('\n');
-                  tail = lines.pop() ?? '';
-                  received += lines.length;
-                  if (received >= m.expectedLines) finish();
-                });
-                resolve();
-              });
-              req.on('error', reject);
-              req.end();
-              requests.push(req);
-            }),
-        ),
-      );
-      parentPort!.postMessage({ op: 'watch-ready' } satisfies BenchReply);
-      await Promise.race([all, new Promise<void>((r) => setTimeout(r, 60_000).unref())]);
-      for (const r of requests) r.destroy();
-      agent.destroy();
-      return { op: 'watch-done', received };
-    }
+    case 'watch':
+      return watchRate(m);
   }
 }
 
-parentPort?.on('message', (m: BenchRequest) => {
-  void handle(m).then((reply) => reply && parentPort!.postMessage(reply));
+process.on('message', (m: BenchRequest) => {
+  void handle(m).then(
+    (reply) => process.send!(reply),
+    (err: unknown) => {
+      process.stderr.write(`bench client: ${(err as Error).stack ?? String(err)}\n`);
+      process.exit(1);
+    },
+  );
 });
+process.on('disconnect', () => process.exit(0));
