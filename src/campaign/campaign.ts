@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
-import { executeRun } from '../coordinator/run.js';
+import { executeRun, type ClusterChoice } from '../coordinator/run.js';
 import { loadPlanFile, serializePlan, type TestPlan } from '../model/plan.js';
 import { RESULTS_FORMAT, type Alarm, type PlanResult, type ResultsFile, type RunArtifacts, type RunRecord } from '../model/results.js';
 import { readTrace } from '../model/trace-io.js';
@@ -14,12 +14,15 @@ import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '
 import { loadHealthInputs, loadRunDir } from '../report/artifacts.js';
 import { redactAlarm } from '../report/redact.js';
 import { CampaignLayout } from './layout.js';
+import { Limiter } from './limiter.js';
 
 export type Log = (line: string) => void;
 
 export interface CampaignOptions {
   out: string;
   log: Log;
+  /** Where every run of the campaign runs; default a fresh embedded cluster per run (see ClusterChoice). */
+  cluster?: ClusterChoice;
 }
 
 function selectWorkloads(config: ControllerUnderTest, names: string[] | undefined): Workload[] {
@@ -53,7 +56,7 @@ export async function learn(
     for (let n = 1; n <= config.referenceRuns; n++) {
       const dir = layout.referenceRun(workload.name, n);
       opts.log(`learn ${config.name}/${workload.name}: reference run ${n}/${config.referenceRuns}`);
-      const { record } = await executeRun({ config, workload, runDir: dir, log: opts.log, ...(opts.serialize ? { serializeDelivery: opts.serialize } : {}) });
+      const { record } = await executeRun({ config, workload, runDir: dir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.serialize ? { serializeDelivery: opts.serialize } : {}) });
       const ok = !record.error && record.workloadOutcome.ok;
       const error = record.error ?? record.workloadOutcome.error;
       summary.runs.push({ dir, ok, durationMs: record.durationMs, ...(error ? { error } : {}) });
@@ -161,6 +164,13 @@ export interface TestOptions extends CampaignOptions {
    * per workload and campaign) and mark the alarms it reproduces as flaky.
    */
   confirm?: boolean;
+  /**
+   * How many plans run at once (default 1). Every run has its own cluster, proxy and controller
+   * process, so runs do not see each other; they only share the machine.
+   */
+  parallel?: number;
+  /** A limit shared with other test() calls (the demo's); overrides `parallel`. */
+  limiter?: Limiter;
 }
 
 function oracleOptions(config: ControllerUnderTest, workload: string): OracleOptions {
@@ -195,12 +205,12 @@ function writeResults(file: string, results: PlanResult[], planned: number, comp
   renameSync(file + '.tmp', file);
 }
 
-/** Runs plans, each on a fresh cluster, and judges each against the reference runs. */
+/**
+ * Runs plans, each on a fresh cluster, and judges each against the reference runs. With `parallel`
+ * (or a shared `limiter`) several plans run at once; results keep the plans' order.
+ */
 export async function test(config: ControllerUnderTest, plans: TestPlan[], opts: TestOptions): Promise<PlanResult[]> {
   const layout = new CampaignLayout(opts.out, config.name);
-  const references = new Map<string, { dirs: string[]; runs: RunArtifacts[] }>();
-  const confirmations = new Map<string, { runDir: string; alarms: Alarm[] }>();
-  const results: PlanResult[] = [];
   for (const p of plans) {
     if (p.spec.controller !== config.name) {
       throw new UserInputError(undefined, undefined, `plan ${p.metadata.name} is for controller "${p.spec.controller}", but the config is for "${config.name}"`);
@@ -209,38 +219,61 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
       throw new UserInputError(undefined, undefined, `plan ${p.metadata.name} names workload "${p.spec.workload}", which ${config.file} does not define`);
     }
   }
+  const limiter = opts.limiter ?? new Limiter(opts.parallel ?? 1);
+  const concurrent = limiter.slots > 1;
+  // Loaded once per workload, and the confirmation run made once per workload, even when several
+  // plans ask at the same time: both are kept as promises.
+  const references = new Map<string, Promise<{ dirs: string[]; runs: RunArtifacts[] }>>();
+  const referencesOf = (workload: string) => {
+    let refs = references.get(workload);
+    if (!refs) {
+      const dirs = referenceDirs(layout, config, workload);
+      refs = Promise.all(dirs.map(async (d) => (await loadRunDir(d)).artifacts)).then((runs) => ({ dirs, runs }));
+      references.set(workload, refs);
+    }
+    return refs;
+  };
+  const confirmations = new Map<string, Promise<{ runDir: string; alarms: Alarm[] }>>();
+  const confirmationOf = (workload: Workload, refs: RunArtifacts[], options: OracleOptions) => {
+    let confirmation = confirmations.get(workload.name);
+    if (!confirmation) {
+      confirmation = (async () => {
+        const confirmDir = layout.confirmationRun(workload.name);
+        rmSync(confirmDir, { recursive: true, force: true });
+        opts.log(`confirm ${config.name}/${workload.name}: re-running the workload without faults to check the alarmed fields are deterministic`);
+        const c = await executeRun({ config, workload, runDir: confirmDir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}) });
+        const cArtifacts = await fullArtifacts(confirmDir, c.record, c.artifacts);
+        if (c.record.error) opts.log(`  the confirmation run failed (${c.record.error}); alarms stay unconfirmed`);
+        return { runDir: confirmDir, alarms: c.record.error ? [] : runAlarms(refs, cArtifacts, c.record, options) };
+      })();
+      confirmations.set(workload.name, confirmation);
+    }
+    return confirmation;
+  };
+
   mkdirSync(layout.root, { recursive: true });
   const earlier = otherWorkloadsResults(layout.resultsFile, new Set(plans.map((p) => p.spec.workload)));
+  const results: Array<PlanResult | undefined> = new Array(plans.length);
+  const finished = () => results.filter((r): r is PlanResult => r !== undefined);
+  let started = 0;
   opts.progress?.begin(plans.length);
-  for (const [i, p] of plans.entries()) {
+
+  const runPlan = async (p: TestPlan, i: number): Promise<void> => {
     const workload = config.workloads.get(p.spec.workload)!;
-    let refs = references.get(workload.name);
-    if (!refs) {
-      const dirs = referenceDirs(layout, config, workload.name);
-      refs = { dirs, runs: await Promise.all(dirs.map(async (d) => (await loadRunDir(d)).artifacts)) };
-      references.set(workload.name, refs);
-    }
+    const refs = await referencesOf(workload.name);
     const options = oracleOptions(config, workload.name);
     const runDir = layout.testRun(workload.name, p.metadata.name);
     rmSync(runDir, { recursive: true, force: true });
-    opts.log(`test ${config.name}/${workload.name} [${i + 1}/${plans.length}] ${p.metadata.name}: ${p.spec.description}`);
+    opts.log(`test ${config.name}/${workload.name} [${++started}/${plans.length}] ${p.metadata.name}: ${p.spec.description}`);
     opts.progress?.planStarted(`${p.metadata.name}: ${p.spec.description}`);
-    const run = await executeRun({ config, workload, runDir, plan: p, log: opts.log });
+    // Lines of concurrent runs interleave: each says which plan it belongs to.
+    const log: Log = concurrent ? (line) => opts.log(`[${p.metadata.name}] ${line.trimStart()}`) : opts.log;
+    const run = await executeRun({ config, workload, runDir, plan: p, log, ...(opts.cluster ? { cluster: opts.cluster } : {}) });
     const artifacts = await fullArtifacts(runDir, run.record, run.artifacts);
     let decision = judgeTestRun(refs.runs, artifacts, run.record, options);
     let confirmation: { runDir: string; alarms: Alarm[] } | undefined;
     if (opts.confirm && decision.verdict === 'bug') {
-      confirmation = confirmations.get(workload.name);
-      if (!confirmation) {
-        const confirmDir = layout.confirmationRun(workload.name);
-        rmSync(confirmDir, { recursive: true, force: true });
-        opts.log(`confirm ${config.name}/${workload.name}: re-running the workload without faults to check the alarmed fields are deterministic`);
-        const c = await executeRun({ config, workload, runDir: confirmDir, log: opts.log });
-        const cArtifacts = await fullArtifacts(confirmDir, c.record, c.artifacts);
-        confirmation = { runDir: confirmDir, alarms: c.record.error ? [] : runAlarms(refs.runs, cArtifacts, c.record, options) };
-        if (c.record.error) opts.log(`  the confirmation run failed (${c.record.error}); alarms stay unconfirmed`);
-        confirmations.set(workload.name, confirmation);
-      }
+      confirmation = await confirmationOf(workload, refs.runs, options);
       decision = applyConfirmation(decision, confirmation.alarms);
     }
     const result: PlanResult = {
@@ -259,13 +292,17 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
       ...(confirmation ? { confirmationRunDir: confirmation.runDir } : {}),
     };
     writeFileSync(join(runDir, 'verdict.json'), JSON.stringify(result, null, 2) + '\n');
-    results.push(result);
-    writeResults(layout.resultsFile, [...earlier, ...results], earlier.length + plans.length, false);
+    results[i] = result;
+    writeResults(layout.resultsFile, [...earlier, ...finished()], earlier.length + plans.length, false);
     opts.progress?.planFinished(result);
     opts.onResult?.(result, i, plans.length);
-  }
-  writeResults(layout.resultsFile, [...earlier, ...results], earlier.length + plans.length, true);
-  return results;
+  };
+
+  const outcomes = await Promise.allSettled(plans.map((p, i) => limiter.run(() => runPlan(p, i))));
+  const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failure) throw failure.reason;
+  writeResults(layout.resultsFile, [...earlier, ...finished()], earlier.length + plans.length, true);
+  return finished();
 }
 
 export function loadPlans(paths: string[]): TestPlan[] {

@@ -5,7 +5,7 @@
  * within a few minutes on 2 cores; `all` runs every example on every pattern (about ten times longer).
  */
 import { existsSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config/config.js';
 import type { ControllerUnderTest } from '../config/config.js';
@@ -13,6 +13,8 @@ import type { Pattern, TestPlan } from '../model/plan.js';
 import type { PlanResult, Verdict } from '../model/results.js';
 import { formatDuration, renderTable } from '../cli/table.js';
 import { learn, plan, test, type Log, type TestProgress } from './campaign.js';
+import type { ClusterChoice } from '../coordinator/run.js';
+import { Limiter } from './limiter.js';
 
 export const DEMO_RESULTS_FORMAT = 'kperturb.dev/demo-results/v1';
 
@@ -52,6 +54,8 @@ export interface DemoExampleResult {
   durationMs: number;
   /** Set when the example could not be tested (its reference runs failed). */
   error?: string;
+  /** Set when the example was left out on purpose (its controller is not built on this machine). */
+  skipped?: string;
   plans: Array<
     Pick<PlanResult, 'plan' | 'pattern' | 'description' | 'verdict' | 'injected' | 'durationMs'> & {
       alarms: Array<{ oracle: string; object: string; field?: string; message: string; flaky?: boolean }>;
@@ -74,7 +78,18 @@ export interface DemoOptions {
   confirm?: boolean;
   /** Every example on every pattern, instead of DEMO_SELECTION. */
   all?: boolean;
+  /** Plans run at once, across all examples (default DEMO_PARALLEL). */
+  parallel?: number;
+  /** Where the runs run (default: a fresh embedded cluster each); see ClusterChoice. */
+  cluster?: ClusterChoice;
 }
+
+/**
+ * Plans the demo runs at once by default. A plan mostly waits (for the controller to settle, for a
+ * stale view's release), so on 2 cores 3 at once cut the demo's test time by about half without
+ * changing a verdict (measured: see docs/cli.md, `kperturb demo`).
+ */
+export const DEMO_PARALLEL = 3;
 
 /**
  * Learns and plans every example first, then tests all plans, so that progress knows the total.
@@ -82,7 +97,7 @@ export interface DemoOptions {
  */
 export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
   const started = Date.now();
-  const prepared: Array<{ config: ControllerUnderTest; workload: string; plans: TestPlan[]; prepMs: number; error?: string }> = [];
+  const prepared: Array<{ config: ControllerUnderTest; workload: string; plans: TestPlan[]; prepMs: number; error?: string; skipped?: string }> = [];
   for (const file of findExampleConfigs()) {
     const config = loadConfig(file);
     const pattern = DEMO_SELECTION[exampleLabel(file).split('/')[0]!];
@@ -91,10 +106,17 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
     } else if (!opts.all && !pattern) {
       continue;
     }
-    const wanted = (p: TestPlan) => opts.all || !pattern || p.spec.pattern === pattern;
+    // --only and --all test every pattern; the default selection tests each example's own pattern.
+    const wanted = (p: TestPlan) => opts.all || (opts.only?.length ?? 0) > 0 || !pattern || p.spec.pattern === pattern;
+    const notBuilt = missingControllerBinary(config);
     for (const workload of config.workloads.keys()) {
+      if (notBuilt) {
+        opts.log(`demo: skipping ${config.name}/${workload}: ${notBuilt}`);
+        prepared.push({ config, workload, plans: [], prepMs: 0, skipped: notBuilt });
+        continue;
+      }
       const t0 = Date.now();
-      const learned = await learn(config, { out: opts.out, log: opts.log, workloads: [workload], serialize: { quietMs: DEMO_SERIALIZE_QUIET_MS } });
+      const learned = await learn(config, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), workloads: [workload], serialize: { quietMs: DEMO_SERIALIZE_QUIET_MS } });
       const failed = learned.flatMap((l) => l.runs).find((r) => !r.ok);
       if (failed) {
         // Plans from a broken reference would be meaningless; the other examples still run.
@@ -109,37 +131,39 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
   progress?.begin(prepared.reduce((n, p) => n + p.plans.length, 0));
   // test() announces each call's plans; the grand total is known already.
   const perCall: TestProgress | undefined = progress && { begin: () => undefined, planStarted: (l) => progress.planStarted(l), planFinished: (r) => progress.planFinished(r) };
-  const examples: DemoExampleResult[] = [];
-  for (const p of prepared) {
-    const t0 = Date.now();
-    if (p.error) {
-      examples.push({ example: p.config.name, workload: p.workload, plansGenerated: 0, bugs: 0, durationMs: p.prepMs, plans: [], error: p.error });
-      continue;
-    }
-    const results = await test(p.config, p.plans, { out: opts.out, log: opts.log, confirm: opts.confirm ?? true, ...(perCall ? { progress: perCall } : {}) });
-    examples.push({
-      example: p.config.name,
-      workload: p.workload,
-      plansGenerated: p.plans.length,
-      bugs: results.filter((r) => r.verdict === 'bug').length,
-      durationMs: p.prepMs + Date.now() - t0,
-      plans: results.map((r) => ({
-        plan: r.plan,
-        pattern: r.pattern,
-        description: r.description,
-        verdict: r.verdict,
-        injected: r.injected,
-        durationMs: r.durationMs,
-        alarms: r.alarms.map((a) => ({
-          oracle: a.oracle,
-          object: a.object,
-          ...(a.field !== undefined ? { field: a.field } : {}),
-          message: a.message,
-          ...(a.flaky ? { flaky: true } : {}),
+  // One limit over all examples: their plans share the machine, not one example at a time.
+  const limiter = new Limiter(opts.parallel ?? DEMO_PARALLEL);
+  const examples = await Promise.all(
+    prepared.map(async (p): Promise<DemoExampleResult> => {
+      const t0 = Date.now();
+      if (p.error || p.skipped) {
+        return { example: p.config.name, workload: p.workload, plansGenerated: 0, bugs: 0, durationMs: p.prepMs, plans: [], ...(p.error ? { error: p.error } : { skipped: p.skipped! }) };
+      }
+      const results = await test(p.config, p.plans, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), limiter, confirm: opts.confirm ?? true, ...(perCall ? { progress: perCall } : {}) });
+      return {
+        example: p.config.name,
+        workload: p.workload,
+        plansGenerated: p.plans.length,
+        bugs: results.filter((r) => r.verdict === 'bug').length,
+        durationMs: p.prepMs + Date.now() - t0,
+        plans: results.map((r) => ({
+          plan: r.plan,
+          pattern: r.pattern,
+          description: r.description,
+          verdict: r.verdict,
+          injected: r.injected,
+          durationMs: r.durationMs,
+          alarms: r.alarms.map((a) => ({
+            oracle: a.oracle,
+            object: a.object,
+            ...(a.field !== undefined ? { field: a.field } : {}),
+            message: a.message,
+            ...(a.flaky ? { flaky: true } : {}),
+          })),
         })),
-      })),
-    });
-  }
+      };
+    }),
+  );
   return { format: DEMO_RESULTS_FORMAT, durationMs: Date.now() - started, examples };
 }
 
@@ -148,6 +172,7 @@ export function renderDemoTable(results: DemoResults): string {
   const rows = results.examples.map((e) => {
     const n = (v: Verdict) => e.plans.filter((p) => p.verdict === v).length;
     if (e.error) return [e.example, e.workload, 'reference runs failed', '', '', '', '', '', '', formatDuration(e.durationMs)];
+    if (e.skipped) return [e.example, e.workload, 'skipped (not built)', '', '', '', '', '', '', ''];
     return [e.example, e.workload, e.plansGenerated, e.bugs, n('pass'), n('flaky'), n('not-injected'), n('workload-failed'), n('error'), formatDuration(e.durationMs)];
   });
   return renderTable(['example', 'workload', 'plans', 'bugs found', 'passed', 'flaky', 'not injected', 'workload failed', 'error', 'time'], rows);
@@ -156,6 +181,18 @@ export function renderDemoTable(results: DemoResults): string {
 export function writeDemoJson(file: string, results: DemoResults): void {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
+}
+
+/**
+ * Why the example's controller cannot start here: a controller given by path (the Go examples'
+ * binary, built by `npm run build:go-fixtures` when `go` is installed) that does not exist.
+ */
+export function missingControllerBinary(config: ControllerUnderTest): string | undefined {
+  const { command, workingDir } = config.controller;
+  if (!command.includes('/')) return undefined;
+  const file = resolve(workingDir, command);
+  if (existsSync(file)) return undefined;
+  return `its controller ${relative(process.cwd(), file) || file} is not built (the Go examples need \`go\`: npm run build:go-fixtures)`;
 }
 
 export function exampleLabel(file: string): string {

@@ -7,8 +7,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { loadConfig } from '../config/config.js';
 import { learn, plan, test, loadPlans } from '../campaign/campaign.js';
+import type { ClusterChoice } from '../coordinator/run.js';
 import { CampaignLayout } from '../campaign/layout.js';
-import { renderDemoTable, runDemo, writeDemoJson } from '../campaign/demo.js';
+import { DEMO_PARALLEL, renderDemoTable, runDemo, writeDemoJson } from '../campaign/demo.js';
 import { UserInputError, SetupError } from '../model/errors.js';
 import { renderTable, formatDuration } from './table.js';
 import type { PlanResult } from '../model/results.js';
@@ -40,6 +41,45 @@ function parseQuietMs(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 60_000) throw new UserInputError(undefined, '--serialize', `a quiet window in milliseconds, 1-60000 (got ${JSON.stringify(value)})`);
   return n;
+}
+
+function parseParallel(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new UserInputError(undefined, '--parallel', `a number of plans to run at once, 1-64 (got ${JSON.stringify(value)})`);
+  return n;
+}
+
+const parallelOption = (dflt: number) =>
+  new Option('-j, --parallel <n>', 'run this many plans at once (each on its own cluster, proxy and controller process)').argParser(parseParallel).default(dflt);
+
+const realOption = () =>
+  new Option('--real', 'run each run on a fresh real control plane (etcd, kube-apiserver, kube-controller-manager; built by `npm run setup:real` if needed) instead of the embedded cluster').conflicts('kubeconfig');
+const kubeconfigOption = () =>
+  new Option('--kubeconfig <file>', "run on the cluster of this kubeconfig's current context (shared by every run: what a run creates is deleted after it)").conflicts('real');
+
+/**
+ * The cluster the runs use, checked before the first run: --real builds the control plane if needed
+ * (progress on stderr), --kubeconfig must name a readable kubeconfig whose API server answers. Runs
+ * on an existing cluster share it, so they cannot run in parallel.
+ */
+async function clusterChoice(
+  opts: { real?: boolean; kubeconfig?: string; parallel?: number },
+  parallelGiven: boolean,
+): Promise<{ cluster?: ClusterChoice; parallel?: number }> {
+  if (opts.real) {
+    const { ensureControlPlaneBinaries } = await import('../realcluster/index.js');
+    return { cluster: { kind: 'real', binaries: await ensureControlPlaneBinaries(log) }, ...(opts.parallel !== undefined ? { parallel: opts.parallel } : {}) };
+  }
+  if (opts.kubeconfig !== undefined) {
+    const { ExistingCluster } = await import('../realcluster/index.js');
+    const file = resolve(opts.kubeconfig);
+    await (await ExistingCluster.connect(file)).check();
+    if ((opts.parallel ?? 1) > 1 && parallelGiven) {
+      throw new UserInputError(undefined, '--parallel', '1 with --kubeconfig (runs on an existing cluster share it, so they run one at a time)');
+    }
+    return { cluster: { kind: 'existing', kubeconfig: file }, ...(opts.parallel !== undefined ? { parallel: 1 } : {}) };
+  }
+  return opts.parallel !== undefined ? { parallel: opts.parallel } : {};
 }
 
 const configOption = () => new Option('-c, --config <file>', 'the kperturb.yaml of the controller under test').default('kperturb.yaml');
@@ -132,10 +172,13 @@ export function buildProgram(): Command {
       'causality learning: the proxy delivers watch events one at a time and waits until the controller has been quiet for quietMs (default 100) before the next; the trace gets episode markers',
       parseQuietMs,
     )
-    .action(async (opts: { config: string; out: string; workload?: string[]; serialize?: number | true }) => {
+    .addOption(realOption())
+    .addOption(kubeconfigOption())
+    .action(async (opts: { config: string; out: string; workload?: string[]; serialize?: number | true; real?: boolean; kubeconfig?: string }) => {
       const config = loadConfig(opts.config);
       const serialize = opts.serialize === undefined ? {} : { serialize: { quietMs: opts.serialize === true ? DEFAULT_SERIALIZE_QUIET_MS : opts.serialize } };
-      const summaries = await learn(config, { out: resolve(opts.out), log, ...(opts.workload ? { workloads: opts.workload } : {}), ...serialize });
+      const { cluster } = await clusterChoice(opts, false);
+      const summaries = await learn(config, { out: resolve(opts.out), log, ...(cluster ? { cluster } : {}), ...(opts.workload ? { workloads: opts.workload } : {}), ...serialize });
       const rows = summaries.flatMap((s) => s.runs.map((r, i) => [s.workload, `ref-${i + 1}`, r.ok ? 'ok' : 'FAILED', formatDuration(r.durationMs), r.error ?? r.dir]));
       process.stdout.write(renderTable(['workload', 'run', 'outcome', 'time', 'directory / error'], rows) + '\n');
       if (summaries.some((s) => s.runs.some((r) => !r.ok))) throw new SetupError('a reference run failed: fix the workload or the controller before planning');
@@ -160,21 +203,25 @@ export function buildProgram(): Command {
 
   program
     .command('test')
-    .description('run test plans (files or directories; default: all plans of the config), each on a fresh embedded cluster')
+    .description('run test plans (files or directories; default: all plans of the config), each on a fresh embedded cluster (or see --real, --kubeconfig)')
     .argument('[plans...]', 'plan files or directories')
     .addOption(configOption())
     .addOption(outOption())
     .option('--confirm', 'when a plan alarms, re-run the workload without faults and mark alarms it reproduces as flaky')
-    .action(async (paths: string[], opts: { config: string; out: string; confirm?: boolean }) => {
+    .addOption(parallelOption(1))
+    .addOption(realOption())
+    .addOption(kubeconfigOption())
+    .action(async (paths: string[], opts: { config: string; out: string; confirm?: boolean; parallel: number; real?: boolean; kubeconfig?: string }, cmd: Command) => {
       const config = loadConfig(opts.config);
       const out = resolve(opts.out);
       const planPaths = paths.length > 0 ? paths : [new CampaignLayout(out, config.name).plansDir()];
       const plans = loadPlans(planPaths);
       if (plans.length === 0) throw new UserInputError(planPaths.join(', '), undefined, 'at least one plan (run `kperturb plan` first)');
+      const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli');
       const progress = new ProgressReporter();
       let results: PlanResult[];
       try {
-        results = await test(config, plans, { out, log: progress.log, progress, ...(opts.confirm ? { confirm: true } : {}) });
+        results = await test(config, plans, { out, log: progress.log, progress, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), ...(opts.confirm ? { confirm: true } : {}) });
       } finally {
         progress.end();
       }
@@ -219,23 +266,28 @@ export function buildProgram(): Command {
 
   program
     .command('demo')
-    .description('learn, plan and test the bundled example controllers on the embedded cluster')
+    .description('learn, plan and test the bundled example controllers on the embedded cluster (or see --real, --kubeconfig)')
     .option('--json <file>', 'write the results as JSON')
     .option('--only <name...>', 'only these examples (by metadata.name), on every pattern')
     .option('--all', 'every bundled example on every pattern (default: one example per pattern and its twin, on that pattern)')
     .option('--no-confirm', 'do not re-run a workload without faults to confirm the alarms of a bug')
     .addOption(new Option('-o, --out <dir>', 'where runs, plans and results are kept').default('.kperturb/demo'))
-    .action(async (opts: { json?: string; only?: string[]; out: string; confirm: boolean; all?: boolean }) => {
+    .addOption(parallelOption(DEMO_PARALLEL))
+    .addOption(realOption())
+    .addOption(kubeconfigOption())
+    .action(async (opts: { json?: string; only?: string[]; out: string; confirm: boolean; all?: boolean; parallel: number; real?: boolean; kubeconfig?: string }, cmd: Command) => {
+      const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli');
       const progress = new ProgressReporter();
       let results: Awaited<ReturnType<typeof runDemo>>;
       try {
-        results = await runDemo({ out: resolve(opts.out), log: progress.log, progress, confirm: opts.confirm, all: opts.all === true, ...(opts.only ? { only: opts.only } : {}) });
+        results = await runDemo({ out: resolve(opts.out), log: progress.log, progress, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), confirm: opts.confirm, all: opts.all === true, ...(opts.only ? { only: opts.only } : {}) });
       } finally {
         progress.end();
       }
       process.stdout.write('\n' + renderDemoTable(results) + '\n');
       for (const e of results.examples) {
         if (e.error) process.stdout.write(`\n${e.example}/${e.workload} was not tested: ${e.error}\n`);
+        if (e.skipped) process.stdout.write(`\n${e.example}/${e.workload} was skipped: ${e.skipped}\n`);
         for (const p of e.plans.filter((x) => x.verdict === 'bug' || x.verdict === 'flaky')) {
           process.stdout.write(`\n${e.example}: ${p.plan} ${p.verdict === 'bug' ? 'found a bug' : 'is flaky'}: ${p.description}\n`);
           for (const a of p.alarms) process.stdout.write(`  [${a.oracle}]${a.flaky ? ' (flaky)' : ''} ${a.message}\n`);

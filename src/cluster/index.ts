@@ -25,6 +25,7 @@ import { CrdController, NamespaceController } from './controllers.js';
 import { WatchHub } from './watch.js';
 import { ApiServer } from './server.js';
 import { ClusterSimulation, type SimulationOptions } from './sim/index.js';
+import type { KubeClientOptions } from '../kube/client.js';
 
 export interface EmbeddedClusterOptions {
   /** Port on 127.0.0.1; default 0 picks a free port. */
@@ -142,6 +143,11 @@ export class EmbeddedCluster {
       'current-context': KUBECONFIG_NAME,
       preferences: {},
     });
+  }
+
+  /** What KubeClient needs to talk to this server: nothing (plain HTTP, no authentication). */
+  clientOptions(): KubeClientOptions {
+    return {};
   }
 
   /** Stops listening and ends every open connection and watch right away. */

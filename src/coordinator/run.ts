@@ -1,23 +1,68 @@
 /**
- * One run of one workload: a fresh embedded cluster, the proxy in front of it, the cluster recorder,
- * the controller process, the workload, and (for test runs) the plan's faults. Leaves a run directory
- * (see src/model/results.ts) and returns what the oracles need.
+ * One run of one workload: a cluster (a fresh embedded one by default; see ClusterChoice), the proxy
+ * in front of it, the cluster recorder, the controller process, the workload, and (for test runs)
+ * the plan's faults. Leaves a run directory (see src/model/results.ts) and returns what the oracles
+ * need.
  */
 import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
 import { EmbeddedCluster } from '../cluster/index.js';
 import { ControllerProxy, type SerializeDeliveryOptions } from '../../proxy/index.js';
-import { KubeClient } from '../kube/client.js';
+import { KubeApiError, KubeClient, type KubeClientOptions } from '../kube/client.js';
+import {
+  deleteRunObjects,
+  ExistingCluster,
+  objectsCreatedByRun,
+  proxyUpstreamFor,
+  RealCluster,
+  uidInventory,
+  type CleanupReport,
+  type ControlPlaneBinaries,
+  type ProxyUpstreamOptions,
+} from '../realcluster/index.js';
 import { ClusterRecorder } from '../recorder/cluster-recorder.js';
-import { TraceSequence, TraceWriter } from '../model/trace-io.js';
+import { redactSecretObjects, TraceSequence, TraceWriter } from '../model/trace-io.js';
 import type { TestPlan } from '../model/plan.js';
 import { END_STATE_FORMAT, RUN_FORMAT, type EndState, type RunArtifacts, type RunRecord } from '../model/results.js';
 import type { ClusterChangeEvent } from '../model/trace.js';
+import { isObject, type KubeObject } from '../model/object-key.js';
+import { formatApiPath } from '../model/api-path.js';
 import { SetupError } from '../model/errors.js';
 import { ControllerProcess } from './controller-process.js';
 import { PlanFaults } from './faults.js';
 import { readManifests, runWorkload, sleep, type WorkloadOutcome } from '../workload/runner.js';
+
+/**
+ * The cluster a run uses. Runs are isolated from each other on the first two, which start a fresh
+ * cluster per run, but not on `existing`, which every run shares: there, after each run, kperturb
+ * deletes every object the run created and waits until they are gone (src/realcluster/run-cleanup.ts).
+ */
+export type ClusterChoice =
+  /** A fresh embedded in-memory API server per run (the default; milliseconds to start). */
+  | { kind: 'embedded' }
+  /**
+   * A fresh real control plane per run (etcd with a new data directory, kube-apiserver,
+   * kube-controller-manager, plus simulated kubelets), about 5 s to start; the components' logs
+   * are kept in the run directory's control-plane/. `binaries`: default locateControlPlaneBinaries().
+   */
+  | { kind: 'real'; binaries?: ControlPlaneBinaries }
+  /** The cluster of a kubeconfig's current context, shared by every run; cleaned up after each. */
+  | { kind: 'existing'; kubeconfig: string };
+
+/** What `cluster.json` in a run directory holds: which cluster the run used and what isolation cost. */
+export interface ClusterRunRecord {
+  kind: ClusterChoice['kind'];
+  url?: string;
+  /** Starting the cluster (connecting, for `existing`), in ms. */
+  startMs?: number;
+  /** Stopping it (deleting the data, for `real`), in ms. */
+  stopMs?: number;
+  /** `existing` only: deleting what the run created. */
+  cleanup?: CleanupReport;
+}
+
+export const CLUSTER_RECORD_FILE = 'cluster.json';
 
 export interface RunOptions {
   config: ControllerUnderTest;
@@ -32,6 +77,8 @@ export interface RunOptions {
   serializeDelivery?: SerializeDeliveryOptions;
   /** Serve the controller over TLS (HTTP/2 and HTTP/1.1) instead of plain HTTP; default CONTROLLER_TLS. */
   tls?: boolean;
+  /** Default: `{ kind: 'embedded' }`. */
+  cluster?: ClusterChoice;
 }
 
 /**
@@ -49,6 +96,9 @@ export interface RunOutcome {
 
 /** How long a controller may take to open its watches and go quiet after it starts. */
 const STARTUP_TIMEOUT_MS = 30_000;
+
+/** How long the custom resources of the setup's CRDs may take to be served. */
+const CRD_SERVED_TIMEOUT_MS = 30_000;
 
 export async function executeRun(options: RunOptions): Promise<RunOutcome> {
   const { config, workload, runDir, plan } = options;
@@ -74,21 +124,48 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
   let endState: EndState['objects'] = {};
   let controller: ControllerProcess | undefined;
 
+  const choice = options.cluster ?? { kind: 'embedded' };
+  const clusterRecord: ClusterRunRecord = { kind: choice.kind };
+
   try {
-    const cluster = await EmbeddedCluster.start();
-    cleanups.push(() => cluster.stop());
-    const client = new KubeClient(cluster.url);
+    const t0 = Date.now();
+    const cluster = await startCluster(choice, runDir);
+    clusterRecord.url = cluster.url;
+    clusterRecord.startMs = Date.now() - t0;
+    cleanups.push(async () => {
+      const t = Date.now();
+      await cluster.stop();
+      clusterRecord.stopMs = Date.now() - t;
+    });
+    const client = new RetryingKubeClient(cluster.url, cluster.clientOptions);
     cleanups.push(() => client.close());
     const recorder = await ClusterRecorder.start(client, clusterTrace);
+    if (choice.kind === 'existing') {
+      // Taken before the setup runs: everything the recorder sees appear later, the run created.
+      const inventory = uidInventory(recorder.pastChanges());
+      // Runs after the controller, the proxy and the recorder have stopped (cleanups run in reverse),
+      // so the deletions neither reach the controller nor enter the cluster trace.
+      cleanups.push(async () => {
+        const objects = objectsCreatedByRun(inventory, recorder.pastChanges());
+        clusterRecord.cleanup = await deleteRunObjects(client, objects, { log });
+        const c = clusterRecord.cleanup;
+        if (c.leftovers.length > 0) log(`  cleanup left ${c.leftovers.length} object(s) behind; the next run on this cluster is not isolated from them`);
+      });
+    }
     cleanups.push(() => recorder.stop());
 
+    const setupCrds: KubeObject[] = [];
     for (const file of config.setup) {
-      for (const obj of readManifests(file)) await client.apply(obj);
+      for (const obj of readManifests(file)) {
+        await client.apply(obj);
+        if (obj.kind === 'CustomResourceDefinition') setupCrds.push(obj);
+      }
     }
+    await waitUntilServed(client, setupCrds, CRD_SERVED_TIMEOUT_MS);
     await recorder.refreshResources();
 
     const proxy = await ControllerProxy.start({
-      upstream: cluster.url,
+      ...cluster.proxyUpstream,
       trace: controllerTrace,
       clusterView: recorder,
       tls: options.tls ?? CONTROLLER_TLS,
@@ -157,10 +234,85 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
   }
   record.durationMs = Date.now() - started;
   writeFileSync(join(runDir, 'run.json'), JSON.stringify(record, null, 2) + '\n');
+  // Secret values stay off the disk, as in the traces; the oracles compare the hashes (equal values,
+  // equal hashes), for test runs kept in memory as for reference runs read back from the file.
+  redactSecretObjects(endState);
   const endStateFile: EndState = { format: END_STATE_FORMAT, objects: endState };
   writeFileSync(join(runDir, 'end-state.json'), JSON.stringify(endStateFile, null, 2) + '\n');
+  writeFileSync(join(runDir, CLUSTER_RECORD_FILE), JSON.stringify(clusterRecord, null, 2) + '\n');
   const clusterChanges = clusterTrace.events.filter((e): e is ClusterChangeEvent => e.type === 'cluster-change');
   return { record, artifacts: { endState, clusterChanges } };
+}
+
+/**
+ * A KubeClient whose lists are retried while the API server answers 429, as client-go's are: a real
+ * kube-apiserver refuses lists of a custom resource with "storage is (re)initializing" for a moment
+ * after its CRD is created or its accepted names change, and the cluster recorder lists every new
+ * resource as soon as discovery serves it.
+ */
+class RetryingKubeClient extends KubeClient {
+  override async list(info: Parameters<KubeClient['list']>[0]): ReturnType<KubeClient['list']> {
+    const deadline = Date.now() + CRD_SERVED_TIMEOUT_MS;
+    for (;;) {
+      try {
+        return await super.list(info);
+      } catch (err) {
+        if (!(err instanceof KubeApiError) || err.status !== 429 || Date.now() >= deadline) throw err;
+        const details = isObject(err.body) && isObject(err.body.details) ? err.body.details : {};
+        const retryAfterMs = typeof details.retryAfterSeconds === 'number' ? details.retryAfterSeconds * 1000 : 200;
+        await sleep(Math.min(retryAfterMs, 1000));
+      }
+    }
+  }
+}
+
+interface RunCluster {
+  url: string;
+  clientOptions: KubeClientOptions;
+  proxyUpstream: ProxyUpstreamOptions;
+  stop(): Promise<void>;
+}
+
+async function startCluster(choice: ClusterChoice, runDir: string): Promise<RunCluster> {
+  switch (choice.kind) {
+    case 'embedded': {
+      const cluster = await EmbeddedCluster.start();
+      return { url: cluster.url, clientOptions: cluster.clientOptions(), proxyUpstream: proxyUpstreamFor(cluster.url, {}), stop: () => cluster.stop() };
+    }
+    case 'real': {
+      const cluster = await RealCluster.start({ ...(choice.binaries ? { binaries: choice.binaries } : {}), logDir: join(runDir, 'control-plane') });
+      const clientOptions = cluster.clientOptions();
+      return { url: cluster.url, clientOptions, proxyUpstream: proxyUpstreamFor(cluster.url, clientOptions), stop: () => cluster.stop() };
+    }
+    case 'existing': {
+      const cluster = await ExistingCluster.connect(choice.kubeconfig);
+      return { url: cluster.url, clientOptions: cluster.clientOptions(), proxyUpstream: cluster.proxyUpstream(), stop: () => cluster.stop() };
+    }
+  }
+}
+
+/**
+ * Waits until a list of each CRD's custom resources succeeds. A real kube-apiserver answers 404 until
+ * the CRD is Established, and then 429 "storage is (re)initializing" for a moment while the resource's
+ * watch cache starts; the recorder and the controller would see those errors otherwise.
+ */
+async function waitUntilServed(client: KubeClient, crds: readonly KubeObject[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const crd of crds) {
+    const spec = isObject(crd.spec) ? crd.spec : {};
+    const names = isObject(spec.names) ? spec.names : {};
+    const versions = Array.isArray(spec.versions) ? spec.versions.filter(isObject) : [];
+    const version = versions.find((v) => v.storage === true) ?? versions[0];
+    if (typeof spec.group !== 'string' || typeof names.plural !== 'string' || typeof version?.name !== 'string') continue;
+    const path = formatApiPath({ group: spec.group, version: version.name, resource: names.plural });
+    for (;;) {
+      // Unpaginated, like an informer's list: served from the watch cache, which is what answers 429.
+      const res = await client.request('GET', path).catch(() => undefined);
+      if (res?.status === 200) break;
+      if (Date.now() >= deadline) throw new SetupError(`the custom resources of CRD ${String(crd.metadata?.name)} were not served within ${timeoutMs / 1000} s (last answer: ${res ? `HTTP ${res.status}` : 'none'})`);
+      await sleep(100);
+    }
+  }
 }
 
 /**

@@ -64,6 +64,14 @@ export function hashSecretValue(value: string): string {
   return 'sha256:' + createHash('sha256').update(value).digest('hex').slice(0, 16);
 }
 
+/**
+ * Replaces the values of every Secret in a map of objects by their key (`Secret/<ns>/<name>`) with
+ * hashes, in place, as traces have them (list items carry no kind, so the key decides).
+ */
+export function redactSecretObjects(objects: Readonly<Record<string, unknown>>): void {
+  for (const [key, obj] of Object.entries(objects)) if (key.startsWith('Secret/') && isObject(obj)) redactSecretObject(obj);
+}
+
 function redactSecretObject(obj: Record<string, unknown>): void {
   for (const field of ['data', 'stringData']) {
     const data = obj[field];

@@ -1,13 +1,31 @@
 /**
  * Any running cluster a kubeconfig names (kind, k3s, a cloud cluster, or `kperturb cluster --real`
  * in another terminal), behind the same surface as EmbeddedCluster and RealCluster. kperturb starts
- * nothing and stop() stops nothing: runs on such a cluster share its state, so isolating plans from
- * each other (a namespace per run, or deleting what a run created) is up to the caller.
+ * nothing and stop() stops nothing: runs on such a cluster share its state, so executeRun isolates
+ * them by deleting what each run created (run-cleanup.ts).
  */
 import { readFileSync } from 'node:fs';
 import { upstreamFromKubeconfig } from '../../proxy/standalone.js';
-import type { KubeClientOptions } from '../kube/client.js';
-import { UserInputError } from '../model/errors.js';
+import type { ControllerProxyOptions } from '../../proxy/index.js';
+import { KubeClient, type KubeClientOptions } from '../kube/client.js';
+import { SetupError, UserInputError } from '../model/errors.js';
+
+/** What the proxy needs to reach a cluster: its url and the credentials to present upstream. */
+export type ProxyUpstreamOptions = Pick<
+  ControllerProxyOptions,
+  'upstream' | 'upstreamCaPem' | 'upstreamToken' | 'upstreamTokenProvider' | 'upstreamClientCertPem' | 'upstreamClientKeyPem'
+>;
+
+/** The proxy's upstream options for a cluster reached with these client options. */
+export function proxyUpstreamFor(url: string, options: KubeClientOptions): ProxyUpstreamOptions {
+  return {
+    upstream: url,
+    ...(options.caPem ? { upstreamCaPem: options.caPem } : {}),
+    ...(options.token ? { upstreamToken: options.token } : {}),
+    ...(options.clientCertPem ? { upstreamClientCertPem: options.clientCertPem } : {}),
+    ...(options.clientKeyPem ? { upstreamClientKeyPem: options.clientKeyPem } : {}),
+  };
+}
 
 export class ExistingCluster {
   private constructor(
@@ -15,6 +33,7 @@ export class ExistingCluster {
     private readonly options: KubeClientOptions,
     private readonly kubeconfig: string,
     readonly kubeconfigFile: string,
+    private readonly tokenProvider: ProxyUpstreamOptions['upstreamTokenProvider'],
   ) {}
 
   /**
@@ -35,7 +54,31 @@ export class ExistingCluster {
       ...(upstream.upstreamClientCertPem ? { clientCertPem: upstream.upstreamClientCertPem } : {}),
       ...(upstream.upstreamClientKeyPem ? { clientKeyPem: upstream.upstreamClientKeyPem } : {}),
     };
-    return new ExistingCluster(upstream.upstream, options, text, kubeconfigFile);
+    return new ExistingCluster(upstream.upstream, options, text, kubeconfigFile, upstream.upstreamTokenProvider);
+  }
+
+  /**
+   * Asks the API server for /version: a SetupError naming the kubeconfig if it cannot be reached or
+   * refuses the credentials, so that a campaign fails before its first run rather than in every run.
+   */
+  async check(timeoutMs = 10_000): Promise<void> {
+    const client = new KubeClient(this.url, { ...this.options, timeoutMs });
+    try {
+      const res = await client.request('GET', '/version');
+      if (res.status !== 200) {
+        throw new SetupError(`${this.kubeconfigFile}: the API server at ${this.url} answered GET /version with HTTP ${res.status}${res.status === 401 || res.status === 403 ? ' (check the credentials of the current context)' : ''}`);
+      }
+    } catch (err) {
+      if (err instanceof SetupError) throw err;
+      throw new SetupError(`${this.kubeconfigFile}: could not reach the API server at ${this.url}: ${(err as Error).message}`);
+    } finally {
+      client.close();
+    }
+  }
+
+  /** The proxy's upstream: the same credentials, with token refresh for exec plugins and token files. */
+  proxyUpstream(): ProxyUpstreamOptions {
+    return { ...proxyUpstreamFor(this.url, this.options), ...(this.tokenProvider ? { upstreamTokenProvider: this.tokenProvider } : {}) };
   }
 
   kubeconfigYaml(): string {

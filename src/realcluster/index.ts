@@ -9,9 +9,11 @@
  * - control-plane.ts: startRealControlPlane(): the three components on loopback, fresh data each time
  * - real-cluster.ts: RealCluster: the control plane plus the simulated kubelets (the EmbeddedCluster counterpart)
  * - existing-cluster.ts: ExistingCluster: a cluster from a kubeconfig
+ * - run-cleanup.ts: isolation on an existing cluster: delete what a run created, wait until it is gone
  * See realcp/README.md.
  */
 export { BIN_DIR_ENV, ensureControlPlaneBinaries, locateControlPlaneBinaries, type ControlPlaneBinaries } from './binaries.js';
 export { KUBECONFIG_CONTEXT, startRealControlPlane, type ControlPlaneStartTimes, type RealControlPlane, type RealControlPlaneOptions } from './control-plane.js';
 export { RealCluster, REAL_CLUSTER_SIMULATION, type RealClusterOptions } from './real-cluster.js';
-export { ExistingCluster } from './existing-cluster.js';
+export { ExistingCluster, proxyUpstreamFor, type ProxyUpstreamOptions } from './existing-cluster.js';
+export { deleteRunObjects, objectsCreatedByRun, uidInventory, type CleanupReport, type RunObject } from './run-cleanup.js';

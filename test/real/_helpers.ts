@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import type { KubeClient } from '../../src/kube/client.js';
 
 export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 
@@ -141,4 +142,31 @@ export async function watchWithRetry<T>(
     if (refused.statusCode !== 429 || Date.now() >= deadline) throw new Error(`watch ${path}: ${refused.message} (after ${retries} retries)`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
+}
+
+/** The median of some numbers (undefined for none). */
+export function median(values: readonly number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * Every object the cluster serves, as `<resource>.<group> <namespace>/<name> <uid>` (Events left
+ * out: the cluster's own components write them all the time). Two inventories differ exactly by the
+ * objects created or deleted in between.
+ */
+export async function clusterInventory(client: KubeClient): Promise<Set<string>> {
+  client.resources.invalidate();
+  const entries = new Set<string>();
+  for (const info of await client.resources.all()) {
+    if (info.resource === 'events' || !info.verbs.includes('list')) continue;
+    const { items } = await client.list(info);
+    for (const item of items) {
+      const md = item.metadata ?? {};
+      entries.add(`${info.resource}${info.group ? `.${info.group}` : ''} ${md.namespace ? `${String(md.namespace)}/` : ''}${String(md.name)} ${String(md.uid)}`);
+    }
+  }
+  return entries;
 }

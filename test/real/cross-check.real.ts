@@ -1,0 +1,330 @@
+/**
+ * The cross-check of issue 8: the embedded cluster against a real control plane (etcd,
+ * kube-apiserver, kube-controller-manager, with simulated kubelets), with every example controller
+ * of fixtures/controllers/ (buggy and fixed). Per variant:
+ *
+ * 1. learn on the embedded cluster and on the real one (two reference runs each), plan from the
+ *    embedded reference runs;
+ * 2. run the SAME selected plans on both clusters (a fresh cluster per run on both), judge each
+ *    embedded run against the embedded references and each real run against the real references,
+ *    and assert the same verdict per plan. On a mismatch it prints both runs' alarms and the
+ *    end-state/update differences between the two test runs (`kperturb diff` machinery).
+ *    The real runs are also judged against the embedded references (the strictest fidelity check:
+ *    every difference between the clusters' end states alarms); that agreement is logged, not
+ *    asserted, because the real control plane's own objects (APIServices, bootstrap RBAC,
+ *    FlowSchemas, PriorityClasses, kube-root-ca.crt ConfigMaps), which the embedded cluster does not
+ *    have, alarm in every such comparison (`kperturb diff` between the two runs lists them).
+ *
+ * Budget: the whole real tier must stay under about 25 minutes on a 2-core machine, so each variant
+ * runs one plan per pattern: for the planted bug's pattern every plan the e2e tests' `catchingPlan`
+ * matches (else the first of their preferred/relevant selection, `plansToRun`), for the other
+ * patterns the first plan of that selection. Verdicts must agree for every plan injected on both
+ * clusters, and the buggy variant's bug must be caught on both; a plan injected on one cluster only
+ * (its trigger names a change that the embedded cluster's simulated controllers make in a shape
+ * the real ones do not) is reported as not transferred. `kperturb demo --all --real` runs everything.
+ *
+ * A last pair of tests runs one example (decommission, the one with most objects: StatefulSet, pods,
+ * claims, volumes) on an existing cluster (`--kubeconfig`: one shared real control plane): the same
+ * verdicts again, and after every run nothing the run created is left on the cluster.
+ * The final test logs the figures: control plane start time, isolation cost per run, median wall
+ * time per plan on each cluster, and the verdict agreement rates.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type ControllerUnderTest } from '../../src/config/config.js';
+import { learn, plan, test as runPlans } from '../../src/campaign/campaign.js';
+import { CampaignLayout } from '../../src/campaign/layout.js';
+import { CLUSTER_RECORD_FILE, type ClusterChoice, type ClusterRunRecord } from '../../src/coordinator/run.js';
+import { PATTERNS, type Pattern, type TestPlan } from '../../src/model/plan.js';
+import type { PlanResult, Verdict } from '../../src/model/results.js';
+import { judgeTestRun, type OracleOptions } from '../../oracles/index.js';
+import { loadRunDir } from '../../src/report/artifacts.js';
+import { diffRuns, renderRunDiff } from '../../src/report/run-diff.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { locateControlPlaneBinaries, RealCluster, type ControlPlaneBinaries } from '../../src/realcluster/index.js';
+import { buildGoFixtures, fixtureConfig, goMissingReason, plansToRun } from '../e2e/_campaign.js';
+import { clusterInventory, median } from './_helpers.js';
+
+/** The examples and their planted bugs, as in test/e2e/<example>.test.ts. */
+interface ExampleSpec {
+  example: string;
+  go?: boolean;
+  pattern: Pattern;
+  involved: string[];
+  prefer?: RegExp;
+  catchingPlan?: RegExp;
+}
+
+const EXAMPLES: ExampleSpec[] = [
+  { example: 'secret-marker', pattern: 'intermediate-state', involved: ['Secret/default/db1-tls'], catchingPlan: /patches Database\/default\/db1 status \(1st time\)/ },
+  { example: 'volume-resize', go: true, pattern: 'intermediate-state', involved: ['PersistentVolumeClaim/default/persistence-b1-server-0'], catchingPlan: /updates Broker\/default\/b1 status/ },
+  {
+    example: 'stale-deletion',
+    go: true,
+    pattern: 'stale-state',
+    involved: ['StatefulSet/default/mc1-rs0', 'PersistentVolumeClaim/default/mongod-data-mc1-rs0-0'],
+    prefer: /view frozen right after MongoCluster\/default\/mc1 is updated \(metadata\.deletionGracePeriodSeconds: undefined -> 0, metadata\.deletionTimestamp/,
+  },
+  {
+    example: 'component-toggle',
+    go: true,
+    pattern: 'stale-state',
+    involved: ['StatefulSet/default/c1-haproxy', 'Service/default/c1-haproxy'],
+    prefer: /view frozen right after SQLCluster\/default\/c1 is updated \(spec\.haproxy\.enabled: true -> false\)/,
+  },
+  {
+    example: 'decommission',
+    pattern: 'unobserved-state',
+    involved: ['PersistentVolumeClaim/default/data-dc1-1', 'Pod/default/dc1-1'],
+    prefer: /hide every change of Pod\/default\/dc1-1/,
+  },
+];
+
+/** One plan per pattern; for the bug's pattern, every plan that may catch it (`catchingPlan`). */
+function selectPlans(plans: TestPlan[], spec: ExampleSpec): TestPlan[] {
+  const selected: TestPlan[] = [];
+  for (const pattern of PATTERNS) {
+    const ofPattern = plans.filter((p) => p.spec.pattern === pattern);
+    if (ofPattern.length === 0) continue;
+    // Every candidate for the catching plan (e.g. each of the status updates it may follow): which
+    // one catches the bug depends on the run.
+    const catching = pattern === spec.pattern && spec.catchingPlan ? ofPattern.filter((p) => spec.catchingPlan!.test(p.spec.description)) : [];
+    selected.push(...(catching.length > 0 ? catching : [plansToRun(ofPattern, spec.involved, spec.prefer)[0]!]));
+  }
+  return selected;
+}
+
+const quiet = () => undefined;
+
+interface Prepared {
+  config: ControllerUnderTest;
+  embeddedOut: string;
+  realOut: string;
+  plans: TestPlan[];
+}
+
+interface PlanOutcome {
+  label: string;
+  embedded: Verdict;
+  real: Verdict;
+  /** The real run judged against the embedded reference runs. */
+  realVsEmbeddedRefs: Verdict;
+  existing?: Verdict;
+  embeddedResult: PlanResult;
+}
+
+const figures = {
+  /** Wall time of each test run (cluster start/stop or cleanup included), per cluster. */
+  planMs: { embedded: [] as number[], real: [] as number[], existing: [] as number[] },
+  /** Per run: starting and stopping the real control plane (incl. the simulated kubelets). */
+  realStartMs: [] as number[],
+  realStopMs: [] as number[],
+  /** Per run on the existing cluster: deleting what the run created. */
+  existingCleanupMs: [] as number[],
+  outcomes: [] as PlanOutcome[],
+  /** Plans not injected on one of the clusters (their trigger did not transfer). */
+  notTransferred: [] as string[],
+};
+
+let binaries: ControlPlaneBinaries;
+const goMissing = goMissingReason();
+
+test.before(() => {
+  binaries = locateControlPlaneBinaries();
+  if (!goMissing) buildGoFixtures();
+});
+
+function oracleOptions(config: ControllerUnderTest, workload: string): OracleOptions {
+  const forWorkload = (rules: ControllerUnderTest['masks']) => rules.filter((m) => !m.workload || m.workload === workload).map((m) => ({ keyGlob: m.key, paths: m.paths }));
+  return { extraMasks: forWorkload(config.masks), countUpdates: forWorkload(config.countUpdates ?? []) };
+}
+
+async function learnOn(t: ExecutionContext, config: ControllerUnderTest, out: string, cluster: ClusterChoice): Promise<void> {
+  const learned = await learn(config, { out, log: quiet, cluster });
+  const failed = learned.flatMap((l) => l.runs).filter((r) => !r.ok);
+  t.deepEqual(failed, [], `reference runs of ${config.name} on the ${cluster.kind} cluster failed`);
+  if (failed.length > 0) throw new Error(`reference runs failed on the ${cluster.kind} cluster`);
+}
+
+function clusterRecord(runDir: string): ClusterRunRecord {
+  return JSON.parse(readFileSync(join(runDir, CLUSTER_RECORD_FILE), 'utf8')) as ClusterRunRecord;
+}
+
+/** The verdict of a test run judged against the reference runs of another campaign directory. */
+async function verdictAgainst(config: ControllerUnderTest, result: PlanResult, referencesOut: string): Promise<Verdict> {
+  const layout = new CampaignLayout(referencesOut, config.name);
+  const refs = await Promise.all(Array.from({ length: config.referenceRuns }, (_, i) => loadRunDir(layout.referenceRun(result.workload, i + 1))));
+  const run = await loadRunDir(result.runDir);
+  return judgeTestRun(refs.map((r) => r.artifacts), run.artifacts, run.record, oracleOptions(config, result.workload)).verdict;
+}
+
+/** Both runs' alarms and the differences between them, for a verdict mismatch. */
+async function describeMismatch(a: PlanResult, aName: string, b: PlanResult, bName: string): Promise<string> {
+  const alarms = (r: PlanResult) => (r.alarms.length === 0 ? '  (no alarms)' : r.alarms.map((x) => `  [${x.oracle}] ${x.message}`).join('\n'));
+  let diff: string;
+  try {
+    // Only objects both runs have: each cluster's own objects (the real control plane's bootstrap
+    // RBAC, APIServices, FlowSchemas...) differ in every pair of runs and would drown the rest.
+    const d = await diffRuns(a.runDir, b.runDir);
+    const both = (x: { object: string }) => !/ is absent in | exists in |with this generated name|created 0 time|created 1 time\(s\) in the reference run, but 0/.test(JSON.stringify(x));
+    const omitted = d.endState.length + d.updateSummary.length;
+    d.endState = d.endState.filter(both);
+    d.updateSummary = d.updateSummary.filter(both);
+    diff = renderRunDiff(d) + `\n(${omitted - d.endState.length - d.updateSummary.length} differences about objects only one of the runs has are left out)`;
+  } catch (err) {
+    diff = `(no diff: ${(err as Error).message})`;
+  }
+  return [
+    `${a.plan} (${a.description}): ${aName} ${a.verdict}${a.error ? ` (${a.error})` : ''}, ${bName} ${b.verdict}${b.error ? ` (${b.error})` : ''}`,
+    `${aName} run alarms (${a.runDir}):`,
+    alarms(a),
+    `${bName} run alarms (${b.runDir}):`,
+    alarms(b),
+    `differences between the two test runs (${aName} as reference):`,
+    diff,
+  ].join('\n');
+}
+
+const prepared = new Map<string, Promise<Prepared>>();
+
+for (const spec of EXAMPLES) {
+  for (const variant of ['buggy', 'fixed'] as const) {
+    const name = `${spec.example} (${variant})`;
+    if (spec.go && goMissing) {
+      test.skip(`${name}: ${goMissing}`, () => undefined);
+      continue;
+    }
+
+    test.serial(`${name}: learns on the embedded and the real cluster, plans`, async (t) => {
+      const work = (async (): Promise<Prepared> => {
+        const config = loadConfig(fixtureConfig(spec.example, variant));
+        const embeddedOut = mkdtempSync(join(tmpdir(), `kperturb-xcheck-${spec.example}-${variant}-embedded-`));
+        const realOut = mkdtempSync(join(tmpdir(), `kperturb-xcheck-${spec.example}-${variant}-real-`));
+        await learnOn(t, config, embeddedOut, { kind: 'embedded' });
+        await learnOn(t, config, realOut, { kind: 'real', binaries });
+        const summaries = await plan(config, { out: embeddedOut, log: quiet });
+        const plans = selectPlans(summaries.flatMap((s) => s.plans), spec);
+        t.log(`${summaries.reduce((n, s) => n + s.plans.length, 0)} plans; cross-checking ${plans.map((p) => `${p.metadata.name} (${p.spec.pattern})`).join(', ')}`);
+        t.true(plans.some((p) => p.spec.pattern === spec.pattern), `no ${spec.pattern} plan was generated`);
+        return { config, embeddedOut, realOut, plans };
+      })();
+      prepared.set(name, work);
+      await work;
+    });
+
+    test.serial(`${name}: the same verdict per plan on the embedded and the real cluster`, async (t) => {
+      const p = prepared.get(name);
+      if (!p) return t.fail('not prepared');
+      const { config, embeddedOut, realOut, plans } = await p;
+      const embedded = await runPlans(config, plans, { out: embeddedOut, log: quiet });
+      const real = await runPlans(config, plans, { out: realOut, log: quiet, cluster: { kind: 'real', binaries } });
+      const mismatches: string[] = [];
+      for (const [i, e] of embedded.entries()) {
+        const r = real[i]!;
+        const realVsEmbeddedRefs = await verdictAgainst(config, r, embeddedOut);
+        figures.outcomes.push({ label: `${config.name}/${e.plan}`, embedded: e.verdict, real: r.verdict, realVsEmbeddedRefs, embeddedResult: e });
+        figures.planMs.embedded.push(e.durationMs);
+        figures.planMs.real.push(r.durationMs);
+        const rec = clusterRecord(r.runDir);
+        if (rec.startMs !== undefined) figures.realStartMs.push(rec.startMs);
+        if (rec.stopMs !== undefined) figures.realStopMs.push(rec.stopMs);
+        t.log(`${e.plan} (${e.pattern}): embedded ${e.verdict} in ${(e.durationMs / 1000).toFixed(1)} s, real ${r.verdict} in ${(r.durationMs / 1000).toFixed(1)} s (against the embedded references: ${realVsEmbeddedRefs})`);
+        if (e.verdict !== r.verdict) {
+          const text = await describeMismatch(e, 'embedded', r, 'real');
+          // A plan whose trigger (or stale view point) names a change only the embedded cluster's
+          // simulated controllers make in exactly that shape tested nothing on the real cluster:
+          // a known gap in how plans transfer between clusters, reported but not a verdict mismatch.
+          if (e.verdict === 'not-injected' || r.verdict === 'not-injected') {
+            figures.notTransferred.push(`${config.name}/${e.plan}`);
+            t.log(`trigger did not transfer: ${text}`);
+          } else mismatches.push(text);
+        } else if (realVsEmbeddedRefs !== e.verdict) t.log(`  judged against the embedded references, the real run alarms; see \`kperturb diff ${e.runDir} ${r.runDir}\``);
+      }
+      for (const m of mismatches) t.log(m);
+      const comparable = (i: number) => embedded[i]!.verdict !== 'not-injected' && real[i]!.verdict !== 'not-injected';
+      t.deepEqual(
+        real.filter((_, i) => comparable(i)).map((r) => `${r.plan}: ${r.verdict}`),
+        embedded.filter((_, i) => comparable(i)).map((e) => `${e.plan}: ${e.verdict}`),
+        'verdicts per plan injected on both clusters, real vs embedded',
+      );
+      // The planted bug's catching plan must transfer: it is what the cross-check is for.
+      if (variant === 'buggy') t.true(embedded.some((e, i) => e.verdict === 'bug' && real[i]!.verdict === 'bug'), 'the planted bug is caught on both clusters');
+    });
+  }
+}
+
+/** The example run on an existing cluster; it shares the embedded runs of its cross-check above. */
+const EXISTING_EXAMPLE = 'decommission (buggy)';
+let existing: RealCluster | undefined;
+
+test.after.always(async () => {
+  await existing?.stop();
+});
+
+test.serial(`${EXISTING_EXAMPLE} on an existing cluster (--kubeconfig): the same verdicts, and nothing a run created is left behind`, async (t) => {
+  const p = prepared.get(EXISTING_EXAMPLE);
+  if (!p) return t.fail('not prepared');
+  const { config, plans } = await p;
+  existing = await RealCluster.start({ binaries });
+  const kubeconfig = join(mkdtempSync(join(tmpdir(), 'kperturb-xcheck-existing-')), 'kubeconfig');
+  writeFileSync(kubeconfig, existing.kubeconfigYaml(), { mode: 0o600 });
+  const client = new KubeClient(existing.url, existing.clientOptions());
+  t.teardown(() => client.close());
+  const cluster: ClusterChoice = { kind: 'existing', kubeconfig };
+  const out = mkdtempSync(join(tmpdir(), 'kperturb-xcheck-existing-out-'));
+
+  const before = await clusterInventory(client);
+  await learnOn(t, config, out, cluster);
+  const results = await runPlans(config, plans, { out, log: quiet, cluster });
+  const after = await clusterInventory(client);
+  const leftBehind = [...after].filter((k) => !before.has(k));
+  const removed = [...before].filter((k) => !after.has(k));
+  t.deepEqual(leftBehind, [], 'objects created by the runs and still on the cluster');
+  t.deepEqual(removed, [], 'objects that existed before the runs and were deleted');
+
+  const layout = new CampaignLayout(out, config.name);
+  const runDirs = [...Array.from({ length: config.referenceRuns }, (_, i) => layout.referenceRun(plans[0]!.spec.workload, i + 1)), ...results.map((r) => r.runDir)];
+  for (const dir of runDirs) {
+    const rec = clusterRecord(dir);
+    t.deepEqual(rec.cleanup?.leftovers, [], `${dir}: cleanup leftovers`);
+    if (rec.cleanup) {
+      figures.existingCleanupMs.push(rec.cleanup.durationMs);
+      t.log(`${dir}: cleanup of ${rec.cleanup.objects} object(s) in ${rec.cleanup.durationMs} ms${rec.cleanup.finalizersRemoved.length ? `; finalizers removed: ${rec.cleanup.finalizersRemoved.join(', ')}` : ''}`);
+    }
+  }
+  const embeddedResults = new Map(figures.outcomes.filter((o) => o.label.startsWith(`${config.name}/`)).map((o) => [o.label, o]));
+  for (const r of results) {
+    figures.planMs.existing.push(r.durationMs);
+    const o = embeddedResults.get(`${config.name}/${r.plan}`);
+    if (o) o.existing = r.verdict;
+    t.log(`${r.plan}: existing ${r.verdict} in ${(r.durationMs / 1000).toFixed(1)} s (embedded ${o?.embedded ?? '?'})`);
+    if (o && o.embedded !== r.verdict) t.log(await describeMismatch(o.embeddedResult, 'embedded', r, 'existing'));
+  }
+  t.deepEqual(
+    results.map((r) => `${r.plan}: ${r.verdict}`),
+    results.map((r) => `${r.plan}: ${embeddedResults.get(`${config.name}/${r.plan}`)?.embedded ?? '(no embedded run)'}`),
+    'verdicts per plan, existing vs embedded',
+  );
+});
+
+test.serial('figures: start time, isolation cost, wall time per plan, verdict agreement', (t) => {
+  const seconds = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 1000).toFixed(1)} s`);
+  const o = figures.outcomes;
+  const agree = (f: (x: PlanOutcome) => boolean, of: PlanOutcome[] = o) => `${of.filter(f).length}/${of.length}${of.length ? ` (${Math.round((100 * of.filter(f).length) / of.length)}%)` : ''}`;
+  const withExisting = o.filter((x) => x.existing !== undefined);
+  const lines = [
+    `plans cross-checked: ${o.length}`,
+    `verdict agreement, embedded vs real (each judged against its own cluster's reference runs): ${agree((x) => x.embedded === x.real)}`,
+    `  of the plans injected on both clusters: ${agree((x) => x.embedded === x.real, o.filter((x) => x.embedded !== 'not-injected' && x.real !== 'not-injected'))}; not injected on one cluster only: ${figures.notTransferred.length} (${figures.notTransferred.join(', ') || 'none'})`,
+    `verdict agreement, embedded vs real judged against the embedded reference runs: ${agree((x) => x.embedded === x.realVsEmbeddedRefs)}`,
+    `verdict agreement, embedded vs existing cluster: ${agree((x) => x.embedded === x.existing, withExisting)}`,
+    `median wall time per plan: embedded ${seconds(median(figures.planMs.embedded))}, real ${seconds(median(figures.planMs.real))}, existing ${seconds(median(figures.planMs.existing))}`,
+    `real control plane per run: start ${seconds(median(figures.realStartMs))} (median), stop ${seconds(median(figures.realStopMs))}`,
+    `existing cluster cleanup per run: ${seconds(median(figures.existingCleanupMs))} (median, max ${seconds(figures.existingCleanupMs.length ? Math.max(...figures.existingCleanupMs) : undefined)})`,
+  ];
+  for (const line of lines) t.log(line);
+  for (const x of o) t.log(`  ${x.label}: embedded ${x.embedded}, real ${x.real}, real vs embedded refs ${x.realVsEmbeddedRefs}${x.existing ? `, existing ${x.existing}` : ''}`);
+  t.true(o.length > 0, 'no plan was cross-checked');
+});
