@@ -71,11 +71,22 @@ export function writtenPaths(verb: string, body: unknown): PathKey[] | 'all' {
   return out.sort();
 }
 
-function collectLeaves(value: Record<string, unknown>, prefix: string[], out: PathKey[]): void {
+/**
+ * The fields a create sets: the leaves of its body (an empty object sets nothing: client libraries
+ * send `status: {}`), or `all` when the proxy could not decode the body (protobuf, YAML).
+ */
+export function createdPaths(body: unknown): PathKey[] | 'all' {
+  if (!isObject(body)) return 'all';
+  const out: PathKey[] = [];
+  collectLeaves(body, [], out, true);
+  return out.sort();
+}
+
+function collectLeaves(value: Record<string, unknown>, prefix: string[], out: PathKey[], skipEmpty = false): void {
   for (const [k, v] of Object.entries(value)) {
     const segs = [...prefix, k];
-    if (isObject(v) && Object.keys(v).length > 0) collectLeaves(v, segs, out);
-    else out.push(segmentsKey(segs));
+    if (isObject(v) && Object.keys(v).length > 0) collectLeaves(v, segs, out, skipEmpty);
+    else if (!(skipEmpty && isObject(v))) out.push(segmentsKey(segs));
   }
 }
 

@@ -7,10 +7,13 @@
  *   effective-writes  unsuccessful and no-op writes dropped (and, for stale state, writes nothing undoes)
  *   deterministic     triggers that do not fire in every reference run, or name bookkeeping objects, dropped
  *   deduplicated      one plan per introduced state
+ * Unobserved state has one more, after causality:
+ *   releasable        holds that only the controller's own reaction to the held events would release, dropped
  * With pruning off, a pattern reports `baseline` and `expressible` (the candidates a plan can name).
  */
 export const STAGES = ['baseline', 'causality', 'effective-writes', 'deterministic', 'deduplicated'] as const;
-export type Stage = (typeof STAGES)[number];
+export type Stage = (typeof STAGES)[number] | 'releasable';
+export const UNOBSERVED_STAGES: readonly Stage[] = ['baseline', 'causality', 'releasable', 'effective-writes', 'deterministic', 'deduplicated'];
 
 export interface StageCount {
   stage: string;

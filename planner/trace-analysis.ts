@@ -20,13 +20,13 @@
 import { createHash } from 'node:crypto';
 import { isBookkeepingKey, isBookkeepingResource, isLeaderElectionRecord } from '../src/model/bookkeeping.js';
 import { diffForTrigger, normalizeForTrigger, type ChangeDiff } from '../src/model/change-match.js';
-import { WriteOccurrenceCounter, isDryRun, isSuccessStatus, isTriggerWriteVerb, triggerFor, type WriteIdentity } from '../src/model/controller-write.js';
+import { WriteOccurrenceCounter, isDryRun, isSuccessStatus, triggerFor, writeIdentity, type WriteIdentity } from '../src/model/controller-write.js';
 import { GeneratedNameFolder } from '../src/model/generated-names.js';
 import { formatKey, isObject, keyOf, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
 import type { WriteTrigger } from '../src/model/plan.js';
 import type { RequestVerb } from '../src/model/api-path.js';
 import type { ClusterChangeEvent, EpisodeEvent, RequestEvent, ResponseEvent, TraceEvent, WatchDeliveryEvent } from '../src/model/trace.js';
-import { pathKey, pathsOverlap as overlaps, writtenPaths, type PathKey } from './paths.js';
+import { createdPaths, pathKey, pathsOverlap as overlaps, writtenPaths, type PathKey } from './paths.js';
 
 export interface AnalyzerOptions {
   /** Traces without episode markers: a gap this long with no controller request in flight ends a burst. */
@@ -100,11 +100,11 @@ export interface WriteRecord {
   key?: ObjectKey;
   subresource?: string;
   dryRun: boolean;
-  /** The request named its object (a create with generateName does not). */
+  /** The request named its object (a create with generateName, or with a body the proxy could not read, does not). */
   named: boolean;
   /** HTTP status of the answer (undefined: no answer in the trace). */
   status?: number;
-  /** How a plan names this write; only for successful, named, non-dry-run writes. */
+  /** How a plan names this write; only for successful, non-dry-run writes whose object the request or (creates) the answer names. */
   trigger?: WriteTrigger;
   bookkeeping: boolean;
   /** Did it change the cluster? `pending` until decided; `finish()` turns the rest into `no-op`. */
@@ -119,7 +119,7 @@ export interface WriteRecord {
   causeExtra: number[];
   /** Deliveries before it (the naive stale-state rule pairs it with each). */
   deliveriesBefore: number;
-  /** update/patch: the fields it sets. */
+  /** update/patch/create: the fields it sets. */
   written?: PathKey[] | 'all';
   /** Stale state: the first later change of the object that re-issuing this write would undo (-1: none). */
   conflict: number;
@@ -312,7 +312,8 @@ export class RunAnalyzer {
     if (req.incarnation !== undefined && req.incarnation !== this.incarnation) this.startIncarnation(req.incarnation);
     if (req.verb === 'watch') return; // long-running: neither activity nor quiet
     if (!this.full) {
-      if (WRITE_VERBS.has(req.verb) && req.key && !isDryRun(req.query)) this.pending.set(req.id, { verb: req.verb, burst: 0, request: req });
+      // Only the write counts are needed: every write that may be counted (a create by the key in its answer).
+      if (WRITE_VERBS.has(req.verb) && (req.key || req.verb === 'create') && !isDryRun(req.query)) this.pending.set(req.id, { verb: req.verb, burst: 0, request: req });
       return;
     }
     if (this.forceNewBurst || (!this.episodeMode && this.inFlight === 0 && this.lastActivityTs !== undefined && req.ts - this.lastActivityTs >= this.options.quietMs)) {
@@ -322,8 +323,10 @@ export class RunAnalyzer {
     this.lastActivityTs = Math.max(this.lastActivityTs ?? req.ts, req.ts);
     this.burstEndDeliveries[this.burst] = this.deliveries.length;
     const p: PendingRequest = { verb: req.verb, burst: this.burst };
-    if (WRITE_VERBS.has(req.verb)) p.write = this.recordWrite(req);
-    else if (req.verb === 'get' || req.verb === 'list') {
+    if (WRITE_VERBS.has(req.verb)) {
+      p.write = this.recordWrite(req);
+      p.request = req;
+    } else if (req.verb === 'get' || req.verb === 'list') {
       p.request = req;
       if (req.resource?.kind) p.readKind = req.resource.kind;
     }
@@ -361,6 +364,8 @@ export class RunAnalyzer {
       this.lastWriteSeq.set(req.key, req.seq);
     }
     if (req.verb === 'update' || req.verb === 'patch') w.written = writtenPaths(req.verb, req.body);
+    // A create sets the fields of its body (all of them when the proxy could not read it).
+    else if (req.verb === 'create' && !req.resource?.subresource) w.written = createdPaths(req.body);
     this.writes.push(w);
     return w;
   }
@@ -412,41 +417,36 @@ export class RunAnalyzer {
     if (!p) return;
     this.pending.delete(res.id);
     if (!this.full) {
-      const req = p.request!;
-      if (isSuccessStatus(res.status) && isTriggerWriteVerb(req.verb)) {
-        const key = this.folder.fold(req.key!);
-        const sub = req.resource?.subresource;
-        this.writeCounter.record(sub ? { verb: req.verb, key, subresource: sub } : { verb: req.verb, key });
-      }
+      const id = isSuccessStatus(res.status) ? writeIdentity(p.request!, res.object) : undefined;
+      if (id) this.writeCounter.record({ ...id, key: this.folder.fold(id.key) });
       return;
     }
     if (this.inFlight > 0) this.inFlight--;
     this.lastActivityTs = Math.max(this.lastActivityTs ?? res.ts, res.ts);
     if (p.burst === this.burst) this.burstEndDeliveries[this.burst] = this.deliveries.length;
-    if (p.write) this.onWriteAnswer(p.write, res);
+    if (p.write) this.onWriteAnswer(p.write, p.request!, res);
     else if (p.request && isSuccessStatus(res.status) && res.object) this.onRead(res.object, p.readKind, res.seq);
   }
 
-  private onWriteAnswer(w: WriteRecord, res: ResponseEvent): void {
+  private onWriteAnswer(w: WriteRecord, req: RequestEvent, res: ResponseEvent): void {
     w.status = res.status;
     if (!isSuccess(w)) {
       w.effect = 'no-op';
       return;
     }
-    if (!w.rawKey && w.verb === 'create' && res.object) {
-      // A create with generateName: the answer names the object (no trigger can name the write itself).
-      const key = keyOf(res.object, res.object.kind);
-      if (key) w.rawKey = key;
-    }
+    // Counted as controller-write.ts counts (per verb, key, subresource), as the proxy counts at test
+    // time: a create under the key of the object the answer returns (the request may not name it:
+    // generateName, a protobuf or YAML body), under the folded key.
+    const counted = writeIdentity(req, res.object);
+    if (counted) w.rawKey = counted.key;
     if (!w.rawKey || w.verb === 'deletecollection') {
       // Nothing a trigger can name, nothing to prove a no-op.
       w.effect = 'effective';
       return;
     }
     w.key = this.folder.fold(w.rawKey);
-    if (w.named && isTriggerWriteVerb(w.verb)) {
-      // Counted as controller-write.ts counts (per verb, key, subresource), under the folded key.
-      const id: WriteIdentity = w.subresource ? { verb: w.verb, key: w.key!, subresource: w.subresource } : { verb: w.verb, key: w.key! };
+    if (counted) {
+      const id: WriteIdentity = { ...counted, key: w.key };
       w.trigger = triggerFor(id, this.writeCounter.record(id));
     }
     const rawKey = w.rawKey;
@@ -536,10 +536,14 @@ export class RunAnalyzer {
     if (w.firstLater < 0) w.firstLater = c.index;
     let conflict: boolean;
     switch (w.verb) {
-      case 'create':
-        // Re-creating would resurrect an object that was deleted since.
-        conflict = c.eventType === 'DELETED';
+      case 'create': {
+        // Re-creating would resurrect an object that was deleted since. And a controller that creates
+        // what is missing re-asserts what it created when the object exists (create-or-update): from
+        // a stale view it would revert a later change of a field its create set.
+        const written = w.written ?? 'all';
+        conflict = c.eventType === 'DELETED' || (c.eventType === 'MODIFIED' && !c.terminating && (written === 'all' || c.diffKeys.some((d) => written.some((p) => overlaps(p, d)))));
         break;
+      }
       case 'delete':
         // Re-deleting would remove a newer object (re-created, or updated while not being deleted).
         conflict = c.eventType === 'ADDED' || (c.eventType === 'MODIFIED' && !c.terminating);

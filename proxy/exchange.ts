@@ -15,14 +15,14 @@ import type http from 'node:http';
 import { parseApiPath, requestVerb } from '../src/model/api-path.js';
 import { isObject, type KubeObject } from '../src/model/object-key.js';
 import type { TraceSink } from '../src/model/trace.js';
-import { classifyRequest, decodeContent, keyOfAnswer, parseJsonBody, type RequestFacts } from './classify.js';
+import { classifyRequest, decodeContent, parseJsonBody, type RequestFacts } from './classify.js';
 import { connectionOf, isHttp2Request, resetStream, writeHeadTo, type ClientConnection, type ClientRequest, type ClientResponse } from './client-conn.js';
 import type { Epoch, EpochMember } from './epoch.js';
 import { endToEndHeaders, upstreamRequestHeaders } from './headers.js';
 import { upstreamFailureStatus } from './status.js';
 import type { Upstream } from './upstream.js';
 import { WatchRelay, encodeWatchEvent, type RelayedWatchEvent, type WatchEventStage } from './watch-relay.js';
-import type { CompletedWrite } from './write-triggers.js';
+import { completedWrite, type CompletedWrite } from './write-triggers.js';
 import { isSuccessStatus, isTriggerWriteVerb } from '../src/model/controller-write.js';
 
 /** What the host decided for one request, once it is classified. */
@@ -297,11 +297,9 @@ export class Exchange implements EpochMember {
   private afterUpstreamAnswer(status: number, object: KubeObject | undefined): void {
     const f = this.factsValue!;
     if (!isSuccessStatus(status) || f.dryRun || !isTriggerWriteVerb(f.verb)) return;
-    const key = f.verb === 'create' && f.apiPath?.name === undefined ? (keyOfAnswer(object, f.resource?.kind) ?? f.key) : f.key;
-    if (!key) return;
-    const write: CompletedWrite = { requestId: this.id, verb: f.verb, key };
-    if (f.apiPath?.subresource) write.subresource = f.apiPath.subresource;
-    this.host.completedWrite(write, this.epoch, this);
+    // Counted under the same key as the planner counts it (src/model/controller-write.ts).
+    const write = completedWrite(this.id, f, status, object);
+    if (write) this.host.completedWrite(write, this.epoch, this);
   }
 
   private deliver(status: number, statusMessage: string | undefined, headers: http.OutgoingHttpHeaders, body: Buffer): void {

@@ -5,7 +5,8 @@
  *   - U deletes the object and N' re-creates it, or updates it while it is not being deleted (as Sieve);
  *   - U updates or patches fields that N' changes again (or N' re-creates the object): Sieve covers
  *     deletes only; a stale spec turned into an update overwrites newer state just as well;
- *   - U creates the object and N' deletes it (re-issuing U resurrects it).
+ *   - U creates the object and N' deletes it (re-issuing U resurrects it), or N' changes a field the
+ *     create set (a level-triggered controller that finds the object already there re-asserts it).
  * Plan: when N' happens, restart the controller onto a view frozen right after N; release the view
  * (replay history to the present) after `releaseAfterSeconds`, so the staleness is transient, as from
  * a lagging API server.

@@ -4,13 +4,15 @@
  * must agree on this exactly, or a plan's `occurrence` points at a different write than the one it
  * was planned for; so the definition lives here, once.
  *
- * A counted write: a request with verb create/update/patch/delete that names its object (`key`),
- * is not a dry run, and got a 2xx answer. Each (verb, key, subresource) has its own counter over
- * the whole run (all controller incarnations), advanced when the answer arrives.
- * Counted writes include no-op writes (the API server answered 2xx but changed nothing).
- * proxy/write-triggers.ts uses this counter at test time.
+ * A counted write: a request with verb create/update/patch/delete that is not a dry run and got a
+ * 2xx answer, counted under `countedWriteKey`: the request's key, except for the create of a whole
+ * object, which is counted under the key of the object the answer returns (the request may not name
+ * it: `generateName`, or a body the proxy cannot read such as protobuf or YAML; the answer is what
+ * the cluster did). Each (verb, key, subresource) has its own counter over the whole run (all
+ * controller incarnations), advanced when the answer arrives. Counted writes include no-op writes
+ * (the API server answered 2xx but changed nothing). proxy/write-triggers.ts uses this at test time.
  */
-import type { ObjectKey } from './object-key.js';
+import { isObject, keyOf, type KubeObject, type ObjectKey } from './object-key.js';
 import { TRIGGER_WRITE_VERBS, type TriggerWriteVerb, type WriteTrigger } from './plan.js';
 import type { RequestEvent } from './trace.js';
 
@@ -34,13 +36,38 @@ export function isSuccessStatus(status: number): boolean {
   return status >= 200 && status < 300;
 }
 
+/** The key of the object in an answer (its own kind, else `fallbackKind`); undefined for a Status or a non-object. */
+export function answerObjectKey(answer: unknown, fallbackKind: string | undefined): ObjectKey | undefined {
+  if (!isObject(answer)) return undefined;
+  const obj = answer as KubeObject;
+  if (obj.kind === 'Status') return undefined;
+  const kind = typeof obj.kind === 'string' && obj.kind ? obj.kind : fallbackKind;
+  return kind ? keyOf(obj, kind) : undefined;
+}
+
 /**
- * The identity a trigger would match for this request, or undefined when the request can never be
- * a trigger (reads, deletecollection, dry runs, writes whose object is not named, e.g. generateName).
+ * The key a successful write is counted under. A create of a whole object (no subresource) counts
+ * under the key of the object the answer returns, when it returns one; every other write, and a
+ * create whose answer names nothing, under the request's key.
  */
-export function writeIdentity(req: Pick<RequestEvent, 'verb' | 'key' | 'query' | 'resource'>): WriteIdentity | undefined {
-  if (!isTriggerWriteVerb(req.verb) || !req.key || isDryRun(req.query)) return undefined;
-  const id: WriteIdentity = { verb: req.verb, key: req.key };
+export function countedWriteKey(
+  req: Pick<RequestEvent, 'verb' | 'key' | 'resource'>,
+  answer: unknown,
+): ObjectKey | undefined {
+  if (req.verb === 'create' && !req.resource?.subresource) return answerObjectKey(answer, req.resource?.kind) ?? req.key;
+  return req.key;
+}
+
+/**
+ * The identity a successful answer to this request is counted under, or undefined when the request
+ * can never be a trigger (reads, deletecollection, dry runs, writes whose object neither the request
+ * nor the answer names).
+ */
+export function writeIdentity(req: Pick<RequestEvent, 'verb' | 'key' | 'query' | 'resource'>, answer?: unknown): WriteIdentity | undefined {
+  if (!isTriggerWriteVerb(req.verb) || isDryRun(req.query)) return undefined;
+  const key = countedWriteKey(req, answer);
+  if (!key) return undefined;
+  const id: WriteIdentity = { verb: req.verb, key };
   if (req.resource?.subresource) id.subresource = req.resource.subresource;
   return id;
 }

@@ -4,7 +4,8 @@
  * - `write`: the controller's request, the cluster change it caused, the answer (and, with
  *   `deliver`, the watch event echoing the change back to the controller);
  * - `external`: a change made by someone else (the workload), optionally delivered to the controller;
- * - `deliver`: the watch event of an object's latest change; `episode`: serialized-delivery markers;
+ * - `deliver`: the watch event of an object's latest change; `read`: a GET of an object's latest state;
+ * - `episode`: serialized-delivery markers;
  * - `wait`: time passing (quiet gaps end bursts).
  */
 import { parseKey, type KubeObject } from '../../src/model/object-key.js';
@@ -92,6 +93,16 @@ export class TraceBuilder {
       durationMs: 1,
     });
     if (opts.deliver && change !== 'none') this.deliver(key);
+    return this;
+  }
+
+  /** The controller reads `key` (a GET answered with its latest state). */
+  read(key: string): this {
+    const id = this.nextId++;
+    const parts = parseKey(key)!;
+    this.push({ type: 'request', id, incarnation: 1, method: 'GET', path: `/fake/${key}`, query: {}, verb: 'get', resource: resourceOf(parts.kind, undefined), key });
+    const current = this.objects.get(key);
+    this.push({ type: 'response', id, status: current ? 200 : 404, object: current ? structuredClone(current) : { kind: 'Status', apiVersion: 'v1' }, durationMs: 1 });
     return this;
   }
 

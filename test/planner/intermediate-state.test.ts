@@ -166,14 +166,18 @@ test('dry-run writes produce no plan and are not counted', (t) => {
   ]);
 });
 
-test('deletecollection and unnamed creates produce no plan', (t) => {
+test('deletecollection produces no plan; a create the request does not name is named by the object its answer returns', (t) => {
   const trace = new TraceBuilder()
     .write('deletecollection', 'Pod/default/x')
     .write('create', 'Pod/default/web-7xk2p', { unnamed: true, generateName: 'web-' })
+    .write('create', 'ConfigMap/default/from-protobuf', { unnamed: true })
     .write('create', DB).events;
   const out = plan(trace);
-  t.deepEqual(triggers(out), []);
-  t.deepEqual(stagesOf(out), { baseline: 3, causality: 2, 'effective-writes': 2, deterministic: 0, deduplicated: 0 });
+  t.deepEqual(triggers(out), [
+    { verb: 'create', key: 'Pod/default/web-*#1', occurrence: 1 },
+    { verb: 'create', key: 'ConfigMap/default/from-protobuf', occurrence: 1 },
+  ]);
+  t.deepEqual(stagesOf(out), { baseline: 4, causality: 3, 'effective-writes': 3, deterministic: 2, deduplicated: 2 });
 });
 
 test('a delete is effective when the cluster shows the deletion (or the deletionTimestamp)', (t) => {

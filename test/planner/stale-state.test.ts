@@ -90,7 +90,7 @@ test('an update that a later change of the same fields would be undone by is pla
     .episode().events;
   const out = plan(trace);
   t.true(summary(out).includes(`view ${DB} update[spec.replicas] #1 / at ${STS} update[spec.replicas] #1`), summary(out).join('\n'));
-  const f = stale(out).find((x) => x.viewAfter.key === DB)!;
+  const f = stale(out).find((x) => x.viewAfter.key === DB && x.viewAfter.change === 'update')!;
   t.deepEqual(f.viewAfter.fields, [{ path: 'spec.replicas', before: 1, after: 3 }]);
   t.deepEqual('change' in f.at && f.at.change.fields, [{ path: 'spec.replicas', before: 3, after: 5 }]);
 });
@@ -99,7 +99,7 @@ test('must not: a patch whose fields no later change touches cannot undo anythin
   const trace = new TraceBuilder()
     .external('ADDED', DB, { deliver: true })
     .episode()
-    .write('create', STS, { owner: DB, deliver: true })
+    .write('create', STS, { owner: DB, deliver: true, body: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db1' }, spec: { replicas: 1 } } })
     .episode()
     .external('MODIFIED', DB, { set: { 'spec.paused': true }, deliver: true })
     .episode()
@@ -151,6 +151,26 @@ test('a create that a later deletion cancels is planned (re-issuing it would res
     .external('DELETED', STS, { deliver: true })
     .episode().events;
   t.deepEqual(summary(plan(trace)), [`view ${DB} create #1 / at ${STS} delete #1`]);
+});
+
+test('a create re-asserted from a stale view: a later change of a field it set is its conflict, a status update is not', (t) => {
+  // The controller creates the StatefulSet for 2 nodes and later scales it to 1; restarted onto a
+  // view from before the StatefulSet existed, it creates (or creates-or-updates) it for 2 nodes again.
+  const body = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db1' }, spec: { replicas: 2 }, status: {} };
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { set: { 'spec.replicas': 2 }, deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, set: { 'spec.replicas': 2 }, body, deliver: true })
+    .episode()
+    .external('MODIFIED', STS, { set: { 'status.replicas': 2 }, deliver: true })
+    .episode()
+    .external('MODIFIED', DB, { set: { 'spec.replicas': 1 }, deliver: true })
+    .episode()
+    .write('patch', STS, { set: { 'spec.replicas': 1 }, deliver: true })
+    .episode().events;
+  const plans = summary(plan(trace));
+  t.true(plans.includes(`view ${DB} create #1 / at ${STS} update[spec.replicas] #1`), plans.join('\n'));
+  t.false(plans.some((p) => p.includes('status.replicas')), 'the status update is no conflict (an empty status sets nothing)');
 });
 
 test('must not: failed and no-op writes, and writes nothing undoes later', (t) => {

@@ -81,7 +81,7 @@ test('must not: a change the controller reacted to with nothing (causality), or 
     .episode().events;
   const out = plan(trace);
   t.deepEqual(holds(out), []);
-  t.deepEqual(stages(out, 'unobserved-state'), { baseline: 2, causality: 1, 'effective-writes': 0, deterministic: 0, deduplicated: 0 });
+  t.deepEqual(stages(out, 'unobserved-state'), { baseline: 2, causality: 1, releasable: 1, 'effective-writes': 0, deterministic: 0, deduplicated: 0 });
 });
 
 test('must not: a change the controller was never shown (it does not watch that kind)', (t) => {
@@ -130,4 +130,86 @@ test('prune: false plans every shown change that a later change cancels', (t) =>
   t.deepEqual(holds(out), ['ConfigMap/default/a: create #1 until delete #1']);
   t.deepEqual(stages(out, 'unobserved-state'), { baseline: 1, expressible: 1 });
   t.deepEqual(holds(plan(trace)), []);
+});
+
+// ---- releasable: a hold that only the controller's own reaction to the held events would release ----
+
+const FINALIZER = { 'metadata.finalizers': ['example.com/cleanup'] };
+
+test('must not: hold a deletionTimestamp until the deletion that the controller makes by removing its finalizer on seeing it', (t) => {
+  // The embedded cluster deletes the object in answer to the update that removes its last finalizer.
+  const trace = new TraceBuilder()
+    .external('ADDED', POD, { set: FINALIZER, deliver: true })
+    .episode()
+    .write('patch', DB, { set: { 'status.members': 1 } })
+    .episode()
+    .external('MODIFIED', POD, { set: { 'metadata.deletionTimestamp': TS }, deliver: true })
+    .episode()
+    .write('delete', 'PersistentVolumeClaim/default/data-db1-0')
+    .write('patch', POD, { set: { 'metadata.finalizers': undefined }, change: 'DELETED', deliver: true })
+    .episode().events;
+  const out = plan(trace);
+  t.deepEqual(holds(out), []);
+  t.like(stages(out, 'unobserved-state'), { baseline: 2, causality: 2, releasable: 0 });
+  t.is(holds(plan(trace, { prune: false })).length, 2, 'unpruned, both holds are planned');
+});
+
+test('must not: the same when the API server reports the finalizer removal, then the deletion', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', POD, { set: FINALIZER })
+    .external('MODIFIED', POD, { set: { 'metadata.deletionTimestamp': TS }, deliver: true })
+    .episode()
+    .write('delete', 'PersistentVolumeClaim/default/data-db1-0')
+    .write('patch', POD, { set: { 'metadata.finalizers': undefined }, deliver: true })
+    .external('DELETED', POD, { deliver: true })
+    .episode().events;
+  const out = plan(trace);
+  t.deepEqual(holds(out), []);
+  // The finalizer removal's echo is cancelled by the deletion too, but the controller acted on nothing after it.
+  t.like(stages(out, 'unobserved-state'), { baseline: 2, causality: 1, releasable: 0 });
+});
+
+test('must not: a phase the controller reacts to by deleting the object (its delete is the cancelling change)', (t) => {
+  const trace = new TraceBuilder()
+    .external('ADDED', POD, { set: { 'status.phase': 'Running' } })
+    .external('MODIFIED', POD, { set: { 'status.phase': 'Failed' }, deliver: true })
+    .episode()
+    .write('delete', POD, { deliver: true })
+    .episode().events;
+  t.like(stages(plan(trace), 'unobserved-state'), { baseline: 1, causality: 1, releasable: 0 });
+});
+
+test('must: the cancelling change is the controller\'s write, but one it made in reaction to another object', (t) => {
+  // The controller resets db1's status.phase when its pod changes, whatever db1 says: holding db1's
+  // events does not stop it, so the hold is released.
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { set: { 'status.phase': 'Pending' } })
+    .external('ADDED', POD)
+    .external('MODIFIED', DB, { set: { 'status.phase': 'Failed' }, deliver: true })
+    .episode()
+    .write('patch', 'ConfigMap/default/db1-config', { set: { 'data.failed': 'true' } })
+    .episode()
+    .external('MODIFIED', POD, { set: { 'status.phase': 'Running' }, deliver: true })
+    .episode()
+    .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Running' } })
+    .episode().events;
+  const out = plan(trace);
+  t.deepEqual(holds(out), [`${DB}: update[status.phase="Failed"] #1 until update[status.phase="Running"] #1`]);
+  t.like(stages(out, 'unobserved-state'), { causality: 1, releasable: 1 });
+});
+
+test('must: the controller\'s cancelling write may react to a read of the object, which a hold does not hide', (t) => {
+  // The deletionTimestamp reaches the controller through a GET, in a reconcile another event started.
+  const trace = new TraceBuilder()
+    .external('ADDED', POD, { set: FINALIZER })
+    .external('MODIFIED', POD, { set: { 'metadata.deletionTimestamp': TS } })
+    .external('MODIFIED', DB, { set: { 'spec.members': 0 }, deliver: true })
+    .episode()
+    .read(POD)
+    .write('delete', 'PersistentVolumeClaim/default/data-db1-0')
+    .write('patch', POD, { set: { 'metadata.finalizers': undefined }, change: 'DELETED' })
+    .episode().events;
+  const out = plan(trace);
+  t.deepEqual(holds(out), [`${POD}: update[metadata.deletionTimestamp="<timestamp>"] #1 until delete #1`]);
+  t.like(stages(out, 'unobserved-state'), { causality: 1, releasable: 1 });
 });

@@ -1,0 +1,217 @@
+#!/usr/bin/env node
+/**
+ * Pruning keeps every bug: for each example controller variant, learn, plan with and without
+ * pruning, run both plan sets (the campaign's own `test`) and compare the bugs each set finds.
+ * A bug is the set of objects named by a bug verdict's (non-flaky) alarms, with generated name
+ * suffixes folded; two plans that alarm on the same objects found the same bug. (Strict: one root
+ * cause whose symptoms vary with timing shows as several bugs, so the script also says whether every
+ * object an unpruned bug alarmed on is alarmed on by some pruned bug.)
+ *
+ *   npm run check:pruning -- [--examples secret-marker,decommission/buggy] [--max-unpruned N]
+ *                            [--parallel N] [--out DIR] [--plain] [--reuse]
+ *
+ * --examples      example names (every variant) or example/variant; default every example, every variant
+ * --max-unpruned  run at most N unpruned plans, spread evenly over the set (its patterns in order);
+ *                 the pruned set always runs whole. Without it the whole unpruned set runs (long).
+ * --parallel      plans run at once (default 1; each has its own cluster, proxy and controller)
+ * --out           where campaigns go (default a new directory under the system temp directory)
+ * --plain         learn without serialized delivery (default: serialized, the mode that prunes most)
+ * --reuse         keep reference runs already in --out instead of learning again
+ *
+ * Needs `npm run build` (and `npm run build:go-fixtures` for the Go examples). Prints one block per
+ * variant and a summary; exits 1 when a pruned set missed a bug the unpruned set found, else 0.
+ */
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const load = (p) => import(pathToFileURL(join(root, p)).href);
+const { loadConfig } = await load('dist/src/config/config.js');
+const { learn, plan, test } = await load('dist/src/campaign/campaign.js');
+
+const SERIALIZE_QUIET_MS = 100;
+
+function parseArgs(argv) {
+  const opts = { examples: undefined, maxUnpruned: undefined, parallel: 1, out: undefined, serialize: true, reuse: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) usage(`${a} needs a value`);
+      return v;
+    };
+    const count = (name) => {
+      const n = Number(value());
+      if (!Number.isInteger(n) || n < 1) usage(`${name} takes a positive integer`);
+      return n;
+    };
+    if (a === '--examples') opts.examples = value().split(',').map((s) => s.trim()).filter(Boolean);
+    else if (a === '--max-unpruned') opts.maxUnpruned = count('--max-unpruned');
+    else if (a === '--parallel') opts.parallel = count('--parallel');
+    else if (a === '--out') opts.out = resolve(value());
+    else if (a === '--plain') opts.serialize = false;
+    else if (a === '--reuse') opts.reuse = true;
+    else if (a === '--help' || a === '-h') usage();
+    else usage(`unknown option ${a}`);
+  }
+  return opts;
+}
+
+function usage(error) {
+  const text = 'usage: node scripts/check-pruning.mjs [--examples a,b/variant] [--max-unpruned N] [--parallel N] [--out DIR] [--plain] [--reuse]';
+  if (error) {
+    console.error(`check-pruning: ${error}\n${text}`);
+    process.exit(2);
+  }
+  console.log(text);
+  process.exit(0);
+}
+
+/** example/variant pairs with a kperturb.yaml, in name order. */
+function variants(selection) {
+  const dir = join(root, 'fixtures/controllers');
+  const all = [];
+  for (const example of readdirSync(dir).sort()) {
+    for (const variant of ['buggy', 'fixed']) {
+      if (existsSync(join(dir, example, variant, 'kperturb.yaml'))) all.push({ example, variant, config: join(dir, example, variant, 'kperturb.yaml') });
+    }
+  }
+  if (!selection) return all;
+  return selection.map((name) => {
+    const [example, variant] = name.split('/');
+    const found = all.filter((v) => v.example === example && (!variant || v.variant === variant));
+    if (found.length === 0) usage(`no example variant ${name} (have: ${all.map((v) => `${v.example}/${v.variant}`).join(', ')})`);
+    return found;
+  }).flat();
+}
+
+/** `n` plans spread evenly over `plans` (first and last included), in their order. */
+function spread(plans, n) {
+  if (n === undefined || n >= plans.length) return plans;
+  if (n === 1) return [plans[0]];
+  const picked = new Set();
+  for (let i = 0; i < n; i++) picked.add(Math.round((i * (plans.length - 1)) / (n - 1)));
+  return [...picked].sort((a, b) => a - b).map((i) => plans[i]);
+}
+
+/** Random suffixes of generated names (`web-7xk2p`) folded, so a bug means the same in every run. */
+function normaliseKey(key) {
+  return key.replace(/-[bcdfghjklmnpqrstvwxz2456789]{5}$/, '-*');
+}
+
+/** bug (sorted object keys of its alarms) -> plans that found it. */
+function bugsOf(results) {
+  const bugs = new Map();
+  for (const r of results) {
+    if (r.verdict !== 'bug') continue;
+    const objects = [...new Set(r.alarms.filter((a) => !a.flaky).map((a) => normaliseKey(a.object)))].sort();
+    if (objects.length === 0) continue;
+    const bug = objects.join(' + ');
+    if (!bugs.has(bug)) bugs.set(bug, []);
+    bugs.get(bug).push(r.plan);
+  }
+  return bugs;
+}
+
+function tally(results) {
+  const counts = {};
+  for (const r of results) counts[r.verdict] = (counts[r.verdict] ?? 0) + 1;
+  return Object.entries(counts).map(([v, n]) => `${v} ${n}`).join(', ');
+}
+
+function byPattern(plans) {
+  const counts = {};
+  for (const p of plans) counts[p.spec.pattern] = (counts[p.spec.pattern] ?? 0) + 1;
+  return Object.entries(counts).map(([k, n]) => `${k} ${n}`).join(', ');
+}
+
+async function checkVariant(v, opts) {
+  const config = loadConfig(v.config);
+  const base = join(opts.out, `${v.example}-${v.variant}`);
+  const prunedOut = join(base, 'pruned');
+  const unprunedOut = join(base, 'unpruned');
+  const logFile = join(base, 'campaign.log');
+  mkdirSync(base, { recursive: true });
+  const log = (line) => appendFileSync(logFile, line + '\n');
+  const say = (line) => console.error(`[${v.example}/${v.variant}] ${line}`);
+
+  const learned = join(prunedOut, config.name, 'learn');
+  if (!(opts.reuse && existsSync(learned))) {
+    say(`learning (${opts.serialize ? 'serialized delivery' : 'plain'})`);
+    const summaries = await learn(config, { out: prunedOut, log, ...(opts.serialize ? { serialize: { quietMs: SERIALIZE_QUIET_MS } } : {}) });
+    const failed = summaries.flatMap((s) => s.runs).filter((r) => !r.ok);
+    if (failed.length > 0) throw new Error(`reference runs failed: ${failed.map((r) => `${r.dir}: ${r.error}`).join('; ')}`);
+  }
+  rmSync(join(unprunedOut, config.name), { recursive: true, force: true });
+  cpSync(learned, join(unprunedOut, config.name, 'learn'), { recursive: true });
+
+  const prunedPlans = (await plan(config, { out: prunedOut, log, prune: true })).flatMap((s) => s.plans);
+  const unprunedPlans = (await plan(config, { out: unprunedOut, log, prune: false })).flatMap((s) => s.plans);
+  const sample = spread(unprunedPlans, opts.maxUnpruned);
+  say(`plans: pruned ${prunedPlans.length}, unpruned ${unprunedPlans.length}, running ${prunedPlans.length} + ${sample.length}`);
+
+  const run = async (plans, out, label) => {
+    const started = Date.now();
+    const results = await test(config, plans, {
+      out,
+      log,
+      parallel: opts.parallel,
+      onResult: (r, _i, total) => say(`${label} ${r.plan}: ${r.verdict} (${(r.durationMs / 1000).toFixed(1)} s) [done ${++run.done[label]}/${total}]`),
+    });
+    return { results, seconds: (Date.now() - started) / 1000 };
+  };
+  run.done = { pruned: 0, unpruned: 0 };
+  const pruned = await run(prunedPlans, prunedOut, 'pruned');
+  const unpruned = await run(sample, unprunedOut, 'unpruned');
+  const prunedBugs = bugsOf(pruned.results);
+  const unprunedBugs = bugsOf(unpruned.results);
+  const missed = [...unprunedBugs.keys()].filter((b) => !prunedBugs.has(b));
+  // Looser: every object some unpruned bug alarmed on, some pruned bug alarmed on too.
+  const objectsOf = (bugs) => new Set([...bugs.keys()].flatMap((b) => b.split(' + ')));
+  const prunedObjects = objectsOf(prunedBugs);
+  const missedObjects = [...objectsOf(unprunedBugs)].filter((o) => !prunedObjects.has(o)).sort();
+  return { v, config, prunedPlans, unprunedPlans, sample, pruned, unpruned, prunedBugs, unprunedBugs, missed, missedObjects, base };
+}
+
+function report(r) {
+  const lines = [];
+  const name = `${r.v.example}/${r.v.variant}`;
+  lines.push(`== ${name} (${r.config.name}; campaigns in ${r.base})`);
+  lines.push(`  pruned:   ${r.prunedPlans.length} plans (${byPattern(r.prunedPlans)}); ran ${r.pruned.results.length} in ${r.pruned.seconds.toFixed(0)} s: ${tally(r.pruned.results)}`);
+  const sampled = r.sample.length < r.unprunedPlans.length ? `ran a spread sample of ${r.sample.length}` : `ran all ${r.sample.length}`;
+  lines.push(`  unpruned: ${r.unprunedPlans.length} plans (${byPattern(r.unprunedPlans)}); ${sampled} in ${r.unpruned.seconds.toFixed(0)} s: ${tally(r.unpruned.results)}`);
+  const bugLines = (label, bugs) => {
+    lines.push(`  bugs found by the ${label} set: ${bugs.size}`);
+    for (const [bug, plans] of bugs) lines.push(`    ${bug}  (${plans.length} plan(s): ${plans.slice(0, 6).join(', ')}${plans.length > 6 ? ', ...' : ''})`);
+  };
+  bugLines('pruned', r.prunedBugs);
+  bugLines('unpruned', r.unprunedBugs);
+  const what = r.sample.length < r.unprunedPlans.length ? 'sample' : 'set';
+  lines.push(`  pruned set found every bug the unpruned ${what} found: ${r.missed.length === 0 ? 'yes' : `NO, missed: ${r.missed.join('; ')}`}`);
+  lines.push(`  every object an unpruned bug alarmed on is alarmed on by a pruned bug: ${r.missedObjects.length === 0 ? 'yes' : `NO, never: ${r.missedObjects.join(', ')}`}`);
+  return lines.join('\n');
+}
+
+const opts = parseArgs(process.argv.slice(2));
+opts.out ??= mkdtempSync(join(tmpdir(), 'kperturb-pruning-'));
+const reports = [];
+let missedAny = false;
+for (const v of variants(opts.examples)) {
+  try {
+    const r = await checkVariant(v, opts);
+    missedAny ||= r.missed.length > 0;
+    const text = report(r);
+    reports.push(text);
+    console.log(text);
+  } catch (err) {
+    const text = `== ${v.example}/${v.variant}: could not be checked: ${err instanceof Error ? err.message : String(err)}`;
+    reports.push(text);
+    console.log(text);
+    missedAny = true;
+  }
+}
+console.log(`\nsummary (${opts.serialize ? 'serialized' : 'plain'} learning, ${opts.maxUnpruned ? `at most ${opts.maxUnpruned} unpruned plans each` : 'whole unpruned sets'}):`);
+for (const text of reports) console.log('  ' + text.split('\n').filter((l) => l.startsWith('==') || l.includes('found every bug') || l.includes('could not')).join(' -> ').replace(/\s+/g, ' '));
+process.exit(missedAny ? 1 : 0);
