@@ -305,11 +305,19 @@ async function waitUntilServed(client: KubeClient, crds: readonly KubeObject[], 
     const version = versions.find((v) => v.storage === true) ?? versions[0];
     if (typeof spec.group !== 'string' || typeof names.plural !== 'string' || typeof version?.name !== 'string') continue;
     const path = formatApiPath({ group: spec.group, version: version.name, resource: names.plural });
+    const groupVersion = `/apis/${spec.group}/${version.name}`;
     for (;;) {
       // Unpaginated, like an informer's list: served from the watch cache, which is what answers 429.
       const res = await client.request('GET', path).catch(() => undefined);
-      if (res?.status === 200) break;
-      if (Date.now() >= deadline) throw new SetupError(`the custom resources of CRD ${String(crd.metadata?.name)} were not served within ${timeoutMs / 1000} s (last answer: ${res ? `HTTP ${res.status}` : 'none'})`);
+      // Discovery too: a real API server may serve the resource before discovery lists it, and the
+      // cluster recorder only watches what discovery lists (it would miss every custom resource).
+      const discovered = res?.status === 200 ? await client.request('GET', groupVersion).catch(() => undefined) : undefined;
+      const resources = discovered?.status === 200 && isObject(discovered.body) && Array.isArray(discovered.body.resources) ? discovered.body.resources : [];
+      const listed = resources.some((r) => isObject(r) && r.name === names.plural);
+      if (listed) break;
+      if (Date.now() >= deadline) {
+        throw new SetupError(`the custom resources of CRD ${String(crd.metadata?.name)} were not served and listed by discovery within ${timeoutMs / 1000} s (last answer: ${res ? `HTTP ${res.status}` : 'none'})`);
+      }
       await sleep(100);
     }
   }
