@@ -32,6 +32,7 @@ import {
 } from './api-error.js';
 import { apply as serverSideApply, recordUpdate, type ManagerId, type WriteSite } from './field-manager.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf, type PatchType } from './patch.js';
+import { defaultStorageClass } from './kinds/core.js';
 import { groupResourceOf, hasStatusSubresource, storageKey, type ResourceDefinition, type ResourceRegistry } from './registry.js';
 import { STANDARD_FIELDS, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, type FieldGetter, type FieldRequirement, type LabelRequirement } from './selectors.js';
 import type { ObjectStore } from './store.js';
@@ -187,6 +188,11 @@ export class Operations {
     readonly registry: ResourceRegistry,
   ) {}
 
+  /** Mutating admission of a default kube-apiserver that needs other objects than the one created. */
+  private admitCreate(def: ResourceDefinition, obj: KubeObject): void {
+    if (def.group === '' && def.resource === 'persistentvolumeclaims') defaultStorageClass(obj, this.store.list('storageclasses.storage.k8s.io'));
+  }
+
   get(scope: Scope, name: string, resourceVersion?: string | null): Result {
     const rv = parseResourceVersion(resourceVersion);
     if (rv !== undefined && rv > this.store.resourceVersion) throw resourceVersionTooLarge(rv, this.store.resourceVersion);
@@ -288,6 +294,7 @@ export class Operations {
     const initial = hasStatusSubresource(def) && obj.status === undefined ? def.strategy.initialStatus?.(obj) : undefined;
     if (initial !== undefined) obj.status = initial;
     def.strategy.prepareForCreate?.(obj);
+    this.admitCreate(def, obj);
     this.validate(def, obj, undefined);
     const fields = managed(obj);
     delete meta.managedFields;

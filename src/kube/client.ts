@@ -87,7 +87,9 @@ export class KubeClient {
   ): Promise<KubeResponse> {
     const mod = this.url.protocol === 'https:' ? https : http;
     const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
-    const headers = this.headers(payload ? { 'Content-Type': opts.contentType ?? 'application/json' } : {});
+    // Content-Length always: Node sends a DELETE body without it and unchunked, so the server takes
+    // the body for the next request on the connection (400) and the DELETE goes without its options.
+    const headers = this.headers(payload ? { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': String(payload.length) } : {});
     return new Promise((resolve, reject) => {
       const req = mod.request(
         {

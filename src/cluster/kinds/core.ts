@@ -12,6 +12,31 @@ import { validatePod, validatePodUpdate, validateService, validateClaim, validat
 
 type Obj = Record<string, unknown>;
 
+/**
+ * The DefaultStorageClass admission plugin: a claim created without spec.storageClassName (nil, not
+ * "") and without the beta storage-class annotation gets the default StorageClass (annotated
+ * storageclass.kubernetes.io/is-default-class "true"; of several, the newest, then by name).
+ */
+export function defaultStorageClass(claim: KubeObject, classes: readonly KubeObject[]): void {
+  const spec = child(claim as Obj, 'spec');
+  if ((spec.storageClassName !== undefined && spec.storageClassName !== null) || claim.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] !== undefined) return;
+  const isDefault = (c: KubeObject) => c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true' || c.metadata?.annotations?.['storageclass.beta.kubernetes.io/is-default-class'] === 'true';
+  const defaults = classes.filter(isDefault).sort((a, b) => String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? '')) || String(a.metadata?.name).localeCompare(String(b.metadata?.name)));
+  if (defaults.length > 0) spec.storageClassName = defaults[0]!.metadata!.name;
+}
+
+/**
+ * The StorageObjectInUseProtection admission plugin (on by default): a created claim or volume gets
+ * its protection finalizer, which the pvc-protection / pv-protection controllers remove once nothing
+ * uses it (src/cluster/sim/volume-controller.ts; without the simulation the object stays terminating,
+ * as on a control plane without kube-controller-manager).
+ */
+function storageObjectInUseProtection(obj: Obj, finalizer: string): void {
+  const metadata = child(obj, 'metadata');
+  const finalizers = Array.isArray(metadata.finalizers) ? (metadata.finalizers as unknown[]) : [];
+  if (!finalizers.includes(finalizer)) metadata.finalizers = [...finalizers, finalizer];
+}
+
 function podDefinition(): ResourceDefinition {
   return builtinKind({
     resource: 'pods',
@@ -161,7 +186,10 @@ function claimDefinition(): ResourceDefinition {
     strategy: {
       listRules: CONDITIONS_LIST_RULES,
       returnDeletedObject: true,
-      prepareForCreate: (obj) => defaultClaimSpec(child(obj, 'spec')),
+      prepareForCreate: (obj) => {
+        defaultClaimSpec(child(obj, 'spec'));
+        storageObjectInUseProtection(obj, 'kubernetes.io/pvc-protection');
+      },
       prepareForUpdate: (obj) => defaultClaimSpec(child(obj, 'spec')),
       initialStatus: () => ({ phase: 'Pending' }),
       validate: validateClaim,
@@ -178,7 +206,10 @@ function volumeDefinition(): ResourceDefinition {
     subresources: ['status'],
     strategy: {
       returnDeletedObject: true,
-      prepareForCreate: defaultPersistentVolume,
+      prepareForCreate: (obj) => {
+        defaultPersistentVolume(obj);
+        storageObjectInUseProtection(obj, 'kubernetes.io/pv-protection');
+      },
       prepareForUpdate: defaultPersistentVolume,
       initialStatus: () => ({ phase: 'Pending' }),
     },

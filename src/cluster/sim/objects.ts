@@ -165,6 +165,24 @@ export function fnv32a(text: string): number {
   return hash >>> 0;
 }
 
+/** hash/fnv New32 (FNV-1, 32 bit) of the UTF-8 bytes of `text`. */
+export function fnv32(text: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(text, 'utf8')) {
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+    hash ^= byte;
+  }
+  return hash >>> 0;
+}
+
+/**
+ * What Go's encoding/json (Go 1.22 and later) writes for a value decoded into interface{}: map keys
+ * sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped (they only occur inside strings), the rest as JSON.stringify.
+ */
+export function goJson(value: unknown): string {
+  return canonicalJson(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** rand.SafeEncodeString: maps each character onto an alphabet without vowels or look-alikes. */
 export function safeEncode(text: string): string {
   let out = '';

@@ -42,7 +42,9 @@ import {
   spec,
   status,
   str,
-  templateHash,
+  fnv32,
+  goJson,
+  safeEncode,
 } from './objects.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
 
@@ -50,6 +52,22 @@ export const REVISION_LABEL = 'controller-revision-hash';
 export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
 const ORDINAL = /^(.*)-(\d+)$/;
+
+/**
+ * The ControllerRevision name suffix kube-controller-manager gives a StatefulSet's template:
+ * history.HashControllerRevision of getPatch(set), i.e. FNV-1 of the JSON patch
+ * `{"spec":{"template":{...,"$patch":"replace"}}}` as Go encodes it (a zero `creationTimestamp` of the
+ * template's metadata is written as null), followed by the collision count in decimal (always passed).
+ * Same names on both clusters make triggers on `status.currentRevision` and on pods'
+ * controller-revision-hash label transfer between them.
+ */
+export function revisionHash(template: unknown, collisionCount: number): string {
+  const t = isObject(template) ? clone(template) : {};
+  const metadata = isObject(t.metadata) ? t.metadata : {};
+  t.metadata = { creationTimestamp: null, ...metadata };
+  t.$patch = 'replace';
+  return safeEncode(String(fnv32(goJson({ spec: { template: t } }) + String(collisionCount))));
+}
 
 function ordinalOf(set: KubeObject, pod: KubeObject): number {
   const m = ORDINAL.exec(pod.metadata?.name ?? '');
@@ -111,14 +129,23 @@ export class StatefulSetController {
     return { whenDeleted: p.whenDeleted === 'Delete' ? 'Delete' : 'Retain', whenScaled: p.whenScaled === 'Delete' ? 'Delete' : 'Retain' };
   }
 
+  /**
+   * UpdateStatefulSet: as kube-controller-manager, the status written at the end of a sync is computed
+   * from the pods the sync started with (a pod it created is not counted before the next sync, a pod it
+   * deleted still is), so a real and an embedded cluster show a controller the same status writes.
+   */
   private async sync(key: string): Promise<void> {
     const [namespace, name] = key.split('/') as [string, string];
     const set = this.sets.get(namespace, name);
     if (!set) return;
     const pods = await this.claimPods(set);
     const updateRevision = await this.ensureRevision(set);
-    if (!isBeingDeleted(set)) await this.reconcilePods(set, pods, updateRevision);
-    await this.updateStatus(namespace, name, updateRevision);
+    const currentRevision = str(status(set).currentRevision) || updateRevision;
+    const deleting = isBeingDeleted(set);
+    const updateDeletions = deleting ? 0 : await this.reconcilePods(set, pods, updateRevision);
+    // Once past the "being deleted" check, KCM recounts the pods it sorted into replicas and condemned: valid ordinals only.
+    const counted = deleting ? pods : pods.filter((p) => ordinalOf(set, p) >= 0);
+    await this.updateStatus(set, counted, currentRevision, updateRevision, updateDeletions);
   }
 
   /** ClaimPods: controlled pods, plus adopted orphans named like members and matching the selector. */
@@ -145,7 +172,7 @@ export class StatefulSetController {
   private async ensureRevision(set: KubeObject): Promise<string> {
     const template = spec(set).template;
     const collisionCount = num(status(set).collisionCount, 0);
-    const hash = templateHash(template, collisionCount || undefined);
+    const hash = revisionHash(template, collisionCount);
     const name = `${set.metadata!.name}-${hash}`;
     if (!this.revisions || isBeingDeleted(set)) return name;
     const existing = await this.ctx.api.get(this.revisions, set.metadata?.namespace, name);
@@ -167,7 +194,8 @@ export class StatefulSetController {
     return name;
   }
 
-  private async reconcilePods(set: KubeObject, pods: KubeObject[], updateRevision: string): Promise<void> {
+  /** The pod work of one sync; returns how many pods it deleted for a rolling update (KCM's `status.CurrentReplicas--`). */
+  private async reconcilePods(set: KubeObject, pods: KubeObject[], updateRevision: string): Promise<number> {
     const replicas = num(spec(set).replicas, 1);
     const start = isObject(spec(set).ordinals) ? num((spec(set).ordinals as Record<string, unknown>).start, 0) : 0;
     const monotonic = str(spec(set).podManagementPolicy, 'OrderedReady') !== 'Parallel';
@@ -181,31 +209,31 @@ export class StatefulSetController {
       const pod = byOrdinal.get(ordinal);
       if (pod && isPodTerminal(pod)) {
         if (!isBeingDeleted(pod)) await this.deletePod(pod, `${pod.metadata?.name} is ${podPhase(pod)}`);
-        if (monotonic) return;
+        if (monotonic) return 0;
         continue;
       }
       if (!pod) {
         await this.createPod(set, ordinal, updateRevision);
-        if (monotonic) return;
+        if (monotonic) return 0;
         continue;
       }
       if (podPhase(pod) === 'Pending' || !podPhase(pod)) await this.createClaims(set, ordinal);
       await this.updateClaimOwners(set, pod, true);
       if (isBeingDeleted(pod)) {
         unhealthy ??= pod;
-        if (monotonic) return;
+        if (monotonic) return 0;
         continue;
       }
       if (!isRunningAndReady(pod)) {
         unhealthy ??= pod;
-        if (monotonic) return;
+        if (monotonic) return 0;
         continue;
       }
       if (!isPodAvailable(pod, minReady)) {
         unhealthy ??= pod;
         if (monotonic) {
           this.enqueue(setKey, (msUntilAvailable(pod, minReady) ?? 0) + 5);
-          return;
+          return 0;
         }
       }
     }
@@ -218,27 +246,28 @@ export class StatefulSetController {
     const firstUnhealthyCondemned = [...condemned].reverse().find((p) => !isRunningAndReady(p) || isBeingDeleted(p));
     for (const pod of condemned) {
       if (isBeingDeleted(pod)) {
-        if (monotonic) return;
+        if (monotonic) return 0;
         continue;
       }
-      if (monotonic && (unhealthy || (!isRunningAndReady(pod) && pod !== firstUnhealthyCondemned))) return;
+      if (monotonic && (unhealthy || (!isRunningAndReady(pod) && pod !== firstUnhealthyCondemned))) return 0;
       await this.updateClaimOwners(set, pod, false);
       await this.deletePod(pod, `scaling ${set.metadata?.name} down`);
-      if (monotonic) return;
+      if (monotonic) return 0;
     }
 
     const strategy = isObject(spec(set).updateStrategy) ? (spec(set).updateStrategy as Record<string, unknown>) : {};
-    if (str(strategy.type, 'RollingUpdate') !== 'RollingUpdate') return;
+    if (str(strategy.type, 'RollingUpdate') !== 'RollingUpdate') return 0;
     const partition = isObject(strategy.rollingUpdate) ? num(strategy.rollingUpdate.partition, 0) : 0;
     for (let ordinal = start + replicas - 1; ordinal >= start + partition; ordinal--) {
       const pod = byOrdinal.get(ordinal);
-      if (!pod) return;
+      if (!pod) return 0;
       if (pod.metadata?.labels?.[REVISION_LABEL] !== updateRevision && !isBeingDeleted(pod)) {
         await this.deletePod(pod, `updating to revision ${updateRevision}`);
-        return;
+        return 1;
       }
-      if (isBeingDeleted(pod) || !isRunningAndReady(pod)) return;
+      if (isBeingDeleted(pod) || !isRunningAndReady(pod)) return 0;
     }
+    return 0;
   }
 
   private claimName(set: KubeObject, template: Record<string, unknown>, ordinal: number): string {
@@ -345,44 +374,69 @@ export class StatefulSetController {
     }
   }
 
-  private async updateStatus(namespace: string, name: string, updateRevision: string): Promise<void> {
-    const set = this.sets.get(namespace, name);
-    if (!set) return;
-    const pods = this.pods.list(namespace).filter((p) => isControlledBy(p, set));
+  /**
+   * computeReplicaStatus + completeRollingUpdate + inconsistentStatus + UpdateStatus: the whole status
+   * is replaced (zero counts and empty revisions omitted as the Go types' omitempty does), and only
+   * when one of the fields KCM compares changed.
+   */
+  private async updateStatus(set: KubeObject, pods: KubeObject[], currentRevision: string, updateRevision: string, updateDeletions: number): Promise<void> {
     const minReady = num(spec(set).minReadySeconds, 0);
-    const prev = status(set);
-    let currentRevision = str(prev.currentRevision) || updateRevision;
-    const created = pods.filter((p) => podPhase(p) !== '');
-    const live = created.filter((p) => !isBeingDeleted(p));
-    const ready = pods.filter(isRunningAndReady);
-    const next: Record<string, unknown> = {
-      ...prev,
-      observedGeneration: set.metadata?.generation ?? 0,
-      replicas: created.length,
-      readyReplicas: ready.length,
-      currentReplicas: live.filter((p) => p.metadata?.labels?.[REVISION_LABEL] === currentRevision).length,
-      updatedReplicas: live.filter((p) => p.metadata?.labels?.[REVISION_LABEL] === updateRevision).length,
-      availableReplicas: ready.filter((p) => isPodAvailable(p, minReady)).length,
-      currentRevision,
-      updateRevision,
-      collisionCount: num(prev.collisionCount, 0),
-    };
-    const strategy = isObject(spec(set).updateStrategy) ? (spec(set).updateStrategy as Record<string, unknown>) : {};
-    if (str(strategy.type, 'RollingUpdate') === 'RollingUpdate' && next.updatedReplicas === next.replicas && next.readyReplicas === next.replicas) {
-      currentRevision = updateRevision;
-      next.currentRevision = updateRevision;
-      next.currentReplicas = next.updatedReplicas;
+    let replicas = 0;
+    let ready = 0;
+    let available = 0;
+    let current = 0;
+    let updated = 0;
+    for (const pod of pods) {
+      const created = podPhase(pod) !== '';
+      if (created) replicas++;
+      if (isRunningAndReady(pod)) {
+        ready++;
+        if (isPodAvailable(pod, minReady)) available++;
+      }
+      if (created && !isBeingDeleted(pod)) {
+        const revision = pod.metadata?.labels?.[REVISION_LABEL];
+        if (revision === currentRevision) current++;
+        if (revision === updateRevision) updated++;
+      }
     }
-    for (const f of ['readyReplicas', 'currentReplicas', 'updatedReplicas']) if (next[f] === 0) delete next[f];
+    current -= updateDeletions;
+    const wanted = num(spec(set).replicas, 1);
+    const strategy = isObject(spec(set).updateStrategy) ? (spec(set).updateStrategy as Record<string, unknown>) : {};
+    if (str(strategy.type, 'RollingUpdate') === 'RollingUpdate' && updated === wanted && ready === wanted && replicas === wanted) {
+      current = updated;
+      currentRevision = updateRevision;
+    }
+    const generation = set.metadata?.generation ?? 0;
+    const prev = status(set);
+    const namespace = set.metadata!.namespace!;
+    const name = set.metadata!.name!;
     if (minReady > 0) {
-      const waits = ready.map((p) => msUntilAvailable(p, minReady)).filter((ms): ms is number => ms !== undefined && ms > 0);
+      const waits = pods.filter(isRunningAndReady).map((p) => msUntilAvailable(p, minReady)).filter((ms): ms is number => ms !== undefined && ms > 0);
       if (waits.length > 0) this.enqueue(`${namespace}/${name}`, Math.min(...waits) + 5);
     }
-    if (deepEqual(next, prev)) return;
-    const updated = clone(set);
-    updated.status = next;
+    const inconsistent =
+      generation > num(prev.observedGeneration, 0) ||
+      replicas !== num(prev.replicas, 0) ||
+      current !== num(prev.currentReplicas, 0) ||
+      ready !== num(prev.readyReplicas, 0) ||
+      updated !== num(prev.updatedReplicas, 0) ||
+      currentRevision !== str(prev.currentRevision) ||
+      available !== num(prev.availableReplicas, 0) ||
+      updateRevision !== str(prev.updateRevision);
+    if (!inconsistent) return;
+    const next: Record<string, unknown> = { replicas, availableReplicas: available, collisionCount: num(prev.collisionCount, 0) };
+    if (generation) next.observedGeneration = generation;
+    if (ready) next.readyReplicas = ready;
+    if (current) next.currentReplicas = current;
+    if (updated) next.updatedReplicas = updated;
+    if (currentRevision) next.currentRevision = currentRevision;
+    if (updateRevision) next.updateRevision = updateRevision;
+    const latest = this.sets.get(namespace, name);
+    if (!latest || latest.metadata?.uid !== set.metadata?.uid) return;
+    const updatedSet = clone(latest);
+    updatedSet.status = next;
     try {
-      const written = await this.ctx.api.update(this.sets.info, updated, 'status');
+      const written = await this.ctx.api.update(this.sets.info, updatedSet, 'status');
       await this.sets.waitForWrite(written);
     } catch (err) {
       if (!isStatus(err, 404)) throw err;

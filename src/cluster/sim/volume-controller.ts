@@ -6,17 +6,23 @@
  *   binding only) - a PV `pvc-<pvc uid>` (deterministic mode: a uid-shaped digest of the claim's
  *   namespace/name) is provisioned (reclaimPolicy Delete, claimRef set, hostPath
  *   under /var/local-path-provisioner, as kind's local-path provisioner does) after `volumeBindDelayMs`.
+ * - A claim whose storageClassName names an existing StorageClass is first annotated with the class's
+ *   provisioner (volume.beta.kubernetes.io/storage-provisioner and volume.kubernetes.io/storage-provisioner,
+ *   one update, as the PV controller's setClaimProvisioner does for an external provisioner); the
+ *   provisioner, as an external provisioner does, waits for that annotation before creating the PV.
+ *   A claim whose class does not exist is provisioned without it (a real cluster would leave it Pending
+ *   unless a provisioner like this one watches every claim).
  * - Binding writes what the PV controller writes: PV status Bound; PVC spec.volumeName with the
- *   pv.kubernetes.io/bind-completed and bound-by-controller annotations (and the storage-provisioner
- *   annotations for provisioned volumes); PVC status Bound with capacity and access modes.
+ *   pv.kubernetes.io/bind-completed and bound-by-controller annotations; PVC status Bound with
+ *   capacity and access modes.
  * - When the claim is gone, its PV turns Released; with reclaimPolicy Delete it is then deleted.
  * - A PVC being deleted keeps its `kubernetes.io/pvc-protection` finalizer while a non-terminated pod
  *   uses it; a PV being deleted keeps `kubernetes.io/pv-protection` while Bound.
  * With `bindVolumes: false` (next to a real kube-controller-manager) only the provisioner part runs:
  * PVs are created pre-bound and the released ones it provisioned are deleted; the rest is left to
  * the real PV and protection controllers.
- * Simplifications: every storage class binds Immediately (no WaitForFirstConsumer), StorageClass
- * objects are not consulted, and only PVs this provisioner created are deleted on release (a real
+ * Simplifications: every storage class binds Immediately (no WaitForFirstConsumer), every
+ * provisioner a StorageClass names is served by this one, and only PVs this provisioner created are deleted on release (a real
  * cluster deletes others through their volume plugin, or marks them Failed).
  */
 import { createHash } from 'node:crypto';
@@ -29,6 +35,8 @@ import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
 export const PROVISIONER = 'kperturb.dev/simulated-provisioner';
 export const PVC_PROTECTION = 'kubernetes.io/pvc-protection';
 export const PV_PROTECTION = 'kubernetes.io/pv-protection';
+const STORAGE_PROVISIONER = 'volume.kubernetes.io/storage-provisioner';
+const BETA_STORAGE_PROVISIONER = 'volume.beta.kubernetes.io/storage-provisioner';
 
 const UNITS: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50 };
 
@@ -61,14 +69,24 @@ export class VolumeController {
     private readonly claims: Informer,
     private readonly volumes: Informer,
     private readonly pods: Informer,
+    private readonly classes: Informer | undefined,
   ) {
     this.enqueue = runner.register('persistentvolume', (key) => (key.startsWith('pv|') ? this.syncVolume(key.slice(3)) : this.syncClaim(key.slice(4))));
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<VolumeController | undefined> {
-    const [claims, volumes, pods] = await Promise.all([ctx.informers.forKind('PersistentVolumeClaim', 'v1'), ctx.informers.forKind('PersistentVolume', 'v1'), ctx.informers.forKind('Pod', 'v1')]);
+    const [claims, volumes, pods, classes] = await Promise.all([
+      ctx.informers.forKind('PersistentVolumeClaim', 'v1'),
+      ctx.informers.forKind('PersistentVolume', 'v1'),
+      ctx.informers.forKind('Pod', 'v1'),
+      ctx.informers.forKind('StorageClass', 'storage.k8s.io/v1'),
+    ]);
     if (!claims || !volumes || !pods) return undefined;
-    const c = new VolumeController(ctx, runner, claims, volumes, pods);
+    const c = new VolumeController(ctx, runner, claims, volumes, pods, classes);
+    classes?.subscribe((type) => {
+      if (type === 'DELETED') return;
+      for (const pvc of claims.list()) if (!str(spec(pvc).volumeName)) c.enqueue(`pvc|${pvc.metadata!.namespace}/${pvc.metadata!.name}`);
+    });
     claims.subscribe((type, pvc) => {
       const key = `${pvc.metadata!.namespace}/${pvc.metadata!.name}`;
       if (type !== 'DELETED') c.enqueue(`pvc|${key}`);
@@ -102,12 +120,14 @@ export class VolumeController {
     if (!this.ctx.bindVolumes) {
       if (volumeName || this.volumes.list().some((pv) => isObject(spec(pv).claimRef) && (spec(pv).claimRef as Record<string, unknown>).uid === pvc.metadata?.uid)) return;
       if (spec(pvc).storageClassName === '' || this.findMatch(pvc)) return;
+      // The real PV controller names the provisioner of an existing class first.
+      if (this.storageClass(pvc) && !this.provisionerOf(pvc)) return;
       await this.provision(pvc);
       return;
     }
     if (volumeName) {
       const pv = this.volumes.get(undefined, volumeName);
-      if (pv && str(status(pvc).phase) !== 'Bound') await this.bind(pvc, pv, false);
+      if (pv && str(status(pvc).phase) !== 'Bound') await this.bind(pvc, pv);
       return;
     }
     const preBound = this.volumes.list().find((pv) => {
@@ -115,15 +135,20 @@ export class VolumeController {
       return isObject(ref) && ref.namespace === namespace && ref.name === name && (!ref.uid || ref.uid === pvc.metadata?.uid) && !isBeingDeleted(pv);
     });
     if (preBound) {
-      await this.bind(pvc, preBound, str(preBound.metadata?.annotations?.['pv.kubernetes.io/provisioned-by']) === PROVISIONER);
+      await this.bind(pvc, preBound);
       return;
     }
     const match = this.findMatch(pvc);
     if (match) {
-      await this.bind(pvc, match, false);
+      await this.bind(pvc, match);
       return;
     }
     if (spec(pvc).storageClassName === '') return; // static binding only: wait for a matching PV
+    const cls = this.storageClass(pvc);
+    if (cls && !this.provisionerOf(pvc)) {
+      await this.setClaimProvisioner(pvc, str(cls.provisioner, PROVISIONER));
+      return;
+    }
     if (this.ctx.timing.volumeBindDelayMs > 0 && !this.waiting.has(key)) {
       this.waiting.add(key);
       this.enqueue(`pvc|${key}`, this.ctx.timing.volumeBindDelayMs);
@@ -131,6 +156,28 @@ export class VolumeController {
     }
     this.waiting.delete(key);
     await this.provision(pvc);
+  }
+
+  /** The StorageClass the claim names, if the cluster has it. */
+  private storageClass(pvc: KubeObject): KubeObject | undefined {
+    const name = str(spec(pvc).storageClassName) || str(pvc.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class']);
+    return name ? this.classes?.get(undefined, name) : undefined;
+  }
+
+  private provisionerOf(pvc: KubeObject): string {
+    return str(pvc.metadata?.annotations?.[STORAGE_PROVISIONER]) || str(pvc.metadata?.annotations?.[BETA_STORAGE_PROVISIONER]);
+  }
+
+  /** setClaimProvisioner: one claim update with both provisioner annotations. */
+  private async setClaimProvisioner(pvc: KubeObject, provisioner: string): Promise<void> {
+    const next = clone(pvc);
+    next.metadata!.annotations = { ...(next.metadata?.annotations ?? {}), [BETA_STORAGE_PROVISIONER]: provisioner, [STORAGE_PROVISIONER]: provisioner };
+    try {
+      const written = await this.ctx.api.update(this.claims.info, next);
+      await this.claims.waitForWrite(written);
+    } catch (err) {
+      if (!isStatus(err, 404, 409)) throw err;
+    }
   }
 
   private findMatch(pvc: KubeObject): KubeObject | undefined {
@@ -182,13 +229,13 @@ export class VolumeController {
     try {
       const created = await this.ctx.api.create(this.volumes.info, undefined, pv);
       await this.volumes.waitForWrite(created);
-      if (this.ctx.bindVolumes) await this.bind(pvc, created, true);
+      if (this.ctx.bindVolumes) await this.bind(pvc, created);
     } catch (err) {
       if (!isStatus(err, 409)) throw err;
     }
   }
 
-  private async bind(pvc: KubeObject, pvIn: KubeObject, provisioned: boolean): Promise<void> {
+  private async bind(pvc: KubeObject, pvIn: KubeObject): Promise<void> {
     let pv = pvIn;
     const ref = spec(pv).claimRef;
     if (!isObject(ref) || ref.uid !== pvc.metadata?.uid) {
@@ -211,7 +258,6 @@ export class VolumeController {
         ...(next.metadata?.annotations ?? {}),
         'pv.kubernetes.io/bind-completed': 'yes',
         'pv.kubernetes.io/bound-by-controller': 'yes',
-        ...(provisioned ? { 'volume.beta.kubernetes.io/storage-provisioner': PROVISIONER, 'volume.kubernetes.io/storage-provisioner': PROVISIONER } : {}),
       };
       claim = await this.ctx.api.update(this.claims.info, next);
     }
