@@ -147,6 +147,8 @@ export interface RunAnalysis {
   keys: ReadonlyMap<ObjectKey, KeyHistory>;
   /** How many successful writes with this identity (folded key) the controller made. */
   writeCount(id: WriteIdentity): number;
+  /** Did the object (raw key) exist right after `change` (index)? */
+  existsAfter(rawKey: ObjectKey, change: number): boolean;
   /** Hash of the whole normalised cluster state right after a change (undefined without `stateHashes`). */
   stateAfter(change: number): string | undefined;
 }
@@ -275,6 +277,18 @@ export class RunAnalyzer {
       writes: this.writes,
       keys: this.keys,
       writeCount: (id) => this.writeCounter.count(id),
+      existsAfter: (rawKey, change) => {
+        // The object's latest change at or before `change` (binary search over its change indices).
+        const list = this.rawKeyChanges.get(rawKey) ?? [];
+        let lo = 0;
+        let hi = list.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (list[mid]! <= change) lo = mid + 1;
+          else hi = mid;
+        }
+        return lo > 0 && this.changes[list[lo - 1]!]!.eventType !== 'DELETED';
+      },
       stateAfter: (i) => {
         if (!this.options.stateHashes || i < 0 || i >= this.changes.length) return undefined;
         let h = stateStrings.get(i);

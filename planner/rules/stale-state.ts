@@ -10,16 +10,27 @@
  * Plan: when N' happens, restart the controller onto a view frozen right after N; release the view
  * (replay history to the present) after `releaseAfterSeconds`, so the staleness is transient, as from
  * a lagging API server.
+ *
+ * Plus one pair per effective write U that is no reaction to its view: the controller undoing its
+ * own reaction. The view is frozen right after B, the last delivery before every event U may react
+ * to (before its causality window), so the restarted controller sees the world before what made it
+ * write U (U's object included: it must exist in the view), while U (and what others did in
+ * response to it) is already in the cluster. The restart is
+ * at U's conflict if it has one, else at the first later change of U's object (the world reacting to
+ * U: a StatefulSet reporting the scale-down U asked for). Such a pair is no causal pair (B did not
+ * cause U), so the rule above never makes it; the unpruned rule does, with the same restart point.
  *   baseline          every pair (delivery before U, write request U)
- *   causality         pairs where N may have caused U (see trace-analysis.ts)
+ *   causality         pairs where N may have caused U (see trace-analysis.ts), and (B, U)
  *   effective-writes  U succeeded and a later change N' of its object conflicts with it (a no-op U is kept:
- *                     re-issued after N' it is no longer a no-op)
- *   deterministic     N and N' have triggers that fire in every reference run; U, N not bookkeeping
- *   deduplicated      one plan per (state frozen in the view, state when the controller restarts)
+ *                     re-issued after N' it is no longer a no-op); (B, U): U changed the cluster and a
+ *                     later change of its object is the restart point, and the view shows U's object
+ *   deterministic     N (B) and N' have triggers that fire in every reference run; U, N (B) not bookkeeping
+ *   deduplicated      one plan per (state frozen in the view, state when the controller restarts), over both kinds
  */
 import { describeChange, describeWrite, type ChangeTrigger, type Trigger } from '../../src/model/plan.js';
 import { StageCounter } from '../pruning.js';
-import { isSuccess, type WriteRecord } from '../trace-analysis.js';
+import { isSuccess, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
+import type { Triggers } from '../triggers.js';
 import type { PlanCandidate, PlanningRule, RuleContext } from './rule.js';
 
 export const staleStateRule: PlanningRule = {
@@ -36,29 +47,57 @@ function causesOf(w: WriteRecord): number[] {
   return out;
 }
 
+/**
+ * The view from before every event `w` may react to: the last delivery before its causality window
+ * (-1: none) whose change a plan can name and that is no bookkeeping. Walking back over unnamable
+ * deliveries keeps the view before the window; the first usable one is the newest such state.
+ */
+function viewBeforeReaction(main: RunAnalysis, triggers: Triggers, w: WriteRecord): number {
+  for (let d = Math.min(w.causeFrom, w.deliveriesBefore) - 1; d >= 0; d--) {
+    const n = main.deliveries[d]!.change;
+    if (n >= 0 && !main.changes[n]!.bookkeeping && triggers.deterministicChange(n)) return d;
+  }
+  return -1;
+}
+
 function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   const stages = new StageCounter();
   const candidates: PlanCandidate[] = [];
   const seen = new Set<string>();
+  const plan = (w: WriteRecord, n: number, restart: number, undo: boolean) => {
+    stages.add('deterministic');
+    const state = `${main.stateAfter(n) ?? `change ${n}`}|${main.stateAfter(restart) ?? `change ${restart}`}`;
+    if (seen.has(state)) return;
+    seen.add(state);
+    stages.add('deduplicated');
+    candidates.push(candidateFor(w, triggers.change(n)!, { change: triggers.change(restart)! }, staleReleaseSeconds, undo));
+  };
   for (const w of main.writes) {
     stages.add('baseline', w.deliveriesBefore);
-    const causes = w.causeTo - w.causeFrom + w.causeExtra.length;
-    stages.add('causality', causes);
+    const causes = causesOf(w);
+    const before = viewBeforeReaction(main, triggers, w);
+    // (before, w) is a pair of its own only where it is no causal pair (a related delivery can be both).
+    const undo = before >= 0 && !causes.includes(before);
+    stages.add('causality', causes.length + (undo ? 1 : 0));
+    if (!isSuccess(w)) continue;
     // A no-op stays: re-issued after a later change, it is no longer a no-op.
-    if (!isSuccess(w) || w.conflict < 0) continue;
-    stages.add('effective-writes', causes);
-    if (w.bookkeeping || !triggers.deterministicChange(w.conflict)) continue;
-    const at = triggers.change(w.conflict)!;
-    for (const d of causesOf(w)) {
-      const n = main.deliveries[d]!.change;
-      if (n < 0 || !triggers.deterministicChange(n)) continue;
-      stages.add('deterministic');
-      const state = `${main.stateAfter(n) ?? `change ${n}`}|${main.stateAfter(w.conflict) ?? `change ${w.conflict}`}`;
-      if (seen.has(state)) continue;
-      seen.add(state);
-      stages.add('deduplicated');
-      candidates.push(candidateFor(w, triggers.change(n)!, { change: at }, staleReleaseSeconds));
+    if (w.conflict >= 0) {
+      stages.add('effective-writes', causes.length);
+      if (!w.bookkeeping && triggers.deterministicChange(w.conflict)) {
+        for (const d of causes) {
+          const n = main.deliveries[d]!.change;
+          if (n >= 0 && triggers.deterministicChange(n)) plan(w, n, w.conflict, false);
+        }
+      }
     }
+    // Undoing its own reaction: only a write that changed something has a reaction to undo, and only
+    // on an object the view shows (from a view without it, the controller would create it: the
+    // create's own pairs cover that).
+    const restart = w.conflict >= 0 ? w.conflict : w.firstLater;
+    if (!undo || w.effect !== 'effective' || restart < 0 || !w.rawKey || !main.existsAfter(w.rawKey, main.deliveries[before]!.change)) continue;
+    stages.add('effective-writes');
+    if (w.bookkeeping || !triggers.deterministicChange(restart)) continue;
+    plan(w, main.deliveries[before]!.change, restart, true);
   }
   return { candidates, stages: stages.result() };
 }
@@ -90,10 +129,11 @@ function describeU(w: WriteRecord): string {
   return `${w.verb}s ${w.key ?? 'objects'}${w.subresource ? ` ${w.subresource}` : ''}`;
 }
 
-function candidateFor(w: WriteRecord, viewAfter: ChangeTrigger, at: Trigger, releaseAfterSeconds: number): PlanCandidate {
+function candidateFor(w: WriteRecord, viewAfter: ChangeTrigger, at: Trigger, releaseAfterSeconds: number, undo = false): PlanCandidate {
   const when = 'change' in at ? `when ${describeChange(at.change)}` : `right after it ${describeWrite((at as { write: NonNullable<WriteRecord['trigger']> }).write)}`;
+  const why = undo ? `a view from before what made it ${describeU(w)}: it may undo that` : `from that view it once ${describeU(w)}`;
   return {
-    description: `${when}, restart the controller onto a view frozen right after ${describeChange(viewAfter)}, released after ${releaseAfterSeconds} s (from that view it once ${describeU(w)})`,
+    description: `${when}, restart the controller onto a view frozen right after ${describeChange(viewAfter)}, released after ${releaseAfterSeconds} s (${why})`,
     faults: [{ type: 'stale-restart', at, viewAfter, releaseAfterSeconds }],
   };
 }
