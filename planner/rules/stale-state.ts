@@ -11,14 +11,15 @@
  * (replay history to the present) after `releaseAfterSeconds`, so the staleness is transient, as from
  * a lagging API server.
  *
- * Plus one pair per effective write U that is no reaction to its view: the controller undoing its
- * own reaction. The view is frozen right after B, the last delivery before every event U may react
- * to (before its causality window), so the restarted controller sees the world before what made it
- * write U (U's object included: it must exist in the view), while U (and what others did in
- * response to it) is already in the cluster. The restart is
+ * Plus one pair per effective write U: the controller undoing its own reaction. The view is frozen
+ * right after B, the last delivery before the event U reacted to (the latest outside change among
+ * its window's watch events, else the window's start), so the restarted controller sees the world
+ * before what made it write U (U's object included: it must exist in the view), while U (and what
+ * others did in response to it) is already in the cluster. The restart is
  * at U's conflict if it has one, else at the first later change of U's object (the world reacting to
- * U: a StatefulSet reporting the scale-down U asked for). Such a pair is no causal pair (B did not
- * cause U), so the rule above never makes it; the unpruned rule does, with the same restart point.
+ * U: a StatefulSet reporting the scale-down U asked for). The rule above never makes that plan: B is
+ * no cause of U (serialized delivery), or U has no conflict and so no plan (bursts, whose windows
+ * reach back past the event); the unpruned rule does, with the same restart point.
  *   baseline          every pair (delivery before U, write request U)
  *   causality         pairs where N may have caused U (see trace-analysis.ts), and (B, U)
  *   effective-writes  U succeeded and a later change N' of its object conflicts with it (a no-op U is kept:
@@ -48,12 +49,33 @@ function causesOf(w: WriteRecord): number[] {
 }
 
 /**
- * The view from before every event `w` may react to: the last delivery before its causality window
- * (-1: none) whose change a plan can name and that is no bookkeeping. Walking back over unnamable
- * deliveries keeps the view before the window; the first usable one is the newest such state.
+ * For each delivery index i, the latest watch delivery at or before i of a change someone other than
+ * the controller made (not the effect of one of its writes, no bookkeeping); -1: none. Those are the
+ * events a write can be a reaction to that the controller did not bring about itself.
  */
-function viewBeforeReaction(main: RunAnalysis, triggers: Triggers, w: WriteRecord): number {
-  for (let d = Math.min(w.causeFrom, w.deliveriesBefore) - 1; d >= 0; d--) {
+function latestOutsideEvents(main: RunAnalysis): Int32Array {
+  const own = new Uint8Array(main.changes.length);
+  for (const w of main.writes) if (w.effectChange >= 0) own[w.effectChange] = 1;
+  const latest = new Int32Array(main.deliveries.length);
+  let last = -1;
+  main.deliveries.forEach((d, i) => {
+    if (d.source === 'watch' && d.change >= 0 && !own[d.change] && !main.changes[d.change]!.bookkeeping) last = i;
+    latest[i] = last;
+  });
+  return latest;
+}
+
+/**
+ * The view from before the event `w` reacted to: the last delivery, before that event, whose change
+ * a plan can name and that is no bookkeeping (-1: none). The event is the latest watch event of an
+ * outside change among w's window causes (with serialized delivery, the episode's event when someone
+ * else made it; with bursts, the window holds many and the latest is the one that started w's
+ * reconcile unless others arrived during it), else the start of the window.
+ */
+function viewBeforeReaction(main: RunAnalysis, triggers: Triggers, outside: Int32Array, w: WriteRecord): number {
+  const latest = w.causeTo > w.causeFrom ? outside[w.causeTo - 1]! : -1;
+  const event = latest >= w.causeFrom ? latest : w.causeFrom;
+  for (let d = Math.min(event, w.deliveriesBefore) - 1; d >= 0; d--) {
     const n = main.deliveries[d]!.change;
     if (n >= 0 && !main.changes[n]!.bookkeeping && triggers.deterministicChange(n)) return d;
   }
@@ -64,6 +86,7 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   const stages = new StageCounter();
   const candidates: PlanCandidate[] = [];
   const seen = new Set<string>();
+  const outside = latestOutsideEvents(main);
   const plan = (w: WriteRecord, n: number, restart: number, undo: boolean) => {
     stages.add('deterministic');
     const state = `${main.stateAfter(n) ?? `change ${n}`}|${main.stateAfter(restart) ?? `change ${restart}`}`;
@@ -75,10 +98,12 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   for (const w of main.writes) {
     stages.add('baseline', w.deliveriesBefore);
     const causes = causesOf(w);
-    const before = viewBeforeReaction(main, triggers, w);
-    // (before, w) is a pair of its own only where it is no causal pair (a related delivery can be both).
-    const undo = before >= 0 && !causes.includes(before);
-    stages.add('causality', causes.length + (undo ? 1 : 0));
+    const before = viewBeforeReaction(main, triggers, outside, w);
+    // (before, w) is a plan of its own unless the causal pair (before, w) makes the same one: when w
+    // has a conflict, both restart there.
+    const undo = before >= 0 && (w.conflict < 0 || !causes.includes(before));
+    // Counted once per pair: a (B, w) that is also a causal pair is among `causes` already.
+    stages.add('causality', causes.length + (undo && !causes.includes(before) ? 1 : 0));
     if (!isSuccess(w)) continue;
     // A no-op stays: re-issued after a later change, it is no longer a no-op.
     if (w.conflict >= 0) {
