@@ -72,14 +72,22 @@ function latestOutsideEvents(main: RunAnalysis): Int32Array {
  * else made it; with bursts, the window holds many and the latest is the one that started w's
  * reconcile unless others arrived during it), else the start of the window.
  */
-function viewBeforeReaction(main: RunAnalysis, triggers: Triggers, outside: Int32Array, w: WriteRecord): number {
+function viewBeforeReaction(main: RunAnalysis, triggers: Triggers, outside: Int32Array, memo: Map<number, number>, w: WriteRecord): number {
   const latest = w.causeTo > w.causeFrom ? outside[w.causeTo - 1]! : -1;
-  const event = latest >= w.causeFrom ? latest : w.causeFrom;
-  for (let d = Math.min(event, w.deliveriesBefore) - 1; d >= 0; d--) {
+  const event = Math.min(latest >= w.causeFrom ? latest : w.causeFrom, w.deliveriesBefore);
+  // Writes of one reconcile share the event: walk back once per event.
+  let found = memo.get(event);
+  if (found !== undefined) return found;
+  found = -1;
+  for (let d = event - 1; d >= 0; d--) {
     const n = main.deliveries[d]!.change;
-    if (n >= 0 && !main.changes[n]!.bookkeeping && triggers.deterministicChange(n)) return d;
+    if (n >= 0 && !main.changes[n]!.bookkeeping && triggers.deterministicChange(n)) {
+      found = d;
+      break;
+    }
   }
-  return -1;
+  memo.set(event, found);
+  return found;
 }
 
 function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
@@ -87,6 +95,7 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   const candidates: PlanCandidate[] = [];
   const seen = new Set<string>();
   const outside = latestOutsideEvents(main);
+  const memo = new Map<number, number>();
   const plan = (w: WriteRecord, n: number, restart: number, undo: boolean) => {
     stages.add('deterministic');
     const state = `${main.stateAfter(n) ?? `change ${n}`}|${main.stateAfter(restart) ?? `change ${restart}`}`;
@@ -98,7 +107,7 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   for (const w of main.writes) {
     stages.add('baseline', w.deliveriesBefore);
     const causes = causesOf(w);
-    const before = viewBeforeReaction(main, triggers, outside, w);
+    const before = viewBeforeReaction(main, triggers, outside, memo, w);
     // (before, w) is a plan of its own unless the causal pair (before, w) makes the same one: when w
     // has a conflict, both restart there.
     const undo = before >= 0 && (w.conflict < 0 || !causes.includes(before));
