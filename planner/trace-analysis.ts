@@ -147,6 +147,8 @@ export interface RunAnalysis {
   keys: ReadonlyMap<ObjectKey, KeyHistory>;
   /** How many successful writes with this identity (folded key) the controller made. */
   writeCount(id: WriteIdentity): number;
+  /** Did the object (raw key) exist right after `change` (index)? */
+  existsAfter(rawKey: ObjectKey, change: number): boolean;
   /** Hash of the whole normalised cluster state right after a change (undefined without `stateHashes`). */
   stateAfter(change: number): string | undefined;
 }
@@ -275,6 +277,18 @@ export class RunAnalyzer {
       writes: this.writes,
       keys: this.keys,
       writeCount: (id) => this.writeCounter.count(id),
+      existsAfter: (rawKey, change) => {
+        // The object's latest change at or before `change` (binary search over its change indices).
+        const list = this.rawKeyChanges.get(rawKey) ?? [];
+        let lo = 0;
+        let hi = list.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (list[mid]! <= change) lo = mid + 1;
+          else hi = mid;
+        }
+        return lo > 0 && this.changes[list[lo - 1]!]!.eventType !== 'DELETED';
+      },
       stateAfter: (i) => {
         if (!this.options.stateHashes || i < 0 || i >= this.changes.length) return undefined;
         let h = stateStrings.get(i);
@@ -418,7 +432,7 @@ export class RunAnalyzer {
     this.pending.delete(res.id);
     if (!this.full) {
       const id = isSuccessStatus(res.status) ? writeIdentity(p.request!, res.object) : undefined;
-      if (id) this.writeCounter.record({ ...id, key: this.folder.fold(id.key) });
+      if (id) this.writeCounter.record({ ...id, key: this.foldWriteKey(p.request!, id.key, res.object) });
       return;
     }
     if (this.inFlight > 0) this.inFlight--;
@@ -444,7 +458,7 @@ export class RunAnalyzer {
       w.effect = 'effective';
       return;
     }
-    w.key = this.folder.fold(w.rawKey);
+    w.key = this.foldWriteKey(req, w.rawKey, res.object);
     if (counted) {
       const id: WriteIdentity = { ...counted, key: w.key };
       w.trigger = triggerFor(id, this.writeCounter.record(id));
@@ -475,6 +489,16 @@ export class RunAnalyzer {
       pushTo(this.pendingWriteByRv, rv, w.index);
       this.searchConflicts(w, res.seq);
     }
+  }
+
+  /**
+   * The folded key of a write's object. A create's answer is a sighting of the creation as good as the
+   * cluster change (which the trace may hold only later): the proxy folds at whichever comes first,
+   * and so does the planner, so both count the create under `<prefix>*#<n>`.
+   */
+  private foldWriteKey(req: Pick<RequestEvent, 'verb' | 'resource'>, rawKey: ObjectKey, answer: KubeObject | undefined): ObjectKey {
+    if (req.verb === 'create' && !req.resource?.subresource && isObject(answer)) return this.folder.observeCreate(rawKey, answer);
+    return this.folder.fold(rawKey);
   }
 
   /** The recorded change of `rawKey` with this resourceVersion (-1: not recorded yet, or long ago). */

@@ -46,7 +46,8 @@ import { UpgradeTunnel } from './upgrade.js';
 import { Upstream } from './upstream.js';
 import { WatchHolds, type WatchHold, type WatchHoldSelector } from './watch-holds.js';
 import type { WatchEventStage } from './watch-relay.js';
-import type { CompletedWrite } from './write-triggers.js';
+import { TriggerKeys, type CompletedWrite } from './write-triggers.js';
+import { isFoldedKey } from '../src/model/generated-names.js';
 
 export type { ProxyCertificates } from './tls.js';
 export type { WatchHold, WatchHoldSelector } from './watch-holds.js';
@@ -184,6 +185,8 @@ export class ControllerProxy {
   private readonly log: (line: string) => void;
   private readonly host: ExchangeHost;
   private readonly writeCounter = new WriteOccurrenceCounter();
+  /** Keys as triggers name them (generated names folded to `<prefix>*#<n>`, as the planner does). */
+  private readonly triggerKeys = new TriggerKeys();
   private armed: ArmedEntry[] = [];
   private marks: MarkEntry[] = [];
   private readonly holds = new WatchHolds();
@@ -246,7 +249,11 @@ export class ControllerProxy {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
       else socket.destroy();
     });
-    if (options.clusterView) this.unsubscribeView = options.clusterView.onChange((c) => this.onClusterChange(c));
+    if (options.clusterView) {
+      // Every creation counts for the n-th generated name, those before the proxy started included.
+      for (const c of options.clusterView.pastChanges()) this.triggerKeys.observeChange(c);
+      this.unsubscribeView = options.clusterView.onChange((c) => this.onClusterChange(c));
+    }
   }
 
   static async start(options: ControllerProxyOptions): Promise<ControllerProxy> {
@@ -379,7 +386,7 @@ export class ControllerProxy {
     // Changes before arming count too (the planner counts from the start of the cluster trace).
     if (evaluator.watchesChanges) {
       for (const c of this.options.clusterView!.pastChanges()) {
-        if (evaluator.change(c.key, c.prev, c.next)) {
+        if (evaluator.change(this.triggerKeys.fold(c.key), c.prev, c.next)) {
           this.fire(entry, { changeSeq: c.seq, key: c.key, resourceVersion: c.resourceVersion }, undefined);
           break;
         }
@@ -403,7 +410,7 @@ export class ControllerProxy {
     const entry: MarkEntry = { trigger, counter: new ChangeOccurrenceCounter(), resourceVersion: undefined, seq: undefined };
     this.marks.push(entry);
     for (const c of this.options.clusterView.pastChanges()) {
-      if (matchesChange(trigger, c.prev, c.next, entry.counter, c.key)) {
+      if (matchesChange(trigger, c.prev, c.next, entry.counter, this.triggerKeys.fold(c.key))) {
         entry.resourceVersion = c.resourceVersion;
         entry.seq = c.seq;
         break;
@@ -425,25 +432,27 @@ export class ControllerProxy {
   }
 
   private onClusterChange(c: ObservedChange): void {
+    const key = this.triggerKeys.observeChange(c);
     for (const m of this.marks) {
       if (m.resourceVersion !== undefined) continue;
-      if (matchesChange(m.trigger, c.prev, c.next, m.counter, c.key)) {
+      if (matchesChange(m.trigger, c.prev, c.next, m.counter, key)) {
         m.resourceVersion = c.resourceVersion;
         m.seq = c.seq;
       }
     }
     for (const a of [...this.armed]) {
       if (a.cancelled || !a.evaluator.watchesChanges) continue;
-      if (a.evaluator.change(c.key, c.prev, c.next)) this.fire(a, { changeSeq: c.seq, key: c.key, resourceVersion: c.resourceVersion }, undefined);
+      if (a.evaluator.change(key, c.prev, c.next)) this.fire(a, { changeSeq: c.seq, key: c.key, resourceVersion: c.resourceVersion }, undefined);
     }
   }
 
-  private onCompletedWrite(write: CompletedWrite, epoch: Epoch, ex: Exchange): void {
-    this.leaderRecords.noteWrite(write.key, ex.facts?.resource, ex.facts?.body);
+  private onCompletedWrite(completed: CompletedWrite, epoch: Epoch, ex: Exchange): void {
+    this.leaderRecords.noteWrite(completed.key, ex.facts?.resource, ex.facts?.body);
+    const write = this.triggerKeys.observeWrite(completed);
     const n = this.writeCounter.record(write);
     for (const a of [...this.armed]) {
       if (a.cancelled) continue;
-      if (a.evaluator.write(write, n)) this.fire(a, { requestId: write.requestId, key: write.key }, epoch);
+      if (a.evaluator.write(write, n)) this.fire(a, { requestId: write.requestId, key: completed.key }, epoch);
     }
   }
 
@@ -567,7 +576,8 @@ export class ControllerProxy {
     };
     this.armTrigger({ change: fault.from }, (info) => {
       state = 'holding';
-      hold = this.holdWatchEvents({ key: fault.key }, 'hold-until', faultIndex);
+      // A folded key (`<prefix>*#<n>`) names no watch event: hold the object the change was of.
+      hold = this.holdWatchEvents({ key: isFoldedKey(fault.key) && info.key ? info.key : fault.key }, 'hold-until', faultIndex);
       this.fault({ fault: 'hold-until', phase: 'triggered', key: fault.key, ...idx, ...(info.resourceVersion ? { resourceVersion: info.resourceVersion } : {}), detail: `${describeChange(fault.from)}: holding the controller's events of ${fault.key}` });
       callbacks.onHeld?.();
       timer = setTimeout(() => {

@@ -8,7 +8,7 @@
  * object an unpruned bug alarmed on is alarmed on by some pruned bug.)
  *
  *   npm run check:pruning -- [--examples secret-marker,decommission/buggy] [--max-unpruned N]
- *                            [--parallel N] [--out DIR] [--plain] [--reuse]
+ *                            [--parallel N] [--out DIR] [--plain] [--reuse] [--reuse-unpruned]
  *
  * --examples      example names (every variant) or example/variant; default every example, every variant
  * --max-unpruned  run at most N unpruned plans, spread evenly over the set (its patterns in order);
@@ -17,11 +17,15 @@
  * --out           where campaigns go (default a new directory under the system temp directory)
  * --plain         learn without serialized delivery (default: serialized, the mode that prunes most)
  * --reuse         keep reference runs already in --out instead of learning again
+ * --reuse-unpruned  also keep the unpruned results already in --out (implies --reuse): an unpruned
+ *                 plan whose run left a verdict for the same plan name and description is not run
+ *                 again. The same reference runs give the same unpruned plans (the planner is
+ *                 deterministic), so a change to pruning needs only the pruned set re-run.
  *
  * Needs `npm run build` (and `npm run build:go-fixtures` for the Go examples). Prints one block per
  * variant and a summary; exits 1 when a pruned set missed a bug the unpruned set found, else 0.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, appendFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -34,7 +38,7 @@ const { learn, plan, test } = await load('dist/src/campaign/campaign.js');
 const SERIALIZE_QUIET_MS = 100;
 
 function parseArgs(argv) {
-  const opts = { examples: undefined, maxUnpruned: undefined, parallel: 1, out: undefined, serialize: true, reuse: false };
+  const opts = { examples: undefined, maxUnpruned: undefined, parallel: 1, out: undefined, serialize: true, reuse: false, reuseUnpruned: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -53,6 +57,7 @@ function parseArgs(argv) {
     else if (a === '--out') opts.out = resolve(value());
     else if (a === '--plain') opts.serialize = false;
     else if (a === '--reuse') opts.reuse = true;
+    else if (a === '--reuse-unpruned') opts.reuse = opts.reuseUnpruned = true;
     else if (a === '--help' || a === '-h') usage();
     else usage(`unknown option ${a}`);
   }
@@ -60,7 +65,7 @@ function parseArgs(argv) {
 }
 
 function usage(error) {
-  const text = 'usage: node scripts/check-pruning.mjs [--examples a,b/variant] [--max-unpruned N] [--parallel N] [--out DIR] [--plain] [--reuse]';
+  const text = 'usage: node scripts/check-pruning.mjs [--examples a,b/variant] [--max-unpruned N] [--parallel N] [--out DIR] [--plain] [--reuse] [--reuse-unpruned]';
   if (error) {
     console.error(`check-pruning: ${error}\n${text}`);
     process.exit(2);
@@ -115,6 +120,18 @@ function bugsOf(results) {
   return bugs;
 }
 
+/** The verdict an earlier run of this very plan (same name and description) left, if any. */
+function earlierVerdict(out, controller, p) {
+  const file = join(out, controller, 'test', p.spec.workload, p.metadata.name, 'verdict.json');
+  if (!existsSync(file)) return undefined;
+  try {
+    const r = JSON.parse(readFileSync(file, 'utf8'));
+    return r.plan === p.metadata.name && r.description === p.spec.description ? r : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function tally(results) {
   const counts = {};
   for (const r of results) counts[r.verdict] = (counts[r.verdict] ?? 0) + 1;
@@ -144,7 +161,12 @@ async function checkVariant(v, opts) {
     const failed = summaries.flatMap((s) => s.runs).filter((r) => !r.ok);
     if (failed.length > 0) throw new Error(`reference runs failed: ${failed.map((r) => `${r.dir}: ${r.error}`).join('; ')}`);
   }
-  rmSync(join(unprunedOut, config.name), { recursive: true, force: true });
+  if (opts.reuseUnpruned) {
+    // Keep the unpruned test runs (and their verdicts); plans and reference runs are replaced.
+    for (const d of ['learn', 'plans']) rmSync(join(unprunedOut, config.name, d), { recursive: true, force: true });
+  } else {
+    rmSync(join(unprunedOut, config.name), { recursive: true, force: true });
+  }
   cpSync(learned, join(unprunedOut, config.name, 'learn'), { recursive: true });
 
   const prunedPlans = (await plan(config, { out: prunedOut, log, prune: true })).flatMap((s) => s.plans);
@@ -164,7 +186,12 @@ async function checkVariant(v, opts) {
   };
   run.done = { pruned: 0, unpruned: 0 };
   const pruned = await run(prunedPlans, prunedOut, 'pruned');
-  const unpruned = await run(sample, unprunedOut, 'unpruned');
+  const reused = opts.reuseUnpruned ? sample.map((p) => earlierVerdict(unprunedOut, config.name, p)) : sample.map(() => undefined);
+  const toRun = sample.filter((_, i) => !reused[i]);
+  if (opts.reuseUnpruned) say(`unpruned: reusing ${sample.length - toRun.length} earlier verdicts, running ${toRun.length}`);
+  const fresh = await run(toRun, unprunedOut, 'unpruned');
+  const freshByPlan = new Map(fresh.results.map((r) => [r.plan, r]));
+  const unpruned = { results: sample.map((p, i) => reused[i] ?? freshByPlan.get(p.metadata.name)).filter(Boolean), seconds: fresh.seconds, reused: sample.length - toRun.length };
   const prunedBugs = bugsOf(pruned.results);
   const unprunedBugs = bugsOf(unpruned.results);
   const missed = [...unprunedBugs.keys()].filter((b) => !prunedBugs.has(b));
@@ -181,7 +208,8 @@ function report(r) {
   lines.push(`== ${name} (${r.config.name}; campaigns in ${r.base})`);
   lines.push(`  pruned:   ${r.prunedPlans.length} plans (${byPattern(r.prunedPlans)}); ran ${r.pruned.results.length} in ${r.pruned.seconds.toFixed(0)} s: ${tally(r.pruned.results)}`);
   const sampled = r.sample.length < r.unprunedPlans.length ? `ran a spread sample of ${r.sample.length}` : `ran all ${r.sample.length}`;
-  lines.push(`  unpruned: ${r.unprunedPlans.length} plans (${byPattern(r.unprunedPlans)}); ${sampled} in ${r.unpruned.seconds.toFixed(0)} s: ${tally(r.unpruned.results)}`);
+  const reusedNote = r.unpruned.reused ? ` (${r.unpruned.reused} verdicts reused from an earlier run, ${r.sample.length - r.unpruned.reused} run now)` : '';
+  lines.push(`  unpruned: ${r.unprunedPlans.length} plans (${byPattern(r.unprunedPlans)}); ${sampled}${reusedNote} in ${r.unpruned.seconds.toFixed(0)} s: ${tally(r.unpruned.results)}`);
   const bugLines = (label, bugs) => {
     lines.push(`  bugs found by the ${label} set: ${bugs.size}`);
     for (const [bug, plans] of bugs) lines.push(`    ${bug}  (${plans.length} plan(s): ${plans.slice(0, 6).join(', ')}${plans.length > 6 ? ', ...' : ''})`);

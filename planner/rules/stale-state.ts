@@ -10,16 +10,28 @@
  * Plan: when N' happens, restart the controller onto a view frozen right after N; release the view
  * (replay history to the present) after `releaseAfterSeconds`, so the staleness is transient, as from
  * a lagging API server.
+ *
+ * Plus one pair per effective write U: the controller undoing its own reaction. The view is frozen
+ * right after B, the last delivery before the event U reacted to (the latest outside change among
+ * its window's watch events, else the window's start), so the restarted controller sees the world
+ * before what made it write U (U's object included: it must exist in the view), while U (and what
+ * others did in response to it) is already in the cluster. The restart is
+ * at U's conflict if it has one, else at the first later change of U's object (the world reacting to
+ * U: a StatefulSet reporting the scale-down U asked for). The rule above never makes that plan: B is
+ * no cause of U (serialized delivery), or U has no conflict and so no plan (bursts, whose windows
+ * reach back past the event); the unpruned rule does, with the same restart point.
  *   baseline          every pair (delivery before U, write request U)
- *   causality         pairs where N may have caused U (see trace-analysis.ts)
+ *   causality         pairs where N may have caused U (see trace-analysis.ts), and (B, U)
  *   effective-writes  U succeeded and a later change N' of its object conflicts with it (a no-op U is kept:
- *                     re-issued after N' it is no longer a no-op)
- *   deterministic     N and N' have triggers that fire in every reference run; U, N not bookkeeping
- *   deduplicated      one plan per (state frozen in the view, state when the controller restarts)
+ *                     re-issued after N' it is no longer a no-op); (B, U): U changed the cluster and a
+ *                     later change of its object is the restart point, and the view shows U's object
+ *   deterministic     N (B) and N' have triggers that fire in every reference run; U, N (B) not bookkeeping
+ *   deduplicated      one plan per (state frozen in the view, state when the controller restarts), over both kinds
  */
 import { describeChange, describeWrite, type ChangeTrigger, type Trigger } from '../../src/model/plan.js';
 import { StageCounter } from '../pruning.js';
-import { isSuccess, type WriteRecord } from '../trace-analysis.js';
+import { isSuccess, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
+import type { Triggers } from '../triggers.js';
 import type { PlanCandidate, PlanningRule, RuleContext } from './rule.js';
 
 export const staleStateRule: PlanningRule = {
@@ -36,29 +48,90 @@ function causesOf(w: WriteRecord): number[] {
   return out;
 }
 
+/**
+ * For each delivery index i, the latest watch delivery at or before i of a change someone other than
+ * the controller made (not the effect of one of its writes, no bookkeeping); -1: none. Those are the
+ * events a write can be a reaction to that the controller did not bring about itself.
+ */
+function latestOutsideEvents(main: RunAnalysis): Int32Array {
+  const own = new Uint8Array(main.changes.length);
+  for (const w of main.writes) if (w.effectChange >= 0) own[w.effectChange] = 1;
+  const latest = new Int32Array(main.deliveries.length);
+  let last = -1;
+  main.deliveries.forEach((d, i) => {
+    if (d.source === 'watch' && d.change >= 0 && !own[d.change] && !main.changes[d.change]!.bookkeeping) last = i;
+    latest[i] = last;
+  });
+  return latest;
+}
+
+/**
+ * The view from before the event `w` reacted to: the last delivery, before that event, whose change
+ * a plan can name and that is no bookkeeping (-1: none). The event is the latest watch event of an
+ * outside change among w's window causes (with serialized delivery, the episode's event when someone
+ * else made it; with bursts, the window holds many and the latest is the one that started w's
+ * reconcile unless others arrived during it), else the start of the window.
+ */
+function viewBeforeReaction(main: RunAnalysis, triggers: Triggers, outside: Int32Array, memo: Map<number, number>, w: WriteRecord): number {
+  const latest = w.causeTo > w.causeFrom ? outside[w.causeTo - 1]! : -1;
+  const event = Math.min(latest >= w.causeFrom ? latest : w.causeFrom, w.deliveriesBefore);
+  // Writes of one reconcile share the event: walk back once per event.
+  let found = memo.get(event);
+  if (found !== undefined) return found;
+  found = -1;
+  for (let d = event - 1; d >= 0; d--) {
+    const n = main.deliveries[d]!.change;
+    if (n >= 0 && !main.changes[n]!.bookkeeping && triggers.deterministicChange(n)) {
+      found = d;
+      break;
+    }
+  }
+  memo.set(event, found);
+  return found;
+}
+
 function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   const stages = new StageCounter();
   const candidates: PlanCandidate[] = [];
   const seen = new Set<string>();
+  const outside = latestOutsideEvents(main);
+  const memo = new Map<number, number>();
+  const plan = (w: WriteRecord, n: number, restart: number, undo: boolean) => {
+    stages.add('deterministic');
+    const state = `${main.stateAfter(n) ?? `change ${n}`}|${main.stateAfter(restart) ?? `change ${restart}`}`;
+    if (seen.has(state)) return;
+    seen.add(state);
+    stages.add('deduplicated');
+    candidates.push(candidateFor(w, triggers.change(n)!, { change: triggers.change(restart)! }, staleReleaseSeconds, undo));
+  };
   for (const w of main.writes) {
     stages.add('baseline', w.deliveriesBefore);
-    const causes = w.causeTo - w.causeFrom + w.causeExtra.length;
-    stages.add('causality', causes);
+    const causes = causesOf(w);
+    const before = viewBeforeReaction(main, triggers, outside, memo, w);
+    // (before, w) is a plan of its own unless the causal pair (before, w) makes the same one: when w
+    // has a conflict, both restart there.
+    const undo = before >= 0 && (w.conflict < 0 || !causes.includes(before));
+    // Counted once per pair: a (B, w) that is also a causal pair is among `causes` already.
+    stages.add('causality', causes.length + (undo && !causes.includes(before) ? 1 : 0));
+    if (!isSuccess(w)) continue;
     // A no-op stays: re-issued after a later change, it is no longer a no-op.
-    if (!isSuccess(w) || w.conflict < 0) continue;
-    stages.add('effective-writes', causes);
-    if (w.bookkeeping || !triggers.deterministicChange(w.conflict)) continue;
-    const at = triggers.change(w.conflict)!;
-    for (const d of causesOf(w)) {
-      const n = main.deliveries[d]!.change;
-      if (n < 0 || !triggers.deterministicChange(n)) continue;
-      stages.add('deterministic');
-      const state = `${main.stateAfter(n) ?? `change ${n}`}|${main.stateAfter(w.conflict) ?? `change ${w.conflict}`}`;
-      if (seen.has(state)) continue;
-      seen.add(state);
-      stages.add('deduplicated');
-      candidates.push(candidateFor(w, triggers.change(n)!, { change: at }, staleReleaseSeconds));
+    if (w.conflict >= 0) {
+      stages.add('effective-writes', causes.length);
+      if (!w.bookkeeping && triggers.deterministicChange(w.conflict)) {
+        for (const d of causes) {
+          const n = main.deliveries[d]!.change;
+          if (n >= 0 && triggers.deterministicChange(n)) plan(w, n, w.conflict, false);
+        }
+      }
     }
+    // Undoing its own reaction: only a write that changed something has a reaction to undo, and only
+    // on an object the view shows (from a view without it, the controller would create it: the
+    // create's own pairs cover that).
+    const restart = w.conflict >= 0 ? w.conflict : w.firstLater;
+    if (!undo || w.effect !== 'effective' || restart < 0 || !w.rawKey || !main.existsAfter(w.rawKey, main.deliveries[before]!.change)) continue;
+    stages.add('effective-writes');
+    if (w.bookkeeping || !triggers.deterministicChange(restart)) continue;
+    plan(w, main.deliveries[before]!.change, restart, true);
   }
   return { candidates, stages: stages.result() };
 }
@@ -90,10 +163,11 @@ function describeU(w: WriteRecord): string {
   return `${w.verb}s ${w.key ?? 'objects'}${w.subresource ? ` ${w.subresource}` : ''}`;
 }
 
-function candidateFor(w: WriteRecord, viewAfter: ChangeTrigger, at: Trigger, releaseAfterSeconds: number): PlanCandidate {
+function candidateFor(w: WriteRecord, viewAfter: ChangeTrigger, at: Trigger, releaseAfterSeconds: number, undo = false): PlanCandidate {
   const when = 'change' in at ? `when ${describeChange(at.change)}` : `right after it ${describeWrite((at as { write: NonNullable<WriteRecord['trigger']> }).write)}`;
+  const why = undo ? `a view from before what made it ${describeU(w)}: it may undo that` : `from that view it once ${describeU(w)}`;
   return {
-    description: `${when}, restart the controller onto a view frozen right after ${describeChange(viewAfter)}, released after ${releaseAfterSeconds} s (from that view it once ${describeU(w)})`,
+    description: `${when}, restart the controller onto a view frozen right after ${describeChange(viewAfter)}, released after ${releaseAfterSeconds} s (${why})`,
     faults: [{ type: 'stale-restart', at, viewAfter, releaseAfterSeconds }],
   };
 }

@@ -71,7 +71,10 @@ test('stages: baseline pairs every delivery with every later write; causality ke
   // Causes: create#1 <- DB added (episode); delete <- DB updated (episode), STS added (related, delivered since
   // the controller last wrote it); create#2 <- DB re-added (episode), STS deleted (related).
   // Conflicts: create#1 (STS deleted later), delete (STS re-created); create#2 none.
-  t.deepEqual(stages(out, 'stale-state'), { baseline: 10, causality: 5, 'effective-writes': 3, deterministic: 3, deduplicated: 3 });
+  // Plus (view before the reaction, write) pairs that are no causal pair: create#2 with the view
+  // after the Database was deleted (the delivery before its episode); nothing changes the StatefulSet
+  // after create#2, so there is no restart point (effective-writes drops it).
+  t.deepEqual(stages(out, 'stale-state'), { baseline: 10, causality: 6, 'effective-writes': 3, deterministic: 3, deduplicated: 3 });
 });
 
 test('an update that a later change of the same fields would be undone by is planned (Sieve covers deletes only)', (t) => {
@@ -95,7 +98,7 @@ test('an update that a later change of the same fields would be undone by is pla
   t.deepEqual('change' in f.at && f.at.change.fields, [{ path: 'spec.replicas', before: 3, after: 5 }]);
 });
 
-test('must not: a patch whose fields no later change touches cannot undo anything', (t) => {
+test('must not: a patch whose fields no later change touches is never re-issued over newer state', (t) => {
   const trace = new TraceBuilder()
     .external('ADDED', DB, { deliver: true })
     .episode()
@@ -108,8 +111,12 @@ test('must not: a patch whose fields no later change touches cannot undo anythin
     .external('MODIFIED', STS, { set: { 'status.replicas': 3 }, deliver: true })
     .episode().events;
   const out = plan(trace);
-  t.deepEqual(stale(out), []);
-  t.is(stages(out, 'stale-state')['effective-writes'], 0);
+  // No plan re-issues the patch. The one plan is the patch undone: from a view from before the
+  // Database was paused (right after the StatefulSet's creation), restarted once the StatefulSet
+  // changed after the patch, the controller would unpause it.
+  t.deepEqual(summary(out), [`view ${STS} create #1 / at ${STS} update[status.replicas] #1`]);
+  t.regex(plansOf(out, 'stale-state')[0]!.spec.description, /it may undo that\)$/);
+  t.is(stages(out, 'stale-state')['effective-writes'], 1);
 });
 
 test('a no-op write is kept: re-issued after a later change of its fields, it is no longer a no-op', (t) => {
@@ -204,7 +211,10 @@ test('causality: an event of an unrelated object delivered in an earlier episode
   t.deepEqual(summary(out), [`view ${DB} create #1 / at ${STS} delete #1`]);
   const s = stages(out, 'stale-state');
   t.is(s.baseline, 2);
-  t.is(s.causality, 1);
+  // The ConfigMap's creation is no cause; it is the view from before the reaction (the other pair
+  // counted), dropped because the StatefulSet does not exist in that view.
+  t.is(s.causality, 2);
+  t.is(s['effective-writes'], 1);
 });
 
 test('deterministic: a view whose change differs between reference runs is named by its stable fields only, or dropped', (t) => {
@@ -271,4 +281,81 @@ test('prune: false pairs every delivered change with every later successful writ
   t.is(s.expressible, 10);
   t.is(stale(out).length, 10);
   t.true(summary(out).includes(`view ${DB} update[metadata.deletionTimestamp] #1 / at ${STS} create #2`));
+});
+
+/**
+ * The controller undoing its own reaction: it scaled the StatefulSet down because the Database asked
+ * for fewer replicas; restarted onto a view from before that request, after the StatefulSet reported
+ * the scale-down, it scales it back up (the decommission example's DataCenter left at status.nodes 2).
+ * The view is no cause of the patch, and nothing later changes spec.replicas (no conflict).
+ */
+function scaleDown(opts: { patchChange?: 'none'; statusAfter?: boolean; related?: boolean } = {}): TraceBuilder {
+  const b = new TraceBuilder()
+    .external('ADDED', DB, { set: { 'spec.replicas': 2 }, deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, set: { 'spec.replicas': 2 }, deliver: true })
+    .episode()
+    .external('MODIFIED', STS, { set: { 'status.readyReplicas': 2 }, deliver: true })
+    .episode()
+    .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' }, deliver: true })
+    .episode()
+    .external('MODIFIED', DB, { set: { 'spec.replicas': 1 }, deliver: true })
+    .episode()
+    .write('patch', STS, { set: { 'spec.replicas': 1 }, deliver: true, ...(opts.patchChange ? { change: opts.patchChange } : {}) })
+    .episode();
+  if (opts.statusAfter ?? true) b.external('MODIFIED', STS, { set: { 'status.readyReplicas': 1 }, deliver: true }).episode();
+  return b;
+}
+
+const undoPlans = (out: PlannerOutput) => plansOf(out, 'stale-state').filter((p) => p.spec.description.includes('it may undo that'));
+
+test('undoing its own reaction: a view from before the event the write reacted to, restarted when the world reacted to the write', (t) => {
+  const out = plan(scaleDown().events);
+  const undo = undoPlans(out).filter((p) => p.spec.description.includes('patches StatefulSet'));
+  t.is(undo.length, 1, summary(out).join('\n'));
+  const f = undo[0]!.spec.faults[0] as StaleRestartFault;
+  // The view: the last delivery before the Database's spec change (the controller's own status echo).
+  t.deepEqual(f.viewAfter, { key: DB, change: 'update', fields: [{ path: 'status.phase', after: 'Ready' }], occurrence: 1 });
+  // The restart: the StatefulSet's first change after the patch (no later change conflicts with it).
+  t.deepEqual(f.at, { change: { key: STS, change: 'update', fields: [{ path: 'status.readyReplicas', before: 2, after: 1 }], occurrence: 1 } });
+  t.regex(undo[0]!.spec.description, /a view from before what made it patches StatefulSet\/default\/db1 \(1st time\): it may undo that/);
+  // The causal rule alone has no plan for the patch: nothing conflicts with it.
+  t.false(summary(out).some((p) => p.startsWith(`view ${DB} update[spec.replicas]`)));
+});
+
+test('undoing its own reaction, must not: a no-op reaction, a write nothing changes after, or a view without the object', (t) => {
+  // The patch changed nothing: there is no reaction to undo.
+  t.false(undoPlans(plan(scaleDown({ patchChange: 'none' }).events)).some((p) => p.spec.description.includes('patches StatefulSet')));
+  // Nothing changes the StatefulSet after the patch: no moment to restart at.
+  t.false(undoPlans(plan(scaleDown({ statusAfter: false }).events)).some((p) => p.spec.description.includes('patches StatefulSet')));
+  // The create of the StatefulSet: the view before its reaction (none here, it reacts to the first
+  // delivery) and, generally, a view without the object is left to the create's own pairs.
+  t.false(undoPlans(plan(scaleDown().events)).some((p) => p.spec.description.includes('creates StatefulSet')));
+  const other = 'ConfigMap/default/unrelated';
+  const trace = new TraceBuilder()
+    .external('ADDED', other, { deliver: true })
+    .episode()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, deliver: true })
+    .episode()
+    .external('MODIFIED', STS, { set: { 'status.x': 1 }, deliver: true })
+    .episode().events;
+  t.deepEqual(undoPlans(plan(trace)), [], 'the view before the Database existed has no StatefulSet to undo');
+});
+
+test('undoing its own reaction: every such plan is one the unpruned set has too, and the same two states give one plan', (t) => {
+  const out = plan(scaleDown().events);
+  const unpruned = new Set(plan(scaleDown().events, { prune: false }).plans.map((p) => JSON.stringify(p.spec.faults)));
+  const undo = undoPlans(out);
+  t.true(undo.length >= 1);
+  for (const p of undo) t.true(unpruned.has(JSON.stringify(p.spec.faults)), p.spec.description);
+  // The same write from the same view to the same restart, twice in a run (the patch repeated as a
+  // no-op right after): still one plan.
+  const twice = scaleDown({ statusAfter: false })
+    .write('patch', STS, { set: { 'spec.replicas': 1 }, change: 'none' })
+    .external('MODIFIED', STS, { set: { 'status.readyReplicas': 1 }, deliver: true })
+    .episode().events;
+  const faults = undoPlans(plan(twice)).map((p) => JSON.stringify(p.spec.faults));
+  t.is(new Set(faults).size, faults.length);
 });

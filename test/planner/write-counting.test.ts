@@ -158,3 +158,90 @@ test('through the proxy: the planner names the write at which the proxy fires', 
   const jsonCreate = run.trace.ofType('request').filter((r) => r.verb === 'create')[1]!;
   t.is(firedAt, jsonCreate.id);
 });
+
+test('generated names: an answer seen before the creation is folded as the creation would be', (t) => {
+  // The proxy often gets the create's answer before the recorder hears of the object: the planner
+  // folds at the answer too, so the write is `create web-*#1` whichever order the trace has.
+  const pod = 'Pod/default/web-x7k2p';
+  const events = new TraceBuilder().write('create', pod, { unnamed: true, generateName: 'web-' }).write('patch', pod).events;
+  const i = events.findIndex((e) => e.type === 'cluster-change');
+  const answer = events.findIndex((e) => e.type === 'response');
+  // Move the cluster change after the answer (seq order is what the analysis reads).
+  const [change] = events.splice(i, 1);
+  events.splice(answer, 0, change!);
+  events.forEach((e, n) => (e.seq = n));
+  t.deepEqual(
+    plannedTriggers(events).map((p) => p.trigger),
+    [
+      { verb: 'create', key: 'Pod/default/web-*#1', occurrence: 1 },
+      { verb: 'patch', key: 'Pod/default/web-*#1', occurrence: 1 },
+    ],
+  );
+});
+
+/**
+ * Through the real proxy: objects created with generateName (by the controller through the proxy,
+ * and by someone else straight on the cluster) get new names in every run. The planner names them
+ * `ConfigMap/default/cfg-*#<n>`; armed in a second run, the proxy fires write and change triggers
+ * naming `cfg-*#3` at the third such object's write and change, not at the others'.
+ */
+test('through the proxy: write and change triggers naming a generated name fire at the n-th object with that prefix', async (t) => {
+  const path = '/api/v1/namespaces/default/configmaps';
+  const json = (token: string | undefined) => ({ ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json' });
+  const createVia = async (url: string, token: string | undefined): Promise<string> => {
+    const res = await rawRequest(url, { method: 'POST', path, headers: json(token), body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'cfg-' }, data: { v: '1' } }) });
+    t.is(res.status, 201);
+    return (JSON.parse(res.body.toString()) as { metadata: { name: string } }).metadata.name;
+  };
+  const patchVia = async (url: string, token: string, name: string): Promise<void> => {
+    const res = await rawRequest(url, { method: 'PATCH', path: `${path}/${name}`, headers: { ...json(token), 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ data: { v: '2' } }) });
+    t.is(res.status, 200);
+  };
+  /** The controller creates cfg-*#1, the workload cfg-*#2 (not through the proxy), the controller cfg-*#3; then patches #3 and #1. */
+  const sequence = async (env: Awaited<ReturnType<typeof startRecordedProxy>>): Promise<string[]> => {
+    const { proxy, cluster, recorder } = env;
+    const seen = (name: string) => waitFor(`the recorder to see ${name}`, () => recorder.pastChanges().some((c) => c.key === `ConfigMap/default/${name}`));
+    const first = await createVia(proxy.url, proxy.controllerToken);
+    await seen(first);
+    const second = await createVia(cluster.url, undefined); // straight on the cluster: the proxy sees it only as a change
+    await seen(second);
+    const third = await createVia(proxy.url, proxy.controllerToken);
+    await patchVia(proxy.url, proxy.controllerToken, third);
+    await patchVia(proxy.url, proxy.controllerToken, first);
+    await waitFor('the recorder to see both patches', () => recorder.pastChanges().filter((c) => c.type === 'MODIFIED' && c.key.startsWith('ConfigMap/default/cfg-')).length === 2);
+    return [first, second, third];
+  };
+
+  // Reference run: what the planner names.
+  const ref = await startRecordedProxy(t);
+  const refNames = await sequence(ref);
+  const events = [...ref.trace.events].sort((a, b) => a.seq - b.seq);
+  const planned = plannedTriggers(events).map((p) => p.trigger);
+  t.deepEqual(planned, [
+    { verb: 'create', key: 'ConfigMap/default/cfg-*#1', occurrence: 1 },
+    { verb: 'create', key: 'ConfigMap/default/cfg-*#3', occurrence: 1 },
+    { verb: 'patch', key: 'ConfigMap/default/cfg-*#3', occurrence: 1 },
+    { verb: 'patch', key: 'ConfigMap/default/cfg-*#1', occurrence: 1 },
+  ]);
+  const run = analyzeRun(events, { quietMs: 1000, stateHashes: false });
+  const updates = run.changes.filter((c) => c.eventType === 'MODIFIED' && c.key.includes('cfg-'));
+  t.deepEqual(updates.map((c) => c.key), ['ConfigMap/default/cfg-*#3', 'ConfigMap/default/cfg-*#1']);
+
+  // Test run: new random names, the same triggers.
+  const test2 = await startRecordedProxy(t);
+  const fired: Record<string, string | undefined> = {};
+  const arm = (label: string, trigger: Parameters<typeof test2.proxy.armTrigger>[0]) => test2.proxy.armTrigger(trigger, (info) => (fired[label] = info.key));
+  arm('create #3', { write: { verb: 'create', key: 'ConfigMap/default/cfg-*#3', occurrence: 1 } });
+  arm('patch #3', { write: { verb: 'patch', key: 'ConfigMap/default/cfg-*#3', occurrence: 1 } });
+  arm('update #1', { change: { key: 'ConfigMap/default/cfg-*#1', change: 'update', occurrence: 1 } });
+  arm('create #2', { change: { key: 'ConfigMap/default/cfg-*#2', change: 'create', occurrence: 1 } });
+  const names = await sequence(test2);
+  t.notDeepEqual(names, refNames, 'generated names differ between runs');
+  await waitFor('every trigger', () => Object.keys(fired).length === 4);
+  t.deepEqual(fired, {
+    'create #3': `ConfigMap/default/${names[2]}`,
+    'patch #3': `ConfigMap/default/${names[2]}`,
+    'update #1': `ConfigMap/default/${names[0]}`,
+    'create #2': `ConfigMap/default/${names[1]}`,
+  });
+});

@@ -93,7 +93,7 @@ test('crash-after-write holds the controller right after the matching write and 
   t.is(trace.ofType('fault').length, 1, 'a trigger fires once');
 });
 
-test('occurrences count successful non-dry-run writes over all incarnations, and generateName creates match on the created key', async (t) => {
+test('occurrences count successful non-dry-run writes over all incarnations, and generateName creates match on the folded key', async (t) => {
   const cluster = await startCluster(t);
   const { proxy, trace } = await startProxy(t, cluster.url);
   const api = kubeConfigOf(proxy.kubeconfigYaml()).makeApiClient(CoreV1Api);
@@ -116,7 +116,9 @@ test('occurrences count successful non-dry-run writes over all incarnations, and
   proxy.startNewEpoch();
   t.false((await third).ok);
 
-  // generateName: the request has no key; the write counts under the created object's key.
+  // generateName: the request has no key; the write counts under the created object's key, folded
+  // as the planner folds it (`gen-*#1`, the 1st object created with that prefix); a later create
+  // of the same name is that object's 2nd create.
   let genFired: CrashTriggered | undefined;
   const api3 = kubeConfigOf(proxy.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const first = await api3.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'gen-' } } });
@@ -124,11 +126,12 @@ test('occurrences count successful non-dry-run writes over all incarnations, and
   const createReq = trace.ofType('request').find((r) => r.verb === 'create' && r.key === undefined);
   t.truthy(createReq, 'a generateName create has no key in its request event');
   t.is(trace.ofType('response').find((r) => r.id === createReq!.id)?.object?.metadata?.name, name);
-  proxy.armCrashAfterWrite({ verb: 'create', key: `ConfigMap/default/${name}`, occurrence: 2 }, (info) => (genFired = info));
+  proxy.armCrashAfterWrite({ verb: 'create', key: 'ConfigMap/default/gen-*#1', occurrence: 2 }, (info) => (genFired = info));
   await api3.deleteNamespacedConfigMap({ name, namespace: 'default' });
   const again = settle(api3.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name } } }));
   await waitFor('the 2nd create of the generated name to fire', () => genFired !== undefined);
-  t.is(genFired!.description, `creates ConfigMap/default/${name} (2nd time)`);
+  t.is(genFired!.description, 'creates ConfigMap/default/gen-*#1 (2nd time)');
+  t.is(trace.ofType('request').find((r) => r.id === genFired!.requestId)?.key, `ConfigMap/default/${name}`);
   proxy.startNewEpoch();
   t.false((await again).ok);
 });

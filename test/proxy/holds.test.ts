@@ -112,6 +112,36 @@ test('hold-until: the informer never sees the intermediate state, relists after 
   await waitFor('a later change', () => informer.cache().u === '4');
 });
 
+test('hold-until naming a generated name (`<prefix>*#<n>`): holds the events of the n-th object created with that prefix', async (t) => {
+  const { cluster, proxy, trace } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const key = 'ConfigMap/default/gen-*#2';
+  const state = proxy.armHoldUntil({
+    type: 'hold-until',
+    key,
+    from: { key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 },
+    until: { key, change: 'update', fields: [{ path: 'data.v', before: '2', after: '3' }], occurrence: 1 },
+  });
+  const informer = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
+  const first = (await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'gen-' }, data: { v: '1' } } })).metadata!.name!;
+  const second = (await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'gen-' }, data: { v: '1' } } })).metadata!.name!;
+  await waitFor('both objects', () => informer.cache()[first] === '1' && informer.cache()[second] === '1');
+  // The first object's update is not the trigger's (it names the 2nd object created with gen-).
+  await direct.patchNamespacedConfigMap({ name: first, namespace: 'default', body: { data: { v: '2' } } }, merge);
+  await waitFor('the first object updated', () => informer.cache()[first] === '2');
+  t.is(state.state, 'armed');
+  await direct.patchNamespacedConfigMap({ name: second, namespace: 'default', body: { data: { v: '2' } } }, merge);
+  await waitFor('the hold', () => state.state === 'holding');
+  await sleep(200);
+  t.is(informer.cache()[second], '1', 'the second object\'s intermediate state is held');
+  await direct.patchNamespacedConfigMap({ name: second, namespace: 'default', body: { data: { v: '3' } } }, merge);
+  await waitFor('the final state', () => informer.cache()[second] === '3');
+  t.true(state.injected);
+  t.false(informer.log.includes(`update ${second} v=2`), 'v=2 of the second object was never shown');
+  t.true(informer.log.includes(`update ${first} v=2`), 'the first object is not held');
+  t.like(trace.ofType('fault').find((f) => f.fault === 'hold-until' && f.phase === 'held'), { key: `ConfigMap/default/${second}` });
+});
+
 test('hold-until a deletion: the informer never sees the update, and the relist removes the object', async (t) => {
   const { cluster, proxy } = await startRecordedProxy(t);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
