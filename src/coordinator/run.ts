@@ -199,13 +199,17 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     const settleDeadline = Date.now() + config.settle.timeoutSeconds * 1000;
     for (;;) {
       const restart = faults?.pending;
+      // Quiet counts from the end of a restart (a stale view's release included): a controller that
+      // sat silent on its frozen view was not done, it is only now seeing the present.
+      let quietSince = 0;
       if (restart) {
         await restart;
+        quietSince = Date.now();
         // The restarted controller needs a moment to start before "quiet" means anything.
         await waitForWatches(proxy, proc, STARTUP_TIMEOUT_MS);
       }
       const remaining = settleDeadline - Date.now();
-      record.settled = await waitUntilQuiet(proxy, proc, config.settle.quietMs, Math.max(remaining, 0), false);
+      record.settled = await waitUntilQuiet(proxy, proc, config.settle.quietMs, Math.max(remaining, 0), false, quietSince);
       // A fault that fires while we settle restarts the controller: settle again after it.
       if (faults?.pending === restart || remaining <= 0) break;
     }
@@ -325,8 +329,8 @@ async function waitUntilServed(client: KubeClient, crds: readonly KubeObject[], 
 
 /**
  * Waits until the controller has been quiet (no request in flight, none started or finished and no
- * watch event delivered) for `quietMs`. At startup also requires an open watch, and fails if the
- * controller exits. Returns false on timeout.
+ * watch event delivered) for `quietMs`, counted from `since` at the earliest. At startup also
+ * requires an open watch, and fails if the controller exits. Returns false on timeout.
  */
 async function waitUntilQuiet(
   proxy: ControllerProxy,
@@ -334,6 +338,7 @@ async function waitUntilQuiet(
   quietMs: number,
   timeoutMs: number,
   startup: boolean,
+  since = 0,
 ): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -341,7 +346,7 @@ async function waitUntilQuiet(
       throw new SetupError(`the controller exited during start-up (see controller.log)`);
     }
     const a = proxy.activity();
-    const quiet = a.inFlight === 0 && Date.now() - a.lastActivityAt >= quietMs && (!startup || a.openWatches > 0) && proxy.serializedBacklog() === 0;
+    const quiet = a.inFlight === 0 && Date.now() - Math.max(a.lastActivityAt, since) >= quietMs && (!startup || a.openWatches > 0) && proxy.serializedBacklog() === 0;
     if (quiet) return true;
     if (Date.now() >= deadline) {
       if (startup) throw new SetupError(`the controller did not open a watch and go quiet within ${timeoutMs / 1000}s of starting (see controller.log)`);
