@@ -28,7 +28,13 @@ export interface TraceWriterOptions {
   keepEvents?: boolean;
 }
 
-/** Lines go to the file in batches: at the end of the current turn of the event loop, or sooner past this size. */
+/**
+ * Lines go to the file in batches: this long after the first line of a batch, or sooner past
+ * FLUSH_CHARS. Each file write costs the event loop about as much as a proxied request (a hand-off
+ * to libuv's thread pool and a callback), so one per turn of the event loop was still one per
+ * request or two under load. Readers read a trace once it is closed, which writes the rest.
+ */
+const FLUSH_MS = 20;
 const FLUSH_CHARS = 64 * 1024;
 
 /**
@@ -60,7 +66,7 @@ export class TraceWriter implements TraceSink {
   private readonly kept: TraceEvent[] | undefined;
   /** Lines not yet handed to the file stream. */
   private pending = '';
-  private flushScheduled = false;
+  private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(
@@ -141,16 +147,14 @@ export class TraceWriter implements TraceSink {
     this.pending += line + '\n';
     if (this.pending.length >= FLUSH_CHARS) {
       this.flush();
-    } else if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => {
-        this.flushScheduled = false;
-        this.flush();
-      });
+    } else {
+      this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
     }
   }
 
   private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     if (this.pending === '') return;
     const chunk = this.pending;
     this.pending = '';
