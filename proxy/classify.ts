@@ -134,7 +134,7 @@ export function keyOfAnswer(obj: unknown, fallbackKind: string | undefined): Obj
   return kind ? keyOf(o, kind) : undefined;
 }
 
-function isJsonLike(contentType: string | undefined): boolean {
+export function isJsonLike(contentType: string | undefined): boolean {
   if (!contentType) return false;
   const media = contentType.split(';')[0]!.trim().toLowerCase();
   // application/json, merge-patch+json, json-patch+json, strategic-merge-patch+json; apply-patch+yaml

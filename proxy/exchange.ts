@@ -15,7 +15,7 @@ import type http from 'node:http';
 import { parseApiPath, requestVerb } from '../src/model/api-path.js';
 import { isObject, type KubeObject } from '../src/model/object-key.js';
 import type { TraceSink } from '../src/model/trace.js';
-import { classifyRequest, decodeContent, parseJsonBody, type RequestFacts } from './classify.js';
+import { classifyRequest, decodeContent, isJsonLike, parseJsonBody, type RequestFacts } from './classify.js';
 import { connectionOf, isHttp2Request, resetStream, writeHeadTo, type ClientConnection, type ClientRequest, type ClientResponse } from './client-conn.js';
 import type { Epoch, EpochMember } from './epoch.js';
 import { endToEndHeaders, upstreamRequestHeaders } from './headers.js';
@@ -265,7 +265,7 @@ export class Exchange implements EpochMember {
       // Nothing depends on the answer's content: the controller gets the bytes first, the trace
       // records the same answer right after (in the same turn of the event loop, so in order).
       this.deliver(status, upRes.statusMessage, headers, bytes);
-      this.recordResponse(status, this.answerObject(upRes, bytes));
+      this.recordAnswer(status, upRes, bytes);
     });
   }
 
@@ -273,6 +273,22 @@ export class Exchange implements EpochMember {
     const decoded = decodeContent(bytes, upRes.headers['content-encoding']);
     const parsed = decoded ? parseJsonBody(decoded, upRes.headers['content-type']) : undefined;
     return isObject(parsed) ? (parsed as KubeObject) : undefined;
+  }
+
+  /** Records an answer nothing else reads: a sink that takes the JSON text gets it unparsed. */
+  private recordAnswer(status: number, upRes: http.IncomingMessage, bytes: Buffer): void {
+    const trace = this.host.trace;
+    if (!trace.appendAnswer) {
+      this.recordResponse(status, this.answerObject(upRes, bytes));
+      return;
+    }
+    const decoded = decodeContent(bytes, upRes.headers['content-encoding']);
+    if (!decoded || !isJsonLike(upRes.headers['content-type'])) {
+      this.recordResponse(status, undefined);
+      return;
+    }
+    // The same keys in the same order as recordResponse; `object` marks the answer's place.
+    trace.appendAnswer({ type: 'response', id: this.id, status, object: undefined, durationMs: Date.now() - this.startedAt }, decoded.toString('utf8'));
   }
 
   private readAnswer(upRes: http.IncomingMessage, status: number, raw: Buffer, headers: http.OutgoingHttpHeaders): void {

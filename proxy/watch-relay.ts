@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { isObject, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
+import { markSharedReadOnly } from '../src/model/trace-io.js';
 import type { WatchEventType } from '../src/model/trace.js';
 import { keyOfAnswer } from './classify.js';
 import type { DeliveryGate } from './gate.js';
@@ -101,6 +102,8 @@ function decodeShared(text: string): DecodedLine | null {
   if (!decoded || decoded.object.kind === 'Secret' || decoded.object.kind === undefined) return decoded;
   if (recentLines.size >= RECENT_LINES) recentLines.delete(recentLines.keys().next().value!);
   recentLines.set(text, decoded);
+  // The trace writer serializes a shared object once for all the streams that record it.
+  markSharedReadOnly(decoded.object);
   return decoded;
 }
 

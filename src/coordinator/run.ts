@@ -107,7 +107,8 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
   const started = Date.now();
   const sequence = new TraceSequence();
   const controllerTrace = new TraceWriter(join(runDir, 'controller.trace.jsonl'), 'controller', sequence);
-  const clusterTrace = new TraceWriter(join(runDir, 'cluster.trace.jsonl'), 'cluster', sequence);
+  // The run's outcome carries the cluster's changes (read back below); nothing reads the controller trace in memory.
+  const clusterTrace = new TraceWriter(join(runDir, 'cluster.trace.jsonl'), 'cluster', sequence, { keepEvents: true });
 
   const cleanups: Array<() => Promise<void> | void> = [];
   const record: RunRecord = {

@@ -1,14 +1,16 @@
 /** Reading and writing JSON-lines traces. */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { isObject } from './object-key.js';
+import { isObject, type KubeObject } from './object-key.js';
+import { isCanonicalJson } from './json-text.js';
 import { UserInputError } from './errors.js';
 import {
   TRACE_FORMAT,
   TraceSequence,
   type ClusterChangeEvent,
   type ControllerTraceEvent,
+  type ResponseEvent,
   type TraceEvent,
   type TraceSink,
   type TraceSource,
@@ -18,14 +20,54 @@ import {
 export interface TraceWriterOptions {
   /** Replace Secret data/stringData values by a stable hash (default true). */
   redactSecrets?: boolean;
+  /**
+   * Keep every event in memory too (`events`), for a caller that inspects the run without reading
+   * the file back. Off by default: a long run's trace would otherwise stay in the heap, and every
+   * event kept is work for the garbage collector.
+   */
+  keepEvents?: boolean;
+}
+
+/**
+ * Lines go to the file in batches: this long after the first line of a batch, or sooner past
+ * FLUSH_CHARS. Each file write costs the event loop about as much as a proxied request (a hand-off
+ * to libuv's thread pool and a callback), so one per turn of the event loop was still one per
+ * request or two under load. Readers read a trace once it is closed, which writes the rest.
+ */
+const FLUSH_MS = 20;
+const FLUSH_CHARS = 64 * 1024;
+
+/**
+ * Stands for a value already serialized while an event is serialized; replaced by that text after.
+ * Random, so that no recorded string can be mistaken for it.
+ */
+const SPLICE_MARK = `\u0000kperturb-splice-${randomBytes(8).toString('hex')}`;
+const SPLICE_MARK_JSON = JSON.stringify(SPLICE_MARK);
+
+/**
+ * Objects declared read-only (see markSharedReadOnly), with their JSON text once a writer has
+ * serialized them (null before).
+ */
+const sharedJson = new WeakMap<object, string | null>();
+
+/**
+ * Declares that `object` does not change any more and is shared by several events (e.g. one watch
+ * event line delivered on many streams): trace writers serialize it once and reuse the text. Secrets
+ * (and lists of them) are never shared: the writer redacts their values in place.
+ */
+export function markSharedReadOnly(object: Record<string, unknown>): void {
+  if (object.kind === 'Secret' || object.kind === 'SecretList') return;
+  if (!sharedJson.has(object)) sharedJson.set(object, null);
 }
 
 export class TraceWriter implements TraceSink {
   private readonly out: WriteStream;
   private readonly redact: boolean;
+  private readonly kept: TraceEvent[] | undefined;
+  /** Lines not yet handed to the file stream. */
+  private pending = '';
+  private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
-  /** Events kept in memory too, so the coordinator can inspect a run without re-reading the file. */
-  readonly events: TraceEvent[] = [];
 
   constructor(
     readonly file: string,
@@ -34,29 +76,119 @@ export class TraceWriter implements TraceSink {
     options: TraceWriterOptions = {},
   ) {
     this.redact = options.redactSecrets ?? true;
+    this.kept = options.keepEvents ? [] : undefined;
     this.out = createWriteStream(file, { flags: 'w' });
-    this.write({ seq: 0, ts: Date.now(), type: 'header', format: TRACE_FORMAT, source });
+    this.record({ seq: 0, ts: Date.now(), type: 'header', format: TRACE_FORMAT, source });
+  }
+
+  /** The events recorded so far (only with the `keepEvents` option). */
+  get events(): TraceEvent[] {
+    if (!this.kept) throw new Error(`trace ${this.file}: events are kept in memory only with the keepEvents option`);
+    return this.kept;
   }
 
   append(event: Unstamped<ControllerTraceEvent | ClusterChangeEvent>): number {
     const seq = this.sequence.take();
     const stamped = { seq, ts: Date.now(), ...event } as TraceEvent;
     if (this.redact) redactSecretsIn(stamped);
-    this.write(stamped);
+    this.record(stamped);
     return seq;
   }
 
-  private write(event: TraceEvent): void {
+  /**
+   * See TraceSink.appendAnswer. The text goes into the line as it is when it is an object exactly as
+   * JSON.stringify writes it, no Secret can be in it (redaction needs the parsed object) and no
+   * event is kept in memory; otherwise it is parsed and recorded as `append` records it.
+   */
+  appendAnswer(event: Unstamped<ResponseEvent>, objectJson: string): number {
+    const text = withoutTrailingWhitespace(objectJson);
+    if (!this.kept && text.charCodeAt(0) === 0x7b && !(this.redact && text.includes('"Secret')) && isCanonicalJson(text)) {
+      const seq = this.sequence.take();
+      if (!this.closed) this.push(spliced({ seq, ts: Date.now(), ...event }, text));
+      return seq;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(objectJson);
+    } catch {
+      parsed = undefined;
+    }
+    const answer: Unstamped<ResponseEvent> = { ...event };
+    if (isObject(parsed)) answer.object = parsed as KubeObject;
+    else delete answer.object;
+    return this.append(answer);
+  }
+
+  private record(event: TraceEvent): void {
     if (this.closed) return;
-    this.events.push(event);
-    this.out.write(JSON.stringify(event) + '\n');
+    this.kept?.push(event);
+    const object = 'object' in event ? event.object : undefined;
+    const shared = object === undefined ? undefined : sharedJson.get(object);
+    if (shared === undefined) {
+      this.push(JSON.stringify(event));
+      return;
+    }
+    let text = shared;
+    if (text === null) {
+      text = JSON.stringify(object);
+      sharedJson.set(object!, text);
+    }
+    // The event's own copy keeps its object; only the line takes the text.
+    const e = event as { object?: unknown };
+    e.object = SPLICE_MARK;
+    try {
+      this.push(spliced(event, text, true));
+    } finally {
+      e.object = object;
+    }
+  }
+
+  private push(line: string): void {
+    this.pending += line + '\n';
+    if (this.pending.length >= FLUSH_CHARS) {
+      this.flush();
+    } else {
+      this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
+    }
+  }
+
+  private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.pending === '') return;
+    const chunk = this.pending;
+    this.pending = '';
+    this.out.write(chunk);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.flush();
     await new Promise<void>((resolve, reject) => this.out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   }
+}
+
+/**
+ * The event's line with `text` in place of its `object` (which, with `marked`, already holds the
+ * splice mark; otherwise the event's `object` key is set to it here, keeping its place among the keys).
+ */
+function spliced(event: object, text: string, marked = false): string {
+  if (!marked) (event as { object?: unknown }).object = SPLICE_MARK;
+  const line = JSON.stringify(event);
+  const at = line.indexOf(SPLICE_MARK_JSON);
+  return line.slice(0, at) + text + line.slice(at + SPLICE_MARK_JSON.length);
+}
+
+/** Drops the whitespace JSON allows after a value (an API server may end its answer with a newline). */
+function withoutTrailingWhitespace(text: string): string {
+  let end = text.length;
+  for (;;) {
+    const c = text.charCodeAt(end - 1);
+    if (c !== 0x0a && c !== 0x20 && c !== 0x0d && c !== 0x09) break;
+    end--;
+  }
+  return end === text.length ? text : text.slice(0, end);
 }
 
 /** A stable, non-reversible stand-in for a secret value: equal values stay equal, so diffs still work. */

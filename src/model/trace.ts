@@ -194,4 +194,11 @@ export class TraceSequence {
  */
 export interface TraceSink {
   append(event: Unstamped<ControllerTraceEvent | ClusterChangeEvent>): number;
+  /**
+   * Optional: records a `response` whose answer is still JSON text (as the API server sent it,
+   * decoded). The result is what `append` records with `object` set to `JSON.parse(objectJson)` if
+   * that is an object, and without `object` otherwise; `event.object` (undefined) marks where it goes
+   * among the keys. A sink that can copy the text into its line saves a parse and a serialization.
+   */
+  appendAnswer?(event: Unstamped<ResponseEvent>, objectJson: string): number;
 }

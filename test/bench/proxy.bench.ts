@@ -4,10 +4,14 @@
  * watchers, and the ratios against the targets (added p50 < 0.3 ms; throughput and watch rate at
  * least 80% of direct). The proxy writes its trace to a file as in a real run.
  *
- * Fairness: the same client process (proxy-bench-client.ts) measures both sides with the same
- * concurrency against the same cluster, direct and proxied rounds alternate and each side keeps its
- * best round. The clients and (in A) the cluster run in processes of their own, so this process hosts
- * only the proxy and its CPU time is the proxy's cost, printed per request and per event.
+ * Beside the proxy, two ceilings are measured the same way (proxy-bench-relays.ts): a raw TCP pipe
+ * and a bare Node HTTP relay, in the proxy's place. They show what any process in the middle reaches
+ * on this machine, where the clients, the cluster and the relay share the cores.
+ *
+ * Fairness: the same client process (proxy-bench-client.ts) measures every side with the same
+ * concurrency against the same cluster, the sides' rounds alternate and each side keeps its best
+ * round. The clients and (in A) the cluster run in processes of their own, so this process hosts
+ * only the relay under test and its CPU time is that relay's cost, printed per request and per event.
  *
  *   npm run bench:proxy            (or: node dist/test/bench/proxy.bench.js [--quick] [--rounds N])
  */
@@ -20,6 +24,7 @@ import { EmbeddedCluster } from '../../src/cluster/index.js';
 import { ControllerProxy } from '../../proxy/index.js';
 import { TraceSequence, TraceWriter } from '../../src/model/trace-io.js';
 import type { BenchReply, BenchRequest } from './proxy-bench-client.js';
+import { startBareRelay, startRawPipe } from './proxy-bench-relays.js';
 
 const quick = process.argv.includes('--quick');
 const roundsArg = process.argv.indexOf('--rounds');
@@ -31,8 +36,12 @@ const WATCHERS = 100;
 const WATCH_CHANGES = quick ? 100 : 300;
 const PATH = '/api/v1/namespaces/default/configmaps/bench';
 
+/** The sides measured, in the order their rounds run and their columns print. */
+const SIDES = ['direct', 'raw pipe', 'bare relay', 'proxy'] as const;
+type Side = (typeof SIDES)[number];
+
 interface Target {
-  name: string;
+  name: Side;
   url: string;
   headers: Record<string, string>;
 }
@@ -51,8 +60,8 @@ function cpuMicros(): number {
 class Clients {
   private readonly proc = child('./proxy-bench-client.js');
   private waiting: Array<(r: BenchReply) => void> = [];
-  /** CPU time of this process spent during the proxied rounds, per operation. */
-  readonly cpu = { requests: 0, requestMicros: 0, events: 0, eventMicros: 0 };
+  /** CPU time of this process spent during each side's rounds, per operation. */
+  readonly cpu = new Map<Side, CpuCount>();
 
   constructor() {
     this.proc.on('message', (r: BenchReply) => this.waiting.shift()?.(r));
@@ -105,13 +114,14 @@ class Clients {
   }
 
   private count(t: Target, what: 'request' | 'event', n: number, micros: number): void {
-    if (t.name !== 'proxy') return;
+    let c = this.cpu.get(t.name);
+    if (!c) this.cpu.set(t.name, (c = { requests: 0, requestMicros: 0, events: 0, eventMicros: 0 }));
     if (what === 'request') {
-      this.cpu.requests += n;
-      this.cpu.requestMicros += micros;
+      c.requests += n;
+      c.requestMicros += micros;
     } else {
-      this.cpu.events += n;
-      this.cpu.eventMicros += micros;
+      c.events += n;
+      c.eventMicros += micros;
     }
   }
 
@@ -120,6 +130,13 @@ class Clients {
     this.proc.disconnect();
     await exited;
   }
+}
+
+interface CpuCount {
+  requests: number;
+  requestMicros: number;
+  events: number;
+  eventMicros: number;
 }
 
 function fmt(n: number, digits = 3): string {
@@ -149,12 +166,21 @@ async function inOwnProcess(): Promise<ClusterHandle> {
   };
 }
 
+interface Latency {
+  p50: number;
+  p99: number;
+}
+
 interface Figures {
-  lat: { direct: { p50: number; p99: number }; proxy: { p50: number; p99: number } };
-  tput: { direct: number; proxy: number };
-  watch: { direct: number; proxy: number };
+  lat: Record<Side, Latency>;
+  tput: Record<Side, number>;
+  watch: Record<Side, number>;
   cpu: Clients['cpu'];
-  h2?: { p50: number; p99: number };
+  h2?: Latency;
+}
+
+function perSide<T>(make: (side: Side) => T): Record<Side, T> {
+  return Object.fromEntries(SIDES.map((side) => [side, make(side)])) as Record<Side, T>;
 }
 
 async function measure(cluster: ClusterHandle, withH2: boolean): Promise<Figures> {
@@ -163,32 +189,36 @@ async function measure(cluster: ClusterHandle, withH2: boolean): Promise<Figures
   const proxy = await ControllerProxy.start({ upstream: cluster.url, trace, log: () => undefined });
   const tlsTrace = new TraceWriter(join(dir, 'tls.trace.jsonl'), 'controller', new TraceSequence());
   const tlsProxy = withH2 ? await ControllerProxy.start({ upstream: cluster.url, trace: tlsTrace, tls: true, log: () => undefined }) : undefined;
+  const rawPipe = await startRawPipe(cluster.url);
+  const bareRelay = await startBareRelay(cluster.url);
   const clients = new Clients();
   try {
     await clients.create(cluster, 'bench');
-    const direct: Target = { name: 'direct', url: cluster.url, headers: {} };
-    const viaProxy: Target = { name: 'proxy', url: proxy.url, headers: { authorization: `Bearer ${proxy.controllerToken}` } };
-    // Alternate direct and proxy rounds; keep each side's best, so background noise hurts both alike.
-    const lat = { direct: [] as Array<{ p50: number; p99: number }>, proxy: [] as Array<{ p50: number; p99: number }> };
-    const tput = { direct: [] as number[], proxy: [] as number[] };
-    const watch = { direct: [] as number[], proxy: [] as number[] };
+    const targets: Target[] = [
+      { name: 'direct', url: cluster.url, headers: {} },
+      { name: 'raw pipe', url: rawPipe.url, headers: {} },
+      { name: 'bare relay', url: bareRelay.url, headers: {} },
+      { name: 'proxy', url: proxy.url, headers: { authorization: `Bearer ${proxy.controllerToken}` } },
+    ];
+    // Alternate the sides' rounds; keep each side's best, so background noise hurts all alike.
+    const lat = perSide((): Latency[] => []);
+    const tput = perSide((): number[] => []);
+    const watch = perSide((): number[] => []);
+    let watched = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      lat.direct.push(await clients.latency(direct));
-      lat.proxy.push(await clients.latency(viaProxy));
-      tput.direct.push(await clients.throughput(direct));
-      tput.proxy.push(await clients.throughput(viaProxy));
-      watch.direct.push(await clients.watchRate(direct, cluster, round * 2));
-      watch.proxy.push(await clients.watchRate(viaProxy, cluster, round * 2 + 1));
+      for (const t of targets) lat[t.name].push(await clients.latency(t));
+      for (const t of targets) tput[t.name].push(await clients.throughput(t));
+      for (const t of targets) watch[t.name].push(await clients.watchRate(t, cluster, watched++));
     }
-    const best = (xs: Array<{ p50: number; p99: number }>) => xs.reduce((a, b) => (b.p50 < a.p50 ? b : a));
+    const best = (xs: Latency[]) => xs.reduce((a, b) => (b.p50 < a.p50 ? b : a));
     const figures: Figures = {
-      lat: { direct: best(lat.direct), proxy: best(lat.proxy) },
-      tput: { direct: Math.max(...tput.direct), proxy: Math.max(...tput.proxy) },
-      watch: { direct: Math.max(...watch.direct), proxy: Math.max(...watch.proxy) },
+      lat: perSide((side) => best(lat[side])),
+      tput: perSide((side) => Math.max(...tput[side])),
+      watch: perSide((side) => Math.max(...watch[side])),
       cpu: clients.cpu,
     };
     if (tlsProxy) {
-      const viaTls: Target = { name: 'proxy-tls', url: tlsProxy.url, headers: { authorization: `Bearer ${tlsProxy.controllerToken}` } };
+      const viaTls: Target = { name: 'proxy', url: tlsProxy.url, headers: { authorization: `Bearer ${tlsProxy.controllerToken}` } };
       figures.h2 = await clients.h2Latency(viaTls, tlsProxy.caPem!);
     }
     return figures;
@@ -196,45 +226,58 @@ async function measure(cluster: ClusterHandle, withH2: boolean): Promise<Figures
     await clients.close();
     await proxy.stop();
     await tlsProxy?.stop();
+    await rawPipe.stop();
+    await bareRelay.stop();
     await trace.close();
     await tlsTrace.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-function printFigures(title: string, f: Figures, cpuNote: string): void {
+/** `directCpu`: this process serves the direct side too (the cluster in B), so its CPU there is the baseline. */
+function printFigures(title: string, f: Figures, cpuNote: string, directCpu: boolean): void {
   const { lat, tput, watch } = f;
-  const added = lat.proxy.p50 - lat.direct.p50;
+  const relays = SIDES.filter((s) => s !== 'direct');
+  const added = (side: Side) => lat[side].p50 - lat.direct.p50;
+  const pct = (x: number, of: number) => `${fmt((100 * x) / of, 1)}%`;
+  const plus = (ms: number) => (ms < 0 ? fmt(ms) : `+${fmt(ms)}`);
+  const rate = (r: Record<Side, number>) => [fmt(r.direct, 0), ...relays.map((s) => `${fmt(r[s], 0)} (${pct(r[s], r.direct)})`)];
+  const cpu = (side: Side, what: 'request' | 'event') => {
+    const c = f.cpu.get(side);
+    if (!c) return '';
+    return what === 'request' ? fmt(c.requestMicros / c.requests, 1) : fmt(c.eventMicros / c.events, 1);
+  };
   const rows = [
-    ['GET latency p50 (ms)', fmt(lat.direct.p50), fmt(lat.proxy.p50), `added ${fmt(added)} ms`, added < 0.3 ? 'ok (< 0.3 ms)' : 'MISSED (< 0.3 ms)'],
-    ['GET latency p99 (ms)', fmt(lat.direct.p99), fmt(lat.proxy.p99), `added ${fmt(lat.proxy.p99 - lat.direct.p99)} ms`, ''],
-    [`throughput (req/s, ${THROUGHPUT_CONCURRENCY} concurrent)`, fmt(tput.direct, 0), fmt(tput.proxy, 0), `${fmt((100 * tput.proxy) / tput.direct, 1)}% of direct`, tput.proxy >= 0.8 * tput.direct ? 'ok (>= 80%)' : 'MISSED (>= 80%)'],
-    [`watch events/s (${WATCHERS} watchers)`, fmt(watch.direct, 0), fmt(watch.proxy, 0), `${fmt((100 * watch.proxy) / watch.direct, 1)}% of direct`, watch.proxy >= 0.8 * watch.direct ? 'ok (>= 80%)' : 'MISSED (>= 80%)'],
+    ['GET latency p50 (ms)', fmt(lat.direct.p50), ...relays.map((s) => `${fmt(lat[s].p50)} (${plus(added(s))})`), added('proxy') < 0.3 ? 'ok (added < 0.3 ms)' : 'MISSED (added < 0.3 ms)'],
+    ['GET latency p99 (ms)', fmt(lat.direct.p99), ...relays.map((s) => `${fmt(lat[s].p99)} (${plus(lat[s].p99 - lat.direct.p99)})`), ''],
+    [`throughput (req/s, ${THROUGHPUT_CONCURRENCY} concurrent)`, ...rate(tput), tput.proxy >= 0.8 * tput.direct ? 'ok (>= 80%)' : 'MISSED (>= 80%)'],
+    [`watch events/s (${WATCHERS} watchers)`, ...rate(watch), watch.proxy >= 0.8 * watch.direct ? 'ok (>= 80%)' : 'MISSED (>= 80%)'],
   ];
-  if (f.h2) rows.push(['GET latency p50/p99, TLS + HTTP/2 (ms)', '', `${fmt(f.h2.p50)} / ${fmt(f.h2.p99)}`, `added ${fmt(f.h2.p50 - lat.direct.p50)} ms (p50)`, 'information']);
-  rows.push([`${cpuNote} CPU per proxied request (us)`, '', fmt(f.cpu.requestMicros / f.cpu.requests, 1), '', 'information']);
-  rows.push([`${cpuNote} CPU per proxied watch event (us)`, '', fmt(f.cpu.eventMicros / f.cpu.events, 1), '', 'information']);
-  const header = ['metric', 'direct', 'proxy', 'difference', 'target'];
+  if (f.h2) rows.push(['GET latency p50/p99, TLS + HTTP/2 (ms)', '', '', '', `${fmt(f.h2.p50)} / ${fmt(f.h2.p99)} (${plus(f.h2.p50 - lat.direct.p50)})`, 'information']);
+  rows.push([`${cpuNote} CPU per request (us)`, directCpu ? cpu('direct', 'request') : '', ...relays.map((s) => cpu(s, 'request')), 'information']);
+  rows.push([`${cpuNote} CPU per watch event (us)`, directCpu ? cpu('direct', 'event') : '', ...relays.map((s) => cpu(s, 'event')), 'information']);
+  const header = ['metric', ...SIDES, 'target (proxy)'];
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   process.stdout.write(`\n${title}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n`);
   for (const r of rows) process.stdout.write(line(r) + '\n');
+  process.stdout.write('(ratios and added latencies against direct, in the same run)\n');
 }
 
 async function main(): Promise<void> {
   process.stdout.write(
     `kperturb proxy benchmark (${quick ? 'quick' : 'full'}): the clients in a process of their own (as a controller); the proxy speaks ` +
-      `plain HTTP/1.1 and writes its trace to a file; best of ${ROUNDS} alternating rounds\n`,
+      `plain HTTP/1.1 and writes its trace to a file; ceilings: a raw TCP pipe and a bare Node HTTP relay in its place; best of ${ROUNDS} alternating rounds\n`,
   );
   const own = await inOwnProcess();
   try {
-    printFigures('A. cluster in its own process, proxy in another (`kperturb cluster` + `kperturb proxy`)', await measure(own, true), 'proxy process');
+    printFigures('A. cluster in its own process, proxy (or ceiling relay) in another (`kperturb cluster` + `kperturb proxy`)', await measure(own, true), 'relay process', false);
   } finally {
     await own.stop();
   }
   const shared = await inThisProcess();
   try {
-    printFigures('B. cluster and proxy in one thread (as a kperturb run hosts them)', await measure(shared, false), 'cluster + proxy process');
+    printFigures('B. cluster and proxy (or ceiling relay) in one thread (as a kperturb run hosts them)', await measure(shared, false), 'cluster + relay process', true);
   } finally {
     await shared.stop();
   }

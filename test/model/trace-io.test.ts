@@ -1,5 +1,9 @@
 import test from 'ava';
-import { hashSecretValue, redactSecretObjects } from '../../src/model/trace-io.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hashSecretValue, markSharedReadOnly, readTraceAll, redactSecretObjects, TraceSequence, TraceWriter, type TraceWriterOptions } from '../../src/model/trace-io.js';
+import type { ResponseEvent, Unstamped } from '../../src/model/trace.js';
 
 test('end-state objects: Secret values become hashes (equal values, equal hashes); other kinds are untouched', (t) => {
   const objects: Record<string, unknown> = {
@@ -16,4 +20,126 @@ test('end-state objects: Secret values become hashes (equal values, equal hashes
   t.is(a.stringData.user, hashSecretValue('admin'));
   t.false(JSON.stringify(objects['Secret/default/a']).includes('a2V5'));
   t.deepEqual(objects['ConfigMap/default/a'], { metadata: { name: 'a' }, data: { 'tls.crt': 'Y2VydA==' } });
+});
+
+function tempDir(t: { teardown(f: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-trace-io-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** The lines of a trace file, with the wall-clock stamps (which differ between writers) blanked. */
+function linesOf(file: string): string[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.replace(/"ts":\d+/, '"ts":0'));
+}
+
+/** Writes the same events through two writers: `fast` as given, `slow` through the plain append path. */
+async function writeBoth(
+  t: { teardown(f: () => void): void },
+  options: TraceWriterOptions,
+  write: (fast: TraceWriter, slow: TraceWriter) => void,
+): Promise<{ fast: string[]; slow: string[] }> {
+  const dir = tempDir(t);
+  const fast = new TraceWriter(join(dir, 'fast.jsonl'), 'controller', new TraceSequence(), options);
+  const slow = new TraceWriter(join(dir, 'slow.jsonl'), 'controller', new TraceSequence(), options);
+  write(fast, slow);
+  await fast.close();
+  await slow.close();
+  return { fast: linesOf(fast.file), slow: linesOf(slow.file) };
+}
+
+const ANSWERS: Array<[string, string]> = [
+  ['canonical', JSON.stringify({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', resourceVersion: '7' }, data: { a: 'b' } })],
+  ['with the newline a Go API server ends with', JSON.stringify({ kind: 'ConfigMap', metadata: { name: 'a' } }) + '\n'],
+  ['with escapes JSON.stringify does not write', '{"kind":"ConfigMap","data":{"html":"\\u003cb\\u003e","slash":"a\\/b"}}'],
+  ['indented', JSON.stringify({ kind: 'ConfigMap', spec: { replicas: 2 } }, null, 2)],
+  ['with a fraction', '{"kind":"Widget","spec":{"ratio":0.50,"n":1e2}}'],
+  ['with duplicate keys', '{"kind":"ConfigMap","data":{"a":"1","a":"2"}}'],
+  ['with an integer key', '{"kind":"ConfigMap","data":{"b":"x","10":"y"}}'],
+  ['a Secret', JSON.stringify({ kind: 'Secret', metadata: { name: 's' }, data: { password: 'aHVudGVyMg==' }, stringData: { user: 'admin' } })],
+  ['a SecretList', JSON.stringify({ kind: 'SecretList', items: [{ metadata: { name: 's' }, data: { password: 'aHVudGVyMg==' } }] })],
+  ['a Status', JSON.stringify({ kind: 'Status', status: 'Failure', code: 404 })],
+  ['an array', '[1,2]'],
+  ['a string', '"text"'],
+  ['invalid JSON', '{"kind":"ConfigMap",'],
+  ['empty', ''],
+];
+
+for (const keepEvents of [false, true]) {
+  for (const redactSecrets of [true, false]) {
+    test(`appendAnswer writes what append writes with the parsed answer (keepEvents ${keepEvents}, redactSecrets ${redactSecrets})`, async (t) => {
+      const { fast, slow } = await writeBoth(t, { keepEvents, redactSecrets }, (fast, slow) => {
+        for (const [, text] of ANSWERS) {
+          const event = { type: 'response', id: 3, status: 200, object: undefined, durationMs: 2 } as const;
+          fast.appendAnswer(event, text);
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            parsed = undefined;
+          }
+          const isObject = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
+          slow.append({ type: 'response', id: 3, status: 200, ...(isObject ? { object: parsed as ResponseEvent['object'] } : {}), durationMs: 2 });
+        }
+        if (keepEvents) t.deepEqual(fast.events.map((e) => ({ ...e, ts: 0 })), slow.events.map((e) => ({ ...e, ts: 0 })));
+      });
+      t.is(fast.length, ANSWERS.length + 1);
+      for (let i = 0; i < fast.length; i++) t.is(fast[i], slow[i], ANSWERS[i - 1]?.[0] ?? 'header');
+      const secretLine = fast[1 + ANSWERS.findIndex(([what]) => what === 'a Secret')]!;
+      t.is(secretLine.includes('aHVudGVyMg=='), !redactSecrets);
+      t.is(secretLine.includes(hashSecretValue('aHVudGVyMg==')), redactSecrets);
+    });
+  }
+}
+
+test('appendAnswer puts the answer where the event has its object key', async (t) => {
+  const dir = tempDir(t);
+  const w = new TraceWriter(join(dir, 'c.jsonl'), 'controller', new TraceSequence());
+  const event: Unstamped<ResponseEvent> = { type: 'response', id: 1, status: 200, object: undefined, durationMs: 5 };
+  w.appendAnswer(event, '{"kind":"ConfigMap"}');
+  await w.close();
+  const [, e] = await readTraceAll(w.file);
+  t.deepEqual(Object.keys(e!), ['seq', 'ts', 'type', 'id', 'status', 'object', 'durationMs']);
+  t.deepEqual((e as ResponseEvent).object, { kind: 'ConfigMap' });
+});
+
+test('an object shared read-only by several events is written as JSON.stringify writes it, every time', async (t) => {
+  const shared = { kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '9' }, data: { a: '"quoted" é 😀' } };
+  const secret = { kind: 'Secret', metadata: { name: 's' }, data: { k: 'djE=' } };
+  // The slow writer gets copies of its own, never marked.
+  const copies = { shared: [1, 2, 3].map(() => structuredClone(shared)), secret: structuredClone(secret) };
+  markSharedReadOnly(shared);
+  markSharedReadOnly(secret);
+  const { fast, slow } = await writeBoth(t, { keepEvents: true }, (fast, slow) => {
+    for (const w of [fast, slow]) {
+      for (let id = 1; id <= 3; id++) w.append({ type: 'watch-event', id, eventType: 'MODIFIED', key: 'ConfigMap/default/a', resourceVersion: '9', object: w === fast ? shared : copies.shared[id - 1]! });
+      w.append({ type: 'watch-event', id: 4, eventType: 'ADDED', key: 'Secret/default/s', object: w === fast ? secret : copies.secret });
+    }
+    // The events kept in memory keep their objects.
+    t.is((fast.events[2] as { object: unknown }).object, shared);
+  });
+  t.deepEqual(fast, slow);
+  t.true(fast[4]!.includes(hashSecretValue('djE=')));
+  t.false(fast[4]!.includes('djE='));
+});
+
+test('the trace file has every line in order once closed; events are in memory only when asked for', async (t) => {
+  const dir = tempDir(t);
+  const w = new TraceWriter(join(dir, 'c.jsonl'), 'controller', new TraceSequence());
+  // More than one batch's worth, written at once and across timed flushes.
+  const big = 'x'.repeat(1000);
+  for (let id = 1; id <= 200; id++) w.append({ type: 'stream-open', id });
+  await new Promise((r) => setTimeout(r, 50));
+  for (let id = 201; id <= 400; id++) w.append({ type: 'stream-close', id, reason: big });
+  t.throws(() => w.events, { message: /keepEvents/ });
+  await w.close();
+  w.append({ type: 'stream-open', id: 999 });
+  const events = await readTraceAll(w.file);
+  t.deepEqual(
+    events.map((e) => e.seq),
+    Array.from({ length: 401 }, (_, i) => i),
+  );
 });
