@@ -7,6 +7,7 @@
  */
 import { isBookkeepingKey, isLeaderElectionRecord } from '../src/model/bookkeeping.js';
 import { formatKey, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
+import { isGeneratedName } from '../src/model/generated-names.js';
 
 const UID_IN_TEXT = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
@@ -27,7 +28,7 @@ export function comparableIdentity(key: ObjectKey, obj: KubeObject | undefined):
   const prefix = obj?.metadata?.generateName;
   const name = obj?.metadata?.name;
   const parts = parseKey(key);
-  if (parts && prefix && name && name.length > prefix.length && name.startsWith(prefix)) {
+  if (parts && prefix && isGeneratedName(name, prefix)) {
     return { key: formatKey(parts.kind, parts.namespace, `${prefix}*`), generated: true };
   }
   if (parts && UID_IN_TEXT.test(parts.name)) {

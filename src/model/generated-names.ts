@@ -10,6 +10,20 @@
  */
 import { formatKey, parseKey, type KubeObject, type ObjectKey } from './object-key.js';
 
+const GENERATED_SUFFIX = /^[bcdfghjklmnpqrstvwxz2456789]{5}$/;
+
+/**
+ * Did the API server make this name from `generateName` (names.SimpleNameGenerator: the prefix cut to
+ * 58 characters, then 5 random characters of its alphabet)? A client may send both a name and a
+ * generateName, and then the name is its own: kube-controller-manager names StatefulSet pods
+ * `<set>-<ordinal>` with generateName `<set>-`, and those names are the same in every run.
+ */
+export function isGeneratedName(name: string | undefined, generateName: string | undefined): boolean {
+  if (!name || !generateName) return false;
+  const base = generateName.slice(0, 58);
+  return name.length === base.length + 5 && name.startsWith(base) && GENERATED_SUFFIX.test(name.slice(base.length));
+}
+
 export class GeneratedNameFolder {
   private readonly folded = new Map<ObjectKey, ObjectKey>();
   private readonly counts = new Map<string, number>();
@@ -21,7 +35,7 @@ export class GeneratedNameFolder {
     const prefix = obj?.metadata?.generateName;
     const name = obj?.metadata?.name;
     const parts = parseKey(key);
-    if (!parts || !prefix || !name || name.length <= prefix.length || !name.startsWith(prefix)) return key;
+    if (!parts || !prefix || !isGeneratedName(name, prefix)) return key;
     const family = formatKey(parts.kind, parts.namespace, prefix);
     const n = (this.counts.get(family) ?? 0) + 1;
     this.counts.set(family, n);

@@ -143,3 +143,15 @@ test('the trace file has every line in order once closed; events are in memory o
     Array.from({ length: 401 }, (_, i) => i),
   );
 });
+
+test('isGeneratedName: only prefix + 5 characters of the API server alphabet count as generated', async (t) => {
+  const { isGeneratedName } = await import('../../src/model/generated-names.js');
+  t.true(isGeneratedName('web-7xk2p', 'web-'));
+  // kube-controller-manager names StatefulSet pods itself and also sends generateName `<set>-`.
+  t.false(isGeneratedName('dc1-1', 'dc1-'));
+  t.false(isGeneratedName('web-abcde', 'web-'), 'vowels are not in the alphabet');
+  t.false(isGeneratedName('web-7xk2p2', 'web-'));
+  t.false(isGeneratedName('web-7xk2p', undefined));
+  const long = 'p'.repeat(70);
+  t.true(isGeneratedName(`${long.slice(0, 58)}bcdfg`, long), 'a long prefix is cut to 58 characters');
+});

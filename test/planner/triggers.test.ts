@@ -142,7 +142,7 @@ test('objects with generated names are named by prefix and ordinal, so plans mat
       .episode()
       .external('DELETED', `Pod/default/db1-${suffixes[1]}`, { deliver: true })
       .episode().events;
-  const out = planTests({ controller: 'c', workload: 'w', references: [run(['abcde', 'fghij']), run(['klmno', 'pqrst'])] });
+  const out = planTests({ controller: 'c', workload: 'w', references: [run(['bcdfg', 'hjklm']), run(['npqrs', 'tvwxz'])] });
   const crashKeys = faultsOf(out, 'intermediate-state').map((f) => (f.type === 'crash-after-write' ? f.after.key : ''));
   // The creates are named by the objects their answers return, and the patch of the first pod by
   // its folded key (the last write of the burst, the status patch, leaves no intermediate state).
