@@ -50,7 +50,33 @@ export function endStateView(endState: Record<ObjectKey, KubeObject>): EndStateV
     const id = comparableIdentity(key, obj);
     if (!id) continue;
     if (id.generated) view.generated.set(id.key, (view.generated.get(id.key) ?? 0) + 1);
-    else view.named.set(id.key, obj);
+    else view.named.set(id.key, withoutGeneratedVolumeNames(obj));
   }
   return view;
+}
+
+const TOKEN_VOLUME = /^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$/;
+const TOKEN_VOLUME_FOLDED = 'kube-api-access-*';
+
+/**
+ * A pod's service-account token volume is named by the API server (ServiceAccount admission:
+ * `kube-api-access-` plus 5 random characters), so every run names it differently; the pod's
+ * volumes and its containers' mounts name it folded, as generated object names are. Others are kept.
+ */
+export function withoutGeneratedVolumeNames(obj: KubeObject): KubeObject {
+  const spec = (obj as { spec?: Record<string, unknown> }).spec;
+  const volumes = spec?.volumes;
+  if (!spec || obj.kind !== 'Pod' || !Array.isArray(volumes) || !volumes.some((v) => TOKEN_VOLUME.test(String((v as { name?: unknown }).name)))) return obj;
+  const fold = (items: unknown) =>
+    Array.isArray(items) ? items.map((v) => (TOKEN_VOLUME.test(String((v as { name?: unknown })?.name)) ? { ...(v as object), name: TOKEN_VOLUME_FOLDED } : v)) : items;
+  const containers = (list: unknown) => (Array.isArray(list) ? list.map((c) => (c && typeof c === 'object' && 'volumeMounts' in c ? { ...c, volumeMounts: fold((c as { volumeMounts: unknown }).volumeMounts) } : c)) : list);
+  return {
+    ...obj,
+    spec: {
+      ...spec,
+      volumes: fold(volumes),
+      ...(spec.containers !== undefined ? { containers: containers(spec.containers) } : {}),
+      ...(spec.initContainers !== undefined ? { initContainers: containers(spec.initContainers) } : {}),
+    },
+  } as KubeObject;
 }

@@ -199,7 +199,14 @@ async function checkVariant(v, opts) {
   const objectsOf = (bugs) => new Set([...bugs.keys()].flatMap((b) => b.split(' + ')));
   const prunedObjects = objectsOf(prunedBugs);
   const missedObjects = [...objectsOf(unprunedBugs)].filter((o) => !prunedObjects.has(o)).sort();
-  return { v, config, prunedPlans, unprunedPlans, sample, pruned, unpruned, prunedBugs, unprunedBugs, missed, missedObjects, base };
+  // Independent of the runs' timing: which of the plans that found each unpruned bug the pruned set
+  // holds too (the same faults, whatever its name there). A kept plan whose pruned run passed
+  // found the bug in one run and not in the other: the detection is nondeterministic, not pruned.
+  const faultsOf = (p) => JSON.stringify(p.spec.faults);
+  const prunedByFaults = new Map(prunedPlans.map((p) => [faultsOf(p), p.metadata.name]));
+  const unprunedByName = new Map(unprunedPlans.map((p) => [p.metadata.name, p]));
+  const keptPlans = new Map([...unprunedBugs].map(([bug, plans]) => [bug, plans.map((n) => prunedByFaults.get(faultsOf(unprunedByName.get(n)))).filter(Boolean)]));
+  return { v, config, prunedPlans, unprunedPlans, sample, pruned, unpruned, prunedBugs, unprunedBugs, missed, missedObjects, keptPlans, base };
 }
 
 function report(r) {
@@ -219,6 +226,8 @@ function report(r) {
   const what = r.sample.length < r.unprunedPlans.length ? 'sample' : 'set';
   lines.push(`  pruned set found every bug the unpruned ${what} found: ${r.missed.length === 0 ? 'yes' : `NO, missed: ${r.missed.join('; ')}`}`);
   lines.push(`  every object an unpruned bug alarmed on is alarmed on by a pruned bug: ${r.missedObjects.length === 0 ? 'yes' : `NO, never: ${r.missedObjects.join(', ')}`}`);
+  lines.push('  plans that found each unpruned bug, also in the pruned set (same faults):');
+  for (const [bug, kept] of r.keptPlans) lines.push(`    ${bug}: ${kept.length ? `${kept.join(', ')}${r.missed.includes(bug) ? ' (kept, but its pruned run did not alarm the same way)' : ''}` : 'none'}`);
   return lines.join('\n');
 }
 

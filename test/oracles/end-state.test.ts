@@ -177,3 +177,21 @@ test('an object left terminating (deletionTimestamp only after the test run) ala
   const alarms = compareRuns([runWith([ref]), runWith([ref])], runWith([stuck]));
   t.deepEqual(alarms.map((a) => a.field).sort(), ['metadata.deletionTimestamp', 'metadata.finalizers[0]']);
 });
+
+test('a pod service-account token volume (kube-api-access-<random>, named by the API server) is compared folded', (t) => {
+  const pod = (suffix: string) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'dc1-0', generateName: 'dc1-', namespace: 'default' },
+    spec: {
+      volumes: [{ name: 'data' }, { name: `kube-api-access-${suffix}`, projected: { defaultMode: 420 } }],
+      containers: [{ name: 'c', volumeMounts: [{ name: 'data', mountPath: '/d' }, { name: `kube-api-access-${suffix}`, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] }],
+    },
+  });
+  const refs = [runWith([pod('9nz6q')]), runWith([pod('m8bmm')])];
+  t.deepEqual(compareRuns(refs, runWith([pod('rzzq5')])), []);
+  // Only names of that shape are folded: a different volume still alarms.
+  const other = pod('rzzq5');
+  other.spec.volumes.push({ name: 'extra' } as never);
+  t.deepEqual(compareRuns(refs, runWith([other])).map((a) => a.object), ['Pod/default/dc1-0']);
+});
