@@ -26,7 +26,7 @@ function setup(t: ExecutionContext): { config: ControllerUnderTest; workload: Wo
       { apply: manifest },
       { waitFor: { key: 'ConfigMap/default/mirror-src-a', field: 'data.v', equals: '1', timeoutSeconds: 30 } },
       { patch: { key, type: 'merge', patch: { data: { v: '2' } } } },
-      { waitFor: { key: 'ConfigMap/default/mirror-src-a', field: 'data.v', equals: '2', timeoutSeconds: 5 } },
+      { waitFor: { key: 'ConfigMap/default/mirror-src-a', field: 'data.v', equals: '2', timeoutSeconds: 12 } }, // less than the 15 s Lease a successor would wait out
       { patch: { key, type: 'merge', patch: { data: { v: '3' } } } },
       { waitFor: { key: 'ConfigMap/default/mirror-src-a', field: 'data.v', equals: '3', timeoutSeconds: 30 } },
     ],
