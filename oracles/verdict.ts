@@ -17,7 +17,8 @@ export function decideVerdict(record: RunRecord, alarms: Alarm[]): VerdictDecisi
     if (!record.workloadOutcome.ok) {
       return { verdict: 'workload-failed', alarms: [], error: `the workload failed before the fault fired, so nothing was tested: ${record.workloadOutcome.error}` };
     }
-    return { verdict: 'not-injected', alarms: [], error: "the plan's trigger never matched during the run, so nothing was tested" };
+    const why = record.notInjected?.length ? record.notInjected.join('; ') : "the plan's trigger never matched during the run";
+    return { verdict: 'not-injected', alarms: [], error: `nothing was tested: ${why}` };
   }
   return { verdict: alarms.length > 0 ? 'bug' : 'pass', alarms };
 }

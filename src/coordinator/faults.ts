@@ -26,6 +26,8 @@ export class PlanFaults {
   private readonly injected: boolean[];
   private readonly holdUntil = new Map<number, HoldUntilState>();
   private readonly releaseViews: Array<() => void> = [];
+  /** Why a fault did not take effect, when its trigger matched but it could not act (by fault index). */
+  private readonly refused = new Map<number, string>();
   private finished = false;
   /** The restart (and stale-view release) in progress, if any. */
   pending: Promise<void> | undefined;
@@ -52,6 +54,12 @@ export class PlanFaults {
       if (f.type === 'hold-until') this.injected[i] = this.holdUntil.get(i)?.injected ?? false;
     });
     return this.injected.every(Boolean);
+  }
+
+  /** For each fault that did not take effect (see allInjected), why not, in the plan's order. */
+  whyNotInjected(): string[] {
+    this.allInjected();
+    return this.plan.spec.faults.flatMap((f, i) => (this.injected[i] ? [] : [this.refused.get(i) ?? describeFault(f, this.holdUntil.get(i))]));
   }
 
   /** At the end of the run: records faults that never took effect, releases what is still held. */
@@ -87,7 +95,9 @@ export class PlanFaults {
         this.proxy.armTrigger(fault.at, (info) => {
           const rv = mark.resourceVersion;
           if (rv === undefined) {
-            this.trace.append({ type: 'fault', fault: 'stale-restart', phase: 'not-injected', faultIndex: i, detail: `${describeTrigger(fault.at)} happened before ${describeChange(fault.viewAfter)}: no view to go back to` });
+            const detail = `${describeTrigger(fault.at)} happened before ${describeChange(fault.viewAfter)}: no view to go back to`;
+            this.refused.set(i, detail);
+            this.trace.append({ type: 'fault', fault: 'stale-restart', phase: 'not-injected', faultIndex: i, detail });
             return;
           }
           this.proxy.holdController();

@@ -216,6 +216,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     }
     if (faults) {
       record.injected = faults.allInjected();
+      if (!record.injected) record.notInjected = faults.whyNotInjected();
       faults.finish();
     }
     endState = await recorder.snapshot();

@@ -29,6 +29,8 @@ export interface RunRecord {
   workloadOutcome: { ok: boolean; failedStep?: number; error?: string };
   /** For test runs: did every fault of the plan fire? */
   injected?: boolean;
+  /** For each of the plan's faults that did not take effect, why not (absent when all did). */
+  notInjected?: string[];
   /** Index of the workload step running when the first fault fired (undefined if none fired). */
   injectedDuringStep?: number;
   /** Did the controller become quiet after the workload within the settle timeout? */

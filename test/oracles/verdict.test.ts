@@ -13,6 +13,13 @@ test('a run whose fault never fired is not-injected, never pass, and is not judg
   t.regex(d.error!, /never matched/);
 });
 
+test('a not-injected verdict says why each fault did not take effect, when the run knows', (t) => {
+  const why = 'hold ConfigMap/default/a from ConfigMap/default/a is created (1st time) until ConfigMap/default/a is deleted (1st time) (the cancelling change did not come in time; the hold was expired anyway)';
+  const d = judgeTestRun(refs, broken, record({ injected: false, notInjected: [why] }));
+  t.is(d.verdict, 'not-injected');
+  t.is(d.error, `nothing was tested: ${why}`);
+});
+
 test('a workload that failed before the fault is a verdict of its own', (t) => {
   const d = judgeTestRun(refs, broken, record({ injected: false, workloadOutcome: { ok: false, failedStep: 0, error: 'step 1 (apply db.yaml): connection refused' } }));
   t.is(d.verdict, 'workload-failed');

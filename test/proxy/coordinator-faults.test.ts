@@ -140,3 +140,14 @@ test('stale-restart: the restarted controller lists the cluster as it was and it
   t.truthy(create, 'a stale write');
   t.is(events.find((e): e is ResponseEvent => e.type === 'response' && e.id === create!.id)?.status, 409);
 });
+
+test('a fault whose trigger never matches: the run is not injected and its record says which fault and why', async (t) => {
+  const { config, workload, dir } = setup(t);
+  const runDir = join(dir, 'run');
+  const plan = planOf([{ type: 'crash-after-write', after: { verb: 'delete', key: 'ConfigMap/default/mirror-src-a', occurrence: 1 } }], 'intermediate-state');
+  const { record } = await executeRun({ config, workload, runDir, plan });
+  t.is(record.error, undefined);
+  t.false(record.injected);
+  t.deepEqual(record.notInjected, ['crash after the controller deletes ConfigMap/default/mirror-src-a (1st time)']);
+  t.deepEqual(faultPhases(readTrace(runDir), 'crash-after-write'), ['not-injected']);
+});
