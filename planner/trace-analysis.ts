@@ -25,7 +25,7 @@ import { GeneratedNameFolder } from '../src/model/generated-names.js';
 import { formatKey, isObject, keyOf, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
 import type { WriteTrigger } from '../src/model/plan.js';
 import type { RequestVerb } from '../src/model/api-path.js';
-import type { ClusterChangeEvent, EpisodeEvent, RequestEvent, ResponseEvent, TraceEvent, WatchDeliveryEvent } from '../src/model/trace.js';
+import type { ClusterChangeEvent, EpisodeEvent, RequestEvent, ResponseEvent, TraceEvent, WatchDeliveryEvent, WorkloadStepAction, WorkloadStepEvent } from '../src/model/trace.js';
 import { createdPaths, pathKey, pathsOverlap as overlaps, writtenPaths, type PathKey } from './paths.js';
 
 export interface AnalyzerOptions {
@@ -137,6 +137,25 @@ export interface KeyHistory {
   updates: number[];
 }
 
+/**
+ * A workload step, from its `workload-step` events (traces written before steps said what they do
+ * have none). The cluster recorder's events of what a step did may come after the step's own.
+ */
+export interface WorkloadStepRecord {
+  index: number;
+  action: WorkloadStepAction;
+  /** The objects a write step writes, or the one a wait step waits for. */
+  keys: ObjectKey[];
+  startSeq: number;
+  /** Sequence number of its `done` event; Infinity when it failed or had not ended when the trace ended. */
+  endSeq: number;
+  /** Write steps: the resourceVersion each answer carried, by object (none for a delete). */
+  wrote: Array<{ key: ObjectKey; resourceVersion: string }>;
+  /** Wait steps: how many reads it took (1: the condition held when it began), and the resourceVersion that met it. */
+  polls?: number;
+  metAt?: string;
+}
+
 export interface RunAnalysis {
   events: number;
   hasClusterTrace: boolean;
@@ -151,6 +170,10 @@ export interface RunAnalysis {
   existsAfter(rawKey: ObjectKey, change: number): boolean;
   /** Hash of the whole normalised cluster state right after a change (undefined without `stateHashes`). */
   stateAfter(change: number): string | undefined;
+  /** The changes (indices, in order) of an object by its raw key. */
+  changesOf(rawKey: ObjectKey): readonly number[];
+  /** The workload's steps, in order (empty for traces without them). */
+  workloadSteps: readonly WorkloadStepRecord[];
 }
 
 const WRITE_VERBS: ReadonlySet<string> = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
@@ -178,6 +201,7 @@ export class RunAnalyzer {
   // Latest known state of each object (normalised) and the changes of each raw key.
   private readonly lastState = new Map<ObjectKey, Record<string, unknown>>();
   private readonly rawKeyChanges = new Map<ObjectKey, number[]>();
+  private readonly workloadSteps: WorkloadStepRecord[] = [];
 
   // Cluster state hash: four 32-bit lanes, each the sum over objects of that lane of the object's md5.
   private stateHashes: Uint32Array;
@@ -238,6 +262,9 @@ export class RunAnalyzer {
       case 'controller':
         if (e.action === 'start') this.startIncarnation(e.incarnation);
         break;
+      case 'workload-step':
+        this.onWorkloadStep(e);
+        break;
       case 'request':
         this.onRequest(e);
         break;
@@ -289,6 +316,8 @@ export class RunAnalyzer {
         }
         return lo > 0 && this.changes[list[lo - 1]!]!.eventType !== 'DELETED';
       },
+      changesOf: (rawKey) => this.rawKeyChanges.get(rawKey) ?? [],
+      workloadSteps: this.workloadSteps,
       stateAfter: (i) => {
         if (!this.options.stateHashes || i < 0 || i >= this.changes.length) return undefined;
         let h = stateStrings.get(i);
@@ -657,6 +686,19 @@ export class RunAnalyzer {
 
   // ---- cluster side ----------------------------------------------------------------------------
 
+  private onWorkloadStep(e: WorkloadStepEvent): void {
+    if (e.phase === 'start') {
+      if (e.action) this.workloadSteps.push({ index: e.index, action: e.action, keys: e.keys ?? [], startSeq: e.seq, endSeq: Infinity, wrote: [] });
+      return;
+    }
+    const step = this.workloadSteps.at(-1);
+    if (!step || step.index !== e.index || step.endSeq !== Infinity || e.phase !== 'done') return;
+    step.endSeq = e.seq;
+    if (e.wrote) step.wrote = e.wrote;
+    if (e.polls !== undefined) step.polls = e.polls;
+    if (e.metAt !== undefined) step.metAt = e.metAt;
+  }
+
   private onChange(e: ClusterChangeEvent): void {
     this.hasClusterTrace = true;
     const index = this.changes.length;
@@ -909,3 +951,4 @@ export function analyzeRun(trace: Iterable<TraceEvent>, options: AnalyzerOptions
   for (const e of trace) analyzer.push(e);
   return analyzer.finish();
 }
+

@@ -153,7 +153,19 @@ export interface WorkloadStepEvent extends Stamped {
   description: string;
   phase: 'start' | 'done' | 'failed';
   error?: string;
+  /** On `start`: what the step does (absent in traces written before it was recorded). */
+  action?: WorkloadStepAction;
+  /** On `start`: the objects a write step writes (an apply: its manifests'), or the one a wait step waits for. */
+  keys?: ObjectKey[];
+  /** On `done` of an apply or patch: the resourceVersion each answer carried, by object. */
+  wrote?: Array<{ key: ObjectKey; resourceVersion: string }>;
+  /** On `done` of a wait: how many times it read the object (1: the condition held when the step began). */
+  polls?: number;
+  /** On `done` of a wait for a state (not `absent`): the resourceVersion of the object that met it. */
+  metAt?: string;
 }
+
+export type WorkloadStepAction = 'write' | 'wait' | 'sleep';
 
 /** A state change of the cluster, from kperturb's own watch. */
 export interface ClusterChangeEvent extends Stamped {

@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { describeStep, type WaitCondition, type Workload, type WorkloadStep } from '../config/config.js';
 import { getField } from '../model/fields.js';
-import type { KubeObject } from '../model/object-key.js';
-import type { TraceSink } from '../model/trace.js';
+import { keyOf, type KubeObject, type ObjectKey } from '../model/object-key.js';
+import type { TraceSink, WorkloadStepAction, WorkloadStepEvent } from '../model/trace.js';
 import type { KubeClient } from '../kube/client.js';
 
 export interface WorkloadOutcome {
@@ -28,10 +28,10 @@ export async function runWorkload(client: KubeClient, workload: Workload, trace:
   for (const [index, step] of workload.steps.entries()) {
     const description = describeStep(step);
     hooks.onStep?.(index);
-    trace.append({ type: 'workload-step', index, description, phase: 'start' });
+    trace.append({ type: 'workload-step', index, description, phase: 'start', ...stepTarget(step) });
     try {
-      await runStep(client, step, hooks);
-      trace.append({ type: 'workload-step', index, description, phase: 'done' });
+      const outcome = await runStep(client, step, hooks);
+      trace.append({ type: 'workload-step', index, description, phase: 'done', ...outcome });
     } catch (err) {
       const error = (err as Error).message;
       trace.append({ type: 'workload-step', index, description, phase: 'failed', error });
@@ -39,6 +39,25 @@ export async function runWorkload(client: KubeClient, workload: Workload, trace:
     }
   }
   return { ok: true };
+}
+
+/**
+ * What a step does and to which objects, for the trace: the planner tells the workload's writes from
+ * the cluster's and sees which waits they came after. An unreadable manifest names no keys here (the
+ * step itself reports the error).
+ */
+function stepTarget(step: WorkloadStep): { action: WorkloadStepAction; keys?: ObjectKey[] } {
+  if ('apply' in step) {
+    try {
+      return { action: 'write', keys: readManifests(step.apply).map((o) => keyOf(o)).filter((k): k is ObjectKey => k !== undefined) };
+    } catch {
+      return { action: 'write' };
+    }
+  }
+  if ('patch' in step) return { action: 'write', keys: [step.patch.key] };
+  if ('delete' in step) return { action: 'write', keys: [step.delete.key] };
+  if ('sleep' in step) return { action: 'sleep' };
+  return { action: 'wait', keys: [step.waitFor.key] };
 }
 
 export function readManifests(file: string): KubeObject[] {
@@ -52,38 +71,52 @@ export function readManifests(file: string): KubeObject[] {
   return objects;
 }
 
-async function runStep(client: KubeClient, step: WorkloadStep, hooks: WorkloadHooks): Promise<void> {
+/** What the trace records of a finished step (see WorkloadStepEvent). */
+type StepOutcome = Pick<WorkloadStepEvent, 'wrote' | 'polls' | 'metAt'>;
+
+async function runStep(client: KubeClient, step: WorkloadStep, hooks: WorkloadHooks): Promise<StepOutcome> {
   if ('apply' in step) {
-    for (const obj of readManifests(step.apply)) await client.apply(obj);
+    const wrote: NonNullable<StepOutcome['wrote']> = [];
+    for (const obj of readManifests(step.apply)) wrote.push(...answered(await client.apply(obj)));
+    return { wrote };
   } else if ('patch' in step) {
-    await client.patch(step.patch.key, step.patch.type, step.patch.patch, step.patch.subresource);
+    return { wrote: answered(await client.patch(step.patch.key, step.patch.type, step.patch.patch, step.patch.subresource)) };
   } else if ('delete' in step) {
     const existed = await client.delete(step.delete.key, step.delete.propagationPolicy);
     if (!existed) throw new Error(`${step.delete.key} does not exist`);
+    return {};
   } else if ('sleep' in step) {
     await sleep(step.sleep * 1000);
+    return {};
   } else {
-    await waitFor(client, step.waitFor, hooks);
+    return waitFor(client, step.waitFor, hooks);
   }
+}
+
+function answered(obj: KubeObject): NonNullable<StepOutcome['wrote']> {
+  const key = keyOf(obj);
+  const resourceVersion = obj.metadata?.resourceVersion;
+  return key && resourceVersion ? [{ key, resourceVersion }] : [];
 }
 
 const POLL_MS = 100;
 
-async function waitFor(client: KubeClient, cond: WaitCondition, hooks: WorkloadHooks): Promise<void> {
+async function waitFor(client: KubeClient, cond: WaitCondition, hooks: WorkloadHooks): Promise<StepOutcome> {
   const deadline = Date.now() + cond.timeoutSeconds * 1000;
   let last: string = 'not checked yet';
-  for (;;) {
+  for (let polls = 1; ; polls++) {
     const obj = await client.get(cond.key);
+    const met = () => ({ polls, ...(obj?.metadata?.resourceVersion ? { metAt: obj.metadata.resourceVersion } : {}) });
     if (cond.absent) {
-      if (!obj) return;
+      if (!obj) return { polls };
       last = 'it still exists';
     } else if (!obj) {
       last = 'it does not exist';
     } else if (cond.field === undefined) {
-      return;
+      return met();
     } else {
       const value = getField(obj, cond.field);
-      if (deepEqual(value, cond.equals)) return;
+      if (deepEqual(value, cond.equals)) return met();
       last = `${cond.field} is ${JSON.stringify(value)}`;
     }
     if (Date.now() >= deadline) throw new Error(`timed out after ${cond.timeoutSeconds}s waiting for ${cond.key}: ${last}`);

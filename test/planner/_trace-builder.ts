@@ -6,11 +6,12 @@
  * - `external`: a change made by someone else (the workload), optionally delivered to the controller;
  * - `deliver`: the watch event of an object's latest change; `read`: a GET of an object's latest state;
  * - `episode`: serialized-delivery markers;
- * - `wait`: time passing (quiet gaps end bursts).
+ * - `wait`: time passing (quiet gaps end bursts);
+ * - `stepStart` / `stepDone`: the workload's steps, as the workload runner records them.
  */
 import { parseKey, type KubeObject } from '../../src/model/object-key.js';
 import type { RequestVerb } from '../../src/model/api-path.js';
-import type { ResourceRef, TraceEvent } from '../../src/model/trace.js';
+import type { ResourceRef, TraceEvent, WorkloadStepAction } from '../../src/model/trace.js';
 
 export interface ChangeOptions {
   /** Dotted field paths to set (undefined removes the field). Default for updates: a fresh `metadata.labels.rev`. */
@@ -126,6 +127,30 @@ export class TraceBuilder {
     if (this.episodes > 0) this.push({ type: 'episode', phase: 'end', index: this.episodes, id: 9000, quiet: opts.quiet ?? true });
     this.episodes++;
     this.push({ type: 'episode', phase: 'start', index: this.episodes, id: 9000, ...(lastWatch ? { watchEventSeq: lastWatch.seq } : {}) });
+    return this;
+  }
+
+  /** A workload step begins (what it does, to which objects). */
+  stepStart(index: number, action: WorkloadStepAction, keys: string[]): this {
+    this.push({ type: 'workload-step', index, description: `step ${index}`, phase: 'start', action, keys });
+    return this;
+  }
+
+  /**
+   * A workload step ends. A write step records the resourceVersion its answer carried for each key in
+   * `wrote` (their latest); a wait step how many times it polled and, with `metBy`, the
+   * resourceVersion of that object's latest change, which met it.
+   */
+  stepDone(index: number, opts: { wrote?: string[]; polls?: number; metBy?: string } = {}): this {
+    this.push({
+      type: 'workload-step',
+      index,
+      description: `step ${index}`,
+      phase: 'done',
+      ...(opts.wrote ? { wrote: opts.wrote.map((key) => ({ key, resourceVersion: this.rvs.get(key)! })) } : {}),
+      ...(opts.polls !== undefined ? { polls: opts.polls } : {}),
+      ...(opts.metBy ? { metAt: this.rvs.get(opts.metBy)! } : {}),
+    });
     return this;
   }
 

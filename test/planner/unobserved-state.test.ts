@@ -2,7 +2,7 @@ import test from 'ava';
 import type { PlannerOutput } from '../../planner/index.js';
 import type { HoldUntilFault } from '../../src/model/plan.js';
 import { TraceBuilder } from './_trace-builder.js';
-import { DB, faultsOf, plan, plansOf, stages } from './_helpers.js';
+import { CM, DB, STS, faultsOf, plan, plansOf, stages } from './_helpers.js';
 
 const POD = 'Pod/default/db1-0';
 const TS = '2024-01-01T00:00:00Z';
@@ -212,4 +212,80 @@ test('must: the controller\'s cancelling write may react to a read of the object
   const out = plan(trace);
   t.deepEqual(holds(out), [`${POD}: update[metadata.deletionTimestamp="<timestamp>"] #1 until delete #1`]);
   t.like(stages(out, 'unobserved-state'), { causality: 1, releasable: 1 });
+});
+
+// ---- releasable, through the workload and through the controller's other writes ----
+
+/**
+ * The workload switches db1's feature off, waits for the controller to report it off, then switches
+ * it on again. Held from "off", the controller never reports it, the workload keeps waiting and never
+ * switches it on: the hold is never released.
+ */
+function toggle(opts: { waitPolls: number; reportedBy: 'controller' | 'someone else' }) {
+  const b = new TraceBuilder()
+    .stepStart(0, 'write', [DB])
+    .external('ADDED', DB, { set: { 'spec.enabled': true }, deliver: true })
+    .stepDone(0, { wrote: [DB] })
+    .episode()
+    .write('create', STS, { deliver: true })
+    .episode()
+    .stepStart(1, 'write', [DB])
+    .external('MODIFIED', DB, { set: { 'spec.enabled': false }, deliver: true })
+    .stepDone(1, { wrote: [DB] })
+    .episode()
+    .stepStart(2, 'wait', [DB])
+    .write('delete', STS);
+  if (opts.reportedBy === 'controller') b.write('patch', DB, { subresource: 'status', set: { 'status.enabled': false } });
+  else b.external('MODIFIED', DB, { set: { 'status.enabled': false } });
+  return b
+    .stepDone(2, { polls: opts.waitPolls, metBy: DB })
+    .episode()
+    .stepStart(3, 'write', [DB])
+    .external('MODIFIED', DB, { set: { 'spec.enabled': true }, deliver: true })
+    .stepDone(3, { wrote: [DB] })
+    .episode()
+    .write('create', STS)
+    .episode().events;
+}
+
+const OFF_UNTIL_ON = `${DB}: update[spec.enabled=false] #1 until update[spec.enabled=true] #1`;
+
+test('must not: a hold the workload releases only after waiting for the controller to react to what is held', (t) => {
+  const out = plan(toggle({ waitPolls: 4, reportedBy: 'controller' }));
+  t.false(holds(out).includes(OFF_UNTIL_ON));
+  t.true(holds(plan(toggle({ waitPolls: 4, reportedBy: 'controller' }), { prune: false })).includes(OFF_UNTIL_ON), 'unpruned, it is planned');
+});
+
+test('must: the same hold when the wait was met before the hold began, or by someone other than the controller', (t) => {
+  t.true(holds(plan(toggle({ waitPolls: 1, reportedBy: 'controller' }))).includes(OFF_UNTIL_ON), 'the condition held when the wait began');
+  t.true(holds(plan(toggle({ waitPolls: 4, reportedBy: 'someone else' }))).includes(OFF_UNTIL_ON), 'the wait was met without the controller');
+});
+
+test('must: the same hold in a trace whose workload steps do not say what they did (recorded before steps did)', (t) => {
+  const old = toggle({ waitPolls: 4, reportedBy: 'controller' }).filter((e) => e.type !== 'workload-step');
+  t.true(holds(plan(old)).includes(OFF_UNTIL_ON));
+});
+
+test('must not: the cancelling write reacts to a change the controller made on seeing the held events', (t) => {
+  // The pod's readiness is held; the controller marks db1 ready only on seeing it, and deletes the
+  // pod only on seeing db1 ready: neither happens while the pod's events are held.
+  const chain = (podReadyPrompts: boolean) =>
+    new TraceBuilder()
+      .external('ADDED', DB, { deliver: true })
+      .episode()
+      .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Pending' } })
+      .write('create', POD)
+      .episode()
+      .external('MODIFIED', POD, { set: { 'status.ready': true }, deliver: true })
+      .external('MODIFIED', CM, { set: { 'data.ready': 'true' }, deliver: !podReadyPrompts })
+      .episode()
+      .write('patch', DB, { subresource: 'status', set: { 'status.ready': true }, deliver: true })
+      .episode()
+      .write('delete', POD, { deliver: true })
+      .episode().events;
+  const podHolds = (out: PlannerOutput) => holds(out).filter((h) => h.startsWith(`${POD}: update`));
+  t.deepEqual(podHolds(plan(chain(true))), []);
+  t.is(podHolds(plan(chain(true), { prune: false })).length, 1, 'unpruned, it is planned');
+  // A change of another object delivered in the same episode may have prompted db1's readiness instead.
+  t.is(podHolds(plan(chain(false))).length, 1);
 });

@@ -10,7 +10,7 @@ import test, { type ExecutionContext } from 'ava';
 import type { ControllerUnderTest, Workload } from '../../src/config/config.js';
 import { executeRun } from '../../src/coordinator/run.js';
 import type { Fault, TestPlan } from '../../src/model/plan.js';
-import type { FaultEvent, RequestEvent, ResponseEvent, TraceEvent } from '../../src/model/trace.js';
+import type { ClusterChangeEvent, FaultEvent, RequestEvent, ResponseEvent, TraceEvent, WorkloadStepEvent } from '../../src/model/trace.js';
 
 const controllerScript = fileURLToPath(new URL('./fixtures/mirror-controller.js', import.meta.url));
 
@@ -149,5 +149,17 @@ test('a fault whose trigger never matches: the run is not injected and its recor
   t.is(record.error, undefined);
   t.false(record.injected);
   t.deepEqual(record.notInjected, ['crash after the controller deletes ConfigMap/default/mirror-src-a (1st time)']);
-  t.deepEqual(faultPhases(readTrace(runDir), 'crash-after-write'), ['not-injected']);
+  const events = readTrace(runDir);
+  t.deepEqual(faultPhases(events, 'crash-after-write'), ['not-injected']);
+  // The workload's steps say what they did, for the planner (planner/rules/hold-release.ts).
+  const steps = events.filter((e): e is WorkloadStepEvent => e.type === 'workload-step');
+  const changes = events.filter((e): e is ClusterChangeEvent => e.type === 'cluster-change');
+  const [applyStart, applyDone, waitStart, waitDone] = steps;
+  t.like(applyStart, { index: 0, phase: 'start', action: 'write', keys: ['ConfigMap/default/src-a'] });
+  const created = changes.find((c) => c.key === 'ConfigMap/default/src-a' && c.eventType === 'ADDED')!;
+  t.deepEqual(applyDone!.wrote, [{ key: 'ConfigMap/default/src-a', resourceVersion: created.resourceVersion }]);
+  t.like(waitStart, { index: 1, phase: 'start', action: 'wait', keys: ['ConfigMap/default/mirror-src-a'] });
+  const mirrored = changes.find((c) => c.key === 'ConfigMap/default/mirror-src-a' && c.eventType === 'ADDED')!;
+  t.is(waitDone!.metAt, mirrored.resourceVersion);
+  t.true(waitDone!.polls! >= 1);
 });
