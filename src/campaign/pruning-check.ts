@@ -47,8 +47,8 @@ export function findingsTogether(results: readonly PlanResult[]): string[] {
 
 /**
  * For each bug the unpruned set found, the plans of the pruned set that have the very faults of a
- * plan that found it (names differ between the sets). Independent of the runs' timing: it says
- * whether pruning dropped every plan that found the bug.
+ * plan that found it (names differ between the sets), in the pruned set's order. Independent of the
+ * runs' timing: it says whether pruning dropped every plan that found the bug.
  */
 export function keptPlansOfBugs(unprunedBugs: ReadonlyMap<string, readonly string[]>, unprunedPlans: readonly TestPlan[], prunedPlans: readonly TestPlan[]): Map<string, TestPlan[]> {
   const faultsOf = (p: TestPlan) => JSON.stringify(p.spec.faults);
@@ -62,7 +62,7 @@ export function keptPlansOfBugs(unprunedBugs: ReadonlyMap<string, readonly strin
       const p = u && prunedByFaults.get(faultsOf(u));
       if (p) same.add(p);
     }
-    kept.set(bug, [...same]);
+    kept.set(bug, prunedPlans.filter((p) => same.has(p)));
   }
   return kept;
 }

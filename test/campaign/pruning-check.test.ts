@@ -58,15 +58,19 @@ test('a bug the pruned runs missed is missed unless a later run found it', (t) =
   t.deepEqual(missedBugs(unpruned, pruned, retry), []);
 });
 
-test('kept plans are matched by their faults, not their names, and are what a retry runs', (t) => {
+test('kept plans are matched by their faults, not their names, in the pruned order, and are what a retry runs', (t) => {
   const unprunedPlans = [plan('intermediate-0001', crashAfter('data-0')), plan('intermediate-0002', crashAfter('data-1')), plan('intermediate-0003', crashAfter('data-2'))];
   const prunedPlans = [plan('intermediate-0001', crashAfter('data-2')), plan('intermediate-0002', crashAfter('data-1'))];
-  const unprunedBugs = bugsFound([result('intermediate-0002', 'bug', ['Pod/default/web-1']), result('intermediate-0001', 'bug', ['PVC/default/data-0'])]);
+  const unprunedBugs = bugsFound([
+    result('intermediate-0002', 'bug', ['Pod/default/web-1']),
+    result('intermediate-0001', 'bug', ['PVC/default/data-0']),
+    result('intermediate-0003', 'bug', ['Pod/default/web-1']),
+  ]);
   const kept = keptPlansOfBugs(unprunedBugs, unprunedPlans, prunedPlans);
   t.deepEqual([...kept].map(([bug, plans]) => [bug, plans.map((p) => p.metadata.name)]), [
     ['PVC/default/data-0', []],
-    ['Pod/default/web-1', ['intermediate-0002']],
+    ['Pod/default/web-1', ['intermediate-0001', 'intermediate-0002']],
   ]);
-  t.deepEqual(plansToRetry(['Pod/default/web-1', 'PVC/default/data-0'], kept, prunedPlans).map((p) => p.metadata.name), ['intermediate-0002']);
+  t.deepEqual(plansToRetry(['Pod/default/web-1', 'PVC/default/data-0'], kept, prunedPlans).map((p) => p.metadata.name), ['intermediate-0001', 'intermediate-0002']);
   t.deepEqual(plansToRetry([], kept, prunedPlans), []);
 });
