@@ -4,8 +4,10 @@
  * or deletes an object a different number of times than every reference run did has taken a
  * different path, even if the end state looks right; except when it merely skipped delete-and-
  * recreate cycles (see skippedDeleteRecreate). Counts do not depend on the order of events.
+ * A life of an Endpoints or EndpointSlice object that begins while its Service does not exist and
+ * ends within the run is not counted (see serviceOf).
  */
-import { isObject, type ObjectKey } from '../src/model/object-key.js';
+import { formatKey, isObject, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
 import type { Alarm, RunArtifacts } from '../src/model/results.js';
 import { ANY_SEGMENT, isKeyedSegment, parseFieldPattern, type FieldPattern } from './field-path.js';
 import { globMatches, type Masks, type MaskRule } from './masks.js';
@@ -24,20 +26,50 @@ interface Counts {
 /** Fields whose changes are counted, per object key glob (same shape as a mask rule). */
 export type UpdateCountRule = MaskRule;
 
+/**
+ * The Service an Endpoints object (same name) or an EndpointSlice (label
+ * `kubernetes.io/service-name`) is derived from. The real endpoints controllers sync a Service from
+ * their informer cache, which can still hold a Service the API server has just deleted: they then
+ * create its Endpoints again, and delete them on their next sync (kubernetes/kubernetes#47711,
+ * #91287). Such a life, begun while the Service is gone and ended again within the run, is the
+ * cluster's own race, whatever the controller under test did; it is not counted.
+ */
+function serviceOf(key: ObjectKey, obj: KubeObject | undefined): ObjectKey | undefined {
+  const parts = parseKey(key);
+  if (!parts || parts.namespace === undefined) return undefined;
+  if (parts.kind === 'Endpoints') return formatKey('Service', parts.namespace, parts.name);
+  const label = obj?.metadata?.labels?.['kubernetes.io/service-name'];
+  if (parts.kind === 'EndpointSlice' && typeof label === 'string') return formatKey('Service', parts.namespace, label);
+  return undefined;
+}
+
 export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly UpdateCountRule[] = []): Map<ObjectKey, Counts> {
   const rules = countUpdates.map((r) => ({ glob: r.keyGlob, fields: r.paths.map((p) => ({ text: p, pattern: parseFieldPattern(p) })) }));
   const counts = new Map<ObjectKey, Counts>();
   // The previous state of each object (by its real key), to tell which fields a MODIFIED changed.
   const previous = new Map<ObjectKey, unknown>();
+  // Services that exist (real keys), and Endpoints/EndpointSlices created while their Service did not.
+  const services = new Set<ObjectKey>();
+  const orphans = new Set<ObjectKey>();
   for (const change of run.clusterChanges) {
+    if (change.key.startsWith('Service/')) {
+      if (change.eventType === 'DELETED') services.delete(change.key);
+      else services.add(change.key);
+    }
     const id = comparableIdentity(change.key, change.object);
     if (!id) continue;
     const c = counts.get(id.key) ?? { created: 0, deleted: 0, updated: new Map() };
     counts.set(id.key, c);
     const before = previous.get(change.key);
-    if (change.eventType === 'ADDED') c.created++;
-    else if (change.eventType === 'DELETED') c.deleted++;
-    else {
+    if (change.eventType === 'ADDED') {
+      c.created++;
+      const service = serviceOf(change.key, change.object);
+      if (service && !services.has(service)) orphans.add(change.key);
+    } else if (change.eventType === 'DELETED') {
+      // An orphan life that ended: neither its creation nor its deletion counts.
+      if (orphans.delete(change.key)) c.created--;
+      else c.deleted++;
+    } else {
       for (const rule of rules) {
         if (!globMatches(rule.glob, id.key)) continue;
         for (const f of rule.fields) {
