@@ -76,6 +76,8 @@ export interface ChangeRecord {
   cancelledBy: number;
   /** Bit 1: a delivery of it may have caused a controller write; bit 2: a successful, effective one. */
   causal: number;
+  /** Creations: the raw keys of the new object's owners (ownerReferences), if it has any. */
+  owners: readonly ObjectKey[] | undefined;
 }
 
 export interface DeliveryRecord {
@@ -745,6 +747,7 @@ export class RunAnalyzer {
       delivered: false,
       cancelledBy: -1,
       causal: 0,
+      owners: undefined,
     };
     this.changes.push(c);
     if (next) this.lastState.set(rawKey, next);
@@ -754,6 +757,7 @@ export class RunAnalyzer {
     pushTo(this.rawKeyChanges, rawKey, index);
     this.seenKeys.add(rawKey);
     this.updateOwnership(rawKey, e.eventType === 'DELETED' ? undefined : e.object);
+    if (e.eventType === 'ADDED') c.owners = this.owners.get(rawKey);
 
     const waitingDeliveries = this.pendingDeliveries.get(e.resourceVersion);
     if (waitingDeliveries) {
@@ -951,4 +955,3 @@ export function analyzeRun(trace: Iterable<TraceEvent>, options: AnalyzerOptions
   for (const e of trace) analyzer.push(e);
   return analyzer.finish();
 }
-

@@ -26,8 +26,19 @@
  *                     re-issued after N' it is no longer a no-op); (B, U): U changed the cluster and a
  *                     later change of its object is the restart point, and the view shows U's object
  *   deterministic     N (B) and N' have triggers that fire in every reference run; U, N (B) not bookkeeping
- *   deduplicated      one plan per (state frozen in the view, state when the controller restarts), over both kinds
+ *   deduplicated      one plan per (state frozen in the view, state when the controller restarts), over all kinds
+ *
+ * Plus, per owner the reference run deleted and created again, views from its previous life: the
+ * controller restarts when the owner is created again, and right after each of its creates of the
+ * owner's children in the new life but the last, onto a view frozen at the owner's latest state in
+ * its previous life from before any of those children existed, or at its earliest state in which
+ * all of them existed. From the first view the controller creates the missing children with the old
+ * owner's uid; from the second it ensures them while the release replays their deletion, and may
+ * create them again from the old owner halfway through a reconcile. The garbage collector then
+ * deletes what it created. No pair above makes these plans: nothing in the new life undoes the
+ * children's creates. See previousLifePlans.
  */
+import type { ObjectKey } from '../../src/model/object-key.js';
 import { describeChange, describeWrite, type ChangeTrigger, type Trigger } from '../../src/model/plan.js';
 import { StageCounter } from '../pruning.js';
 import { isSuccess, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
@@ -102,7 +113,7 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
     if (seen.has(state)) return;
     seen.add(state);
     stages.add('deduplicated');
-    candidates.push(candidateFor(w, triggers.change(n)!, { change: triggers.change(restart)! }, staleReleaseSeconds, undo));
+    candidates.push(candidateFor(w, triggers.change(n)!, { change: triggers.change(restart)! }, staleReleaseSeconds, undo ? 'undo' : 'conflict'));
   };
   for (const w of main.writes) {
     stages.add('baseline', w.deliveriesBefore);
@@ -133,7 +144,89 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
     if (w.bookkeeping || !triggers.deterministicChange(restart)) continue;
     plan(w, main.deliveries[before]!.change, restart, true);
   }
+  previousLifePlans(main, triggers, stages, (w, view, restart, at) => {
+    const state = `${main.stateAfter(view) ?? `change ${view}`}|${main.stateAfter(restart) ?? `change ${restart}`}`;
+    if (seen.has(state)) return;
+    seen.add(state);
+    stages.add('deduplicated');
+    candidates.push(candidateFor(w, triggers.change(view)!, at, staleReleaseSeconds, 'previous-life'));
+  });
   return { candidates, stages: stages.result() };
+}
+
+/**
+ * The previous-life plans (see the header). `emit(w, view, restart, at)`: w is the owner's first
+ * child create of its new life, `view` the owner's change frozen in the view, `restart` the change the
+ * restart follows (the owner's re-creation, or a child create's effect) and `at` its trigger. Each
+ * pair counts at causality and effective-writes (kept by the ownership relation, all child creates
+ * being effective) and at deterministic when both triggers fire in every reference run.
+ */
+function previousLifePlans(main: RunAnalysis, triggers: Triggers, stages: StageCounter, emit: (w: WriteRecord, view: number, restart: number, at: Trigger) => void): void {
+  // The controller's effective creates of owned objects, per owner (in write order).
+  const childCreates = new Map<ObjectKey, WriteRecord[]>();
+  for (const w of main.writes) {
+    if (!isSuccess(w) || w.effect !== 'effective' || w.effectChange < 0 || !w.rawKey || w.bookkeeping) continue;
+    const c = main.changes[w.effectChange]!;
+    if (c.eventType !== 'ADDED') continue;
+    for (const owner of c.owners ?? []) {
+      const list = childCreates.get(owner);
+      if (list) list.push(w);
+      else childCreates.set(owner, [w]);
+    }
+  }
+  for (const [owner, creates] of [...childCreates].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const ownerChanges = main.changesOf(owner);
+    // The owner's lives: [creation, deletion) change positions in ownerChanges.
+    const lives: Array<{ from: number; to: number }> = [];
+    ownerChanges.forEach((ci, pos) => {
+      const c = main.changes[ci]!;
+      if (c.eventType === 'ADDED') lives.push({ from: pos, to: ownerChanges.length });
+      else if (c.eventType === 'DELETED' && lives.length > 0 && lives.at(-1)!.to === ownerChanges.length) lives.at(-1)!.to = pos;
+    });
+    for (let k = 1; k < lives.length; k++) {
+      const previous = lives[k - 1]!;
+      const life = lives[k]!;
+      if (previous.to >= life.from) continue; // not deleted in between (should not happen)
+      const born = ownerChanges[life.from]!;
+      const end = life.to < ownerChanges.length ? main.changes[ownerChanges[life.to]!]!.seq : Infinity;
+      const inLife = creates.filter((w) => {
+        const seq = main.changes[w.effectChange]!.seq;
+        return seq > main.changes[born]!.seq && seq < end;
+      });
+      if (inLife.length === 0) continue;
+      const children = inLife.map((w) => w.rawKey!);
+      // Two views of the previous life, each a state of the owner shown to the controller: the latest
+      // before any of the children existed (the controller creates them), and the earliest in which
+      // all of them existed (it ensures them while the view's release replays their deletion).
+      const usable = (n: number) => {
+        const c = main.changes[n]!;
+        return c.delivered && !c.terminating && !c.bookkeeping && triggers.deterministicChange(n);
+      };
+      let before = -1;
+      for (let pos = previous.to - 1; pos >= previous.from && before < 0; pos--) {
+        const n = ownerChanges[pos]!;
+        if (usable(n) && children.every((key) => !main.existsAfter(key, n))) before = n;
+      }
+      let built = -1;
+      for (let pos = previous.from; pos < previous.to && built < 0; pos++) {
+        const n = ownerChanges[pos]!;
+        if (usable(n) && children.every((key) => main.existsAfter(key, n))) built = n;
+      }
+      const views = [before, built].filter((n) => n >= 0);
+      if (views.length === 0) continue;
+      const restarts: Array<{ restart: number; at: Trigger | undefined }> = [{ restart: born, at: triggers.deterministicChange(born) ? { change: triggers.change(born)! } : undefined }];
+      for (const w of inLife.slice(0, -1)) restarts.push({ restart: w.effectChange, at: w.trigger && triggers.deterministicWrite(w.trigger) ? { write: w.trigger } : undefined });
+      stages.add('causality', restarts.length * views.length);
+      stages.add('effective-writes', restarts.length * views.length);
+      for (const view of views) {
+        for (const { restart, at } of restarts) {
+          if (!at) continue;
+          stages.add('deterministic');
+          emit(inLife[0]!, view, restart, at);
+        }
+      }
+    }
+  }
 }
 
 /** Every pair (delivered change, successful write after it) a plan can name; restart at the conflict, else at the next change of U's object, else right after U. */
@@ -163,9 +256,16 @@ function describeU(w: WriteRecord): string {
   return `${w.verb}s ${w.key ?? 'objects'}${w.subresource ? ` ${w.subresource}` : ''}`;
 }
 
-function candidateFor(w: WriteRecord, viewAfter: ChangeTrigger, at: Trigger, releaseAfterSeconds: number, undo = false): PlanCandidate {
+type StaleKind = 'conflict' | 'undo' | 'previous-life';
+
+function candidateFor(w: WriteRecord, viewAfter: ChangeTrigger, at: Trigger, releaseAfterSeconds: number, kind: StaleKind = 'conflict'): PlanCandidate {
   const when = 'change' in at ? `when ${describeChange(at.change)}` : `right after it ${describeWrite((at as { write: NonNullable<WriteRecord['trigger']> }).write)}`;
-  const why = undo ? `a view from before what made it ${describeU(w)}: it may undo that` : `from that view it once ${describeU(w)}`;
+  const why =
+    kind === 'undo'
+      ? `a view from before what made it ${describeU(w)}: it may undo that`
+      : kind === 'previous-life'
+        ? `a view from ${viewAfter.key}'s previous life: it may create its children again with the old owner`
+        : `from that view it once ${describeU(w)}`;
   return {
     description: `${when}, restart the controller onto a view frozen right after ${describeChange(viewAfter)}, released after ${releaseAfterSeconds} s (${why})`,
     faults: [{ type: 'stale-restart', at, viewAfter, releaseAfterSeconds }],

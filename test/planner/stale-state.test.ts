@@ -48,6 +48,8 @@ test('a delete re-issued from a stale view after the object was re-created: rest
     // (related object, delivered since the controller last wrote it).
     `view ${STS} create #1 / at ${STS} create #2`,
     `view ${DB} update[metadata.deletionTimestamp] #1 / at ${STS} create #2`,
+    // The Database's previous life (before its StatefulSet existed), restarted when it is created again.
+    `view ${DB} create #1 / at ${DB} create #2`,
   ]);
   const p = plansOf(out, 'stale-state')[2]!;
   t.deepEqual(p.spec.faults, [
@@ -74,7 +76,10 @@ test('stages: baseline pairs every delivery with every later write; causality ke
   // Plus (view before the reaction, write) pairs that are no causal pair: create#2 with the view
   // after the Database was deleted (the delivery before its episode); nothing changes the StatefulSet
   // after create#2, so there is no restart point (effective-writes drops it).
-  t.deepEqual(stages(out, 'stale-state'), { baseline: 10, causality: 6, 'effective-writes': 3, deterministic: 3, deduplicated: 3 });
+  // Plus one previous-life pair: the Database re-created, its StatefulSet created in the new life;
+  // the view before the StatefulSet existed (its creation), the restart at its re-creation (the
+  // state in which the StatefulSet existed is only the terminating one: no second view).
+  t.deepEqual(stages(out, 'stale-state'), { baseline: 10, causality: 7, 'effective-writes': 4, deterministic: 4, deduplicated: 4 });
 });
 
 test('an update that a later change of the same fields would be undone by is planned (Sieve covers deletes only)', (t) => {
@@ -358,4 +363,68 @@ test('undoing its own reaction: every such plan is one the unpruned set has too,
     .episode().events;
   const faults = undoPlans(plan(twice)).map((p) => JSON.stringify(p.spec.faults));
   t.is(new Set(faults).size, faults.length);
+});
+
+/** An owner deleted and created again; the controller creates its Secret, Service and StatefulSet in each life. */
+function ownerTwoLives(opts: { secondLifeChildren?: boolean; statusInitializing?: boolean } = {}): TraceBuilder {
+  const SECRET = 'Secret/default/db1-users';
+  const SVC = 'Service/default/db1';
+  const b = new TraceBuilder().external('ADDED', DB, { deliver: true }).episode();
+  const children = (b2: TraceBuilder) =>
+    b2.write('create', SECRET, { owner: DB, deliver: true }).write('create', SVC, { owner: DB, deliver: true }).write('create', STS, { owner: DB, deliver: true });
+  children(b);
+  if (opts.statusInitializing !== false) b.write('update', DB, { subresource: 'status', set: { 'status.phase': 'Initializing' }, deliver: true });
+  b.episode()
+    .external('MODIFIED', DB, { set: { 'metadata.deletionTimestamp': TS }, deliver: true })
+    .episode()
+    .external('DELETED', STS, { deliver: true })
+    .external('DELETED', SVC, { deliver: true })
+    .external('DELETED', SECRET, { deliver: true })
+    .external('DELETED', DB, { deliver: true })
+    .episode()
+    .external('ADDED', DB, { deliver: true })
+    .episode();
+  if (opts.secondLifeChildren !== false) children(b);
+  return b.episode();
+}
+
+test("previous life: an owner created again; views from its previous life, restarted at its re-creation and after each child create but the last", (t) => {
+  const out = plan(ownerTwoLives().events);
+  const previousLife = plansOf(out, 'stale-state').filter((p) => /previous life/.test(p.spec.description));
+  t.deepEqual(
+    previousLife.map((p) => p.spec.description.replace(/, released after.*/, '')),
+    [
+      // The view before any child existed: the Database's creation (its only state before them).
+      `when ${DB} is created (2nd time), restart the controller onto a view frozen right after ${DB} is created (1st time)`,
+      `right after it creates Secret/default/db1-users (2nd time), restart the controller onto a view frozen right after ${DB} is created (1st time)`,
+      `right after it creates Service/default/db1 (2nd time), restart the controller onto a view frozen right after ${DB} is created (1st time)`,
+      // The earliest state with every child there: the status update after they were created.
+      `when ${DB} is created (2nd time), restart the controller onto a view frozen right after ${DB} is updated (status.phase: undefined -> "Initializing") (1st time)`,
+      `right after it creates Secret/default/db1-users (2nd time), restart the controller onto a view frozen right after ${DB} is updated (status.phase: undefined -> "Initializing") (1st time)`,
+      `right after it creates Service/default/db1 (2nd time), restart the controller onto a view frozen right after ${DB} is updated (status.phase: undefined -> "Initializing") (1st time)`,
+    ],
+  );
+  // Faults as the proxy runs them: the write trigger names the 2nd create (the new life's first).
+  const f = previousLife[4]!.spec.faults[0] as StaleRestartFault;
+  t.deepEqual(f.at, { write: { verb: 'create', key: 'Secret/default/db1-users', occurrence: 2 } });
+  t.deepEqual(f.viewAfter, { key: DB, change: 'update', fields: [{ path: 'status.phase', after: 'Initializing' }], occurrence: 1 });
+});
+
+test('previous life, must not: no child created in the new life, or no state of the previous life both shown and not terminating', (t) => {
+  const none = (b: TraceBuilder) => plansOf(plan(b.events), 'stale-state').filter((p) => /previous life/.test(p.spec.description));
+  // The controller creates nothing owned by the Database after it came back.
+  t.deepEqual(none(ownerTwoLives({ secondLifeChildren: false })), []);
+  // Created once only: no previous life.
+  const oneLife = new TraceBuilder().external('ADDED', DB, { deliver: true }).episode().write('create', STS, { owner: DB, deliver: true }).episode();
+  t.deepEqual(none(oneLife), []);
+  // The previous life's states were never shown to the controller: no view a plan can freeze.
+  const unseen = new TraceBuilder()
+    .external('ADDED', DB)
+    .external('DELETED', DB)
+    .episode()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, deliver: true })
+    .episode();
+  t.deepEqual(none(unseen), []);
 });
