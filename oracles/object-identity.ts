@@ -7,7 +7,7 @@
  */
 import { isBookkeepingKey, isLeaderElectionRecord } from '../src/model/bookkeeping.js';
 import { formatKey, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
-import { isGeneratedName } from '../src/model/generated-names.js';
+import { GENERATED_NAME_ALPHABET, GENERATED_SUFFIX_LENGTH, isGeneratedName } from '../src/model/generated-names.js';
 
 const UID_IN_TEXT = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
@@ -55,7 +55,7 @@ export function endStateView(endState: Record<ObjectKey, KubeObject>): EndStateV
   return view;
 }
 
-const TOKEN_VOLUME = /^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$/;
+const TOKEN_VOLUME = new RegExp(`^kube-api-access-[${GENERATED_NAME_ALPHABET}]{${GENERATED_SUFFIX_LENGTH}}$`);
 const TOKEN_VOLUME_FOLDED = 'kube-api-access-*';
 
 /**

@@ -7,10 +7,11 @@
  * difference per object, and one run can show two independent symptoms (a leaked claim and a
  * re-created pod), which count as two bugs found, not as a third, combined one.
  */
+import { GENERATED_NAME_ALPHABET, GENERATED_SUFFIX_LENGTH } from '../model/generated-names.js';
 import type { TestPlan } from '../model/plan.js';
 import type { PlanResult } from '../model/results.js';
 
-const GENERATED_SUFFIX = /-[bcdfghjklmnpqrstvwxz2456789]{5}$/;
+const GENERATED_SUFFIX = new RegExp(`-[${GENERATED_NAME_ALPHABET}]{${GENERATED_SUFFIX_LENGTH}}$`);
 
 /**
  * An alarm's object with a random generated-name suffix folded (`web-7xk2p` -> `web-*`), so that a

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { groupVersion, splitApiVersion } from '../model/api-path.js';
+import { GENERATED_NAME_ALPHABET, GENERATED_SUFFIX_LENGTH } from '../model/generated-names.js';
 import { cloneJson, jsonEqual } from '../model/json-value.js';
 import { asLabelSelector, formatLabelSelector, matchesLabelSelector } from '../model/label-selector.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
@@ -89,7 +90,6 @@ type UpdateMode = 'main' | 'status' | 'finalize' | 'system';
 const NAMESPACES = { group: '', resource: 'namespaces' };
 /** etcd's default --max-request-bytes: a stored object larger than this is refused with 413. */
 export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
-const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const PATCH_TYPES_BASE = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
 export const ORPHAN_FINALIZER = 'orphan';
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
@@ -102,7 +102,7 @@ export function nowTimestamp(offsetSeconds = 0): string {
 
 function generateName(prefix: string): string {
   let suffix = '';
-  for (let i = 0; i < 5; i++) suffix += NAME_SUFFIX_ALPHABET[Math.floor(Math.random() * NAME_SUFFIX_ALPHABET.length)];
+  for (let i = 0; i < GENERATED_SUFFIX_LENGTH; i++) suffix += GENERATED_NAME_ALPHABET[Math.floor(Math.random() * GENERATED_NAME_ALPHABET.length)];
   return prefix.slice(0, 58) + suffix;
 }
 

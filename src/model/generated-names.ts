@@ -10,7 +10,11 @@
  */
 import { formatKey, parseKey, type KubeObject, type ObjectKey } from './object-key.js';
 
-const GENERATED_SUFFIX = /^[bcdfghjklmnpqrstvwxz2456789]{5}$/;
+/** The API server's generated-name alphabet (no vowels, no 0/1/3: no words, no look-alikes) and suffix length. */
+export const GENERATED_NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+export const GENERATED_SUFFIX_LENGTH = 5;
+
+const GENERATED_SUFFIX = new RegExp(`^[${GENERATED_NAME_ALPHABET}]{${GENERATED_SUFFIX_LENGTH}}$`);
 
 /**
  * Did the API server make this name from `generateName` (names.SimpleNameGenerator: the prefix cut to
@@ -21,7 +25,7 @@ const GENERATED_SUFFIX = /^[bcdfghjklmnpqrstvwxz2456789]{5}$/;
 export function isGeneratedName(name: string | undefined, generateName: string | undefined): boolean {
   if (!name || !generateName) return false;
   const base = generateName.slice(0, 58);
-  return name.length === base.length + 5 && name.startsWith(base) && GENERATED_SUFFIX.test(name.slice(base.length));
+  return name.length === base.length + GENERATED_SUFFIX_LENGTH && name.startsWith(base) && GENERATED_SUFFIX.test(name.slice(base.length));
 }
 
 export class GeneratedNameFolder {
