@@ -107,13 +107,17 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   const seen = new Set<string>();
   const outside = latestOutsideEvents(main);
   const memo = new Map<number, number>();
-  const plan = (w: WriteRecord, n: number, restart: number, undo: boolean) => {
-    stages.add('deterministic');
-    const state = `${main.stateAfter(n) ?? `change ${n}`}|${main.stateAfter(restart) ?? `change ${restart}`}`;
+  // One plan per (state frozen in the view, state at the restart), whichever kind of pair comes first.
+  const keep = (view: number, restart: number, candidate: () => PlanCandidate) => {
+    const state = `${main.stateAfter(view) ?? `change ${view}`}|${main.stateAfter(restart) ?? `change ${restart}`}`;
     if (seen.has(state)) return;
     seen.add(state);
     stages.add('deduplicated');
-    candidates.push(candidateFor(w, triggers.change(n)!, { change: triggers.change(restart)! }, staleReleaseSeconds, undo ? 'undo' : 'conflict'));
+    candidates.push(candidate());
+  };
+  const plan = (w: WriteRecord, n: number, restart: number, undo: boolean) => {
+    stages.add('deterministic');
+    keep(n, restart, () => candidateFor(w, triggers.change(n)!, { change: triggers.change(restart)! }, staleReleaseSeconds, undo ? 'undo' : 'conflict'));
   };
   for (const w of main.writes) {
     stages.add('baseline', w.deliveriesBefore);
@@ -144,13 +148,7 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
     if (w.bookkeeping || !triggers.deterministicChange(restart)) continue;
     plan(w, main.deliveries[before]!.change, restart, true);
   }
-  previousLifePlans(main, triggers, stages, (w, view, restart, at) => {
-    const state = `${main.stateAfter(view) ?? `change ${view}`}|${main.stateAfter(restart) ?? `change ${restart}`}`;
-    if (seen.has(state)) return;
-    seen.add(state);
-    stages.add('deduplicated');
-    candidates.push(candidateFor(w, triggers.change(view)!, at, staleReleaseSeconds, 'previous-life'));
-  });
+  previousLifePlans(main, triggers, stages, (w, view, restart, at) => keep(view, restart, () => candidateFor(w, triggers.change(view)!, at, staleReleaseSeconds, 'previous-life')));
   return { candidates, stages: stages.result() };
 }
 
