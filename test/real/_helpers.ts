@@ -157,6 +157,28 @@ export function median(values: readonly number[]): number | undefined {
  * out: the cluster's own components write them all the time). Two inventories differ exactly by the
  * objects created or deleted in between.
  */
+/**
+ * Waits (up to 30 s) until a freshly started control plane has published its own objects that come
+ * after start-up: kube-controller-manager's root-CA publisher creates `kube-root-ca.crt` in every
+ * namespace a moment after the namespaces exist. An inventory taken before that would count them as
+ * objects the runs left behind.
+ */
+export async function waitForBootstrapObjects(client: KubeClient, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const namespaces = await client.resolveKind('Namespace', 'v1');
+  for (;;) {
+    const { items } = await client.list(namespaces);
+    const missing: string[] = [];
+    for (const ns of items) {
+      const name = String(ns.metadata?.name);
+      if (!(await client.get(`ConfigMap/${name}/kube-root-ca.crt`))) missing.push(name);
+    }
+    if (missing.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`kube-root-ca.crt not published in namespace(s) ${missing.join(', ')} after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 export async function clusterInventory(client: KubeClient): Promise<Set<string>> {
   client.resources.invalidate();
   const entries = new Set<string>();

@@ -47,7 +47,7 @@ import { diffRuns, renderRunDiff } from '../../src/report/run-diff.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { locateControlPlaneBinaries, RealCluster, type ControlPlaneBinaries } from '../../src/realcluster/index.js';
 import { buildGoFixtures, fixtureConfig, goMissingReason, plansToRun } from '../e2e/_campaign.js';
-import { clusterInventory, median } from './_helpers.js';
+import { clusterInventory, median, waitForBootstrapObjects } from './_helpers.js';
 
 /** The examples and their planted bugs, as in test/e2e/<example>.test.ts. */
 interface ExampleSpec {
@@ -293,6 +293,7 @@ test.serial(`${EXISTING_EXAMPLE} on an existing cluster (--kubeconfig): the same
   const cluster: ClusterChoice = { kind: 'existing', kubeconfig };
   const out = mkdtempSync(join(tmpdir(), 'kperturb-xcheck-existing-out-'));
 
+  await waitForBootstrapObjects(client);
   const before = await clusterInventory(client);
   await learnOn(t, config, out, cluster);
   const results = await runPlans(config, plans, { out, log: quiet, cluster });
