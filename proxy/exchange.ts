@@ -363,7 +363,10 @@ export class Exchange implements EpochMember {
           ...(e.resourceVersion !== undefined ? { resourceVersion: e.resourceVersion } : {}),
           object: e.object!,
         });
-        this.host.touch();
+        // A BOOKMARK only moves the client's resourceVersion: the controller does nothing on it, so it
+        // is not activity (the embedded cluster sends one per watch every second, and watches opened a
+        // little apart would otherwise keep a controller from ever going quiet).
+        if (e.type !== 'BOOKMARK') this.host.touch();
         return seq;
       },
       onEnd: () => {

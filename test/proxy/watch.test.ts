@@ -1,6 +1,7 @@
 import test from 'ava';
 import { ADD, CoreV1Api, DELETE, PatchStrategy, UPDATE, Watch, makeInformer, setHeaderOptions, type V1ConfigMap } from '@kubernetes/client-node';
 import { kubeConfigOf, startCluster, startProxy, waitFor } from './helpers.js';
+import { EmbeddedCluster } from '../../src/cluster/index.js';
 
 const N = 12;
 
@@ -134,4 +135,22 @@ test('a client-node informer (list, then watch) through the proxy keeps an exact
   );
   const list = trace.ofType('request').find((r) => r.verb === 'list')!;
   t.like(trace.ofType('response').find((r) => r.id === list.id), { status: 200, object: { kind: 'ConfigMapList' } });
+});
+
+test('BOOKMARKs delivered through the proxy are not controller activity: a watched controller still goes quiet', async (t) => {
+  const cluster = await EmbeddedCluster.start({ port: 0, bookmarkIntervalMs: 20, simulation: false });
+  t.teardown(() => cluster.stop());
+  const { proxy, trace } = await startProxy(t, cluster.url);
+  const viaProxy = kubeConfigOf(proxy.kubeconfigYaml());
+  const controller = await new Watch(viaProxy).watch('/api/v1/namespaces/default/configmaps', { allowWatchBookmarks: true }, () => {}, () => {});
+  t.teardown(() => controller.abort());
+  await waitFor('the stream to open', () => trace.ofType('stream-open').length === 1);
+  const lastActivity = proxy.activity().lastActivityAt;
+  await waitFor('five bookmarks delivered', () => trace.ofType('watch-event').filter((e) => e.eventType === 'BOOKMARK').length >= 5);
+  t.is(proxy.activity().lastActivityAt, lastActivity, 'bookmarks did not move the last activity');
+  // A real change still does.
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'moved' } } });
+  await waitFor('the ADDED event delivered', () => trace.ofType('watch-event').some((e) => e.eventType === 'ADDED'));
+  t.true(proxy.activity().lastActivityAt > lastActivity, 'an ADDED event is activity');
 });
