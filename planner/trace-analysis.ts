@@ -16,6 +16,14 @@
  * - either way, plus the latest delivered state of every object related to the written one (same
  *   object, owners and owned objects transitively, objects with the same owner) that arrived after the
  *   controller last wrote that object: delayed, requeued or coalesced reconciles react to those.
+ *
+ * Writes are also grouped into reconciles (`WriteRecord.reconcile`), which the intermediate rule
+ * needs: a quiet gap alone does not end one, because a controller may wait inside a reconcile
+ * without a request (rabbitmq-operator polls its informer cache for 3 s after deleting a
+ * StatefulSet, then updates the PVCs). A new burst continues the current reconcile unless, since the
+ * reconcile's last request, the controller was shown a change that is not an echo of its own writes
+ * (a change of an object it wrote in this reconcile, or of one such an object owns or owned), a
+ * workload step wrote, or the controller restarted.
  */
 import { createHash } from 'node:crypto';
 import { isBookkeepingKey, isBookkeepingResource, isLeaderElectionRecord } from '../src/model/bookkeeping.js';
@@ -115,6 +123,8 @@ export interface WriteRecord {
   effectChange: number;
   /** Burst (or episode) it belongs to. */
   burst: number;
+  /** Reconcile it belongs to: bursts joined while the controller was shown only echoes of its own writes. */
+  reconcile: number;
   /** Deliveries it may react to: indices [causeFrom, causeTo) plus `causeExtra` (all below causeFrom). */
   causeFrom: number;
   causeTo: number;
@@ -218,6 +228,12 @@ export class RunAnalyzer {
   private lastActivityTs: number | undefined;
   private burst = 0;
   private forceNewBurst = false;
+  // Reconciles: the current one, the raw keys it wrote, and whether something not of its own making
+  // happened since its last request (then the next burst starts a new reconcile).
+  private reconcile = 0;
+  private readonly reconcileWrote = new Set<ObjectKey>();
+  private reconcileInterrupted = false;
+  private readonly pastOwners = new Map<ObjectKey, Set<ObjectKey>>();
   private readonly burstEndDeliveries: number[] = [0];
   private episodeMode = false;
   private episodeWindowStart = 0;
@@ -344,6 +360,7 @@ export class RunAnalyzer {
     this.incarnationFirstDelivery = this.deliveries.length;
     this.seenRv.clear();
     this.forceNewBurst = true;
+    this.reconcileInterrupted = true;
     this.inFlight = 0;
   }
 
@@ -351,6 +368,26 @@ export class RunAnalyzer {
     this.burst++;
     this.burstEndDeliveries[this.burst] = this.deliveries.length;
     this.forceNewBurst = false;
+    if (this.reconcileInterrupted) {
+      this.reconcile++;
+      this.reconcileWrote.clear();
+      this.reconcileInterrupted = false;
+    }
+  }
+
+  /** Is a change of `rawKey` the cluster's answer to the current reconcile's own writes? */
+  private isEchoOfReconcile(rawKey: ObjectKey): boolean {
+    if (isBookkeepingKey(rawKey)) return true;
+    const seen = new Set<ObjectKey>();
+    const up: ObjectKey[] = [rawKey];
+    while (up.length > 0 && seen.size < MAX_FAMILY) {
+      const k = up.pop()!;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      if (this.reconcileWrote.has(k)) return true;
+      up.push(...(this.owners.get(k) ?? []), ...(this.pastOwners.get(k) ?? []));
+    }
+    return false;
   }
 
   private onRequest(req: RequestEvent): void {
@@ -364,6 +401,8 @@ export class RunAnalyzer {
     if (this.forceNewBurst || (!this.episodeMode && this.inFlight === 0 && this.lastActivityTs !== undefined && req.ts - this.lastActivityTs >= this.options.quietMs)) {
       this.startBurst();
     }
+    // What was shown before this request is this burst's business, not a reason to split it later.
+    this.reconcileInterrupted = false;
     this.inFlight++;
     this.lastActivityTs = Math.max(this.lastActivityTs ?? req.ts, req.ts);
     this.burstEndDeliveries[this.burst] = this.deliveries.length;
@@ -393,6 +432,7 @@ export class RunAnalyzer {
       effect: 'pending',
       effectChange: -1,
       burst: this.burst,
+      reconcile: this.reconcile,
       causeFrom,
       causeTo: this.deliveries.length,
       causeExtra: [],
@@ -403,6 +443,7 @@ export class RunAnalyzer {
     };
     if (req.resource?.subresource) w.subresource = req.resource.subresource;
     if (req.key) {
+      this.reconcileWrote.add(req.key);
       w.rawKey = req.key;
       w.key = this.folder.fold(req.key);
       w.causeExtra = this.relatedDeliveries(req.key, req, causeFrom);
@@ -639,6 +680,7 @@ export class RunAnalyzer {
     if (e.eventType !== 'ADDED' && e.eventType !== 'MODIFIED' && e.eventType !== 'DELETED') return;
     const key = e.key ?? keyOf(e.object);
     if (!key) return;
+    if (!this.reconcileInterrupted && !this.isEchoOfReconcile(key)) this.reconcileInterrupted = true;
     this.lastWatchDelivery = this.addDelivery(key, e.resourceVersion ?? e.object?.metadata?.resourceVersion, e.seq, 'watch');
   }
 
@@ -689,6 +731,8 @@ export class RunAnalyzer {
   // ---- cluster side ----------------------------------------------------------------------------
 
   private onWorkloadStep(e: WorkloadStepEvent): void {
+    // A step that writes (or one recorded before steps said what they do) is news to the controller.
+    if (e.phase === 'start' && e.action !== 'wait' && e.action !== 'sleep') this.reconcileInterrupted = true;
     if (e.phase === 'start') {
       if (e.action) this.workloadSteps.push({ index: e.index, action: e.action, keys: e.keys ?? [], startSeq: e.seq, endSeq: Infinity, wrote: [] });
       return;
@@ -853,7 +897,15 @@ export class RunAnalyzer {
     const parents = this.ownerKeys(obj, parseKey(key)?.namespace);
     const old = this.owners.get(key);
     if (old && old.length === parents.length && old.every((o, i) => o === parents[i])) return;
-    for (const o of old ?? []) this.owned.get(o)?.delete(key);
+    for (const o of old ?? []) {
+      this.owned.get(o)?.delete(key);
+      // Orphaning removes owner references: the change is still the owner's deletion echoing.
+      if (!parents.includes(o)) {
+        let past = this.pastOwners.get(key);
+        if (!past) this.pastOwners.set(key, (past = new Set()));
+        past.add(o);
+      }
+    }
     if (parents.length > 0) this.owners.set(key, parents);
     else this.owners.delete(key);
     for (const o of parents) {

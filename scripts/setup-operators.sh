@@ -8,11 +8,18 @@
 # Each operator is described by fixtures/operators/NAME/build.conf (shell assignments):
 #   archive=<file in ../shared/operators/src>  main=<main package>  [mod=mod|vendor]
 #   [replace="<old>=<new>@<version> ..."]  (go mod edit -replace, for modules the proxy refuses)
+# Every operator also gets the replace lines of $vanity_replace below: two vanity module paths that
+# 2019-20 Kubernetes libraries require and the Go module proxy refuses (403), whose GitHub twins at
+# the same commits it serves. A replace of a module the build does not need is harmless.
 # The archive is unpacked into
 #   ${KPERTURB_OPERATORS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kperturb/operators}/NAME/src
 # and built to .../NAME/bin/manager. Build fixes (the replace lines) go into that unpacked copy
 # only; the archives and this repository's sources are never changed. A stamp (hash of the archive,
-# build.conf and this script) makes a second run a no-op. Modules come through GOPROXY into Go's
+# build.conf, the common replace lines and the build flags) makes a second run a no-op. Each run (re)links, in this clone,
+#   fixtures/operators/NAME/manager  -> the binary
+#   fixtures/operators/NAME/upstream -> the unpacked source (the CRDs and manifests the operator ships)
+# so that fixtures/operators/NAME/kperturb.yaml refers to them by relative paths (both links are
+# git-ignored). Modules come through GOPROXY into Go's
 # module cache and objects go to Go's build cache, both outside the clone.
 #
 # Environment: KPERTURB_OPERATORS_SRC (default ../shared/operators/src beside the repository).
@@ -25,6 +32,7 @@ confs="$root/fixtures/operators"
 src_dir=${KPERTURB_OPERATORS_SRC:-$root/../shared/operators/src}
 cache_root=${KPERTURB_OPERATORS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kperturb/operators}
 log() { echo "setup:operators: $*" >&2; }
+vanity_replace="vbom.ml/util=github.com/fvbommel/util@v0.0.0-20160121211510-db5cfe13f5cc bou.ke/monkey=github.com/bouk/monkey@v1.0.1"
 
 mode=build
 case "${1:-}" in
@@ -39,8 +47,9 @@ if [ $# -eq 0 ]; then
   set -- $(all_names)
 fi
 
-stamp() { # stamp NAME
-  { sha256sum "$src_dir/$archive" | cut -d' ' -f1; cat "$confs/$1/build.conf" "$0"; } | sha256sum | cut -d' ' -f1
+build_flags="GOTOOLCHAIN=local CGO_ENABLED=0 -buildvcs=false -trimpath"
+stamp() { # stamp NAME: what the binary is built from (not the Go version: the build cache handles that)
+  { sha256sum "$src_dir/$archive" | cut -d' ' -f1; cat "$confs/$1/build.conf"; echo "$vanity_replace|$build_flags"; } | sha256sum | cut -d' ' -f1
 }
 
 load_conf() { # load_conf NAME: sets archive, main, mod, replace
@@ -76,11 +85,17 @@ if ! command -v go >/dev/null 2>&1; then
   exit 2
 fi
 
+link() { # link NAME: the clone's links to the cached binary and source
+  ln -sfn "$cache_root/$1/bin/manager" "$confs/$1/manager"
+  ln -sfn "$cache_root/$1/src" "$confs/$1/upstream"
+}
+
 build_one() { # build_one NAME
   name=$1
   load_conf "$name" || return $?
   dir="$cache_root/$name"
   if [ "$mode" != force ] && up_to_date "$name"; then
+    link "$name"
     log "$name: up to date ($dir/bin/manager)"
     return 0
   fi
@@ -89,7 +104,7 @@ build_one() { # build_one NAME
   rm -rf "$dir/src" "$dir/.stamp"
   mkdir -p "$dir/src" "$dir/bin"
   tar xzf "$src_dir/$archive" -C "$dir/src" --strip-components=1
-  for r in $replace; do
+  for r in $vanity_replace $replace; do
     (cd "$dir/src" && go mod edit -replace "$r") || { log "$name: go mod edit -replace $r failed"; return 1; }
   done
   # GOTOOLCHAIN=local: never download a toolchain; -mod=mod: the 2020-21 go.sum files are
@@ -103,6 +118,7 @@ build_one() { # build_one NAME
   fi
   mv -f "$dir/bin/manager.tmp" "$dir/bin/manager"
   stamp "$name" > "$dir/.stamp"
+  link "$name"
   log "$name: built in $(( $(date +%s) - started )) s: $dir/bin/manager"
 }
 

@@ -3,11 +3,14 @@
  * starts from a state the old one was only half-way through building (Sieve's first pattern).
  *
  * A write leaves an intermediate state only if the controller went on writing: a crash right after
- * the last write of a burst (an episode under serialized delivery, else a run of activity without a
- * quiet gap) shows the restarted controller the state it had settled on anyway. So:
+ * the last write of a reconcile shows the restarted controller the state it had settled on anyway. A
+ * reconcile is told apart from the proxy (trace-analysis.ts): bursts of activity (episodes under
+ * serialized delivery) joined while the controller was shown nothing but echoes of its own writes,
+ * so a controller that waits on its cache between two dependent writes (rabbitmq-operator #782)
+ * still has the first one planned. So:
  *   baseline          every controller write request
- *   causality         writes followed by another (non-bookkeeping) write in the same burst
- *   effective-writes  successful writes that changed the cluster, followed by another such write in the burst
+ *   causality         writes followed by another (non-bookkeeping) write in the same reconcile
+ *   effective-writes  successful writes that changed the cluster, followed by another such write in the reconcile
  *   deterministic     named, not bookkeeping (Lease, Event, leader-election records), firing in every reference run
  *   deduplicated      one plan per cluster state the crash exposes (the last write leading to it is kept)
  */
@@ -29,21 +32,21 @@ export const intermediateStateRule: PlanningRule = {
       return { candidates, stages: stages.result() };
     }
     const effective = (w: WriteRecord) => isSuccess(w) && w.effect === 'effective';
-    // The last (effective) non-bookkeeping write of each burst.
+    // The last (effective) non-bookkeeping write of each reconcile.
     const lastWrite = new Map<number, number>();
     const lastEffective = new Map<number, number>();
     for (const w of writes) {
       if (w.bookkeeping) continue;
-      lastWrite.set(w.burst, w.index);
-      if (effective(w)) lastEffective.set(w.burst, w.index);
+      lastWrite.set(w.reconcile, w.index);
+      if (effective(w)) lastEffective.set(w.reconcile, w.index);
     }
     const stages = new StageCounter();
     stages.add('baseline', writes.length);
     const kept: WriteRecord[] = [];
     for (const w of writes) {
-      if ((lastWrite.get(w.burst) ?? -1) <= w.index) continue;
+      if ((lastWrite.get(w.reconcile) ?? -1) <= w.index) continue;
       stages.add('causality');
-      if (!effective(w) || (lastEffective.get(w.burst) ?? -1) <= w.index) continue;
+      if (!effective(w) || (lastEffective.get(w.reconcile) ?? -1) <= w.index) continue;
       stages.add('effective-writes');
       if (!w.trigger || w.bookkeeping || !triggers.deterministicWrite(w.trigger)) continue;
       stages.add('deterministic');

@@ -7,7 +7,8 @@
  *   controller:
  *     command: node
  *     args: [controller.js]
- *     env: { LOG_LEVEL: info }      # KUBECONFIG is set by kperturb
+ *     env: { LOG_LEVEL: info }      # KUBECONFIG is set by kperturb; $(VAR) expands (var-expansion.ts)
+ *     workingDir: .                 # default: this file's directory
  *   setup: [crd.yaml]               # manifests applied before the controller starts
  *   workloads:
  *     create:

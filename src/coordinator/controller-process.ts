@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { TraceSink } from '../model/trace.js';
 import type { ControllerUnderTest } from '../config/config.js';
+import { controllerEnvironment } from '../config/var-expansion.js';
 
 export interface ControllerExit {
   incarnation: number;
@@ -45,9 +46,10 @@ export class ControllerProcess {
     this.incarnation++;
     const incarnation = this.incarnation;
     const { command, args, env, workingDir } = this.config.controller;
-    const child = spawn(command, args, {
+    const expanded = controllerEnvironment(process.env, env, args, this.kubeconfigFile);
+    const child = spawn(command, expanded.args, {
       cwd: workingDir,
-      env: { ...process.env, ...env, KUBECONFIG: this.kubeconfigFile },
+      env: expanded.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;

@@ -3,7 +3,7 @@ import { parse } from 'yaml';
 import type { PlannerOutput } from '../../planner/index.js';
 import { serializePlan, validatePlan, type WriteTrigger } from '../../src/model/plan.js';
 import { TraceBuilder } from './_trace-builder.js';
-import { DB, SECRET, faultsOf, plan, plansOf, stages } from './_helpers.js';
+import { CM, DB, SECRET, STS, faultsOf, plan, plansOf, stages } from './_helpers.js';
 
 function triggers(out: PlannerOutput): WriteTrigger[] {
   return faultsOf(out, 'intermediate-state').map((f) => {
@@ -47,7 +47,7 @@ test('every effective write of a burst but the last gets a plan, with its own oc
   t.deepEqual(stagesOf(out), { baseline: 5, causality: 4, 'effective-writes': 4, deterministic: 4, deduplicated: 4 });
 });
 
-test('a quiet gap ends a burst: the last write before it gets no plan', (t) => {
+test('a quiet gap alone does not end a reconcile: a controller may wait inside one without a request', (t) => {
   const trace = new TraceBuilder()
     .write('create', DB)
     .write('create', SECRET)
@@ -57,26 +57,92 @@ test('a quiet gap ends a burst: the last write before it gets no plan', (t) => {
     .write('update', DB)
     .write('patch', DB, { subresource: 'status' }).events;
   const out = plan(trace);
+  t.is(triggers(out).length, 4);
+  t.deepEqual(stagesOf(out), { baseline: 5, causality: 4, 'effective-writes': 4, deterministic: 4, deduplicated: 4 });
+});
+
+test('a change by someone else shown to the controller in a quiet gap ends the reconcile: the last write before it gets no plan', (t) => {
+  const trace = new TraceBuilder({ setup: { [CM]: {} } })
+    .write('create', DB)
+    .write('create', SECRET)
+    .wait(1500)
+    .external('MODIFIED', CM, { deliver: true })
+    .write('patch', DB, { subresource: 'status' })
+    .wait(1500)
+    .external('MODIFIED', CM, { deliver: true })
+    .write('update', DB)
+    .write('patch', DB, { subresource: 'status' }).events;
+  const out = plan(trace);
   t.deepEqual(triggers(out), [
     { verb: 'create', key: DB, occurrence: 1 },
     { verb: 'update', key: DB, occurrence: 1 },
   ]);
   t.deepEqual(stagesOf(out), { baseline: 5, causality: 2, 'effective-writes': 2, deterministic: 2, deduplicated: 2 });
-  // A longer quiet window merges the bursts again.
+  // Delivered inside a burst (no quiet gap), the same change does not split it.
   t.is(triggers(plan(trace, { quietMs: 5000 })).length, 4);
 });
 
-test('under serialized delivery, each episode is a burst', (t) => {
+test('rabbitmq-operator #782: a delete, a wait on the cache while only its echoes arrive, then the dependent write: the delete gets a plan', (t) => {
+  const PVC = 'PersistentVolumeClaim/default/persistence-db1-0';
+  const POD = 'Pod/default/db1-0';
+  const build = (interrupt: boolean) => {
+    const b = new TraceBuilder({ setup: { [DB]: {}, [PVC]: {}, [CM]: {} } })
+      .external('MODIFIED', DB, { deliver: true, set: { 'spec.storage': '15Gi' } })
+      .write('create', STS, { owner: DB, deliver: true })
+      .external('ADDED', POD, { owner: STS, deliver: true })
+      .write('delete', STS, { change: 'MODIFIED', set: { 'metadata.deletionTimestamp': '2021-01-01T00:00:00Z', 'metadata.finalizers': ['orphan'] }, deliver: true })
+      .wait(1000)
+      // The garbage collector orphans the pod and removes the finalizer: echoes of the controller's delete.
+      .external('MODIFIED', POD, { deliver: true, set: { 'metadata.ownerReferences': undefined } })
+      .external('DELETED', STS, { deliver: true });
+    if (interrupt) b.external('MODIFIED', CM, { deliver: true });
+    return b.wait(3000).write('update', PVC, { set: { 'spec.resources.requests.storage': '15Gi' } }).events;
+  };
+  const deleteTrigger = { verb: 'delete', key: STS, occurrence: 1 };
+  t.deepEqual(triggers(plan(build(false))).filter((w) => w.verb === 'delete'), [deleteTrigger]);
+  // A change the controller did not make, shown in the gap, could have started the PVC update's reconcile.
+  t.deepEqual(triggers(plan(build(true))).filter((w) => w.verb === 'delete'), []);
+});
+
+test('a workload step that writes, between two quiet bursts, ends the reconcile', (t) => {
   const trace = new TraceBuilder()
+    .write('create', DB)
+    .write('create', SECRET)
+    .wait(1500)
+    .stepStart(1, 'write', [CM])
+    .external('ADDED', CM)
+    .stepDone(1, { wrote: [CM] })
+    .write('update', DB)
+    .write('patch', DB, { subresource: 'status' }).events;
+  t.deepEqual(triggers(plan(trace)), [
+    { verb: 'create', key: DB, occurrence: 1 },
+    { verb: 'update', key: DB, occurrence: 1 },
+  ]);
+});
+
+test('under serialized delivery, an episode opened by an echo of the controller\'s own write continues its reconcile; one opened by another change does not', (t) => {
+  const echo = new TraceBuilder()
     .external('ADDED', DB, { deliver: true })
     .episode()
     .write('create', SECRET, { deliver: true })
     .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Creating' } })
     .episode()
     .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' } }).events;
-  const out = plan(trace);
+  const out = plan(echo);
   t.is(out.causality, 'serialized-episodes');
-  t.deepEqual(triggers(out), [{ verb: 'create', key: SECRET, occurrence: 1 }]);
+  t.deepEqual(triggers(out), [
+    { verb: 'create', key: SECRET, occurrence: 1 },
+    { verb: 'patch', key: DB, subresource: 'status', occurrence: 1 },
+  ]);
+  const other = new TraceBuilder({ setup: { [CM]: {} } })
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', SECRET)
+    .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Creating' } })
+    .external('MODIFIED', CM, { deliver: true })
+    .episode()
+    .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' } }).events;
+  t.deepEqual(triggers(plan(other)), [{ verb: 'create', key: SECRET, occurrence: 1 }]);
 });
 
 test('an episode that ended without the controller going quiet merges into the next', (t) => {
