@@ -43,6 +43,10 @@ import { DeliverySerializer, type RequestActivity, type SerializeDeliveryOptions
 import { StaleView, watchListForbidden } from './stale-view.js';
 import { sharedProxyCertificates, type ProxyCertificates } from './tls.js';
 import { UpgradeTunnel } from './upgrade.js';
+import { PodStreamCall, podStreamingFor } from './pod-streams.js';
+import { podStreamingTarget, type PodStreaming } from '../src/streaming/pod-streaming.js';
+import { NO_POD_STREAMING_RULES, type PodStreamingRules } from '../src/model/exec-rules.js';
+import type { PodExecEvent } from '../src/model/trace.js';
 import { Upstream } from './upstream.js';
 import { WatchHolds, type WatchHold, type WatchHoldSelector } from './watch-holds.js';
 import type { WatchEventStage } from './watch-relay.js';
@@ -81,6 +85,13 @@ export interface ControllerProxyOptions {
   serializeDelivery?: SerializeDeliveryOptions;
   /** Diagnostics (upstream failures...). Default: stderr. */
   log?: (line: string) => void;
+  /**
+   * What the controller's pods/exec, attach and log calls answer (the config's exec/logs rules); the
+   * proxy answers them itself (pod-streams.ts). Default: no rules (success, empty output).
+   */
+  podStreaming?: PodStreamingRules;
+  /** Each such call, once answered (the coordinator copies it into the cluster trace). */
+  onPodExec?: (event: Unstamped<PodExecEvent>) => void;
 }
 
 export interface ProxyActivity {
@@ -181,6 +192,7 @@ export class ControllerProxy {
   readonly controllerToken = randomBytes(16).toString('hex');
 
   private readonly upstream: Upstream;
+  private readonly podStreaming: PodStreaming;
   private readonly trace: TraceSink;
   private readonly log: (line: string) => void;
   private readonly host: ExchangeHost;
@@ -215,6 +227,7 @@ export class ControllerProxy {
     tlsCerts: ProxyCertificates | undefined,
   ) {
     this.upstream = upstream;
+    this.podStreaming = podStreamingFor(options.podStreaming ?? NO_POD_STREAMING_RULES, upstream);
     this.trace = options.trace;
     this.caPem = tlsCerts?.caPem;
     this.log = options.log ?? ((line) => process.stderr.write(`kperturb proxy: ${line}\n`));
@@ -819,6 +832,13 @@ export class ControllerProxy {
       else req.socket.destroy();
       return;
     }
+    const target = podStreamingTarget(pathOf(req.url));
+    if (target) {
+      this.requestsStarted++;
+      this.lastRequestAt = Date.now();
+      new PodStreamCall(this.nextRequestId++, this.host, epoch, this.podStreaming, target, this.options.onPodExec).answer(req, res);
+      return;
+    }
     const ex = new Exchange(this.nextRequestId++, this.host, epoch, req, res);
     if (ex.isWatch) this.openWatches++;
     else this.inFlight++;
@@ -840,8 +860,22 @@ export class ControllerProxy {
       socket.destroy();
       return;
     }
+    const target = podStreamingTarget(pathOf(req.url));
+    if (target) {
+      this.requestsStarted++;
+      this.lastRequestAt = Date.now();
+      new PodStreamCall(this.nextRequestId++, this.host, epoch, this.podStreaming, target, this.options.onPodExec).upgrade(req, socket, head);
+      return;
+    }
     new UpgradeTunnel(this.nextRequestId++, this.host, epoch, req, socket, head).run();
   }
+}
+
+/** The path of a request target, without its query. */
+function pathOf(url: string | undefined): string {
+  const u = url ?? '/';
+  const q = u.indexOf('?');
+  return q < 0 ? u : u.slice(0, q);
 }
 
 function requestMatches(m: RequestMatch, f: NonNullable<Exchange['facts']>): boolean {

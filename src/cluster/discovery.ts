@@ -21,6 +21,11 @@ const SUBRESOURCES: Readonly<Record<string, SubresourceInfo>> = {
   binding: { kind: { group: '', version: 'v1', kind: 'Binding' }, verbs: ['create'] },
   eviction: { kind: { group: 'policy', version: 'v1', kind: 'Eviction' }, verbs: ['create'] },
   finalize: { verbs: ['update'] },
+  // The streaming subresources (src/streaming/pod-streaming.ts): connect verbs, as kube-apiserver lists them.
+  exec: { kind: { group: '', version: 'v1', kind: 'PodExecOptions' }, verbs: ['create', 'get'] },
+  attach: { kind: { group: '', version: 'v1', kind: 'PodAttachOptions' }, verbs: ['create', 'get'] },
+  log: { kind: { group: '', version: 'v1', kind: 'Pod' }, verbs: ['get'] },
+  portforward: { kind: { group: '', version: 'v1', kind: 'PodPortForwardOptions' }, verbs: ['create', 'get'] },
 };
 
 function subresourceInfo(sub: string): SubresourceInfo {

@@ -25,6 +25,8 @@ import { CrdController, NamespaceController } from './controllers.js';
 import { WatchHub } from './watch.js';
 import { ApiServer } from './server.js';
 import { ClusterSimulation, type SimulationOptions } from './sim/index.js';
+import { PodStreaming } from '../streaming/pod-streaming.js';
+import { NO_POD_STREAMING_RULES, type PodStreamingRules } from '../model/exec-rules.js';
 import type { KubeClientOptions } from '../kube/client.js';
 
 export interface EmbeddedClusterOptions {
@@ -42,6 +44,11 @@ export interface EmbeddedClusterOptions {
    * clients of this server; default on with default options. `false`: a bare API server.
    */
   simulation?: SimulationOptions | false;
+  /**
+   * What pods/exec, attach and log answer (kperturb.yaml's exec/logs rules); default none: success
+   * with empty output. There are no containers: kubectl exec gets the rule's exit code and output.
+   */
+  podStreaming?: PodStreamingRules;
 }
 
 export const KUBECONFIG_NAME = 'kperturb-embedded';
@@ -97,8 +104,11 @@ export class EmbeddedCluster {
     createKubernetesService(registry, ops);
 
     let port = 0;
-    const api = new ApiServer({ registry, ops, watches, serverAddress: () => `127.0.0.1:${port}` });
+    let api: ApiServer | undefined;
+    const podStreaming = new PodStreaming(options.podStreaming ?? NO_POD_STREAMING_RULES, (namespace, name) => api!.lookupPod(namespace, name));
+    api = new ApiServer({ registry, ops, watches, serverAddress: () => `127.0.0.1:${port}`, podStreaming });
     const server = createServer({ keepAliveTimeout: 30_000 }, api.listener);
+    server.on('upgrade', api.upgradeListener);
     server.on('clientError', (_err, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
       else socket.destroy();

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { parseApiPath, requestVerb, type ApiPath } from '../model/api-path.js';
-import { isObject } from '../model/object-key.js';
+import { isObject, type KubeObject } from '../model/object-key.js';
 import {
   ApiError,
   badRequest,
@@ -36,6 +36,8 @@ import {
 import type { ResourceRegistry } from './registry.js';
 import type { WatchHub } from './watch.js';
 import { decodeProtobufRequestBody, KUBERNETES_PROTOBUF_MEDIA_TYPE } from './protobuf/index.js';
+import { podStreamingTarget, type PodLookupResult, type PodStreaming } from '../streaming/pod-streaming.js';
+import type { Duplex } from 'node:stream';
 
 /** kube-apiserver's MaxRequestBodyBytes: larger write bodies get 413 before they are decoded. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -47,6 +49,8 @@ export interface ApiServerContext {
   watches: WatchHub;
   /** host:port clients reach the server at (for /api's serverAddressByClientCIDRs). */
   serverAddress(): string;
+  /** pods/exec, attach, log, portforward (src/streaming), answered from the exec/log rules. */
+  podStreaming: PodStreaming;
 }
 
 function mediaType(req: IncomingMessage): string {
@@ -188,8 +192,41 @@ export class ApiServer {
     });
   };
 
+  /**
+   * The listener for the server's `upgrade` event: exec and attach (SPDY or WebSocket); anything else
+   * that asks for an upgrade (port-forward too) is refused with a Status.
+   */
+  readonly upgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => undefined);
+    const target = podStreamingTarget(new URL(req.url ?? '/', 'http://embedded').pathname);
+    if (!target) {
+      const body = JSON.stringify(badRequest('this server upgrades only pods/exec and pods/attach requests').toStatus());
+      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      return;
+    }
+    this.ctx.podStreaming.upgrade(req, socket, head, target, () => undefined).catch(() => socket.destroy());
+  };
+
+  /** A pod as pods/exec and friends see it: the stored object, or the 404 Status. */
+  readonly lookupPod = async (namespace: string, name: string): Promise<PodLookupResult> => {
+    const def = this.ctx.registry.get({ group: '', resource: 'pods' });
+    if (!def) return { status: 404, body: pathNotFound().toStatus() };
+    try {
+      const found = this.ctx.ops.get({ def, version: 'v1', namespace }, name);
+      return { pod: found.body as KubeObject };
+    } catch (err) {
+      const apiError = err instanceof ApiError ? err : internalError(String(err));
+      return { status: apiError.code, body: apiError.toStatus() };
+    }
+  };
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://embedded');
+    const streamingTarget = podStreamingTarget(url.pathname);
+    if (streamingTarget) {
+      await this.ctx.podStreaming.answer((req.method ?? 'GET').toUpperCase(), req.url ?? '/', res, streamingTarget);
+      return;
+    }
     const query = url.searchParams;
     const pretty = query.get('pretty') === 'true';
     const method = (req.method ?? 'GET').toUpperCase();

@@ -22,13 +22,19 @@
  *   settle: { quietMs: 1000, timeoutSeconds: 30 }
  *   masks: [{ key: "ConfigMap/default/*", paths: [data.generatedAt] }]
  *   countUpdates: [{ key: "StatefulSet/default/*", paths: [spec.replicas] }]   # update-summary oracle
+ *   exec:                           # pods/exec and pods/attach answers; first match wins, default exit 0, no output
+ *     - { container: rabbitmq, command: [rabbitmqctl, "*"], exitCode: 0, stdout: "ok\n" }
+ *     - { pod: "rabbitmq-cluster-server-*", commandContains: rabbitmq-queues, exitCode: 69, stderr: "not ready\n" }
+ *   logs:                           # pods/log answers; default empty
+ *     - { pod: "db-*", container: db, text: "ready\n" }
  *
  * Relative paths are relative to the file's directory.
  */
 import { dirname, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { parseKey, type ObjectKey } from '../model/object-key.js';
-import { Validator, join, readYamlFile } from '../model/validate.js';
+import { Validator, describe, join, readYamlFile } from '../model/validate.js';
+import type { ExecRule, LogRule } from '../model/exec-rules.js';
 
 export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 
@@ -76,6 +82,10 @@ export interface ControllerUnderTest {
   masks: MaskConfig[];
   /** Fields whose changes the update-summary oracle counts (same shape as masks; paths required). */
   countUpdates: MaskConfig[];
+  /** What pods/exec and pods/attach answer (src/model/exec-rules.ts); first match wins. */
+  exec: ExecRule[];
+  /** What pods/log answers. */
+  logs: LogRule[];
 }
 
 export function loadConfig(file: string): ControllerUnderTest {
@@ -87,7 +97,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const v = new Validator(file);
   const dir = dirname(file);
   const top = v.object(doc, '');
-  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks', 'countUpdates']);
+  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks', 'countUpdates', 'exec', 'logs']);
   if (top.apiVersion !== CONFIG_API_VERSION) v.fail('apiVersion', `"${CONFIG_API_VERSION}" (got ${JSON.stringify(top.apiVersion)})`);
   if (top.kind !== 'ControllerUnderTest') v.fail('kind', `"ControllerUnderTest" (got ${JSON.stringify(top.kind)})`);
   const metadata = v.object(top.metadata, 'metadata');
@@ -145,7 +155,56 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   });
   const masks = keyPathRules('masks');
   const countUpdates = keyPathRules('countUpdates');
-  return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks, countUpdates };
+  const exec = (top.exec === undefined ? [] : v.array(top.exec, 'exec')).map((r, i) => validateExecRule(v, r, join('exec', i)));
+  const logs = (top.logs === undefined ? [] : v.array(top.logs, 'logs')).map((r, i) => validateLogRule(v, r, join('logs', i)));
+  return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks, countUpdates, exec, logs };
+}
+
+/** Output text: unlike names, it may be empty. */
+function text(v: Validator, value: unknown, path: string): string {
+  if (typeof value !== 'string') v.fail(path, `a string (got ${describe(value)})`);
+  return value;
+}
+
+/** The pod/container/namespace globs both rule kinds share. */
+function ruleTarget(v: Validator, r: Record<string, unknown>, path: string): { namespace?: string; pod?: string; container?: string } {
+  const target: { namespace?: string; pod?: string; container?: string } = {};
+  for (const field of ['namespace', 'pod', 'container'] as const) {
+    const value = v.optionalString(r[field], join(path, field));
+    if (value !== undefined) target[field] = value;
+  }
+  return target;
+}
+
+function validateExecRule(v: Validator, raw: unknown, path: string): ExecRule {
+  const r = v.object(raw, path);
+  v.onlyKeys(r, path, ['namespace', 'pod', 'container', 'command', 'commandContains', 'exitCode', 'stdout', 'stderr']);
+  const rule: ExecRule = {
+    ...ruleTarget(v, r, path),
+    exitCode: 0,
+    stdout: r.stdout === undefined ? '' : text(v, r.stdout, join(path, 'stdout')),
+    stderr: r.stderr === undefined ? '' : text(v, r.stderr, join(path, 'stderr')),
+  };
+  if (r.command !== undefined) {
+    const command = v.stringArray(r.command, join(path, 'command'));
+    if (command.length === 0) v.fail(join(path, 'command'), 'a non-empty argv pattern, e.g. [rabbitmqctl, "*"]');
+    rule.command = command;
+  }
+  const contains = v.optionalString(r.commandContains, join(path, 'commandContains'));
+  if (contains !== undefined) rule.commandContains = contains;
+  if (r.exitCode !== undefined) {
+    // The v4 error stream carries it as an 8-bit unsigned number (client-go parses it so).
+    rule.exitCode = v.number(r.exitCode, join(path, 'exitCode'), { min: 0, integer: true });
+    if (rule.exitCode > 255) v.fail(join(path, 'exitCode'), `an exit code from 0 to 255 (got ${rule.exitCode})`);
+  }
+  return rule;
+}
+
+function validateLogRule(v: Validator, raw: unknown, path: string): LogRule {
+  const r = v.object(raw, path);
+  v.onlyKeys(r, path, ['namespace', 'pod', 'container', 'text']);
+  if (r.text === undefined) v.fail(join(path, 'text'), 'the log text (a string, may be empty)');
+  return { ...ruleTarget(v, r, path), text: text(v, r.text, join(path, 'text')) };
 }
 
 function existingFile(v: Validator, dir: string, p: string, path: string): string {

@@ -170,6 +170,10 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
       trace: controllerTrace,
       clusterView: recorder,
       tls: options.tls ?? CONTROLLER_TLS,
+      // The controller's exec/log calls are answered by the proxy from the config's rules, on any
+      // cluster; the cluster trace records them too, since no object change shows them.
+      podStreaming: { exec: config.exec, logs: config.logs },
+      onPodExec: (event) => clusterTrace.append(event),
       ...(options.serializeDelivery ? { serializeDelivery: options.serializeDelivery } : {}),
     });
     cleanups.push(() => proxy.stop());

@@ -10,6 +10,7 @@ import {
   TraceSequence,
   type ClusterChangeEvent,
   type ControllerTraceEvent,
+  type ClusterTraceEvent,
   type ResponseEvent,
   type TraceEvent,
   type TraceSink,
@@ -87,7 +88,7 @@ export class TraceWriter implements TraceSink {
     return this.kept;
   }
 
-  append(event: Unstamped<ControllerTraceEvent | ClusterChangeEvent>): number {
+  append(event: Unstamped<ControllerTraceEvent | ClusterTraceEvent>): number {
     const seq = this.sequence.take();
     const stamped = { seq, ts: Date.now(), ...event } as TraceEvent;
     if (this.redact) redactSecretsIn(stamped);

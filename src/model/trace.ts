@@ -176,6 +176,39 @@ export interface ClusterChangeEvent extends Stamped {
   object: KubeObject;
 }
 
+/**
+ * A `pods/exec`, `pods/attach`, `pods/log` or `pods/portforward` call and what it was answered (from
+ * the config's exec/log rules: no container runs behind kperturb's kubelets). In the controller trace
+ * it follows the call's `request` and `response` (same `id`); the cluster trace has it too, as what
+ * happened "inside" the pod, since no object change shows it.
+ */
+export interface PodExecEvent extends Stamped {
+  type: 'pod-exec';
+  /** The controller request (controller trace, and the cluster trace's copy of a controller call). */
+  id?: number;
+  subresource: 'exec' | 'attach' | 'log' | 'portforward';
+  /** Pod/namespace/name. */
+  key: ObjectKey;
+  container?: string;
+  /** exec only: the argv. */
+  command?: string[];
+  /** 101 (upgraded), 200 (a log), or the status the call was refused with. */
+  status: number;
+  /** exec/attach: the exit code the client was given. */
+  exitCode?: number;
+  /** Index of the config's exec (or logs) rule that answered; absent for the default answer. */
+  rule?: number;
+  transport?: 'spdy' | 'websocket' | 'http';
+  /** The negotiated stream protocol, e.g. v4.channel.k8s.io. */
+  protocol?: string;
+  /** The output and exit status reached the client. */
+  delivered: boolean;
+  stdoutBytes?: number;
+  stderrBytes?: number;
+  /** Why it was refused or not delivered. */
+  message?: string;
+}
+
 export type ControllerTraceEvent =
   | RequestEvent
   | ResponseEvent
@@ -184,9 +217,13 @@ export type ControllerTraceEvent =
   | FaultEvent
   | EpisodeEvent
   | ControllerProcessEvent
-  | WorkloadStepEvent;
+  | WorkloadStepEvent
+  | PodExecEvent;
 
-export type TraceEvent = TraceHeader | ControllerTraceEvent | ClusterChangeEvent;
+/** What the cluster trace holds besides its header. */
+export type ClusterTraceEvent = ClusterChangeEvent | PodExecEvent;
+
+export type TraceEvent = TraceHeader | ControllerTraceEvent | ClusterTraceEvent;
 
 /** Distributive Omit, so that `Unstamped<TraceEvent>` keeps the union's variants apart. */
 export type Unstamped<E> = E extends unknown ? Omit<E, 'seq' | 'ts'> : never;
@@ -205,7 +242,7 @@ export class TraceSequence {
  * one place is what lets two writers share an order.
  */
 export interface TraceSink {
-  append(event: Unstamped<ControllerTraceEvent | ClusterChangeEvent>): number;
+  append(event: Unstamped<ControllerTraceEvent | ClusterTraceEvent>): number;
   /**
    * Optional: records a `response` whose answer is still JSON text (as the API server sent it,
    * decoded). The result is what `append` records with `object` set to `JSON.parse(objectJson)` if

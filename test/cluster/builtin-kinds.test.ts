@@ -11,7 +11,7 @@ test('every built-in kind of the issue is served with its scope, verbs and subre
   const { objects, cluster } = await startCluster(t);
   const expected: Array<[string, string, boolean, string[]]> = [
     ['v1', 'Namespace', false, ['status', 'finalize']],
-    ['v1', 'Pod', true, ['status', 'binding', 'eviction']],
+    ['v1', 'Pod', true, ['status', 'binding', 'eviction', 'exec', 'attach', 'log', 'portforward']],
     ['v1', 'Service', true, ['status']],
     ['v1', 'Endpoints', true, []],
     ['v1', 'ConfigMap', true, []],

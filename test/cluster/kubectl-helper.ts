@@ -16,6 +16,8 @@ export interface Kubectl {
   /** Starts a long-running kubectl (get -w); `stop()` kills it and resolves with its output. */
   spawn(...args: string[]): { output(): string; stop(): Promise<string> };
   env: TestCluster;
+  /** The same kubectl with extra environment variables (e.g. KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false). */
+  withEnv(extra: Record<string, string>): (...args: string[]) => Promise<{ code: number; stdout: string; stderr: string }>;
 }
 
 export async function kubectlFor(t: ExecutionContext, options: EmbeddedClusterOptions = {}): Promise<Kubectl> {
@@ -29,13 +31,17 @@ export async function kubectlFor(t: ExecutionContext, options: EmbeddedClusterOp
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, env.cluster.kubeconfigYaml());
   const processEnv = { ...process.env, HOME: dir, KUBECONFIG: kubeconfig };
-  const run = ((...args: string[]) =>
-    new Promise((resolve) => {
-      execFile(KUBECTL, args, { env: processEnv, timeout: 30_000 }, (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-        resolve({ code, stdout, stderr });
+  const runWith =
+    (env: NodeJS.ProcessEnv) =>
+    (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+      new Promise((resolve) => {
+        execFile(KUBECTL, args, { env, timeout: 30_000 }, (err, stdout, stderr) => {
+          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+          resolve({ code, stdout, stderr });
+        });
       });
-    })) as Kubectl;
+  const run = runWith(processEnv) as Kubectl;
+  run.withEnv = (extra) => runWith({ ...processEnv, ...extra });
   run.file = (name, content) => {
     const path = join(dir, name);
     writeFileSync(path, content);

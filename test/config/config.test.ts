@@ -77,3 +77,36 @@ test('a missing file says so', (t) => {
   const err = t.throws(() => loadConfig('/nonexistent/kperturb.yaml'), { instanceOf: UserInputError });
   t.regex(err!.message, /not found/);
 });
+
+const WITH_EXEC = `${VALID}exec:
+  - { container: rabbitmq, command: [rabbitmqctl, "*"], exitCode: 0, stdout: "ok\\n" }
+  - { pod: "rabbitmq-server-*", commandContains: rabbitmq-queues, exitCode: 69, stderr: "not ready" }
+  - { namespace: "ops-*" }
+logs:
+  - { pod: "db-*", container: db, text: "ready\\n" }
+  - { text: "" }
+`;
+
+test('exec and logs rules load in order, with default exit code 0 and empty output', (t) => {
+  const c = loadConfig(write(WITH_EXEC, { 'crd.yaml': 'kind: X' }));
+  t.deepEqual(c.exec, [
+    { container: 'rabbitmq', command: ['rabbitmqctl', '*'], exitCode: 0, stdout: 'ok\n', stderr: '' },
+    { pod: 'rabbitmq-server-*', commandContains: 'rabbitmq-queues', exitCode: 69, stdout: '', stderr: 'not ready' },
+    { namespace: 'ops-*', exitCode: 0, stdout: '', stderr: '' },
+  ]);
+  t.deepEqual(c.logs, [{ pod: 'db-*', container: 'db', text: 'ready\n' }, { text: '' }]);
+  t.deepEqual(loadConfig(write(VALID, { 'crd.yaml': 'kind: X' })).exec, []);
+});
+
+test('a bad exec or logs rule names the file, the path and what was expected', (t) => {
+  expectInputError(t, WITH_EXEC.replace('exitCode: 69', 'exitCode: 256'), 'exec[1].exitCode', /an exit code from 0 to 255 \(got 256\)/);
+  expectInputError(t, WITH_EXEC.replace('exitCode: 69', 'exitCode: -1'), 'exec[1].exitCode', /a number >= 0/);
+  expectInputError(t, WITH_EXEC.replace('exitCode: 69', 'exitCode: 1.5'), 'exec[1].exitCode', /a whole number/);
+  expectInputError(t, WITH_EXEC.replace('command: [rabbitmqctl, "*"]', 'command: rabbitmqctl'), 'exec[0].command', /a list/);
+  expectInputError(t, WITH_EXEC.replace('command: [rabbitmqctl, "*"]', 'command: []'), 'exec[0].command', /a non-empty argv pattern/);
+  expectInputError(t, WITH_EXEC.replace('stdout: "ok\\n"', 'stdout: 3'), 'exec[0].stdout', /a string \(got/);
+  expectInputError(t, WITH_EXEC.replace('commandContains:', 'commandContain:'), 'exec[1].commandContain', /no such field here \(allowed: namespace, pod, container, command, commandContains/);
+  expectInputError(t, WITH_EXEC.replace('{ text: "" }', '{ pod: x }'), 'logs[1].text', /the log text/);
+  expectInputError(t, WITH_EXEC.replace('pod: "db-*"', 'pod: ""'), 'logs[0].pod', /a non-empty string/);
+  expectInputError(t, `${VALID}exec: { container: x }\n`, 'exec', /a list/);
+});

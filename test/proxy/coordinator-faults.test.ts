@@ -42,6 +42,8 @@ function setup(t: ExecutionContext): { config: ControllerUnderTest; workload: Wo
     settle: { quietMs: 400, timeoutSeconds: 20 },
     masks: [],
     countUpdates: [],
+    exec: [],
+    logs: [],
   };
   return { config, workload, dir };
 }

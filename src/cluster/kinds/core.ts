@@ -44,7 +44,7 @@ function podDefinition(): ResourceDefinition {
     namespaced: true,
     shortNames: ['po'],
     categories: ['all'],
-    subresources: ['status', 'binding', 'eviction'],
+    subresources: ['status', 'binding', 'eviction', 'exec', 'attach', 'log', 'portforward'],
     strategy: {
       // Kubernetes 1.32 (the version presented): pods have no metadata.generation (added in 1.33).
       tracksGeneration: false,

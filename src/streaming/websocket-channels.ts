@@ -1,0 +1,114 @@
+/**
+ * The server side of Kubernetes' WebSocket channel protocols (k8s.io/apimachinery's wsstream, which
+ * kube-apiserver and the kubelet serve, and kubectl >= 1.30 tries before SPDY): every message starts
+ * with a channel byte (0 stdin, 1 stdout, 2 stderr, 3 error, 4 resize); `base64.` variants send text
+ * messages whose channel is an ASCII digit and whose data is base64; `v5.channel.k8s.io` adds the
+ * client's half-close signal (255, channel), which a command that ignores stdin can ignore too.
+ *
+ * Only what a server of short-lived commands needs: the handshake (RFC 6455 section 4.2), unmasked
+ * server frames, and a reader of the client's masked frames that answers PING and CLOSE.
+ */
+import { createHash } from 'node:crypto';
+import type { Duplex } from 'node:stream';
+
+const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+const OP_TEXT = 0x1;
+const OP_BINARY = 0x2;
+const OP_CLOSE = 0x8;
+const OP_PING = 0x9;
+const OP_PONG = 0xa;
+
+export function websocketAccept(key: string): string {
+  return createHash('sha1').update(key + WEBSOCKET_GUID).digest('base64');
+}
+
+/** One server-to-client frame, unfragmented and unmasked. */
+export function websocketFrame(opcode: number, payload: Buffer): Buffer {
+  let head: Buffer;
+  if (payload.length < 126) {
+    head = Buffer.from([0x80 | opcode, payload.length]);
+  } else if (payload.length < 0x10000) {
+    head = Buffer.alloc(4);
+    head[0] = 0x80 | opcode;
+    head[1] = 126;
+    head.writeUInt16BE(payload.length, 2);
+  } else {
+    head = Buffer.alloc(10);
+    head[0] = 0x80 | opcode;
+    head[1] = 127;
+    head.writeBigUInt64BE(BigInt(payload.length), 2);
+  }
+  return Buffer.concat([head, payload]);
+}
+
+/** A channel-multiplexed WebSocket connection, after the 101. */
+export class WebSocketChannels {
+  private pending: Buffer = Buffer.alloc(0);
+  private closeSent = false;
+
+  constructor(
+    private readonly socket: Duplex,
+    private readonly base64: boolean,
+    private readonly onClose: (reason: string) => void,
+  ) {
+    socket.on('data', (chunk: Buffer) => this.push(chunk));
+    socket.on('close', () => this.onClose('the connection closed'));
+    socket.on('error', () => this.onClose('socket error'));
+  }
+
+  /** Writes one message on a channel (skipped when empty: a process that printed nothing sends nothing). */
+  send(channel: number, data: Buffer | string): void {
+    const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+    if (bytes.length === 0 || !this.socket.writable) return;
+    const frame = this.base64
+      ? websocketFrame(OP_TEXT, Buffer.from(String.fromCharCode(0x30 + channel) + bytes.toString('base64')))
+      : websocketFrame(OP_BINARY, Buffer.concat([Buffer.from([channel]), bytes]));
+    this.socket.write(frame);
+  }
+
+  /** A normal closure (1000); the socket ends once the frame is written. */
+  close(): void {
+    if (this.closeSent) return;
+    this.closeSent = true;
+    if (this.socket.writable) this.socket.end(websocketFrame(OP_CLOSE, Buffer.from([0x03, 0xe8])));
+  }
+
+  push(chunk: Buffer): void {
+    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    for (;;) {
+      const frame = this.nextFrame();
+      if (!frame) return;
+      if (frame.opcode === OP_PING && this.socket.writable && !this.closeSent) this.socket.write(websocketFrame(OP_PONG, frame.payload));
+      else if (frame.opcode === OP_CLOSE) {
+        this.close();
+        this.onClose('the client closed the WebSocket');
+        return;
+      }
+      // Data (stdin, resize, v5 close signals): the command has no use for it.
+    }
+  }
+
+  private nextFrame(): { opcode: number; payload: Buffer } | undefined {
+    const b = this.pending;
+    if (b.length < 2) return undefined;
+    let length = b[1]! & 0x7f;
+    let at = 2;
+    if (length === 126) {
+      if (b.length < 4) return undefined;
+      length = b.readUInt16BE(2);
+      at = 4;
+    } else if (length === 127) {
+      if (b.length < 10) return undefined;
+      length = Number(b.readBigUInt64BE(2));
+      at = 10;
+    }
+    const masked = (b[1]! & 0x80) !== 0;
+    const maskAt = at;
+    if (masked) at += 4;
+    if (b.length < at + length) return undefined;
+    const payload = Buffer.from(b.subarray(at, at + length));
+    if (masked) for (let i = 0; i < payload.length; i++) payload[i] = payload[i]! ^ b[maskAt + (i % 4)]!;
+    this.pending = b.subarray(at + length);
+    return { opcode: b[0]! & 0x0f, payload };
+  }
+}
