@@ -24,6 +24,7 @@ import { builtinDefinitions, INITIAL_NAMESPACES } from './builtins.js';
 import { CrdController, NamespaceController } from './controllers.js';
 import { WatchHub } from './watch.js';
 import { ApiServer } from './server.js';
+import { DEFAULT_KUBERNETES_VERSION, KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion, type KubernetesVersion } from './kube-version.js';
 import { ClusterSimulation, type SimulationOptions } from './sim/index.js';
 import type { KubeClientOptions } from '../kube/client.js';
 
@@ -42,6 +43,14 @@ export interface EmbeddedClusterOptions {
    * clients of this server; default on with default options. `false`: a bare API server.
    */
   simulation?: SimulationOptions | false;
+  /**
+   * The Kubernetes release whose API surface is served ("1.18" ... "1.32", default "1.32"): which
+   * group-versions exist (1.18-1.21 also serve apiextensions.k8s.io/v1beta1, policy/v1beta1,
+   * batch/v1beta1...; 1.18-1.20 serve no policy/v1 or batch/v1 CronJob), the /version document and
+   * whether aggregated discovery is answered. Behaviour otherwise stays v1.32's; see
+   * docs/embedded-cluster.md. Throws `RangeError` for a release outside the range.
+   */
+  kubernetesVersion?: string;
 }
 
 export const KUBECONFIG_NAME = 'kperturb-embedded';
@@ -57,7 +66,13 @@ export class EmbeddedCluster {
     private readonly stopControllers: Array<() => void>,
     private readonly store: ObjectStore,
     readonly port: number,
+    private readonly release: KubernetesVersion,
   ) {}
+
+  /** The emulated Kubernetes release, e.g. "1.18". */
+  get kubernetesVersion(): string {
+    return formatKubernetesVersion(this.release);
+  }
 
   /**
    * Compacts the change history through `resourceVersion` (default: the current one), as an etcd
@@ -82,8 +97,10 @@ export class EmbeddedCluster {
   }
 
   static async start(options: EmbeddedClusterOptions = {}): Promise<EmbeddedCluster> {
+    const release = parseKubernetesVersion(options.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION);
+    if (!release) throw new RangeError(`kubernetesVersion ${JSON.stringify(options.kubernetesVersion)}: expected ${KUBERNETES_VERSION_EXPECTED}`);
     const registry = new ResourceRegistry();
-    for (const def of builtinDefinitions()) registry.define(def);
+    for (const def of builtinDefinitions(release)) registry.define(def);
     const store = new ObjectStore(options.watchHistorySize ?? 10000);
     const ops = new Operations(store, registry);
     const watches = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 1000 });
@@ -97,7 +114,7 @@ export class EmbeddedCluster {
     createKubernetesService(registry, ops);
 
     let port = 0;
-    const api = new ApiServer({ registry, ops, watches, serverAddress: () => `127.0.0.1:${port}` });
+    const api = new ApiServer({ registry, ops, watches, serverAddress: () => `127.0.0.1:${port}`, kubernetesVersion: release });
     const server = createServer({ keepAliveTimeout: 30_000 }, api.listener);
     server.on('clientError', (_err, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
@@ -116,7 +133,7 @@ export class EmbeddedCluster {
       });
     });
     port = (server.address() as AddressInfo).port;
-    const cluster = new EmbeddedCluster(server, sockets, watches, controllers, store, port);
+    const cluster = new EmbeddedCluster(server, sockets, watches, controllers, store, port, release);
     if (options.simulation !== false) {
       try {
         cluster.simulation = await ClusterSimulation.start(cluster.url, options.simulation ?? {});

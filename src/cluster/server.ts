@@ -35,6 +35,7 @@ import {
 } from './operations.js';
 import type { ResourceRegistry } from './registry.js';
 import type { WatchHub } from './watch.js';
+import { servesAggregatedDiscovery, type KubernetesVersion } from './kube-version.js';
 import { decodeProtobufRequestBody, KUBERNETES_PROTOBUF_MEDIA_TYPE } from './protobuf/index.js';
 
 /** kube-apiserver's MaxRequestBodyBytes: larger write bodies get 413 before they are decoded. */
@@ -47,6 +48,8 @@ export interface ApiServerContext {
   watches: WatchHub;
   /** host:port clients reach the server at (for /api's serverAddressByClientCIDRs). */
   serverAddress(): string;
+  /** The emulated release: /version, and whether aggregated discovery is answered. Default the newest. */
+  kubernetesVersion?: KubernetesVersion;
 }
 
 function mediaType(req: IncomingMessage): string {
@@ -339,7 +342,7 @@ export class ApiServer {
     };
     switch (pathname) {
       case '/version':
-        return send(versionInfo());
+        return send(versionInfo(this.ctx.kubernetesVersion));
       case '/healthz':
       case '/livez':
       case '/readyz':
@@ -348,7 +351,8 @@ export class ApiServer {
         return true;
       case '/api':
       case '/apis': {
-        const aggregated = wantsAggregatedDiscovery(req.headers.accept);
+        const release = this.ctx.kubernetesVersion;
+        const aggregated = wantsAggregatedDiscovery(req.headers.accept, (v) => !release || servesAggregatedDiscovery(release, v));
         if (aggregated) {
           const doc = aggregatedDiscovery(registry, pathname === '/api' ? 'legacy' : 'apis', aggregated.version);
           res.setHeader('Vary', 'Accept');
