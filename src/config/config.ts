@@ -19,6 +19,7 @@
  *         - sleep: 0.5
  *   referenceRuns: 2
  *   settle: { quietMs: 1000, timeoutSeconds: 30 }
+ *   cluster: { kubernetesVersion: "1.18" }  # embedded cluster: emulate this release's API surface
  *   masks: [{ key: "ConfigMap/default/*", paths: [data.generatedAt] }]
  *   countUpdates: [{ key: "StatefulSet/default/*", paths: [spec.replicas] }]   # update-summary oracle
  *
@@ -28,6 +29,7 @@ import { dirname, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { parseKey, type ObjectKey } from '../model/object-key.js';
 import { Validator, join, readYamlFile } from '../model/validate.js';
+import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../cluster/kube-version.js';
 
 export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 
@@ -75,6 +77,16 @@ export interface ControllerUnderTest {
   masks: MaskConfig[];
   /** Fields whose changes the update-summary oracle counts (same shape as masks; paths required). */
   countUpdates: MaskConfig[];
+  /** How the embedded cluster is started for this controller (absent: the defaults). */
+  cluster?: ClusterConfig;
+}
+
+export interface ClusterConfig {
+  /**
+   * The Kubernetes release whose API surface the embedded cluster serves ("1.18" ... "1.32"; default
+   * the newest), for controllers built against APIs later releases removed (policy/v1beta1, ...).
+   */
+  kubernetesVersion?: string;
 }
 
 export function loadConfig(file: string): ControllerUnderTest {
@@ -86,7 +98,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const v = new Validator(file);
   const dir = dirname(file);
   const top = v.object(doc, '');
-  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks', 'countUpdates']);
+  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks', 'countUpdates', 'cluster']);
   if (top.apiVersion !== CONFIG_API_VERSION) v.fail('apiVersion', `"${CONFIG_API_VERSION}" (got ${JSON.stringify(top.apiVersion)})`);
   if (top.kind !== 'ControllerUnderTest') v.fail('kind', `"ControllerUnderTest" (got ${JSON.stringify(top.kind)})`);
   const metadata = v.object(top.metadata, 'metadata');
@@ -144,7 +156,25 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   });
   const masks = keyPathRules('masks');
   const countUpdates = keyPathRules('countUpdates');
-  return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks, countUpdates };
+  const cluster = validateClusterSection(v, top.cluster);
+  return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks, countUpdates, cluster };
+}
+
+function validateClusterSection(v: Validator, raw: unknown): ClusterConfig {
+  if (raw === undefined) return {};
+  const c = v.object(raw, 'cluster');
+  v.onlyKeys(c, 'cluster', ['kubernetesVersion']);
+  const out: ClusterConfig = {};
+  if (c.kubernetesVersion !== undefined) {
+    const path = 'cluster.kubernetesVersion';
+    // YAML reads 1.20 as the number 1.2: only a quoted string says which release was meant.
+    if (typeof c.kubernetesVersion === 'number') v.fail(path, `${KUBERNETES_VERSION_EXPECTED}; quote it, YAML reads ${c.kubernetesVersion} as a number`);
+    const text = v.string(c.kubernetesVersion, path);
+    const release = parseKubernetesVersion(text);
+    if (!release) v.fail(path, `${KUBERNETES_VERSION_EXPECTED} (got ${JSON.stringify(text)})`);
+    out.kubernetesVersion = `${release.major}.${release.minor}`;
+  }
+  return out;
 }
 
 function existingFile(v: Validator, dir: string, p: string, path: string): string {
