@@ -7,6 +7,7 @@ import test from 'ava';
 import { EmbeddedCluster } from '../../src/cluster/index.js';
 import { openWatch, raw, startCluster } from './helpers.js';
 import { kubectlFor, ok } from './kubectl-helper.js';
+import { kubernetesBody } from './protobuf/encode.js';
 
 const CRDS_V1BETA1 = '/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions';
 const CRDS_V1 = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -287,4 +288,23 @@ test('kubectl applies a v1beta1 CRD and a v1beta1 PDB to a 1.18 cluster and show
   await ok(t, kubectl, 'apply', '-f', zoo);
   const table = await ok(t, kubectl, 'get', 'zo');
   t.regex(table, /z1/);
+});
+
+test('a policy/v1beta1 PodDisruptionBudget arrives as protobuf from client-go (same messages as policy/v1)', async (t) => {
+  const { cluster } = await startCluster(t, { kubernetesVersion: '1.20' });
+  const body = kubernetesBody('policy/v1beta1', 'PodDisruptionBudget', [
+    { n: 1, message: [{ n: 1, bytes: 'zk' }, { n: 3, bytes: 'default' }] },
+    {
+      n: 2,
+      message: [
+        { n: 2, message: [{ n: 1, message: [{ n: 1, bytes: 'app' }, { n: 2, bytes: 'zk' }] }] },
+        { n: 3, message: [{ n: 1, varint: 0 }, { n: 2, varint: 1 }] },
+      ],
+    },
+  ]);
+  const res = await fetch(cluster.url + PDBS_V1BETA1, { method: 'POST', body: new Uint8Array(body), headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf' } });
+  const json = (await res.json()) as { apiVersion: string; spec: unknown };
+  t.is(res.status, 201, JSON.stringify(json));
+  t.is(json.apiVersion, 'policy/v1beta1');
+  t.deepEqual(json.spec, { maxUnavailable: 1, selector: { matchLabels: { app: 'zk' } } });
 });
