@@ -11,6 +11,7 @@ import type { ClusterChoice } from '../coordinator/run.js';
 import { CampaignLayout } from '../campaign/layout.js';
 import { DEMO_PARALLEL, renderDemoTable, runDemo, writeDemoJson } from '../campaign/demo.js';
 import { UserInputError, SetupError } from '../model/errors.js';
+import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../cluster/kube-version.js';
 import { renderTable, formatDuration } from './table.js';
 import type { PlanResult } from '../model/results.js';
 import { ProgressReporter } from '../report/progress.js';
@@ -27,6 +28,12 @@ function relativeOrAbsolute(path: string): string {
 }
 
 const log = (line: string) => process.stderr.write(line + '\n');
+
+function parseKubernetesRelease(value: string): string {
+  const release = parseKubernetesVersion(value);
+  if (!release) throw new UserInputError(undefined, '--kubernetes-version', `${KUBERNETES_VERSION_EXPECTED} (got ${JSON.stringify(value)})`);
+  return formatKubernetesVersion(release);
+}
 
 function parsePort(value: string): number {
   const n = Number(value);
@@ -109,7 +116,9 @@ export function buildProgram(): Command {
     .option('--kubeconfig-out <file>', 'write a kubeconfig for it here')
     .option('--real', 'run a real control plane instead (etcd, kube-apiserver, kube-controller-manager built by `npm run setup:real`, plus simulated kubelets)')
     .option('--log-dir <dir>', 'with --real: keep the components\' logs here')
-    .action(async (opts: { port?: number; kubeconfigOut?: string; real?: boolean; logDir?: string }) => {
+    .option('--kubernetes-version <release>', 'serve the API surface of this Kubernetes release, "1.18" to "1.32" (default: 1.32); e.g. 1.18-1.21 serve apiextensions.k8s.io/v1beta1 and policy/v1beta1', parseKubernetesRelease)
+    .action(async (opts: { port?: number; kubeconfigOut?: string; real?: boolean; logDir?: string; kubernetesVersion?: string }) => {
+      if (opts.real && opts.kubernetesVersion !== undefined) throw new UserInputError(undefined, '--kubernetes-version', 'no --kubernetes-version with --real: a real control plane serves its own release');
       if (opts.real) {
         const { RealCluster, ensureControlPlaneBinaries } = await import('../realcluster/index.js');
         const cluster = await RealCluster.start({
@@ -125,9 +134,12 @@ export function buildProgram(): Command {
         return;
       }
       const { EmbeddedCluster } = await import('../cluster/index.js');
-      const cluster = await EmbeddedCluster.start(opts.port !== undefined ? { port: opts.port } : {});
+      const cluster = await EmbeddedCluster.start({
+        ...(opts.port !== undefined ? { port: opts.port } : {}),
+        ...(opts.kubernetesVersion !== undefined ? { kubernetesVersion: opts.kubernetesVersion } : {}),
+      });
       if (opts.kubeconfigOut) writeFileSync(opts.kubeconfigOut, cluster.kubeconfigYaml());
-      log(`embedded cluster listening on ${cluster.url}${opts.kubeconfigOut ? `; kubeconfig in ${opts.kubeconfigOut}` : ''} (Ctrl-C to stop)`);
+      log(`embedded cluster (Kubernetes ${cluster.kubernetesVersion} API) listening on ${cluster.url}${opts.kubeconfigOut ? `; kubeconfig in ${opts.kubeconfigOut}` : ''} (Ctrl-C to stop)`);
       await untilSignal();
       await cluster.stop();
     });

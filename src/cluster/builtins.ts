@@ -1,7 +1,8 @@
 /**
  * Built-in kinds: namespaces, configmaps and secrets (core/v1) and customresourcedefinitions
- * (apiextensions.k8s.io/v1) here; pods, services and the other core kinds in kinds/core.ts; workloads,
- * policy, leases and RBAC in kinds/apps.ts. Each is a `ResourceDefinition` with the strategy rules of
+ * (apiextensions.k8s.io/v1, and v1beta1 through kinds/legacy.ts) here; pods, services and the other
+ * core kinds in kinds/core.ts; workloads, policy, leases and RBAC in kinds/apps.ts; admission webhook
+ * configurations in kinds/legacy.ts. Each is a `ResourceDefinition` with the strategy rules of
  * its real registry (pkg/registry/*, apiextensions-apiserver/pkg/registry/...). New built-in kinds plug
  * in by adding a definition to `builtinDefinitions()`.
  */
@@ -12,6 +13,8 @@ import { dns1123LabelErrors, dns1123SubdomainErrors } from './validation.js';
 import { CONDITIONS_LIST_RULES, OBJECT_META_LIST_RULES } from './kinds/list-rules.js';
 import { coreDefinitions } from './kinds/core.js';
 import { workloadDefinitions } from './kinds/apps.js';
+import { admissionRegistrationDefinitions, CRD_V1BETA1_CONVERSION } from './kinds/legacy.js';
+import { DEFAULT_KUBERNETES_VERSION, definitionsForRelease, parseKubernetesVersion, type KubernetesVersion } from './kube-version.js';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 export const NAMESPACE_FINALIZER = 'kubernetes';
@@ -197,7 +200,9 @@ interface CrdVersion {
 function crdDefinition(): ResourceDefinition {
   return {
     group: 'apiextensions.k8s.io',
-    versions: ['v1'],
+    versions: ['v1', 'v1beta1'],
+    storageVersion: 'v1',
+    versionConversions: { v1beta1: CRD_V1BETA1_CONVERSION },
     resource: 'customresourcedefinitions',
     singularName: 'customresourcedefinition',
     kind: 'CustomResourceDefinition',
@@ -267,7 +272,19 @@ export function setCrdCondition(obj: KubeObject, condition: CrdCondition): void 
   status.conditions = existing ? conditions.map((c) => (c.type === condition.type ? stamped : c)) : [...conditions, stamped];
 }
 
-function validateCrd(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
+/** allVersionsSpecifyOpenAPISchema, on the stored (v1) form where every version carries its schema. */
+function allVersionsHaveSchemas(obj: KubeObject): boolean {
+  const spec = isObject(obj.spec) ? obj.spec : {};
+  const versions = Array.isArray(spec.versions) ? (spec.versions as CrdVersion[]) : [];
+  return versions.every((v) => isObject(v.schema) && isObject(v.schema.openAPIV3Schema));
+}
+
+/**
+ * ValidateCustomResourceDefinition(Update) with the request's group-version: v1 requires a schema in
+ * every version (unless the stored object already lacked one) and refuses preserveUnknownFields:
+ * true; v1beta1 requires neither (`requestVersion` undefined: the server's own status writes).
+ */
+function validateCrd(obj: KubeObject, old: KubeObject | undefined, requestVersion: string | undefined): FieldError[] {
   const errors: FieldError[] = [];
   const spec = obj.spec;
   if (!isObject(spec)) return [{ type: 'Required', field: 'spec', detail: '' }];
@@ -298,6 +315,7 @@ function validateCrd(obj: KubeObject, old: KubeObject | undefined): FieldError[]
     errors.push({ type: 'Invalid', field: 'spec.versions', value: versions.map((v) => v.name), detail: 'must have exactly one version marked as storage version' });
   }
   const seen = new Set<string>();
+  const requireSchemas = requestVersion === 'v1' && (!old || allVersionsHaveSchemas(old));
   versions.forEach((v, i) => {
     if (typeof v.name !== 'string' || v.name === '') errors.push({ type: 'Required', field: `spec.versions[${i}].name`, detail: '' });
     else {
@@ -307,15 +325,27 @@ function validateCrd(obj: KubeObject, old: KubeObject | undefined): FieldError[]
     }
     if (typeof v.served !== 'boolean') errors.push({ type: 'Required', field: `spec.versions[${i}].served`, detail: '' });
     if (typeof v.storage !== 'boolean') errors.push({ type: 'Required', field: `spec.versions[${i}].storage`, detail: '' });
-    if (!isObject(v.schema) || !isObject(v.schema.openAPIV3Schema)) {
+    const hasSchema = isObject(v.schema) && isObject(v.schema.openAPIV3Schema);
+    if (!hasSchema && requireSchemas) {
       errors.push({ type: 'Required', field: `spec.versions[${i}].schema.openAPIV3Schema`, detail: 'schemas are required' });
+    } else if (!hasSchema && spec.preserveUnknownFields !== true && v.served === true && requestVersion !== undefined) {
+      errors.push({ type: 'Required', field: `spec.versions[${i}].schema.openAPIV3Schema`, detail: 'because otherwise all fields are pruned' });
     }
   });
+  const oldSpec = old && isObject(old.spec) ? old.spec : undefined;
+  if (requestVersion === 'v1' && spec.preserveUnknownFields === true && oldSpec?.preserveUnknownFields !== true) {
+    errors.push({ type: 'Invalid', field: 'spec.preserveUnknownFields', value: true, detail: 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead' });
+  }
   return errors;
 }
 
-export function builtinDefinitions(): ResourceDefinition[] {
-  return [namespaceDefinition(), configMapDefinition(), secretDefinition(), ...coreDefinitions(), ...workloadDefinitions(), crdDefinition()];
+/**
+ * The built-in kinds as `release` serves them (default: the newest supported release, v1.32), each
+ * with the versions that release served; see kube-version.ts.
+ */
+export function builtinDefinitions(release: KubernetesVersion = parseKubernetesVersion(DEFAULT_KUBERNETES_VERSION)!): ResourceDefinition[] {
+  const all = [namespaceDefinition(), configMapDefinition(), secretDefinition(), ...coreDefinitions(), ...workloadDefinitions(), crdDefinition(), ...admissionRegistrationDefinitions()];
+  return definitionsForRelease(all, release);
 }
 
 /** Namespaces that exist from the start, as in a fresh cluster. */

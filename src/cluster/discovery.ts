@@ -7,6 +7,7 @@
 import { groupVersion } from '../model/api-path.js';
 import type { ResourceDefinition, ResourceRegistry } from './registry.js';
 import { SUBRESOURCE_VERBS } from './registry.js';
+import { DEFAULT_KUBERNETES_VERSION, parseKubernetesVersion, versionInfoFor, type KubernetesVersion } from './kube-version.js';
 
 /** What each subresource answers with, and its verbs (as kube-apiserver registers them). */
 interface SubresourceInfo {
@@ -32,21 +33,9 @@ function subresourceInfo(sub: string): SubresourceInfo {
   return SUBRESOURCES[sub] ?? { verbs: SUBRESOURCE_VERBS };
 }
 
-/** The Kubernetes version the embedded server presents (its behaviour follows this release). */
-export const SERVER_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0+kperturb' } as const;
-
-export function versionInfo(): Record<string, string> {
-  return {
-    major: SERVER_VERSION.major,
-    minor: SERVER_VERSION.minor,
-    gitVersion: SERVER_VERSION.gitVersion,
-    gitCommit: '0000000000000000000000000000000000000000',
-    gitTreeState: 'clean',
-    buildDate: '2025-01-01T00:00:00Z',
-    goVersion: 'go1.23.0',
-    compiler: 'gc',
-    platform: 'linux/amd64',
-  };
+/** The /version document: the emulated release's (kube-version.ts; default the newest). */
+export function versionInfo(release: KubernetesVersion = parseKubernetesVersion(DEFAULT_KUBERNETES_VERSION)!): Record<string, string> {
+  return versionInfoFor(release);
 }
 
 export function apiVersions(serverAddress: string): Record<string, unknown> {
@@ -110,8 +99,14 @@ export function apiResourceList(registry: ResourceRegistry, group: string, versi
 
 export type AggregatedVersion = 'v2' | 'v2beta1';
 
-/** The aggregated discovery version the Accept header asks for first, if any. */
-export function wantsAggregatedDiscovery(accept: string | undefined): { version: AggregatedVersion; contentType: string } | undefined {
+/**
+ * The aggregated discovery version the Accept header asks for first among those the server serves
+ * (`served`, default all), if any.
+ */
+export function wantsAggregatedDiscovery(
+  accept: string | undefined,
+  served: (version: AggregatedVersion) => boolean = () => true,
+): { version: AggregatedVersion; contentType: string } | undefined {
   if (!accept) return undefined;
   for (const entry of accept.split(',')) {
     const params = new Map(
@@ -123,7 +118,7 @@ export function wantsAggregatedDiscovery(accept: string | undefined): { version:
     );
     if (params.get('g') !== 'apidiscovery.k8s.io' || params.get('as') !== 'APIGroupDiscoveryList') continue;
     const version = params.get('v');
-    if (version === 'v2' || version === 'v2beta1') {
+    if ((version === 'v2' || version === 'v2beta1') && served(version)) {
       return { version, contentType: `application/json;g=apidiscovery.k8s.io;v=${version};as=APIGroupDiscoveryList` };
     }
   }

@@ -24,6 +24,7 @@ import { builtinDefinitions, INITIAL_NAMESPACES } from './builtins.js';
 import { CrdController, NamespaceController } from './controllers.js';
 import { WatchHub } from './watch.js';
 import { ApiServer } from './server.js';
+import { DEFAULT_KUBERNETES_VERSION, KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion, type KubernetesVersion } from './kube-version.js';
 import { ClusterSimulation, type SimulationOptions } from './sim/index.js';
 import { PodStreaming } from '../streaming/pod-streaming.js';
 import { NO_POD_STREAMING_RULES, type PodStreamingRules } from '../model/exec-rules.js';
@@ -49,6 +50,14 @@ export interface EmbeddedClusterOptions {
    * with empty output. There are no containers: kubectl exec gets the rule's exit code and output.
    */
   podStreaming?: PodStreamingRules;
+  /**
+   * The Kubernetes release whose API surface is served ("1.18" ... "1.32", default "1.32"): which
+   * group-versions exist (1.18-1.21 also serve apiextensions.k8s.io/v1beta1, policy/v1beta1,
+   * batch/v1beta1...; 1.18-1.20 serve no policy/v1 or batch/v1 CronJob), the /version document and
+   * whether aggregated discovery is answered. Behaviour otherwise stays v1.32's; see
+   * docs/embedded-cluster.md. Throws `RangeError` for a release outside the range.
+   */
+  kubernetesVersion?: string;
 }
 
 export const KUBECONFIG_NAME = 'kperturb-embedded';
@@ -64,7 +73,13 @@ export class EmbeddedCluster {
     private readonly stopControllers: Array<() => void>,
     private readonly store: ObjectStore,
     readonly port: number,
+    private readonly release: KubernetesVersion,
   ) {}
+
+  /** The emulated Kubernetes release, e.g. "1.18". */
+  get kubernetesVersion(): string {
+    return formatKubernetesVersion(this.release);
+  }
 
   /**
    * Compacts the change history through `resourceVersion` (default: the current one), as an etcd
@@ -89,8 +104,10 @@ export class EmbeddedCluster {
   }
 
   static async start(options: EmbeddedClusterOptions = {}): Promise<EmbeddedCluster> {
+    const release = parseKubernetesVersion(options.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION);
+    if (!release) throw new RangeError(`kubernetesVersion ${JSON.stringify(options.kubernetesVersion)}: expected ${KUBERNETES_VERSION_EXPECTED}`);
     const registry = new ResourceRegistry();
-    for (const def of builtinDefinitions()) registry.define(def);
+    for (const def of builtinDefinitions(release)) registry.define(def);
     const store = new ObjectStore(options.watchHistorySize ?? 10000);
     const ops = new Operations(store, registry);
     const watches = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 1000 });
@@ -106,7 +123,7 @@ export class EmbeddedCluster {
     let port = 0;
     let api: ApiServer | undefined;
     const podStreaming = new PodStreaming(options.podStreaming ?? NO_POD_STREAMING_RULES, (namespace, name) => api!.lookupPod(namespace, name));
-    api = new ApiServer({ registry, ops, watches, serverAddress: () => `127.0.0.1:${port}`, podStreaming });
+    api = new ApiServer({ registry, ops, watches, serverAddress: () => `127.0.0.1:${port}`, podStreaming, kubernetesVersion: release });
     const server = createServer({ keepAliveTimeout: 30_000 }, api.listener);
     server.on('upgrade', api.upgradeListener);
     server.on('clientError', (_err, socket) => {
@@ -126,7 +143,7 @@ export class EmbeddedCluster {
       });
     });
     port = (server.address() as AddressInfo).port;
-    const cluster = new EmbeddedCluster(server, sockets, watches, controllers, store, port);
+    const cluster = new EmbeddedCluster(server, sockets, watches, controllers, store, port, release);
     if (options.simulation !== false) {
       try {
         cluster.simulation = await ClusterSimulation.start(cluster.url, options.simulation ?? {});

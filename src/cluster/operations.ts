@@ -34,7 +34,7 @@ import {
 import { apply as serverSideApply, recordUpdate, type ManagerId, type WriteSite } from './field-manager.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf, type PatchType } from './patch.js';
 import { defaultStorageClass } from './kinds/core.js';
-import { groupResourceOf, hasStatusSubresource, storageKey, type ResourceDefinition, type ResourceRegistry } from './registry.js';
+import { conversionFor, groupResourceOf, hasStatusSubresource, storageKey, storageVersionOf, type ResourceDefinition, type ResourceRegistry } from './registry.js';
 import { STANDARD_FIELDS, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, type FieldGetter, type FieldRequirement, type LabelRequirement } from './selectors.js';
 import type { ObjectStore } from './store.js';
 import { validateMetaUpdate, validateObjectMeta } from './validation.js';
@@ -108,7 +108,8 @@ function generateName(prefix: string): string {
 
 /** The object as the client sees it at `version`; shares structure with the stored object (do not mutate). */
 export function present(def: ResourceDefinition, version: string, obj: KubeObject, withTypeMeta = true): KubeObject {
-  const view = def.conversion ? def.conversion.fromStorage(obj) : obj;
+  const conversion = conversionFor(def, version);
+  const view = conversion ? conversion.fromStorage(obj) : obj;
   const { apiVersion: _apiVersion, kind: _kind, metadata, ...rest } = view;
   if (!withTypeMeta) return { metadata, ...rest };
   return { kind: def.kind, apiVersion: groupVersion(def.group, version), metadata, ...rest };
@@ -295,7 +296,7 @@ export class Operations {
     if (initial !== undefined) obj.status = initial;
     def.strategy.prepareForCreate?.(obj);
     this.admitCreate(def, obj);
-    this.validate(def, obj, undefined);
+    this.validate(scope, obj, undefined, scope.version);
     const fields = managed(obj);
     delete meta.managedFields;
     if (fields !== undefined) meta.managedFields = fields as unknown[];
@@ -320,7 +321,7 @@ export class Operations {
     if (type === 'apply') return this.apply(scope, name, rawBody, subresource, options);
     const patch = parsePatchBody(rawBody, type);
     const old = this.stored(scope, name);
-    const incoming = this.decode(scope, this.patched(def, present(def, scope.version, old), type, patch));
+    const incoming = this.decode(scope, this.patched(def, scope.version, present(def, scope.version, old), type, patch));
     const objName = incoming.metadata!.name ?? '';
     if (objName !== name) throw badRequest(`the name of the object (${objName}) does not match the name on the URL (${name})`);
     return this.commitUpdate(scope, old, incoming, subresource ?? 'main', options);
@@ -333,11 +334,12 @@ export class Operations {
     return type;
   }
 
-  private patched(def: ResourceDefinition, current: KubeObject, type: PatchType, patch: unknown): unknown {
+  /** Patches the object as the client sees it at `version`, with that version's merge keys. */
+  private patched(def: ResourceDefinition, version: string, current: KubeObject, type: PatchType, patch: unknown): unknown {
     const copy = cloneJson(current);
     if (type === 'json') return applyJsonPatch(copy, patch);
     if (type === 'merge') return applyMergePatch(copy, patch);
-    return applyStrategicMergePatch(copy, patch, def.strategy.listRules ?? {});
+    return applyStrategicMergePatch(copy, patch, def.versionListRules?.[version] ?? def.strategy.listRules ?? {});
   }
 
   /** Server-side apply (PATCH with application/apply-patch+yaml): creates the object when it does not exist. */
@@ -619,7 +621,7 @@ export class Operations {
   systemUpdate(def: ResourceDefinition, current: KubeObject, mutate: (obj: KubeObject) => void, manager = 'kube-controller-manager', subresource?: 'status'): Result {
     const next = cloneJson(current);
     mutate(next);
-    const scope = { def, version: def.versions[0]!, namespace: current.metadata?.namespace };
+    const scope = { def, version: storageVersionOf(def), namespace: current.metadata?.namespace };
     return this.commitUpdate(scope, current, next, 'system', { fieldManager: manager }, undefined, subresource);
   }
 
@@ -688,7 +690,7 @@ export class Operations {
     next.kind = old.kind;
     next.metadata!.resourceVersion = oldMeta.resourceVersion;
     delete next.metadata!.managedFields;
-    this.validate(def, next, mode === 'system' ? undefined : old);
+    this.validate(scope, next, mode === 'system' ? undefined : old, mode === 'system' ? undefined : scope.version);
     if (mode === 'system') {
       const metaErrors = validateMetaUpdate(next, old);
       if (metaErrors.length > 0) throw invalid(def.kind, def.group, name, metaErrors);
@@ -732,11 +734,12 @@ export class Operations {
     return def.strategy.listRules ?? {};
   }
 
-  private validate(def: ResourceDefinition, obj: KubeObject, old: KubeObject | undefined): void {
+  private validate(scope: Scope, obj: KubeObject, old: KubeObject | undefined, requestVersion: string | undefined): void {
+    const { def } = scope;
     const errors = [
       ...validateObjectMeta(obj, { namespaced: def.namespaced, nameRule: def.strategy.nameRule }),
       ...(old ? validateMetaUpdate(obj, old) : []),
-      ...(def.strategy.validate?.(obj, old) ?? []),
+      ...(def.strategy.validate?.(obj, old, requestVersion) ?? []),
     ];
     if (errors.length > 0) {
       const name = typeof obj.metadata?.name === 'string' ? obj.metadata.name : '';
@@ -788,10 +791,11 @@ export class Operations {
     } else {
       delete meta.namespace;
     }
-    if (def.conversion) obj = def.conversion.toStorage(obj);
+    const conversion = conversionFor(def, scope.version);
+    if (conversion) obj = conversion.toStorage(obj);
     if (def.definedBy === 'builtin') normalizeTimes(obj);
     else normalizeTimes({ metadata: obj.metadata });
-    obj.apiVersion = groupVersion(def.group, def.versions[0]!);
+    obj.apiVersion = groupVersion(def.group, storageVersionOf(def));
     obj.kind = def.kind;
     return obj;
   }

@@ -78,18 +78,39 @@ export interface ResourceStrategy {
   prepareForCreate?(obj: KubeObject): void;
   /** Normalises an updated object; `old` is the stored object. */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
-  /** Kind-specific validation (metadata is validated generically). */
-  validate?(obj: KubeObject, old: KubeObject | undefined): FieldError[];
+  /**
+   * Kind-specific validation (metadata is validated generically). `requestVersion` is the version the
+   * client wrote in: some checks depend on it (a CRD written as v1beta1 needs no schema), as
+   * kube-apiserver's validation takes the request's group-version; undefined for the server's own
+   * writes (status updates of its controllers), which skip those checks.
+   */
+  validate?(obj: KubeObject, old: KubeObject | undefined, requestVersion: string | undefined): FieldError[];
   /** Mutates an object on its first DELETE, before finalizers are considered (e.g. a namespace turns Terminating). */
   prepareForDelete?(obj: KubeObject): void;
   /** Finalizers that hold deletion besides metadata.finalizers (a namespace's spec.finalizers). */
   extraFinalizers?(obj: KubeObject): readonly string[];
 }
 
+/** Converts one API version's form of a kind to and from the form objects are stored in. */
+export interface Conversion {
+  /** May throw an `ApiError` (422) for input the version's own validation refuses. */
+  toStorage(obj: KubeObject): KubeObject;
+  fromStorage(obj: KubeObject): KubeObject;
+}
+
 export interface ResourceDefinition {
   group: string;
-  /** Served versions, highest priority first; the first is the preferred version in discovery. */
+  /**
+   * Served versions, highest priority first (the emulated Kubernetes release decides which, see
+   * kube-version.ts); the group's preferred version in discovery is the highest over its kinds.
+   */
   versions: readonly string[];
+  /**
+   * The version whose form objects are stored in (the hub of `versionConversions`); default
+   * `versions[0]`. A kind keeps storing its newest form when the emulated release serves only an
+   * older one, so every version reads the same objects.
+   */
+  storageVersion?: string;
   /** Plural resource name, as in URLs. */
   resource: string;
   singularName: string;
@@ -109,7 +130,14 @@ export interface ResourceDefinition {
    */
   storageResource?: string;
   /** Converts this API's form to and from the shared storage form (only with `storageResource`). */
-  conversion?: { toStorage(obj: KubeObject): KubeObject; fromStorage(obj: KubeObject): KubeObject };
+  conversion?: Conversion;
+  /**
+   * Per served version, conversion to and from the storage version's form (policy/v1beta1 to
+   * policy/v1, apiextensions v1beta1 to v1); wins over `conversion` for that version.
+   */
+  versionConversions?: Readonly<Record<string, Conversion>>;
+  /** Strategic merge list rules of a version whose Go types differ from the storage version's. */
+  versionListRules?: Readonly<Record<string, ListRules>>;
   /** The OpenAPI v3 schema of a CRD-defined version, by version name (pruning is not done, SSA reads list types). */
   schemas?: Readonly<Record<string, unknown>>;
   /**
@@ -138,6 +166,16 @@ export function resourceKey(gr: GroupResource): string {
 /** The store bucket of a kind's objects. */
 export function storageKey(def: ResourceDefinition): string {
   return def.storageResource ?? resourceKey(def);
+}
+
+/** The version objects of this kind are stored in. */
+export function storageVersionOf(def: ResourceDefinition): string {
+  return def.storageVersion ?? def.versions[0]!;
+}
+
+/** The conversion between `version`'s form and the storage form, if they differ. */
+export function conversionFor(def: ResourceDefinition, version: string): Conversion | undefined {
+  return def.versionConversions?.[version] ?? def.conversion;
 }
 
 export function hasStatusSubresource(def: ResourceDefinition): boolean {

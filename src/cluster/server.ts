@@ -35,6 +35,7 @@ import {
 } from './operations.js';
 import type { ResourceRegistry } from './registry.js';
 import type { WatchHub } from './watch.js';
+import { servesAggregatedDiscovery, type KubernetesVersion } from './kube-version.js';
 import { decodeProtobufRequestBody, KUBERNETES_PROTOBUF_MEDIA_TYPE } from './protobuf/index.js';
 import { podStreamingTarget, type PodLookupResult, type PodStreaming } from '../streaming/pod-streaming.js';
 import type { Duplex } from 'node:stream';
@@ -51,6 +52,8 @@ export interface ApiServerContext {
   serverAddress(): string;
   /** pods/exec, attach, log, portforward (src/streaming), answered from the exec/log rules. */
   podStreaming: PodStreaming;
+  /** The emulated release: /version, and whether aggregated discovery is answered. Default the newest. */
+  kubernetesVersion?: KubernetesVersion;
 }
 
 function mediaType(req: IncomingMessage): string {
@@ -376,7 +379,7 @@ export class ApiServer {
     };
     switch (pathname) {
       case '/version':
-        return send(versionInfo());
+        return send(versionInfo(this.ctx.kubernetesVersion));
       case '/healthz':
       case '/livez':
       case '/readyz':
@@ -385,7 +388,8 @@ export class ApiServer {
         return true;
       case '/api':
       case '/apis': {
-        const aggregated = wantsAggregatedDiscovery(req.headers.accept);
+        const release = this.ctx.kubernetesVersion;
+        const aggregated = wantsAggregatedDiscovery(req.headers.accept, (v) => !release || servesAggregatedDiscovery(release, v));
         if (aggregated) {
           const doc = aggregatedDiscovery(registry, pathname === '/api' ? 'legacy' : 'apis', aggregated.version);
           res.setHeader('Vary', 'Accept');

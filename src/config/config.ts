@@ -20,6 +20,7 @@
  *         - sleep: 0.5
  *   referenceRuns: 2
  *   settle: { quietMs: 1000, timeoutSeconds: 30 }
+ *   cluster: { kubernetesVersion: "1.18" }  # embedded cluster: emulate this release's API surface
  *   masks: [{ key: "ConfigMap/default/*", paths: [data.generatedAt] }]
  *   countUpdates: [{ key: "StatefulSet/default/*", paths: [spec.replicas] }]   # update-summary oracle
  *   exec:                           # pods/exec and pods/attach answers; first match wins, default exit 0, no output
@@ -35,6 +36,7 @@ import { existsSync } from 'node:fs';
 import { parseKey, type ObjectKey } from '../model/object-key.js';
 import { Validator, describe, join, readYamlFile } from '../model/validate.js';
 import type { ExecRule, LogRule } from '../model/exec-rules.js';
+import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../cluster/kube-version.js';
 
 export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 
@@ -86,6 +88,16 @@ export interface ControllerUnderTest {
   exec: ExecRule[];
   /** What pods/log answers. */
   logs: LogRule[];
+  /** How the embedded cluster is started for this controller (absent: the defaults). */
+  cluster?: ClusterConfig;
+}
+
+export interface ClusterConfig {
+  /**
+   * The Kubernetes release whose API surface the embedded cluster serves ("1.18" ... "1.32"; default
+   * the newest), for controllers built against APIs later releases removed (policy/v1beta1, ...).
+   */
+  kubernetesVersion?: string;
 }
 
 export function loadConfig(file: string): ControllerUnderTest {
@@ -97,7 +109,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const v = new Validator(file);
   const dir = dirname(file);
   const top = v.object(doc, '');
-  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks', 'countUpdates', 'exec', 'logs']);
+  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks', 'countUpdates', 'exec', 'logs', 'cluster']);
   if (top.apiVersion !== CONFIG_API_VERSION) v.fail('apiVersion', `"${CONFIG_API_VERSION}" (got ${JSON.stringify(top.apiVersion)})`);
   if (top.kind !== 'ControllerUnderTest') v.fail('kind', `"ControllerUnderTest" (got ${JSON.stringify(top.kind)})`);
   const metadata = v.object(top.metadata, 'metadata');
@@ -157,7 +169,8 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const countUpdates = keyPathRules('countUpdates');
   const exec = (top.exec === undefined ? [] : v.array(top.exec, 'exec')).map((r, i) => validateExecRule(v, r, join('exec', i)));
   const logs = (top.logs === undefined ? [] : v.array(top.logs, 'logs')).map((r, i) => validateLogRule(v, r, join('logs', i)));
-  return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks, countUpdates, exec, logs };
+  const cluster = validateClusterSection(v, top.cluster);
+  return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks, countUpdates, exec, logs, cluster };
 }
 
 /** Output text: unlike names, it may be empty. */
@@ -205,6 +218,23 @@ function validateLogRule(v: Validator, raw: unknown, path: string): LogRule {
   v.onlyKeys(r, path, ['namespace', 'pod', 'container', 'text']);
   if (r.text === undefined) v.fail(join(path, 'text'), 'the log text (a string, may be empty)');
   return { ...ruleTarget(v, r, path), text: text(v, r.text, join(path, 'text')) };
+}
+
+function validateClusterSection(v: Validator, raw: unknown): ClusterConfig {
+  if (raw === undefined) return {};
+  const c = v.object(raw, 'cluster');
+  v.onlyKeys(c, 'cluster', ['kubernetesVersion']);
+  const out: ClusterConfig = {};
+  if (c.kubernetesVersion !== undefined) {
+    const path = 'cluster.kubernetesVersion';
+    // YAML reads 1.20 as the number 1.2: only a quoted string says which release was meant.
+    if (typeof c.kubernetesVersion === 'number') v.fail(path, `${KUBERNETES_VERSION_EXPECTED}; quote it, YAML reads ${c.kubernetesVersion} as a number`);
+    const text = v.string(c.kubernetesVersion, path);
+    const release = parseKubernetesVersion(text);
+    if (!release) v.fail(path, `${KUBERNETES_VERSION_EXPECTED} (got ${JSON.stringify(text)})`);
+    out.kubernetesVersion = `${release.major}.${release.minor}`;
+  }
+  return out;
 }
 
 function existingFile(v: Validator, dir: string, p: string, path: string): string {

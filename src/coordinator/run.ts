@@ -6,7 +6,7 @@
  */
 import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ControllerUnderTest, Workload } from '../config/config.js';
+import type { ClusterConfig, ControllerUnderTest, Workload } from '../config/config.js';
 import { EmbeddedCluster } from '../cluster/index.js';
 import { ControllerProxy, type SerializeDeliveryOptions } from '../../proxy/index.js';
 import { KubeApiError, KubeClient, type KubeClientOptions } from '../kube/client.js';
@@ -54,6 +54,8 @@ export type ClusterChoice =
 export interface ClusterRunRecord {
   kind: ClusterChoice['kind'];
   url?: string;
+  /** `embedded` only: the Kubernetes release it emulated (the config's `cluster.kubernetesVersion`). */
+  kubernetesVersion?: string;
   /** Starting the cluster (connecting, for `existing`), in ms. */
   startMs?: number;
   /** Stopping it (deleting the data, for `real`), in ms. */
@@ -130,8 +132,12 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
 
   try {
     const t0 = Date.now();
-    const cluster = await startCluster(choice, runDir);
+    if (choice.kind !== 'embedded' && config.cluster?.kubernetesVersion !== undefined) {
+      log(`  cluster.kubernetesVersion ${config.cluster.kubernetesVersion} applies to the embedded cluster only; the ${choice.kind} cluster serves its own release`);
+    }
+    const cluster = await startCluster(choice, runDir, config.cluster ?? {});
     clusterRecord.url = cluster.url;
+    if (cluster.kubernetesVersion !== undefined) clusterRecord.kubernetesVersion = cluster.kubernetesVersion;
     clusterRecord.startMs = Date.now() - t0;
     cleanups.push(async () => {
       const t = Date.now();
@@ -278,16 +284,24 @@ class RetryingKubeClient extends KubeClient {
 
 interface RunCluster {
   url: string;
+  /** The emulated release (embedded clusters). */
+  kubernetesVersion?: string;
   clientOptions: KubeClientOptions;
   proxyUpstream: ProxyUpstreamOptions;
   stop(): Promise<void>;
 }
 
-async function startCluster(choice: ClusterChoice, runDir: string): Promise<RunCluster> {
+async function startCluster(choice: ClusterChoice, runDir: string, settings: ClusterConfig): Promise<RunCluster> {
   switch (choice.kind) {
     case 'embedded': {
-      const cluster = await EmbeddedCluster.start();
-      return { url: cluster.url, clientOptions: cluster.clientOptions(), proxyUpstream: proxyUpstreamFor(cluster.url, {}), stop: () => cluster.stop() };
+      const cluster = await EmbeddedCluster.start(settings.kubernetesVersion !== undefined ? { kubernetesVersion: settings.kubernetesVersion } : {});
+      return {
+        url: cluster.url,
+        kubernetesVersion: cluster.kubernetesVersion,
+        clientOptions: cluster.clientOptions(),
+        proxyUpstream: proxyUpstreamFor(cluster.url, {}),
+        stop: () => cluster.stop(),
+      };
     }
     case 'real': {
       const cluster = await RealCluster.start({ ...(choice.binaries ? { binaries: choice.binaries } : {}), logDir: join(runDir, 'control-plane') });
@@ -311,7 +325,8 @@ async function waitUntilServed(client: KubeClient, crds: readonly KubeObject[], 
   for (const crd of crds) {
     const spec = isObject(crd.spec) ? crd.spec : {};
     const names = isObject(spec.names) ? spec.names : {};
-    const versions = Array.isArray(spec.versions) ? spec.versions.filter(isObject) : [];
+    // An apiextensions.k8s.io/v1beta1 CRD may name its only version in spec.version.
+    const versions = Array.isArray(spec.versions) && spec.versions.length > 0 ? spec.versions.filter(isObject) : typeof spec.version === 'string' ? [{ name: spec.version }] : [];
     const version = versions.find((v) => v.storage === true) ?? versions[0];
     if (typeof spec.group !== 'string' || typeof names.plural !== 'string' || typeof version?.name !== 'string') continue;
     const path = formatApiPath({ group: spec.group, version: version.name, resource: names.plural });

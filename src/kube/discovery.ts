@@ -98,7 +98,18 @@ export class ResourceMapper {
         }
       }
     }
+    // Discovery order, not answer order: each group's preferred version first, so that whoever takes
+    // the first version of a resource (the cluster recorder, the garbage collector) takes the
+    // preferred one in every run, as client-go's preferred-resources discovery does.
     await Promise.all(gvs.map((gv) => this.loadGroupVersion(gv.group, gv.version)));
+    const ordered = new Map<string, ResourceInfo[]>();
+    for (const gv of gvs) {
+      const key = groupVersion(gv.group, gv.version);
+      const infos = this.byGroupVersion.get(key);
+      if (infos) ordered.set(key, infos);
+    }
+    for (const [key, infos] of this.byGroupVersion) if (!ordered.has(key)) ordered.set(key, infos);
+    this.byGroupVersion = ordered;
     this.fullyLoaded = true;
   }
 

@@ -43,3 +43,12 @@ test('a malformed plan file exits 2 naming the path inside it', (t) => {
   t.is(r.status, 2, r.stderr);
   t.true(r.stderr.includes('spec.faults[0].after.occurrence'), r.stderr);
 });
+
+test('cluster --kubernetes-version out of range, or with --real, exits 2 naming the option', (t) => {
+  const r = run(['cluster', '--kubernetes-version', '1.16']);
+  t.is(r.status, 2, r.stderr);
+  t.regex(r.stderr, /--kubernetes-version.*"1\.18" to "1\.32".*got "1\.16"/s);
+  const real = run(['cluster', '--real', '--kubernetes-version', '1.18']);
+  t.is(real.status, 2, real.stderr);
+  t.regex(real.stderr, /--kubernetes-version.*a real control plane serves its own release/s);
+});

@@ -213,6 +213,7 @@ test('discovery documents list resources, subresources and CRD groups', async (t
   t.is(v1.json.resources.find((r: any) => r.name === 'configmaps/status'), undefined);
   const apis = await raw(cluster, 'GET', '/apis');
   t.deepEqual(apis.json.groups.map((g: any) => g.name).sort(), [
+    'admissionregistration.k8s.io',
     'apiextensions.k8s.io',
     'apps',
     'batch',

@@ -110,3 +110,16 @@ test('a bad exec or logs rule names the file, the path and what was expected', (
   expectInputError(t, WITH_EXEC.replace('pod: "db-*"', 'pod: ""'), 'logs[0].pod', /a non-empty string/);
   expectInputError(t, `${VALID}exec: { container: x }\n`, 'exec', /a list/);
 });
+
+test('cluster.kubernetesVersion selects the emulated release; absent means the default', (t) => {
+  const file = write(`${VALID}cluster: { kubernetesVersion: "v1.18" }\n`, { 'crd.yaml': 'kind: X' });
+  t.deepEqual(loadConfig(file).cluster, { kubernetesVersion: '1.18' });
+  t.deepEqual(loadConfig(write(VALID, { 'crd.yaml': 'kind: X' })).cluster, {});
+});
+
+test('cluster.kubernetesVersion: an unquoted number, a release out of range and an unknown key name the path', (t) => {
+  expectInputError(t, `${VALID}cluster: { kubernetesVersion: 1.20 }\n`, 'cluster.kubernetesVersion', /quote it, YAML reads 1\.2 as a number/);
+  expectInputError(t, `${VALID}cluster: { kubernetesVersion: "1.16" }\n`, 'cluster.kubernetesVersion', /from "1\.18" to "1\.32".*got "1\.16"/);
+  expectInputError(t, `${VALID}cluster: { kubernetesVersion: "1.18", simulation: false }\n`, 'cluster.simulation', /no such field/);
+  expectInputError(t, `${VALID}cluster: "1.18"\n`, 'cluster', /a mapping/);
+});

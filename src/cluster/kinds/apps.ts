@@ -1,13 +1,15 @@
 /**
  * Workload kinds: apps/v1 (Deployment, ReplicaSet, StatefulSet, DaemonSet), batch/v1 (Job, CronJob),
  * policy/v1 PodDisruptionBudget, plus coordination.k8s.io/v1 Lease and the rbac.authorization.k8s.io/v1
- * kinds. Strategy rules after pkg/registry/{apps,batch,policy,coordination,rbac}.
+ * kinds, each with the v1beta1 version older releases served (kube-version.ts picks the emulated
+ * release's). Strategy rules after pkg/registry/{apps,batch,policy,coordination,rbac}.
  */
 import { isObject, type KubeObject } from '../../model/object-key.js';
 import type { ResourceDefinition } from '../registry.js';
 import { builtinKind, WORKLOAD_SCALE } from './define.js';
 import { child, defaultDaemonSet, defaultDeployment, defaultJob, defaultPodSpec, defaultReplicaSet, defaultStatefulSet } from './defaults.js';
 import { CONDITIONS_LIST_RULES, JOB_LIST_RULES, WORKLOAD_LIST_RULES, podSpecRules } from './list-rules.js';
+import { PDB_V1BETA1_CONVERSION } from './legacy.js';
 import { validateDaemonSet, validateDeployment, validateJob, validatePdb, validateReplicaSet, validateRoleBinding, validateStatefulSet } from './validation.js';
 
 const ROLLBACK_ANNOTATION = 'deprecated.deployment.rollback.to';
@@ -155,6 +157,8 @@ function cronJobDefinition(): ResourceDefinition {
   };
   return builtinKind({
     group: 'batch',
+    // batch/v1beta1 (served until 1.25) has the fields of batch/v1 but timeZone (1.25+).
+    versions: ['v1', 'v1beta1'],
     resource: 'cronjobs',
     kind: 'CronJob',
     namespaced: true,
@@ -174,11 +178,13 @@ function cronJobDefinition(): ResourceDefinition {
 function pdbDefinition(): ResourceDefinition {
   return builtinKind({
     group: 'policy',
+    versions: ['v1', 'v1beta1'],
     resource: 'poddisruptionbudgets',
     kind: 'PodDisruptionBudget',
     namespaced: true,
     shortNames: ['pdb'],
     subresources: ['status'],
+    versionConversions: { v1beta1: PDB_V1BETA1_CONVERSION },
     strategy: {
       tracksGeneration: true,
       listRules: CONDITIONS_LIST_RULES,
@@ -189,6 +195,8 @@ function pdbDefinition(): ResourceDefinition {
 }
 
 const RBAC = 'rbac.authorization.k8s.io';
+/** Every version any supported release serves; kube-version.ts narrows them to the emulated release's. */
+const BETA_TOO = ['v1', 'v1beta1'];
 
 export function workloadDefinitions(): ResourceDefinition[] {
   return [
@@ -199,13 +207,14 @@ export function workloadDefinitions(): ResourceDefinition[] {
     jobDefinition(),
     cronJobDefinition(),
     pdbDefinition(),
-    builtinKind({ group: 'coordination.k8s.io', resource: 'leases', kind: 'Lease', namespaced: true }),
-    builtinKind({ group: RBAC, resource: 'roles', kind: 'Role', namespaced: true, strategy: { nameRule: 'path-segment' } }),
-    builtinKind({ group: RBAC, resource: 'rolebindings', kind: 'RoleBinding', namespaced: true, strategy: { nameRule: 'path-segment', validate: validateRoleBinding } }),
-    builtinKind({ group: RBAC, resource: 'clusterroles', kind: 'ClusterRole', namespaced: false, strategy: { nameRule: 'path-segment' } }),
-    builtinKind({ group: RBAC, resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false, strategy: { nameRule: 'path-segment', validate: validateRoleBinding } }),
+    // The v1beta1 versions of these kinds (served until 1.22) have exactly the v1 fields.
+    builtinKind({ group: 'coordination.k8s.io', versions: BETA_TOO, resource: 'leases', kind: 'Lease', namespaced: true }),
+    builtinKind({ group: RBAC, versions: BETA_TOO, resource: 'roles', kind: 'Role', namespaced: true, strategy: { nameRule: 'path-segment' } }),
+    builtinKind({ group: RBAC, versions: BETA_TOO, resource: 'rolebindings', kind: 'RoleBinding', namespaced: true, strategy: { nameRule: 'path-segment', validate: validateRoleBinding } }),
+    builtinKind({ group: RBAC, versions: BETA_TOO, resource: 'clusterroles', kind: 'ClusterRole', namespaced: false, strategy: { nameRule: 'path-segment' } }),
+    builtinKind({ group: RBAC, versions: BETA_TOO, resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false, strategy: { nameRule: 'path-segment', validate: validateRoleBinding } }),
     // Stored and served only: no DefaultStorageClass or PersistentVolumeClaimResize admission (see
     // docs/embedded-cluster.md); the simulated provisioner provisions every class.
-    builtinKind({ group: 'storage.k8s.io', resource: 'storageclasses', kind: 'StorageClass', namespaced: false, shortNames: ['sc'] }),
+    builtinKind({ group: 'storage.k8s.io', versions: BETA_TOO, resource: 'storageclasses', kind: 'StorageClass', namespaced: false, shortNames: ['sc'] }),
   ];
 }

@@ -285,6 +285,8 @@ function renameFields(obj: KubeObject, direction: 'toCore' | 'toEvents'): KubeOb
 function eventsGroupDefinition(): ResourceDefinition {
   return builtinKind({
     group: 'events.k8s.io',
+    // v1beta1 (1.8-1.24) has the v1 field names; v1 came in 1.19.
+    versions: ['v1', 'v1beta1'],
     resource: 'events',
     kind: 'Event',
     namespaced: true,

@@ -20,6 +20,8 @@ export interface BuiltinKind {
   scale?: ScalePaths;
   storageResource?: string;
   conversion?: ResourceDefinition['conversion'];
+  versionConversions?: ResourceDefinition['versionConversions'];
+  versionListRules?: ResourceDefinition['versionListRules'];
   strategy?: Partial<ResourceStrategy>;
 }
 
@@ -39,6 +41,8 @@ export function builtinKind(k: BuiltinKind): ResourceDefinition {
     ...(k.scale ? { scale: k.scale } : {}),
     ...(k.storageResource ? { storageResource: k.storageResource } : {}),
     ...(k.conversion ? { conversion: k.conversion } : {}),
+    ...(k.versionConversions ? { versionConversions: k.versionConversions } : {}),
+    ...(k.versionListRules ? { versionListRules: k.versionListRules } : {}),
     listItemsCarryTypeMeta: false,
     definedBy: 'builtin',
     strategy: {

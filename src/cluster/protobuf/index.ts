@@ -60,8 +60,22 @@ const renderer = new GoJsonRenderer(schema);
  * the resource it deletes, whichever group that is: those kinds are found under any apiVersion.
  */
 function messageFor(apiVersion: string, kind: string): string | undefined {
-  return schema.kinds[apiVersion]?.[kind] ?? schema.kinds['meta.k8s.io/v1']?.[kind];
+  return schema.kinds[apiVersion]?.[kind] ?? schema.kinds[V1BETA1_WIRE_TWINS[apiVersion] ?? '']?.[kind] ?? schema.kinds['meta.k8s.io/v1']?.[kind];
 }
+
+/**
+ * Older group-versions (served by emulated releases before 1.22/1.25, see ../kube-version.ts) whose
+ * messages are their v1 successor's with the same field numbers and JSON names, v1 only adding fields
+ * (compared field by field against k8s.io/api v0.20.2's generated.proto): a body of one decodes with
+ * the other's schema. client-go v0.17-v0.20 controllers send policy/v1beta1 PodDisruptionBudgets this way.
+ */
+const V1BETA1_WIRE_TWINS: Readonly<Record<string, string>> = {
+  'policy/v1beta1': 'policy/v1',
+  'batch/v1beta1': 'batch/v1',
+  'rbac.authorization.k8s.io/v1beta1': 'rbac.authorization.k8s.io/v1',
+  'coordination.k8s.io/v1beta1': 'coordination.k8s.io/v1',
+  'events.k8s.io/v1beta1': 'events.k8s.io/v1',
+};
 
 function lastString(records: WireValue[] | undefined, what: string): string {
   if (!records) return '';

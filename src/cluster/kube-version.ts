@@ -1,0 +1,118 @@
+/**
+ * The Kubernetes release the embedded API server emulates: which group-versions of each built-in kind
+ * it serves (2020-21 operators, built with client-go v0.17-v0.20, call policy/v1beta1,
+ * apiextensions.k8s.io/v1beta1, batch/v1beta1..., which 1.22 and 1.25 stopped serving), whether it
+ * answers aggregated discovery, and what /version says. Objects are always stored in the newest form a
+ * kind has here; a version a release serves converts to and from it (see each kind's
+ * `versionConversions`), as kube-apiserver converts through its internal version.
+ *
+ * Sources: the "Deprecated API Migration Guide" (kubernetes.io/docs/reference/using-api/
+ * deprecation-guide) for removals, and each API's GA release for additions.
+ */
+import type { ResourceDefinition } from './registry.js';
+import { compareKubeVersions, resourceKey } from './registry.js';
+
+/** Releases the embedded server can emulate: "1.18" ... "1.32". */
+export const OLDEST_KUBERNETES_MINOR = 18;
+export const NEWEST_KUBERNETES_MINOR = 32;
+export const DEFAULT_KUBERNETES_VERSION = `1.${NEWEST_KUBERNETES_MINOR}`;
+
+/** A release as `1.<minor>`, checked by `parseKubernetesVersion`. */
+export interface KubernetesVersion {
+  major: 1;
+  minor: number;
+}
+
+/**
+ * Parses "1.18" or "v1.18" (a patch level, "1.18.20", is accepted and ignored: the API surface is
+ * the minor release's). Undefined for anything else or a release outside the supported range.
+ */
+export function parseKubernetesVersion(text: string): KubernetesVersion | undefined {
+  const m = /^v?1\.(\d{1,2})(?:\.\d+)?$/.exec(text.trim());
+  if (!m) return undefined;
+  const minor = Number(m[1]);
+  if (minor < OLDEST_KUBERNETES_MINOR || minor > NEWEST_KUBERNETES_MINOR) return undefined;
+  return { major: 1, minor };
+}
+
+export function formatKubernetesVersion(v: KubernetesVersion): string {
+  return `${v.major}.${v.minor}`;
+}
+
+/** What a user may write, for error messages. */
+export const KUBERNETES_VERSION_EXPECTED = `a Kubernetes release from "1.${OLDEST_KUBERNETES_MINOR}" to "1.${NEWEST_KUBERNETES_MINOR}", as a string (e.g. "1.18")`;
+
+/** A version of a kind, served from release `from` (inclusive) until `until` (exclusive, the removal). */
+interface ServedSpan {
+  version: string;
+  from?: number;
+  until?: number;
+}
+
+/**
+ * Lifecycles of the built-in versions that changed between 1.18 and 1.32, keyed by `resource.group`.
+ * Kinds not listed are served at their definition's versions in every emulated release.
+ */
+const LIFECYCLES: Readonly<Record<string, readonly ServedSpan[]>> = {
+  'customresourcedefinitions.apiextensions.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
+  'mutatingwebhookconfigurations.admissionregistration.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
+  'validatingwebhookconfigurations.admissionregistration.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
+  'poddisruptionbudgets.policy': [{ version: 'v1', from: 21 }, { version: 'v1beta1', until: 25 }],
+  'cronjobs.batch': [{ version: 'v1', from: 21 }, { version: 'v1beta1', until: 25 }],
+  'events.events.k8s.io': [{ version: 'v1', from: 19 }, { version: 'v1beta1', until: 25 }],
+  'leases.coordination.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
+  'roles.rbac.authorization.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
+  'rolebindings.rbac.authorization.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
+  'clusterroles.rbac.authorization.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
+  'clusterrolebindings.rbac.authorization.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
+  'storageclasses.storage.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
+};
+
+/** The versions of a built-in kind the release serves, highest priority first. */
+export function servedVersions(def: ResourceDefinition, release: KubernetesVersion): string[] {
+  const spans = LIFECYCLES[resourceKey(def)];
+  if (!spans) return [...def.versions];
+  return spans
+    .filter((s) => (s.from === undefined || release.minor >= s.from) && (s.until === undefined || release.minor < s.until))
+    .map((s) => s.version)
+    .sort(compareKubeVersions);
+}
+
+/**
+ * The built-in definitions as `release` serves them: each with the versions it served then, stored
+ * in its newest form (`storageVersion`), and kinds served in no version left out. The definitions
+ * list every version any supported release serves (with their conversions); this only narrows them.
+ */
+export function definitionsForRelease(defs: readonly ResourceDefinition[], release: KubernetesVersion): ResourceDefinition[] {
+  const out: ResourceDefinition[] = [];
+  for (const def of defs) {
+    const versions = servedVersions(def, release);
+    if (versions.length === 0) continue;
+    out.push({ ...def, versions, storageVersion: def.storageVersion ?? def.versions[0]! });
+  }
+  return out;
+}
+
+/**
+ * Aggregated discovery (KEP-3352): beta and on by default from 1.27 (apidiscovery.k8s.io/v2beta1),
+ * GA in 1.30 (v2). An older server ignores the Accept parameters it does not know and answers the
+ * legacy documents, which is what clients fall back to.
+ */
+export function servesAggregatedDiscovery(release: KubernetesVersion, version: 'v2' | 'v2beta1'): boolean {
+  return version === 'v2' ? release.minor >= 30 : release.minor >= 27;
+}
+
+/** The /version document of the emulated release. */
+export function versionInfoFor(release: KubernetesVersion): Record<string, string> {
+  return {
+    major: String(release.major),
+    minor: String(release.minor),
+    gitVersion: `v${release.major}.${release.minor}.0+kperturb`,
+    gitCommit: '0000000000000000000000000000000000000000',
+    gitTreeState: 'clean',
+    buildDate: '2025-01-01T00:00:00Z',
+    goVersion: 'go1.23.0',
+    compiler: 'gc',
+    platform: 'linux/amd64',
+  };
+}
