@@ -209,6 +209,15 @@ function writeResults(file: string, results: PlanResult[], planned: number, comp
  * Runs plans, each on a fresh cluster, and judges each against the reference runs. With `parallel`
  * (or a shared `limiter`) several plans run at once; results keep the plans' order.
  */
+/**
+ * How many plans of this controller run at once when `requested` are asked for: a controller that
+ * binds fixed ports (metrics, health probes) cannot run twice at once on one machine, and its
+ * config says so with `controller.maxParallel`.
+ */
+export function effectiveParallel(config: Pick<ControllerUnderTest, 'controller'>, requested: number): number {
+  return Math.max(1, Math.min(requested, config.controller.maxParallel ?? Infinity));
+}
+
 export async function test(config: ControllerUnderTest, plans: TestPlan[], opts: TestOptions): Promise<PlanResult[]> {
   const layout = new CampaignLayout(opts.out, config.name);
   for (const p of plans) {
@@ -219,7 +228,9 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
       throw new UserInputError(undefined, undefined, `plan ${p.metadata.name} names workload "${p.spec.workload}", which ${config.file} does not define`);
     }
   }
-  const limiter = opts.limiter ?? new Limiter(opts.parallel ?? 1);
+  const parallel = effectiveParallel(config, opts.parallel ?? 1);
+  if (!opts.limiter && parallel < (opts.parallel ?? 1)) opts.log(`${config.name}: running at most ${parallel} plan(s) at once (controller.maxParallel in ${config.file})`);
+  const limiter = opts.limiter ?? new Limiter(parallel);
   const concurrent = limiter.slots > 1;
   // Loaded once per workload, and the confirmation run made once per workload, even when several
   // plans ask at the same time: both are kept as promises.

@@ -9,6 +9,7 @@
  *     args: [controller.js]
  *     env: { LOG_LEVEL: info }      # KUBECONFIG is set by kperturb; $(VAR) expands (var-expansion.ts)
  *     workingDir: .                 # default: this file's directory
+ *     maxParallel: 1                # at most this many runs at once (a controller that binds fixed ports)
  *   setup: [crd.yaml]               # manifests applied before the controller starts
  *   workloads:
  *     create:
@@ -76,7 +77,14 @@ export interface ControllerUnderTest {
   /** Directory relative paths resolve against. */
   dir: string;
   name: string;
-  controller: { command: string; args: string[]; env: Record<string, string>; workingDir: string };
+  controller: {
+    command: string;
+    args: string[];
+    env: Record<string, string>;
+    workingDir: string;
+    /** At most this many runs of the controller at once (`test -j` is capped to it); absent: no cap. */
+    maxParallel?: number;
+  };
   setup: string[];
   workloads: Map<string, Workload>;
   referenceRuns: number;
@@ -117,7 +125,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) v.fail('metadata.name', 'a lowercase name of letters, digits and dashes');
 
   const c = v.object(top.controller, 'controller');
-  v.onlyKeys(c, 'controller', ['command', 'args', 'env', 'workingDir']);
+  v.onlyKeys(c, 'controller', ['command', 'args', 'env', 'workingDir', 'maxParallel']);
   const env: Record<string, string> = {};
   if (c.env !== undefined) {
     for (const [k, val] of Object.entries(v.object(c.env, 'controller.env'))) {
@@ -131,6 +139,8 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     env,
     workingDir: resolve(dir, v.optionalString(c.workingDir, 'controller.workingDir') ?? '.'),
   };
+  const maxParallel = v.optionalNumber(c.maxParallel, 'controller.maxParallel', { min: 1, integer: true });
+  if (maxParallel !== undefined) Object.assign(controller, { maxParallel });
 
   const setup = (top.setup === undefined ? [] : v.stringArray(top.setup, 'setup')).map((p, i) => existingFile(v, dir, p, join('setup', i)));
 

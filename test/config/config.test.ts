@@ -123,3 +123,14 @@ test('cluster.kubernetesVersion: an unquoted number, a release out of range and 
   expectInputError(t, `${VALID}cluster: { kubernetesVersion: "1.18", simulation: false }\n`, 'cluster.simulation', /no such field/);
   expectInputError(t, `${VALID}cluster: "1.18"\n`, 'cluster', /a mapping/);
 });
+
+test('controller.maxParallel caps how many runs of the controller test starts at once', async (t) => {
+  const { effectiveParallel } = await import('../../src/campaign/campaign.js');
+  const capped = loadConfig(write(VALID.replace('env: { LEVEL: 3 } }', 'env: { LEVEL: 3 }, maxParallel: 1 }'), { 'crd.yaml': 'kind: X' }));
+  t.is(capped.controller.maxParallel, 1);
+  t.is(effectiveParallel(capped, 3), 1);
+  const free = loadConfig(write(VALID, { 'crd.yaml': 'kind: X' }));
+  t.is(free.controller.maxParallel, undefined);
+  t.is(effectiveParallel(free, 3), 3);
+  expectInputError(t, VALID.replace('env: { LEVEL: 3 } }', 'env: { LEVEL: 3 }, maxParallel: 0 }'), 'controller.maxParallel', /a number >= 1/);
+});
