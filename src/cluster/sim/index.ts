@@ -17,6 +17,7 @@ import { InformerFactory } from '../../kube/informer.js';
 import { DaemonSetController } from './daemonset-controller.js';
 import { DeploymentController } from './deployment-controller.js';
 import { EndpointsController } from './endpoints-controller.js';
+import { SimEvents } from './events.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job-controller.js';
 import { Kubelets } from './kubelet.js';
@@ -110,6 +111,7 @@ export class ClusterSimulation {
     private readonly client: KubeClient,
     private readonly informers: InformerFactory,
     private readonly runner: WorkRunner,
+    private readonly events: SimEvents,
     private readonly parts: Started[],
     /** Controllers not started because the server does not serve their kinds. */
     readonly skipped: readonly SimulatedController[],
@@ -122,6 +124,16 @@ export class ClusterSimulation {
     const deterministic = options.deterministic === true;
     const runner = new WorkRunner(deterministic, log, SIMULATED_CONTROLLERS);
     const names = new NameGenerator(deterministic);
+    let eventsV1Served: boolean;
+    try {
+      await client.resources.all(); // one discovery read for every controller's kind lookups
+      eventsV1Served = (await client.resources.byKind('Event', 'events.k8s.io/v1')) !== undefined;
+    } catch (err) {
+      client.close();
+      throw err;
+    }
+    const events = new SimEvents(client, deterministic, log, eventsV1Served);
+    if (deterministic) runner.setAfterReconcile(() => events.flush());
     const timing: SimTiming = {
       podScheduleDelayMs: options.podScheduleDelayMs ?? 0,
       podStartDelayMs: options.podStartDelayMs ?? 100,
@@ -134,6 +146,7 @@ export class ClusterSimulation {
       client,
       informers,
       api: new SimApi(client),
+      events,
       timing,
       nodes: options.nodes ?? ['node-1'],
       deterministic,
@@ -145,7 +158,6 @@ export class ClusterSimulation {
     const parts: Started[] = [];
     const skipped: SimulatedController[] = [];
     try {
-      await client.resources.all(); // one discovery read for every controller's kind lookups
       if (wanted.has('node')) {
         const agent = await NodeAgent.start(ctx);
         if (agent) parts.push(agent);
@@ -167,13 +179,24 @@ export class ClusterSimulation {
     }
     skipped.sort((a, b) => SIMULATED_CONTROLLERS.indexOf(a) - SIMULATED_CONTROLLERS.indexOf(b));
     if (skipped.length > 0) log(`simulation: not started (kinds not served): ${skipped.join(', ')}`);
-    return new ClusterSimulation(client, informers, runner, parts, skipped);
+    return new ClusterSimulation(client, informers, runner, events, parts, skipped);
+  }
+
+  /** Event writes (creates and patches) sent so far. */
+  get eventWrites(): number {
+    return this.events.writes;
+  }
+
+  /** Resolves once every Event write queued so far has been sent. */
+  flushEvents(): Promise<void> {
+    return this.events.flush();
   }
 
   /** Stops every controller and watch; pending timers are dropped. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.runner.stop();
+      this.events.stop();
       for (const part of this.parts) (part as Stoppable).stop?.();
       await this.informers.stop();
       this.client.close();
