@@ -100,6 +100,8 @@ export class SimEvents {
     private readonly log: (line: string) => void,
     /** events.k8s.io/v1 is served (else the scheduler falls back to core/v1, as the client-go adapter does). */
     readonly eventsV1Served: boolean,
+    /** false: nothing is written (SimulationOptions.events). */
+    private readonly enabled = true,
   ) {}
 
   recorder(source: EventSource): CoreEventRecorder {
@@ -118,7 +120,7 @@ export class SimEvents {
 
   /** Runs `write` after every write queued before it; errors are logged and dropped. */
   enqueue(write: () => Promise<void>): void {
-    if (this.stopped) return;
+    if (this.stopped || !this.enabled) return;
     this.pending++;
     this.queue = this.queue
       .then(() => (this.stopped ? undefined : write()))

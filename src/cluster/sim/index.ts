@@ -75,6 +75,8 @@ export interface SimulationOptions {
    * and deletes the released ones it provisioned.
    */
   bindVolumes?: boolean;
+  /** Events from the simulated components, as the real ones write them; default true. */
+  events?: boolean;
   /** One worker, keys in a stable order, fixed delays and counter-derived names, for reproducible runs. */
   deterministic?: boolean;
   /** Controllers to run; default all of SIMULATED_CONTROLLERS. */
@@ -132,7 +134,7 @@ export class ClusterSimulation {
       client.close();
       throw err;
     }
-    const events = new SimEvents(client, deterministic, log, eventsV1Served);
+    const events = new SimEvents(client, deterministic, log, eventsV1Served, options.events ?? true);
     if (deterministic) runner.setAfterReconcile(() => events.flush());
     const timing: SimTiming = {
       podScheduleDelayMs: options.podScheduleDelayMs ?? 0,

@@ -49,7 +49,7 @@ async function waitForEvents(env: SimCluster, wanted: Array<[string, string]>, n
       const list = await events(env, namespace);
       return wanted.every(([r, m]) => list.some((e) => e.reason === r && e.message === m)) ? list : undefined;
     },
-    5000,
+    20_000,
     env.log,
   );
 }
@@ -120,12 +120,12 @@ test('Deployment and ReplicaSet: ScalingReplicaSet, then SuccessfulCreate / Succ
   const env = await startSimCluster(t);
   const labels = { app: 'web' };
   await env.apps.createNamespacedDeployment({ namespace: 'default', body: { metadata: { name: 'web' }, spec: { replicas: 2, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [container()] } } } } });
-  const rs = await eventually('the ReplicaSet', async () => (await env.apps.listNamespacedReplicaSet({ namespace: 'default' })).items[0], 5000, env.log);
+  const rs = await eventually('the ReplicaSet', async () => (await env.apps.listNamespacedReplicaSet({ namespace: 'default' })).items[0], 20_000, env.log);
   const rsName = rs.metadata!.name!;
   const pods = await eventually('two pods', async () => {
     const items = (await env.core.listNamespacedPod({ namespace: 'default' })).items;
     return items.length === 2 ? items.map((p) => p.metadata!.name!).sort() : undefined;
-  });
+  }, 20_000);
   const list = await waitForEvents(env, [['ScalingReplicaSet', `Scaled up replica set ${rsName} from 0 to 2`], ...pods.map((p): [string, string] => ['SuccessfulCreate', `Created pod: ${p}`])]);
   const scaling = find(list, 'ScalingReplicaSet', `Scaled up replica set ${rsName} from 0 to 2`);
   t.like(scaling, { type: 'Normal', source: { component: 'deployment-controller' }, reportingComponent: 'deployment-controller', reportingInstance: '', involvedObject: { kind: 'Deployment', apiVersion: 'apps/v1', name: 'web' } });
@@ -135,7 +135,7 @@ test('Deployment and ReplicaSet: ScalingReplicaSet, then SuccessfulCreate / Succ
   t.regex(create.metadata.name, new RegExp(`^${rsName}\\.[0-9a-f]+$`));
 
   await env.apps.patchNamespacedDeployment({ name: 'web', namespace: 'default', body: { spec: { replicas: 1 } } }, (await import('./helpers.js')).mergePatch);
-  const after = await eventually('a SuccessfulDelete', async () => (await events(env)).find((e) => e.reason === 'SuccessfulDelete'), 5000, env.log);
+  const after = await eventually('a SuccessfulDelete', async () => (await events(env)).find((e) => e.reason === 'SuccessfulDelete'), 20_000, env.log);
   t.like(after, { source: { component: 'replicaset-controller' }, involvedObject: { kind: 'ReplicaSet', name: rsName } });
   t.regex(after.message, new RegExp(`^Deleted pod: ${rsName}-`));
   t.truthy((await events(env)).find((e) => e.reason === 'ScalingReplicaSet' && e.message === `Scaled down replica set ${rsName} from 2 to 1`));
@@ -266,7 +266,7 @@ test('deterministic mode: two runs name their events alike', async (t) => {
     const list = await eventually('4 Started events and 2 creates', async () => {
       const l = await events(env);
       return l.filter((e) => e.reason === 'Started').length === 2 && l.filter((e) => e.reason === 'SuccessfulCreate').length === 2 ? l : undefined;
-    }, 5000, env.log);
+    }, 20_000, env.log);
     names.push(list.map((e) => e.metadata.name).sort());
   }
   t.deepEqual(names[0], names[1]);
@@ -304,7 +304,7 @@ test('next to a real control plane the simulation writes no kube-controller-mana
   const list = await eventually('kubelet and provisioner events', async () => {
     const l = await events(env);
     return l.some((e) => e.reason === 'Started') && l.some((e) => e.reason === 'ProvisioningSucceeded') ? l : undefined;
-  }, 5000, env.log);
+  }, 20_000, env.log);
   const components = new Set(list.map((e) => e.source?.component || e.reportingComponent));
   t.deepEqual([...components].map((c) => c!.replace(/_.*/, '_*')).sort(), ['default-scheduler', 'kubelet', 'rancher.io/local-path_*']);
 });
@@ -319,7 +319,7 @@ test('the cluster recorder does not record Events and the oracles ignore them', 
     client.close();
   });
   await env.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'p' }, spec: { containers: [container()] } } });
-  await eventually('the pod started', async () => (await events(env)).some((e) => e.reason === 'Started'), 5000, env.log);
+  await eventually('the pod started', async () => (await events(env)).some((e) => e.reason === 'Started'), 20_000, env.log);
   const endState = await recorder.snapshot();
   t.false(Object.keys(endState).some((k) => k.startsWith('Event/')), 'no Event in the end state');
   const clusterChanges = trace.events.filter((e): e is ClusterChangeEvent => e.type === 'cluster-change');
