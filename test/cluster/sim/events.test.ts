@@ -342,3 +342,12 @@ test('the cluster recorder does not record Events and the oracles ignore them', 
   withConfigMap.endState[keyOf(cm)!] = cm;
   t.true(compareRuns([reference], withConfigMap).length > 0);
 });
+
+test('events: false writes none', async (t) => {
+  const env = await startSimCluster(t, { events: false });
+  await env.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'p' }, spec: { containers: [container()] } } });
+  await eventually('the pod running', async () => (await env.core.readNamespacedPod({ name: 'p', namespace: 'default' })).status?.phase === 'Running', 20_000, env.log);
+  await env.core.deleteNamespacedPod({ name: 'p', namespace: 'default' });
+  await eventually('the pod gone', async () => !(await env.core.listNamespacedPod({ namespace: 'default' })).items.length, 20_000, env.log);
+  t.deepEqual(await events(env), []);
+});
