@@ -93,7 +93,7 @@ test('scheduler and kubelet: Scheduled, then Pulling/Pulled/Created/Started per 
   // A second pod on the node: IfNotPresent finds nginx:1.27, busybox:latest (Always) is pulled again.
   await env.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'q' }, spec: { containers: [container('a', 'nginx:1.27'), container('b', 'busybox:latest')] } } });
   const again = await waitForEvents(env, [['Started', 'Started container b']]);
-  await eventually('q started', async () => (await events(env)).filter((e) => e.involvedObject.name === 'q' && e.reason === 'Started').length === 2);
+  await eventually('q started', async () => (await events(env)).filter((e) => e.involvedObject.name === 'q' && e.reason === 'Started').length === 2, 20_000, env.log);
   const q = (await events(env)).filter((e) => e.involvedObject.name === 'q');
   t.deepEqual(q.filter((e) => e.involvedObject.fieldPath === 'spec.containers{a}').map((e) => [e.reason, e.message]), [
     ['Pulled', 'Container image "nginx:1.27" already present on machine'],
@@ -168,7 +168,7 @@ test('StatefulSet: create Claim, create Pod events; provisioning events on the c
   t.like(external, { source: { component: 'persistentvolume-controller' }, involvedObject: { kind: 'PersistentVolumeClaim', name: 'data-db-0' } });
   const provisioning = find(list, 'Provisioning', 'External provisioner is provisioning volume for claim "default/data-db-0"');
   t.regex(provisioning.source!.component!, /^rancher\.io\/local-path_kperturb-sim_[0-9a-f-]+$/);
-  const pv = await eventually('the claim bound', async () => (await env.core.readNamespacedPersistentVolumeClaim({ name: 'data-db-0', namespace: 'default' })).spec?.volumeName);
+  const pv = await eventually('the claim bound', async () => (await env.core.readNamespacedPersistentVolumeClaim({ name: 'data-db-0', namespace: 'default' })).spec?.volumeName, 20_000, env.log);
   const done = await waitForEvents(env, [['ProvisioningSucceeded', `Successfully provisioned volume ${pv}`]]);
   t.is(find(done, 'ProvisioningSucceeded', `Successfully provisioned volume ${pv}`).source?.component, provisioning.source!.component);
 });
@@ -189,7 +189,7 @@ test('DaemonSet: SuccessfulCreate per node', async (t) => {
   const list = await eventually('two SuccessfulCreate', async () => {
     const l = (await events(env)).filter((e) => e.reason === 'SuccessfulCreate');
     return l.length === 2 ? l : undefined;
-  });
+  }, 20_000, env.log);
   for (const e of list) t.like(e, { source: { component: 'daemonset-controller' }, involvedObject: { kind: 'DaemonSet', name: 'agent' } });
 });
 
@@ -218,7 +218,7 @@ test('a repeated identical event is a PATCH that bumps count; 10 messages aggreg
   t.is(list.length, 1, 'one Event object');
   t.like(list[0], { reason: 'Broken', message: 'it broke', count: 3, type: 'Warning', source: { component: 'test-controller' } });
   t.is(sim.writes, 3, 'one POST and two PATCHes');
-  await eventually('the watch saw the writes', async () => verbs.length === 3);
+  await eventually('the watch saw the writes', async () => verbs.length === 3, 20_000);
   t.deepEqual(verbs, ['ADDED', 'MODIFIED', 'MODIFIED']);
 
   // Messages that differ: the 10th distinct one within 10 minutes becomes a combined event.
@@ -263,7 +263,7 @@ test('deterministic mode: two runs name their events alike', async (t) => {
     const env = await startSimCluster(t, { deterministic: true });
     const labels = { app: 'web' };
     await env.apps.createNamespacedDeployment({ namespace: 'default', body: { metadata: { name: 'web' }, spec: { replicas: 2, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [container()] } } } } });
-    const list = await eventually('4 Started events and 2 creates', async () => {
+    const list = await eventually('2 Started events and 2 creates', async () => {
       const l = await events(env);
       return l.filter((e) => e.reason === 'Started').length === 2 && l.filter((e) => e.reason === 'SuccessfulCreate').length === 2 ? l : undefined;
     }, 20_000, env.log);
@@ -280,7 +280,7 @@ test('kubectl events and kubectl describe pod show the events', async (t) => {
   await eventually('the pod started', async () => {
     const list = (await getJson(env.cluster, '/api/v1/namespaces/default/events')).items as Ev[];
     return list.some((e) => e.reason === 'Started');
-  });
+  }, 20_000);
   const ev = await kubectl('events', '--for', 'pod/web');
   t.is(ev.code, 0, ev.stderr);
   t.regex(ev.stdout, /Normal\s+Scheduled\s+Pod\/web\s+Successfully assigned default\/web to node-1/);
