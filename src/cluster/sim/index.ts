@@ -184,16 +184,6 @@ export class ClusterSimulation {
     return new ClusterSimulation(client, informers, runner, events, parts, skipped);
   }
 
-  /** Event writes (creates and patches) sent so far. */
-  get eventWrites(): number {
-    return this.events.writes;
-  }
-
-  /** Resolves once every Event write queued so far has been sent. */
-  flushEvents(): Promise<void> {
-    return this.events.flush();
-  }
-
   /** Stops every controller and watch; pending timers are dropped. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
