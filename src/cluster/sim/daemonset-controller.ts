@@ -7,11 +7,14 @@
  * maxUnavailable 1) pods of an older template are deleted. Status: desiredNumberScheduled,
  * currentNumberScheduled, numberMisscheduled, numberReady, updatedNumberScheduled, numberAvailable,
  * numberUnavailable, observedGeneration.
+ * Events (source daemonset-controller) on the DaemonSet: SuccessfulCreate "Created pod: x",
+ * SuccessfulDelete "Deleted pod: x".
  */
 import type { KubeObject } from '../../model/object-key.js';
 import { isObject } from '../../model/object-key.js';
 import type { Informer } from '../../kube/informer.js';
 import { clone, controllerRef, deepEqual, isBeingDeleted, isControlledBy, isPodAvailable, isPodReady, isPodTerminal, num, podFromTemplate, podTemplate, spec, status, str, templateHash } from './objects.js';
+import type { CoreEventRecorder } from './events.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
 
 const TOLERATIONS = [
@@ -39,6 +42,7 @@ function targetNode(pod: KubeObject): string | undefined {
 
 export class DaemonSetController {
   private readonly enqueue: (key: string, delayMs?: number) => void;
+  private readonly recorder: CoreEventRecorder;
 
   private constructor(
     private readonly ctx: SimContext,
@@ -48,6 +52,7 @@ export class DaemonSetController {
     private readonly nodes: Informer,
   ) {
     this.enqueue = runner.register('daemonset', (key) => this.sync(key));
+    this.recorder = ctx.events.recorder({ component: 'daemonset-controller' });
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<DaemonSetController | undefined> {
@@ -87,7 +92,7 @@ export class DaemonSetController {
       const byNode = new Map<string, KubeObject[]>();
       for (const p of owned) {
         if (isPodTerminal(p)) {
-          if (!isBeingDeleted(p)) await this.deletePod(p);
+          if (!isBeingDeleted(p)) await this.deletePod(ds, p);
           continue;
         }
         const node = targetNode(p) ?? '';
@@ -96,15 +101,15 @@ export class DaemonSetController {
       for (const node of nodes) {
         const here = (byNode.get(node) ?? []).filter((p) => !isBeingDeleted(p));
         if (here.length === 0 && !(byNode.get(node) ?? []).length) await this.createPod(ds, node, hash);
-        for (const extra of here.slice(1)) await this.deletePod(extra);
+        for (const extra of here.slice(1)) await this.deletePod(ds, extra);
       }
-      for (const [node, list] of byNode) if (!nodes.includes(node)) for (const p of list) if (!isBeingDeleted(p)) await this.deletePod(p);
+      for (const [node, list] of byNode) if (!nodes.includes(node)) for (const p of list) if (!isBeingDeleted(p)) await this.deletePod(ds, p);
       const strategy = isObject(spec(ds).updateStrategy) ? (spec(ds).updateStrategy as Record<string, unknown>) : {};
       if (str(strategy.type, 'RollingUpdate') === 'RollingUpdate') {
         const live = this.pods.list(namespace).filter((p) => isControlledBy(p, ds) && !isPodTerminal(p));
         const unavailable = live.filter((p) => isBeingDeleted(p) || !isPodReady(p)).length;
         const old = live.find((p) => !isBeingDeleted(p) && p.metadata?.labels?.[REVISION_LABEL] !== hash);
-        if (old && unavailable === 0) await this.deletePod(old);
+        if (old && unavailable === 0) await this.deletePod(ds, old);
       }
     }
     await this.updateStatus(namespace, name, hash);
@@ -123,15 +128,17 @@ export class DaemonSetController {
     try {
       const created = await this.ctx.api.create(this.pods.info, ds.metadata?.namespace, pod);
       this.ctx.log(`daemonset: created pod ${created.metadata?.namespace}/${created.metadata?.name} for ${node}`);
+      this.recorder.event(ds, 'Normal', 'SuccessfulCreate', `Created pod: ${created.metadata?.name}`);
       await this.pods.waitForWrite(created);
     } catch (err) {
       if (!isStatus(err, 409)) throw err;
     }
   }
 
-  private async deletePod(pod: KubeObject): Promise<void> {
+  private async deletePod(ds: KubeObject, pod: KubeObject): Promise<void> {
     try {
       const res = await this.ctx.api.delete(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, { preconditions: { uid: pod.metadata?.uid } });
+      if (res) this.recorder.event(ds, 'Normal', 'SuccessfulDelete', `Deleted pod: ${pod.metadata?.name}`);
       if (res?.kind === 'Pod') await this.pods.waitForWrite(res);
       else await this.pods.waitForGone(pod.metadata?.namespace, pod.metadata!.name!, pod.metadata?.uid);
     } catch (err) {

@@ -12,6 +12,9 @@
  *   ReplicaSetUpdated, NewReplicaSetAvailable, ProgressDeadlineExceeded) with the real messages;
  *   the Deployment's revision annotation is written with the status, as the real controller does.
  * Paused deployments and deployments being deleted only get their status synced.
+ * Events (source deployment-controller) on the Deployment: ScalingReplicaSet "Scaled up replica set
+ * <rs> from <old> to <new>" (or down) for each change of a ReplicaSet's replicas, as scaleReplicaSet
+ * and getNewReplicaSet record it.
  */
 import type { KubeObject } from '../../model/object-key.js';
 import { isObject } from '../../model/object-key.js';
@@ -36,6 +39,7 @@ import {
   templateHash,
   type Condition,
 } from './objects.js';
+import type { CoreEventRecorder } from './events.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
 
 export const POD_TEMPLATE_HASH = 'pod-template-hash';
@@ -47,6 +51,7 @@ const SKIPPED_ANNOTATIONS = new Set(['kubectl.kubernetes.io/last-applied-configu
 
 export class DeploymentController {
   private readonly enqueue: (key: string, delayMs?: number) => void;
+  private readonly recorder: CoreEventRecorder;
 
   private constructor(
     private readonly ctx: SimContext,
@@ -56,6 +61,7 @@ export class DeploymentController {
     private readonly pods: Informer,
   ) {
     this.enqueue = runner.register('deployment', (key) => this.sync(key));
+    this.recorder = ctx.events.recorder({ component: 'deployment-controller' });
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<DeploymentController | undefined> {
@@ -309,6 +315,7 @@ export class DeploymentController {
       return undefined;
     }
     this.ctx.log(`deployment: created replicaset ${d.metadata?.namespace}/${rsName}`);
+    if (replicas > 0) this.recorder.event(d, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${rsName} from 0 to ${replicas}`);
     await this.sets.waitForWrite(created);
     const cond = setDeploymentCondition(conditions(d), { type: 'Progressing', status: 'True', reason: 'NewReplicaSetCreated', message: `Created new replica set "${rsName}"` });
     await this.writeStatus(d, { ...status(d), conditions: cond }, newRevision);
@@ -317,6 +324,7 @@ export class DeploymentController {
 
   private async scale(rs: KubeObject, replicas: number, d: KubeObject): Promise<void> {
     const next = clone(this.sets.get(rs.metadata?.namespace, rs.metadata!.name!) ?? rs);
+    const oldScale = num(spec(next).replicas, 1);
     next.spec = { ...spec(next), replicas };
     next.metadata!.annotations = {
       ...(next.metadata?.annotations ?? {}),
@@ -325,6 +333,7 @@ export class DeploymentController {
     };
     this.ctx.log(`deployment: scaling replicaset ${rs.metadata?.namespace}/${rs.metadata?.name} to ${replicas}`);
     const written = await this.ctx.api.update(this.sets.info, next);
+    if (oldScale !== replicas) this.recorder.event(d, 'Normal', 'ScalingReplicaSet', `Scaled ${oldScale < replicas ? 'up' : 'down'} replica set ${rs.metadata?.name} from ${oldScale} to ${replicas}`);
     await this.sets.waitForWrite(written);
     const latest = this.deployments.get(d.metadata?.namespace, d.metadata!.name!);
     if (latest) {

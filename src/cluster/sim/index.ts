@@ -17,6 +17,7 @@ import { InformerFactory } from '../../kube/informer.js';
 import { DaemonSetController } from './daemonset-controller.js';
 import { DeploymentController } from './deployment-controller.js';
 import { EndpointsController } from './endpoints-controller.js';
+import { SimEvents } from './events.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job-controller.js';
 import { Kubelets } from './kubelet.js';
@@ -74,6 +75,8 @@ export interface SimulationOptions {
    * and deletes the released ones it provisioned.
    */
   bindVolumes?: boolean;
+  /** Events from the simulated components, as the real ones write them; default true. */
+  events?: boolean;
   /** One worker, keys in a stable order, fixed delays and counter-derived names, for reproducible runs. */
   deterministic?: boolean;
   /** Controllers to run; default all of SIMULATED_CONTROLLERS. */
@@ -110,6 +113,7 @@ export class ClusterSimulation {
     private readonly client: KubeClient,
     private readonly informers: InformerFactory,
     private readonly runner: WorkRunner,
+    private readonly events: SimEvents,
     private readonly parts: Started[],
     /** Controllers not started because the server does not serve their kinds. */
     readonly skipped: readonly SimulatedController[],
@@ -122,6 +126,16 @@ export class ClusterSimulation {
     const deterministic = options.deterministic === true;
     const runner = new WorkRunner(deterministic, log, SIMULATED_CONTROLLERS);
     const names = new NameGenerator(deterministic);
+    let eventsV1Served: boolean;
+    try {
+      await client.resources.all(); // one discovery read for every controller's kind lookups
+      eventsV1Served = (await client.resources.byKind('Event', 'events.k8s.io/v1')) !== undefined;
+    } catch (err) {
+      client.close();
+      throw err;
+    }
+    const events = new SimEvents(client, deterministic, log, eventsV1Served, options.events ?? true);
+    if (deterministic) runner.setAfterReconcile(() => events.flush());
     const timing: SimTiming = {
       podScheduleDelayMs: options.podScheduleDelayMs ?? 0,
       podStartDelayMs: options.podStartDelayMs ?? 100,
@@ -134,6 +148,7 @@ export class ClusterSimulation {
       client,
       informers,
       api: new SimApi(client),
+      events,
       timing,
       nodes: options.nodes ?? ['node-1'],
       deterministic,
@@ -145,7 +160,6 @@ export class ClusterSimulation {
     const parts: Started[] = [];
     const skipped: SimulatedController[] = [];
     try {
-      await client.resources.all(); // one discovery read for every controller's kind lookups
       if (wanted.has('node')) {
         const agent = await NodeAgent.start(ctx);
         if (agent) parts.push(agent);
@@ -167,13 +181,14 @@ export class ClusterSimulation {
     }
     skipped.sort((a, b) => SIMULATED_CONTROLLERS.indexOf(a) - SIMULATED_CONTROLLERS.indexOf(b));
     if (skipped.length > 0) log(`simulation: not started (kinds not served): ${skipped.join(', ')}`);
-    return new ClusterSimulation(client, informers, runner, parts, skipped);
+    return new ClusterSimulation(client, informers, runner, events, parts, skipped);
   }
 
   /** Stops every controller and watch; pending timers are dropped. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.runner.stop();
+      this.events.stop();
       for (const part of this.parts) (part as Stoppable).stop?.();
       await this.informers.stop();
       this.client.close();

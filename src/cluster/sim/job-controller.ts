@@ -11,12 +11,16 @@
  *   completionTime, conditions SuccessCriteriaMet + Complete (reason CompletionsReached), or
  *   FailureTarget + Failed (BackoffLimitExceeded) when failures exceed spec.backoffLimit (default 6).
  * - Suspended jobs (spec.suspend) delete their active pods and get Suspended=True.
+ * - Events (source job-controller) on the Job: SuccessfulCreate "Created pod: x" and
+ *   SuccessfulDelete "Deleted pod: x" (RealPodControl), Completed "Job completed" or the Failed
+ *   condition's reason and message once the Job finishes, Suspended / Resumed.
  * - ttlSecondsAfterFinished: the finished Job is deleted with propagationPolicy Foreground after the TTL.
  */
 import type { KubeObject } from '../../model/object-key.js';
 import { isObject } from '../../model/object-key.js';
 import type { Informer } from '../../kube/informer.js';
 import { clone, conditions, controllerRef, deepEqual, hasFinalizer, isBeingDeleted, isControlledBy, isPodReady, now, num, podFromTemplate, podPhase, podTemplate, setCondition, spec, status, str, type Condition } from './objects.js';
+import type { CoreEventRecorder } from './events.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
 
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
@@ -24,6 +28,7 @@ const COMPLETION_INDEX = 'batch.kubernetes.io/job-completion-index';
 
 export class JobController {
   private readonly enqueue: (key: string, delayMs?: number) => void;
+  private readonly recorder: CoreEventRecorder;
 
   private constructor(
     private readonly ctx: SimContext,
@@ -32,6 +37,7 @@ export class JobController {
     private readonly pods: Informer,
   ) {
     this.enqueue = runner.register('job', (key) => this.sync(key));
+    this.recorder = ctx.events.recorder({ component: 'job-controller' });
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<JobController | undefined> {
@@ -123,14 +129,14 @@ export class JobController {
     const failedOut = failed > backoffLimit;
     if (!isBeingDeleted(job) && !complete && !failedOut) {
       if (suspended) {
-        for (const p of active) await this.deletePod(p);
+        for (const p of active) await this.deletePod(job, p);
       } else {
         const want = completions !== undefined ? Math.min(parallelism, completions - succeeded) : succeeded > 0 ? 0 : parallelism;
         if (active.length < want) {
           await this.createPods(job, want - active.length, indexed ? this.freeIndexes(pods, completions ?? parallelism, want - active.length) : undefined);
           return; // the status follows when the new pods are observed
         }
-        if (active.length > want) for (const p of active.slice(want)) await this.deletePod(p);
+        if (active.length > want) for (const p of active.slice(want)) await this.deletePod(job, p);
       }
     }
     if (complete && active.length === 0 && terminating.length === 0) {
@@ -138,7 +144,7 @@ export class JobController {
       conds = setCondition(conds, { type: 'Complete', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastProbeTime: now() });
       completionTime = now();
     } else if (failedOut) {
-      for (const p of active) await this.deletePod(p);
+      for (const p of active) await this.deletePod(job, p);
       if (active.length === 0 && terminating.length === 0) {
         conds = setCondition(conds, { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: now() });
         conds = setCondition(conds, { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: now() });
@@ -164,7 +170,16 @@ export class JobController {
     if (indexed) next.completedIndexes = this.completedIndexes(pods);
     for (const f of ['active', 'succeeded', 'failed']) if (next[f] === 0) delete next[f];
     if (deepEqual(next, st)) return;
-    await this.writeStatus(job, next);
+    if (!(await this.writeStatus(job, next))) return;
+    // recordJobFinished and the suspend/resume events follow the status write that made the change.
+    const finished = conds.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+    if (finished && !this.finished(job)) {
+      if (finished.type === 'Complete') this.recorder.event(job, 'Normal', 'Completed', 'Job completed');
+      else this.recorder.event(job, 'Warning', str(finished.reason), str(finished.message));
+    }
+    const wasSuspended = conditions(job).some((c) => c.type === 'Suspended' && c.status === 'True');
+    if (suspended && !wasSuspended) this.recorder.event(job, 'Normal', 'Suspended', 'Job suspended');
+    else if (!suspended && wasSuspended) this.recorder.event(job, 'Normal', 'Resumed', 'Job resumed');
   }
 
   private freeIndexes(pods: KubeObject[], total: number, count: number): number[] {
@@ -201,6 +216,7 @@ export class JobController {
       try {
         const created = await this.ctx.api.create(this.pods.info, job.metadata?.namespace, pod);
         this.ctx.log(`job: created pod ${created.metadata?.namespace}/${created.metadata?.name}`);
+        this.recorder.event(job, 'Normal', 'SuccessfulCreate', `Created pod: ${created.metadata?.name}`);
         await this.pods.waitForWrite(created);
       } catch (err) {
         if (isStatus(err, 409) && pod.metadata?.name) {
@@ -212,10 +228,11 @@ export class JobController {
     }
   }
 
-  private async deletePod(pod: KubeObject): Promise<void> {
-    await this.ctx.api.delete(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, { preconditions: { uid: pod.metadata?.uid } }).catch((err: unknown) => {
+  private async deletePod(job: KubeObject, pod: KubeObject): Promise<void> {
+    const res = await this.ctx.api.delete(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, { preconditions: { uid: pod.metadata?.uid } }).catch((err: unknown) => {
       if (!isStatus(err, 404, 409)) throw err;
     });
+    if (res) this.recorder.event(job, 'Normal', 'SuccessfulDelete', `Deleted pod: ${pod.metadata?.name}`);
   }
 
   private async removeFinalizers(pods: KubeObject[]): Promise<void> {
@@ -232,14 +249,17 @@ export class JobController {
     }
   }
 
-  private async writeStatus(job: KubeObject, next: Record<string, unknown>): Promise<void> {
+  /** false: the Job is gone. */
+  private async writeStatus(job: KubeObject, next: Record<string, unknown>): Promise<boolean> {
     const updated = clone(job);
     updated.status = next;
     try {
       const written = await this.ctx.api.update(this.jobs.info, updated, 'status');
       await this.jobs.waitForWrite(written);
+      return true;
     } catch (err) {
       if (!isStatus(err, 404)) throw err;
+      return false;
     }
   }
 

@@ -13,12 +13,18 @@
  * the pod's grace period), its terminal status is written, then the kubelet deletes it with
  * gracePeriodSeconds=0 (uid precondition). A pod with finalizers then stays, terminating, until they
  * are removed, as on a real cluster.
+ * Events (core/v1, source kubelet on the pod's node) as the kubelet's image manager and runtime
+ * write them, per container with fieldPath `spec.containers{name}` (`spec.initContainers{name}`):
+ * Pulling/Pulled (an image is pulled once per node unless its pull policy is Always, then "already
+ * present on machine"), Created, Started when the pod starts; Killing ("Stopping container x")
+ * for each running container when a pod is deleted.
  */
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../../model/object-key.js';
 import { isObject } from '../../model/object-key.js';
 import type { Informer } from '../../kube/informer.js';
 import { condition, isBeingDeleted, isPodTerminal, now, podPhase, spec, status, str } from './objects.js';
+import type { CoreEventRecorder } from './events.js';
 import { nodeIndex, nodeIp } from './nodes.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
 
@@ -43,6 +49,9 @@ export class Kubelets {
   private readonly state = new Map<string, PodState>();
   private readonly nextIp = new Map<string, number>();
   private readonly nodeSet: Set<string>;
+  private readonly recorders = new Map<string, CoreEventRecorder>();
+  /** `<node> <image>` of the images pulled so far (what IfNotPresent finds on the node). */
+  private readonly pulled = new Set<string>();
 
   private constructor(
     private readonly ctx: SimContext,
@@ -51,6 +60,35 @@ export class Kubelets {
   ) {
     this.nodeSet = new Set(ctx.nodes);
     this.enqueue = runner.register('kubelet', (key) => this.sync(key));
+    for (const node of ctx.nodes) this.recorders.set(node, ctx.events.recorder({ component: 'kubelet', host: node }));
+  }
+
+  private containerEvent(pod: KubeObject, container: Record<string, unknown>, init: boolean, reason: string, message: string): void {
+    const recorder = this.recorders.get(str(spec(pod).nodeName));
+    const fieldPath = `spec.${init ? 'initContainers' : 'containers'}{${str(container.name)}}`;
+    recorder?.event({ ...pod, apiVersion: 'v1', kind: 'Pod' }, 'Normal', reason, message, fieldPath);
+  }
+
+  /** EnsureImageExists, then startContainer's Created and Started, for every container in start order. */
+  private recordStart(pod: KubeObject): void {
+    const node = str(spec(pod).nodeName);
+    for (const init of [true, false]) {
+      for (const c of this.containers(pod, init)) {
+        const image = str(c.image);
+        const policy = str(c.imagePullPolicy, 'IfNotPresent');
+        const present = this.pulled.has(`${node} ${image}`);
+        if (policy === 'Always' || (policy === 'IfNotPresent' && !present)) {
+          this.pulled.add(`${node} ${image}`);
+          const { durationMs, size } = simulatedPull(image);
+          this.containerEvent(pod, c, init, 'Pulling', `Pulling image "${image}"`);
+          this.containerEvent(pod, c, init, 'Pulled', `Successfully pulled image "${image}" in ${goDuration(durationMs)} (${goDuration(durationMs)} including waiting). Image size: ${size} bytes.`);
+        } else {
+          this.containerEvent(pod, c, init, 'Pulled', `Container image "${image}" already present on machine`);
+        }
+        this.containerEvent(pod, c, init, 'Created', `Created container: ${str(c.name)}`);
+        this.containerEvent(pod, c, init, 'Started', `Started container ${str(c.name)}`);
+      }
+    }
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<Kubelets | undefined> {
@@ -85,7 +123,10 @@ export class Kubelets {
     if (isBeingDeleted(pod)) {
       if (s.deleted) return;
       const wasRunning = podPhase(pod) === 'Running';
-      if (s.terminatingSince === undefined) s.terminatingSince = t;
+      if (s.terminatingSince === undefined) {
+        s.terminatingSince = t;
+        if (wasRunning) for (const c of this.containers(pod)) this.containerEvent(pod, c, false, 'Killing', `Stopping container ${str(c.name)}`);
+      }
       const graceMs = Math.max(0, (pod.metadata?.deletionGracePeriodSeconds ?? 30) * 1000);
       const stopAt = s.terminatingSince + (wasRunning ? Math.min(timing.podStopDelayMs, graceMs) : 0);
       if (t < stopAt) {
@@ -129,6 +170,7 @@ export class Kubelets {
         return;
       }
       s.runningAt = t;
+      this.recordStart(pod);
       await this.writeStatus(pod, this.runningStatus(pod));
       if (this.runsToCompletion(pod)) this.enqueue(key, timing.podRunToCompletionMs);
       return;
@@ -302,4 +344,17 @@ export class Kubelets {
   private completedStatus(pod: KubeObject): Record<string, unknown> {
     return this.terminatedStatus(pod, EXIT_OK);
   }
+}
+
+/** A pull's duration and image size, derived from the image name so that messages are reproducible. */
+function simulatedPull(image: string): { durationMs: number; size: number } {
+  const digest = createHash('sha256').update(image).digest();
+  return { durationMs: 200 + (digest.readUInt16BE(0) % 1800), size: 2_000_000 + (digest.readUInt32BE(2) % 60_000_000) };
+}
+
+/** time.Duration.String() of a whole number of milliseconds ("512ms", "1.2s"). */
+export function goDuration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const seconds = (ms / 1000).toFixed(3).replace(/\.?0+$/, '');
+  return `${seconds}s`;
 }

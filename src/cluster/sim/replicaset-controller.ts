@@ -8,6 +8,8 @@
  * - Status (UpdateStatus): replicas, fullyLabeledReplicas, readyReplicas, availableReplicas
  *   (minReadySeconds honoured with a delayed re-sync), observedGeneration.
  * Nothing is created or deleted while the ReplicaSet itself is being deleted.
+ * Events (source replicaset-controller) as controller.RealPodControl writes them on the ReplicaSet:
+ * SuccessfulCreate "Created pod: x", SuccessfulDelete "Deleted pod: x".
  */
 import type { KubeObject } from '../../model/object-key.js';
 import type { Informer } from '../../kube/informer.js';
@@ -31,10 +33,12 @@ import {
   status,
   str,
 } from './objects.js';
+import type { CoreEventRecorder } from './events.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
 
 export class ReplicaSetController {
   private readonly enqueue: (key: string, delayMs?: number) => void;
+  private readonly recorder: CoreEventRecorder;
 
   private constructor(
     private readonly ctx: SimContext,
@@ -43,6 +47,7 @@ export class ReplicaSetController {
     private readonly pods: Informer,
   ) {
     this.enqueue = runner.register('replicaset', (key) => this.sync(key));
+    this.recorder = ctx.events.recorder({ component: 'replicaset-controller' });
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<ReplicaSetController | undefined> {
@@ -74,7 +79,7 @@ export class ReplicaSetController {
     if (!isBeingDeleted(rs)) {
       const diff = active.length - desired;
       if (diff < 0) await this.createPods(rs, -diff);
-      else if (diff > 0) await this.deletePods(active, diff);
+      else if (diff > 0) await this.deletePods(rs, active, diff);
     }
     await this.updateStatus(namespace, name);
   }
@@ -124,16 +129,18 @@ export class ReplicaSetController {
         throw err;
       }
       this.ctx.log(`replicaset: created pod ${created.metadata?.namespace}/${created.metadata?.name}`);
+      this.recorder.event(rs, 'Normal', 'SuccessfulCreate', `Created pod: ${created.metadata?.name}`);
       await this.pods.waitForWrite(created);
     }
   }
 
-  private async deletePods(active: KubeObject[], count: number): Promise<void> {
+  private async deletePods(rs: KubeObject, active: KubeObject[], count: number): Promise<void> {
     const victims = [...active].sort(compareForDeletion).slice(0, count);
     for (const pod of victims) {
       this.ctx.log(`replicaset: deleting pod ${pod.metadata?.namespace}/${pod.metadata?.name}`);
       try {
         const res = await this.ctx.api.delete(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, { preconditions: { uid: pod.metadata?.uid } });
+        if (res) this.recorder.event(rs, 'Normal', 'SuccessfulDelete', `Deleted pod: ${pod.metadata?.name}`);
         if (res?.kind === 'Pod') await this.pods.waitForWrite(res);
         else await this.pods.waitForGone(pod.metadata?.namespace, pod.metadata!.name!, pod.metadata?.uid);
       } catch (err) {

@@ -14,6 +14,7 @@ import { isObject, type KubeObject } from '../../model/object-key.js';
 import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import type { ResourceInfo } from '../../kube/discovery.js';
 import type { InformerFactory } from '../../kube/informer.js';
+import type { SimEvents } from './events.js';
 import { shortHash } from './objects.js';
 
 export interface SimTiming {
@@ -29,6 +30,8 @@ export interface SimContext {
   readonly client: KubeClient;
   readonly informers: InformerFactory;
   readonly api: SimApi;
+  /** Event recorders (see events.ts). */
+  readonly events: SimEvents;
   readonly timing: SimTiming;
   readonly nodes: readonly string[];
   readonly deterministic: boolean;
@@ -63,6 +66,8 @@ export class WorkRunner {
   private globalRunning = false;
   private pumpScheduled = false;
   private readonly idleWaiters = new Set<() => void>();
+  /** Deterministic mode: awaited after each reconcile, so that its Event writes land before the next one's writes. */
+  private afterReconcile: (() => Promise<void>) | undefined;
 
   /** `priority`: queue names in the order the deterministic worker serves them (unknown names last). */
   constructor(
@@ -70,6 +75,10 @@ export class WorkRunner {
     private readonly log: (line: string) => void,
     private readonly priority: readonly string[] = [],
   ) {}
+
+  setAfterReconcile(hook: () => Promise<void>): void {
+    this.afterReconcile = hook;
+  }
 
   register(name: string, reconcile: Reconcile): (key: string, delayMs?: number) => void {
     const rank = this.priority.indexOf(name);
@@ -160,6 +169,7 @@ export class WorkRunner {
         if (!(err instanceof KubeApiError && err.status === 409)) this.log(`${queue.name}: ${key}: ${(err as Error).message} (retry in ${retryIn} ms)`);
       }
     }
+    if (this.deterministic && this.afterReconcile) await this.afterReconcile();
     queue.processing.delete(key);
     if (queue.dirty.delete(key)) this.add(queue, key, 0);
     if (retryIn >= 0) this.add(queue, key, retryIn);

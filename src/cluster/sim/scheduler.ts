@@ -7,17 +7,25 @@
  * metadata.name (how DaemonSet pods are pinned) and `matchExpressions` on labels, node Ready and
  * spec.unschedulable. Scoring: the node with the fewest pods, ties broken by name. A pod that fits no
  * node gets PodScheduled=False/Unschedulable and is retried when nodes change.
+ * Events as kube-scheduler writes them (events.k8s.io/v1, reportingController default-scheduler):
+ * Scheduled "Successfully assigned <ns>/<pod> to <node>" (action Binding) after a binding, and
+ * FailedScheduling (Warning, action Scheduling) with the fit error after each failed attempt.
  * If the server has no binding subresource, it falls back to a merge patch of spec.nodeName plus a
  * status patch of the condition (what a bare embedded server accepts; a real one requires binding).
  */
 import { isObject, type KubeObject } from '../../model/object-key.js';
 import type { Informer } from '../../kube/informer.js';
 import { condition, conditions, isBeingDeleted, isPodTerminal, setCondition, spec, str, type Labels } from './objects.js';
+import type { ActionEventRecorder } from './events.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
+
+/** The hostname part of the scheduler's reportingInstance (`default-scheduler-<hostname>`). */
+export const SIM_HOSTNAME = 'kperturb-sim';
 
 export class Scheduler {
   private readonly enqueue: (key: string, delayMs?: number) => void;
   private bindingUnsupported = false;
+  private readonly recorder: ActionEventRecorder;
 
   private constructor(
     private readonly ctx: SimContext,
@@ -26,6 +34,11 @@ export class Scheduler {
     private readonly nodes: Informer,
   ) {
     this.enqueue = runner.register('scheduler', (key) => this.schedule(key));
+    this.recorder = ctx.events.eventsRecorder('default-scheduler', SIM_HOSTNAME);
+  }
+
+  private record(pod: KubeObject, type: 'Normal' | 'Warning', reason: string, action: string, note: string): void {
+    this.recorder.event({ ...pod, apiVersion: 'v1', kind: 'Pod' }, type, reason, action, note);
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<Scheduler | undefined> {
@@ -85,6 +98,7 @@ export class Scheduler {
           metadata: { name, namespace, uid: pod.metadata?.uid },
           target: { apiVersion: 'v1', kind: 'Node', name: target },
         });
+        this.record(pod, 'Normal', 'Scheduled', 'Binding', `Successfully assigned ${namespace}/${name} to ${target}`);
         await this.pods.waitUntil(() => !!spec(this.pods.get(namespace, name) ?? pod).nodeName || !this.pods.get(namespace, name), 2000);
         return;
       } catch (err) {
@@ -97,6 +111,7 @@ export class Scheduler {
     const bound = await this.ctx.api.patch(this.pods.info, namespace, name, 'merge', { metadata: { uid: pod.metadata?.uid }, spec: { nodeName: target } });
     const scheduled = setCondition(conditions(bound), { type: 'PodScheduled', status: 'True', lastProbeTime: null, reason: undefined, message: undefined });
     await this.ctx.api.patch(this.pods.info, namespace, name, 'merge', { status: { conditions: scheduled.map(stripUndefined) } }, 'status');
+    this.record(pod, 'Normal', 'Scheduled', 'Binding', `Successfully assigned ${namespace}/${name} to ${target}`);
     await this.pods.waitUntil(() => !!spec(this.pods.get(namespace, name) ?? pod).nodeName || !this.pods.get(namespace, name), 2000);
   }
 
@@ -104,6 +119,8 @@ export class Scheduler {
     const existing = condition(pod, 'PodScheduled');
     const total = this.nodes.list().length;
     const message = `0/${total} nodes are available: ${total === 0 ? 'no nodes available to schedule pods' : `${total} node(s) didn't match Pod's node affinity/selector`}. preemption: 0/${total} nodes are available: ${total} Preemption is not helpful for scheduling.`;
+    // handleSchedulingFailure records the fit error on every failed attempt, then updates the condition.
+    this.record(pod, 'Warning', 'FailedScheduling', 'Scheduling', message);
     if (existing?.status === 'False' && existing.reason === 'Unschedulable' && existing.message === message) return;
     const next = setCondition(conditions(pod), { type: 'PodScheduled', status: 'False', lastProbeTime: null, reason: 'Unschedulable', message });
     await this.ctx.api

@@ -16,6 +16,9 @@
  * - ControllerRevisions `<set>-<hash>` when the cluster serves them;
  * - status: replicas, readyReplicas, currentReplicas, updatedReplicas, availableReplicas,
  *   currentRevision, updateRevision, collisionCount, observedGeneration.
+ * Events (source statefulset-controller) on the set, as realStatefulPodControl records them:
+ * SuccessfulCreate "create Claim <claim> Pod <pod> in StatefulSet <set> success", SuccessfulCreate
+ * "create Pod <pod> in StatefulSet <set> successful", SuccessfulDelete "delete Pod ... successful".
  * Simplification: pods are always created from the current template (the update revision), also below
  * a rolling-update partition.
  */
@@ -46,6 +49,7 @@ import {
   goJson,
   safeEncode,
 } from './objects.js';
+import type { CoreEventRecorder } from './events.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
 
 export const REVISION_LABEL = 'controller-revision-hash';
@@ -85,6 +89,7 @@ interface RetentionPolicy {
 
 export class StatefulSetController {
   private readonly enqueue: (key: string, delayMs?: number) => void;
+  private readonly recorder: CoreEventRecorder;
 
   private constructor(
     private readonly ctx: SimContext,
@@ -95,6 +100,7 @@ export class StatefulSetController {
     private readonly revisions: ResourceInfo | undefined,
   ) {
     this.enqueue = runner.register('statefulset', (key) => this.sync(key));
+    this.recorder = ctx.events.recorder({ component: 'statefulset-controller' });
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<StatefulSetController | undefined> {
@@ -208,7 +214,7 @@ export class StatefulSetController {
     for (let ordinal = start; ordinal < start + replicas; ordinal++) {
       const pod = byOrdinal.get(ordinal);
       if (pod && isPodTerminal(pod)) {
-        if (!isBeingDeleted(pod)) await this.deletePod(pod, `${pod.metadata?.name} is ${podPhase(pod)}`);
+        if (!isBeingDeleted(pod)) await this.deletePod(set, pod, `${pod.metadata?.name} is ${podPhase(pod)}`);
         if (monotonic) return 0;
         continue;
       }
@@ -251,7 +257,7 @@ export class StatefulSetController {
       }
       if (monotonic && (unhealthy || (!isRunningAndReady(pod) && pod !== firstUnhealthyCondemned))) return 0;
       await this.updateClaimOwners(set, pod, false);
-      await this.deletePod(pod, `scaling ${set.metadata?.name} down`);
+      await this.deletePod(set, pod, `scaling ${set.metadata?.name} down`);
       if (monotonic) return 0;
     }
 
@@ -262,7 +268,7 @@ export class StatefulSetController {
       const pod = byOrdinal.get(ordinal);
       if (!pod) return 0;
       if (pod.metadata?.labels?.[REVISION_LABEL] !== updateRevision && !isBeingDeleted(pod)) {
-        await this.deletePod(pod, `updating to revision ${updateRevision}`);
+        await this.deletePod(set, pod, `updating to revision ${updateRevision}`);
         return 1;
       }
       if (isBeingDeleted(pod) || !isRunningAndReady(pod)) return 0;
@@ -305,6 +311,7 @@ export class StatefulSetController {
       try {
         const created = await this.ctx.api.create(this.claims.info, ns, claim);
         this.ctx.log(`statefulset: created pvc ${ns}/${name}`);
+        this.recorder.event(set, 'Normal', 'SuccessfulCreate', `create Claim ${name} Pod ${set.metadata?.name}-${ordinal} in StatefulSet ${set.metadata?.name} success`);
         await this.claims.waitForWrite(created);
       } catch (err) {
         if (!isStatus(err, 409)) throw err;
@@ -327,16 +334,18 @@ export class StatefulSetController {
     try {
       const created = await this.ctx.api.create(this.pods.info, set.metadata?.namespace, pod);
       this.ctx.log(`statefulset: created pod ${set.metadata?.namespace}/${name}`);
+      this.recorder.event(set, 'Normal', 'SuccessfulCreate', `create Pod ${name} in StatefulSet ${set.metadata?.name} successful`);
       await this.pods.waitForWrite(created);
     } catch (err) {
       if (!isStatus(err, 409)) throw err;
     }
   }
 
-  private async deletePod(pod: KubeObject, why: string): Promise<void> {
+  private async deletePod(set: KubeObject, pod: KubeObject, why: string): Promise<void> {
     this.ctx.log(`statefulset: deleting pod ${pod.metadata?.namespace}/${pod.metadata?.name} (${why})`);
     try {
       const res = await this.ctx.api.delete(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, { preconditions: { uid: pod.metadata?.uid } });
+      if (res) this.recorder.event(set, 'Normal', 'SuccessfulDelete', `delete Pod ${pod.metadata?.name} in StatefulSet ${set.metadata?.name} successful`);
       if (res?.kind === 'Pod') await this.pods.waitForWrite(res);
       else await this.pods.waitForGone(pod.metadata?.namespace, pod.metadata!.name!, pod.metadata?.uid);
     } catch (err) {

@@ -21,16 +21,22 @@
  * With `bindVolumes: false` (next to a real kube-controller-manager) only the provisioner part runs:
  * PVs are created pre-bound and the released ones it provisioned are deleted; the rest is left to
  * the real PV and protection controllers.
+ * Events on the claim: the PV controller's ExternalProvisioning after it annotates the claim (only with
+ * bindVolumes, where this stands in for kube-controller-manager), and the provisioner's Provisioning
+ * and ProvisioningSucceeded, from source `<provisioner>_<host>_<uuid>` as sig-storage-lib-external-provisioner
+ * (kind's local-path provisioner) names itself.
  * Simplifications: every storage class binds Immediately (no WaitForFirstConsumer), every
  * provisioner a StorageClass names is served by this one, and only PVs this provisioner created are deleted on release (a real
  * cluster deletes others through their volume plugin, or marks them Failed).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { KubeObject } from '../../model/object-key.js';
 import { isObject } from '../../model/object-key.js';
 import type { Informer } from '../../kube/informer.js';
 import { claimNames, clone, hasFinalizer, isBeingDeleted, isPodTerminal, spec, status, str } from './objects.js';
+import type { CoreEventRecorder } from './events.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
+import { SIM_HOSTNAME } from './scheduler.js';
 
 export const PROVISIONER = 'kperturb.dev/simulated-provisioner';
 export const PVC_PROTECTION = 'kubernetes.io/pvc-protection';
@@ -62,6 +68,9 @@ export class VolumeController {
   private readonly enqueue: (key: string, delayMs?: number) => void;
   private readonly waiting = new Set<string>();
   private readonly provisioned = new Map<string, number>();
+  private readonly provisionerRecorders = new Map<string, CoreEventRecorder>();
+  /** kube-controller-manager's PV controller (its events only with bindVolumes: a real one writes its own). */
+  private readonly pvController: CoreEventRecorder;
 
   private constructor(
     private readonly ctx: SimContext,
@@ -71,6 +80,7 @@ export class VolumeController {
     private readonly pods: Informer,
     private readonly classes: Informer | undefined,
   ) {
+    this.pvController = ctx.events.recorder({ component: 'persistentvolume-controller' });
     this.enqueue = runner.register('persistentvolume', (key) => (key.startsWith('pv|') ? this.syncVolume(key.slice(3)) : this.syncClaim(key.slice(4))));
   }
 
@@ -168,12 +178,28 @@ export class VolumeController {
     return str(pvc.metadata?.annotations?.[STORAGE_PROVISIONER]) || str(pvc.metadata?.annotations?.[BETA_STORAGE_PROVISIONER]);
   }
 
+  /** The recorder of an external provisioner, whose source component is `<name>_<host>_<uuid>`. */
+  private provisionerRecorder(provisioner: string): CoreEventRecorder {
+    let recorder = this.provisionerRecorders.get(provisioner);
+    if (!recorder) {
+      const uuid = this.ctx.deterministic ? uuidShaped(createHash('sha256').update(provisioner).digest('hex')) : randomUUID();
+      // Kept a qualified name (name part at most 63 characters), which kube-apiserver checks reportingComponent against.
+      const prefix = `${provisioner.split('/').pop()}_${SIM_HOSTNAME}_`;
+      const component = `${provisioner}_${SIM_HOSTNAME}_${uuid.slice(0, Math.max(8, 63 - prefix.length))}`;
+      recorder = this.ctx.events.recorder({ component });
+      this.provisionerRecorders.set(provisioner, recorder);
+    }
+    return recorder;
+  }
+
   /** setClaimProvisioner: one claim update with both provisioner annotations. */
   private async setClaimProvisioner(pvc: KubeObject, provisioner: string): Promise<void> {
     const next = clone(pvc);
     next.metadata!.annotations = { ...(next.metadata?.annotations ?? {}), [BETA_STORAGE_PROVISIONER]: provisioner, [STORAGE_PROVISIONER]: provisioner };
     try {
       const written = await this.ctx.api.update(this.claims.info, next);
+      // provisionClaimOperationExternal: the claim waits for an external provisioner.
+      this.pvController.event(written, 'Normal', 'ExternalProvisioning', `Waiting for a volume to be created either by the external provisioner '${provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.`);
       await this.claims.waitForWrite(written);
     } catch (err) {
       if (!isStatus(err, 404, 409)) throw err;
@@ -204,8 +230,7 @@ export class VolumeController {
     const key = `${pvc.metadata?.namespace}/${pvc.metadata?.name}`;
     const n = (this.provisioned.get(key) ?? 0) + 1;
     this.provisioned.set(key, n);
-    const hex = createHash('sha256').update(`${key}#${n}`).digest('hex');
-    return `pvc-${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+    return `pvc-${uuidShaped(createHash('sha256').update(`${key}#${n}`).digest('hex'))}`;
   }
 
   private async provision(pvc: KubeObject): Promise<void> {
@@ -226,8 +251,11 @@ export class VolumeController {
       },
     };
     this.ctx.log(`persistentvolume: provisioning ${name} for ${pvc.metadata?.namespace}/${pvc.metadata?.name}`);
+    const recorder = this.provisionerRecorder(this.provisionerOf(pvc) || PROVISIONER);
+    recorder.event(pvc, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${pvc.metadata?.namespace}/${pvc.metadata?.name}"`);
     try {
       const created = await this.ctx.api.create(this.volumes.info, undefined, pv);
+      recorder.event(pvc, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
       await this.volumes.waitForWrite(created);
       if (this.ctx.bindVolumes) await this.bind(pvc, created);
     } catch (err) {
@@ -320,4 +348,8 @@ export class VolumeController {
     await this.volumes.waitForWrite(written);
     return written;
   }
+}
+
+function uuidShaped(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
