@@ -26,7 +26,7 @@
  * workload step wrote, or the controller restarted.
  */
 import { createHash } from 'node:crypto';
-import { isBookkeepingKey, isBookkeepingResource, isLeaderElectionRecord } from '../src/model/bookkeeping.js';
+import { HousekeepingRequests, isBookkeepingKey, isBookkeepingResource, isLeaderElectionRecord } from '../src/model/bookkeeping.js';
 import { diffForTrigger, normalizeForTrigger, type ChangeDiff } from '../src/model/change-match.js';
 import { WriteOccurrenceCounter, isDryRun, isSuccessStatus, triggerFor, writeIdentity, type WriteIdentity } from '../src/model/controller-write.js';
 import { GeneratedNameFolder } from '../src/model/generated-names.js';
@@ -194,6 +194,7 @@ const MAX_FAMILY = 256;
 interface PendingRequest {
   verb: RequestVerb;
   burst: number;
+  housekeeping?: boolean;
   write?: WriteRecord;
   readKind?: string;
   request?: RequestEvent;
@@ -232,6 +233,7 @@ export class RunAnalyzer {
   // happened since its last request (then the next burst starts a new reconcile).
   private reconcile = 0;
   private readonly reconcileWrote = new Set<ObjectKey>();
+  private readonly housekeeping = new HousekeepingRequests();
   private reconcileInterrupted = false;
   private readonly pastOwners = new Map<ObjectKey, Set<ObjectKey>>();
   private readonly burstEndDeliveries: number[] = [0];
@@ -398,15 +400,20 @@ export class RunAnalyzer {
       if (WRITE_VERBS.has(req.verb) && (req.key || req.verb === 'create') && !isDryRun(req.query)) this.pending.set(req.id, { verb: req.verb, burst: 0, request: req });
       return;
     }
-    if (this.forceNewBurst || (!this.episodeMode && this.inFlight === 0 && this.lastActivityTs !== undefined && req.ts - this.lastActivityTs >= this.options.quietMs)) {
-      this.startBurst();
+    // Leader-election renewals and Events are housekeeping: they neither start nor extend a burst
+    // (a controller renews every 2 s, which would otherwise make one burst of a whole run).
+    const housekeeping = this.housekeeping.isHousekeeping(req.resource, req.key, req.body);
+    if (!housekeeping) {
+      if (this.forceNewBurst || (!this.episodeMode && this.inFlight === 0 && this.lastActivityTs !== undefined && req.ts - this.lastActivityTs >= this.options.quietMs)) {
+        this.startBurst();
+      }
+      // What was shown before this request is this burst's business, not a reason to split it later.
+      this.reconcileInterrupted = false;
+      this.inFlight++;
+      this.lastActivityTs = Math.max(this.lastActivityTs ?? req.ts, req.ts);
+      this.burstEndDeliveries[this.burst] = this.deliveries.length;
     }
-    // What was shown before this request is this burst's business, not a reason to split it later.
-    this.reconcileInterrupted = false;
-    this.inFlight++;
-    this.lastActivityTs = Math.max(this.lastActivityTs ?? req.ts, req.ts);
-    this.burstEndDeliveries[this.burst] = this.deliveries.length;
-    const p: PendingRequest = { verb: req.verb, burst: this.burst };
+    const p: PendingRequest = { verb: req.verb, burst: this.burst, housekeeping };
     if (WRITE_VERBS.has(req.verb)) {
       p.write = this.recordWrite(req);
       p.request = req;
@@ -507,9 +514,12 @@ export class RunAnalyzer {
       if (id) this.writeCounter.record({ ...id, key: this.foldWriteKey(p.request!, id.key, res.object) });
       return;
     }
-    if (this.inFlight > 0) this.inFlight--;
-    this.lastActivityTs = Math.max(this.lastActivityTs ?? res.ts, res.ts);
-    if (p.burst === this.burst) this.burstEndDeliveries[this.burst] = this.deliveries.length;
+    if (!p.housekeeping) {
+      this.housekeeping.noteAnswer(p.request?.key, res.object);
+      if (this.inFlight > 0) this.inFlight--;
+      this.lastActivityTs = Math.max(this.lastActivityTs ?? res.ts, res.ts);
+      if (p.burst === this.burst) this.burstEndDeliveries[this.burst] = this.deliveries.length;
+    }
     if (p.write) this.onWriteAnswer(p.write, p.request!, res);
     else if (p.request && isSuccessStatus(res.status) && res.object) this.onRead(res.object, p.readKind, res.seq);
   }

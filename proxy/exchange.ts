@@ -12,6 +12,7 @@
  * request dies with the controller's connection.
  */
 import type http from 'node:http';
+import { HousekeepingRequests } from '../src/model/bookkeeping.js';
 import { parseApiPath, requestVerb } from '../src/model/api-path.js';
 import { isObject, type KubeObject } from '../src/model/object-key.js';
 import type { TraceSink } from '../src/model/trace.js';
@@ -52,6 +53,8 @@ export interface ExchangeHost {
   log(line: string): void;
   /** Something moved (a request finished, an event was delivered). */
   touch(): void;
+  /** Tells the controller's housekeeping (leader election, Events) from its work, for settle. */
+  readonly housekeeping: HousekeepingRequests;
   /** The request is classified and about to be admitted: faults on whole requests. */
   plan(exchange: Exchange): RequestPlan | undefined;
   /** The stages this watch stream's events pass (cluster sync, holds, serialized delivery). */
@@ -68,6 +71,8 @@ function noBodyAllowed(method: string, status: number): boolean {
 
 export class Exchange implements EpochMember {
   readonly startedAt = Date.now();
+  /** Leader election or Events: not activity when settle waits for the controller to go quiet. */
+  housekeeping = false;
   /** Known before classification, so activity can tell watches from other requests at once. */
   readonly isWatch: boolean;
   readonly connection: ClientConnection;
@@ -511,10 +516,12 @@ export class Exchange implements EpochMember {
       bodyBytes: f.bodyBytes,
       ...(f.contentType ? { contentType: f.contentType } : {}),
     });
-    this.host.touch();
+    this.housekeeping = this.host.housekeeping.isHousekeeping(f.resource, f.key, f.body);
+    if (!this.housekeeping) this.host.touch();
   }
 
   private recordResponse(status: number, object: KubeObject | undefined): void {
+    if (!this.housekeeping && this.host.housekeeping.noteAnswer(this.factsValue?.key, object)) this.housekeeping = true;
     this.host.trace.append({
       type: 'response',
       id: this.id,

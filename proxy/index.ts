@@ -26,6 +26,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { kubeconfigYaml } from '../src/kube/kubeconfig.js';
+import { HousekeepingRequests } from '../src/model/bookkeeping.js';
 import { describeChange, describeTrigger, describeWrite, type ChangeTrigger, type HoldUntilFault, type Trigger, type WriteTrigger } from '../src/model/plan.js';
 import type { RequestVerb } from '../src/model/api-path.js';
 import type { ObjectKey } from '../src/model/object-key.js';
@@ -214,6 +215,7 @@ export class ControllerProxy {
   private inFlight = 0;
   private openWatches = 0;
   private lastActivityAt = Date.now();
+  private readonly housekeeping = new HousekeepingRequests();
   private lastRequestAt = Date.now();
   private requestsStarted = 0;
   private readonly protocolCounts = { h2: 0, http1: 0 };
@@ -311,13 +313,15 @@ export class ControllerProxy {
       touch: () => {
         this.lastActivityAt = Date.now();
       },
+      housekeeping: this.housekeeping,
       plan: (ex) => this.planRequest(ex),
       watchStages: (ex) => this.watchStages(ex),
       completedWrite: (write, epoch, ex) => this.onCompletedWrite(write, epoch, ex),
       finished: (ex) => {
         if (ex.isWatch) this.openWatches--;
         else this.inFlight--;
-        this.lastActivityAt = Date.now();
+        // Leader-election renewals every 2 s must not keep a finished controller from going quiet.
+        if (!ex.housekeeping) this.lastActivityAt = Date.now();
         this.lastRequestAt = Date.now();
         this.maybeCloseIdle(ex.connection);
       },
@@ -844,7 +848,8 @@ export class ControllerProxy {
     else this.inFlight++;
     this.requestsStarted++;
     this.protocolCounts[isHttp2Request(req) ? 'h2' : 'http1']++;
-    this.lastActivityAt = Date.now();
+    // Activity starts when the request is recorded (Exchange.recordRequest), once it is known
+    // whether it is housekeeping; until then it is in flight, which is not quiet either.
     this.lastRequestAt = Date.now();
     try {
       ex.run();

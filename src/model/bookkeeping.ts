@@ -27,3 +27,32 @@ export function isLeaderElectionRecord(obj: unknown): boolean {
   const annotations = (obj as KubeObject).metadata?.annotations;
   return isObject(annotations) && LEADER_ANNOTATION in annotations;
 }
+
+/**
+ * Which requests are the controller's housekeeping rather than its work, for deciding when it is
+ * quiet (settle) and where its bursts end (the planner): leader election renews every 2 s with
+ * controller-runtime's defaults (a GET and an update of a Lease, and of a ConfigMap with the older
+ * `configmapsleases` lock), and a controller that is done must still count as quiet while it does.
+ * A GET cannot say what it reads: the keys of objects once seen as leader-election records are
+ * remembered, so every read of them after the first is housekeeping too.
+ */
+export class HousekeepingRequests {
+  private readonly leaderRecords = new Set<ObjectKey>();
+
+  /** Is this request housekeeping (from what the request says)? */
+  isHousekeeping(ref: ResourceRef | undefined, key: ObjectKey | undefined, body: unknown): boolean {
+    if (isBookkeepingResource(ref) || (key !== undefined && isBookkeepingKey(key))) return true;
+    if (isLeaderElectionRecord(body)) {
+      if (key !== undefined) this.leaderRecords.add(key);
+      return true;
+    }
+    return key !== undefined && this.leaderRecords.has(key);
+  }
+
+  /** An answer showed `object` under `key`: a leader-election record makes the request housekeeping. */
+  noteAnswer(key: ObjectKey | undefined, object: unknown): boolean {
+    if (key === undefined || !isLeaderElectionRecord(object)) return false;
+    this.leaderRecords.add(key);
+    return true;
+  }
+}

@@ -220,6 +220,20 @@ test('leader-election leases and events produce no plan and do not extend a burs
   t.deepEqual(stagesOf(out), { baseline: 7, causality: 5, 'effective-writes': 5, deterministic: 1, deduplicated: 1 });
 });
 
+test('leader-election renewals in a quiet gap do not bridge it: the gap still ends the burst', (t) => {
+  const lease = 'Lease/rabbitmq-system/op-leader';
+  const lock = 'ConfigMap/rabbitmq-system/op-leader';
+  const leader = { 'metadata.annotations': { 'control-plane.alpha.kubernetes.io/leader': '{"holderIdentity":"me"}' } };
+  const b = new TraceBuilder({ setup: { [CM]: {}, [lock]: leader, [lease]: {} } }).write('create', DB).write('create', SECRET);
+  for (let i = 0; i < 6; i++) {
+    b.wait(500).read(lock).write('update', lock, { body: { metadata: { annotations: { 'control-plane.alpha.kubernetes.io/leader': '{}' } } } }).read(lease).write('update', lease);
+    if (i === 3) b.external('MODIFIED', CM, { deliver: true });
+  }
+  const trace = b.wait(500).write('patch', DB, { subresource: 'status' }).events;
+  // The gap (3.5 s of renewals) ends the burst and the change shown in it ends the reconcile.
+  t.deepEqual(triggers(plan(trace)), [{ verb: 'create', key: DB, occurrence: 1 }]);
+});
+
 test('dry-run writes produce no plan and are not counted', (t) => {
   const trace = new TraceBuilder()
     .write('create', DB)
