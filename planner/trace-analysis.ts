@@ -690,7 +690,7 @@ export class RunAnalyzer {
     if (e.eventType !== 'ADDED' && e.eventType !== 'MODIFIED' && e.eventType !== 'DELETED') return;
     const key = e.key ?? keyOf(e.object);
     if (!key) return;
-    if (!this.reconcileInterrupted && !this.isEchoOfReconcile(key)) this.reconcileInterrupted = true;
+    if (!this.reconcileInterrupted && !this.housekeeping.isHousekeepingObject(key, e.object) && !this.isEchoOfReconcile(key)) this.reconcileInterrupted = true;
     this.lastWatchDelivery = this.addDelivery(key, e.resourceVersion ?? e.object?.metadata?.resourceVersion, e.seq, 'watch');
   }
 

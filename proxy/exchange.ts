@@ -371,7 +371,9 @@ export class Exchange implements EpochMember {
         // A BOOKMARK only moves the client's resourceVersion: the controller does nothing on it, so it
         // is not activity (the embedded cluster sends one per watch every second, and watches opened a
         // little apart would otherwise keep a controller from ever going quiet).
-        if (e.type !== 'BOOKMARK') this.host.touch();
+        // Nor is a leader-election record's renewal (an operator that watches every ConfigMap sees
+        // its own lock change every 2 s), nor a Lease or Event.
+        if (e.type !== 'BOOKMARK' && !this.host.housekeeping.isHousekeepingObject(e.key, e.object)) this.host.touch();
         return seq;
       },
       onEnd: () => {

@@ -49,6 +49,12 @@ export class HousekeepingRequests {
     return key !== undefined && this.leaderRecords.has(key);
   }
 
+  /** Is a watch event of `object` (under `key`) housekeeping: a Lease, an Event, a leader-election record? */
+  isHousekeepingObject(key: ObjectKey | undefined, object: unknown): boolean {
+    if (key !== undefined && isBookkeepingKey(key)) return true;
+    return this.noteAnswer(key, object);
+  }
+
   /** An answer showed `object` under `key`: a leader-election record makes the request housekeeping. */
   noteAnswer(key: ObjectKey | undefined, object: unknown): boolean {
     if (key === undefined || !isLeaderElectionRecord(object)) return false;
