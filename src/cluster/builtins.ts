@@ -11,6 +11,7 @@ import { ALL_VERBS, type ResourceDefinition } from './registry.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from './validation.js';
 import { CONDITIONS_LIST_RULES, OBJECT_META_LIST_RULES } from './kinds/list-rules.js';
 import { coreDefinitions } from './kinds/core.js';
+import { DEFAULT_NETWORK, type ClusterNetwork } from './network.js';
 import { workloadDefinitions } from './kinds/apps.js';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
@@ -314,8 +315,8 @@ function validateCrd(obj: KubeObject, old: KubeObject | undefined): FieldError[]
   return errors;
 }
 
-export function builtinDefinitions(): ResourceDefinition[] {
-  return [namespaceDefinition(), configMapDefinition(), secretDefinition(), ...coreDefinitions(), ...workloadDefinitions(), crdDefinition()];
+export function builtinDefinitions(network: ClusterNetwork = DEFAULT_NETWORK): ResourceDefinition[] {
+  return [namespaceDefinition(), configMapDefinition(), secretDefinition(), ...coreDefinitions(network), ...workloadDefinitions(), crdDefinition()];
 }
 
 /** Namespaces that exist from the start, as in a fresh cluster. */

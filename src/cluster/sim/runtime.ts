@@ -15,6 +15,7 @@ import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import type { ResourceInfo } from '../../kube/discovery.js';
 import type { InformerFactory } from '../../kube/informer.js';
 import { shortHash } from './objects.js';
+import type { ClusterNetwork } from '../network.js';
 
 export interface SimTiming {
   podScheduleDelayMs: number;
@@ -31,6 +32,8 @@ export interface SimContext {
   readonly api: SimApi;
   readonly timing: SimTiming;
   readonly nodes: readonly string[];
+  /** Pod IPs and pod CIDRs. */
+  readonly network: ClusterNetwork;
   readonly deterministic: boolean;
   /** false: provision PVs only, binding and protection are kube-controller-manager's (a real cluster). */
   readonly bindVolumes: boolean;
