@@ -158,6 +158,9 @@ export class ZooKeeperEnsemble {
     this.zxid = 0n;
     this.nodes.set('/', this.newNode(Buffer.alloc(0), OPEN_ACL_UNSAFE, 0n));
     for (const path of ['/zookeeper', '/zookeeper/quota', '/zookeeper/config']) this.createNode(path, Buffer.alloc(0), OPEN_ACL_UNSAFE, 0);
+    // The real DataTree adds its system nodes without counting them as changes: zxid 0, cversion 0.
+    for (const n of this.nodes.values()) Object.assign(n, { czxid: 0n, mzxid: 0n, pzxid: 0n, cversion: 0 });
+    this.zxid = 0n;
   }
 
   /** Ends every connection and timer (the stub is shutting down). */
