@@ -12,6 +12,7 @@ import { ALL_VERBS, type ResourceDefinition } from './registry.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from './validation.js';
 import { CONDITIONS_LIST_RULES, OBJECT_META_LIST_RULES } from './kinds/list-rules.js';
 import { coreDefinitions } from './kinds/core.js';
+import { DEFAULT_NETWORK, type ClusterNetwork } from './network.js';
 import { workloadDefinitions } from './kinds/apps.js';
 import { admissionRegistrationDefinitions, CRD_V1BETA1_CONVERSION } from './kinds/legacy.js';
 import { DEFAULT_KUBERNETES_VERSION, definitionsForRelease, parseKubernetesVersion, type KubernetesVersion } from './kube-version.js';
@@ -341,10 +342,11 @@ function validateCrd(obj: KubeObject, old: KubeObject | undefined, requestVersio
 
 /**
  * The built-in kinds as `release` serves them (default: the newest supported release, v1.32), each
- * with the versions that release served; see kube-version.ts.
+ * with the versions that release served (see kube-version.ts), with pod and Service addresses from
+ * `network`.
  */
-export function builtinDefinitions(release: KubernetesVersion = parseKubernetesVersion(DEFAULT_KUBERNETES_VERSION)!): ResourceDefinition[] {
-  const all = [namespaceDefinition(), configMapDefinition(), secretDefinition(), ...coreDefinitions(), ...workloadDefinitions(), crdDefinition(), ...admissionRegistrationDefinitions()];
+export function builtinDefinitions(release: KubernetesVersion = parseKubernetesVersion(DEFAULT_KUBERNETES_VERSION)!, network: ClusterNetwork = DEFAULT_NETWORK): ResourceDefinition[] {
+  const all = [namespaceDefinition(), configMapDefinition(), secretDefinition(), ...coreDefinitions(network), ...workloadDefinitions(), crdDefinition(), ...admissionRegistrationDefinitions()];
   return definitionsForRelease(all, release);
 }
 

@@ -29,6 +29,7 @@ import { ClusterSimulation, type SimulationOptions } from './sim/index.js';
 import { PodStreaming } from '../streaming/pod-streaming.js';
 import { NO_POD_STREAMING_RULES, type PodStreamingRules } from '../model/exec-rules.js';
 import type { KubeClientOptions } from '../kube/client.js';
+import { claimLoopbackNetwork, DEFAULT_NETWORK, type ClusterNetwork } from './network.js';
 
 export interface EmbeddedClusterOptions {
   /** Port on 127.0.0.1; default 0 picks a free port. */
@@ -58,6 +59,12 @@ export interface EmbeddedClusterOptions {
    * docs/embedded-cluster.md. Throws `RangeError` for a release outside the range.
    */
   kubernetesVersion?: string;
+  /**
+   * Where pod IPs and Service cluster IPs come from (src/cluster/network.ts): `default` 10.244.x /
+   * 10.96.x as in kind clusters (nothing answers there); `loopback` a 127.X.0.0/16 block claimed for
+   * this cluster, where stub applications can listen on pods' and Services' own addresses.
+   */
+  network?: 'default' | 'loopback';
 }
 
 export const KUBECONFIG_NAME = 'kperturb-embedded';
@@ -67,6 +74,8 @@ export class EmbeddedCluster {
   private simulation: ClusterSimulation | undefined;
 
   private constructor(
+    /** The addresses this cluster hands out to pods and Services. */
+    readonly network: ClusterNetwork,
     private readonly server: Server,
     private readonly sockets: ReadonlySet<Socket>,
     private readonly watches: WatchHub,
@@ -106,8 +115,9 @@ export class EmbeddedCluster {
   static async start(options: EmbeddedClusterOptions = {}): Promise<EmbeddedCluster> {
     const release = parseKubernetesVersion(options.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION);
     if (!release) throw new RangeError(`kubernetesVersion ${JSON.stringify(options.kubernetesVersion)}: expected ${KUBERNETES_VERSION_EXPECTED}`);
+    const network = options.network === 'loopback' ? await claimLoopbackNetwork() : DEFAULT_NETWORK;
     const registry = new ResourceRegistry();
-    for (const def of builtinDefinitions(release)) registry.define(def);
+    for (const def of builtinDefinitions(release, network)) registry.define(def);
     const store = new ObjectStore(options.watchHistorySize ?? 10000);
     const ops = new Operations(store, registry);
     const watches = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 1000 });
@@ -118,7 +128,7 @@ export class EmbeddedCluster {
     const nsDef = registry.get({ group: '', resource: 'namespaces' })!;
     const system = { fieldManager: 'kube-apiserver' };
     for (const name of INITIAL_NAMESPACES) ops.create({ def: nsDef, version: 'v1' }, { metadata: { name } }, system);
-    createKubernetesService(registry, ops);
+    createKubernetesService(registry, ops, network);
 
     let port = 0;
     let api: ApiServer | undefined;
@@ -136,17 +146,20 @@ export class EmbeddedCluster {
       socket.on('close', () => sockets.delete(socket));
     });
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (err) => {
+        network.release();
+        reject(err);
+      });
       server.listen(options.port ?? 0, '127.0.0.1', () => {
         server.off('error', reject);
         resolve();
       });
     });
     port = (server.address() as AddressInfo).port;
-    const cluster = new EmbeddedCluster(server, sockets, watches, controllers, store, port, release);
+    const cluster = new EmbeddedCluster(network, server, sockets, watches, controllers, store, port, release);
     if (options.simulation !== false) {
       try {
-        cluster.simulation = await ClusterSimulation.start(cluster.url, options.simulation ?? {});
+        cluster.simulation = await ClusterSimulation.start(cluster.url, { network, ...(options.simulation ?? {}) });
       } catch (err) {
         await cluster.stop();
         throw err;
@@ -186,22 +199,22 @@ export class EmbeddedCluster {
       this.server.close(() => resolve());
       for (const socket of this.sockets) socket.destroy();
       this.server.closeAllConnections();
-    }));
+    }).finally(() => this.network.release()));
     return this.stopping;
   }
 }
 
 /**
  * The `kubernetes` Service and Endpoints in `default` that kube-apiserver maintains for itself
- * (clusterIP 10.96.0.1, the first address of the default service range).
+ * (clusterIP: the first address of the service range, 10.96.0.1 by default).
  */
-function createKubernetesService(registry: ResourceRegistry, ops: Operations): void {
+function createKubernetesService(registry: ResourceRegistry, ops: Operations, network: ClusterNetwork): void {
   const system = { fieldManager: 'kube-apiserver' };
   const svc = registry.get({ group: '', resource: 'services' })!;
   const labels = { component: 'apiserver', provider: 'kubernetes' };
   ops.create({ def: svc, version: 'v1', namespace: 'default' }, {
     metadata: { name: 'kubernetes', labels },
-    spec: { clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }], sessionAffinity: 'None', type: 'ClusterIP' },
+    spec: { clusterIP: network.kubernetesServiceIp, ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }], sessionAffinity: 'None', type: 'ClusterIP' },
   }, system);
   const ep = registry.get({ group: '', resource: 'endpoints' })!;
   ops.create({ def: ep, version: 'v1', namespace: 'default' }, {

@@ -10,6 +10,8 @@
  *     env: { LOG_LEVEL: info }      # KUBECONFIG is set by kperturb; $(VAR) expands (var-expansion.ts)
  *     workingDir: .                 # default: this file's directory
  *     maxParallel: 1                # at most this many runs at once (a controller that binds fixed ports)
+ *     hostAliases: [{ ip: 127.0.0.1, hostnames: [db.example] }]   # extra /etc/hosts entries, as in a Pod spec
+ *     clusterDNS: true              # <svc>.<ns>.svc.cluster.local etc. resolve as CoreDNS answers in a pod
  *   setup: [crd.yaml]               # manifests applied before the controller starts
  *   workloads:
  *     create:
@@ -29,6 +31,13 @@
  *     - { pod: "rabbitmq-cluster-server-*", commandContains: rabbitmq-queues, exitCode: 69, stderr: "not ready\n" }
  *   logs:                           # pods/log answers; default empty
  *     - { pod: "db-*", container: db, text: "ready\n" }
+ *   applications:                   # stub applications on pod and Service IPs (src/stubs)
+ *     - name: zookeeper
+ *       protocol: zookeeper         # or http, with http: { rules: [{ method, path, status, json|text, headers }], default: {...} }
+ *       port: 2181
+ *       namespace: default          # default: default
+ *       pods: { matchLabels: { app: zookeeper-cluster } }
+ *       services: [zookeeper-cluster-client]
  *
  * Relative paths are relative to the file's directory.
  */
@@ -38,6 +47,9 @@ import { parseKey, type ObjectKey } from '../model/object-key.js';
 import { Validator, describe, join, readYamlFile } from '../model/validate.js';
 import type { ExecRule, LogRule } from '../model/exec-rules.js';
 import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../cluster/kube-version.js';
+import { isIP } from 'node:net';
+import { DEFAULT_HTTP_ANSWER, type ApplicationConfig, type HostAlias, type HttpAnswer, type HttpRule } from '../model/applications.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../model/label-selector.js';
 
 export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 
@@ -84,6 +96,10 @@ export interface ControllerUnderTest {
     workingDir: string;
     /** At most this many runs of the controller at once (`test -j` is capped to it); absent: no cap. */
     maxParallel?: number;
+    /** Extra names for the controller's /etc/hosts, as a Pod spec's hostAliases. */
+    hostAliases: HostAlias[];
+    /** Resolve the cluster's Service and pod names for the controller as CoreDNS would for a pod. */
+    clusterDNS: boolean;
   };
   setup: string[];
   workloads: Map<string, Workload>;
@@ -96,6 +112,8 @@ export interface ControllerUnderTest {
   exec: ExecRule[];
   /** What pods/log answers. */
   logs: LogRule[];
+  /** Stub applications listening on pod and Service IPs (src/stubs). */
+  applications: ApplicationConfig[];
   /** How the embedded cluster is started for this controller (absent: the defaults). */
   cluster?: ClusterConfig;
 }
@@ -108,6 +126,11 @@ export interface ClusterConfig {
   kubernetesVersion?: string;
 }
 
+/** Does the config need the cluster's pod and Service IPs to be reachable (a loopback network)? */
+export function needsReachableAddresses(config: ControllerUnderTest): boolean {
+  return config.applications.length > 0 || config.controller.clusterDNS;
+}
+
 export function loadConfig(file: string): ControllerUnderTest {
   const abs = resolve(file);
   return validateConfig(readYamlFile(abs), abs);
@@ -117,7 +140,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const v = new Validator(file);
   const dir = dirname(file);
   const top = v.object(doc, '');
-  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks', 'countUpdates', 'exec', 'logs', 'cluster']);
+  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks', 'countUpdates', 'exec', 'logs', 'applications', 'cluster']);
   if (top.apiVersion !== CONFIG_API_VERSION) v.fail('apiVersion', `"${CONFIG_API_VERSION}" (got ${JSON.stringify(top.apiVersion)})`);
   if (top.kind !== 'ControllerUnderTest') v.fail('kind', `"ControllerUnderTest" (got ${JSON.stringify(top.kind)})`);
   const metadata = v.object(top.metadata, 'metadata');
@@ -125,7 +148,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) v.fail('metadata.name', 'a lowercase name of letters, digits and dashes');
 
   const c = v.object(top.controller, 'controller');
-  v.onlyKeys(c, 'controller', ['command', 'args', 'env', 'workingDir', 'maxParallel']);
+  v.onlyKeys(c, 'controller', ['command', 'args', 'env', 'workingDir', 'maxParallel', 'hostAliases', 'clusterDNS']);
   const env: Record<string, string> = {};
   if (c.env !== undefined) {
     for (const [k, val] of Object.entries(v.object(c.env, 'controller.env'))) {
@@ -138,6 +161,8 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     args: c.args === undefined ? [] : v.stringArray(c.args, 'controller.args'),
     env,
     workingDir: resolve(dir, v.optionalString(c.workingDir, 'controller.workingDir') ?? '.'),
+    hostAliases: (c.hostAliases === undefined ? [] : v.array(c.hostAliases, 'controller.hostAliases')).map((a, i) => validateHostAlias(v, a, join('controller.hostAliases', i))),
+    clusterDNS: c.clusterDNS === undefined ? false : v.boolean(c.clusterDNS, 'controller.clusterDNS'),
   };
   const maxParallel = v.optionalNumber(c.maxParallel, 'controller.maxParallel', { min: 1, integer: true });
   if (maxParallel !== undefined) Object.assign(controller, { maxParallel });
@@ -179,8 +204,112 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const countUpdates = keyPathRules('countUpdates');
   const exec = (top.exec === undefined ? [] : v.array(top.exec, 'exec')).map((r, i) => validateExecRule(v, r, join('exec', i)));
   const logs = (top.logs === undefined ? [] : v.array(top.logs, 'logs')).map((r, i) => validateLogRule(v, r, join('logs', i)));
+  const applications = (top.applications === undefined ? [] : v.array(top.applications, 'applications')).map((a, i) => validateApplication(v, a, join('applications', i)));
+  const appNames = new Set<string>();
+  applications.forEach((a, i) => {
+    if (appNames.has(a.name)) v.fail(join(join('applications', i), 'name'), `a name no other application has (${JSON.stringify(a.name)} is taken)`);
+    appNames.add(a.name);
+  });
   const cluster = validateClusterSection(v, top.cluster);
-  return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks, countUpdates, exec, logs, cluster };
+  return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks, countUpdates, exec, logs, applications, cluster };
+}
+
+const HOSTNAME = /^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*$/;
+
+function validateHostAlias(v: Validator, raw: unknown, path: string): HostAlias {
+  const a = v.object(raw, path);
+  v.onlyKeys(a, path, ['ip', 'hostnames']);
+  const ip = v.string(a.ip, join(path, 'ip'));
+  if (isIP(ip) === 0) v.fail(join(path, 'ip'), `an IPv4 or IPv6 address (got ${JSON.stringify(ip)})`);
+  const hostnames = v.stringArray(a.hostnames, join(path, 'hostnames'));
+  if (hostnames.length === 0) v.fail(join(path, 'hostnames'), 'at least one host name');
+  hostnames.forEach((h, i) => {
+    if (!HOSTNAME.test(h)) v.fail(join(join(path, 'hostnames'), i), `a host name of letters, digits, dashes and dots (got ${JSON.stringify(h)})`);
+  });
+  return { ip, hostnames };
+}
+
+function validateLabelSelector(v: Validator, raw: unknown, path: string): LabelSelector {
+  const s = v.object(raw, path);
+  v.onlyKeys(s, path, ['matchLabels', 'matchExpressions']);
+  const selector: LabelSelector = {};
+  if (s.matchLabels !== undefined) {
+    const labels: Record<string, string> = {};
+    for (const [k, val] of Object.entries(v.object(s.matchLabels, join(path, 'matchLabels')))) labels[k] = text(v, val, join(join(path, 'matchLabels'), k));
+    selector.matchLabels = labels;
+  }
+  if (s.matchExpressions !== undefined) {
+    selector.matchExpressions = v.array(s.matchExpressions, join(path, 'matchExpressions')).map((e, i) => {
+      const p = join(join(path, 'matchExpressions'), i);
+      const eo = v.object(e, p);
+      v.onlyKeys(eo, p, ['key', 'operator', 'values']);
+      const req: LabelSelectorRequirement = { key: v.string(eo.key, join(p, 'key')), operator: v.oneOf(eo.operator, join(p, 'operator'), ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const) };
+      if (eo.values !== undefined) req.values = v.stringArray(eo.values, join(p, 'values'));
+      if ((req.operator === 'In' || req.operator === 'NotIn') && !req.values?.length) v.fail(join(p, 'values'), `at least one value for operator ${req.operator}`);
+      return req;
+    });
+  }
+  if (!selector.matchLabels && !selector.matchExpressions) v.fail(path, 'matchLabels and/or matchExpressions (a label selector; an empty one would select every pod)');
+  return selector;
+}
+
+function validateHttpAnswer(v: Validator, a: Record<string, unknown>, path: string): HttpAnswer {
+  const answer: HttpAnswer = { status: 200, headers: {} };
+  if (a.status !== undefined) {
+    answer.status = v.number(a.status, join(path, 'status'), { min: 100, integer: true });
+    if (answer.status > 599) v.fail(join(path, 'status'), `an HTTP status from 100 to 599 (got ${answer.status})`);
+  }
+  if (a.json !== undefined && a.text !== undefined) v.fail(path, 'either json or text as the body, not both');
+  if (a.text !== undefined) answer.text = text(v, a.text, join(path, 'text'));
+  else answer.json = a.json === undefined ? {} : a.json;
+  if (a.headers !== undefined) {
+    for (const [k, val] of Object.entries(v.object(a.headers, join(path, 'headers')))) answer.headers[k] = text(v, val, join(join(path, 'headers'), k));
+  }
+  return answer;
+}
+
+function validateApplication(v: Validator, raw: unknown, path: string): ApplicationConfig {
+  const a = v.object(raw, path);
+  v.onlyKeys(a, path, ['name', 'protocol', 'port', 'namespace', 'pods', 'services', 'http']);
+  const name = v.string(a.name, join(path, 'name'));
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) v.fail(join(path, 'name'), 'a lowercase name of letters, digits and dashes');
+  const protocol = v.oneOf(a.protocol, join(path, 'protocol'), ['zookeeper', 'http'] as const);
+  const port = v.number(a.port, join(path, 'port'), { min: 1, integer: true });
+  if (port > 65535) v.fail(join(path, 'port'), `a TCP port from 1 to 65535 (got ${port})`);
+  const app: ApplicationConfig = {
+    name,
+    protocol,
+    port,
+    namespace: v.optionalString(a.namespace, join(path, 'namespace')) ?? 'default',
+    services: a.services === undefined ? [] : v.stringArray(a.services, join(path, 'services')),
+  };
+  if (a.pods !== undefined) app.pods = validateLabelSelector(v, a.pods, join(path, 'pods'));
+  if (!app.pods && app.services.length === 0) v.fail(path, 'pods (a label selector) and/or services (Service names): where the stub listens');
+  if (a.http !== undefined) {
+    if (protocol !== 'http') v.fail(join(path, 'http'), 'no http section for protocol ' + protocol);
+    const h = v.object(a.http, join(path, 'http'));
+    v.onlyKeys(h, join(path, 'http'), ['rules', 'default']);
+    const rules = (h.rules === undefined ? [] : v.array(h.rules, join(path, 'http.rules'))).map((r, i): HttpRule => {
+      const p = join(join(path, 'http.rules'), i);
+      const ro = v.object(r, p);
+      v.onlyKeys(ro, p, ['method', 'path', 'status', 'json', 'text', 'headers']);
+      const rule: HttpRule = { ...validateHttpAnswer(v, ro, p), path: v.string(ro.path, join(p, 'path')) };
+      if (!rule.path.startsWith('/') && !rule.path.startsWith('*')) v.fail(join(p, 'path'), `a path glob starting with / (got ${JSON.stringify(rule.path)})`);
+      const method = v.optionalString(ro.method, join(p, 'method'));
+      if (method !== undefined) rule.method = method.toUpperCase();
+      return rule;
+    });
+    let answer = DEFAULT_HTTP_ANSWER;
+    if (h.default !== undefined) {
+      const d = v.object(h.default, join(path, 'http.default'));
+      v.onlyKeys(d, join(path, 'http.default'), ['status', 'json', 'text', 'headers']);
+      answer = validateHttpAnswer(v, d, join(path, 'http.default'));
+    }
+    app.http = { rules, default: answer };
+  } else if (protocol === 'http') {
+    app.http = { rules: [], default: DEFAULT_HTTP_ANSWER };
+  }
+  return app;
 }
 
 /** Output text: unlike names, it may be empty. */

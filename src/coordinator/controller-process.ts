@@ -7,6 +7,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import type { TraceSink } from '../model/trace.js';
 import type { ControllerUnderTest } from '../config/config.js';
 import { controllerEnvironment } from '../config/var-expansion.js';
+import type { CommandWrapper } from './hosts-namespace.js';
 
 export interface ControllerExit {
   incarnation: number;
@@ -29,6 +30,11 @@ export class ControllerProcess {
     private readonly kubeconfigFile: string,
     logFile: string,
     private readonly trace: TraceSink,
+    /**
+     * Runs the command through another one (hosts-namespace.ts: a private /etc/hosts). The wrapper
+     * must exec the command in place, so that the spawned pid is the controller's.
+     */
+    private readonly wrap?: CommandWrapper,
   ) {
     this.log = createWriteStream(logFile, { flags: 'a' });
   }
@@ -47,7 +53,8 @@ export class ControllerProcess {
     const incarnation = this.incarnation;
     const { command, args, env, workingDir } = this.config.controller;
     const expanded = controllerEnvironment(process.env, env, args, this.kubeconfigFile);
-    const child = spawn(command, expanded.args, {
+    const launch = this.wrap ? this.wrap(command, expanded.args) : { command, args: expanded.args };
+    const child = spawn(launch.command, launch.args, {
       cwd: workingDir,
       env: expanded.env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ClusterConfig, ControllerUnderTest, Workload } from '../config/config.js';
+import { needsReachableAddresses, type ClusterConfig, type ControllerUnderTest, type Workload } from '../config/config.js';
 import { EmbeddedCluster } from '../cluster/index.js';
 import { ControllerProxy, type SerializeDeliveryOptions } from '../../proxy/index.js';
 import { KubeApiError, KubeClient, type KubeClientOptions } from '../kube/client.js';
@@ -31,6 +31,10 @@ import { formatApiPath } from '../model/api-path.js';
 import { SetupError } from '../model/errors.js';
 import { ControllerProcess } from './controller-process.js';
 import { PlanFaults } from './faults.js';
+import { hostsNamespaceWrapper, type CommandWrapper } from './hosts-namespace.js';
+import { ApplicationStubs } from '../stubs/applications.js';
+import { ControllerHosts } from '../stubs/controller-hosts.js';
+import { claimLoopbackNetwork } from '../cluster/network.js';
 import { readManifests, runWorkload, sleep, type WorkloadOutcome } from '../workload/runner.js';
 
 /**
@@ -135,7 +139,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     if (choice.kind !== 'embedded' && config.cluster?.kubernetesVersion !== undefined) {
       log(`  cluster.kubernetesVersion ${config.cluster.kubernetesVersion} applies to the embedded cluster only; the ${choice.kind} cluster serves its own release`);
     }
-    const cluster = await startCluster(choice, runDir, config.cluster ?? {});
+    const cluster = await startCluster(choice, runDir, config.cluster ?? {}, needsReachableAddresses(config));
     clusterRecord.url = cluster.url;
     if (cluster.kubernetesVersion !== undefined) clusterRecord.kubernetesVersion = cluster.kubernetesVersion;
     clusterRecord.startMs = Date.now() - t0;
@@ -171,6 +175,20 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     await waitUntilServed(client, setupCrds, CRD_SERVED_TIMEOUT_MS);
     await recorder.refreshResources();
 
+    // Stub applications and the controller's names follow the cluster through the recorder; their
+    // calls go into the cluster trace (what happened inside the cluster, beside the object changes).
+    if (config.applications.length > 0) {
+      const stubs = new ApplicationStubs(config.applications, recorder, clusterTrace, (line) => log(`  ${line}`));
+      cleanups.push(() => stubs.stop());
+    }
+    let wrapController: CommandWrapper | undefined;
+    if (config.controller.clusterDNS || config.controller.hostAliases.length > 0) {
+      const option = config.controller.clusterDNS ? 'controller.clusterDNS' : 'controller.hostAliases';
+      const hosts = new ControllerHosts(join(runDir, 'controller.hosts'), config.controller.hostAliases, config.controller.clusterDNS ? recorder : undefined);
+      cleanups.push(() => hosts.stop());
+      wrapController = await hostsNamespaceWrapper(hosts.file, `${config.file}: ${option}`);
+    }
+
     const proxy = await ControllerProxy.start({
       ...cluster.proxyUpstream,
       trace: controllerTrace,
@@ -185,7 +203,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     cleanups.push(() => proxy.stop());
     const kubeconfigFile = join(runDir, 'controller.kubeconfig');
     writeFileSync(kubeconfigFile, proxy.kubeconfigYaml());
-    const proc = new ControllerProcess(config, kubeconfigFile, join(runDir, 'controller.log'), controllerTrace);
+    const proc = new ControllerProcess(config, kubeconfigFile, join(runDir, 'controller.log'), controllerTrace, wrapController);
     controller = proc;
     cleanups.push(() => proc.stop());
 
@@ -291,10 +309,16 @@ interface RunCluster {
   stop(): Promise<void>;
 }
 
-async function startCluster(choice: ClusterChoice, runDir: string, settings: ClusterConfig): Promise<RunCluster> {
+/**
+ * `settings`: the embedded cluster's emulated release. `reachable`: pods (and, on the embedded
+ * cluster, Services) get loopback addresses where stub applications can listen
+ * (src/cluster/network.ts). A real control plane allocates Service cluster IPs itself
+ * (--service-cluster-ip-range), so there only pod IPs are reachable.
+ */
+async function startCluster(choice: ClusterChoice, runDir: string, settings: ClusterConfig, reachable: boolean): Promise<RunCluster> {
   switch (choice.kind) {
     case 'embedded': {
-      const cluster = await EmbeddedCluster.start(settings.kubernetesVersion !== undefined ? { kubernetesVersion: settings.kubernetesVersion } : {});
+      const cluster = await EmbeddedCluster.start({ ...(settings.kubernetesVersion !== undefined ? { kubernetesVersion: settings.kubernetesVersion } : {}), network: reachable ? 'loopback' : 'default' });
       return {
         url: cluster.url,
         kubernetesVersion: cluster.kubernetesVersion,
@@ -304,9 +328,26 @@ async function startCluster(choice: ClusterChoice, runDir: string, settings: Clu
       };
     }
     case 'real': {
-      const cluster = await RealCluster.start({ ...(choice.binaries ? { binaries: choice.binaries } : {}), logDir: join(runDir, 'control-plane') });
-      const clientOptions = cluster.clientOptions();
-      return { url: cluster.url, clientOptions, proxyUpstream: proxyUpstreamFor(cluster.url, clientOptions), stop: () => cluster.stop() };
+      const network = reachable ? await claimLoopbackNetwork() : undefined;
+      try {
+        const cluster = await RealCluster.start({
+          ...(choice.binaries ? { binaries: choice.binaries } : {}),
+          logDir: join(runDir, 'control-plane'),
+          ...(network ? { simulation: { network } } : {}),
+        });
+        const clientOptions = cluster.clientOptions();
+        const stop = async () => {
+          try {
+            await cluster.stop();
+          } finally {
+            network?.release();
+          }
+        };
+        return { url: cluster.url, clientOptions, proxyUpstream: proxyUpstreamFor(cluster.url, clientOptions), stop };
+      } catch (err) {
+        network?.release();
+        throw err;
+      }
     }
     case 'existing': {
       const cluster = await ExistingCluster.connect(choice.kubeconfig);

@@ -209,6 +209,32 @@ export interface PodExecEvent extends Stamped {
   message?: string;
 }
 
+/**
+ * A call a stub application answered (kperturb.yaml `applications:`, src/stubs): the controller
+ * talking to "its" application on a pod's or a Service's address, outside the Kubernetes API. Only in
+ * the cluster trace, as what happened inside the cluster; the planner and oracles ignore it.
+ */
+export interface AppCallEvent extends Stamped {
+  type: 'app-call';
+  /** The application's name in kperturb.yaml. */
+  application: string;
+  protocol: 'zookeeper' | 'http';
+  /** The pod (Pod/namespace/name) or Service (Service/namespace/name) whose address was called. */
+  key: ObjectKey;
+  /** ip:port the call arrived on. */
+  address: string;
+  /** zookeeper: connect, create, exists, getData, setData, getChildren, delete, ping, close, ...; http: the method. */
+  operation: string;
+  /** The znode or the HTTP path (with query). */
+  path?: string;
+  /** zookeeper: "ok" or the error's name (NoNode, NodeExists, BadVersion, ...); http: the status code. */
+  result: string | number;
+  /** zookeeper: the session. */
+  session?: string;
+  /** http: index of the rule that answered; absent for the default answer. */
+  rule?: number;
+}
+
 export type ControllerTraceEvent =
   | RequestEvent
   | ResponseEvent
@@ -221,7 +247,7 @@ export type ControllerTraceEvent =
   | PodExecEvent;
 
 /** What the cluster trace holds besides its header. */
-export type ClusterTraceEvent = ClusterChangeEvent | PodExecEvent;
+export type ClusterTraceEvent = ClusterChangeEvent | PodExecEvent | AppCallEvent;
 
 export type TraceEvent = TraceHeader | ControllerTraceEvent | ClusterTraceEvent;
 

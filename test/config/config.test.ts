@@ -134,3 +134,68 @@ test('controller.maxParallel caps how many runs of the controller test starts at
   t.is(effectiveParallel(free, 3), 3);
   expectInputError(t, VALID.replace('env: { LEVEL: 3 } }', 'env: { LEVEL: 3 }, maxParallel: 0 }'), 'controller.maxParallel', /a number >= 1/);
 });
+
+const WITH_STUBS = `${VALID.replace('controller: { command: node, args: [c.js], env: { LEVEL: 3 } }', 'controller: { command: node, clusterDNS: true, hostAliases: [{ ip: 127.0.0.5, hostnames: [db.example, cache] }] }')}applications:
+  - name: zk
+    protocol: zookeeper
+    port: 2181
+    pods: { matchLabels: { app: zk } }
+    services: [zk-client]
+  - name: es
+    protocol: http
+    port: 9200
+    namespace: search
+    pods: { matchExpressions: [{ key: app, operator: In, values: [es] }] }
+    http:
+      rules:
+        - { method: get, path: "/_cluster/health*", json: { status: green } }
+        - { path: "/text", status: 503, text: "busy", headers: { Retry-After: "1" } }
+      default: { status: 404 }
+`;
+
+test('controller.hostAliases, controller.clusterDNS and applications load with their defaults', (t) => {
+  const c = loadConfig(write(WITH_STUBS, { 'crd.yaml': 'kind: X' }));
+  t.true(c.controller.clusterDNS);
+  t.deepEqual(c.controller.hostAliases, [{ ip: '127.0.0.5', hostnames: ['db.example', 'cache'] }]);
+  t.deepEqual(c.applications, [
+    { name: 'zk', protocol: 'zookeeper', port: 2181, namespace: 'default', pods: { matchLabels: { app: 'zk' } }, services: ['zk-client'] },
+    {
+      name: 'es',
+      protocol: 'http',
+      port: 9200,
+      namespace: 'search',
+      pods: { matchExpressions: [{ key: 'app', operator: 'In', values: ['es'] }] },
+      services: [],
+      http: {
+        rules: [
+          { method: 'GET', path: '/_cluster/health*', status: 200, json: { status: 'green' }, headers: {} },
+          { path: '/text', status: 503, text: 'busy', headers: { 'Retry-After': '1' } },
+        ],
+        default: { status: 404, json: {}, headers: {} },
+      },
+    },
+  ]);
+  const plain = loadConfig(write(VALID, { 'crd.yaml': 'kind: X' }));
+  t.false(plain.controller.clusterDNS);
+  t.deepEqual(plain.controller.hostAliases, []);
+  t.deepEqual(plain.applications, []);
+});
+
+test('a bad hostAlias or application names the file, the path and what was expected', (t) => {
+  expectInputError(t, WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: yes-please'), 'controller.clusterDNS', /true or false/);
+  expectInputError(t, WITH_STUBS.replace('ip: 127.0.0.5', 'ip: db.local'), 'controller.hostAliases[0].ip', /an IPv4 or IPv6 address \(got "db.local"\)/);
+  expectInputError(t, WITH_STUBS.replace('hostnames: [db.example, cache]', 'hostnames: []'), 'controller.hostAliases[0].hostnames', /at least one host name/);
+  expectInputError(t, WITH_STUBS.replace('hostnames: [db.example, cache]', 'hostnames: [db.example, "bad name"]'), 'controller.hostAliases[0].hostnames[1]', /a host name/);
+  expectInputError(t, WITH_STUBS.replace('protocol: zookeeper', 'protocol: redis'), 'applications[0].protocol', /one of "zookeeper", "http" \(got a string|one of "zookeeper", "http"/);
+  expectInputError(t, WITH_STUBS.replace('port: 2181', 'port: 70000'), 'applications[0].port', /a TCP port from 1 to 65535 \(got 70000\)/);
+  expectInputError(t, WITH_STUBS.replace('port: 2181', 'port: "2181"'), 'applications[0].port', /a number/);
+  expectInputError(t, WITH_STUBS.replace('    pods: { matchLabels: { app: zk } }\n    services: [zk-client]\n', ''), 'applications[0]', /pods \(a label selector\) and\/or services/);
+  expectInputError(t, WITH_STUBS.replace('pods: { matchLabels: { app: zk } }', 'pods: { app: zk }'), 'applications[0].pods.app', /no such field here \(allowed: matchLabels, matchExpressions\)/);
+  expectInputError(t, WITH_STUBS.replace('operator: In, values: [es]', 'operator: In'), 'applications[1].pods.matchExpressions[0].values', /at least one value for operator In/);
+  expectInputError(t, WITH_STUBS.replace('name: es', 'name: zk'), 'applications[1].name', /a name no other application has/);
+  expectInputError(t, WITH_STUBS.replace('path: "/text", status: 503', 'path: "/text", status: 700'), 'applications[1].http.rules[1].status', /an HTTP status from 100 to 599/);
+  expectInputError(t, WITH_STUBS.replace('text: "busy"', 'text: "busy", json: {}'), 'applications[1].http.rules[1]', /either json or text/);
+  expectInputError(t, WITH_STUBS.replace('path: "/text"', 'path: "text"'), 'applications[1].http.rules[1].path', /a path glob starting with \//);
+  expectInputError(t, WITH_STUBS.replace('services: [zk-client]', 'services: [zk-client]\n    http: { rules: [] }'), 'applications[0].http', /no http section for protocol zookeeper/);
+  expectInputError(t, `${VALID}applications: { name: zk }\n`, 'applications', /a list/);
+});

@@ -8,6 +8,7 @@ import { builtinKind, specField, statusField } from './define.js';
 import { child, defaultClaimSpec, defaultPersistentVolume, defaultPod, podQosClass } from './defaults.js';
 import { CONDITIONS_LIST_RULES, NODE_LIST_RULES, POD_LIST_RULES, SERVICE_LIST_RULES } from './list-rules.js';
 import type { ResourceDefinition } from '../registry.js';
+import { DEFAULT_NETWORK, type ClusterNetwork } from '../network.js';
 import { validatePod, validatePodUpdate, validateService, validateClaim, validateEvent } from './validation.js';
 
 type Obj = Record<string, unknown>;
@@ -88,15 +89,16 @@ function podGracePeriod(obj: KubeObject, requested: number | undefined): number 
   return typeof configured === 'number' && configured >= 0 ? configured : 30;
 }
 
-/** Sequential allocators for cluster IPs (10.96.0.0/12) and node ports (30000-32767), per cluster. */
+/** Sequential allocators for cluster IPs (the network's service range) and node ports (30000-32767), per cluster. */
 class ServiceAllocator {
-  private nextIp = 10; // 10.96.0.1 belongs to the `kubernetes` service in a real cluster
+  private nextIp = 0;
   private nextPort = 30000;
   private readonly usedPorts = new Set<number>();
 
+  constructor(private readonly network: ClusterNetwork) {}
+
   clusterIp(): string {
-    const n = this.nextIp++;
-    return `10.96.${(n >> 8) & 0xff}.${n & 0xff}`;
+    return this.network.serviceIp(this.nextIp++);
   }
 
   nodePort(): number {
@@ -154,8 +156,8 @@ function defaultService(obj: KubeObject, allocator: ServiceAllocator, old: KubeO
   }
 }
 
-function serviceDefinition(): ResourceDefinition {
-  const allocator = new ServiceAllocator();
+function serviceDefinition(network: ClusterNetwork): ResourceDefinition {
+  const allocator = new ServiceAllocator(network);
   return builtinKind({
     resource: 'services',
     kind: 'Service',
@@ -304,10 +306,11 @@ function eventsGroupDefinition(): ResourceDefinition {
   });
 }
 
-export function coreDefinitions(): ResourceDefinition[] {
+/** `network`: where Service cluster IPs come from (src/cluster/network.ts). */
+export function coreDefinitions(network: ClusterNetwork = DEFAULT_NETWORK): ResourceDefinition[] {
   return [
     podDefinition(),
-    serviceDefinition(),
+    serviceDefinition(network),
     builtinKind({ resource: 'endpoints', kind: 'Endpoints', namespaced: true, shortNames: ['ep'] }),
     builtinKind({ resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'], strategy: { returnDeletedObject: true } }),
     claimDefinition(),

@@ -26,6 +26,7 @@ import { NodeAgent } from './nodes.js';
 import { ReplicaSetController } from './replicaset-controller.js';
 import { NameGenerator, SimApi, WorkRunner, type SimContext, type SimTiming } from './runtime.js';
 import { Scheduler } from './scheduler.js';
+import { DEFAULT_NETWORK, type ClusterNetwork } from '../network.js';
 import { ServiceAccountController } from './serviceaccount-controller.js';
 import { StatefulSetController } from './statefulset-controller.js';
 import { VolumeController } from './volume-controller.js';
@@ -79,6 +80,8 @@ export interface SimulationOptions {
   events?: boolean;
   /** One worker, keys in a stable order, fixed delays and counter-derived names, for reproducible runs. */
   deterministic?: boolean;
+  /** Where pod IPs and node pod CIDRs come from (src/cluster/network.ts); default DEFAULT_NETWORK. */
+  network?: ClusterNetwork;
   /** Controllers to run; default all of SIMULATED_CONTROLLERS. */
   controllers?: readonly SimulatedController[];
   /** Receives one line per notable action or error; default: discarded. */
@@ -151,6 +154,7 @@ export class ClusterSimulation {
       events,
       timing,
       nodes: options.nodes ?? ['node-1'],
+      network: options.network ?? DEFAULT_NETWORK,
       deterministic,
       bindVolumes: options.bindVolumes ?? true,
       log,

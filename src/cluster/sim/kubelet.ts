@@ -207,7 +207,7 @@ export class Kubelets {
     const node = str(spec(pod).nodeName);
     const n = this.nextIp.get(node) ?? 0;
     this.nextIp.set(node, n + 1);
-    return `10.244.${nodeIndex(this.ctx.nodes, node)}.${(n % 253) + 2}`;
+    return this.ctx.network.podIp(nodeIndex(this.ctx.nodes, node), n);
   }
 
   private conds(pod: KubeObject, values: Record<string, [string, string?, string?]>): unknown[] {

@@ -4,13 +4,15 @@
  * kube-node-lease, which a real kube-controller-manager's node lifecycle controller watches: without
  * it, nodes turn NotReady after 40 s and their pods are evicted).
  *
- * Node IPs are 172.18.0.<2+i> and pod CIDRs 10.244.<i>.0/24 for the i-th simulated node, so that
- * addresses are the same in every run.
+ * Node IPs are 172.18.0.<2+i> and pod CIDRs 10.244.<i>.0/24 for the i-th simulated node (or the
+ * node's range of a loopback network, src/cluster/network.ts), so that addresses are the same in
+ * every run.
  */
 import type { KubeObject } from '../../model/object-key.js';
 import type { ResourceInfo } from '../../kube/discovery.js';
 import { clone, now } from './objects.js';
 import { isStatus, type SimContext } from './runtime.js';
+import type { ClusterNetwork } from '../network.js';
 
 export const KUBELET_VERSION = 'v1.33.0-kperturb-sim';
 
@@ -22,7 +24,7 @@ export function nodeIndex(nodes: readonly string[], node: string): number {
   return Math.max(0, nodes.indexOf(node));
 }
 
-function nodeObject(nodes: readonly string[], name: string): KubeObject {
+function nodeObject(nodes: readonly string[], name: string, network: ClusterNetwork): KubeObject {
   const capacity = { cpu: '8', 'ephemeral-storage': '100Gi', 'hugepages-2Mi': '0', memory: '16Gi', pods: '110' };
   const at = now();
   const cond = (type: string, status: string, reason: string, message: string) => ({ type, status, lastHeartbeatTime: at, lastTransitionTime: at, reason, message });
@@ -40,7 +42,7 @@ function nodeObject(nodes: readonly string[], name: string): KubeObject {
       },
       annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' },
     },
-    spec: { podCIDR: `10.244.${nodeIndex(nodes, name)}.0/24`, podCIDRs: [`10.244.${nodeIndex(nodes, name)}.0/24`] },
+    spec: { podCIDR: network.podCidr(nodeIndex(nodes, name)), podCIDRs: [network.podCidr(nodeIndex(nodes, name))] },
     status: {
       capacity,
       allocatable: capacity,
@@ -95,7 +97,7 @@ export class NodeAgent {
 
   /** kubelet registration: create the Node, then post its status (the status is not settable on create). */
   private async register(info: ResourceInfo, name: string): Promise<void> {
-    const desired = nodeObject(this.ctx.nodes, name);
+    const desired = nodeObject(this.ctx.nodes, name, this.ctx.network);
     let node = await this.ctx.api.get(info, undefined, name);
     if (!node) {
       try {

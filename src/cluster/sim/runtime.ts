@@ -16,6 +16,7 @@ import type { ResourceInfo } from '../../kube/discovery.js';
 import type { InformerFactory } from '../../kube/informer.js';
 import type { SimEvents } from './events.js';
 import { shortHash } from './objects.js';
+import type { ClusterNetwork } from '../network.js';
 
 export interface SimTiming {
   podScheduleDelayMs: number;
@@ -34,6 +35,8 @@ export interface SimContext {
   readonly events: SimEvents;
   readonly timing: SimTiming;
   readonly nodes: readonly string[];
+  /** Pod IPs and pod CIDRs. */
+  readonly network: ClusterNetwork;
   readonly deterministic: boolean;
   /** false: provision PVs only, binding and protection are kube-controller-manager's (a real cluster). */
   readonly bindVolumes: boolean;

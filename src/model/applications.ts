@@ -1,0 +1,160 @@
+/**
+ * Stub applications (kperturb.yaml `applications:`) and name resolution for the controller
+ * (`controller.hostAliases`, `controller.clusterDNS`): the shapes the config validates into, and the
+ * pure parts that decide what a stub answers (HTTP rules) and which names resolve where (the hosts
+ * entries CoreDNS would answer for a pod). The servers themselves are in src/stubs.
+ */
+import { globMatches } from './exec-rules.js';
+import { isObject, type KubeObject } from './object-key.js';
+import { matchesLabelSelector, type LabelSelector } from './label-selector.js';
+
+/** One entry of a Pod spec's `hostAliases`: these names resolve to `ip`. */
+export interface HostAlias {
+  ip: string;
+  hostnames: string[];
+}
+
+export interface HttpAnswer {
+  status: number;
+  /** Sent as application/json unless the headers say otherwise. */
+  json?: unknown;
+  /** Sent as text/plain unless the headers say otherwise. */
+  text?: string;
+  headers: Record<string, string>;
+}
+
+export interface HttpRule extends HttpAnswer {
+  /** Upper-case method; any method when absent. */
+  method?: string;
+  /** Glob on the path without the query (`*` matches any characters, `/` included). */
+  path: string;
+}
+
+export interface HttpStubConfig {
+  rules: HttpRule[];
+  /** What a request no rule matches gets. */
+  default: HttpAnswer;
+}
+
+export const DEFAULT_HTTP_ANSWER: HttpAnswer = { status: 200, json: {}, headers: {} };
+
+export type ApplicationProtocol = 'zookeeper' | 'http';
+
+export interface ApplicationConfig {
+  name: string;
+  protocol: ApplicationProtocol;
+  port: number;
+  /** The namespace of the selected pods and Services. */
+  namespace: string;
+  /** Pods whose labels match get a listener on their IP while they run. */
+  pods?: LabelSelector;
+  /** Services (by name) that get a listener on their cluster IP while they exist. */
+  services: string[];
+  /** protocol http only. */
+  http?: HttpStubConfig;
+}
+
+/** The rule that answers a request (its index), or the default answer. */
+export function answerHttp(config: HttpStubConfig, method: string, path: string): { answer: HttpAnswer; rule?: number } {
+  const bare = path.split('?')[0] ?? path;
+  const index = config.rules.findIndex((r) => (r.method === undefined || r.method === method.toUpperCase()) && globMatches(r.path, bare));
+  return index >= 0 ? { answer: config.rules[index]!, rule: index } : { answer: config.default };
+}
+
+/** Is this pod one of the application's and running, not being deleted, with an IP? */
+export function isServingPod(app: ApplicationConfig, pod: KubeObject): boolean {
+  if (!app.pods || pod.metadata?.namespace !== app.namespace) return false;
+  if (!matchesLabelSelector(app.pods, pod.metadata?.labels)) return false;
+  return podServingIp(pod) !== undefined;
+}
+
+/** The IP of a running pod that is not being deleted, as the stub listeners and DNS use it. */
+export function podServingIp(pod: KubeObject): string | undefined {
+  const status = isObject(pod.status) ? pod.status : {};
+  if (pod.metadata?.deletionTimestamp || status.phase !== 'Running') return undefined;
+  return typeof status.podIP === 'string' && status.podIP !== '' ? status.podIP : undefined;
+}
+
+/** A Service's cluster IP, when it has one (not headless, not ExternalName). */
+export function serviceClusterIp(svc: KubeObject): string | undefined {
+  const spec = isObject(svc.spec) ? svc.spec : {};
+  if (spec.type === 'ExternalName') return undefined;
+  const ip = spec.clusterIP;
+  return typeof ip === 'string' && ip !== '' && ip !== 'None' ? ip : undefined;
+}
+
+export const CLUSTER_DOMAIN = 'cluster.local';
+
+/**
+ * The names CoreDNS (kubernetes plugin, cluster domain cluster.local) answers for Services and pods,
+ * as /etc/hosts entries (ip -> names), for a resolver that reads the hosts file only:
+ * - a Service with a cluster IP: `<svc>.<ns>.svc.cluster.local` and `<svc>.<ns>.svc` (the short
+ *   form a pod reaches through its resolv.conf search list);
+ * - a headless Service: the same names for every ready pod it selects (CoreDNS answers all their
+ *   A records; a hosts file lists the name once per address, and resolvers return them all), and
+ *   `<hostname>.<svc>.<ns>.svc.cluster.local` for each such pod whose `spec.subdomain` is the
+ *   Service and that has a `spec.hostname` (StatefulSet pods get both).
+ * A pod counts while it runs, is not being deleted and has an IP. Entries are sorted, so that the
+ * same cluster state gives the same file.
+ */
+export function clusterDnsEntries(services: Iterable<KubeObject>, pods: Iterable<KubeObject>): HostAlias[] {
+  const byIp = new Map<string, Set<string>>();
+  const add = (ip: string, ...names: string[]) => {
+    let set = byIp.get(ip);
+    if (!set) byIp.set(ip, (set = new Set()));
+    for (const n of names) set.add(n);
+  };
+  const podList = [...pods];
+  for (const svc of services) {
+    const name = svc.metadata?.name;
+    const ns = svc.metadata?.namespace;
+    if (!name || !ns) continue;
+    const spec = isObject(svc.spec) ? svc.spec : {};
+    const fqdn = `${name}.${ns}.svc.${CLUSTER_DOMAIN}`;
+    const short = `${name}.${ns}.svc`;
+    const clusterIp = serviceClusterIp(svc);
+    if (clusterIp) {
+      add(clusterIp, fqdn, short);
+      continue;
+    }
+    if (spec.clusterIP !== 'None' || !isObject(spec.selector)) continue;
+    const selector: LabelSelector = { matchLabels: spec.selector as Record<string, string> };
+    for (const pod of podList) {
+      if (pod.metadata?.namespace !== ns || !matchesLabelSelector(selector, pod.metadata?.labels)) continue;
+      const ip = podServingIp(pod);
+      if (!ip) continue;
+      add(ip, fqdn, short);
+      const podSpec = isObject(pod.spec) ? pod.spec : {};
+      if (typeof podSpec.hostname === 'string' && podSpec.subdomain === name) {
+        add(ip, `${podSpec.hostname}.${fqdn}`, `${podSpec.hostname}.${short}`);
+      }
+    }
+  }
+  return [...byIp.entries()]
+    .map(([ip, names]) => ({ ip, hostnames: [...names].sort() }))
+    .sort((a, b) => compareIps(a.ip, b.ip));
+}
+
+function compareIps(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < 4; i++) if (pa[i] !== pb[i]) return (pa[i] ?? 0) - (pb[i] ?? 0);
+  return a.localeCompare(b);
+}
+
+/**
+ * The hosts file the controller sees: the machine's own, then kperturb's entries (hostAliases first,
+ * as the kubelet writes a pod's hosts file, then the cluster's names).
+ */
+export function hostsFileText(base: string, aliases: readonly HostAlias[], cluster: readonly HostAlias[]): string {
+  const lines = [base.endsWith('\n') || base === '' ? base : base + '\n'];
+  if (aliases.length > 0) {
+    lines.push('# kperturb: controller.hostAliases\n');
+    for (const a of aliases) lines.push(`${a.ip}\t${a.hostnames.join(' ')}\n`);
+  }
+  if (cluster.length > 0) {
+    lines.push('# kperturb: controller.clusterDNS (Services and pods of the cluster)\n');
+    for (const a of cluster) lines.push(`${a.ip}\t${a.hostnames.join(' ')}\n`);
+  }
+  return lines.join('');
+}

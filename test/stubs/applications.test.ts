@@ -1,0 +1,96 @@
+/**
+ * Stub applications on a loopback embedded cluster, following the cluster through the recorder: a
+ * listener on each selected pod's IP while it runs and on the named Service's cluster IP; calls in
+ * the trace as app-call events; a stopped pod's address refuses connections; the ZooKeeper tree
+ * starts over when the last pod stops.
+ */
+import test from 'ava';
+import { connect } from 'node:net';
+import { EmbeddedCluster } from '../../src/cluster/index.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { ClusterRecorder } from '../../src/recorder/cluster-recorder.js';
+import { ApplicationStubs } from '../../src/stubs/applications.js';
+import { JuteReader, JuteWriter, PacketSplitter } from '../../src/stubs/jute.js';
+import { isObject } from '../../src/model/object-key.js';
+import type { AppCallEvent, ClusterTraceEvent, ControllerTraceEvent, TraceSink, Unstamped } from '../../src/model/trace.js';
+import { waitFor } from '../proxy/helpers.js';
+
+/** Connects and opens a ZooKeeper session: resolves with the session id, rejects on refusal. */
+function zkSession(address: string): Promise<bigint> {
+  const [host, port] = address.split(':') as [string, string];
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), host, () => socket.write(new JuteWriter().int(0).long(0n).int(6000).long(0n).buffer(Buffer.alloc(16)).bool(false).packet()));
+    const splitter = new PacketSplitter();
+    socket.on('error', reject);
+    socket.on('data', (d: Buffer) => {
+      const [packet] = splitter.push(d);
+      if (!packet) return;
+      const r = new JuteReader(packet);
+      r.int();
+      r.int();
+      resolve(r.long());
+      socket.destroy();
+    });
+  });
+}
+
+test('listeners follow the selected pods and the Service; calls are traced; a stopped pod refuses connections', async (t) => {
+  const cluster = await EmbeddedCluster.start({ network: 'loopback', simulation: { podStopDelayMs: 0 } });
+  const client = new KubeClient(cluster.url);
+  const events: Array<Unstamped<ControllerTraceEvent | ClusterTraceEvent>> = [];
+  const sink: TraceSink = { append: (e) => events.push(e) };
+  const recorder = await ClusterRecorder.start(client, sink);
+  const lines: string[] = [];
+  const stubs = new ApplicationStubs(
+    [{ name: 'zk', protocol: 'zookeeper', port: 2181, namespace: 'default', pods: { matchLabels: { app: 'zk' } }, services: ['zk-client'] }],
+    recorder,
+    sink,
+    (l) => lines.push(l),
+  );
+  t.teardown(async () => {
+    stubs.stop();
+    await recorder.stop();
+    client.close();
+    await cluster.stop();
+  });
+  const app = stubs.application('zk')!;
+  await client.request('POST', '/api/v1/namespaces/default/services', { body: { metadata: { name: 'zk-client' }, spec: { ports: [{ port: 2181 }], selector: { app: 'zk' } } } });
+  await client.request('POST', '/api/v1/namespaces/default/services', { body: { metadata: { name: 'other' }, spec: { ports: [{ port: 2181 }] } } });
+  await client.request('POST', '/api/v1/namespaces/default/pods', { body: { metadata: { name: 'zk-0', labels: { app: 'zk' } }, spec: { containers: [{ name: 'zk', image: 'zookeeper' }] } } });
+  await client.request('POST', '/api/v1/namespaces/default/pods', { body: { metadata: { name: 'web', labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } });
+  const get = async (path: string) => {
+    const res = await client.request('GET', path);
+    return isObject(res.body) ? res.body : {};
+  };
+  const podIp = async (name: string) => {
+    const pod = await get(`/api/v1/namespaces/default/pods/${name}`);
+    return isObject(pod.status) && typeof pod.status.podIP === 'string' ? pod.status.podIP : '';
+  };
+  await waitFor('both pods running', async () => (await podIp('zk-0')) !== '' && (await podIp('web')) !== '', 15_000);
+  const svc = await get('/api/v1/namespaces/default/services/zk-client');
+  const clusterIp = String(isObject(svc.spec) ? svc.spec.clusterIP : '');
+  const zkIp = await podIp('zk-0');
+  await waitFor('listeners on the pod and the Service', () => app.addresses().length === 2, 15_000);
+  t.deepEqual(app.addresses(), [`${clusterIp}:2181`, `${zkIp}:2181`].sort());
+
+  const sessionViaService = await zkSession(`${clusterIp}:2181`);
+  t.not(sessionViaService, 0n);
+  await zkSession(`${zkIp}:2181`);
+  const calls = events.filter((e): e is Unstamped<AppCallEvent> => e.type === 'app-call');
+  t.deepEqual(calls.map((c) => [c.key, c.address, c.operation, c.result]), [
+    ['Service/default/zk-client', `${clusterIp}:2181`, 'connect', 'ok'],
+    ['Pod/default/zk-0', `${zkIp}:2181`, 'connect', 'ok'],
+  ]);
+  // Neither the unselected pod nor the unnamed Service got a listener.
+  await t.throwsAsync(zkSession(`${await podIp('web')}:2181`), { code: 'ECONNREFUSED' });
+
+  // A znode written now is gone once the last pod has stopped: a new ensemble starts empty.
+  app.zookeeper!.createNode('/kept', Buffer.alloc(0), [{ perms: 31, scheme: 'world', id: 'anyone' }], 0);
+  await client.request('DELETE', '/api/v1/namespaces/default/pods/zk-0');
+  await waitFor('the pod listener to close', () => app.addresses().length === 1, 15_000);
+  await t.throwsAsync(zkSession(`${zkIp}:2181`), { code: 'ECONNREFUSED' });
+  t.is(app.zookeeper!.get('/kept'), undefined);
+  t.truthy(lines.find((l) => l.includes('starts over')));
+  // The Service still answers.
+  t.not(await zkSession(`${clusterIp}:2181`), 0n);
+});
