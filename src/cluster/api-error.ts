@@ -55,7 +55,9 @@ export class ApiError extends Error {
 
   toStatus(): MetaStatus {
     const metadata = this.continueToken ? { continue: this.continueToken } : {};
-    const status: MetaStatus = { kind: 'Status', apiVersion: 'v1', metadata, status: 'Failure', message: this.message, reason: this.reason };
+    const status: MetaStatus = { kind: 'Status', apiVersion: 'v1', metadata, status: 'Failure', message: this.message };
+    // StatusReasonUnknown ("") is omitted, as errors that are not a metav1.Status come out (500).
+    if (this.reason) status.reason = this.reason;
     if (this.details !== undefined) status.details = this.details;
     status.code = this.code;
     return status;

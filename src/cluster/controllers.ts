@@ -15,6 +15,7 @@ import { CRD_CLEANUP_FINALIZER, NAMESPACE_FINALIZER, setCrdCondition } from './b
 import type { Operations } from './operations.js';
 import { ALL_VERBS, compareKubeVersions, storageKey, type ListRule, type ListRules, type ResourceDefinition, type ResourceRegistry, type ScalePaths } from './registry.js';
 import { OBJECT_META_LIST_RULES } from './kinds/list-rules.js';
+import { customResourceSchemas, validateEmbeddedResources } from './crd-schema.js';
 import type { ObjectStore, StoreChange } from './store.js';
 
 const CRD_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';
@@ -83,6 +84,7 @@ export function definitionFromCrd(crd: KubeObject): ResourceDefinition | undefin
       : undefined;
   const storage = versions.find((v) => v.storage === true) ?? served[0]!;
   const schema = isObject(storage.schema) ? storage.schema.openAPIV3Schema : undefined;
+  const crdSchemas = customResourceSchemas(crd);
   return {
     group: spec.group,
     versions: served.map((v) => v.name as string).sort(compareKubeVersions),
@@ -96,6 +98,7 @@ export function definitionFromCrd(crd: KubeObject): ResourceDefinition | undefin
     verbs: [...ALL_VERBS],
     subresources: [...(status ? ['status'] : []), ...(scale ? ['scale'] : [])],
     ...(scale ? { scale } : {}),
+    crdSchemas,
     listItemsCarryTypeMeta: true,
     definedBy: crd.metadata!.name!,
     strategy: {
@@ -104,6 +107,7 @@ export function definitionFromCrd(crd: KubeObject): ResourceDefinition | undefin
       statusWrite: 'status-only',
       returnDeletedObject: false,
       nameRule: 'dns1123-subdomain',
+      ...(crdSchemas ? { validate: (obj: KubeObject) => validateEmbeddedResources(crdSchemas, obj) } : {}),
     },
   };
 }

@@ -33,6 +33,7 @@ import {
 } from './api-error.js';
 import { apply as serverSideApply, recordUpdate, type ManagerId, type WriteSite } from './field-manager.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf, type PatchType } from './patch.js';
+import { CustomResourceDecodingError, customResourceView, decodeCustomResource, storedObjectOf, typedPatchErrorMessage, undeclaredApplyFields } from './crd-schema.js';
 import { defaultStorageClass } from './kinds/core.js';
 import { conversionFor, groupResourceOf, hasStatusSubresource, storageKey, storageVersionOf, type ResourceDefinition, type ResourceRegistry } from './registry.js';
 import { STANDARD_FIELDS, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, type FieldGetter, type FieldRequirement, type LabelRequirement } from './selectors.js';
@@ -50,7 +51,14 @@ export interface WriteOptions {
   dryRun?: boolean;
   /** The field manager recorded in managedFields (`fieldManager=`, else derived from the User-Agent). */
   fieldManager?: string;
+  /**
+   * `fieldValidation=`: what unknown fields of a custom resource do (they are pruned either way):
+   * Strict fails the request, Warn (the server's default) answers with warnings, Ignore says nothing.
+   */
+  fieldValidation?: FieldValidation;
 }
+
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
 export interface PatchOptions extends WriteOptions {
   /** Server-side apply: take ownership of conflicting fields. */
@@ -79,6 +87,8 @@ export interface ListOptions {
 export interface Result {
   code: number;
   body: KubeObject | MetaStatus;
+  /** Warnings for the `Warning` response header (unknown fields under fieldValidation=Warn). */
+  warnings?: string[];
 }
 
 /**
@@ -109,7 +119,7 @@ function generateName(prefix: string): string {
 /** The object as the client sees it at `version`; shares structure with the stored object (do not mutate). */
 export function present(def: ResourceDefinition, version: string, obj: KubeObject, withTypeMeta = true): KubeObject {
   const conversion = conversionFor(def, version);
-  const view = conversion ? conversion.fromStorage(obj) : obj;
+  const view = conversion ? conversion.fromStorage(obj) : def.crdSchemas ? customResourceView(def.crdSchemas, obj, version) : obj;
   const { apiVersion: _apiVersion, kind: _kind, metadata, ...rest } = view;
   if (!withTypeMeta) return { metadata, ...rest };
   return { kind: def.kind, apiVersion: groupVersion(def.group, version), metadata, ...rest };
@@ -267,9 +277,11 @@ export class Operations {
 
   create(scope: Scope, body: unknown, options: WriteOptions = {}): Result {
     const obj = this.decode(scope, body);
-    return this.commitCreate(scope, obj, options, (created) =>
+    const warnings = this.decodeCustom(scope, obj, sentVersion(scope, body), options);
+    const result = this.commitCreate(scope, obj, options, (created) =>
       recordUpdate(undefined, created, obj.metadata?.managedFields, this.managerId(scope, options, 'Update'), this.site(scope.def), this.rules(scope.def), nowTimestamp()),
     );
+    return withWarnings(result, warnings);
   }
 
   private commitCreate(scope: Scope, obj: KubeObject, options: WriteOptions, managed: (created: KubeObject) => unknown): Result {
@@ -309,10 +321,11 @@ export class Operations {
 
   update(scope: Scope, name: string, body: unknown, subresource: 'status' | 'finalize' | undefined, options: WriteOptions = {}): Result {
     const incoming = this.decode(scope, body);
+    const warnings = this.decodeCustom(scope, incoming, sentVersion(scope, body), options);
     const objName = incoming.metadata!.name ?? '';
     if (objName !== name) throw badRequest(`the name of the object (${objName}) does not match the name on the URL (${name})`);
     const old = this.stored(scope, name);
-    return this.commitUpdate(scope, old, incoming, subresource ?? 'main', options);
+    return withWarnings(this.commitUpdate(scope, old, incoming, subresource ?? 'main', options), warnings);
   }
 
   patch(scope: Scope, name: string, contentType: string, rawBody: string, subresource: 'status' | undefined, options: PatchOptions = {}): Result {
@@ -321,10 +334,12 @@ export class Operations {
     if (type === 'apply') return this.apply(scope, name, rawBody, subresource, options);
     const patch = parsePatchBody(rawBody, type);
     const old = this.stored(scope, name);
-    const incoming = this.decode(scope, this.patched(def, scope.version, present(def, scope.version, old), type, patch));
+    const patched = this.patched(def, scope.version, present(def, scope.version, old), type, patch);
+    const incoming = this.decode(scope, patched);
+    const warnings = this.decodeCustom(scope, incoming, sentVersion(scope, patched), options, patched);
     const objName = incoming.metadata!.name ?? '';
     if (objName !== name) throw badRequest(`the name of the object (${objName}) does not match the name on the URL (${name})`);
-    return this.commitUpdate(scope, old, incoming, subresource ?? 'main', options);
+    return withWarnings(this.commitUpdate(scope, old, incoming, subresource ?? 'main', options), warnings);
   }
 
   private patchType(def: ResourceDefinition, contentType: string): PatchType {
@@ -366,18 +381,23 @@ export class Operations {
     const id = this.managerId(scope, options, 'Apply', subresource);
     const site = this.site(def, subresource);
     const rules = this.rules(def);
-    const live = this.store.get(storageKey(def), def.namespaced ? scope.namespace : undefined, name);
+    const stored = this.store.get(storageKey(def), def.namespaced ? scope.namespace : undefined, name);
+    const live = stored && def.crdSchemas ? customResourceView(def.crdSchemas, stored) : stored;
     const appliedRv = applied.metadata!.resourceVersion;
     const config = cloneJson(applied);
     delete config.metadata!.resourceVersion;
     if (!live) {
       if (subresource) throw notFound(groupResourceOf(def), name);
       if (appliedRv) throw conflict(groupResourceOf(def), name);
+      this.checkApplyFields(scope, parsed);
       const result = serverSideApply(undefined, config, id, options.force ?? false, site, rules, nowTimestamp());
+      this.decodeCustom(scope, result.object, sentVersion(scope, parsed), { fieldValidation: 'Ignore' });
       return this.commitCreate(scope, result.object, options, () => result.managedFields);
     }
+    this.checkApplyFields(scope, parsed);
     const result = serverSideApply(present(def, scope.version, live), config, id, options.force ?? false, site, rules, nowTimestamp());
     const merged = this.decode(scope, result.object);
+    this.decodeCustom(scope, merged, sentVersion(scope, parsed), { fieldValidation: 'Ignore' });
     if (appliedRv) merged.metadata!.resourceVersion = appliedRv;
     else delete merged.metadata!.resourceVersion;
     return this.commitUpdate(scope, live, merged, subresource ?? 'main', options, result.managedFields ?? []);
@@ -532,7 +552,9 @@ export class Operations {
     if (rv !== undefined && rv !== old.metadata!.resourceVersion) throw conflict(groupResourceOf(def), name);
     const next = cloneJson(present(def, scope.version, old));
     writePath(next, def.scale!.specReplicasPath, replicas);
-    const result = this.commitUpdate(scope, old, this.decode(scope, next), 'main', options, undefined, 'scale');
+    const incoming = this.decode(scope, next);
+    this.decodeCustom(scope, incoming, scope.version, { fieldValidation: 'Ignore' });
+    const result = this.commitUpdate(scope, old, incoming, 'main', options, undefined, 'scale');
     return { code: result.code, body: this.scaleOf(scope, this.stored(scope, name)) };
   }
 
@@ -707,7 +729,8 @@ export class Operations {
         nowTimestamp(),
       );
     if (managed !== undefined && (managed as unknown[]).length > 0) next.metadata!.managedFields = managed as unknown[];
-    if (jsonEqual(next, old)) return { code: 200, body: present(def, scope.version, old) };
+    // No-op: nothing to write (compared with what is stored, not with its defaulted view: as etcd compares bytes).
+    if (jsonEqual(next, storedObjectOf(old))) return { code: 200, body: present(def, scope.version, old) };
     if (oldMeta.deletionTimestamp && pendingFinalizers(def, next).length === 0 && (oldMeta.deletionGracePeriodSeconds ?? 0) === 0) {
       // The last finalizer is gone: the object is deleted instead of updated (the update itself is not
       // persisted, so the DELETED event carries the last stored state, as in the real registry).
@@ -747,11 +770,50 @@ export class Operations {
     }
   }
 
+  /** The stored object as the storage codec decodes it (custom resources: pruned and defaulted, see crd-schema.ts). */
   private stored(scope: Scope, name: string): KubeObject {
     const { def } = scope;
     const obj = this.store.get(storageKey(def), def.namespaced ? scope.namespace : undefined, name);
     if (!obj) throw notFound(groupResourceOf(def), name);
-    return obj;
+    return def.crdSchemas ? customResourceView(def.crdSchemas, obj) : obj;
+  }
+
+  /**
+   * Custom resources: the apiextensions codec on a decoded request body (prune, coerce metadata, default,
+   * with the schema of the version it was sent in). Unknown fields, pruned in any case, fail the request
+   * under fieldValidation=Strict (as a decoding error, or for a patch as an invalid patch) and become
+   * warnings under Warn (the default).
+   */
+  private decodeCustom(scope: Scope, obj: KubeObject, version: string, options: WriteOptions, patched?: unknown): string[] {
+    const { def } = scope;
+    if (!def.crdSchemas) return [];
+    const validation = options.fieldValidation ?? 'Warn';
+    // As the handlers word a decoding error: a body 400 (transformDecodeError), a patch result 422.
+    const refuse = (text: string): ApiError => {
+      if (patched === undefined) return badRequest(`${def.kind} in version "${version}" cannot be handled as a ${def.kind}: ${text}`);
+      const err = invalid('', '', '', [{ type: 'Invalid', field: 'patch', value: goJson(patched), detail: text }]);
+      return new ApiError(err.code, err.reason, err.message, { causes: err.details!.causes! });
+    };
+    let unknown: string[];
+    try {
+      unknown = decodeCustomResource(def.crdSchemas, obj, version, validation !== 'Ignore');
+    } catch (err) {
+      if (err instanceof CustomResourceDecodingError) throw refuse(err.message);
+      throw err;
+    }
+    if (unknown.length === 0) return [];
+    const messages = [...new Set(unknown)].map((p) => `unknown field "${p}"`);
+    if (validation === 'Strict') throw refuse(`strict decoding error: ${messages.join(', ')}`);
+    return messages;
+  }
+
+  /** Server-side apply types its configuration against the CRD schema: an undeclared field fails it (500, as kube-apiserver). */
+  private checkApplyFields(scope: Scope, config: Record<string, unknown>): void {
+    const { def } = scope;
+    if (!def.crdSchemas) return;
+    const version = sentVersion(scope, config);
+    const fields = undeclaredApplyFields(def.crdSchemas, config as KubeObject, version);
+    if (fields.length > 0) throw new ApiError(500, '', typedPatchErrorMessage(config as KubeObject, def.group, version, def.kind, fields));
   }
 
   private requireLiveNamespace(scope: Scope, namespace: string, name: string): void {
@@ -835,6 +897,21 @@ function normalizeTimes(value: unknown, key = ''): unknown {
     for (const [k, v] of Object.entries(value)) value[k] = normalizeTimes(v, k);
   }
   return value;
+}
+
+/** The version a request body was written in: its apiVersion's (checked by decode), else the URL's. */
+function sentVersion(scope: Scope, body: unknown): string {
+  const apiVersion = isObject(body) && typeof body.apiVersion === 'string' ? splitApiVersion(body.apiVersion) : undefined;
+  return apiVersion && apiVersion.group === scope.def.group && scope.def.versions.includes(apiVersion.version) ? apiVersion.version : scope.version;
+}
+
+/** JSON as Go encodes an unstructured object: map keys sorted. */
+function goJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (isObject(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v));
+}
+
+function withWarnings(result: Result, warnings: string[]): Result {
+  return warnings.length > 0 ? { ...result, warnings } : result;
 }
 
 /** Refuses objects larger than etcd would store (413), before anything is committed. */

@@ -6,6 +6,7 @@
  */
 import type { KubeObject } from '../model/object-key.js';
 import type { FieldError, GroupResource } from './api-error.js';
+import type { CustomResourceSchemas } from './crd-schema.js';
 
 /**
  * How one list field merges, for strategic merge patch (patchStrategy/patchMergeKey in k8s.io/api) and
@@ -140,6 +141,8 @@ export interface ResourceDefinition {
   versionListRules?: Readonly<Record<string, ListRules>>;
   /** The OpenAPI v3 schema of a CRD-defined version, by version name (pruning is not done, SSA reads list types). */
   schemas?: Readonly<Record<string, unknown>>;
+  /** A CRD-defined kind's structural schemas (pruning and defaulting, see crd-schema.ts). */
+  crdSchemas?: CustomResourceSchemas;
   /**
    * Typed built-in lists are encoded without kind/apiVersion on their items; CR lists are unstructured
    * and keep them. Faithful to what a real kube-apiserver sends.

@@ -28,6 +28,7 @@ import {
   parseResourceVersion,
   parseSelection,
   type DeleteOptions,
+  type FieldValidation,
   type PatchOptions,
   type Result,
   type Scope,
@@ -174,11 +175,19 @@ function fieldManagerOf(req: IncomingMessage, query: URLSearchParams, required: 
   return prefix || DEFAULT_FIELD_MANAGER;
 }
 
-function checkFieldValidation(query: URLSearchParams): void {
+/** `fieldValidation=`, Warn when unset (as kube-apiserver defaults it). */
+function checkFieldValidation(query: URLSearchParams): FieldValidation {
   const v = query.get('fieldValidation');
-  if (v !== null && v !== '' && !['Ignore', 'Warn', 'Strict'].includes(v)) {
+  if (v === null || v === '') return 'Warn';
+  if (v !== 'Ignore' && v !== 'Warn' && v !== 'Strict') {
     throw badRequest(`fieldValidation: Unsupported value: ${JSON.stringify(v)}: supported values: "Ignore", "Strict", "Warn"`);
   }
+  return v;
+}
+
+/** A `Warning` header value as k8s.io/apimachinery/pkg/util/net.NewWarningHeader writes it: `299 - "text"`. */
+function warningHeader(text: string): string {
+  return `299 - "${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
 }
 
 type Subresource = 'status' | 'scale' | 'binding' | 'eviction' | 'finalize';
@@ -252,8 +261,8 @@ export class ApiServer {
     const subresource = path.subresource as Subresource | undefined;
     const name = path.name;
     const ops = this.ctx.ops;
-    checkFieldValidation(query);
-    const writeOptions = (): WriteOptions => ({ dryRun: dryRunOf(query), fieldManager: fieldManagerOf(req, query, false) });
+    const fieldValidation = checkFieldValidation(query);
+    const writeOptions = (): WriteOptions => ({ dryRun: dryRunOf(query), fieldManager: fieldManagerOf(req, query, false), fieldValidation });
     const body = async (kind: string): Promise<unknown> => decodeBody(await readBody(req), mediaType(req), kind);
     let result: Result;
     if (subresource !== undefined && subresource !== 'status') {
@@ -296,7 +305,7 @@ export class ApiServer {
         if (name === undefined) throw methodNotAllowed();
         const raw = (await readBody(req)).toString('utf8');
         const isApply = mediaType(req) === 'application/apply-patch+yaml';
-        const options: PatchOptions = { dryRun: dryRunOf(query), fieldManager: fieldManagerOf(req, query, isApply), force: booleanParam(query, 'force') ?? false };
+        const options: PatchOptions = { dryRun: dryRunOf(query), fieldManager: fieldManagerOf(req, query, isApply), force: booleanParam(query, 'force') ?? false, fieldValidation };
         if (!isApply && query.get('force') !== null) {
           throw invalid('PatchOptions', 'meta.k8s.io', '', [{ type: 'Forbidden', field: 'force', detail: 'may not be specified for non-apply patch' }]);
         }
@@ -318,6 +327,7 @@ export class ApiServer {
       default:
         throw methodNotAllowed();
     }
+    if (result.warnings) res.setHeader('Warning', result.warnings.map(warningHeader));
     sendJson(res, result.code, result.body, pretty);
   }
 

@@ -115,7 +115,7 @@ test('an invalid CRD is rejected with 422', async (t) => {
 
 test('a CRD serving several versions, cluster scoped: any served version reads and writes the same objects', async (t) => {
   const { ext, custom, cluster } = await startCluster(t);
-  const schema = { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
+  const schema = { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } };
   await ext.createCustomResourceDefinition({
     body: {
       metadata: { name: 'gadgets.example.com' },

@@ -158,7 +158,9 @@ export const WIDGET_CRD = {
         served: true,
         storage: true,
         subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        // client-node's typed serializer spells the extension x_kubernetes_preserve_unknown_fields (it drops
+        // the YAML spelling): without it the server would prune spec and status away.
+        schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
       },
     ],
   },

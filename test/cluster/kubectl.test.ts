@@ -71,6 +71,50 @@ spec:
   t.regex(gone.stderr, /doesn't have a resource type "widgets"|the server could not find the requested resource/);
 });
 
+test('kubectl and a structural CRD schema: defaults come back, unknown fields fail (fieldValidation=Strict), server-side apply too', async (t) => {
+  const kubectl = await kubectlFor(t);
+  const crd = kubectl.file(
+    'crd.yaml',
+    `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: queues.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: queues, singular: queue, kind: Queue}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer, default: 1}
+              terminationGracePeriodSeconds: {type: integer, default: 604800}
+              service: {type: object, default: {}, properties: {type: {type: string, default: ClusterIP}}}
+`,
+  );
+  await ok(t, kubectl, 'apply', '-f', crd);
+  await ok(t, kubectl, 'wait', '--for', 'condition=Established', 'crd/queues.example.com', '--timeout=10s');
+  const typo = await kubectl('apply', '-f', kubectl.file('typo.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replicas: 3\n  replica: 3\n'));
+  t.not(typo.code, 0);
+  t.regex(typo.stderr, /Error from server \(BadRequest\): error when creating ".*typo.yaml": Queue in version "v1" cannot be handled as a Queue: strict decoding error: unknown field "spec.replica"/);
+  const ssa = await kubectl('apply', '--server-side', '-f', kubectl.file('typo.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replica: 3\n'));
+  t.not(ssa.code, 0);
+  t.regex(ssa.stderr, /failed to create typed patch object \(default\/q; example.com\/v1, Kind=Queue\): \.spec\.replica: field not declared in schema/);
+  t.regex(await ok(t, kubectl, 'apply', '-f', kubectl.file('q.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replicas: 3\n')), /queue.example.com\/q created/);
+  const got = JSON.parse(await ok(t, kubectl, 'get', 'queue', 'q', '-o', 'json'));
+  t.deepEqual(got.spec, { replicas: 3, terminationGracePeriodSeconds: 604800, service: { type: 'ClusterIP' } });
+  const relaxed = await kubectl('apply', '--validate=false', '-f', kubectl.file('typo.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replicas: 3\n  replica: 3\n'));
+  t.is(relaxed.code, 0, relaxed.stderr);
+  t.false('replica' in JSON.parse(await ok(t, kubectl, 'get', 'queue', 'q', '-o', 'json')).spec, 'without strict validation the unknown field is pruned');
+});
+
 const DEPLOYMENT = `apiVersion: apps/v1
 kind: Deployment
 metadata:
