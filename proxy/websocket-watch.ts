@@ -5,6 +5,7 @@
  * the server-to-client direction, so the trace can record what the controller was shown. Compressed
  * messages (permessage-deflate, RSV1) are not decoded; they are still relayed.
  */
+import { readWebSocketFrame } from '../src/streaming/websocket-frame.js';
 
 export class WebSocketMessageReader {
   private buffer: Buffer = Buffer.alloc(0);
@@ -21,9 +22,14 @@ export class WebSocketMessageReader {
     this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
     const out: string[] = [];
     for (;;) {
-      const frame = this.nextFrame();
-      if (!frame) break;
-      const { fin, rsv1, opcode, payload } = frame;
+      const read = readWebSocketFrame(this.buffer);
+      if (read === 'incomplete') break;
+      if (read === 'too-large') {
+        this.broken = true; // not something a watch sends; stop decoding, keep relaying
+        break;
+      }
+      this.buffer = read.rest;
+      const { fin, rsv1, opcode, payload } = read.frame;
       if (opcode >= 8) continue; // close, ping, pong
       if (opcode !== 0) {
         this.fragmentedOpcode = opcode;
@@ -39,41 +45,5 @@ export class WebSocketMessageReader {
       out.push(text);
     }
     return out;
-  }
-
-  private nextFrame(): { fin: boolean; rsv1: boolean; opcode: number; payload: Buffer } | undefined {
-    const b = this.buffer;
-    if (b.length < 2) return undefined;
-    const fin = (b[0]! & 0x80) !== 0;
-    const rsv1 = (b[0]! & 0x40) !== 0;
-    const opcode = b[0]! & 0x0f;
-    const masked = (b[1]! & 0x80) !== 0;
-    let len = b[1]! & 0x7f;
-    let offset = 2;
-    if (len === 126) {
-      if (b.length < 4) return undefined;
-      len = b.readUInt16BE(2);
-      offset = 4;
-    } else if (len === 127) {
-      if (b.length < 10) return undefined;
-      const big = b.readBigUInt64BE(2);
-      if (big > BigInt(64 * 1024 * 1024)) {
-        this.broken = true; // not something a watch sends; stop decoding, keep relaying
-        return undefined;
-      }
-      len = Number(big);
-      offset = 10;
-    }
-    const maskOffset = offset;
-    if (masked) offset += 4;
-    if (b.length < offset + len) return undefined;
-    let payload = b.subarray(offset, offset + len);
-    if (masked) {
-      const key = b.subarray(maskOffset, maskOffset + 4);
-      payload = Buffer.from(payload);
-      for (let i = 0; i < payload.length; i++) payload[i] = payload[i]! ^ key[i % 4]!;
-    }
-    this.buffer = b.subarray(offset + len);
-    return { fin, rsv1, opcode, payload };
   }
 }

@@ -9,9 +9,10 @@ import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { answerExec, answerLog, type PodStreamingRules } from '../model/exec-rules.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
+import type { PodExecEvent } from '../model/trace.js';
 import { refuseUpgrade, serveRemoteCommand, streamOptionsOf, type SessionReport } from './remote-command.js';
 
-export type PodStreamingSubresource = 'exec' | 'attach' | 'log' | 'portforward';
+export type PodStreamingSubresource = PodExecEvent['subresource'];
 const STREAMING_SUBRESOURCES: readonly string[] = ['exec', 'attach', 'log', 'portforward'];
 
 export interface PodStreamingTarget {
@@ -31,27 +32,11 @@ export function podStreamingTarget(pathname: string): PodStreamingTarget | undef
   }
 }
 
-/** What one call did, for the traces. */
-export interface PodCallRecord {
-  subresource: PodStreamingSubresource;
-  namespace: string;
-  pod: string;
-  container?: string;
-  command?: string[];
-  /** The HTTP status of the answer: 101 for an upgraded stream, 200 for a log, else a refusal. */
-  status: number;
-  exitCode?: number;
-  /** Index of the exec/log rule that answered (absent: the default, or refused). */
-  rule?: number;
-  transport?: 'spdy' | 'websocket' | 'http';
-  protocol?: string;
-  /** The output reached the client (exec/attach: its streams; log: the body). */
-  delivered: boolean;
-  stdoutBytes?: number;
-  stderrBytes?: number;
-  /** Why the call was refused or not delivered. */
-  message?: string;
-}
+/**
+ * What one call did, for the traces: the `pod-exec` trace event's fields (src/model/trace.ts), with
+ * the pod as namespace and name rather than an object key.
+ */
+export type PodCallRecord = Omit<PodExecEvent, 'type' | 'seq' | 'ts' | 'id' | 'key'> & { namespace: string; pod: string };
 
 /** The pod as the API server has it, or the Status to answer (404 NotFound...). */
 export type PodLookupResult = { pod: KubeObject } | { status: number; body: object };

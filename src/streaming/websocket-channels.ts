@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Duplex } from 'node:stream';
+import { readWebSocketFrame } from './websocket-frame.js';
 
 const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 const OP_TEXT = 0x1;
@@ -76,8 +77,15 @@ export class WebSocketChannels {
   push(chunk: Buffer): void {
     this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
     for (;;) {
-      const frame = this.nextFrame();
-      if (!frame) return;
+      const read = readWebSocketFrame(this.pending);
+      if (read === 'incomplete') return;
+      if (read === 'too-large') {
+        this.close();
+        this.onClose('the client sent a WebSocket frame larger than 64 MiB');
+        return;
+      }
+      this.pending = read.rest;
+      const { frame } = read;
       if (frame.opcode === OP_PING && this.socket.writable && !this.closeSent) this.socket.write(websocketFrame(OP_PONG, frame.payload));
       else if (frame.opcode === OP_CLOSE) {
         this.close();
@@ -86,29 +94,5 @@ export class WebSocketChannels {
       }
       // Data (stdin, resize, v5 close signals): the command has no use for it.
     }
-  }
-
-  private nextFrame(): { opcode: number; payload: Buffer } | undefined {
-    const b = this.pending;
-    if (b.length < 2) return undefined;
-    let length = b[1]! & 0x7f;
-    let at = 2;
-    if (length === 126) {
-      if (b.length < 4) return undefined;
-      length = b.readUInt16BE(2);
-      at = 4;
-    } else if (length === 127) {
-      if (b.length < 10) return undefined;
-      length = Number(b.readBigUInt64BE(2));
-      at = 10;
-    }
-    const masked = (b[1]! & 0x80) !== 0;
-    const maskAt = at;
-    if (masked) at += 4;
-    if (b.length < at + length) return undefined;
-    const payload = Buffer.from(b.subarray(at, at + length));
-    if (masked) for (let i = 0; i < payload.length; i++) payload[i] = payload[i]! ^ b[maskAt + (i % 4)]!;
-    this.pending = b.subarray(at + length);
-    return { opcode: b[0]! & 0x0f, payload };
   }
 }
