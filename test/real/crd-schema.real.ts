@@ -125,9 +125,13 @@ async function scenarios(req: Request): Promise<Map<string, unknown>> {
     f && typeof f === 'object' ? Object.fromEntries(Object.entries(f).filter(([k]) => k !== '.').map(([k, v]) => [k, dropDots(v)])) : f;
   out.set('apply: the applier owns what it applied', sortKeys(dropDots(created.json.metadata?.managedFields?.find((m: any) => m.manager === 'mgr')?.fieldsV1)));
   await record('apply: update', apply(applied('  replicas: 3\n')));
-  await record('apply: undeclared fields', apply(applied('  replicas: 3\n  bogus: 1\n  template:\n    metadata:\n      nope: 1\n  extra:\n    free: 1\n')));
+  // One undeclared field per request: with several, kube-apiserver reports all of them or only the
+  // first it meets, in Go map order (both seen in CI), so only single errors compare reliably.
+  await record('apply: an undeclared field', apply(applied('  replicas: 3\n  bogus: 1\n  extra:\n    free: 1\n')));
+  await record('apply: an undeclared nested field', apply(applied('  replicas: 3\n  template:\n    metadata:\n      nope: 1\n')));
   await record('apply: undeclared metadata field', apply(applied('  replicas: 3\n', '  foo: 1\n')));
-  await record('apply: undeclared fields in items and map values', apply(applied('  ports:\n  - name: a\n    zz: 1\n  plugins:\n    p:\n      q: 1\n')));
+  await record('apply: an undeclared field in list items', apply(applied('  ports:\n  - name: a\n    zz: 1\n')));
+  await record('apply: an undeclared field in map values', apply(applied('  plugins:\n    p:\n      q: 1\n')));
 
   const old = (await req('POST', B, broker('old', { legacy: 'x' }))).json;
   const current = (await req('GET', `${CRD}/brokers.example.com`)).json;
