@@ -626,14 +626,16 @@ export class ControllerProxy {
 
   /**
    * Serves the current epoch's controller (start it after this) a view frozen at `resourceVersion`
-   * (see stale-view.ts) until the returned view is released.
+   * (see stale-view.ts) until the returned view is released; with `kinds`, only those kinds' lists
+   * and watches are frozen.
    */
-  serveStaleView(resourceVersion: string, faultIndex?: number): StaleView {
+  serveStaleView(resourceVersion: string, faultIndex?: number, kinds?: readonly string[]): StaleView {
     if (!this.options.clusterView) throw new Error('stale views need the proxy\'s cluster view');
-    const view = new StaleView(resourceVersion, this.options.clusterView);
+    const view = new StaleView(resourceVersion, this.options.clusterView, kinds);
     this.staleViews.set(this.epoch, view);
     const idx = faultIndex !== undefined ? { faultIndex } : {};
-    this.fault({ fault: 'stale-restart', phase: 'held', resourceVersion, ...idx, detail: `serving the controller (incarnation ${this.incarnation}) a view frozen at resourceVersion ${resourceVersion}` });
+    const scope = kinds ? ` for ${kinds.join(', ')} (every other kind live)` : '';
+    this.fault({ fault: 'stale-restart', phase: 'held', resourceVersion, ...idx, detail: `serving the controller (incarnation ${this.incarnation}) a view frozen at resourceVersion ${resourceVersion}${scope}` });
     const release = view.release.bind(view);
     view.release = () => {
       if (view.released) return;

@@ -16,7 +16,9 @@
  * - WATCH with sendInitialEvents=true (WatchList): rejected with the 422 an API server without the
  *   WatchList feature gives, so the client falls back to LIST.
  * - Everything else (GETs, writes) is live: writes still go to the real server.
- * After `release()` new requests are served live.
+ * After `release()` new requests are served live. A view scoped to some kinds (`kinds`) serves only
+ * their lists and watches frozen: kube-apiserver keeps one watch cache per resource, so one kind's
+ * may lag while the others are current.
  */
 import type { KubeObject, ObjectKey } from '../src/model/object-key.js';
 import { getField } from '../src/model/fields.js';
@@ -50,11 +52,22 @@ export class StaleView {
    */
   readonly firstServed: Promise<void> = new Promise((resolve) => (this.markServed = resolve));
 
+  private readonly kinds: ReadonlySet<string> | undefined;
+
   constructor(
     /** The frozen resourceVersion R0. */
     readonly resourceVersion: string,
     private readonly view: ClusterView,
-  ) {}
+    /** The kinds served frozen; undefined: every kind. */
+    kinds?: readonly string[],
+  ) {
+    this.kinds = kinds ? new Set(kinds) : undefined;
+  }
+
+  /** Does the view cover this request's resource? (A request of an unknown kind is live in a scoped view.) */
+  private covers(f: RequestFacts): boolean {
+    return this.kinds === undefined || (f.resource?.kind !== undefined && this.kinds.has(f.resource.kind));
+  }
 
   get released(): boolean {
     return this.releasedFlag;
@@ -80,7 +93,7 @@ export class StaleView {
 
   /** Is this LIST one the view answers? */
   appliesToList(f: RequestFacts): boolean {
-    if (this.releasedFlag || f.verb !== 'list' || !f.resource || f.resource.subresource) return false;
+    if (this.releasedFlag || f.verb !== 'list' || !f.resource || f.resource.subresource || !this.covers(f)) return false;
     const rv = f.query.resourceVersion;
     if (rv !== undefined && rv !== '' && rv !== '0') return false;
     if (f.query.continue) return false;
@@ -89,7 +102,7 @@ export class StaleView {
 
   /** Is this WATCH one the view holds? */
   appliesToWatch(f: RequestFacts): boolean {
-    return !this.releasedFlag && f.verb === 'watch' && f.resource !== undefined && !f.resource.subresource;
+    return !this.releasedFlag && f.verb === 'watch' && f.resource !== undefined && !f.resource.subresource && this.covers(f);
   }
 
   /** The objects the request selects in the frozen state, sorted as the API server lists them; undefined if unknown. */

@@ -37,8 +37,17 @@
  * create them again from the old owner halfway through a reconcile. The garbage collector then
  * deletes what it created. No pair above makes these plans: nothing in the new life undoes the
  * children's creates. See previousLifePlans.
+ *
+ * Each plan has a twin whose view is frozen for the kinds the workload writes only (its custom
+ * resources, typically), every other kind live, as when kube-apiserver's watch cache of one resource
+ * lags (Sieve pauses the view of one object). A whole frozen view can hide the bug: the restarted
+ * controller's first write from it (an update of a child with its stale resourceVersion) fails with
+ * 409 every reconcile and never reaches the stale decision; with its children current it does. The
+ * twin is kept when those kinds' state differs between the view and the restart (else the view is
+ * not stale at all), one per (their state in the view, state at the restart); it counts at
+ * `deduplicated`.
  */
-import type { ObjectKey } from '../../src/model/object-key.js';
+import { parseKey, type ObjectKey } from '../../src/model/object-key.js';
 import { describeChange, describeWrite, type ChangeTrigger, type Trigger } from '../../src/model/plan.js';
 import { StageCounter } from '../pruning.js';
 import { isSuccess, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
@@ -101,19 +110,62 @@ function viewBeforeReaction(main: RunAnalysis, triggers: Triggers, outside: Int3
   return found;
 }
 
+/** The kinds the workload's steps write, sorted (none for traces without workload steps). */
+export function workloadKinds(main: RunAnalysis): string[] {
+  const kinds = new Set<string>();
+  for (const step of main.workloadSteps) {
+    if (step.action !== 'write') continue;
+    for (const key of step.keys) {
+      const kind = parseKey(key)?.kind;
+      if (kind) kinds.add(kind);
+    }
+  }
+  return [...kinds].sort();
+}
+
+/**
+ * For each change index, a version of the state of the objects of `kinds`: how many of their changes
+ * happened up to and including it. Two changes with the same version see those objects alike.
+ */
+function kindStateVersions(main: RunAnalysis, kinds: readonly string[]): Int32Array {
+  const scoped = new Set(kinds);
+  const versions = new Int32Array(main.changes.length);
+  let version = 0;
+  main.changes.forEach((c, i) => {
+    if (scoped.has(parseKey(c.rawKey)?.kind ?? '')) version++;
+    versions[i] = version;
+  });
+  return versions;
+}
+
 function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   const stages = new StageCounter();
   const candidates: PlanCandidate[] = [];
   const seen = new Set<string>();
   const outside = latestOutsideEvents(main);
   const memo = new Map<number, number>();
-  // One plan per (state frozen in the view, state at the restart), whichever kind of pair comes first.
+  const kinds = workloadKinds(main);
+  const versions = kindStateVersions(main, kinds);
+  const restartState = (restart: number) => main.stateAfter(restart) ?? `change ${restart}`;
+  // One plan per (state frozen in the view, state at the restart), whichever kind of pair comes first;
+  // and one scoped twin per (the workload kinds' state in the view, state at the restart).
   const keep = (view: number, restart: number, candidate: () => PlanCandidate) => {
-    const state = `${main.stateAfter(view) ?? `change ${view}`}|${main.stateAfter(restart) ?? `change ${restart}`}`;
-    if (seen.has(state)) return;
-    seen.add(state);
-    stages.add('deduplicated');
-    candidates.push(candidate());
+    const scopedState = `scoped ${versions[view]}|${restartState(restart)}`;
+    const twin = kinds.length > 0 && versions[view] !== versions[restart] && !seen.has(scopedState);
+    const state = `${main.stateAfter(view) ?? `change ${view}`}|${restartState(restart)}`;
+    const whole = !seen.has(state);
+    if (!whole && !twin) return;
+    const made = candidate();
+    if (whole) {
+      seen.add(state);
+      stages.add('deduplicated');
+      candidates.push(made);
+    }
+    if (twin) {
+      seen.add(scopedState);
+      stages.add('deduplicated');
+      candidates.push(scopedTwin(made, kinds));
+    }
   };
   const plan = (w: WriteRecord, n: number, restart: number, undo: boolean) => {
     stages.add('deterministic');
@@ -252,6 +304,14 @@ function unpruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
 function describeU(w: WriteRecord): string {
   if (w.trigger) return describeWrite(w.trigger);
   return `${w.verb}s ${w.key ?? 'objects'}${w.subresource ? ` ${w.subresource}` : ''}`;
+}
+
+/** The plan with its view frozen for `kinds` only. */
+function scopedTwin(whole: PlanCandidate, kinds: string[]): PlanCandidate {
+  return {
+    description: whole.description.replace('onto a view frozen', `onto a view of ${kinds.join(', ')} frozen (every other kind live)`),
+    faults: whole.faults.map((f) => (f.type === 'stale-restart' ? { ...f, kinds } : f)),
+  };
 }
 
 type StaleKind = 'conflict' | 'undo' | 'previous-life';

@@ -114,7 +114,7 @@ export class PlanFaults {
           });
           this.log(`  fault fired: ${describeTrigger(fault.at)}; restarting the controller onto the view at resourceVersion ${rv}`);
           this.pending = this.restart(i, 'stale-restart', info.requestId, async () => {
-            const view = this.proxy.serveStaleView(rv, i);
+            const view = this.proxy.serveStaleView(rv, i, fault.kinds);
             this.releaseViews.push(() => view.release());
             return async () => {
               // The stale window starts when the restarted controller first reads from the view.

@@ -83,6 +83,12 @@ export interface StaleRestartFault {
   at: Trigger;
   viewAfter: ChangeTrigger;
   releaseAfterSeconds: number;
+  /**
+   * The kinds whose lists and watches the view serves frozen; the others stay live. Absent: every
+   * kind. kube-apiserver keeps one watch cache per resource, and each may lag on its own: a view
+   * stale for the custom resource alone is what Sieve's plans (`pauseScope`) give.
+   */
+  kinds?: string[];
 }
 
 /**
@@ -168,12 +174,13 @@ function validateFault(v: Validator, raw: unknown, path: string): Fault {
       v.onlyKeys(f, path, ['type', 'after']);
       return { type, after: validateWriteTrigger(v, f.after, join(path, 'after')) };
     case 'stale-restart':
-      v.onlyKeys(f, path, ['type', 'at', 'viewAfter', 'releaseAfterSeconds']);
+      v.onlyKeys(f, path, ['type', 'at', 'viewAfter', 'releaseAfterSeconds', 'kinds']);
       return {
         type,
         at: validateTrigger(v, f.at, join(path, 'at')),
         viewAfter: validateChangeTrigger(v, f.viewAfter, join(path, 'viewAfter')),
         releaseAfterSeconds: v.number(f.releaseAfterSeconds, join(path, 'releaseAfterSeconds'), { min: 0 }),
+        ...(f.kinds !== undefined ? { kinds: validateKinds(v, f.kinds, join(path, 'kinds')) } : {}),
       };
     case 'hold-until':
       v.onlyKeys(f, path, ['type', 'key', 'from', 'until']);
@@ -184,6 +191,15 @@ function validateFault(v: Validator, raw: unknown, path: string): Fault {
         until: validateChangeTrigger(v, f.until, join(path, 'until')),
       };
   }
+}
+
+function validateKinds(v: Validator, raw: unknown, path: string): string[] {
+  const kinds = v.stringArray(raw, path);
+  if (kinds.length === 0) v.fail(path, 'at least one kind (leave `kinds` out to freeze every kind)');
+  kinds.forEach((k, i) => {
+    if (!/^[A-Z][A-Za-z0-9]*$/.test(k)) v.fail(join(path, i), `a kind such as ZookeeperCluster (got ${JSON.stringify(k)})`);
+  });
+  return kinds;
 }
 
 function validateKey(v: Validator, raw: unknown, path: string): ObjectKey {

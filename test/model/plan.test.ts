@@ -20,6 +20,13 @@ test('every fault type round-trips through YAML unchanged', (t) => {
       releaseAfterSeconds: 5,
     },
     {
+      type: 'stale-restart',
+      at: { change: { key: 'StatefulSet/default/db1', change: 'create', occurrence: 2 } },
+      viewAfter: { key: 'Database/default/db1', change: 'create', occurrence: 1 },
+      releaseAfterSeconds: 5,
+      kinds: ['Database'],
+    },
+    {
       type: 'hold-until',
       key: 'Pod/default/web-0',
       from: { key: 'Pod/default/web-0', change: 'update', fields: [{ path: 'metadata.deletionTimestamp', before: null }], occurrence: 1 },
@@ -42,6 +49,9 @@ test('hand-edited plans are rejected at the exact path', (t) => {
   failsAt(t, [{ type: 'stale-restart', at: { sequence: [] }, viewAfter: {}, releaseAfterSeconds: 1 }], 'spec.faults[0].at.sequence');
   failsAt(t, [{ type: 'hold-until', key: 'A/b/c', from: { key: 'A/b/c', change: 'explode', occurrence: 1 }, until: {} }], 'spec.faults[0].from.change');
   failsAt(t, [{ type: 'hold-until', key: 'not a key', from: {}, until: {} }], 'spec.faults[0].key');
+  const view = { key: 'A/b/c', change: 'create', occurrence: 1 };
+  failsAt(t, [{ type: 'stale-restart', at: { change: view }, viewAfter: view, releaseAfterSeconds: 1, kinds: [] }], 'spec.faults[0].kinds');
+  failsAt(t, [{ type: 'stale-restart', at: { change: view }, viewAfter: view, releaseAfterSeconds: 1, kinds: ['Database', 'statefulsets'] }], 'spec.faults[0].kinds[1]');
   failsAt(t, [{ type: 'crash-after-write', after: { verb: 'create', key: 'A/b/c', occurrence: 1, extra: 1 } }], 'spec.faults[0].after.extra');
 });
 

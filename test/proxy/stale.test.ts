@@ -101,6 +101,30 @@ test('a stale view answers resourceVersion=0 lists, refuses WatchList with the e
   t.true(trace.ofType('fault').some((f) => f.phase === 'applied' && /WatchList/.test(f.detail)));
 });
 
+test('a view scoped to some kinds freezes only their lists and watches; every other kind is live', async (t) => {
+  const { cluster, proxy, trace } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const mark = proxy.markChange({ key: 'ConfigMap/default/a', change: 'create', occurrence: 1 });
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'a' } } });
+  await waitFor('the mark', () => mark.resourceVersion !== undefined);
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'b' } } });
+  await direct.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' } } });
+  proxy.startNewEpoch();
+  proxy.serveStaleView(mark.resourceVersion!, undefined, ['Secret']);
+  const headers = { authorization: `Bearer ${proxy.controllerToken}` };
+  const names = async (path: string) => {
+    const body = JSON.parse((await rawRequest(proxy.url, { path, headers })).body.toString()) as { metadata: { resourceVersion: string }; items: Array<{ metadata: { name: string } }> };
+    return { rv: body.metadata.resourceVersion, names: body.items.map((i) => i.metadata.name) };
+  };
+  const secrets = await names('/api/v1/namespaces/default/secrets?resourceVersion=0');
+  t.deepEqual(secrets, { rv: mark.resourceVersion!, names: [] }, 'Secrets: frozen before s existed');
+  const configMaps = await names('/api/v1/namespaces/default/configmaps?resourceVersion=0');
+  t.deepEqual(configMaps.names.filter((n) => n === 'a' || n === 'b'), ['a', 'b'], 'ConfigMaps: live');
+  t.not(configMaps.rv, mark.resourceVersion!);
+  t.regex(trace.ofType('fault').find((f) => f.fault === 'stale-restart' && f.phase === 'held')!.detail, /for Secret \(every other kind live\)/);
+  t.is(trace.ofType('fault').filter((f) => f.fault === 'stale-restart' && f.phase === 'applied').length, 1, 'only the Secret list was served from the view');
+});
+
 test('a stale view serves Secrets with their real values even when the trace redacts them', async (t) => {
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
