@@ -10,6 +10,7 @@
  *     env: { LOG_LEVEL: info }      # KUBECONFIG is set by kperturb; $(VAR) expands (var-expansion.ts)
  *     workingDir: .                 # default: this file's directory
  *     maxParallel: 1                # at most this many runs at once (a controller that binds fixed ports)
+ *     ports: [8080]                 # fixed TCP ports it binds: one run per port at a time on this machine
  *     hostAliases: [{ ip: 127.0.0.1, hostnames: [db.example] }]   # extra /etc/hosts entries, as in a Pod spec
  *     clusterDNS: true              # <svc>.<ns>.svc.cluster.local etc. resolve as CoreDNS answers in a pod
  *   setup: [crd.yaml]               # manifests applied before the controller starts
@@ -96,6 +97,8 @@ export interface ControllerUnderTest {
     workingDir: string;
     /** At most this many runs of the controller at once (`test -j` is capped to it); absent: no cap. */
     maxParallel?: number;
+    /** Fixed TCP ports the controller binds: runs take a machine-wide lock on each (coordinator/port-locks.ts). */
+    ports: number[];
     /** Extra names for the controller's /etc/hosts, as a Pod spec's hostAliases. */
     hostAliases: HostAlias[];
     /** Resolve the cluster's Service and pod names for the controller as CoreDNS would for a pod. */
@@ -148,7 +151,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) v.fail('metadata.name', 'a lowercase name of letters, digits and dashes');
 
   const c = v.object(top.controller, 'controller');
-  v.onlyKeys(c, 'controller', ['command', 'args', 'env', 'workingDir', 'maxParallel', 'hostAliases', 'clusterDNS']);
+  v.onlyKeys(c, 'controller', ['command', 'args', 'env', 'workingDir', 'maxParallel', 'ports', 'hostAliases', 'clusterDNS']);
   const env: Record<string, string> = {};
   if (c.env !== undefined) {
     for (const [k, val] of Object.entries(v.object(c.env, 'controller.env'))) {
@@ -163,6 +166,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     workingDir: resolve(dir, v.optionalString(c.workingDir, 'controller.workingDir') ?? '.'),
     hostAliases: (c.hostAliases === undefined ? [] : v.array(c.hostAliases, 'controller.hostAliases')).map((a, i) => validateHostAlias(v, a, join('controller.hostAliases', i))),
     clusterDNS: c.clusterDNS === undefined ? false : v.boolean(c.clusterDNS, 'controller.clusterDNS'),
+    ports: (c.ports === undefined ? [] : v.array(c.ports, 'controller.ports')).map((port, i) => v.number(port, join('controller.ports', i), { min: 1, max: 65535, integer: true })),
   };
   const maxParallel = v.optionalNumber(c.maxParallel, 'controller.maxParallel', { min: 1, integer: true });
   if (maxParallel !== undefined) Object.assign(controller, { maxParallel });

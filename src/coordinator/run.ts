@@ -29,6 +29,7 @@ import type { ClusterChangeEvent } from '../model/trace.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
 import { formatApiPath } from '../model/api-path.js';
 import { SetupError } from '../model/errors.js';
+import { lockPorts } from './port-locks.js';
 import { ControllerProcess } from './controller-process.js';
 import { PlanFaults } from './faults.js';
 import { hostsNamespaceWrapper, type CommandWrapper } from './hosts-namespace.js';
@@ -203,6 +204,13 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     cleanups.push(() => proxy.stop());
     const kubeconfigFile = join(runDir, 'controller.kubeconfig');
     writeFileSync(kubeconfigFile, proxy.kubeconfigYaml());
+    // Fixed ports: one run at a time per port on this machine; the lock goes after the controller has stopped.
+    if (config.controller.ports.length > 0) {
+      const releasePorts = await lockPorts(config.controller.ports, {
+        onWait: (port, reason) => log(`  waiting for port ${port} (controller.ports): ${reason}`),
+      });
+      cleanups.push(releasePorts);
+    }
     const proc = new ControllerProcess(config, kubeconfigFile, join(runDir, 'controller.log'), controllerTrace, wrapController);
     controller = proc;
     cleanups.push(() => proc.stop());

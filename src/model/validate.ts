@@ -28,10 +28,11 @@ export class Validator {
     return value === undefined ? undefined : this.string(value, path);
   }
 
-  number(value: unknown, path: string, opts: { min?: number; integer?: boolean } = {}): number {
+  number(value: unknown, path: string, opts: { min?: number; max?: number; integer?: boolean } = {}): number {
     if (typeof value !== 'number' || !Number.isFinite(value)) this.fail(path, `a number (got ${describe(value)})`);
     if (opts.integer && !Number.isInteger(value)) this.fail(path, `a whole number (got ${value})`);
     if (opts.min !== undefined && value < opts.min) this.fail(path, `a number >= ${opts.min} (got ${value})`);
+    if (opts.max !== undefined && value > opts.max) this.fail(path, `a number <= ${opts.max} (got ${value})`);
     return value;
   }
 

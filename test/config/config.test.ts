@@ -135,6 +135,14 @@ test('controller.maxParallel caps how many runs of the controller test starts at
   expectInputError(t, VALID.replace('env: { LEVEL: 3 } }', 'env: { LEVEL: 3 }, maxParallel: 0 }'), 'controller.maxParallel', /a number >= 1/);
 });
 
+test('controller.ports: the fixed ports a controller binds, whole numbers of a TCP port', (t) => {
+  const config = loadConfig(write(VALID.replace('env: { LEVEL: 3 } }', 'env: { LEVEL: 3 }, ports: [8080, 8383] }'), { 'crd.yaml': 'kind: X' }));
+  t.deepEqual(config.controller.ports, [8080, 8383]);
+  t.deepEqual(loadConfig(write(VALID, { 'crd.yaml': 'kind: X' })).controller.ports, []);
+  expectInputError(t, VALID.replace('env: { LEVEL: 3 } }', 'env: { LEVEL: 3 }, ports: [8080, 70000] }'), 'controller.ports[1]', /a number <= 65535/);
+  expectInputError(t, VALID.replace('env: { LEVEL: 3 } }', 'env: { LEVEL: 3 }, ports: 8080 }'), 'controller.ports', /a list/);
+});
+
 const WITH_STUBS = `${VALID.replace('controller: { command: node, args: [c.js], env: { LEVEL: 3 } }', 'controller: { command: node, clusterDNS: true, hostAliases: [{ ip: 127.0.0.5, hostnames: [db.example, cache] }] }')}applications:
   - name: zk
     protocol: zookeeper

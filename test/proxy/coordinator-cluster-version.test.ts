@@ -29,7 +29,7 @@ test('a run on an embedded 1.18 cluster serves the v1beta1 APIs the setup and wo
     dir,
     name: 'mirror',
     // Any controller will do (this one mirrors ConfigMaps): the run is about the cluster it is given.
-    controller: { command: process.execPath, args: [fileURLToPath(new URL('./fixtures/mirror-controller.js', import.meta.url))], env: {}, workingDir: dir, hostAliases: [], clusterDNS: false },
+    controller: { command: process.execPath, args: [fileURLToPath(new URL('./fixtures/mirror-controller.js', import.meta.url))], env: {}, workingDir: dir, hostAliases: [], clusterDNS: false, ports: [] },
     setup: [crd],
     workloads: new Map([[workload.name, workload]]),
     referenceRuns: 1,

@@ -35,7 +35,7 @@ function setup(t: ExecutionContext): { config: ControllerUnderTest; workload: Wo
     file: join(dir, 'kperturb.yaml'),
     dir,
     name: 'mirror',
-    controller: { command: process.execPath, args: [controllerScript], env: {}, workingDir: dir, hostAliases: [], clusterDNS: false },
+    controller: { command: process.execPath, args: [controllerScript], env: {}, workingDir: dir, hostAliases: [], clusterDNS: false, ports: [] },
     setup: [],
     workloads: new Map([[workload.name, workload]]),
     referenceRuns: 1,

@@ -1,0 +1,93 @@
+/**
+ * Fixed ports (`controller.ports`): runs of controllers that bind the same port take turns, in one
+ * kperturb process and across processes, and wait while another program listens there.
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lockPorts } from '../../src/coordinator/port-locks.js';
+
+function lockDir(t: import('ava').ExecutionContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-port-locks-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A port nothing listens on now (the OS picked it, then it was closed). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+test('a second run waits for the first to release the port, then gets it', async (t) => {
+  const dir = lockDir(t);
+  const port = await freePort();
+  const events: string[] = [];
+  const releaseFirst = await lockPorts([port], { dir });
+  events.push('first locked');
+  const waited = new Promise<string>((resolve) => {
+    void lockPorts([port], { dir, onWait: (_p, reason) => resolve(reason) }).then((release) => {
+      events.push('second locked');
+      release();
+    });
+  });
+  t.regex(await waited, new RegExp(`^held by pid ${process.pid}$`));
+  events.push('first releases');
+  releaseFirst();
+  await new Promise<void>((resolve) => {
+    const check = () => (events.includes('second locked') ? resolve() : setImmediate(check));
+    check();
+  });
+  t.deepEqual(events, ['first locked', 'first releases', 'second locked']);
+  t.false(existsSync(join(dir, `${port}.lock`)), 'released: no lock file left');
+});
+
+test("a lock whose process is gone is taken over at once", async (t) => {
+  const dir = lockDir(t);
+  const port = await freePort();
+  // A pid that existed and has exited.
+  const child = spawn(process.execPath, ['-e', '']);
+  const deadPid = await new Promise<number>((resolve) => child.on('exit', () => resolve(child.pid!)));
+  writeFileSync(join(dir, `${port}.lock`), String(deadPid));
+  let waitedFor: string | undefined;
+  const release = await lockPorts([port], { dir, onWait: (_p, reason) => (waitedFor = reason) });
+  t.is(waitedFor, undefined);
+  release();
+});
+
+test('a port another program listens on is waited for until it closes', async (t) => {
+  const dir = lockDir(t);
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
+  const { port } = server.address() as AddressInfo;
+  let locked = false;
+  const waiting = new Promise<string>((resolve) => {
+    void lockPorts([port], { dir, onWait: (_p, reason) => resolve(reason) }).then((release) => {
+      locked = true;
+      release();
+    });
+  });
+  t.is(await waiting, `something else is listening on port ${port}`);
+  t.false(locked);
+  t.false(existsSync(join(dir, `${port}.lock`)), 'no lock held while waiting for another program');
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await new Promise<void>((resolve) => {
+    const check = () => (locked ? resolve() : setTimeout(check, 20));
+    check();
+  });
+  t.true(locked);
+});
+
+test('gives up with the port named once the timeout passes', async (t) => {
+  const dir = lockDir(t);
+  const port = await freePort();
+  const release = await lockPorts([port], { dir });
+  t.teardown(release);
+  await t.throwsAsync(lockPorts([port], { dir, timeoutMs: 0 }), { message: new RegExp(`^port ${port} stayed busy \\(held by pid ${process.pid}\\)`) });
+});
