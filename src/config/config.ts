@@ -68,6 +68,12 @@ export interface WaitCondition {
   field?: string;
   equals?: unknown;
   timeoutSeconds: number;
+  /**
+   * `continue`: when the timeout passes, go on with the next step (as Sieve's soft timeouts do), so a
+   * fault that keeps the condition from ever holding still lets the rest of the workload run. Default
+   * `fail`: the workload fails there.
+   */
+  onTimeout?: 'fail' | 'continue';
 }
 
 export interface Workload {
@@ -428,7 +434,7 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
     }
     case 'waitFor': {
       const d = v.object(s.waitFor, p);
-      v.onlyKeys(d, p, ['key', 'absent', 'field', 'equals', 'timeoutSeconds']);
+      v.onlyKeys(d, p, ['key', 'absent', 'field', 'equals', 'timeoutSeconds', 'onTimeout']);
       const cond: WaitCondition = {
         key: objectKey(v, d.key, join(p, 'key')),
         timeoutSeconds: v.optionalNumber(d.timeoutSeconds, join(p, 'timeoutSeconds'), { min: 0.1 }) ?? 60,
@@ -442,6 +448,7 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
         v.fail(join(p, 'field'), 'a field path (equals needs field)');
       }
       if (cond.absent && cond.field) v.fail(p, 'either absent or field/equals, not both');
+      if (d.onTimeout !== undefined) cond.onTimeout = v.oneOf(d.onTimeout, join(p, 'onTimeout'), ['fail', 'continue'] as const);
       return { waitFor: cond };
     }
   }
@@ -454,5 +461,5 @@ export function describeStep(step: WorkloadStep): string {
   if ('sleep' in step) return `sleep ${step.sleep}s`;
   const w = step.waitFor;
   const what = w.absent ? 'absent' : w.field ? `${w.field} == ${JSON.stringify(w.equals)}` : 'exists';
-  return `wait for ${w.key} ${what} (${w.timeoutSeconds}s)`;
+  return `wait for ${w.key} ${what} (${w.timeoutSeconds}s${w.onTimeout === 'continue' ? ', then go on' : ''})`;
 }

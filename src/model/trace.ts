@@ -163,6 +163,8 @@ export interface WorkloadStepEvent extends Stamped {
   polls?: number;
   /** On `done` of a wait for a state (not `absent`): the resourceVersion of the object that met it. */
   metAt?: string;
+  /** On `done` of a wait with `onTimeout: continue` whose condition never held: the workload went on. */
+  timedOut?: boolean;
 }
 
 export type WorkloadStepAction = 'write' | 'wait' | 'sleep';

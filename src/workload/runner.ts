@@ -72,7 +72,7 @@ export function readManifests(file: string): KubeObject[] {
 }
 
 /** What the trace records of a finished step (see WorkloadStepEvent). */
-type StepOutcome = Pick<WorkloadStepEvent, 'wrote' | 'polls' | 'metAt'>;
+type StepOutcome = Pick<WorkloadStepEvent, 'wrote' | 'polls' | 'metAt' | 'timedOut'>;
 
 async function runStep(client: KubeClient, step: WorkloadStep, hooks: WorkloadHooks): Promise<StepOutcome> {
   if ('apply' in step) {
@@ -119,7 +119,10 @@ async function waitFor(client: KubeClient, cond: WaitCondition, hooks: WorkloadH
       if (deepEqual(value, cond.equals)) return met();
       last = `${cond.field} is ${JSON.stringify(value)}`;
     }
-    if (Date.now() >= deadline) throw new Error(`timed out after ${cond.timeoutSeconds}s waiting for ${cond.key}: ${last}`);
+    if (Date.now() >= deadline) {
+      if (cond.onTimeout === 'continue') return { polls, timedOut: true };
+      throw new Error(`timed out after ${cond.timeoutSeconds}s waiting for ${cond.key}: ${last}`);
+    }
     if (hooks.cancelled?.()) throw new Error('cancelled');
     await sleep(POLL_MS);
   }

@@ -53,6 +53,7 @@ test('a wrong timeout type names the path inside the file', (t) => {
 
 test('a typo in a field name is rejected, not ignored', (t) => {
   expectInputError(t, VALID.replace('timeoutSeconds: 5', 'timeoutSecond: 5'), 'workloads.basic.steps[1].waitFor.timeoutSecond', /no such field/);
+  expectInputError(t, VALID.replace('timeoutSeconds: 5', 'timeoutSeconds: 5, onTimeout: skip'), 'workloads.basic.steps[1].waitFor.onTimeout', /one of "fail", "continue"/);
 });
 
 test('a step must be exactly one kind', (t) => {
