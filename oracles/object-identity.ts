@@ -2,8 +2,9 @@
  * How the oracles name objects across runs. Objects with server-generated names (`generateName`)
  * get a different name in every run, so they are folded into `Kind/namespace/<prefix>*` and only
  * counted; so are objects whose name embeds a UID (`PersistentVolume/pvc-<uid>`, named after the
- * claim that a provisioner bound it to), as `Kind/namespace/pvc-*`. Bookkeeping objects (leader
- * election, Events) are not compared at all.
+ * claim that a provisioner bound it to), as `Kind/namespace/pvc-*`; and IPAddresses (Kubernetes 1.31+
+ * records every Service cluster IP as one, named after the address, which the allocator picks at
+ * random), as `IPAddress/*`. Bookkeeping objects (leader election, Events) are not compared at all.
  */
 import { isBookkeepingKey, isLeaderElectionRecord } from '../src/model/bookkeeping.js';
 import { formatKey, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
@@ -31,6 +32,7 @@ export function comparableIdentity(key: ObjectKey, obj: KubeObject | undefined):
   if (parts && prefix && isGeneratedName(name, prefix)) {
     return { key: formatKey(parts.kind, parts.namespace, `${prefix}*`), generated: true };
   }
+  if (parts && parts.kind === 'IPAddress' && parts.namespace === undefined) return { key: 'IPAddress/*', generated: true };
   if (parts && UID_IN_TEXT.test(parts.name)) {
     return { key: formatKey(parts.kind, parts.namespace, withoutUids(parts.name)), generated: true };
   }

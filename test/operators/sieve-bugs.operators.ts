@@ -3,7 +3,9 @@
  * Sieve bug listed in fixtures/operators/reproductions.yaml still reproduces with the plan kperturb
  * generates. Per operator and workload it learns and plans once (in a fresh directory), finds the
  * generated plan with the listed faults, and tests it; the operators are built by
- * `npm run setup:operators` (the npm script runs it first).
+ * `npm run setup:operators` (the npm script runs it first). A reproduction marked `real: true` (an
+ * operator that needs no API the current Kubernetes release stopped serving) is checked on a fresh
+ * real control plane per run too (`--real`; the npm script builds it first, a no-op when built).
  */
 import test from 'ava';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -15,6 +17,7 @@ import { loadConfig, type ControllerUnderTest } from '../../src/config/config.js
 import { learn, plan, test as runPlans } from '../../src/campaign/campaign.js';
 import type { TestPlan } from '../../src/model/plan.js';
 import type { PlanResult } from '../../src/model/results.js';
+import type { ClusterChoice } from '../../src/coordinator/run.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const quiet = () => undefined;
@@ -27,6 +30,8 @@ interface Reproduction {
   faults: unknown[];
   symptom: string[];
   attempts?: number;
+  /** Also on the real control plane. */
+  real?: boolean;
 }
 
 const reproductions = parse(readFileSync(join(repoRoot, 'fixtures', 'operators', 'reproductions.yaml'), 'utf8')) as Reproduction[];
@@ -42,19 +47,19 @@ function contains(actual: unknown, expected: unknown): boolean {
 }
 
 // One campaign (learn + plan) per operator and workload, shared by the reproductions that need it.
-const campaigns = new Map<string, Promise<{ config: ControllerUnderTest; out: string; plans: TestPlan[] }>>();
-function campaign(operator: string, workload: string) {
-  const id = `${operator}/${workload}`;
+const campaigns = new Map<string, Promise<{ config: ControllerUnderTest; out: string; cluster: ClusterChoice; plans: TestPlan[] }>>();
+function campaign(operator: string, workload: string, cluster: ClusterChoice) {
+  const id = `${operator}/${workload} on ${cluster.kind}`;
   let c = campaigns.get(id);
   if (!c) {
     c = (async () => {
       const config = loadConfig(join(repoRoot, 'fixtures', 'operators', operator, 'kperturb.yaml'));
-      const out = mkdtempSync(join(tmpdir(), `kperturb-operators-${operator}-${workload}-`));
-      const learned = await learn(config, { out, log: quiet, workloads: [workload] });
+      const out = mkdtempSync(join(tmpdir(), `kperturb-operators-${operator}-${workload}-${cluster.kind}-`));
+      const learned = await learn(config, { out, log: quiet, workloads: [workload], cluster });
       const failed = learned.flatMap((l) => l.runs).filter((r) => !r.ok);
       if (failed.length > 0) throw new Error(`reference runs of ${id} failed: ${failed.map((f) => `${f.error} (${f.dir})`).join('; ')}`);
       const [planned] = await plan(config, { out, log: quiet, workloads: [workload] });
-      return { config, out, plans: planned!.plans };
+      return { config, out, cluster, plans: planned!.plans };
     })();
     campaigns.set(id, c);
   }
@@ -63,17 +68,20 @@ function campaign(operator: string, workload: string) {
 
 const docs = readFileSync(join(repoRoot, 'docs', 'sieve-bugs.md'), 'utf8');
 
-for (const r of reproductions) {
-  test.serial(`${r.bug} (${r.pattern}, ${r.operator}/${r.workload}) reproduces with a generated plan`, async (t) => {
+const clusters = (r: Reproduction): ClusterChoice[] => (r.real ? [{ kind: 'embedded' }, { kind: 'real' }] : [{ kind: 'embedded' }]);
+
+for (const r of reproductions) for (const choice of clusters(r)) {
+  const where = choice.kind === 'real' ? ' on the real control plane' : '';
+  test.serial(`${r.bug} (${r.pattern}, ${r.operator}/${r.workload}) reproduces with a generated plan${where}`, async (t) => {
     t.true(docs.includes(r.bug), `docs/sieve-bugs.md lists ${r.bug}`);
-    const { config, out, plans } = await campaign(r.operator, r.workload);
+    const { config, out, cluster, plans } = await campaign(r.operator, r.workload, choice);
     const matching = plans.filter((p) => p.spec.pattern === r.pattern && contains(p.spec.faults, r.faults));
     t.true(matching.length > 0, `kperturb plan generated a ${r.pattern} plan with faults ${JSON.stringify(r.faults)} (among ${plans.length} plans)`);
     const results: PlanResult[] = [];
     const reproduced = (res: PlanResult) => res.verdict === 'bug' && r.symptom.every((s) => res.alarms.some((a) => a.message.includes(s)));
     for (let attempt = 0; attempt < (r.attempts ?? 1) && !results.some(reproduced); attempt++) {
       for (const p of matching) {
-        const [res] = await runPlans(config, [p], { out, log: quiet });
+        const [res] = await runPlans(config, [p], { out, log: quiet, cluster });
         results.push(res!);
         if (reproduced(res!)) break;
       }

@@ -161,6 +161,16 @@ test('objects with generated names are compared by count', (t) => {
   );
 });
 
+test("IPAddresses (a Service cluster IP each, named after the address the allocator picked at random) are compared by count", (t) => {
+  const ip = (name: string) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'IPAddress', metadata: { name }, spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } } });
+  const refs = [runWith([ip('10.0.0.12')]), runWith([ip('10.0.0.181')])];
+  t.deepEqual(compareRuns(refs, runWith([ip('10.0.0.192')])), []);
+  t.deepEqual(
+    compareRuns(refs, runWith([ip('10.0.0.192'), ip('10.0.0.7')])).map((a) => a.message),
+    ['IPAddress/*: 1 object(s) with this generated name after reference runs, but 2 after the test run'],
+  );
+});
+
 test('alarms are sorted by object, oracle and field', (t) => {
   const ref = [configMap('b', { z: '1', a: '1' }), configMap('a', { k: '1' })];
   const tst = [configMap('b', { z: '2', a: '2' }), configMap('a', { k: '2' })];
