@@ -1,8 +1,8 @@
 /**
  * Summarises a controller trace for the health and liveness oracles: which API errors the
  * controller got (grouped by status, verb and resource) and how often it successfully wrote each
- * object (Leases and Events aside) after the workload's last step. Pure: trace events in, a small
- * summary out.
+ * object (Leases and Events aside) after the workload's last step and the last fault event. Pure:
+ * trace events in, a small summary out.
  */
 import type { ApiErrorCount, ControllerActivity, WriteCount } from '../src/model/controller-activity.js';
 import { isObject } from '../src/model/object-key.js';
@@ -23,9 +23,13 @@ export class ControllerActivitySummarizer {
   private readonly errors = new Map<string, ApiErrorCount>();
   private readonly writes: Array<{ seq: number; key: string; subresource?: string }> = [];
   private workloadEnd: number | undefined;
+  private lastFault = 0;
 
   add(e: TraceEvent): void {
     if (e.type === 'workload-step') this.workloadEnd = Math.max(this.workloadEnd ?? 0, e.seq);
+    // Writes while a fault still shapes the controller's view (a stale view before its release, a
+    // hold) are the fault's doing: a controller retrying from a frozen cache until it catches up.
+    else if (e.type === 'fault') this.lastFault = Math.max(this.lastFault, e.seq);
     else if (e.type === 'request') this.requests.set(e.id, e);
     else if (e.type === 'response') {
       const req = this.requests.get(e.id);
@@ -63,8 +67,8 @@ export class ControllerActivitySummarizer {
 
   result(): ControllerActivity {
     const activity: ControllerActivity = { apiErrors: [...this.errors.values()] };
-    const end = this.workloadEnd;
-    if (end === undefined) return activity;
+    if (this.workloadEnd === undefined) return activity;
+    const end = Math.max(this.workloadEnd, this.lastFault);
     const counts = new Map<string, WriteCount>();
     for (const w of this.writes) {
       if (w.seq <= end) continue;

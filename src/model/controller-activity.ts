@@ -28,6 +28,6 @@ export interface WriteCount {
 
 export interface ControllerActivity {
   apiErrors: ApiErrorCount[];
-  /** Writes after the workload's last step; absent when the trace records no workload steps. */
+  /** Writes after the workload's last step and the last fault event; absent when the trace records no workload steps. */
   writesAfterWorkload?: WriteCount[];
 }

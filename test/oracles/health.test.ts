@@ -123,4 +123,15 @@ test('the trace summary groups error answers and counts writes after the last wo
   // The 422 after the workload failed: only the successful status patch counts.
   t.deepEqual(summary.writesAfterWorkload, [{ key: 'ConfigMap/default/a', subresource: 'status', count: 1 }]);
   t.is(summarizeControllerTrace(trace.filter((e) => e.type !== 'workload-step')).writesAfterWorkload, undefined);
+
+  // Writes while a fault still shapes the view (before a stale view's release) are the fault's doing.
+  const stale = [
+    ev({ type: 'workload-step', index: 0, description: 'apply', phase: 'done' }),
+    req(20, 'update', 'ConfigMap/default/b'),
+    res(20, 200),
+    ev({ type: 'fault', fault: 'stale-restart', phase: 'released', detail: 'stale view released' }),
+    req(21, 'update', 'ConfigMap/default/c'),
+    res(21, 200),
+  ];
+  t.deepEqual(summarizeControllerTrace(stale).writesAfterWorkload, [{ key: 'ConfigMap/default/c', count: 1 }]);
 });
