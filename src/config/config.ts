@@ -13,6 +13,7 @@
  *     ports: [8080]                 # fixed TCP ports it binds: one run per port at a time on this machine
  *     hostAliases: [{ ip: 127.0.0.1, hostnames: [db.example] }]   # extra /etc/hosts entries, as in a Pod spec
  *     clusterDNS: true              # <svc>.<ns>.svc.cluster.local etc. resolve as CoreDNS answers in a pod
+ *     namespace: default            # with clusterDNS: also <svc>, <pod>.<svc> (relative to it) and <svc>.<ns>
  *   setup: [crd.yaml]               # manifests applied before the controller starts
  *   workloads:
  *     create:
@@ -34,7 +35,7 @@
  *     - { pod: "db-*", container: db, text: "ready\n" }
  *   applications:                   # stub applications on pod and Service IPs (src/stubs)
  *     - name: zookeeper
- *       protocol: zookeeper         # or http, with http: { rules: [{ method, path, status, json|text, headers }], default: {...} }
+ *       protocol: zookeeper         # or http, with http: { rules: [{ method, path, bodyContains, state, setState, status, json|text, headers }], default: {...} }
  *       port: 2181
  *       namespace: default          # default: default
  *       pods: { matchLabels: { app: zookeeper-cluster } }
@@ -109,6 +110,8 @@ export interface ControllerUnderTest {
     hostAliases: HostAlias[];
     /** Resolve the cluster's Service and pod names for the controller as CoreDNS would for a pod. */
     clusterDNS: boolean;
+    /** The namespace the controller's pod would run in: with clusterDNS, names relative to it resolve. */
+    namespace?: string;
   };
   setup: string[];
   workloads: Map<string, Workload>;
@@ -157,7 +160,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) v.fail('metadata.name', 'a lowercase name of letters, digits and dashes');
 
   const c = v.object(top.controller, 'controller');
-  v.onlyKeys(c, 'controller', ['command', 'args', 'env', 'workingDir', 'maxParallel', 'ports', 'hostAliases', 'clusterDNS']);
+  v.onlyKeys(c, 'controller', ['command', 'args', 'env', 'workingDir', 'maxParallel', 'ports', 'hostAliases', 'clusterDNS', 'namespace']);
   const env: Record<string, string> = {};
   if (c.env !== undefined) {
     for (const [k, val] of Object.entries(v.object(c.env, 'controller.env'))) {
@@ -176,6 +179,12 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   };
   const maxParallel = v.optionalNumber(c.maxParallel, 'controller.maxParallel', { min: 1, integer: true });
   if (maxParallel !== undefined) Object.assign(controller, { maxParallel });
+  const namespace = v.optionalString(c.namespace, 'controller.namespace');
+  if (namespace !== undefined) {
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace)) v.fail('controller.namespace', 'a namespace name (lowercase letters, digits and dashes)');
+    if (!controller.clusterDNS) v.fail('controller.namespace', 'clusterDNS: true as well (the namespace only decides which names resolve)');
+    Object.assign(controller, { namespace });
+  }
 
   const setup = (top.setup === undefined ? [] : v.stringArray(top.setup, 'setup')).map((p, i) => existingFile(v, dir, p, join('setup', i)));
 
@@ -302,8 +311,12 @@ function validateApplication(v: Validator, raw: unknown, path: string): Applicat
     const rules = (h.rules === undefined ? [] : v.array(h.rules, join(path, 'http.rules'))).map((r, i): HttpRule => {
       const p = join(join(path, 'http.rules'), i);
       const ro = v.object(r, p);
-      v.onlyKeys(ro, p, ['method', 'path', 'status', 'json', 'text', 'headers']);
+      v.onlyKeys(ro, p, ['method', 'path', 'bodyContains', 'state', 'setState', 'status', 'json', 'text', 'headers']);
       const rule: HttpRule = { ...validateHttpAnswer(v, ro, p), path: v.string(ro.path, join(p, 'path')) };
+      for (const field of ['bodyContains', 'state', 'setState'] as const) {
+        const value = v.optionalString(ro[field], join(p, field));
+        if (value !== undefined) rule[field] = value;
+      }
       if (!rule.path.startsWith('/') && !rule.path.startsWith('*')) v.fail(join(p, 'path'), `a path glob starting with / (got ${JSON.stringify(rule.path)})`);
       const method = v.optionalString(ro.method, join(p, 'method'));
       if (method !== undefined) rule.method = method.toUpperCase();

@@ -185,7 +185,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     let wrapController: CommandWrapper | undefined;
     if (config.controller.clusterDNS || config.controller.hostAliases.length > 0) {
       const option = config.controller.clusterDNS ? 'controller.clusterDNS' : 'controller.hostAliases';
-      const hosts = new ControllerHosts(join(runDir, 'controller.hosts'), config.controller.hostAliases, config.controller.clusterDNS ? recorder : undefined);
+      const hosts = new ControllerHosts(join(runDir, 'controller.hosts'), config.controller.hostAliases, config.controller.clusterDNS ? recorder : undefined, undefined, config.controller.namespace);
       cleanups.push(() => hosts.stop());
       wrapController = await hostsNamespaceWrapper(hosts.file, `${config.file}: ${option}`);
     }

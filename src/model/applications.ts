@@ -28,6 +28,12 @@ export interface HttpRule extends HttpAnswer {
   method?: string;
   /** Glob on the path without the query (`*` matches any characters, `/` included). */
   path: string;
+  /** A substring of the request body (APIs that take every call on one path, such as Jolokia's). */
+  bodyContains?: string;
+  /** Matches only while the listener is in this state (set by an earlier call's `setState`). */
+  state?: string;
+  /** After answering, the listener (one pod's or Service's address) is in this state. */
+  setState?: string;
 }
 
 export interface HttpStubConfig {
@@ -54,10 +60,19 @@ export interface ApplicationConfig {
   http?: HttpStubConfig;
 }
 
-/** The rule that answers a request (its index), or the default answer. */
-export function answerHttp(config: HttpStubConfig, method: string, path: string): { answer: HttpAnswer; rule?: number } {
+/**
+ * The rule that answers a request (its index), or the default answer. `body` and `state` (the
+ * listener's state, absent before any `setState`) are matched by rules that name them.
+ */
+export function answerHttp(config: HttpStubConfig, method: string, path: string, body = '', state?: string): { answer: HttpAnswer; rule?: number } {
   const bare = path.split('?')[0] ?? path;
-  const index = config.rules.findIndex((r) => (r.method === undefined || r.method === method.toUpperCase()) && globMatches(r.path, bare));
+  const index = config.rules.findIndex(
+    (r) =>
+      (r.method === undefined || r.method === method.toUpperCase()) &&
+      globMatches(r.path, bare) &&
+      (r.bodyContains === undefined || body.includes(r.bodyContains)) &&
+      (r.state === undefined || r.state === state),
+  );
   return index >= 0 ? { answer: config.rules[index]!, rule: index } : { answer: config.default };
 }
 
@@ -94,10 +109,14 @@ export const CLUSTER_DOMAIN = 'cluster.local';
  *   A records; a hosts file lists the name once per address, and resolvers return them all), and
  *   `<hostname>.<svc>.<ns>.svc.cluster.local` for each such pod whose `spec.subdomain` is the
  *   Service and that has a `spec.hostname` (StatefulSet pods get both).
+ * With `namespace` (the controller's, `controller.namespace`), also the names a pod of that
+ * namespace reaches through its search list (`<ns>.svc.cluster.local svc.cluster.local
+ * cluster.local`; a hosts file is read without it): `<svc>` and `<hostname>.<svc>` for that
+ * namespace's Services, `<svc>.<ns>` and `<hostname>.<svc>.<ns>` for every namespace's.
  * A pod counts while it runs, is not being deleted and has an IP. Entries are sorted, so that the
  * same cluster state gives the same file.
  */
-export function clusterDnsEntries(services: Iterable<KubeObject>, pods: Iterable<KubeObject>): HostAlias[] {
+export function clusterDnsEntries(services: Iterable<KubeObject>, pods: Iterable<KubeObject>, namespace?: string): HostAlias[] {
   const byIp = new Map<string, Set<string>>();
   const add = (ip: string, ...names: string[]) => {
     let set = byIp.get(ip);
@@ -112,9 +131,11 @@ export function clusterDnsEntries(services: Iterable<KubeObject>, pods: Iterable
     const spec = isObject(svc.spec) ? svc.spec : {};
     const fqdn = `${name}.${ns}.svc.${CLUSTER_DOMAIN}`;
     const short = `${name}.${ns}.svc`;
+    // The forms the search list completes, for a controller that says its namespace.
+    const relative = namespace === undefined ? [] : namespace === ns ? [`${name}.${ns}`, name] : [`${name}.${ns}`];
     const clusterIp = serviceClusterIp(svc);
     if (clusterIp) {
-      add(clusterIp, fqdn, short);
+      add(clusterIp, fqdn, short, ...relative);
       continue;
     }
     if (spec.clusterIP !== 'None' || !isObject(spec.selector)) continue;
@@ -123,10 +144,10 @@ export function clusterDnsEntries(services: Iterable<KubeObject>, pods: Iterable
       if (pod.metadata?.namespace !== ns || !matchesLabelSelector(selector, pod.metadata?.labels)) continue;
       const ip = podServingIp(pod);
       if (!ip) continue;
-      add(ip, fqdn, short);
+      add(ip, fqdn, short, ...relative);
       const podSpec = isObject(pod.spec) ? pod.spec : {};
       if (typeof podSpec.hostname === 'string' && podSpec.subdomain === name) {
-        add(ip, `${podSpec.hostname}.${fqdn}`, `${podSpec.hostname}.${short}`);
+        add(ip, `${podSpec.hostname}.${fqdn}`, `${podSpec.hostname}.${short}`, ...relative.map((r) => `${podSpec.hostname}.${r}`));
       }
     }
   }

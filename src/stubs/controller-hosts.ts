@@ -29,6 +29,8 @@ export class ControllerHosts {
     private readonly aliases: readonly HostAlias[],
     view: PodsAndServicesView | undefined,
     baseFile = SYSTEM_HOSTS_FILE,
+    /** The controller's namespace (`controller.namespace`): names relative to it resolve too. */
+    private readonly namespace?: string,
   ) {
     let base = '';
     try {
@@ -43,7 +45,7 @@ export class ControllerHosts {
 
   /** The entries kperturb adds for the cluster now. */
   clusterEntries(): HostAlias[] {
-    return this.objects ? clusterDnsEntries(this.objects.services.values(), this.objects.pods.values()) : [];
+    return this.objects ? clusterDnsEntries(this.objects.services.values(), this.objects.pods.values(), this.namespace) : [];
   }
 
   private write(): void {

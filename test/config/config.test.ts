@@ -190,6 +190,24 @@ test('controller.hostAliases, controller.clusterDNS and applications load with t
   t.deepEqual(plain.applications, []);
 });
 
+test('controller.namespace and the HTTP rules\' body and state matches load', (t) => {
+  const c = loadConfig(
+    write(
+      WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: true, namespace: default').replace(
+        '- { path: "/text", status: 503',
+        '- { path: "/jolokia/", bodyContains: decommission, state: a, setState: b }\n        - { path: "/text", status: 503',
+      ),
+      { 'crd.yaml': 'kind: X' },
+    ),
+  );
+  t.is(c.controller.namespace, 'default');
+  t.deepEqual(c.applications[1]!.http!.rules[1], { path: '/jolokia/', bodyContains: 'decommission', state: 'a', setState: 'b', status: 200, json: {}, headers: {} });
+  t.is(loadConfig(write(WITH_STUBS, { 'crd.yaml': 'kind: X' })).controller.namespace, undefined);
+  expectInputError(t, WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: true, namespace: Default'), 'controller.namespace', /a namespace name/);
+  expectInputError(t, WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: false, namespace: default'), 'controller.namespace', /clusterDNS: true as well/);
+  expectInputError(t, WITH_STUBS.replace('path: "/text",', 'path: "/text", bodyContains: 3,'), 'applications[1].http.rules[1].bodyContains', /a non-empty string/);
+});
+
 test('a bad hostAlias or application names the file, the path and what was expected', (t) => {
   expectInputError(t, WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: yes-please'), 'controller.clusterDNS', /true or false/);
   expectInputError(t, WITH_STUBS.replace('ip: 127.0.0.5', 'ip: db.local'), 'controller.hostAliases[0].ip', /an IPv4 or IPv6 address \(got "db.local"\)/);

@@ -38,6 +38,30 @@ test('CoreDNS names: a Service by its cluster IP, a headless Service by its runn
   ]);
 });
 
+test('with the controller\'s namespace, the names its search list completes resolve too: <svc>, <pod>.<svc> there, <svc>.<ns> everywhere', (t) => {
+  const other: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', namespace: 'prod' }, spec: { clusterIP: '127.9.0.3' } };
+  const services = [svc('zk-headless', { clusterIP: 'None', selector: { app: 'zk' } }), other];
+  const entries = clusterDnsEntries(services, [pod('zk-0', '127.9.128.1')], 'default');
+  t.deepEqual(entries, [
+    { ip: '127.9.0.3', hostnames: ['db.prod', 'db.prod.svc', 'db.prod.svc.cluster.local'] },
+    {
+      ip: '127.9.128.1',
+      hostnames: [
+        'zk-0.zk-headless',
+        'zk-0.zk-headless.default',
+        'zk-0.zk-headless.default.svc',
+        'zk-0.zk-headless.default.svc.cluster.local',
+        'zk-headless',
+        'zk-headless.default',
+        'zk-headless.default.svc',
+        'zk-headless.default.svc.cluster.local',
+      ],
+    },
+  ]);
+  // Without it, only the names that resolve from any namespace's pods.
+  t.deepEqual(clusterDnsEntries(services, [pod('zk-0', '127.9.128.1')])[0], { ip: '127.9.0.3', hostnames: ['db.prod.svc', 'db.prod.svc.cluster.local'] });
+});
+
 /** A cluster view fed by hand. */
 function fakeView() {
   const past: ObservedChange[] = [];

@@ -44,3 +44,36 @@ test('rules answer by method and path glob, the first match wins, the default an
     { method: 'GET', path: '/nodes', status: 404 },
   ]);
 });
+
+test('rules may match a substring of the body and a state that an earlier call set, per server', async (t) => {
+  // Jolokia takes every call as a POST to /jolokia/; a Cassandra node reports DECOMMISSIONED once
+  // it was decommissioned (casskop's scale-down waits for that).
+  const jolokia: HttpStubConfig = {
+    rules: [
+      { method: 'POST', path: '/jolokia/', bodyContains: '"operation":"decommission"', setState: 'decommissioned', status: 200, json: { status: 200, value: null }, headers: {} },
+      { method: 'POST', path: '/jolokia/', bodyContains: '"attribute":"OperationMode"', state: 'decommissioned', status: 200, json: { status: 200, value: 'DECOMMISSIONED' }, headers: {} },
+      { method: 'POST', path: '/jolokia/', bodyContains: '"attribute":"OperationMode"', status: 200, json: { status: 200, value: 'NORMAL' }, headers: {} },
+    ],
+    default: { status: 404, json: {}, headers: {} },
+  };
+  const calls: HttpCall[] = [];
+  const start = async () => {
+    const server = createHttpStub(jolokia, (c) => calls.push(c));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => server.close());
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/jolokia/`;
+  };
+  const mode = async (url: string) => ((await (await fetch(url, { method: 'POST', body: '{"type":"READ","mbean":"x", "attribute":"OperationMode"}' })).json()) as { value: unknown }).value;
+  const node0 = await start();
+  const node1 = await start();
+  t.is(await mode(node0), 'NORMAL');
+  const dec = await fetch(node0, { method: 'POST', body: '{"type":"EXEC","mbean":"x","operation":"decommission","arguments":[]}' });
+  t.deepEqual(await dec.json(), { status: 200, value: null });
+  t.is(await mode(node0), 'DECOMMISSIONED');
+  // Another server (another pod) keeps its own state.
+  t.is(await mode(node1), 'NORMAL');
+  t.deepEqual(
+    calls.map((c) => c.rule),
+    [2, 0, 1, 2],
+  );
+});
