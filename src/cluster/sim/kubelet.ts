@@ -9,6 +9,9 @@
  *    conditions True;
  * 3. pods with restartPolicy Never or OnFailure (Job pods) "run" `podRunToCompletionMs`, then exit 0:
  *    phase Succeeded, containers terminated with reason Completed, Ready=False/PodCompleted.
+ * A pod whose volume names a Secret or ConfigMap that does not exist (and is not `optional`) stays in
+ * step 1, as the kubelet's volume manager keeps it there (a Warning FailedMount event
+ * `MountVolume.SetUp failed for volume "v" : secret "s" not found`), until the object appears.
  * Deletion: a pod with a deletionTimestamp is stopped (its containers take `podStopDelayMs`, at most
  * the pod's grace period), its terminal status is written, then the kubelet deletes it with
  * gracePeriodSeconds=0 (uid precondition). A pod with finalizers then stays, terminating, until they
@@ -42,6 +45,8 @@ interface PodState {
   runningAt?: number;
   terminatingSince?: number;
   deleted?: boolean;
+  /** The volume it waits for, as `<kind> <name>`, after a FailedMount. */
+  waitingFor?: string;
 }
 
 export class Kubelets {
@@ -57,6 +62,8 @@ export class Kubelets {
     private readonly ctx: SimContext,
     runner: WorkRunner,
     private readonly pods: Informer,
+    private readonly secrets: Informer | undefined,
+    private readonly configMaps: Informer | undefined,
   ) {
     this.nodeSet = new Set(ctx.nodes);
     this.enqueue = runner.register('kubelet', (key) => this.sync(key));
@@ -92,9 +99,17 @@ export class Kubelets {
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<Kubelets | undefined> {
-    const pods = await ctx.informers.forKind('Pod', 'v1');
+    const [pods, secrets, configMaps] = await Promise.all([ctx.informers.forKind('Pod', 'v1'), ctx.informers.forKind('Secret', 'v1'), ctx.informers.forKind('ConfigMap', 'v1')]);
     if (!pods) return undefined;
-    const k = new Kubelets(ctx, runner, pods);
+    const k = new Kubelets(ctx, runner, pods, secrets, configMaps);
+    // A pod waiting for a volume's Secret or ConfigMap is synced again when one appears.
+    for (const [kind, informer] of [['secret', secrets], ['configmap', configMaps]] as const) {
+      informer?.subscribe((type, obj) => {
+        if (type === 'DELETED') return;
+        const wanted = `${kind} ${obj.metadata?.name}`;
+        for (const [key, s] of k.state) if (s.waitingFor === wanted && key.startsWith(`${obj.metadata?.namespace}/`)) k.enqueue(key);
+      });
+    }
     pods.subscribe((type, pod) => {
       const key = `${pod.metadata!.namespace}/${pod.metadata!.name}`;
       if (type === 'DELETED') {
@@ -169,6 +184,17 @@ export class Kubelets {
         this.enqueue(key, startAt - t);
         return;
       }
+      const missing = this.missingVolume(pod);
+      if (missing) {
+        if (s.waitingFor !== `${missing.kind} ${missing.name}`) {
+          s.waitingFor = `${missing.kind} ${missing.name}`;
+          if (!str(status(pod).phase)) await this.writeStatus(pod, this.pendingStatus(pod));
+          this.ctx.log(`kubelet: ${key} waits for ${missing.kind} ${missing.name} (volume ${missing.volume})`);
+          this.recorders.get(str(spec(pod).nodeName))?.event({ ...pod, apiVersion: 'v1', kind: 'Pod' }, 'Warning', 'FailedMount', `MountVolume.SetUp failed for volume "${missing.volume}" : ${missing.kind} "${missing.name}" not found`);
+        }
+        return;
+      }
+      s.waitingFor = undefined;
       s.runningAt = t;
       this.recordStart(pod);
       await this.writeStatus(pod, this.runningStatus(pod));
@@ -185,6 +211,27 @@ export class Kubelets {
       this.ctx.log(`kubelet: ${key} completed`);
       await this.writeStatus(pod, this.completedStatus(pod));
     }
+  }
+
+  /** The first volume (also a projected volume's source) whose non-optional Secret or ConfigMap does not exist. */
+  private missingVolume(pod: KubeObject): { volume: string; kind: 'secret' | 'configmap'; name: string } | undefined {
+    const namespace = pod.metadata?.namespace;
+    const volumes = Array.isArray(spec(pod).volumes) ? (spec(pod).volumes as unknown[]).filter(isObject) : [];
+    for (const v of volumes) {
+      const sources: Array<Record<string, unknown>> = [v];
+      if (isObject(v.projected) && Array.isArray(v.projected.sources)) sources.push(...v.projected.sources.filter(isObject));
+      for (const src of sources) {
+        if (isObject(src.secret) && src.secret.optional !== true) {
+          const name = str(src.secret.secretName ?? src.secret.name);
+          if (name && this.secrets && !this.secrets.get(namespace, name)) return { volume: str(v.name), kind: 'secret', name };
+        }
+        if (isObject(src.configMap) && src.configMap.optional !== true) {
+          const name = str(src.configMap.name);
+          if (name && this.configMaps && !this.configMaps.get(namespace, name)) return { volume: str(v.name), kind: 'configmap', name };
+        }
+      }
+    }
+    return undefined;
   }
 
   private runsToCompletion(pod: KubeObject): boolean {

@@ -102,3 +102,40 @@ test('a pod with restartPolicy Never runs to completion', async (t) => {
   t.like(done.status?.containerStatuses?.[0]?.state?.terminated, { exitCode: 0, reason: 'Completed' });
   t.like(done.status?.conditions?.find((c) => c.type === 'Ready'), { status: 'False', reason: 'PodCompleted' });
 });
+
+test('a pod whose Secret or ConfigMap volume does not exist stays ContainerCreating until it does', async (t) => {
+  // As the kubelet's volume manager: MountVolume.SetUp fails ("secret ... not found"), the
+  // containers are not started; optional sources do not hold the pod (cass-operator's K8SSAND-1023
+  // leaves a pod without its keystore Secret this way).
+  const { core, log } = await startSimCluster(t);
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: {
+      metadata: { name: 'mounts' },
+      spec: {
+        containers: [container()],
+        volumes: [
+          { name: 'maybe', secret: { secretName: 'absent-but-optional', optional: true } },
+          { name: 'certs', secret: { secretName: 'keystore' } },
+          { name: 'conf', projected: { sources: [{ configMap: { name: 'settings' } }] } },
+        ],
+      },
+    },
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  const waiting = await core.readNamespacedPod({ name: 'mounts', namespace: 'default' });
+  t.is(waiting.status?.phase, 'Pending');
+  t.is(waiting.status?.containerStatuses?.[0]?.state?.waiting?.reason, 'ContainerCreating');
+  const events = await eventually('a FailedMount event', async () => {
+    const list = await core.listNamespacedEvent({ namespace: 'default' });
+    return list.items.some((e) => e.reason === 'FailedMount') ? list.items : undefined;
+  }, 5000, log);
+  t.like(events.find((e) => e.reason === 'FailedMount'), { type: 'Warning', message: 'MountVolume.SetUp failed for volume "certs" : secret "keystore" not found' });
+
+  await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'keystore' } } });
+  await new Promise((r) => setTimeout(r, 300));
+  t.is((await core.readNamespacedPod({ name: 'mounts', namespace: 'default' })).status?.phase, 'Pending', 'the projected ConfigMap is still missing');
+  await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'settings' } } });
+  await eventually('Running once both exist', async () => isReady(await core.readNamespacedPod({ name: 'mounts', namespace: 'default' })), 5000, log);
+  t.pass();
+});
