@@ -63,6 +63,17 @@ function normalize(a: Answer): unknown {
     const m = /^(failed to create typed patch object \([^)]*\): errors:\n)([\s\S]*)$/.exec(json.message);
     if (m) json.message = m[1] + m[2]!.split('\n').sort().join('\n');
   }
+  // So do embedded-resource errors: kube-apiserver's validateEmbeddedResource ranges over the object
+  // (apiVersion and kind in either order). Compared in field order, message and causes alike.
+  const causes: Array<{ field?: string; message?: string }> | undefined = json?.details?.causes;
+  if (Array.isArray(causes) && causes.length > 1 && typeof json.message === 'string') {
+    const list = (cs: typeof causes) => cs.map((c) => `${c.field}: ${c.message}`).join(', ');
+    const m = /^(.*? is invalid: )\[(.*)\]$/s.exec(json.message);
+    if (m && m[2] === list(causes)) {
+      causes.sort((x, y) => String(x.field).localeCompare(String(y.field)));
+      json.message = `${m[1]}[${list(causes)}]`;
+    }
+  }
   if (json?.details?.causes) for (const c of json.details.causes) if (c.field === 'patch') c.message = '<patched>';
   return sortKeys({ status: a.status, warning: a.warning ?? null, json });
 }
