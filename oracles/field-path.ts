@@ -115,6 +115,39 @@ function findClosingQuote(text: string, from: number): number {
   return -1;
 }
 
+/**
+ * The value a path names inside `obj` (undefined when absent): `[i]` indexes a list, `[type=Ready]`
+ * picks the first list item whose `type` field equals the value (compared as text, as alarms print it).
+ */
+export function valueAtPath(obj: unknown, path: FieldPath): unknown {
+  let cur = obj;
+  for (const seg of path) {
+    if (typeof seg === 'number') {
+      if (!Array.isArray(cur)) return undefined;
+      cur = cur[seg];
+    } else if (isKeyedSegment(seg)) {
+      if (!Array.isArray(cur)) return undefined;
+      cur = cur.find((item: unknown) => isRecord(item) && item[seg.key] !== undefined && String(item[seg.key]) === String(seg.value));
+    } else {
+      if (!isRecord(cur)) return undefined;
+      cur = cur[seg];
+    }
+  }
+  return cur;
+}
+
+/** Parses a path that names one field (no `*`); throws FieldPathSyntaxError. */
+export function parseFieldPath(text: string): FieldPath {
+  const pattern = parseFieldPattern(text);
+  if (text === '') throw new FieldPathSyntaxError(text, 'a field path such as status.phase');
+  if (pattern.includes(ANY_SEGMENT)) throw new FieldPathSyntaxError(text, 'one field, without * (a pattern is allowed only in masks)');
+  return pattern as FieldPath;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
 /** Does `pattern` name `path` or one of its ancestors (masking a map masks everything in it)? */
 export function patternCovers(pattern: FieldPattern, path: FieldPath): boolean {
   if (pattern.length > path.length) return false;

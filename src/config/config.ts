@@ -52,6 +52,7 @@ import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../cluster/
 import { isIP } from 'node:net';
 import { DEFAULT_HTTP_ANSWER, type ApplicationConfig, type HostAlias, type HttpAnswer, type HttpRule } from '../model/applications.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../model/label-selector.js';
+import { FieldPathSyntaxError, parseFieldPath } from '../../oracles/field-path.js';
 
 export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 
@@ -66,8 +67,14 @@ export interface WaitCondition {
   key: ObjectKey;
   /** Wait until the object exists (default), is absent, or `field` equals `equals`. */
   absent?: boolean;
+  /**
+   * A path in the syntax of masks and alarms (`status.phase`, `status.conditions[type=Ready].status`,
+   * `metadata.labels["app.kubernetes.io/name"]`).
+   */
   field?: string;
   equals?: unknown;
+  /** `condition: Ready` waits as `kubectl wait --for=condition=Ready` does (sets field and equals). */
+  condition?: string;
   timeoutSeconds: number;
   /**
    * `continue`: when the timeout passes, go on with the next step (as Sieve's soft timeouts do), so a
@@ -447,14 +454,30 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
     }
     case 'waitFor': {
       const d = v.object(s.waitFor, p);
-      v.onlyKeys(d, p, ['key', 'absent', 'field', 'equals', 'timeoutSeconds', 'onTimeout']);
+      v.onlyKeys(d, p, ['key', 'absent', 'field', 'equals', 'condition', 'timeoutSeconds', 'onTimeout']);
       const cond: WaitCondition = {
         key: objectKey(v, d.key, join(p, 'key')),
         timeoutSeconds: v.optionalNumber(d.timeoutSeconds, join(p, 'timeoutSeconds'), { min: 0.1 }) ?? 60,
       };
       if (d.absent !== undefined) cond.absent = v.boolean(d.absent, join(p, 'absent'));
-      if (d.field !== undefined) {
+      if (d.condition !== undefined) {
+        // kubectl wait --for=condition=Ready: the condition of that type has status "True".
+        const type = v.string(d.condition, join(p, 'condition'));
+        if (!/^[A-Za-z0-9_.\/-]+$/.test(type)) v.fail(join(p, 'condition'), `a condition type such as Ready (got ${JSON.stringify(type)})`);
+        if (d.field !== undefined || 'equals' in d) v.fail(p, 'either condition or field/equals, not both');
+        cond.condition = type;
+        cond.field = `status.conditions[type=${type}].status`;
+        cond.equals = 'True';
+      } else if (d.field !== undefined) {
         cond.field = v.string(d.field, join(p, 'field'));
+        if (!cond.field.includes('\\')) {
+          try {
+            parseFieldPath(cond.field);
+          } catch (err) {
+            if (!(err instanceof FieldPathSyntaxError)) throw err;
+            v.fail(join(p, 'field'), `a field path such as status.conditions[type=Ready].status (${err.expected})`);
+          }
+        }
         if (!('equals' in d)) v.fail(join(p, 'equals'), 'the value the field must equal (with field)');
         cond.equals = d.equals;
       } else if ('equals' in d) {
@@ -473,6 +496,6 @@ export function describeStep(step: WorkloadStep): string {
   if ('delete' in step) return `delete ${step.delete.key}`;
   if ('sleep' in step) return `sleep ${step.sleep}s`;
   const w = step.waitFor;
-  const what = w.absent ? 'absent' : w.field ? `${w.field} == ${JSON.stringify(w.equals)}` : 'exists';
+  const what = w.absent ? 'absent' : w.condition ? `condition ${w.condition}` : w.field ? `${w.field} == ${JSON.stringify(w.equals)}` : 'exists';
   return `wait for ${w.key} ${what} (${w.timeoutSeconds}s${w.onTimeout === 'continue' ? ', then go on' : ''})`;
 }

@@ -1,4 +1,10 @@
-/** Dotted field paths (`status.phase`, `spec.containers[0].image`, `data.tls\.crt`) over plain JSON. */
+/**
+ * Dotted field paths (`status.phase`, `spec.containers[0].image`, `data.tls\.crt`) over plain JSON.
+ * getField reads the user-facing syntax of oracles/field-path.ts too (`status.conditions[type=Ready].status`,
+ * `metadata.labels["app.kubernetes.io/name"]`), so a path written for a mask or printed in an alarm
+ * means the same in a wait, a trigger or a field selector.
+ */
+import { FieldPathSyntaxError, parseFieldPath, valueAtPath } from '../../oracles/field-path.js';
 import { isObject } from './object-key.js';
 
 export function splitFieldPath(path: string): Array<string | number> {
@@ -27,6 +33,13 @@ export function splitFieldPath(path: string): Array<string | number> {
 }
 
 export function getField(obj: unknown, path: string): unknown {
+  if (!path.includes('\\') && path.includes('[')) {
+    try {
+      return valueAtPath(obj, parseFieldPath(path));
+    } catch (err) {
+      if (!(err instanceof FieldPathSyntaxError)) throw err;
+    }
+  }
   let cur: unknown = obj;
   for (const seg of splitFieldPath(path)) {
     if (typeof seg === 'number') {

@@ -56,6 +56,15 @@ test('a typo in a field name is rejected, not ignored', (t) => {
   expectInputError(t, VALID.replace('timeoutSeconds: 5', 'timeoutSeconds: 5, onTimeout: skip'), 'workloads.basic.steps[1].waitFor.onTimeout', /one of "fail", "continue"/);
 });
 
+test('a wait names its field in the syntax of masks and alarms, or a condition as kubectl wait does', (t) => {
+  expectInputError(t, VALID.replace('field: data.x', 'field: "status.conditions[type=Ready.status"'), 'workloads.basic.steps[1].waitFor.field', /a field path .*closing \]/);
+  expectInputError(t, VALID.replace('field: data.x', 'field: "status.conditions[*].status"'), 'workloads.basic.steps[1].waitFor.field', /without \*/);
+  expectInputError(t, VALID.replace('field: data.x, equals: "1"', 'condition: Ready, field: data.x, equals: "1"'), 'workloads.basic.steps[1].waitFor', /either condition or field/);
+  const ready = loadConfig(write(VALID.replace('field: data.x, equals: "1"', 'condition: Ready'), { 'crd.yaml': 'kind: X' }));
+  const step = ready.workloads.get('basic')!.steps[1]!;
+  t.deepEqual('waitFor' in step ? [step.waitFor.field, step.waitFor.equals] : [], ['status.conditions[type=Ready].status', 'True']);
+});
+
 test('a step must be exactly one kind', (t) => {
   expectInputError(t, VALID.replace('- sleep: 0.1', '- snooze: 0.1'), 'workloads.basic.steps[4]', /exactly one of apply, patch/);
 });

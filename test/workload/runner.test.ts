@@ -46,3 +46,26 @@ test('by default a wait that never holds fails the workload at that step', async
   t.regex(outcome.error!, /timed out after 0\.2s waiting for ConfigMap\/default\/never: it does not exist/);
   t.is(await client.get('ConfigMap/default/after'), undefined);
 });
+
+test('a wait reads keyed list items as masks and alarms write them, and condition: Ready waits as kubectl wait does', async (t) => {
+  const { client } = await setup(t);
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-workload-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const pod = join(dir, 'pod.yaml');
+  writeFileSync(pod, 'apiVersion: v1\nkind: Pod\nmetadata: { name: p, namespace: default }\nspec: { containers: [{ name: c, image: x }] }\n');
+  // The embedded kubelet makes the pod Running and Ready; both waits hold only once the condition
+  // of type Ready says "True", which a numeric-index-only reader never sees.
+  const workload: Workload = {
+    name: 'w',
+    steps: [
+      { apply: pod },
+      { waitFor: { key: 'Pod/default/p', field: 'status.conditions[type=Ready].status', equals: 'True', timeoutSeconds: 30 } },
+      { waitFor: { key: 'Pod/default/p', condition: 'Ready', field: 'status.conditions[type=Ready].status', equals: 'True', timeoutSeconds: 30 } },
+    ],
+  };
+  const trace = new MemoryTrace();
+  t.deepEqual(await runWorkload(client, workload, trace), { ok: true });
+  const conditions = ((await client.get('Pod/default/p'))?.status as { conditions?: Array<{ type: string; status: string }> }).conditions;
+  t.is(conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+  t.regex(trace.ofType('workload-step').find((e) => e.index === 2 && e.phase === 'done')!.description, /condition Ready/);
+});
