@@ -80,6 +80,8 @@ export interface ChangeRecord {
   bookkeeping: boolean;
   /** The controller was shown this state (watch event or read). */
   delivered: boolean;
+  /** A watch event showed it (the controller has a watch open on the object: holds can hide it). */
+  watched: boolean;
   /** Unobserved state: the first later change of the object that cancels this one (-1: none). */
   cancelledBy: number;
   /** Bit 1: a delivery of it may have caused a controller write; bit 2: a successful, effective one. */
@@ -703,6 +705,7 @@ export class RunAnalyzer {
       if (c >= 0) {
         d.change = c;
         this.changes[c]!.delivered = true;
+        if (source === 'watch') this.changes[c]!.watched = true;
       } else {
         pushTo(this.pendingDeliveries, rv, index);
       }
@@ -799,6 +802,7 @@ export class RunAnalyzer {
       terminating: e.eventType !== 'DELETED' && typeof e.object?.metadata?.deletionTimestamp === 'string',
       bookkeeping: isBookkeepingKey(rawKey) || isLeaderElectionRecord(e.object),
       delivered: false,
+      watched: false,
       cancelledBy: -1,
       causal: 0,
       owners: undefined,
@@ -820,6 +824,7 @@ export class RunAnalyzer {
         if (this.deliveries[d]!.rawKey !== rawKey) continue;
         this.deliveries[d]!.change = index;
         c.delivered = true;
+        if (this.deliveries[d]!.source === 'watch') c.watched = true;
       }
     }
     const waitingWrites = this.pendingWriteByRv.get(e.resourceVersion);

@@ -4,7 +4,8 @@
  * not see N before N' never sees the state N made (Sieve's third pattern). Plan: from N on, hold the
  * controller's watch events for the object; once N' has happened, end the stream with 410 Expired so
  * the controller relists and sees the state after N' (within the API's contract: watches may expire).
- *   baseline          every change shown to the controller that a later change cancels
+ *   baseline          every change a watch of the controller showed that a later change cancels (a hold
+ *                     hides watch events: an object the controller only reads cannot be hidden)
  *   causality         N may have caused a controller write (a controller that reacts to nothing in N
  *                     cannot behave differently for missing it)
  *   releasable        N' does not wait for the controller to act on what the plan holds: neither a
@@ -24,7 +25,7 @@ export const unobservedStateRule: PlanningRule = {
   pattern: 'unobserved-state',
   namePrefix: 'unobserved',
   plan({ main, triggers, prune }) {
-    const cancelled = main.changes.filter((c) => c.delivered && c.cancelledBy >= 0);
+    const cancelled = main.changes.filter((c) => c.watched && c.cancelledBy >= 0);
     const candidate = (c: ChangeRecord): PlanCandidate | undefined => {
       const from = triggers.change(c.index);
       const until = triggers.change(c.cancelledBy);

@@ -92,6 +92,20 @@ test('must not: a change the controller was never shown (it does not watch that 
   t.is(stages(plan(trace), 'unobserved-state').baseline, 0);
 });
 
+test('must not: an object the controller only reads and never watches (a hold hides watch events only)', (t) => {
+  // The controller GETs the pod and reacts, but has no watch on pods: a hold on the pod can never
+  // hide anything, and would end not injected after the proxy's maximum hold.
+  const trace = new TraceBuilder()
+    .external('ADDED', POD)
+    .read(POD)
+    .write('patch', DB, { set: { 'status.members': 1 } })
+    .external('DELETED', POD)
+    .read(DB).events;
+  const out = plan(trace);
+  t.deepEqual(holds(out), []);
+  t.is(stages(out, 'unobserved-state').baseline, 0);
+});
+
 test('a deletion cancelled by a re-creation: hold from the deletion until the object is back', (t) => {
   const trace = new TraceBuilder()
     .external('ADDED', POD, { deliver: true })
@@ -199,10 +213,12 @@ test('must: the cancelling change is the controller\'s write, but one it made in
 });
 
 test('must: the controller\'s cancelling write may react to a read of the object, which a hold does not hide', (t) => {
-  // The deletionTimestamp reaches the controller through a GET, in a reconcile another event started.
+  // The controller watches the pod, but the deletionTimestamp reaches its reconcile through a GET,
+  // in a reconcile another event started: the read shows it even while the hold hides the event.
   const trace = new TraceBuilder()
-    .external('ADDED', POD, { set: FINALIZER })
-    .external('MODIFIED', POD, { set: { 'metadata.deletionTimestamp': TS } })
+    .external('ADDED', POD, { set: FINALIZER, deliver: true })
+    .episode()
+    .external('MODIFIED', POD, { set: { 'metadata.deletionTimestamp': TS }, deliver: true })
     .external('MODIFIED', DB, { set: { 'spec.members': 0 }, deliver: true })
     .episode()
     .read(POD)
