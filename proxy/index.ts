@@ -93,7 +93,17 @@ export interface ControllerProxyOptions {
   podStreaming?: PodStreamingRules;
   /** Each such call, once answered (the coordinator copies it into the cluster trace). */
   onPodExec?: (event: Unstamped<PodExecEvent>) => void;
+  /**
+   * `strict`: faults stay within the API contract. A stale view then answers only what a lagging
+   * watch cache may answer (LIST and WATCH from resourceVersion "0", watches resumed from an old
+   * resourceVersion); consistent reads (resourceVersion unset) go live. Default `lenient`: they are
+   * served from the view too, and each such answer is marked `beyondContract` in the trace.
+   */
+  contract?: ContractMode;
 }
+
+import type { ContractMode } from '../src/model/results.js';
+export type { ContractMode };
 
 export interface ProxyActivity {
   /** Non-watch requests being served. */
@@ -205,6 +215,7 @@ export class ControllerProxy {
   private readonly holds = new WatchHolds();
   private readonly serializer: DeliverySerializer | undefined;
   private readonly staleViews = new WeakMap<Epoch, StaleView>();
+  private readonly beyondContractReasons = new Set<string>();
   private readonly delays: Array<{ match: RequestMatch; ms: number }> = [];
   private readonly leaderRecords = new LeaderRecords();
   private readonly sessions = new Map<http2.Http2Session, Epoch>();
@@ -629,6 +640,11 @@ export class ControllerProxy {
    * (see stale-view.ts) until the returned view is released; with `kinds`, only those kinds' lists
    * and watches are frozen.
    */
+  /** Why what the faults served went beyond the API contract, once per reason (empty: it stayed within). */
+  beyondContract(): string[] {
+    return [...this.beyondContractReasons];
+  }
+
   serveStaleView(resourceVersion: string, faultIndex?: number, kinds?: readonly string[]): StaleView {
     if (!this.options.clusterView) throw new Error('stale views need the proxy\'s cluster view');
     const view = new StaleView(resourceVersion, this.options.clusterView, kinds);
@@ -653,10 +669,16 @@ export class ControllerProxy {
     const view = this.staleViews.get(ex.epoch);
     if (!view || view.released) return plan;
     const rv = f.query.resourceVersion;
-    const contract = rv === '0' ? 'resourceVersion "0": a lagging cache may answer this' : 'resourceVersion unset: a consistent read, beyond the API contract';
+    // resourceVersion unset asks for a consistent read (a LIST from etcd, a WATCH from the newest
+    // state): no API server answers it from a lagging cache. "0" may be answered by any cache.
+    const consistentRead = rv === undefined || rv === '';
+    if (consistentRead && this.options.contract === 'strict') return plan;
+    const contract = consistentRead ? 'resourceVersion unset: a consistent read, beyond the API contract' : 'resourceVersion "0": a lagging cache may answer this';
+    const beyond = consistentRead ? { beyondContract: `${f.verb === 'watch' ? 'a WATCH' : 'a LIST'} with resourceVersion unset (a consistent read) answered from a stale view` } : {};
     const note = (detail: string) => {
       view.served();
-      this.fault({ fault: 'stale-restart', phase: 'applied', requestId: ex.id, resourceVersion: view.resourceVersion, detail });
+      if (beyond.beyondContract) this.beyondContractReasons.add(beyond.beyondContract);
+      this.fault({ fault: 'stale-restart', phase: 'applied', requestId: ex.id, resourceVersion: view.resourceVersion, ...beyond, detail });
     };
     if (view.appliesToWatch(f)) {
       if (f.query.sendInitialEvents === 'true') {

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
 import { executeRun, type ClusterChoice } from '../coordinator/run.js';
 import { loadPlanFile, serializePlan, type TestPlan } from '../model/plan.js';
-import { RESULTS_FORMAT, type Alarm, type PlanResult, type ResultsFile, type RunArtifacts, type RunRecord } from '../model/results.js';
+import { RESULTS_FORMAT, type Alarm, type ContractMode, type PlanResult, type ResultsFile, type RunArtifacts, type RunRecord } from '../model/results.js';
 import { readTrace } from '../model/trace-io.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
 import { UserInputError } from '../model/errors.js';
@@ -171,6 +171,8 @@ export interface TestOptions extends CampaignOptions {
   parallel?: number;
   /** A limit shared with other test() calls (the demo's); overrides `parallel`. */
   limiter?: Limiter;
+  /** `strict`: faults stay within the API contract (ControllerProxyOptions.contract). */
+  contract?: ContractMode;
 }
 
 function oracleOptions(config: ControllerUnderTest, workload: string): OracleOptions {
@@ -279,7 +281,7 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
     opts.progress?.planStarted(`${p.metadata.name}: ${p.spec.description}`);
     // Lines of concurrent runs interleave: each says which plan it belongs to.
     const log: Log = concurrent ? (line) => opts.log(`[${p.metadata.name}] ${line.trimStart()}`) : opts.log;
-    const run = await executeRun({ config, workload, runDir, plan: p, log, ...(opts.cluster ? { cluster: opts.cluster } : {}) });
+    const run = await executeRun({ config, workload, runDir, plan: p, log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.contract ? { contract: opts.contract } : {}) });
     const artifacts = await fullArtifacts(runDir, run.record, run.artifacts);
     let decision = judgeTestRun(refs.runs, artifacts, run.record, options);
     let confirmation: { runDir: string; alarms: Alarm[] } | undefined;
@@ -301,6 +303,7 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
       ...(decision.error ? { error: decision.error } : {}),
       referenceRunDirs: refs.dirs,
       ...(confirmation ? { confirmationRunDir: confirmation.runDir } : {}),
+      ...(run.record.beyondContract ? { beyondContract: run.record.beyondContract } : {}),
     };
     writeFileSync(join(runDir, 'verdict.json'), JSON.stringify(result, null, 2) + '\n');
     results[i] = result;

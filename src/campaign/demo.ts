@@ -57,7 +57,7 @@ export interface DemoExampleResult {
   /** Set when the example was left out on purpose (its controller is not built on this machine). */
   skipped?: string;
   plans: Array<
-    Pick<PlanResult, 'plan' | 'pattern' | 'description' | 'verdict' | 'injected' | 'durationMs'> & {
+    Pick<PlanResult, 'plan' | 'pattern' | 'description' | 'verdict' | 'injected' | 'durationMs' | 'beyondContract'> & {
       alarms: Array<{ oracle: string; object: string; field?: string; message: string; flaky?: boolean }>;
     }
   >;
@@ -152,6 +152,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
           description: r.description,
           verdict: r.verdict,
           injected: r.injected,
+          ...(r.beyondContract ? { beyondContract: r.beyondContract } : {}),
           durationMs: r.durationMs,
           alarms: r.alarms.map((a) => ({
             oracle: a.oracle,
@@ -173,9 +174,12 @@ export function renderDemoTable(results: DemoResults): string {
     const n = (v: Verdict) => e.plans.filter((p) => p.verdict === v).length;
     if (e.error) return [e.example, e.workload, 'reference runs failed', '', '', '', '', '', '', formatDuration(e.durationMs)];
     if (e.skipped) return [e.example, e.workload, 'skipped (not built)', '', '', '', '', '', '', ''];
-    return [e.example, e.workload, e.plansGenerated, e.bugs, n('pass'), n('flaky'), n('not-injected'), n('workload-failed'), n('error'), formatDuration(e.durationMs)];
+    const beyond = e.plans.filter((p) => p.verdict === 'bug' && p.beyondContract?.length).length;
+    return [e.example, e.workload, e.plansGenerated, beyond > 0 ? `${e.bugs} (${beyond}*)` : e.bugs, n('pass'), n('flaky'), n('not-injected'), n('workload-failed'), n('error'), formatDuration(e.durationMs)];
   });
-  return renderTable(['example', 'workload', 'plans', 'bugs found', 'passed', 'flaky', 'not injected', 'workload failed', 'error', 'time'], rows);
+  const table = renderTable(['example', 'workload', 'plans', 'bugs found', 'passed', 'flaky', 'not injected', 'workload failed', 'error', 'time'], rows);
+  const marked = results.examples.some((e) => e.plans.some((p) => p.verdict === 'bug' && p.beyondContract?.length));
+  return marked ? `${table}\n(N*): N of the bugs had a fault beyond the API contract (a consistent read answered from a stale view; docs/fidelity.md)` : table;
 }
 
 export function writeDemoJson(file: string, results: DemoResults): void {

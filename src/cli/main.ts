@@ -13,7 +13,7 @@ import { DEMO_PARALLEL, renderDemoTable, runDemo, writeDemoJson } from '../campa
 import { UserInputError, SetupError } from '../model/errors.js';
 import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../cluster/kube-version.js';
 import { renderTable, formatDuration } from './table.js';
-import type { PlanResult } from '../model/results.js';
+import { CONTRACT_MODES, type ContractMode, type PlanResult } from '../model/results.js';
 import { ProgressReporter } from '../report/progress.js';
 import { renderTerminalReport } from '../report/terminal.js';
 import { DEFAULT_RESULTS_DIR, loadResults } from '../report/results-io.js';
@@ -220,10 +220,15 @@ export function buildProgram(): Command {
     .addOption(configOption())
     .addOption(outOption())
     .option('--confirm', 'when a plan alarms, re-run the workload without faults and mark alarms it reproduces as flaky')
+    .addOption(
+      new Option('--contract <mode>', 'strict: faults stay within the Kubernetes API contract (stale views answer no consistent read); lenient: they may go beyond it, and such verdicts are marked')
+        .choices(CONTRACT_MODES)
+        .default('lenient'),
+    )
     .addOption(parallelOption(1))
     .addOption(realOption())
     .addOption(kubeconfigOption())
-    .action(async (paths: string[], opts: { config: string; out: string; confirm?: boolean; parallel: number; real?: boolean; kubeconfig?: string }, cmd: Command) => {
+    .action(async (paths: string[], opts: { config: string; out: string; confirm?: boolean; contract: ContractMode; parallel: number; real?: boolean; kubeconfig?: string }, cmd: Command) => {
       const config = loadConfig(opts.config);
       const out = resolve(opts.out);
       const planPaths = paths.length > 0 ? paths : [new CampaignLayout(out, config.name).plansDir()];
@@ -233,7 +238,7 @@ export function buildProgram(): Command {
       const progress = new ProgressReporter();
       let results: PlanResult[];
       try {
-        results = await test(config, plans, { out, log: progress.log, progress, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), ...(opts.confirm ? { confirm: true } : {}) });
+        results = await test(config, plans, { out, log: progress.log, progress, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), ...(opts.confirm ? { confirm: true } : {}), ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}) });
       } finally {
         progress.end();
       }

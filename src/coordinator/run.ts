@@ -24,7 +24,7 @@ import {
 import { ClusterRecorder } from '../recorder/cluster-recorder.js';
 import { redactSecretObjects, TraceSequence, TraceWriter } from '../model/trace-io.js';
 import type { TestPlan } from '../model/plan.js';
-import { END_STATE_FORMAT, RUN_FORMAT, type EndState, type RunArtifacts, type RunRecord } from '../model/results.js';
+import { END_STATE_FORMAT, RUN_FORMAT, type ContractMode, type EndState, type RunArtifacts, type RunRecord } from '../model/results.js';
 import type { ClusterChangeEvent } from '../model/trace.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
 import { formatApiPath } from '../model/api-path.js';
@@ -86,6 +86,8 @@ export interface RunOptions {
   tls?: boolean;
   /** Default: `{ kind: 'embedded' }`. */
   cluster?: ClusterChoice;
+  /** `strict`: faults stay within the API contract (see ControllerProxyOptions.contract). */
+  contract?: ContractMode;
 }
 
 /**
@@ -131,6 +133,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
   };
   let endState: EndState['objects'] = {};
   let controller: ControllerProcess | undefined;
+  let proxyOf: ControllerProxy | undefined;
 
   const choice = options.cluster ?? { kind: 'embedded' };
   const clusterRecord: ClusterRunRecord = { kind: choice.kind };
@@ -200,7 +203,9 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
       podStreaming: { exec: config.exec, logs: config.logs },
       onPodExec: (event) => clusterTrace.append(event),
       ...(options.serializeDelivery ? { serializeDelivery: options.serializeDelivery } : {}),
+      ...(options.contract ? { contract: options.contract } : {}),
     });
+    proxyOf = proxy;
     cleanups.push(() => proxy.stop());
     const kubeconfigFile = join(runDir, 'controller.kubeconfig');
     writeFileSync(kubeconfigFile, proxy.kubeconfigYaml());
@@ -255,6 +260,8 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
       if (!record.injected) record.notInjected = faults.whyNotInjected();
       faults.finish();
     }
+    const beyond = proxyOf?.beyondContract() ?? [];
+    if (beyond.length > 0) record.beyondContract = beyond;
     endState = await recorder.snapshot();
   } catch (err) {
     record.error = err instanceof Error ? err.message : String(err);

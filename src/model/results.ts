@@ -18,6 +18,13 @@ export const RUN_FORMAT = 'kperturb.dev/run/v1';
 export const END_STATE_FORMAT = 'kperturb.dev/end-state/v1';
 export const RESULTS_FORMAT = 'kperturb.dev/results/v1';
 
+/**
+ * `strict`: faults stay within the Kubernetes API contract; `lenient` (the default): they may go
+ * beyond it where a client needs that (a stale view answering a consistent read), and the run says so.
+ */
+export type ContractMode = 'strict' | 'lenient';
+export const CONTRACT_MODES: readonly ContractMode[] = ['strict', 'lenient'];
+
 export interface RunRecord {
   format: typeof RUN_FORMAT;
   controller: string;
@@ -31,6 +38,11 @@ export interface RunRecord {
   injected?: boolean;
   /** For each of the plan's faults that did not take effect, why not (absent when all did). */
   notInjected?: string[];
+  /**
+   * Why what the faults served went beyond the Kubernetes API contract (absent when it stayed
+   * within; see docs/fidelity.md). A bug found so may be an artifact of the fault.
+   */
+  beyondContract?: string[];
   /** Index of the workload step running when the first fault fired (undefined if none fired). */
   injectedDuringStep?: number;
   /** Did the controller become quiet after the workload within the settle timeout? */
@@ -133,6 +145,8 @@ export interface PlanResult {
   referenceRunDirs?: string[];
   /** Set when the run was confirmed (`test --confirm`): the unperturbed re-run used. */
   confirmationRunDir?: string;
+  /** From run.json: the fault went beyond the API contract, and how (absent: it stayed within). */
+  beyondContract?: string[];
 }
 
 export interface ResultsFile {

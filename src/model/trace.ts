@@ -113,6 +113,12 @@ export interface FaultEvent extends Stamped {
   resourceVersion?: string;
   /** Watch streams affected (request ids). */
   streams?: number[];
+  /**
+   * Set when what the fault served goes beyond the Kubernetes API contract (docs/fidelity.md): why,
+   * e.g. a consistent read (LIST with resourceVersion unset) answered from a stale view. No real API
+   * server does that, so a bug found this way may be an artifact of the fault.
+   */
+  beyondContract?: string;
   detail: string;
 }
 

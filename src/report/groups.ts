@@ -75,11 +75,22 @@ const VERDICT_WORDS: Record<PlanResult['verdict'], [string, string]> = {
   error: ['error', 'errors'],
 };
 
-/** "10 plans: 1 found a bug, 9 passed" */
+/** What a report shows next to a verdict whose fault went beyond the API contract. */
+export const BEYOND_CONTRACT = 'beyond the API contract';
+
+/** How many plans of each verdict had a fault that went beyond the API contract (PlanResult.beyondContract). */
+export function countBeyondContract(results: readonly PlanResult[]): Partial<VerdictCounts> {
+  const out: Partial<VerdictCounts> = {};
+  for (const r of results) if (r.beyondContract?.length) out[r.verdict] = (out[r.verdict] ?? 0) + 1;
+  return out;
+}
+
+/** "10 plans: 2 found bugs (1 beyond the API contract), 8 passed" */
 export function summaryLine(results: readonly PlanResult[]): string {
   const counts = countVerdicts(results);
+  const beyond = countBeyondContract(results);
   const parts = (Object.keys(VERDICT_WORDS) as Array<PlanResult['verdict']>)
     .filter((v) => counts[v] > 0)
-    .map((v) => `${counts[v]} ${VERDICT_WORDS[v][counts[v] === 1 ? 0 : 1]}`);
+    .map((v) => `${counts[v]} ${VERDICT_WORDS[v][counts[v] === 1 ? 0 : 1]}${beyond[v] && (v === 'bug' || v === 'flaky') ? ` (${beyond[v]} ${BEYOND_CONTRACT})` : ''}`);
   return `${results.length} plan${results.length === 1 ? '' : 's'}${parts.length ? `: ${parts.join(', ')}` : ''}`;
 }

@@ -15,7 +15,7 @@ import { withoutMaskedFields } from '../../oracles/end-state.js';
 import { Masks, learnMasks } from '../../oracles/masks.js';
 import { endStateView } from '../../oracles/object-identity.js';
 import { readEndState, readRunTraces, RUN_FILES } from './artifacts.js';
-import { countVerdicts, findings, groupAlarms, summaryLine } from './groups.js';
+import { BEYOND_CONTRACT, countVerdicts, findings, groupAlarms, summaryLine } from './groups.js';
 import { diffLines, type DiffLine } from './line-diff.js';
 import type { LoadedResults } from './results-io.js';
 import { buildTimeline, type Timeline } from './timeline.js';
@@ -126,8 +126,9 @@ function value(v: unknown, max = 140, asObject = false): string {
   return `<code title="${h(text.slice(0, 2000))}">${h(text.slice(0, max))}…</code>`;
 }
 
-function badge(verdict: string): string {
-  return `<span class="badge v-${h(verdict)}">${h(verdict)}</span>`;
+function badge(verdict: string, r?: PlanResult): string {
+  const beyond = r?.beyondContract?.length ? ` <span class="badge contract" title="${h(r.beyondContract.join('; '))}">${h(BEYOND_CONTRACT)}</span>` : '';
+  return `<span class="badge v-${h(verdict)}">${h(verdict)}</span>${beyond}`;
 }
 
 export function renderHtmlReport(input: HtmlReportInput): string {
@@ -161,7 +162,7 @@ ${input.notes.map((n) => `<p class="note">${h(n)}</p>`).join('\n')}
   out.push(`<section><h2>Plans</h2><table class="plans"><thead><tr><th>controller / workload</th><th>plan</th><th>verdict</th><th>alarms</th><th>time</th><th>perturbation</th></tr></thead><tbody>`);
   for (const r of results) {
     const name = isFailing(r) ? `<a href="#${anchor(r)}">${h(r.plan)}</a>` : h(r.plan);
-    out.push(`<tr><td>${h(r.controller)} / ${h(r.workload)}</td><td>${name}</td><td>${badge(r.verdict)}</td><td class="num">${r.alarms.length}</td><td class="num">${h(formatDuration(r.durationMs))}</td><td>${h(r.description)}</td></tr>`);
+    out.push(`<tr><td>${h(r.controller)} / ${h(r.workload)}</td><td>${name}</td><td>${badge(r.verdict, r)}</td><td class="num">${r.alarms.length}</td><td class="num">${h(formatDuration(r.durationMs))}</td><td>${h(r.description)}</td></tr>`);
   }
   out.push(`</tbody></table></section>`);
 
@@ -197,8 +198,8 @@ ${input.notes.map((n) => `<p class="note">${h(n)}</p>`).join('\n')}
 function renderPlanSection(r: PlanResult, d: PlanDetails): string {
   const out: string[] = [];
   out.push(`<section class="plan" id="${anchor(r)}">
-<h2>${badge(r.verdict)} ${h(r.plan)} <span class="where">${h(r.controller)} / ${h(r.workload)}</span></h2>
-<p class="perturbation"><b>Perturbation:</b> ${h(r.description)}</p>
+<h2>${badge(r.verdict, r)} ${h(r.plan)} <span class="where">${h(r.controller)} / ${h(r.workload)}</span></h2>
+<p class="perturbation"><b>Perturbation:</b> ${h(r.description)}</p>${r.beyondContract?.length ? `\n<p class="note"><b>Beyond the API contract:</b> ${h(r.beyondContract.join('; '))}. No real API server does that: check this bug with <code>kperturb test --contract strict</code> (docs/fidelity.md).</p>` : ''}
 <p class="rundir">run: <code>${h(r.runDir)}</code>${r.confirmationRunDir ? ` · confirmation run: <code>${h(r.confirmationRunDir)}</code>` : ''}</p>
 <h3>Alarms</h3>
 <table class="alarms"><thead><tr><th>oracle</th><th>object</th><th>field</th><th>reference</th><th>test</th><th>what it means</th></tr></thead><tbody>`);
@@ -290,6 +291,7 @@ td.num { text-align:right; white-space:nowrap; }
 table.plans td:nth-child(1), table.plans td:nth-child(2), td.obj { white-space:nowrap; }
 table.alarms td:nth-child(5) { white-space:nowrap; }
 code { font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; background:var(--soft); padding:0 3px; border-radius:3px; word-break:break-word; }
+.badge.contract { background:#b35900; }
 .badge { display:inline-block; border-radius:4px; padding:0 7px; font-size:12px; font-weight:600; color:#fff; background:var(--muted); vertical-align:middle; }
 .v-bug { background:var(--red); color:#fff; } .v-pass { background:var(--green); color:#fff; } .v-flaky { background:var(--orange); color:#fff; }
 .v-not-injected, .v-workload-failed { background:#7a828e; color:#fff; } .v-error { background:#111; color:#fff; }

@@ -3,7 +3,7 @@
  * plan's description (for scripts), the groups by root difference, and the plan results as read.
  */
 import type { Alarm, PlanResult } from '../model/results.js';
-import { countVerdicts, groupAlarms, type VerdictCounts } from './groups.js';
+import { countBeyondContract, countVerdicts, groupAlarms, type VerdictCounts } from './groups.js';
 
 export const REPORT_FORMAT = 'kperturb.dev/report/v1';
 
@@ -13,13 +13,16 @@ export interface ReportAlarm extends Alarm {
   plan: string;
   /** The plan's one-line description of the perturbation. */
   description: string;
+  /** The plan's fault went beyond the API contract (PlanResult.beyondContract says how). */
+  beyondContract?: true;
 }
 
 export interface JsonReport {
   format: typeof REPORT_FORMAT;
   sources: string[];
   notes: string[];
-  summary: { plans: number } & VerdictCounts;
+  /** `beyondContract`: per verdict, how many of those plans had a fault beyond the API contract. */
+  summary: { plans: number; beyondContract: Partial<VerdictCounts> } & VerdictCounts;
   alarms: ReportAlarm[];
   groups: Array<{ oracle: string; check?: string; object: string; field?: string; reference: unknown[]; test: unknown; message: string; count: number; plans: string[] }>;
   results: PlanResult[];
@@ -30,8 +33,10 @@ export function buildJsonReport(results: PlanResult[], sources: string[] = [], n
     format: REPORT_FORMAT,
     sources,
     notes,
-    summary: { plans: results.length, ...countVerdicts(results) },
-    alarms: results.flatMap((r) => r.alarms.map((a) => ({ controller: r.controller, workload: r.workload, plan: r.plan, description: r.description, ...a }))),
+    summary: { plans: results.length, ...countVerdicts(results), beyondContract: countBeyondContract(results) },
+    alarms: results.flatMap((r) =>
+      r.alarms.map((a) => ({ controller: r.controller, workload: r.workload, plan: r.plan, description: r.description, ...a, ...(r.beyondContract?.length ? { beyondContract: true as const } : {}) })),
+    ),
     groups: groupAlarms(results).map((g) => ({
       oracle: g.alarm.oracle,
       ...(g.alarm.check ? { check: g.alarm.check } : {}),

@@ -6,6 +6,7 @@
  */
 import type { PlanResult } from '../model/results.js';
 import { alarmLine } from './terminal.js';
+import { BEYOND_CONTRACT } from './groups.js';
 
 export function renderJUnit(results: readonly PlanResult[]): string {
   const suites = new Map<string, PlanResult[]>();
@@ -26,8 +27,9 @@ export function renderJUnit(results: readonly PlanResult[]): string {
     lines.push(`  <testsuite${attrs({ name, ...count(rs) })}>`);
     for (const r of rs) {
       lines.push(`    <testcase${attrs({ classname: `${r.controller}.${r.workload}`, name: `${r.plan}: ${r.description}`, time: seconds(r.durationMs) })}>`);
-      const body = [`perturbation: ${r.description}`, ...r.alarms.map(alarmLine), ...(r.error ? [r.error] : []), `run: ${r.runDir}`].join('\n');
-      const first = r.alarms[0] ? alarmLine(r.alarms[0]) : (r.error ?? r.verdict);
+      const beyond = r.beyondContract?.length ? `[${BEYOND_CONTRACT}: ${r.beyondContract.join('; ')}] ` : '';
+      const body = [`perturbation: ${r.description}`, ...(beyond ? [beyond.trim()] : []), ...r.alarms.map(alarmLine), ...(r.error ? [r.error] : []), `run: ${r.runDir}`].join('\n');
+      const first = beyond + (r.alarms[0] ? alarmLine(r.alarms[0]) : (r.error ?? r.verdict));
       if (r.verdict === 'bug') lines.push(`      <failure${attrs({ message: first, type: r.alarms[0]?.oracle ?? 'bug' })}>${escapeXml(body)}</failure>`);
       else if (r.verdict === 'error') lines.push(`      <error${attrs({ message: first, type: 'error' })}>${escapeXml(body)}</error>`);
       else if (r.verdict === 'flaky') lines.push(`      <skipped${attrs({ message: 'flaky: every alarm also showed in an unperturbed re-run' })}/>`, `      <system-out>${escapeXml(body)}</system-out>`);

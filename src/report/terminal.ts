@@ -4,7 +4,7 @@
  */
 import type { Alarm, PlanResult } from '../model/results.js';
 import { formatDuration, renderTable } from '../cli/table.js';
-import { findings, groupAlarms, summaryLine } from './groups.js';
+import { BEYOND_CONTRACT, findings, groupAlarms, summaryLine } from './groups.js';
 
 export interface TerminalReportOptions {
   /** Show the controller column (several controllers in one report). */
@@ -16,11 +16,19 @@ export function alarmLine(a: Alarm): string {
   return `[${a.oracle}]${a.flaky ? ' (flaky)' : ''} ${a.message}`;
 }
 
+/** The verdict as the table shows it: `bug*` when the fault went beyond the API contract. */
+export function verdictText(r: PlanResult): string {
+  return r.beyondContract?.length ? `${r.verdict}*` : r.verdict;
+}
+
 export function renderTerminalReport(results: readonly PlanResult[], opts: TerminalReportOptions = {}): string {
   const withController = opts.controllerColumn ?? new Set(results.map((r) => r.controller)).size > 1;
   const headers = [...(withController ? ['controller'] : []), 'workload', 'plan', 'verdict', 'alarms', 'time', 'perturbation'];
-  const rows = results.map((r) => [...(withController ? [r.controller] : []), r.workload, r.plan, r.verdict, r.alarms.length, formatDuration(r.durationMs), r.description]);
+  const rows = results.map((r) => [...(withController ? [r.controller] : []), r.workload, r.plan, verdictText(r), r.alarms.length, formatDuration(r.durationMs), r.description]);
   const out: string[] = [renderTable(headers, rows), '', summaryLine(results)];
+  if (results.some((r) => r.beyondContract?.length && r.verdict === 'bug')) {
+    out.push(`note: a verdict marked * had a fault ${BEYOND_CONTRACT} (${results.find((r) => r.beyondContract?.length)!.beyondContract![0]}); no real API server does that, so check such a bug with \`kperturb test --contract strict\` (docs/fidelity.md)`);
+  }
   for (const note of opts.notes ?? []) out.push(`note: ${note}`);
 
   const found = findings(groupAlarms(results));
@@ -32,10 +40,10 @@ export function renderTerminalReport(results: readonly PlanResult[], opts: Termi
       out.push('', `${i + 1}. ${f.object}: found by ${n} plan${n === 1 ? '' : 's'}${flaky > 0 ? ` (flaky in ${flaky})` : ''}`);
       for (const g of f.groups) out.push(`   ${alarmLine({ ...g.alarm, flaky: false })}`);
       out.push(`   ${n === 1 ? 'plan' : 'plans'}:`);
-      for (const p of f.plans) out.push(`     ${withController ? `${p.controller}/` : ''}${p.workload}/${p.plan}: ${p.description}`);
+      for (const p of f.plans) out.push(`     ${withController ? `${p.controller}/` : ''}${p.workload}/${p.plan}: ${p.description}${p.beyondContract?.length ? ` [${BEYOND_CONTRACT}]` : ''}`);
     }
     const bugs = results.filter((r) => r.verdict === 'bug' || r.verdict === 'flaky');
-    out.push('', 'Runs:', ...bugs.map((r) => `  ${r.plan} (${r.verdict}): ${r.runDir}`));
+    out.push('', 'Runs:', ...bugs.map((r) => `  ${r.plan} (${verdictText(r)}): ${r.runDir}`));
   }
 
   const untested = results.filter((r) => r.verdict === 'not-injected' || r.verdict === 'workload-failed' || r.verdict === 'error');

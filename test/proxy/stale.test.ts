@@ -51,7 +51,28 @@ test('a restarted informer gets the frozen view, its watch is held, and it catch
     trace.ofType('fault').filter((f) => f.fault === 'stale-restart').map((f) => f.phase),
     ['held', 'applied', 'applied', 'released'],
   );
-  t.regex(trace.ofType('fault').find((f) => f.phase === 'applied' && f.requestId === list.id)!.detail, /beyond the API contract/);
+  const applied = trace.ofType('fault').find((f) => f.phase === 'applied' && f.requestId === list.id)!;
+  t.regex(applied.detail, /beyond the API contract/);
+  t.is(applied.beyondContract, 'a LIST with resourceVersion unset (a consistent read) answered from a stale view');
+  t.deepEqual(proxy.beyondContract(), [applied.beyondContract!], 'the run learns that its fault went beyond the contract');
+});
+
+test('with contract strict, a stale view answers no consistent read: a LIST with resourceVersion unset is live, one from "0" is stale', async (t) => {
+  const { cluster, proxy, trace } = await startRecordedProxy(t, { contract: 'strict' });
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const mark = proxy.markChange({ key: 'ConfigMap/default/a', change: 'create', occurrence: 1 });
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'a' } } });
+  await waitFor('the mark', () => mark.resourceVersion !== undefined);
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'b' } } });
+  proxy.startNewEpoch();
+  proxy.serveStaleView(mark.resourceVersion!);
+  const headers = { authorization: `Bearer ${proxy.controllerToken}` };
+  const names = async (query: string) =>
+    (JSON.parse((await rawRequest(proxy.url, { path: `/api/v1/namespaces/default/configmaps${query}`, headers })).body.toString()) as { items: Array<{ metadata: { name: string } }> }).items.map((i) => i.metadata.name).sort();
+  t.deepEqual(await names(''), ['a', 'b'], 'a consistent read is answered live');
+  t.deepEqual(await names('?resourceVersion=0'), ['a'], 'a read any cache may answer gets the stale view');
+  t.deepEqual(proxy.beyondContract(), []);
+  t.false(trace.ofType('fault').some((f) => f.beyondContract !== undefined));
 });
 
 test('a stale view answers resourceVersion=0 lists, refuses WatchList with the exact 422, and watches from "0" get the view as ADDED events', async (t) => {

@@ -170,3 +170,29 @@ test('liveness alarms that differ only in their counts are one root difference',
   t.is(groups.length, 1);
   t.is(groups[0]!.plans.length, 2);
 });
+
+test('a verdict whose fault went beyond the API contract is marked in every report and counted apart', (t) => {
+  const { results } = makeCampaign();
+  const reason = 'a LIST with resourceVersion unset (a consistent read) answered from a stale view';
+  const marked = results.map((r) => (r.plan === 'intermediate-0002' ? { ...r, beyondContract: [reason] } : r));
+  const text = renderTerminalReport(marked);
+  t.regex(text, /intermediate-0002\s+bug\*\s+2/);
+  t.regex(text, /intermediate-0001\s+bug\s+2/, 'a verdict within the contract is not marked');
+  t.true(text.includes('4 plans: 2 found bugs (1 beyond the API contract), 1 passed, 1 not injected'));
+  t.true(text.includes('--contract strict'));
+  t.regex(text, /create\/intermediate-0002: .* \[beyond the API contract\]/);
+
+  const json = buildJsonReport(marked);
+  t.deepEqual(json.summary.beyondContract, { bug: 1 });
+  t.deepEqual(json.alarms.map((a) => [a.plan, a.beyondContract === true]), [['intermediate-0001', false], ['intermediate-0001', false], ['intermediate-0002', true], ['intermediate-0002', true]]);
+
+  const cases = findAll(parseXml(renderJUnit(marked)), 'testcase');
+  const failures = cases.flatMap((c) => findAll(c, 'failure'));
+  t.is(failures.length, 2);
+  t.true(failures[1]!.attrs.message!.startsWith(`[beyond the API contract: ${reason}] [end-state]`));
+  t.false(failures[0]!.attrs.message!.includes('beyond'));
+
+  const html = renderHtmlReport({ results: marked, sources: [], notes: [], generatedAt: 'now', details: new Map() });
+  t.is(html.match(/class="badge contract"/g)?.length, 2, 'in the plan table and in the plan section');
+  t.true(html.includes('kperturb test --contract strict'));
+});
