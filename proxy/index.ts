@@ -32,7 +32,7 @@ import type { RequestVerb } from '../src/model/api-path.js';
 import type { ObjectKey } from '../src/model/object-key.js';
 import type { FaultEvent, TraceSink, Unstamped } from '../src/model/trace.js';
 import { WriteOccurrenceCounter } from '../src/model/controller-write.js';
-import { ChangeOccurrenceCounter, matchesChange } from '../src/model/change-match.js';
+import { ChangeOccurrenceCounter, describeNearMiss, matchesChange } from '../src/model/change-match.js';
 import { TriggerEvaluator } from '../src/model/trigger-eval.js';
 import type { ClusterView, ObservedChange } from '../src/recorder/cluster-recorder.js';
 import { isHttp2Request, resetSocket, type ClientConnection, type ClientRequest, type ClientResponse } from './client-conn.js';
@@ -135,6 +135,8 @@ export interface TriggerFired {
 export interface ArmedTrigger {
   readonly trigger: Trigger;
   readonly fired: boolean;
+  /** Until it fires: why not, from what came closest ("never matched: ..."). */
+  whyNotFired(): string | undefined;
   cancel(): void;
 }
 
@@ -144,6 +146,8 @@ export interface ChangeMark {
   /** Set once the change matched. */
   readonly resourceVersion: string | undefined;
   readonly seq: number | undefined;
+  /** Until the change matched: why not, from what came closest. */
+  whyNotFired(): string | undefined;
 }
 
 export interface HoldUntilState {
@@ -155,6 +159,8 @@ export interface HoldUntilState {
   readonly injected: boolean;
   /** The cancelling change did not come in time and the hold was expired anyway (recorded in the trace). */
   readonly timedOut: boolean;
+  /** Why the change it waits for (`from` while armed, `until` while holding) has not come, from what came closest. */
+  whyNotFired(): string | undefined;
 }
 
 /** Which requests a delay applies to; every given field must match. */
@@ -425,6 +431,7 @@ export class ControllerProxy {
       get fired() {
         return evaluator.fired;
       },
+      whyNotFired: () => evaluator.whyNotFired(),
       cancel: () => {
         entry.cancelled = true;
         this.armed = this.armed.filter((a) => a !== entry);
@@ -452,6 +459,7 @@ export class ControllerProxy {
       get seq() {
         return entry.seq;
       },
+      whyNotFired: () => (entry.resourceVersion !== undefined ? undefined : (describeNearMiss(trigger, entry.counter) ?? `never matched: ${describeChange(trigger)}`)),
     };
   }
 
@@ -528,6 +536,7 @@ export class ControllerProxy {
       get fired() {
         return evaluator.fired;
       },
+      whyNotFired: () => evaluator.whyNotFired(),
       cancel: () => {
         entry.cancelled = true;
         this.armed = this.armed.filter((a) => a !== entry);
@@ -602,7 +611,7 @@ export class ControllerProxy {
       state = 'expired';
       callbacks.onExpired?.(expiredStreams);
     };
-    this.armTrigger({ change: fault.from }, (info) => {
+    const fromArmed = this.armTrigger({ change: fault.from }, (info) => {
       state = 'holding';
       // A folded key (`<prefix>*#<n>`) names no watch event: hold the object the change was of.
       hold = this.holdWatchEvents({ key: isFoldedKey(fault.key) && info.key ? info.key : fault.key }, 'hold-until', faultIndex);
@@ -616,7 +625,7 @@ export class ControllerProxy {
       }, maxHoldMs);
       timer.unref();
     });
-    this.armTrigger({ change: fault.until }, () => expire());
+    const untilArmed = this.armTrigger({ change: fault.until }, () => expire());
     return {
       get state() {
         return state;
@@ -630,6 +639,7 @@ export class ControllerProxy {
       get timedOut() {
         return timedOut;
       },
+      whyNotFired: () => (state === 'armed' ? fromArmed.whyNotFired() : state === 'holding' ? untilArmed.whyNotFired() : undefined),
     };
   }
 

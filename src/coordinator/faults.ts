@@ -25,6 +25,8 @@ const RESTART_READ_TIMEOUT_MS = 30_000;
 export class PlanFaults {
   private readonly injected: boolean[];
   private readonly holdUntil = new Map<number, HoldUntilState>();
+  /** Each fault's armed trigger (and stale restarts' marks), to say what came closest when it never fired. */
+  private readonly pendingWhy = new Map<number, () => string | undefined>();
   private readonly releaseViews: Array<() => void> = [];
   /** Why a fault did not take effect, when its trigger matched but it could not act (by fault index). */
   private readonly refused = new Map<number, string>();
@@ -59,7 +61,7 @@ export class PlanFaults {
   /** For each fault that did not take effect (see allInjected), why not, in the plan's order. */
   whyNotInjected(): string[] {
     this.allInjected();
-    return this.plan.spec.faults.flatMap((f, i) => (this.injected[i] ? [] : [this.refused.get(i) ?? describeFault(f, this.holdUntil.get(i))]));
+    return this.plan.spec.faults.flatMap((f, i) => (this.injected[i] ? [] : [this.refused.get(i) ?? this.describeNotInjected(f, i)]));
   }
 
   /** At the end of the run: records faults that never took effect, releases what is still held. */
@@ -72,14 +74,14 @@ export class PlanFaults {
     this.plan.spec.faults.forEach((f, i) => {
       // A hold-until that timed out recorded why already.
       if (this.injected[i] || this.holdUntil.get(i)?.timedOut) return;
-      this.trace.append({ type: 'fault', fault: f.type, phase: 'not-injected', faultIndex: i, detail: `the run ended before this fault took effect: ${describeFault(f, this.holdUntil.get(i))}` });
+      this.trace.append({ type: 'fault', fault: f.type, phase: 'not-injected', faultIndex: i, detail: `the run ended before this fault took effect: ${this.describeNotInjected(f, i)}` });
     });
   }
 
   private armOne(fault: Fault, i: number): void {
     switch (fault.type) {
-      case 'crash-after-write':
-        this.proxy.armCrashAfterWrite(
+      case 'crash-after-write': {
+        const armed = this.proxy.armCrashAfterWrite(
           fault.after,
           (info) => {
             this.injected[i] = true;
@@ -89,10 +91,12 @@ export class PlanFaults {
           },
           i,
         );
+        this.pendingWhy.set(i, () => armed.whyNotFired());
         return;
+      }
       case 'stale-restart': {
         const mark = this.proxy.markChange(fault.viewAfter);
-        this.proxy.armTrigger(fault.at, (info) => {
+        const armed = this.proxy.armTrigger(fault.at, (info) => {
           const rv = mark.resourceVersion;
           if (rv === undefined) {
             const detail = `${describeTrigger(fault.at)} happened before ${describeChange(fault.viewAfter)}: no view to go back to`;
@@ -124,6 +128,7 @@ export class PlanFaults {
             };
           });
         });
+        this.pendingWhy.set(i, () => armed.whyNotFired() ?? mark.whyNotFired());
         return;
       }
       case 'hold-until':
@@ -158,6 +163,12 @@ export class PlanFaults {
     this.proc.start();
     this.trace.append({ type: 'fault', fault, phase: 'restarted', faultIndex: i, ...req, detail: `controller restarted (incarnation ${this.proc.incarnation})` });
     if (after) await after();
+  }
+
+  /** The fault, and why it did not take effect, from what its trigger came closest to. */
+  private describeNotInjected(f: Fault, i: number): string {
+    const why = this.holdUntil.get(i)?.whyNotFired() ?? this.pendingWhy.get(i)?.();
+    return `${describeFault(f, this.holdUntil.get(i))}${why ? `: ${why}` : ''}`;
   }
 }
 

@@ -20,7 +20,7 @@ import { isObject, keyOf, type KubeObject, type ObjectKey } from './object-key.j
 import { getField } from './fields.js';
 import { jsonEqual } from './json-value.js';
 import { hashSecretValue } from './trace-io.js';
-import type { ChangeTrigger, ChangeType, FieldChange } from './plan.js';
+import { ordinal, type ChangeTrigger, type ChangeType, type FieldChange } from './plan.js';
 
 export const TIMESTAMP_PLACEHOLDER = '<timestamp>';
 /** Keys dropped wherever they appear. */
@@ -113,9 +113,16 @@ export function diffForTrigger(prev: KubeObject | undefined, next: KubeObject | 
   return { change: 'update', fields };
 }
 
-/** Counts the changes that matched one trigger; keep one counter per trigger (per fault). */
+/**
+ * Counts the changes that matched one trigger; keep one counter per trigger (per fault). It also
+ * keeps what came closest, so that a trigger that never fires can say why (`describeNearMiss`).
+ */
 export class ChangeOccurrenceCounter {
   count = 0;
+  /** Changes of the trigger's object, by type. */
+  readonly ofKey: Partial<Record<ChangeType, number>> = {};
+  /** The change of the right type that held the most of the trigger's fields (updates with fields). */
+  closest: { held: number; diff: FieldChange[] } | undefined;
 }
 
 /**
@@ -155,9 +162,39 @@ export function matchesChange(
   counter: ChangeOccurrenceCounter,
   key: ObjectKey | undefined = keyOfEither(prev, next),
 ): boolean {
-  if (key === undefined || !changeMatchesIgnoringOccurrence(trigger, key, prev, next)) return false;
+  if (key === undefined || key !== trigger.key) return false;
+  const diff = diffForTrigger(prev, next);
+  if (!diff) return false;
+  counter.ofKey[diff.change] = (counter.ofKey[diff.change] ?? 0) + 1;
+  if (!changeMatchesIgnoringOccurrence(trigger, key, prev, next)) {
+    if (diff.change === trigger.change && trigger.fields?.length) {
+      const after = next ? normalizeForTrigger(next) : undefined;
+      const held = trigger.fields.filter((f) => jsonEqual(after ? getField(after, f.path) : undefined, 'after' in f ? f.after : undefined)).length;
+      if (!counter.closest || held >= counter.closest.held) counter.closest = { held, diff: diff.fields };
+    }
+    return false;
+  }
   counter.count++;
   return counter.count === trigger.occurrence;
+}
+
+const CHANGE_NOUN: Record<ChangeType, string> = { create: 'created', update: 'updated', delete: 'deleted' };
+
+/**
+ * Why a change trigger that never fired did not: "ConfigMap/default/c was updated 3 times, none
+ * with data.x: "1" -> "2" (closest: data.x: "1" -> "3")". Undefined when it fired.
+ */
+export function describeNearMiss(trigger: ChangeTrigger, counter: ChangeOccurrenceCounter): string | undefined {
+  if (counter.count >= trigger.occurrence) return undefined;
+  const times = (n: number) => `${n} time${n === 1 ? '' : 's'}`;
+  const seen = (Object.entries(counter.ofKey) as Array<[ChangeType, number]>).map(([t, n]) => `${CHANGE_NOUN[t]} ${times(n)}`);
+  if (seen.length === 0) return `never matched: ${trigger.key} did not change during the run`;
+  const ofType = counter.ofKey[trigger.change] ?? 0;
+  if (ofType === 0) return `never matched: ${trigger.key} was never ${CHANGE_NOUN[trigger.change]} (it was ${seen.join(', ')})`;
+  if (counter.count > 0) return `matched ${times(counter.count)}, the plan waits for the ${ordinal(trigger.occurrence)} (${trigger.key} was ${seen.join(', ')})`;
+  const fields = (fs: readonly FieldChange[]) => fs.map((f) => `${f.path}: ${JSON.stringify(f.before)} -> ${JSON.stringify(f.after)}`).join(', ');
+  const closest = counter.closest ? `; closest: ${fields(counter.closest.diff.slice(0, 4))}${counter.closest.diff.length > 4 ? ', ...' : ''}` : '';
+  return `never matched: ${trigger.key} was ${CHANGE_NOUN[trigger.change]} ${times(ofType)}, none with ${fields(trigger.fields ?? [])}${closest}`;
 }
 
 function keyOfEither(prev: KubeObject | undefined, next: KubeObject | undefined): ObjectKey | undefined {

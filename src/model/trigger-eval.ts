@@ -13,20 +13,21 @@
 import type { KubeObject, ObjectKey } from './object-key.js';
 import type { Trigger, WriteTrigger } from './plan.js';
 import type { WriteIdentity } from './controller-write.js';
-import { ChangeOccurrenceCounter, matchesChange } from './change-match.js';
+import { ChangeOccurrenceCounter, describeNearMiss, matchesChange } from './change-match.js';
+import { describeTrigger, ordinal } from './plan.js';
 
 interface Node {
   /** Tick at which this node fired, if it has. */
   firedAt?: number;
   /** Sequence nodes that can no longer fire. */
   spoiled?: boolean;
-  leaf?: { write: WriteTrigger; count: number } | { change: Extract<Trigger, { change: unknown }>['change']; counter: ChangeOccurrenceCounter };
+  leaf?: { write: WriteTrigger; count: number; ofKey: Map<string, number> } | { change: Extract<Trigger, { change: unknown }>['change']; counter: ChangeOccurrenceCounter };
   form?: 'allOf' | 'anyOf' | 'sequence';
   children?: Node[];
 }
 
 function build(t: Trigger): Node {
-  if ('write' in t) return { leaf: { write: t.write, count: 0 } };
+  if ('write' in t) return { leaf: { write: t.write, count: 0, ofKey: new Map() } };
   if ('change' in t) return { leaf: { change: t.change, counter: new ChangeOccurrenceCounter() } };
   if ('allOf' in t) return { form: 'allOf', children: t.allOf.map(build) };
   if ('anyOf' in t) return { form: 'anyOf', children: t.anyOf.map(build) };
@@ -60,6 +61,10 @@ export class TriggerEvaluator {
     return this.step((leaf) => {
       if (!('write' in leaf)) return false;
       const w = leaf.write;
+      if (w.key === write.key) {
+        const what = `${write.verb}${write.subresource ? ` ${write.subresource}` : ''}`;
+        leaf.ofKey.set(what, (leaf.ofKey.get(what) ?? 0) + 1);
+      }
       if (w.verb !== write.verb || w.key !== write.key || (w.subresource ?? undefined) !== (write.subresource ?? undefined)) return false;
       leaf.count = occurrence ?? leaf.count + 1;
       return leaf.count === w.occurrence;
@@ -69,6 +74,22 @@ export class TriggerEvaluator {
   /** The cluster changed object `key` from `prev` to `next` (undefined: absent). True when the whole trigger fires. */
   change(key: ObjectKey, prev: KubeObject | undefined, next: KubeObject | undefined): boolean {
     return this.step((leaf) => 'change' in leaf && matchesChange(leaf.change, prev, next, leaf.counter, key));
+  }
+
+  /**
+   * Why the trigger has not fired, from what came closest (for not-injected verdicts): for each leaf
+   * that has not fired, what the run did with its object instead. Undefined once it fired.
+   */
+  whyNotFired(): string | undefined {
+    if (this.fired) return undefined;
+    const reasons: string[] = [];
+    const visit = (n: Node): void => {
+      if (n.spoiled) reasons.push('its parts fired out of order');
+      if (n.leaf && n.firedAt === undefined) reasons.push(leafNearMiss(n.leaf));
+      for (const c of n.children ?? []) visit(c);
+    };
+    visit(this.root);
+    return reasons.length > 0 ? reasons.join('; ') : `never matched: ${describeTrigger(this.trigger)}`;
   }
 
   private step(leafFires: (leaf: NonNullable<Node['leaf']>) => boolean): boolean {
@@ -112,4 +133,16 @@ function settle(n: Node, tick: number): void {
     }
     n.firedAt = tick;
   }
+}
+
+function leafNearMiss(leaf: NonNullable<Node['leaf']>): string {
+  if ('change' in leaf) return describeNearMiss(leaf.change, leaf.counter) ?? '';
+  const w = leaf.write;
+  const what = `${w.verb}${w.subresource ? ` ${w.subresource}` : ''}`;
+  const times = (n: number) => `${n} time${n === 1 ? '' : 's'}`;
+  const others = [...leaf.ofKey].filter(([k]) => k !== what).map(([k, n]) => `${k} ${times(n)}`);
+  const also = others.length > 0 ? ` (its other writes of it: ${others.join(', ')})` : '';
+  const mine = leaf.ofKey.get(what) ?? 0;
+  if (mine === 0) return `never matched: the controller never made a successful ${what} of ${w.key}${also}`;
+  return `never matched: the controller made a successful ${what} of ${w.key} ${times(mine)}, the plan waits for the ${ordinal(w.occurrence)}${also}`;
 }

@@ -37,3 +37,21 @@ test('a sequence fires only when its children fire in order', (t) => {
   t.false(reversed.change(key, cm('2'), cm('3')), 'the update leaf already fired (1st occurrence): the sequence is spoiled');
   t.false(reversed.fired);
 });
+
+test('a trigger that never fired says what came closest: other writes of the object, the count, the nearest change', (t) => {
+  const write = new TriggerEvaluator({ write: { verb: 'patch', key, subresource: 'status', occurrence: 2 } });
+  t.is(write.whyNotFired(), `never matched: the controller never made a successful patch status of ${key}`);
+  write.write({ verb: 'update', key });
+  write.write({ verb: 'patch', key, subresource: 'status' });
+  t.is(write.whyNotFired(), `never matched: the controller made a successful patch status of ${key} 1 time, the plan waits for the 2nd (its other writes of it: update 1 time)`);
+  write.write({ verb: 'patch', key, subresource: 'status' });
+  t.is(write.whyNotFired(), undefined, 'fired');
+
+  // Serialized learning saw data.v written alone; a normal run writes v and w in one update.
+  const change = new TriggerEvaluator({ change: { key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 } });
+  t.is(change.whyNotFired(), `never matched: ${key} did not change during the run`);
+  change.change(key, undefined, cm('1'));
+  t.is(change.whyNotFired(), `never matched: ${key} was never updated (it was created 1 time)`);
+  change.change(key, cm('1'), { ...cm('3'), data: { v: '3', w: 'x' } });
+  t.is(change.whyNotFired(), `never matched: ${key} was updated 1 time, none with data.v: "1" -> "2"; closest: data.v: "1" -> "3", data.w: undefined -> "x"`);
+});

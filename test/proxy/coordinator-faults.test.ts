@@ -151,7 +151,9 @@ test('a fault whose trigger never matches: the run is not injected and its recor
   const { record } = await executeRun({ config, workload, runDir, plan });
   t.is(record.error, undefined);
   t.false(record.injected);
-  t.deepEqual(record.notInjected, ['crash after the controller deletes ConfigMap/default/mirror-src-a (1st time)']);
+  t.is(record.notInjected?.length, 1);
+  // What came closest: the controller wrote the object, but never deleted it.
+  t.regex(record.notInjected![0]!, /^crash after the controller deletes ConfigMap\/default\/mirror-src-a \(1st time\): never matched: the controller never made a successful delete of ConfigMap\/default\/mirror-src-a \(its other writes of it: create 1 time/);
   const events = readTrace(runDir);
   t.deepEqual(faultPhases(events, 'crash-after-write'), ['not-injected']);
   // The workload's steps say what they did, for the planner (planner/rules/hold-release.ts).
