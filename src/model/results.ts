@@ -133,6 +133,12 @@ export interface PlanResult {
   referenceRunDirs?: string[];
   /** Set when the run was confirmed (`test --confirm`): the unperturbed re-run used. */
   confirmationRunDir?: string;
+  /**
+   * What the verdict was judged from, so that a later `test` keeps it only while both are unchanged
+   * (absent in older results, which are run again): the SHA-256 of the plan (as kperturb writes it)
+   * and the start times of the reference runs.
+   */
+  inputs?: { planSha256: string; referenceRunsStartedAt: string[] };
 }
 
 export interface ResultsFile {
