@@ -4,6 +4,8 @@
  * earlier runs in place, and two kperturb on one campaign directory do not run at once. Whole CLI
  * runs of a small controller (test/proxy/fixtures/mirror-controller.ts) with plans that never fire,
  * so that each run is short; a plan's run is told apart from an earlier one by its run.json's startedAt.
+ * The controller starts through gate.sh, which holds p2's controller while the file hold-p2 exists,
+ * so that a test can interrupt a re-run in the middle of p2 without racing it.
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
@@ -25,14 +27,22 @@ const out = join(dir, 'out');
 const root = join(out, 'mirror');
 const runDir = (plan: string) => join(root, 'test', 'w', plan);
 
+const HOLD_P2 = join(dir, 'hold-p2');
+
 function writeCampaign(): void {
+  writeFileSync(
+    join(dir, 'gate.sh'),
+    `case "$KUBECONFIG" in */p2/*|*/.p2.partial/*) if [ -e hold-p2 ]; then echo held; while [ -e hold-p2 ]; do sleep 0.05; done; fi ;; esac
+exec ${JSON.stringify(process.execPath)} ${JSON.stringify(controllerScript)}
+`,
+  );
   writeFileSync(join(dir, 'src.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
   writeFileSync(
     config,
     `apiVersion: kperturb.dev/v1
 kind: ControllerUnderTest
 metadata: { name: mirror }
-controller: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(controllerScript)}] }
+controller: { command: sh, args: [gate.sh] }
 workloads:
   w:
     steps:
@@ -86,7 +96,8 @@ const kperturb = (...args: string[]) => start([...args, '-c', config, '-o', out]
 
 /** When each plan's run started (run.json): a plan run again gets a new one. */
 function runStarts(): Record<string, string> {
-  return Object.fromEntries(PLANS.map((p) => [p, (JSON.parse(readFileSync(join(runDir(p), 'run.json'), 'utf8')) as { startedAt: string }).startedAt]));
+  const startedAt = (file: string) => (existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { startedAt: string }).startedAt : 'no run.json');
+  return Object.fromEntries(PLANS.map((p) => [p, startedAt(join(runDir(p), 'run.json'))]));
 }
 
 function readResults(): ResultsFile {
@@ -157,10 +168,12 @@ test.serial('re-running one plan keeps the other plans\' results', async (t) => 
 
 test.serial('an interrupted re-run leaves the earlier runs in place; the lock keeps a second kperturb out meanwhile; resuming runs nothing again', async (t) => {
   const before = runStarts();
+  writeFileSync(HOLD_P2, '');
+  t.teardown(() => rmSync(HOLD_P2, { force: true }));
   const rerun = start(['test', plansDir, '--rerun', '-c', config, '-o', out]);
-  // p1 has run again and p2 is running (its controller has started).
-  const partial = join(root, 'test', 'w', '.p2.partial');
-  await waitFor('the re-run of p2 to start', () => existsSync(join(partial, 'controller.log')));
+  // p1 has run again and p2's controller is held at its start (wherever p2's run directory is).
+  const held = (d: string) => existsSync(join(d, 'controller.log')) && readFileSync(join(d, 'controller.log'), 'utf8').includes('held');
+  await waitFor("p2's controller to start", () => held(join(root, 'test', 'w', '.p2.partial')) || held(runDir('p2')));
 
   const second = await kperturb('test', plansDir);
   t.is(second.status, 2, second.stderr);
@@ -170,6 +183,7 @@ test.serial('an interrupted re-run leaves the earlier runs in place; the lock ke
 
   process.kill(-rerun.pid, 'SIGKILL');
   await rerun.exited;
+  rmSync(HOLD_P2);
   const interrupted = runStarts();
   t.not(interrupted.p1, before.p1, 'p1 had finished its re-run');
   t.is(interrupted.p2, before.p2, "p2's earlier run is still in place");
