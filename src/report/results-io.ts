@@ -47,7 +47,9 @@ export function readResultsFile(file: string, notes: string[] = []): PlanResult[
   if (!Array.isArray(doc.results)) throw new UserInputError(file, 'results', 'a list of plan results');
   const results = doc.results.map((r, i) => validatePlanResult(r, file, `results[${i}]`));
   if (doc.complete === false) {
-    notes.push(`${file}: the campaign did not finish (${results.length}${typeof doc.planned === 'number' ? ` of ${doc.planned}` : ''} plans have results)`);
+    // An interrupted re-run keeps the earlier results of the plans it had not redone.
+    const all = typeof doc.planned === 'number' && results.length >= doc.planned;
+    notes.push(`${file}: the campaign did not finish (${all ? 'every plan has a result, some from an earlier run' : `${results.length}${typeof doc.planned === 'number' ? ` of ${doc.planned}` : ''} plans have results`})`);
   }
   return results;
 }
