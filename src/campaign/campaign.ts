@@ -1,6 +1,8 @@
 /** learn, plan and test: the three stages of a campaign against one controller. */
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
 import { executeRun, type ClusterChoice } from '../coordinator/run.js';
 import { loadPlanFile, serializePlan, type TestPlan } from '../model/plan.js';
@@ -11,7 +13,10 @@ import { UserInputError } from '../model/errors.js';
 import type { TraceEvent } from '../model/trace.js';
 import { planTestsStreaming, type PruningStats } from '../../planner/index.js';
 import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '../../oracles/index.js';
-import { loadHealthInputs, loadRunDir } from '../report/artifacts.js';
+import { loadHealthInputs, loadRunDir, readJsonFile, readRunRecord, RUN_FILES } from '../report/artifacts.js';
+import { validatePlanResult } from '../report/results-io.js';
+import { recoverDirectory, replaceDirectory, writeFileAtomic } from '../model/atomic-files.js';
+import { lockCampaignDir } from './campaign-lock.js';
 import { redactAlarm } from '../report/redact.js';
 import { CampaignLayout } from './layout.js';
 import { Limiter } from './limiter.js';
@@ -39,29 +44,45 @@ export interface LearnSummary {
   runs: Array<{ dir: string; ok: boolean; durationMs: number; error?: string }>;
 }
 
+/** Runs `fn` holding the campaign directory's lock (see campaign-lock.ts). */
+async function withCampaignLock<T>(layout: CampaignLayout, log: Log, fn: () => Promise<T>): Promise<T> {
+  const release = lockCampaignDir(layout.root, log);
+  try {
+    return await fn();
+  } finally {
+    release();
+  }
+}
+
+export interface LearnOptions extends CampaignOptions {
+  workloads?: string[];
+  /** Causality learning: serialized watch delivery with this quiet window (see proxy/serialize.ts). */
+  serialize?: { quietMs: number };
+}
+
 /** Runs every workload `config.referenceRuns` times without faults and keeps the runs. */
-export async function learn(
-  config: ControllerUnderTest,
-  opts: CampaignOptions & {
-    workloads?: string[];
-    /** Causality learning: serialized watch delivery with this quiet window (see proxy/serialize.ts). */
-    serialize?: { quietMs: number };
-  },
-): Promise<LearnSummary[]> {
+export async function learn(config: ControllerUnderTest, opts: LearnOptions): Promise<LearnSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
+  return withCampaignLock(layout, opts.log, () => learnWorkloads(config, layout, opts));
+}
+
+async function learnWorkloads(config: ControllerUnderTest, layout: CampaignLayout, opts: LearnOptions): Promise<LearnSummary[]> {
   const summaries: LearnSummary[] = [];
   for (const workload of selectWorkloads(config, opts.workloads)) {
     const summary: LearnSummary = { workload: workload.name, runs: [] };
-    rmSync(join(layout.root, 'learn', workload.name), { recursive: true, force: true });
+    // The earlier reference runs stay until the new ones are all done.
+    const replacement = replaceDirectory(layout.learnDir(workload.name));
     for (let n = 1; n <= config.referenceRuns; n++) {
       const dir = layout.referenceRun(workload.name, n);
       opts.log(`learn ${config.name}/${workload.name}: reference run ${n}/${config.referenceRuns}`);
-      const { record } = await executeRun({ config, workload, runDir: dir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.serialize ? { serializeDelivery: opts.serialize } : {}) });
+      const runDir = layout.referenceRun(workload.name, n, replacement.path);
+      const { record } = await executeRun({ config, workload, runDir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.serialize ? { serializeDelivery: opts.serialize } : {}) });
       const ok = !record.error && record.workloadOutcome.ok;
       const error = record.error ?? record.workloadOutcome.error;
       summary.runs.push({ dir, ok, durationMs: record.durationMs, ...(error ? { error } : {}) });
       if (!ok) opts.log(`  reference run ${n} failed: ${error}`);
     }
+    replacement.commit();
     summaries.push(summary);
   }
   return summaries;
@@ -98,8 +119,17 @@ export const PRUNING_FORMAT = 'kperturb.dev/pruning/v1';
  * others tell which triggers are deterministic) and writes them as YAML, with the pruning table in
  * pruning.json. `prune: false` writes every plan the rules can express, unpruned.
  */
-export async function plan(config: ControllerUnderTest, opts: CampaignOptions & { workloads?: string[]; prune?: boolean }): Promise<PlanSummary[]> {
+export async function plan(config: ControllerUnderTest, opts: PlanOptions): Promise<PlanSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
+  return withCampaignLock(layout, opts.log, () => planWorkloads(config, layout, opts));
+}
+
+export interface PlanOptions extends CampaignOptions {
+  workloads?: string[];
+  prune?: boolean;
+}
+
+async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout, opts: PlanOptions): Promise<PlanSummary[]> {
   const summaries: PlanSummary[] = [];
   for (const workload of selectWorkloads(config, opts.workloads)) {
     const refs = referenceDirs(layout, config, workload.name);
@@ -112,9 +142,8 @@ export async function plan(config: ControllerUnderTest, opts: CampaignOptions & 
     });
     const { plans, stats } = output;
     const dir = layout.plansDir(workload.name);
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    for (const p of plans) writeFileSync(join(dir, `${p.metadata.name}.yaml`), serializePlan(p));
+    const replacement = replaceDirectory(dir);
+    for (const p of plans) writeFileSync(join(replacement.path, `${p.metadata.name}.yaml`), serializePlan(p));
     const pruning = {
       format: PRUNING_FORMAT,
       controller: config.name,
@@ -124,7 +153,8 @@ export async function plan(config: ControllerUnderTest, opts: CampaignOptions & 
       referenceRuns: refs.map((r, i) => ({ dir: r, events: output.events[i] })),
       patterns: stats,
     };
-    writeFileSync(join(dir, 'pruning.json'), JSON.stringify(pruning, null, 2) + '\n');
+    writeFileSync(join(replacement.path, 'pruning.json'), JSON.stringify(pruning, null, 2) + '\n');
+    replacement.commit();
     opts.log(`plan ${config.name}/${workload.name}: ${plans.length} plan(s) in ${dir}`);
     summaries.push({ workload: workload.name, plans, stats, dir });
   }
@@ -139,6 +169,8 @@ export function findPlanFiles(paths: string[]): string[] {
     if (statSync(p).isDirectory()) {
       for (const entry of readdirSync(p).sort()) {
         const child = join(p, entry);
+        // Hidden entries: a plans directory being replaced (see `plan`), editors' files.
+        if (entry.startsWith('.')) continue;
         if (statSync(child).isDirectory() || /\.ya?ml$/.test(entry)) visit(child);
       }
     } else {
@@ -173,6 +205,8 @@ export interface TestOptions extends CampaignOptions {
   limiter?: Limiter;
   /** `strict`: faults stay within the API contract (ControllerProxyOptions.contract). */
   contract?: ContractMode;
+  /** Run every plan, also those that already have a verdict (by default those are kept: see finishedVerdict). */
+  rerun?: boolean;
 }
 
 function oracleOptions(config: ControllerUnderTest, workload: string): OracleOptions {
@@ -185,26 +219,69 @@ async function fullArtifacts(runDir: string, record: RunRecord, artifacts: RunAr
   return { ...artifacts, ...(await loadHealthInputs(runDir, record)) };
 }
 
-/**
- * The latest results of other workloads in an existing results.json, so that testing one workload
- * (as the demo does, workload by workload) does not drop the others'. Unreadable files are replaced.
- */
-function otherWorkloadsResults(file: string, tested: ReadonlySet<string>): PlanResult[] {
+/** One entry per workload and plan in results.json. */
+const resultKey = (r: { workload: string; plan: string }) => `${r.workload}/${r.plan}`;
+
+/** The entries of an existing results.json; an unreadable file is replaced. */
+function readResultEntries(file: string): PlanResult[] {
   if (!existsSync(file)) return [];
   try {
     const doc = JSON.parse(readFileSync(file, 'utf8')) as Partial<ResultsFile>;
-    if (doc.format !== RESULTS_FORMAT || !Array.isArray(doc.results)) return [];
-    return doc.results.filter((r) => !tested.has(r.workload));
+    return doc.format === RESULTS_FORMAT && Array.isArray(doc.results) ? doc.results : [];
   } catch {
     return [];
   }
 }
 
-function writeResults(file: string, results: PlanResult[], planned: number, complete: boolean): void {
-  const doc: ResultsFile = { format: RESULTS_FORMAT, results, complete, planned };
+/**
+ * Writes results.json: the latest verdict of every plan of the controller. `results` (this test's
+ * finished and kept verdicts) replace their plans' entries; the other plans' entries stay (testing
+ * one plan keeps the rest), except those of a tested workload that were judged against other
+ * reference runs than `inputs` names (a new `learn`: they would mix two campaigns). The file is
+ * read again before every write, so that test() calls running at once (the demo's) keep each
+ * other's results. `planned`: this test's plans, counted with the other entries.
+ */
+function writeResults(file: string, results: PlanResult[], planned: readonly TestPlan[], inputs: ReadonlyMap<string, VerdictInputs['referenceRunsStartedAt']>, complete: boolean): void {
+  const fresh = new Map(results.map((r) => [resultKey(r), r]));
+  const stillValid = (r: PlanResult) => {
+    const references = inputs.get(r.workload);
+    return references === undefined || isDeepStrictEqual(r.inputs?.referenceRunsStartedAt, references);
+  };
+  const merged: PlanResult[] = [];
+  for (const r of readResultEntries(file)) {
+    const replacement = fresh.get(resultKey(r));
+    if (replacement) merged.push(replacement);
+    else if (stillValid(r)) merged.push(r);
+    fresh.delete(resultKey(r));
+  }
+  merged.push(...fresh.values());
+  const keys = new Set([...merged.map(resultKey), ...planned.map((p) => resultKey({ workload: p.spec.workload, plan: p.metadata.name }))]);
+  const doc: ResultsFile = { format: RESULTS_FORMAT, results: merged, complete, planned: keys.size };
   // Written after every plan, through a rename, so an interrupted campaign leaves a readable file.
-  writeFileSync(file + '.tmp', JSON.stringify(doc, null, 2) + '\n');
-  renameSync(file + '.tmp', file);
+  writeFileAtomic(file, JSON.stringify(doc, null, 2) + '\n');
+}
+
+type VerdictInputs = NonNullable<PlanResult['inputs']>;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The verdict a plan already has, if it still holds: a verdict.json (a run directory is only put
+ * in place complete, verdict included) judged from the same plan content and the same reference
+ * runs. A run that could not be carried out (`error`) is run again.
+ */
+function finishedVerdict(runDir: string, p: TestPlan, inputs: VerdictInputs): PlanResult | undefined {
+  recoverDirectory(runDir);
+  const file = join(runDir, RUN_FILES.verdict);
+  if (!existsSync(file)) return undefined;
+  let r: PlanResult;
+  try {
+    r = validatePlanResult(readJsonFile(file), file, '(top level)');
+  } catch {
+    return undefined;
+  }
+  const holds = r.plan === p.metadata.name && r.workload === p.spec.workload && r.verdict !== 'error' && isDeepStrictEqual(r.inputs, inputs);
+  return holds ? { ...r, runDir } : undefined;
 }
 
 /**
@@ -222,6 +299,10 @@ export function effectiveParallel(config: Pick<ControllerUnderTest, 'controller'
 
 export async function test(config: ControllerUnderTest, plans: TestPlan[], opts: TestOptions): Promise<PlanResult[]> {
   const layout = new CampaignLayout(opts.out, config.name);
+  return withCampaignLock(layout, opts.log, () => testPlans(config, layout, plans, opts));
+}
+
+async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, plans: TestPlan[], opts: TestOptions): Promise<PlanResult[]> {
   for (const p of plans) {
     if (p.spec.controller !== config.name) {
       throw new UserInputError(undefined, undefined, `plan ${p.metadata.name} is for controller "${p.spec.controller}", but the config is for "${config.name}"`);
@@ -252,10 +333,11 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
     if (!confirmation) {
       confirmation = (async () => {
         const confirmDir = layout.confirmationRun(workload.name);
-        rmSync(confirmDir, { recursive: true, force: true });
+        const replacement = replaceDirectory(confirmDir);
         opts.log(`confirm ${config.name}/${workload.name}: re-running the workload without faults to check the alarmed fields are deterministic`);
-        const c = await executeRun({ config, workload, runDir: confirmDir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}) });
-        const cArtifacts = await fullArtifacts(confirmDir, c.record, c.artifacts);
+        const c = await executeRun({ config, workload, runDir: replacement.path, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}) });
+        const cArtifacts = await fullArtifacts(replacement.path, c.record, c.artifacts);
+        replacement.commit();
         if (c.record.error) opts.log(`  the confirmation run failed (${c.record.error}); alarms stay unconfirmed`);
         return { runDir: confirmDir, alarms: c.record.error ? [] : runAlarms(refs, cArtifacts, c.record, options) };
       })();
@@ -264,25 +346,39 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
     return confirmation;
   };
 
-  mkdirSync(layout.root, { recursive: true });
-  const earlier = otherWorkloadsResults(layout.resultsFile, new Set(plans.map((p) => p.spec.workload)));
-  const results: Array<PlanResult | undefined> = new Array(plans.length);
+  // What each verdict is judged from: kept verdicts must have been judged from the same.
+  const referenceStarts = new Map<string, string[]>();
+  for (const w of new Set(plans.map((p) => p.spec.workload))) {
+    referenceStarts.set(w, referenceDirs(layout, config, w).map((d) => readRunRecord(join(d, RUN_FILES.record)).startedAt));
+  }
+  const inputsOf = (p: TestPlan): VerdictInputs => ({
+    planSha256: sha256(serializePlan(p)),
+    referenceRunsStartedAt: referenceStarts.get(p.spec.workload)!,
+    ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}),
+  });
+  const results: Array<PlanResult | undefined> = plans.map((p) => (opts.rerun ? undefined : finishedVerdict(layout.testRun(p.spec.workload, p.metadata.name), p, inputsOf(p))));
+  const toRun = plans.flatMap((_, i) => (results[i] ? [] : [i]));
+  if (toRun.length < plans.length) {
+    opts.log(`${config.name}: ${plans.length - toRun.length} of ${plans.length} plans already have verdicts; running ${toRun.length}; --rerun to run all`);
+  }
   const finished = () => results.filter((r): r is PlanResult => r !== undefined);
+  writeResults(layout.resultsFile, finished(), plans, referenceStarts, toRun.length === 0);
   let started = 0;
-  opts.progress?.begin(plans.length);
+  opts.progress?.begin(toRun.length);
 
   const runPlan = async (p: TestPlan, i: number): Promise<void> => {
     const workload = config.workloads.get(p.spec.workload)!;
     const refs = await referencesOf(workload.name);
     const options = oracleOptions(config, workload.name);
     const runDir = layout.testRun(workload.name, p.metadata.name);
-    rmSync(runDir, { recursive: true, force: true });
-    opts.log(`test ${config.name}/${workload.name} [${++started}/${plans.length}] ${p.metadata.name}: ${p.spec.description}`);
+    // Run aside: an earlier run of the plan stays in place until this one has its verdict.
+    const replacement = replaceDirectory(runDir);
+    opts.log(`test ${config.name}/${workload.name} [${++started}/${toRun.length}] ${p.metadata.name}: ${p.spec.description}`);
     opts.progress?.planStarted(`${p.metadata.name}: ${p.spec.description}`);
     // Lines of concurrent runs interleave: each says which plan it belongs to.
     const log: Log = concurrent ? (line) => opts.log(`[${p.metadata.name}] ${line.trimStart()}`) : opts.log;
-    const run = await executeRun({ config, workload, runDir, plan: p, log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.contract ? { contract: opts.contract } : {}) });
-    const artifacts = await fullArtifacts(runDir, run.record, run.artifacts);
+    const run = await executeRun({ config, workload, runDir: replacement.path, plan: p, log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.contract ? { contract: opts.contract } : {}) });
+    const artifacts = await fullArtifacts(replacement.path, run.record, run.artifacts);
     let decision = judgeTestRun(refs.runs, artifacts, run.record, options);
     let confirmation: { runDir: string; alarms: Alarm[] } | undefined;
     if (opts.confirm && decision.verdict === 'bug') {
@@ -303,19 +399,21 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
       ...(decision.error ? { error: decision.error } : {}),
       referenceRunDirs: refs.dirs,
       ...(confirmation ? { confirmationRunDir: confirmation.runDir } : {}),
+      inputs: inputsOf(p),
       ...(run.record.beyondContract ? { beyondContract: run.record.beyondContract } : {}),
     };
-    writeFileSync(join(runDir, 'verdict.json'), JSON.stringify(result, null, 2) + '\n');
+    writeFileAtomic(join(replacement.path, RUN_FILES.verdict), JSON.stringify(result, null, 2) + '\n');
+    replacement.commit();
     results[i] = result;
-    writeResults(layout.resultsFile, [...earlier, ...finished()], earlier.length + plans.length, false);
+    writeResults(layout.resultsFile, finished(), plans, referenceStarts, false);
     opts.progress?.planFinished(result);
     opts.onResult?.(result, i, plans.length);
   };
 
-  const outcomes = await Promise.allSettled(plans.map((p, i) => limiter.run(() => runPlan(p, i))));
+  const outcomes = await Promise.allSettled(toRun.map((i) => limiter.run(() => runPlan(plans[i]!, i))));
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) throw failure.reason;
-  writeResults(layout.resultsFile, [...earlier, ...finished()], earlier.length + plans.length, true);
+  writeResults(layout.resultsFile, finished(), plans, referenceStarts, true);
   return finished();
 }
 

@@ -5,6 +5,8 @@
  *   <out>/<controller>/test/<workload>/<plan>/     test runs (+ verdict.json)
  *   <out>/<controller>/confirm/<workload>/         unperturbed confirmation run (test --confirm)
  *   <out>/<controller>/results.json                every plan's result
+ *   <out>/<controller>/kperturb.lock               held while a learn, plan or test runs (campaign-lock.ts)
+ * A directory being replaced is filled under a hidden sibling name first (src/model/atomic-files.ts).
  */
 import { join } from 'node:path';
 
@@ -16,8 +18,12 @@ export class CampaignLayout {
   get root(): string {
     return join(this.out, this.controller);
   }
-  referenceRun(workload: string, n: number): string {
-    return join(this.root, 'learn', workload, `ref-${n}`);
+  learnDir(workload: string): string {
+    return join(this.root, 'learn', workload);
+  }
+  /** `learnDir`: where the workload's reference runs are (a replacement's, while it is filled). */
+  referenceRun(workload: string, n: number, learnDir = this.learnDir(workload)): string {
+    return join(learnDir, `ref-${n}`);
   }
   plansDir(workload?: string): string {
     return workload ? join(this.root, 'plans', workload) : join(this.root, 'plans');

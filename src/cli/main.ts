@@ -220,6 +220,7 @@ export function buildProgram(): Command {
     .addOption(configOption())
     .addOption(outOption())
     .option('--confirm', 'when a plan alarms, re-run the workload without faults and mark alarms it reproduces as flaky')
+    .option('--rerun', 'run every plan, also those that already have a verdict from the same plan and reference runs (kept by default)')
     .addOption(
       new Option('--contract <mode>', 'strict: faults stay within the Kubernetes API contract (stale views answer no consistent read); lenient: they may go beyond it, and such verdicts are marked')
         .choices(CONTRACT_MODES)
@@ -228,7 +229,7 @@ export function buildProgram(): Command {
     .addOption(parallelOption(1))
     .addOption(realOption())
     .addOption(kubeconfigOption())
-    .action(async (paths: string[], opts: { config: string; out: string; confirm?: boolean; contract: ContractMode; parallel: number; real?: boolean; kubeconfig?: string }, cmd: Command) => {
+    .action(async (paths: string[], opts: { config: string; out: string; confirm?: boolean; rerun?: boolean; contract: ContractMode; parallel: number; real?: boolean; kubeconfig?: string }, cmd: Command) => {
       const config = loadConfig(opts.config);
       const out = resolve(opts.out);
       const planPaths = paths.length > 0 ? paths : [new CampaignLayout(out, config.name).plansDir()];
@@ -238,7 +239,7 @@ export function buildProgram(): Command {
       const progress = new ProgressReporter();
       let results: PlanResult[];
       try {
-        results = await test(config, plans, { out, log: progress.log, progress, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), ...(opts.confirm ? { confirm: true } : {}), ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}) });
+        results = await test(config, plans, { out, log: progress.log, progress, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), ...(opts.confirm ? { confirm: true } : {}), ...(opts.rerun ? { rerun: true } : {}), ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}) });
       } finally {
         progress.end();
       }

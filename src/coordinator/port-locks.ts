@@ -9,11 +9,12 @@
  * port; the lock goes when the run has stopped its controller. A lock whose process is gone is taken
  * over.
  */
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, unlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { tryLockFile } from '../model/lock-file.js';
 
 const POLL_MS = 250;
 
@@ -69,32 +70,8 @@ export async function lockPorts(ports: readonly number[], options: PortLockOptio
 
 /** Creates the lock file; undefined when taken, else why not ("held by pid N"). */
 function tryLock(file: string): string | undefined {
-  for (let attempt = 0; ; attempt++) {
-    // Written aside and linked into place: the lock file appears with its pid in it, or not at all.
-    const aside = `${file}.${process.pid}`;
-    writeFileSync(aside, String(process.pid));
-    try {
-      linkSync(aside, file);
-      return undefined;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    } finally {
-      unlinkQuietly(aside);
-    }
-    const pid = Number(readQuietly(file));
-    if ((Number.isInteger(pid) && pid > 0 && alive(pid)) || attempt > 0) return `held by pid ${pid}`;
-    // Its process is gone: take it over, once.
-    unlinkQuietly(file);
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  const holder = tryLockFile(file);
+  return holder && `held by pid ${holder.pid}`;
 }
 
 /** Can the port be bound? Probed on 127.0.0.1, which a listener on every interface also blocks. */
@@ -104,14 +81,6 @@ function portFree(port: number): Promise<boolean> {
     server.once('error', () => resolve(false));
     server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolve(true)));
   });
-}
-
-function readQuietly(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
 }
 
 function unlinkQuietly(file: string): void {

@@ -29,6 +29,7 @@ import type { ClusterChangeEvent } from '../model/trace.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
 import { formatApiPath } from '../model/api-path.js';
 import { SetupError } from '../model/errors.js';
+import { writeFileAtomic } from '../model/atomic-files.js';
 import { lockPorts } from './port-locks.js';
 import { ControllerProcess } from './controller-process.js';
 import { PlanFaults } from './faults.js';
@@ -282,13 +283,13 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     await clusterTrace.close();
   }
   record.durationMs = Date.now() - started;
-  writeFileSync(join(runDir, 'run.json'), JSON.stringify(record, null, 2) + '\n');
+  writeFileAtomic(join(runDir, 'run.json'), JSON.stringify(record, null, 2) + '\n');
   // Secret values stay off the disk, as in the traces; the oracles compare the hashes (equal values,
   // equal hashes), for test runs kept in memory as for reference runs read back from the file.
   redactSecretObjects(endState);
   const endStateFile: EndState = { format: END_STATE_FORMAT, objects: endState };
-  writeFileSync(join(runDir, 'end-state.json'), JSON.stringify(endStateFile, null, 2) + '\n');
-  writeFileSync(join(runDir, CLUSTER_RECORD_FILE), JSON.stringify(clusterRecord, null, 2) + '\n');
+  writeFileAtomic(join(runDir, 'end-state.json'), JSON.stringify(endStateFile, null, 2) + '\n');
+  writeFileAtomic(join(runDir, CLUSTER_RECORD_FILE), JSON.stringify(clusterRecord, null, 2) + '\n');
   const clusterChanges = clusterTrace.events.filter((e): e is ClusterChangeEvent => e.type === 'cluster-change');
   return { record, artifacts: { endState, clusterChanges } };
 }

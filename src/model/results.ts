@@ -147,6 +147,12 @@ export interface PlanResult {
   confirmationRunDir?: string;
   /** From run.json: the fault went beyond the API contract, and how (absent: it stayed within). */
   beyondContract?: string[];
+  /**
+   * What the verdict was judged from, so that a later `test` keeps it only while both are unchanged
+   * (absent in older results, which are run again): the SHA-256 of the plan (as kperturb writes it)
+   * and the start times of the reference runs; `contract: strict` when run so (`test --contract`).
+   */
+  inputs?: { planSha256: string; referenceRunsStartedAt: string[]; contract?: 'strict' };
 }
 
 export interface ResultsFile {

@@ -47,7 +47,9 @@ export function readResultsFile(file: string, notes: string[] = []): PlanResult[
   if (!Array.isArray(doc.results)) throw new UserInputError(file, 'results', 'a list of plan results');
   const results = doc.results.map((r, i) => validatePlanResult(r, file, `results[${i}]`));
   if (doc.complete === false) {
-    notes.push(`${file}: the campaign did not finish (${results.length}${typeof doc.planned === 'number' ? ` of ${doc.planned}` : ''} plans have results)`);
+    // An interrupted re-run keeps the earlier results of the plans it had not redone.
+    const all = typeof doc.planned === 'number' && results.length >= doc.planned;
+    notes.push(`${file}: the campaign did not finish (${all ? 'every plan has a result, some from an earlier run' : `${results.length}${typeof doc.planned === 'number' ? ` of ${doc.planned}` : ''} plans have results`})`);
   }
   return results;
 }
@@ -122,5 +124,6 @@ export function validatePlanResult(value: unknown, file: string, at: string): Pl
   for (const k of ['referenceRunDirs'] as const) {
     if (r[k] !== undefined && (!Array.isArray(r[k]) || !(r[k] as unknown[]).every((d) => typeof d === 'string'))) fail(sub(k), 'a list of directories');
   }
+  if (r.beyondContract !== undefined && (!Array.isArray(r.beyondContract) || !r.beyondContract.every((d) => typeof d === 'string'))) fail(sub('beyondContract'), 'a list of reasons (strings)');
   return r as unknown as PlanResult;
 }

@@ -114,6 +114,9 @@ test('an interrupted campaign (results.json marked incomplete) is reported with 
   const doc = JSON.parse(readFileSync(resultsFile, 'utf8'));
   writeFileSync(resultsFile, JSON.stringify({ ...doc, results: doc.results.slice(0, 2), complete: false, planned: 4 }));
   t.deepEqual(loadResults(resultsFile).notes, [`${resultsFile}: the campaign did not finish (2 of 4 plans have results)`]);
+  // An interrupted re-run: the plans it had not redone keep their earlier results.
+  writeFileSync(resultsFile, JSON.stringify({ ...doc, complete: false, planned: 4 }));
+  t.deepEqual(loadResults(resultsFile).notes, [`${resultsFile}: the campaign did not finish (every plan has a result, some from an earlier run)`]);
 });
 
 test('a truncated trace is an error naming the trace file and the line', async (t) => {
