@@ -403,7 +403,8 @@ function validateClusterSection(v: Validator, raw: unknown): ClusterConfig {
 function existingFile(v: Validator, dir: string, p: string, path: string): string {
   const abs = resolve(dir, p);
   if (!existsSync(abs)) v.fail(path, `a manifest file that exists (${abs} not found)`);
-  if (!statSync(abs).isFile()) v.fail(path, `a manifest file (${abs} is a directory or another kind of file, not a file)`);
+  const stat = statSync(abs);
+  if (!stat.isFile()) v.fail(path, `a manifest file (${abs} is ${stat.isDirectory() ? 'a directory' : 'not a regular file'})`);
   return abs;
 }
 
