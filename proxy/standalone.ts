@@ -4,6 +4,7 @@
  * trace and, optionally, the cluster trace from the proxy's own watch of every resource. Useful to
  * record a controller by hand.
  */
+import { X509Certificate } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import type https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -66,6 +67,8 @@ export async function upstreamFromKubeconfig(file: string): Promise<Omit<Control
   const caPem = pem(tls.ca);
   const cert = pem(tls.cert);
   const key = pem(tls.key);
+  // Node ignores a CA that is not a certificate (and then trusts the system CAs): check it here.
+  if (caPem !== undefined) checkCertificates(caPem, file, `clusters[${cluster.name}].${cluster.caData ? 'certificate-authority-data' : 'certificate-authority'}`);
   // Exec plugins and token files hand out tokens that expire; client-node caches them until then.
   const user = kc.getCurrentUser();
   const refreshable = user?.exec !== undefined || user?.authProvider !== undefined || (user as { tokenFile?: string } | null)?.tokenFile !== undefined;
@@ -84,6 +87,21 @@ export async function upstreamFromKubeconfig(file: string): Promise<Omit<Control
     ...(cert ? { upstreamClientCertPem: cert } : {}),
     ...(key ? { upstreamClientKeyPem: key } : {}),
   };
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/** Every certificate of a PEM bundle must parse; a bundle with none is refused too. */
+function checkCertificates(bundle: string, file: string, at: string): void {
+  const blocks = bundle.match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) throw new UserInputError(file, at, 'PEM CA certificates (found no -----BEGIN CERTIFICATE----- block)');
+  blocks.forEach((block, i) => {
+    try {
+      new X509Certificate(block);
+    } catch (err) {
+      throw new UserInputError(file, at, `valid PEM CA certificates (certificate ${i + 1} of ${blocks.length} does not parse: ${(err as Error).message})`);
+    }
+  });
 }
 
 export async function runStandaloneProxy(opts: StandaloneProxyOptions): Promise<{ proxy: ControllerProxy; recorder?: ClusterRecorder; close(): Promise<void> }> {

@@ -13,6 +13,7 @@ import { DEMO_PARALLEL, renderDemoTable, runDemo, writeDemoJson } from '../campa
 import { UserInputError, SetupError } from '../model/errors.js';
 import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../cluster/kube-version.js';
 import { renderTable, formatDuration } from './table.js';
+import { writeOptionFile } from './output-file.js';
 import { CONTRACT_MODES, type ContractMode, type PlanResult } from '../model/results.js';
 import { ProgressReporter } from '../report/progress.js';
 import { renderTerminalReport } from '../report/terminal.js';
@@ -40,6 +41,9 @@ function parsePort(value: string): number {
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UserInputError(undefined, '--port', `a port number 0-65535 (got ${JSON.stringify(value)})`);
   return n;
 }
+
+/** How long `proxy` waits for the upstream's GET /version before giving up. */
+const PROXY_UPSTREAM_CHECK_MS = 5_000;
 
 /** Serialized delivery's default quiet window (ms): see docs/cli.md for the measured cost. */
 const DEFAULT_SERIALIZE_QUIET_MS = 100;
@@ -157,6 +161,9 @@ export function buildProgram(): Command {
     .action(
       async (opts: { upstreamKubeconfig: string; port?: number; kubeconfigOut?: string; trace?: string; clusterTrace?: string; redactSecrets: boolean; plainHttp?: boolean }) => {
         const { runStandaloneProxy } = await import('../../proxy/standalone.js');
+        const { ExistingCluster } = await import('../realcluster/index.js');
+        // One bounded GET /version first: an unreachable server or refused credentials fail here, not in the controller.
+        await (await ExistingCluster.connect(resolve(opts.upstreamKubeconfig))).check(PROXY_UPSTREAM_CHECK_MS);
         const running = await runStandaloneProxy({
           upstreamKubeconfig: opts.upstreamKubeconfig,
           ...(opts.port !== undefined ? { port: opts.port } : {}),
@@ -258,14 +265,17 @@ export function buildProgram(): Command {
       const loaded = loadResults(target);
       if (opts.json) process.stdout.write(JSON.stringify(buildJsonReport(loaded.results, loaded.sources, loaded.notes), null, 2) + '\n');
       else process.stdout.write(renderTerminalReport(loaded.results, { notes: loaded.notes }));
-      if (opts.junit) {
-        mkdirSync(dirname(resolve(opts.junit)), { recursive: true });
-        writeFileSync(opts.junit, renderJUnit(loaded.results));
-        log(`JUnit XML written to ${opts.junit}`);
+      const { junit, html } = opts;
+      if (junit) {
+        await writeOptionFile('--junit', junit, () => {
+          mkdirSync(dirname(resolve(junit)), { recursive: true });
+          writeFileSync(junit, renderJUnit(loaded.results));
+        });
+        log(`JUnit XML written to ${junit}`);
       }
-      if (opts.html) {
-        await writeHtmlReport(resolve(opts.html), loaded);
-        log(`HTML report written to ${opts.html}`);
+      if (html) {
+        await writeOptionFile('--html', html, () => writeHtmlReport(resolve(html), loaded));
+        log(`HTML report written to ${html}`);
       }
       process.exitCode = exitCodeFor(loaded.results);
     });

@@ -100,6 +100,24 @@ function validateDataKeys(obj: KubeObject, fields: readonly string[]): FieldErro
   return errors;
 }
 
+/** core.MaxSecretSize: the most data a ConfigMap or a Secret may hold, summed over its keys. */
+export const MAX_DATA_BYTES = 1024 * 1024;
+
+/**
+ * ValidateConfigMap / ValidateSecret's size check: string values count their UTF-8 bytes, base64
+ * values (binaryData, a Secret's data) their decoded bytes, as Go's len() of the decoded field does.
+ */
+function dataSizeErrors(obj: KubeObject, fields: Readonly<Record<string, 'utf8' | 'base64'>>, errorField: string): FieldError[] {
+  let total = 0;
+  for (const [field, encoding] of Object.entries(fields)) {
+    const data = obj[field];
+    if (!isObject(data)) continue;
+    for (const value of Object.values(data)) if (typeof value === 'string') total += Buffer.byteLength(value, encoding);
+  }
+  // "may not be more than" since Kubernetes 1.32 (field.TooLong); earlier releases said "must have at most".
+  return total > MAX_DATA_BYTES ? [{ type: 'TooLong', field: errorField, detail: `may not be more than ${MAX_DATA_BYTES} bytes` }] : [];
+}
+
 function validateImmutable(obj: KubeObject, old: KubeObject | undefined, fields: readonly string[]): FieldError[] {
   if (!old || old.immutable !== true) return [];
   const errors: FieldError[] = [];
@@ -131,7 +149,12 @@ function configMapDefinition(): ResourceDefinition {
       strategicMerge: true,
       returnDeletedObject: false,
       nameRule: 'dns1123-subdomain',
-      validate: (obj, old) => [...validateDataKeys(obj, ['data', 'binaryData']), ...validateImmutable(obj, old, ['data', 'binaryData'])],
+      validate: (obj, old) => [
+        ...validateDataKeys(obj, ['data', 'binaryData']),
+        // Field path "" (the whole object), which field.Path prints as "[]".
+        ...dataSizeErrors(obj, { data: 'utf8', binaryData: 'base64' }, '[]'),
+        ...validateImmutable(obj, old, ['data', 'binaryData']),
+      ],
     },
   };
 }
@@ -182,7 +205,7 @@ function secretDefinition(): ResourceDefinition {
       prepareForCreate: foldStringData,
       prepareForUpdate: (obj) => foldStringData(obj),
       validate(obj, old) {
-        const errors = [...validateDataKeys(obj, ['data']), ...validateImmutable(obj, old, ['data'])];
+        const errors = [...validateDataKeys(obj, ['data']), ...dataSizeErrors(obj, { data: 'base64' }, 'data'), ...validateImmutable(obj, old, ['data'])];
         if (old && old.type !== obj.type) errors.push({ type: 'Invalid', field: 'type', value: obj.type, detail: 'field is immutable' });
         return errors;
       },

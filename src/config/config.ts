@@ -44,9 +44,9 @@
  * Relative paths are relative to the file's directory.
  */
 import { dirname, resolve } from 'node:path';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { parseKey, type ObjectKey } from '../model/object-key.js';
-import { Validator, describe, join, readYamlFile } from '../model/validate.js';
+import { Validator, describe, join, quote, readYamlFile } from '../model/validate.js';
 import type { ExecRule, LogRule } from '../model/exec-rules.js';
 import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../cluster/kube-version.js';
 import { isIP } from 'node:net';
@@ -159,9 +159,10 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const v = new Validator(file);
   const dir = dirname(file);
   const top = v.object(doc, '');
+  // apiVersion and kind first: a plan or a manifest given as a config is told so, not that its fields are unknown.
+  if (top.apiVersion !== CONFIG_API_VERSION) v.fail('apiVersion', `"${CONFIG_API_VERSION}" (got ${quote(top.apiVersion)})`);
+  if (top.kind !== 'ControllerUnderTest') v.fail('kind', `"ControllerUnderTest" (got ${quote(top.kind)})`);
   v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks', 'countUpdates', 'exec', 'logs', 'applications', 'cluster']);
-  if (top.apiVersion !== CONFIG_API_VERSION) v.fail('apiVersion', `"${CONFIG_API_VERSION}" (got ${JSON.stringify(top.apiVersion)})`);
-  if (top.kind !== 'ControllerUnderTest') v.fail('kind', `"ControllerUnderTest" (got ${JSON.stringify(top.kind)})`);
   const metadata = v.object(top.metadata, 'metadata');
   const name = v.string(metadata.name, 'metadata.name');
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) v.fail('metadata.name', 'a lowercase name of letters, digits and dashes');
@@ -179,7 +180,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     command: v.string(c.command, 'controller.command'),
     args: c.args === undefined ? [] : v.stringArray(c.args, 'controller.args'),
     env,
-    workingDir: resolve(dir, v.optionalString(c.workingDir, 'controller.workingDir') ?? '.'),
+    workingDir: existingDirectory(v, resolve(dir, v.optionalString(c.workingDir, 'controller.workingDir') ?? '.'), 'controller.workingDir'),
     hostAliases: (c.hostAliases === undefined ? [] : v.array(c.hostAliases, 'controller.hostAliases')).map((a, i) => validateHostAlias(v, a, join('controller.hostAliases', i))),
     clusterDNS: c.clusterDNS === undefined ? false : v.boolean(c.clusterDNS, 'controller.clusterDNS'),
     ports: (c.ports === undefined ? [] : v.array(c.ports, 'controller.ports')).map((port, i) => v.number(port, join('controller.ports', i), { min: 1, max: 65535, integer: true })),
@@ -212,8 +213,8 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const settleRaw = top.settle === undefined ? {} : v.object(top.settle, 'settle');
   v.onlyKeys(settleRaw, 'settle', ['quietMs', 'timeoutSeconds']);
   const settle = {
-    quietMs: v.optionalNumber(settleRaw.quietMs, 'settle.quietMs', { min: 50 }) ?? 1000,
-    timeoutSeconds: v.optionalNumber(settleRaw.timeoutSeconds, 'settle.timeoutSeconds', { min: 1 }) ?? 30,
+    quietMs: v.optionalDuration(settleRaw.quietMs, 'settle.quietMs', 'ms', 50) ?? 1000,
+    timeoutSeconds: v.optionalDuration(settleRaw.timeoutSeconds, 'settle.timeoutSeconds', 'seconds', 1) ?? 30,
   };
   const keyPathRules = (section: 'masks' | 'countUpdates') => (top[section] === undefined ? [] : v.array(top[section], section)).map((m, i) => {
     const p = join(section, i);
@@ -233,7 +234,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const applications = (top.applications === undefined ? [] : v.array(top.applications, 'applications')).map((a, i) => validateApplication(v, a, join('applications', i)));
   const appNames = new Set<string>();
   applications.forEach((a, i) => {
-    if (appNames.has(a.name)) v.fail(join(join('applications', i), 'name'), `a name no other application has (${JSON.stringify(a.name)} is taken)`);
+    if (appNames.has(a.name)) v.fail(join(join('applications', i), 'name'), `a name no other application has (${quote(a.name)} is taken)`);
     appNames.add(a.name);
   });
   const cluster = validateClusterSection(v, top.cluster);
@@ -246,11 +247,11 @@ function validateHostAlias(v: Validator, raw: unknown, path: string): HostAlias 
   const a = v.object(raw, path);
   v.onlyKeys(a, path, ['ip', 'hostnames']);
   const ip = v.string(a.ip, join(path, 'ip'));
-  if (isIP(ip) === 0) v.fail(join(path, 'ip'), `an IPv4 or IPv6 address (got ${JSON.stringify(ip)})`);
+  if (isIP(ip) === 0) v.fail(join(path, 'ip'), `an IPv4 or IPv6 address (got ${quote(ip)})`);
   const hostnames = v.stringArray(a.hostnames, join(path, 'hostnames'));
   if (hostnames.length === 0) v.fail(join(path, 'hostnames'), 'at least one host name');
   hostnames.forEach((h, i) => {
-    if (!HOSTNAME.test(h)) v.fail(join(join(path, 'hostnames'), i), `a host name of letters, digits, dashes and dots (got ${JSON.stringify(h)})`);
+    if (!HOSTNAME.test(h)) v.fail(join(join(path, 'hostnames'), i), `a host name of letters, digits, dashes and dots (got ${quote(h)})`);
   });
   return { ip, hostnames };
 }
@@ -324,7 +325,7 @@ function validateApplication(v: Validator, raw: unknown, path: string): Applicat
         const value = v.optionalString(ro[field], join(p, field));
         if (value !== undefined) rule[field] = value;
       }
-      if (!rule.path.startsWith('/') && !rule.path.startsWith('*')) v.fail(join(p, 'path'), `a path glob starting with / (got ${JSON.stringify(rule.path)})`);
+      if (!rule.path.startsWith('/') && !rule.path.startsWith('*')) v.fail(join(p, 'path'), `a path glob starting with / (got ${quote(rule.path)})`);
       const method = v.optionalString(ro.method, join(p, 'method'));
       if (method !== undefined) rule.method = method.toUpperCase();
       return rule;
@@ -400,7 +401,7 @@ function validateClusterSection(v: Validator, raw: unknown): ClusterConfig {
     if (typeof c.kubernetesVersion === 'number') v.fail(path, `${KUBERNETES_VERSION_EXPECTED}; quote it, YAML reads ${c.kubernetesVersion} as a number`);
     const text = v.string(c.kubernetesVersion, path);
     const release = parseKubernetesVersion(text);
-    if (!release) v.fail(path, `${KUBERNETES_VERSION_EXPECTED} (got ${JSON.stringify(text)})`);
+    if (!release) v.fail(path, `${KUBERNETES_VERSION_EXPECTED} (got ${quote(text)})`);
     out.kubernetesVersion = `${release.major}.${release.minor}`;
   }
   return out;
@@ -409,12 +410,20 @@ function validateClusterSection(v: Validator, raw: unknown): ClusterConfig {
 function existingFile(v: Validator, dir: string, p: string, path: string): string {
   const abs = resolve(dir, p);
   if (!existsSync(abs)) v.fail(path, `a manifest file that exists (${abs} not found)`);
+  const stat = statSync(abs);
+  if (!stat.isFile()) v.fail(path, `a manifest file (${abs} is ${stat.isDirectory() ? 'a directory' : 'not a regular file'})`);
+  return abs;
+}
+
+function existingDirectory(v: Validator, abs: string, path: string): string {
+  if (!existsSync(abs)) v.fail(path, `a directory that exists (${abs} not found)`);
+  if (!statSync(abs).isDirectory()) v.fail(path, `a directory (${abs} is not one)`);
   return abs;
 }
 
 function objectKey(v: Validator, raw: unknown, path: string): ObjectKey {
   const key = v.string(raw, path);
-  if (!parseKey(key)) v.fail(path, `an object key Kind/namespace/name or Kind/name (got ${JSON.stringify(key)})`);
+  if (!parseKey(key)) v.fail(path, `an object key Kind/namespace/name or Kind/name (got ${quote(key)})`);
   return key;
 }
 
@@ -432,7 +441,7 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
     case 'apply':
       return { apply: existingFile(v, dir, v.string(s.apply, p), p) };
     case 'sleep':
-      return { sleep: v.number(s.sleep, p, { min: 0 }) };
+      return { sleep: v.duration(s.sleep, p, 'seconds') };
     case 'delete': {
       const d = v.object(s.delete, p);
       v.onlyKeys(d, p, ['key', 'propagationPolicy']);
@@ -457,7 +466,7 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
       v.onlyKeys(d, p, ['key', 'absent', 'field', 'equals', 'condition', 'timeoutSeconds', 'onTimeout']);
       const cond: WaitCondition = {
         key: objectKey(v, d.key, join(p, 'key')),
-        timeoutSeconds: v.optionalNumber(d.timeoutSeconds, join(p, 'timeoutSeconds'), { min: 0.1 }) ?? 60,
+        timeoutSeconds: v.optionalDuration(d.timeoutSeconds, join(p, 'timeoutSeconds'), 'seconds', 0.1) ?? 60,
       };
       if (d.absent !== undefined) cond.absent = v.boolean(d.absent, join(p, 'absent'));
       if (d.condition !== undefined) {

@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import type { TraceSink } from '../model/trace.js';
 import type { ControllerUnderTest } from '../config/config.js';
 import { controllerEnvironment } from '../config/var-expansion.js';
@@ -23,6 +24,8 @@ export class ControllerProcess {
   private killingOnPurpose = false;
   incarnation = 0;
   readonly exits: ControllerExit[] = [];
+  /** Why the command could not be started at all (not found, not executable), for the run's error. */
+  startFailure: string | undefined;
   private readonly log: WriteStream;
 
   constructor(
@@ -75,8 +78,9 @@ export class ControllerProcess {
     pipe(child.stdout);
     pipe(child.stderr);
     this.exitPromise = new Promise((resolve) => {
-      child.on('error', (err) => {
+      child.on('error', (err: NodeJS.ErrnoException) => {
         this.log.write(`${prefix}kperturb: could not start ${command}: ${err.message}\n`);
+        this.startFailure ??= describeStartFailure(this.config, launch.command, err);
       });
       child.on('close', (code, signal) => {
         const expected = this.killingOnPurpose;
@@ -112,4 +116,20 @@ export class ControllerProcess {
   async closeLog(): Promise<void> {
     await new Promise<void>((resolve) => this.log.end(resolve));
   }
+}
+
+const START_ERRORS: Readonly<Record<string, string>> = {
+  ENOENT: 'not found',
+  EACCES: 'permission denied: not executable, or a directory',
+  ENOEXEC: 'not a program this machine can run',
+};
+
+/** `kperturb.yaml at controller.command: ...`, with spawn's error code, for a command that never ran. */
+function describeStartFailure(config: ControllerUnderTest, launched: string, err: NodeJS.ErrnoException): string {
+  const code = err.code ?? 'error';
+  const reason = START_ERRORS[code] ?? err.message;
+  const { command, workingDir } = config.controller;
+  const where =
+    launched !== command ? `; started through ${launched}` : isAbsolute(command) ? '' : command.includes('/') ? `; relative to controller.workingDir ${workingDir}` : '; looked up on PATH';
+  return `${config.file} at controller.command: a program kperturb can start (${JSON.stringify(command)}: ${code}, ${reason}${where})`;
 }

@@ -421,7 +421,7 @@ async function waitUntilQuiet(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (startup && !proc.running && proc.exitedUnexpectedly) {
-      throw new SetupError(`the controller exited during start-up (see controller.log)`);
+      throw new SetupError(proc.startFailure ?? `the controller exited during start-up (see controller.log)`);
     }
     const a = proxy.activity();
     const quiet = a.inFlight === 0 && Date.now() - Math.max(a.lastActivityAt, since) >= quietMs && (!startup || a.openWatches > 0) && proxy.serializedBacklog() === 0;

@@ -14,7 +14,7 @@
  *         after: { verb: patch, key: Database/default/db1, subresource: status, occurrence: 1 }
  */
 import { stringify } from 'yaml';
-import { Validator, readYamlFile, join } from './validate.js';
+import { Validator, readYamlFile, join, quote } from './validate.js';
 import { parseKey, type ObjectKey } from './object-key.js';
 
 export const PLAN_API_VERSION = 'kperturb.dev/v1';
@@ -142,9 +142,10 @@ export function loadPlanFile(file: string): TestPlan {
 export function validatePlan(doc: unknown, file: string): TestPlan {
   const v = new Validator(file);
   const top = v.object(doc, '');
+  // apiVersion and kind first: a config or a manifest given as a plan is told so, not that its fields are unknown.
+  if (top.apiVersion !== PLAN_API_VERSION) v.fail('apiVersion', `"${PLAN_API_VERSION}" (got ${quote(top.apiVersion)})`);
+  if (top.kind !== 'TestPlan') v.fail('kind', `"TestPlan" (got ${quote(top.kind)})`);
   v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'spec']);
-  if (top.apiVersion !== PLAN_API_VERSION) v.fail('apiVersion', `"${PLAN_API_VERSION}" (got ${JSON.stringify(top.apiVersion)})`);
-  if (top.kind !== 'TestPlan') v.fail('kind', `"TestPlan" (got ${JSON.stringify(top.kind)})`);
   const metadata = v.object(top.metadata, 'metadata');
   const name = v.string(metadata.name, 'metadata.name');
   const spec = v.object(top.spec, 'spec');
@@ -179,7 +180,7 @@ function validateFault(v: Validator, raw: unknown, path: string): Fault {
         type,
         at: validateTrigger(v, f.at, join(path, 'at')),
         viewAfter: validateChangeTrigger(v, f.viewAfter, join(path, 'viewAfter')),
-        releaseAfterSeconds: v.number(f.releaseAfterSeconds, join(path, 'releaseAfterSeconds'), { min: 0 }),
+        releaseAfterSeconds: v.duration(f.releaseAfterSeconds, join(path, 'releaseAfterSeconds'), 'seconds'),
         ...(f.kinds !== undefined ? { kinds: validateKinds(v, f.kinds, join(path, 'kinds')) } : {}),
       };
     case 'hold-until':
@@ -197,14 +198,14 @@ function validateKinds(v: Validator, raw: unknown, path: string): string[] {
   const kinds = v.stringArray(raw, path);
   if (kinds.length === 0) v.fail(path, 'at least one kind (leave `kinds` out to freeze every kind)');
   kinds.forEach((k, i) => {
-    if (!/^[A-Z][A-Za-z0-9]*$/.test(k)) v.fail(join(path, i), `a kind such as ZookeeperCluster (got ${JSON.stringify(k)})`);
+    if (!/^[A-Z][A-Za-z0-9]*$/.test(k)) v.fail(join(path, i), `a kind such as ZookeeperCluster (got ${quote(k)})`);
   });
   return kinds;
 }
 
 function validateKey(v: Validator, raw: unknown, path: string): ObjectKey {
   const key = v.string(raw, path);
-  if (!parseKey(key)) v.fail(path, `an object key Kind/namespace/name or Kind/name (got ${JSON.stringify(key)})`);
+  if (!parseKey(key)) v.fail(path, `an object key Kind/namespace/name or Kind/name (got ${quote(key)})`);
   return key;
 }
 

@@ -5,9 +5,12 @@ import { createInterface } from 'node:readline';
 import { isObject, type KubeObject } from './object-key.js';
 import { isCanonicalJson } from './json-text.js';
 import { UserInputError } from './errors.js';
+import { quote } from './validate.js';
 import {
+  TRACE_EVENT_TYPES,
   TRACE_FORMAT,
   TraceSequence,
+  isTraceEventType,
   type ClusterChangeEvent,
   type ControllerTraceEvent,
   type ClusterTraceEvent,
@@ -249,6 +252,9 @@ export async function* readTrace(file: string): AsyncGenerator<TraceEvent> {
       }
       if (!isObject(parsed) || typeof parsed.type !== 'string' || typeof parsed.seq !== 'number') {
         throw new UserInputError(file, `line ${lineNo}`, 'an object with a string "type" and a numeric "seq"');
+      }
+      if (!isTraceEventType(parsed.type)) {
+        throw new UserInputError(file, `line ${lineNo}`, `an event of a known type (${TRACE_EVENT_TYPES.join(', ')}; got ${quote(parsed.type)})`);
       }
       if (!sawHeader) {
         if (parsed.type !== 'header' || parsed.format !== TRACE_FORMAT) {

@@ -259,6 +259,29 @@ export type ClusterTraceEvent = ClusterChangeEvent | PodExecEvent | AppCallEvent
 
 export type TraceEvent = TraceHeader | ControllerTraceEvent | ClusterTraceEvent;
 
+/** Every `type` a trace line may have: a Record, so that the compiler keeps it equal to TraceEvent's. */
+const EVENT_TYPES: Readonly<Record<TraceEvent['type'], true>> = {
+  header: true,
+  request: true,
+  response: true,
+  'watch-event': true,
+  'stream-open': true,
+  'stream-close': true,
+  fault: true,
+  episode: true,
+  controller: true,
+  'workload-step': true,
+  'cluster-change': true,
+  'pod-exec': true,
+  'app-call': true,
+};
+
+export const TRACE_EVENT_TYPES = Object.keys(EVENT_TYPES) as ReadonlyArray<TraceEvent['type']>;
+
+export function isTraceEventType(type: string): type is TraceEvent['type'] {
+  return Object.hasOwn(EVENT_TYPES, type);
+}
+
 /** Distributive Omit, so that `Unstamped<TraceEvent>` keeps the union's variants apart. */
 export type Unstamped<E> = E extends unknown ? Omit<E, 'seq' | 'ts'> : never;
 

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { describeStep, type WaitCondition, type Workload, type WorkloadStep } from '../config/config.js';
 import { getField } from '../model/fields.js';
+import { MAX_ALIAS_COUNT, cut } from '../model/validate.js';
 import { keyOf, type KubeObject, type ObjectKey } from '../model/object-key.js';
 import type { TraceSink, WorkloadStepAction, WorkloadStepEvent } from '../model/trace.js';
 import type { KubeClient } from '../kube/client.js';
@@ -63,9 +64,14 @@ function stepTarget(step: WorkloadStep): { action: WorkloadStepAction; keys?: Ob
 export function readManifests(file: string): KubeObject[] {
   const docs = parseAllDocuments(readFileSync(file, 'utf8'));
   const objects: KubeObject[] = [];
-  for (const doc of docs) {
-    if (doc.errors.length > 0) throw new Error(`${file}: invalid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
-    const obj = doc.toJS() as KubeObject | null;
+  for (const [i, doc] of docs.entries()) {
+    if (doc.errors.length > 0) throw new Error(`${file}: invalid YAML: ${cut(doc.errors[0]!.message.split('\n')[0]!)}`);
+    let obj: KubeObject | null;
+    try {
+      obj = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as KubeObject | null;
+    } catch (err) {
+      throw new Error(`${file}: document ${i + 1}: ${cut((err as Error).message)}`);
+    }
     if (obj) objects.push(obj);
   }
   return objects;

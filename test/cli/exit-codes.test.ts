@@ -1,14 +1,32 @@
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makeCampaign } from '../report/_fixture.js';
 
 const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
 
-function run(args: string[]) {
-  return spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 30_000 });
+function run(args: string[], timeout = 30_000) {
+  return spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout });
+}
+
+/** Exit 2, no stack trace, and every pattern in stderr. */
+function assertPrecise(t: import('ava').ExecutionContext, r: ReturnType<typeof run>, ...patterns: RegExp[]): void {
+  t.is(r.status, 2, r.stderr);
+  t.false(/\n\s+at /.test(r.stderr), `no stack trace expected:\n${r.stderr}`);
+  for (const p of patterns) t.regex(r.stderr, p);
+}
+
+const HEAD = 'apiVersion: kperturb.dev/v1\nkind: ControllerUnderTest\nmetadata: { name: x }\n';
+
+function tempConfig(text: string): { dir: string; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const file = join(dir, 'kperturb.yaml');
+  writeFileSync(file, text);
+  return { dir, file };
 }
 
 test('a malformed config exits 2 with the file and the path, and no stack trace', (t) => {
@@ -51,4 +69,76 @@ test('cluster --kubernetes-version out of range, or with --real, exits 2 naming 
   const real = run(['cluster', '--real', '--kubernetes-version', '1.18']);
   t.is(real.status, 2, real.stderr);
   t.regex(real.stderr, /--kubernetes-version.*a real control plane serves its own release/s);
+});
+
+test('sleep: 1e7 is refused before anything runs (Node timers overflow past 2^31-1 ms and would sleep 1 ms)', (t) => {
+  const { dir, file } = tempConfig(HEAD + 'controller: { command: "true" }\nworkloads: { w: { steps: [ { sleep: 1e7 } ] } }\n');
+  assertPrecise(t, run(['plan', '--config', file, '-o', join(dir, 'out')]), /kperturb\.yaml at workloads\.w\.steps\[0\]\.sleep: a duration in seconds from 0 to 86400/);
+});
+
+test('a controller command that cannot be started: the spawn error and controller.command in the message', (t) => {
+  const { dir, file } = tempConfig(HEAD + 'controller: { command: /nonexistent/controller }\nworkloads: { w: { steps: [ { sleep: 0 } ] } }\nreferenceRuns: 1\n');
+  const r = run(['learn', '--config', file, '-o', join(dir, 'out')]);
+  assertPrecise(t, r, /kperturb\.yaml at controller\.command: a program kperturb can start \("\/nonexistent\/controller": ENOENT, not found\)/);
+});
+
+test('a YAML alias bomb names the file; a binary config is not echoed whole', (t) => {
+  const levels = 'abcdefghi'.split('');
+  const bomb = levels.map((c, i) => (i === 0 ? 'a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]' : `${c}: &${c} [${Array(9).fill('*' + levels[i - 1]).join(', ')}]`)).join('\n');
+  const { dir, file } = tempConfig(bomb + '\n');
+  assertPrecise(t, run(['plan', '--config', file, '-o', join(dir, 'out')]), new RegExp(`${file}: YAML whose aliases`));
+  const garbage = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7919 + 13) % 256)).toString('latin1');
+  writeFileSync(file, garbage);
+  const r = run(['plan', '--config', file, '-o', join(dir, 'out')]);
+  assertPrecise(t, r, new RegExp(`${file} at \\(top level\\): a mapping`));
+  t.true(r.stderr.length < 600, `${r.stderr.length} characters on stderr`);
+});
+
+test('report --html and --junit into a path that cannot be written name the option and the path', (t) => {
+  const { out, resultsFile } = makeCampaign();
+  const dir = join(out, 'a-directory');
+  mkdirSync(dir);
+  assertPrecise(t, run(['report', resultsFile, '--html', dir]), new RegExp(`at --html: a file path kperturb can write \\(${dir}: is a directory, EISDIR\\)`));
+  assertPrecise(t, run(['report', resultsFile, '--junit', dir]), /at --junit: .*is a directory, EISDIR/);
+  const underFile = join(resultsFile, 'junit.xml');
+  assertPrecise(t, run(['report', resultsFile, '--junit', underFile]), new RegExp(`at --junit: a file path kperturb can write \\(${underFile}: ${resultsFile}: is not a directory`));
+});
+
+test('a trace line of an unknown type is refused by diff with the file, the line and the known types', (t) => {
+  const { root } = makeCampaign();
+  const ref = join(root, 'learn', 'create', 'ref-1');
+  const other = join(root, 'learn', 'create', 'ref-2');
+  const trace = join(other, 'cluster.trace.jsonl');
+  const lines = readFileSync(trace, 'utf8').split('\n');
+  lines.splice(1, 0, JSON.stringify({ seq: 1, ts: 1, type: 'teleport' }));
+  writeFileSync(trace, lines.join('\n'));
+  assertPrecise(t, run(['diff', ref, other]), new RegExp(`${trace} at line 2: an event of a known type \\(header, request, .*cluster-change.*; got "teleport"\\)`));
+});
+
+test('proxy: an upstream CA that is not a certificate, or a server that does not answer, exits 2 before listening', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const kubeconfig = (cluster: string) =>
+    `apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: ${cluster} }]\nusers: [{ name: u, user: { token: t } }]\ncontexts: [{ name: x, context: { cluster: c, user: u } }]\ncurrent-context: x\n`;
+  const notPem = join(dir, 'not-pem.kubeconfig');
+  writeFileSync(notPem, kubeconfig(`{ server: "https://127.0.0.1:1", certificate-authority-data: ${Buffer.from('not a certificate').toString('base64')} }`));
+  assertPrecise(t, run(['proxy', '--upstream-kubeconfig', notPem], 15_000), /not-pem\.kubeconfig at clusters\[c\]\.certificate-authority-data: PEM CA certificates \(found no -----BEGIN CERTIFICATE----- block\)/);
+  const broken = join(dir, 'broken.kubeconfig');
+  const pem = `-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n`;
+  writeFileSync(broken, kubeconfig(`{ server: "https://127.0.0.1:1", certificate-authority-data: ${Buffer.from(pem).toString('base64')} }`));
+  assertPrecise(t, run(['proxy', '--upstream-kubeconfig', broken], 15_000), /broken\.kubeconfig at clusters\[c\]\.certificate-authority-data: valid PEM CA certificates \(certificate 1 of 1 does not parse/);
+  // A port that was free a moment ago: nothing answers there.
+  const port = await new Promise<number>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+  const unreachable = join(dir, 'unreachable.kubeconfig');
+  writeFileSync(unreachable, kubeconfig(`{ server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true }`));
+  assertPrecise(t, run(['proxy', '--upstream-kubeconfig', unreachable], 15_000), new RegExp(`unreachable\\.kubeconfig: could not reach the API server at http://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`));
+});
+
+test('a config given as a plan is told the kind a plan has', (t) => {
+  const { dir, file } = tempConfig(HEAD + 'controller: { command: "true" }\nworkloads: { w: { steps: [ { sleep: 0 } ] } }\n');
+  assertPrecise(t, run(['test', file, '--config', file, '-o', join(dir, 'out')]), new RegExp(`${file} at kind: "TestPlan" \\(got "ControllerUnderTest"\\)`));
 });

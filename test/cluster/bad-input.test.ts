@@ -11,13 +11,39 @@ test('oversized bodies get 413 before decoding; objects over etcd\'s 1.5 MiB get
   const huge = JSON.stringify({ metadata: { name: 'huge' }, data: { x: 'a'.repeat(3 * 1024 * 1024 + 10) } });
   const tooBig = await raw(cluster, 'POST', CM, huge);
   t.like(tooBig, { status: 413, json: { kind: 'Status', reason: 'RequestEntityTooLarge', code: 413, message: 'Request entity too large: limit is 3145728' } });
-  const big = await t.throwsAsync(core.createNamespacedConfigMap({ namespace: 'default', body: configMap('big', { x: 'b'.repeat(1600 * 1024) }) }));
+  // A Pod has no data limit of its own (a ConfigMap's 1 MiB would answer first): etcd's limit decides.
+  const pod = { metadata: { name: 'big' }, spec: { containers: [{ name: 'c', image: 'x', env: [{ name: 'BIG', value: 'b'.repeat(1600 * 1024) }] }] } };
+  const big = await t.throwsAsync(core.createNamespacedPod({ namespace: 'default', body: pod }));
   t.like(statusOf(big), { code: 413, reason: 'RequestEntityTooLarge' });
   await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('grows', { x: 'small' }) });
   const grow = await t.throwsAsync(core.replaceNamespacedConfigMap({ name: 'grows', namespace: 'default', body: configMap('grows', { x: 'c'.repeat(1600 * 1024) }) }));
-  t.like(statusOf(grow), { code: 413 });
+  t.like(statusOf(grow), { code: 422, reason: 'Invalid' });
   t.deepEqual((await core.readNamespacedConfigMap({ name: 'grows', namespace: 'default' })).data, { x: 'small' });
   t.is(cluster.resourceVersion, before + 1, 'only the small create was committed');
+});
+
+test('ConfigMap and Secret data over 1 MiB: 422 Invalid as kube-apiserver words it; exactly 1 MiB is stored', async (t) => {
+  const { core } = await startCluster(t);
+  const MiB = 1024 * 1024;
+  // 1.5 MB (decimal): under etcd's 1.5 MiB, over the 1 MiB kube-apiserver allows a ConfigMap's data.
+  const over = await t.throwsAsync(core.createNamespacedConfigMap({ namespace: 'default', body: configMap('x', { a: 'a'.repeat(1_000_000), b: 'b'.repeat(500_000) }) }));
+  t.like(statusOf(over), {
+    code: 422,
+    reason: 'Invalid',
+    message: 'ConfigMap "x" is invalid: []: Too long: may not be more than 1048576 bytes',
+    details: { name: 'x', kind: 'ConfigMap', causes: [{ reason: 'FieldValueTooLong', field: '[]' }] },
+  });
+  // binaryData counts its decoded bytes, together with data.
+  const binary = Buffer.alloc(MiB / 2).toString('base64');
+  const mixed = await t.throwsAsync(core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'mixed' }, data: { a: 'a'.repeat(MiB / 2 + 1) }, binaryData: { b: binary } } }));
+  t.like(statusOf(mixed), { code: 422, reason: 'Invalid' });
+  await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'full' }, data: { a: 'a'.repeat(MiB / 2) }, binaryData: { b: binary } } });
+  // A Secret's data is counted decoded too, stringData included (it is folded into data first).
+  const secret = await t.throwsAsync(core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' }, data: { a: Buffer.alloc(MiB).toString('base64') }, stringData: { b: 'b' } } }));
+  t.like(statusOf(secret), { code: 422, reason: 'Invalid', message: 'Secret "s" is invalid: data: Too long: may not be more than 1048576 bytes' });
+  await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'full' }, data: { a: Buffer.alloc(MiB).toString('base64') } } });
+  const names = (await core.listNamespacedConfigMap({ namespace: 'default' })).items.map((o) => o.metadata?.name);
+  t.deepEqual(names.filter((n) => n !== 'kube-root-ca.crt'), ['full']);
 });
 
 test('malformed bodies, wrong kinds and media types: 400 and 415, the server keeps serving', async (t) => {

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/config.js';
@@ -48,7 +48,7 @@ function expectInputError(t: import('ava').ExecutionContext, text: string, at: s
 }
 
 test('a wrong timeout type names the path inside the file', (t) => {
-  expectInputError(t, VALID.replace('timeoutSeconds: 5', 'timeoutSeconds: soon'), 'workloads.basic.steps[1].waitFor.timeoutSeconds', /a number/);
+  expectInputError(t, VALID.replace('timeoutSeconds: 5', 'timeoutSeconds: soon'), 'workloads.basic.steps[1].waitFor.timeoutSeconds', /a duration in seconds/);
 });
 
 test('a typo in a field name is rejected, not ignored', (t) => {
@@ -234,4 +234,57 @@ test('a bad hostAlias or application names the file, the path and what was expec
   expectInputError(t, WITH_STUBS.replace('path: "/text"', 'path: "text"'), 'applications[1].http.rules[1].path', /a path glob starting with \//);
   expectInputError(t, WITH_STUBS.replace('services: [zk-client]', 'services: [zk-client]\n    http: { rules: [] }'), 'applications[0].http', /no http section for protocol zookeeper/);
   expectInputError(t, `${VALID}applications: { name: zk }\n`, 'applications', /a list/);
+});
+
+test('every duration is bounded: beyond 24 h, negative or infinite, the path is named (Node timers overflow past 2^31-1 ms)', (t) => {
+  const cases: Array<[string, string, string]> = [
+    ['- sleep: 0.1', '- sleep: 1e7', 'workloads.basic.steps[4].sleep'],
+    ['- sleep: 0.1', '- sleep: .inf', 'workloads.basic.steps[4].sleep'],
+    ['- sleep: 0.1', '- sleep: -1', 'workloads.basic.steps[4].sleep'],
+    ['timeoutSeconds: 5', 'timeoutSeconds: 1e9', 'workloads.basic.steps[1].waitFor.timeoutSeconds'],
+    ['- sleep: 0.1', '- sleep: 0.1\nsettle: { quietMs: 1e12 }', 'settle.quietMs'],
+    ['- sleep: 0.1', '- sleep: 0.1\nsettle: { timeoutSeconds: 86401 }', 'settle.timeoutSeconds'],
+  ];
+  for (const [from, to, at] of cases) expectInputError(t, VALID.replace(from, to), at, /a duration in (milli)?seconds from [\d.]+ to \d+ \(24 h\)/);
+  const file = write(VALID.replace('- sleep: 0.1', '- sleep: 86400').replace('timeoutSeconds: 5', 'timeoutSeconds: 86400') + 'settle: { quietMs: 86400000, timeoutSeconds: 86400 }\n', { 'crd.yaml': 'kind: X' });
+  t.deepEqual(loadConfig(file).workloads.get('basic')!.steps[4], { sleep: 86400 });
+});
+
+test('a directory where a manifest file belongs names the config, the path and that a file was expected', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-config-'));
+  mkdirSync(join(dir, 'manifests'));
+  writeFileSync(join(dir, 'crd.yaml'), 'kind: X');
+  const file = join(dir, 'kperturb.yaml');
+  writeFileSync(file, VALID.replace('setup: [crd.yaml]', 'setup: [crd.yaml, crd.yaml, manifests]'));
+  const err = t.throws(() => loadConfig(file), { instanceOf: UserInputError });
+  t.is(err!.at, 'setup[2]');
+  t.regex(err!.message, /kperturb\.yaml at setup\[2\]: a manifest file \(.*manifests is a directory/);
+  writeFileSync(file, VALID.replace('- apply: crd.yaml', '- apply: manifests'));
+  t.is(t.throws(() => loadConfig(file), { instanceOf: UserInputError })!.at, 'workloads.basic.steps[0].apply');
+});
+
+test('controller.workingDir must be an existing directory', (t) => {
+  expectInputError(t, VALID.replace('env: { LEVEL: 3 } }', 'env: { LEVEL: 3 }, workingDir: nowhere }'), 'controller.workingDir', /a directory that exists \(.*nowhere not found\)/);
+});
+
+test('a YAML alias bomb is refused with the file named', (t) => {
+  const levels = 'abcdefghi'.split('');
+  const bomb = levels.map((c, i) => (i === 0 ? `a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]` : `${c}: &${c} [${Array(9).fill('*' + levels[i - 1]).join(', ')}]`)).join('\n');
+  const file = write(bomb + '\n');
+  const err = t.throws(() => loadConfig(file), { instanceOf: UserInputError });
+  t.is(err!.file, file);
+  t.regex(err!.message, /aliases .* bounded size .*Excessive alias count/);
+});
+
+test('echoed input is cut and its control characters escaped: a binary file is not printed whole', (t) => {
+  const garbage = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7919 + 13) % 256)).toString('latin1');
+  const file = write(garbage);
+  const err = t.throws(() => loadConfig(file), { instanceOf: UserInputError });
+  t.true(err!.message.length < file.length + 400, `${err!.message.length} characters`);
+  t.regex(err!.message, /more characters\)\)$/);
+  t.false(/[\u0000-\u001f\u007f-\u009f]/.test(err!.message), 'no raw control characters');
+});
+
+test('a plan or manifest given as a config is told which kind was expected', (t) => {
+  expectInputError(t, VALID.replace('kind: ControllerUnderTest', 'kind: TestPlan\nspec: {}'), 'kind', /"ControllerUnderTest" \(got "TestPlan"\)/);
 });

@@ -55,6 +55,14 @@ test('hand-edited plans are rejected at the exact path', (t) => {
   failsAt(t, [{ type: 'crash-after-write', after: { verb: 'create', key: 'A/b/c', occurrence: 1, extra: 1 } }], 'spec.faults[0].after.extra');
 });
 
+test('releaseAfterSeconds is a bounded duration; a config given as a plan is told the kind a plan has', (t) => {
+  const view = { key: 'A/b/c', change: 'create', occurrence: 1 };
+  for (const seconds of [1e9, -1, Infinity]) failsAt(t, [{ type: 'stale-restart', at: { change: view }, viewAfter: view, releaseAfterSeconds: seconds }], 'spec.faults[0].releaseAfterSeconds');
+  const config = { apiVersion: 'kperturb.dev/v1', kind: 'ControllerUnderTest', metadata: { name: 'x' }, controller: { command: 'c' }, workloads: {} };
+  const err = t.throws(() => validatePlan(config, 'kperturb.yaml'), { instanceOf: UserInputError });
+  t.is(err!.message, 'kperturb.yaml at kind: "TestPlan" (got "ControllerUnderTest")');
+});
+
 test('triggers describe themselves in words', (t) => {
   t.is(
     describeTrigger({ sequence: [{ change: { key: 'Database/default/db1', change: 'delete', occurrence: 1 } }, { write: { verb: 'delete', key: 'StatefulSet/default/web', occurrence: 1 } }] }),
