@@ -331,7 +331,7 @@ async function startCluster(choice: ClusterChoice, runDir: string, settings: Clu
         url: cluster.url,
         kubernetesVersion: cluster.kubernetesVersion,
         clientOptions: cluster.clientOptions(),
-        proxyUpstream: proxyUpstreamFor(cluster.url, {}),
+        proxyUpstream: proxyUpstreamFor(cluster.url, cluster.clientOptions()),
         stop: () => cluster.stop(),
       };
     }
