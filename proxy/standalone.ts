@@ -4,13 +4,13 @@
  * trace and, optionally, the cluster trace from the proxy's own watch of every resource. Useful to
  * record a controller by hand.
  */
-import { writeFileSync } from 'node:fs';
 import type https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { SetupError, UserInputError } from '../src/model/errors.js';
 import { TraceSequence, TraceWriter } from '../src/model/trace-io.js';
 import type { TraceSink } from '../src/model/trace.js';
 import { KubeClient } from '../src/kube/client.js';
+import { writeKubeconfigFile } from '../src/kube/kubeconfig.js';
 import { ClusterRecorder } from '../src/recorder/cluster-recorder.js';
 import { ControllerProxy, type ControllerProxyOptions } from './index.js';
 
@@ -130,7 +130,17 @@ export async function runStandaloneProxy(opts: StandaloneProxyOptions): Promise<
     await closeTraces();
     throw new SetupError(`could not start the proxy on port ${opts.port ?? 0}: ${(err as Error).message}`);
   }
-  if (opts.kubeconfigOut) writeFileSync(opts.kubeconfigOut, proxy.kubeconfigYaml(), { mode: 0o600 });
+  if (opts.kubeconfigOut) {
+    try {
+      writeKubeconfigFile(opts.kubeconfigOut, proxy.kubeconfigYaml());
+    } catch (err) {
+      await proxy.stop();
+      await recorder?.stop();
+      client?.close();
+      await closeTraces();
+      throw err;
+    }
+  }
   const where = [
     opts.kubeconfigOut ? `controller kubeconfig: ${opts.kubeconfigOut}` : '',
     opts.traceFile ? `trace: ${opts.traceFile}` : '',

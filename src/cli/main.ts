@@ -129,7 +129,7 @@ export function buildProgram(): Command {
           ...(opts.port !== undefined ? { apiserverPort: opts.port } : {}),
           ...(opts.logDir ? { logDir: resolve(opts.logDir) } : {}),
         });
-        if (opts.kubeconfigOut) writeFileSync(opts.kubeconfigOut, cluster.kubeconfigYaml(), { mode: 0o600 });
+        await writeKubeconfigOrStop(opts.kubeconfigOut, cluster);
         log(`real control plane listening on ${cluster.url}${opts.kubeconfigOut ? `; kubeconfig in ${opts.kubeconfigOut}` : ''} (Ctrl-C to stop)`);
         await untilSignal();
         await cluster.stop();
@@ -141,7 +141,7 @@ export function buildProgram(): Command {
         ...(opts.kubernetesVersion !== undefined ? { kubernetesVersion: opts.kubernetesVersion } : {}),
         ...(opts.insecureNoAuth ? { insecureNoAuth: true } : {}),
       });
-      if (opts.kubeconfigOut) writeFileSync(opts.kubeconfigOut, cluster.kubeconfigYaml());
+      await writeKubeconfigOrStop(opts.kubeconfigOut, cluster);
       log(`embedded cluster (Kubernetes ${cluster.kubernetesVersion} API) listening on ${cluster.url}${opts.kubeconfigOut ? `; kubeconfig in ${opts.kubeconfigOut}` : ''} (Ctrl-C to stop)`);
       await untilSignal();
       await cluster.stop();
@@ -314,6 +314,18 @@ export function buildProgram(): Command {
     });
 
   return program;
+}
+
+/** `--kubeconfig-out` of a server just started (merged into an existing kubeconfig); stops the server if that fails. */
+async function writeKubeconfigOrStop(file: string | undefined, server: { kubeconfigYaml(): string; stop(): Promise<void> }): Promise<void> {
+  if (!file) return;
+  const { writeKubeconfigFile } = await import('../kube/kubeconfig.js');
+  try {
+    writeKubeconfigFile(file, server.kubeconfigYaml());
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
 }
 
 function untilSignal(): Promise<void> {

@@ -29,6 +29,7 @@ import type { ClusterChangeEvent } from '../model/trace.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
 import { formatApiPath } from '../model/api-path.js';
 import { SetupError } from '../model/errors.js';
+import { writePrivateFile } from '../model/private-file.js';
 import { lockPorts } from './port-locks.js';
 import { ControllerProcess } from './controller-process.js';
 import { PlanFaults } from './faults.js';
@@ -203,7 +204,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     });
     cleanups.push(() => proxy.stop());
     const kubeconfigFile = join(runDir, 'controller.kubeconfig');
-    writeFileSync(kubeconfigFile, proxy.kubeconfigYaml());
+    writePrivateFile(kubeconfigFile, proxy.kubeconfigYaml());
     // Fixed ports: one run at a time per port on this machine; the lock goes after the controller has stopped.
     if (config.controller.ports.length > 0) {
       const releasePorts = await lockPorts(config.controller.ports, {
