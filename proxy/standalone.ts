@@ -11,6 +11,7 @@ import { TraceSequence, TraceWriter } from '../src/model/trace-io.js';
 import type { TraceSink } from '../src/model/trace.js';
 import { KubeClient } from '../src/kube/client.js';
 import { writeKubeconfigFile } from '../src/kube/kubeconfig.js';
+import { useSecretHashKeyFile } from '../src/model/secret-hash.js';
 import { ClusterRecorder } from '../src/recorder/cluster-recorder.js';
 import { ControllerProxy, type ControllerProxyOptions } from './index.js';
 
@@ -24,8 +25,10 @@ export interface StandaloneProxyOptions {
   traceFile?: string;
   /** Where to write the cluster trace (the proxy's own watch of every resource). */
   clusterTraceFile?: string;
-  /** Replace Secret values by a stable hash in the traces (default true). */
+  /** Replace Secret values by a keyed hash in the traces (default true). */
   redactSecrets?: boolean;
+  /** The key file of those hashes (made if missing; see secret-hash.ts); default a key of this process. */
+  secretHashKeyFile?: string;
   /** Serve the controller over TLS with a CA the proxy makes (default true); false: plain HTTP/1.1. */
   tls?: boolean;
   log: (line: string) => void;
@@ -88,6 +91,7 @@ export async function upstreamFromKubeconfig(file: string): Promise<Omit<Control
 
 export async function runStandaloneProxy(opts: StandaloneProxyOptions): Promise<{ proxy: ControllerProxy; recorder?: ClusterRecorder; close(): Promise<void> }> {
   const upstream = await upstreamFromKubeconfig(opts.upstreamKubeconfig);
+  if (opts.secretHashKeyFile) useSecretHashKeyFile(opts.secretHashKeyFile);
   const sequence = new TraceSequence();
   const redact = { redactSecrets: opts.redactSecrets ?? true };
   const writer = opts.traceFile ? new TraceWriter(opts.traceFile, 'controller', sequence, redact) : undefined;

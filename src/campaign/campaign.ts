@@ -14,6 +14,7 @@ import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '
 import { loadHealthInputs, loadRunDir } from '../report/artifacts.js';
 import { redactAlarm } from '../report/redact.js';
 import { CampaignLayout } from './layout.js';
+import { useSecretHashKeyFile } from '../model/secret-hash.js';
 import { Limiter } from './limiter.js';
 
 export type Log = (line: string) => void;
@@ -34,6 +35,12 @@ function selectWorkloads(config: ControllerUnderTest, names: string[] | undefine
   });
 }
 
+/** Every run of a campaign hashes Secret values with the campaign's key, so the hashes compare. */
+function useCampaignSecretHashKey(layout: CampaignLayout): void {
+  mkdirSync(layout.out, { recursive: true });
+  useSecretHashKeyFile(layout.secretHashKeyFile);
+}
+
 export interface LearnSummary {
   workload: string;
   runs: Array<{ dir: string; ok: boolean; durationMs: number; error?: string }>;
@@ -49,6 +56,7 @@ export async function learn(
   },
 ): Promise<LearnSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
+  useCampaignSecretHashKey(layout);
   const summaries: LearnSummary[] = [];
   for (const workload of selectWorkloads(config, opts.workloads)) {
     const summary: LearnSummary = { workload: workload.name, runs: [] };
@@ -100,6 +108,7 @@ export const PRUNING_FORMAT = 'kperturb.dev/pruning/v1';
  */
 export async function plan(config: ControllerUnderTest, opts: CampaignOptions & { workloads?: string[]; prune?: boolean }): Promise<PlanSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
+  useCampaignSecretHashKey(layout);
   const summaries: PlanSummary[] = [];
   for (const workload of selectWorkloads(config, opts.workloads)) {
     const refs = referenceDirs(layout, config, workload.name);
@@ -228,6 +237,7 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
       throw new UserInputError(undefined, undefined, `plan ${p.metadata.name} names workload "${p.spec.workload}", which ${config.file} does not define`);
     }
   }
+  useCampaignSecretHashKey(layout);
   const parallel = effectiveParallel(config, opts.parallel ?? 1);
   if (!opts.limiter && parallel < (opts.parallel ?? 1)) opts.log(`${config.name}: running at most ${parallel} plan(s) at once (controller.maxParallel in ${config.file})`);
   const limiter = opts.limiter ?? new Limiter(parallel);

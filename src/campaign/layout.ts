@@ -5,6 +5,8 @@
  *   <out>/<controller>/test/<workload>/<plan>/     test runs (+ verdict.json)
  *   <out>/<controller>/confirm/<workload>/         unperturbed confirmation run (test --confirm)
  *   <out>/<controller>/results.json                every plan's result
+ *   <out>/secret-hash.key                          the key of the Secret-value hashes (0600; see
+ *                                                  model/secret-hash.ts), one for every controller in <out>
  */
 import { join } from 'node:path';
 
@@ -30,5 +32,8 @@ export class CampaignLayout {
   }
   get resultsFile(): string {
     return join(this.root, 'results.json');
+  }
+  get secretHashKeyFile(): string {
+    return join(this.out, 'secret-hash.key');
   }
 }

@@ -157,8 +157,9 @@ export function buildProgram(): Command {
     .option('--cluster-trace <file>', 'also watch every resource of the cluster and write the cluster trace here')
     .option('--no-redact-secrets', 'write Secret values into the traces as they are (default: a stable hash)')
     .option('--plain-http', 'serve the controller plain HTTP/1.1 instead of TLS (HTTP/2 and HTTP/1.1)')
+    .option('--secret-hash-key <file>', 'hash Secret values with the key in this file (made if missing), e.g. a campaign\'s secret-hash.key (default: a key of this process only)')
     .action(
-      async (opts: { upstreamKubeconfig: string; port?: number; kubeconfigOut?: string; trace?: string; clusterTrace?: string; redactSecrets: boolean; plainHttp?: boolean }) => {
+      async (opts: { upstreamKubeconfig: string; port?: number; kubeconfigOut?: string; trace?: string; clusterTrace?: string; redactSecrets: boolean; plainHttp?: boolean; secretHashKey?: string }) => {
         const { runStandaloneProxy } = await import('../../proxy/standalone.js');
         const running = await runStandaloneProxy({
           upstreamKubeconfig: opts.upstreamKubeconfig,
@@ -167,6 +168,7 @@ export function buildProgram(): Command {
           ...(opts.trace ? { traceFile: opts.trace } : {}),
           ...(opts.clusterTrace ? { clusterTraceFile: opts.clusterTrace } : {}),
           redactSecrets: opts.redactSecrets,
+          ...(opts.secretHashKey ? { secretHashKeyFile: opts.secretHashKey } : {}),
           tls: !opts.plainHttp,
           log,
         });
