@@ -47,8 +47,6 @@ export interface RequestPlan {
 export interface ExchangeHost {
   readonly upstream: Upstream;
   readonly trace: TraceSink;
-  /** The token of the kubeconfig the proxy wrote (replaced by the upstream credentials). */
-  readonly controllerToken: string;
   incarnation(): number;
   log(line: string): void;
   /** Something moved (a request finished, an event was delivered). */
@@ -218,7 +216,6 @@ export class Exchange implements EpochMember {
     const token = this.host.upstream.token;
     const headers = upstreamRequestHeaders(this.req.headers, {
       ...(token ? { token } : {}),
-      controllerToken: this.host.controllerToken,
       dropAcceptEncoding: f.isWatch || identityEncoding,
     });
     if (body.length > 0 || headers['content-length'] !== undefined) headers['content-length'] = String(body.length);

@@ -80,16 +80,19 @@ export function endToEndHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeade
 }
 
 export interface UpstreamHeaderOptions {
-  /** Bearer token the proxy presents when the controller sent no Authorization of its own. */
+  /** Bearer token the proxy presents upstream. */
   token?: string;
-  /**
-   * The token in the kubeconfig the proxy wrote for the controller (clients such as kubectl prompt
-   * for a password without one). It only authenticates the controller to the proxy: it is replaced
-   * by the proxy's own upstream credentials, never forwarded.
-   */
-  controllerToken?: string;
   /** Watches must arrive uncompressed so the relay can split them into events. */
   dropAcceptEncoding?: boolean;
+}
+
+/**
+ * The controller's Authorization carried the proxy's controller token: it authenticated the
+ * controller to the proxy and goes no further; the proxy's own upstream token (if any) replaces it.
+ */
+export function withUpstreamAuthorization(headers: OutgoingHttpHeaders, token: string | undefined): void {
+  delete headers.authorization;
+  if (token) headers.authorization = `Bearer ${token}`;
 }
 
 /** Headers for the upstream request of a controller request. */
@@ -97,8 +100,7 @@ export function upstreamRequestHeaders(headers: IncomingHttpHeaders, options: Up
   const out = endToEndHeaders(headers);
   const accept = rewriteAccept(headers.accept);
   if (accept !== undefined) out.accept = accept;
-  if (options.controllerToken && out.authorization !== undefined && out.authorization === `Bearer ${options.controllerToken}`) delete out.authorization;
-  if (options.token && out.authorization === undefined) out.authorization = `Bearer ${options.token}`;
+  withUpstreamAuthorization(out, options.token);
   if (options.dropAcceptEncoding) delete out['accept-encoding'];
   // The proxy has read the whole body already; nothing waits for a 100 Continue.
   delete out.expect;

@@ -19,13 +19,13 @@
  * relayed event by event, writes are held in a gate, and every connection belongs to an epoch whose
  * end aborts its upstream requests; a generic proxy library would be bypassed for all three.
  */
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { kubeconfigYaml } from '../src/kube/kubeconfig.js';
+import { answerUnauthorized, BearerTokenCheck, newBearerToken, refuseUpgradeUnauthorized, tokenPathPrefix } from '../src/kube/bearer-auth.js';
 import { HousekeepingRequests } from '../src/model/bookkeeping.js';
 import { describeChange, describeTrigger, describeWrite, type ChangeTrigger, type HoldUntilFault, type Trigger, type WriteTrigger } from '../src/model/plan.js';
 import type { RequestVerb } from '../src/model/api-path.js';
@@ -205,8 +205,12 @@ export class ControllerProxy {
   readonly url: string;
   /** PEM of the CA the controller must trust (TLS mode). */
   readonly caPem: string | undefined;
-  /** The bearer token of the kubeconfig the proxy writes; replaced by the upstream credentials. */
-  readonly controllerToken = randomBytes(16).toString('hex');
+  /**
+   * The bearer token of the kubeconfig the proxy writes: every request must carry it (401 otherwise),
+   * since the proxy forwards with its own upstream credentials; it is never forwarded.
+   */
+  readonly controllerToken = newBearerToken();
+  private readonly controllerAuth = new BearerTokenCheck(this.controllerToken);
 
   private readonly upstream: Upstream;
   private readonly podStreaming: PodStreaming;
@@ -324,7 +328,6 @@ export class ControllerProxy {
     return {
       upstream: this.upstream,
       trace: this.trace,
-      controllerToken: this.controllerToken,
       incarnation: () => this.incarnation,
       log: (line) => this.log(line),
       touch: () => {
@@ -346,14 +349,14 @@ export class ControllerProxy {
   }
 
   /**
-   * A kubeconfig that points the controller at this proxy (credentials are the proxy's business: the
-   * kubeconfig's token only keeps clients such as kubectl from prompting for a password). TLS: it trusts the proxy's CA. Plain HTTP: it says `insecure-skip-tls-verify: true` because
+   * A kubeconfig that points the controller at this proxy, with the controller token (the proxy
+   * presents its own upstream credentials). TLS: it trusts the proxy's CA. Plain HTTP: it says `insecure-skip-tls-verify: true` because
    * @kubernetes/client-node (1.x) refuses plain http:// servers otherwise; Go clients ignore the flag
-   * for http://.
+   * for http://, and send no token over it, so the server URL carries it too (tokenPathPrefix).
    */
   kubeconfigYaml(): string {
     if (this.caPem) return kubeconfigYaml(this.url, { name: 'kperturb-proxy', caPem: this.caPem, token: this.controllerToken });
-    const doc = parseYaml(kubeconfigYaml(this.url, { name: 'kperturb-proxy', token: this.controllerToken })) as { clusters: Array<{ cluster: Record<string, unknown> }> };
+    const doc = parseYaml(kubeconfigYaml(this.url + tokenPathPrefix(this.controllerToken), { name: 'kperturb-proxy', token: this.controllerToken })) as { clusters: Array<{ cluster: Record<string, unknown> }> };
     for (const c of doc.clusters) c.cluster['insecure-skip-tls-verify'] = true;
     return stringifyYaml(doc);
   }
@@ -870,6 +873,10 @@ export class ControllerProxy {
       else req.socket.destroy();
       return;
     }
+    if (!this.controllerAuth.admits(req)) {
+      answerUnauthorized(res);
+      return;
+    }
     const target = podStreamingTarget(pathOf(req.url));
     if (target) {
       this.requestsStarted++;
@@ -897,6 +904,10 @@ export class ControllerProxy {
     const epoch = this.currentEpochOf(req);
     if (epoch.ended || this.stopped) {
       socket.destroy();
+      return;
+    }
+    if (!this.controllerAuth.admits(req)) {
+      refuseUpgradeUnauthorized(socket);
       return;
     }
     const target = podStreamingTarget(pathOf(req.url));

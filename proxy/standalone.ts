@@ -5,13 +5,14 @@
  * record a controller by hand.
  */
 import { X509Certificate } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import type https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { SetupError, UserInputError } from '../src/model/errors.js';
 import { TraceSequence, TraceWriter } from '../src/model/trace-io.js';
 import type { TraceSink } from '../src/model/trace.js';
 import { KubeClient } from '../src/kube/client.js';
+import { writeKubeconfigFile } from '../src/kube/kubeconfig.js';
+import { useSecretHashKeyFile } from '../src/model/secret-hash.js';
 import { ClusterRecorder } from '../src/recorder/cluster-recorder.js';
 import { ControllerProxy, type ControllerProxyOptions } from './index.js';
 
@@ -25,8 +26,10 @@ export interface StandaloneProxyOptions {
   traceFile?: string;
   /** Where to write the cluster trace (the proxy's own watch of every resource). */
   clusterTraceFile?: string;
-  /** Replace Secret values by a stable hash in the traces (default true). */
+  /** Replace Secret values by a keyed hash in the traces (default true). */
   redactSecrets?: boolean;
+  /** The key file of those hashes (made if missing; see secret-hash.ts); default a key of this process. */
+  secretHashKeyFile?: string;
   /** Serve the controller over TLS with a CA the proxy makes (default true); false: plain HTTP/1.1. */
   tls?: boolean;
   log: (line: string) => void;
@@ -106,6 +109,7 @@ function checkCertificates(bundle: string, file: string, at: string): void {
 
 export async function runStandaloneProxy(opts: StandaloneProxyOptions): Promise<{ proxy: ControllerProxy; recorder?: ClusterRecorder; close(): Promise<void> }> {
   const upstream = await upstreamFromKubeconfig(opts.upstreamKubeconfig);
+  if (opts.secretHashKeyFile) useSecretHashKeyFile(opts.secretHashKeyFile);
   const sequence = new TraceSequence();
   const redact = { redactSecrets: opts.redactSecrets ?? true };
   const writer = opts.traceFile ? new TraceWriter(opts.traceFile, 'controller', sequence, redact) : undefined;
@@ -148,7 +152,17 @@ export async function runStandaloneProxy(opts: StandaloneProxyOptions): Promise<
     await closeTraces();
     throw new SetupError(`could not start the proxy on port ${opts.port ?? 0}: ${(err as Error).message}`);
   }
-  if (opts.kubeconfigOut) writeFileSync(opts.kubeconfigOut, proxy.kubeconfigYaml(), { mode: 0o600 });
+  if (opts.kubeconfigOut) {
+    try {
+      writeKubeconfigFile(opts.kubeconfigOut, proxy.kubeconfigYaml());
+    } catch (err) {
+      await proxy.stop();
+      await recorder?.stop();
+      client?.close();
+      await closeTraces();
+      throw err;
+    }
+  }
   const where = [
     opts.kubeconfigOut ? `controller kubeconfig: ${opts.kubeconfigOut}` : '',
     opts.traceFile ? `trace: ${opts.traceFile}` : '',

@@ -9,7 +9,7 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { parseApiPath, requestVerb } from '../src/model/api-path.js';
 import type { Epoch, EpochMember } from './epoch.js';
-import { endToEndHeaders, rewriteAccept } from './headers.js';
+import { endToEndHeaders, rewriteAccept, withUpstreamAuthorization } from './headers.js';
 import { upstreamFailureStatus } from './status.js';
 import type { ExchangeHost } from './exchange.js';
 import { decodeWatchLine } from './watch-relay.js';
@@ -42,7 +42,7 @@ export class UpgradeTunnel implements EpochMember {
 
   constructor(
     readonly id: number,
-    private readonly host: Pick<ExchangeHost, 'upstream' | 'trace' | 'controllerToken' | 'incarnation' | 'log' | 'touch'>,
+    private readonly host: Pick<ExchangeHost, 'upstream' | 'trace' | 'incarnation' | 'log' | 'touch'>,
     readonly epoch: Epoch,
     private readonly req: http.IncomingMessage,
     private readonly socket: Duplex,
@@ -80,9 +80,7 @@ export class UpgradeTunnel implements EpochMember {
     headers.upgrade = this.req.headers.upgrade ?? 'websocket';
     const accept = rewriteAccept(this.req.headers.accept);
     if (accept !== undefined) headers.accept = accept;
-    const token = this.host.upstream.token;
-    if (headers.authorization === `Bearer ${this.host.controllerToken}`) delete headers.authorization;
-    if (token && headers.authorization === undefined) headers.authorization = `Bearer ${token}`;
+    withUpstreamAuthorization(headers, this.host.upstream.token);
     const up = this.host.upstream.upgradeRequest(this.req.method ?? 'GET', this.req.url ?? '/', headers);
     this.upstreamReq = up;
     up.on('upgrade', (upRes, upSocket, upHead) => {

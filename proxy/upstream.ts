@@ -89,7 +89,7 @@ export class Upstream {
     return this.known.get(`${group}/${version}/${resource}`);
   }
 
-  /** The bearer token the proxy presents upstream (the controller's own Authorization wins). */
+  /** The bearer token the proxy presents upstream. */
   get token(): string | undefined {
     return this.currentToken;
   }

@@ -1,6 +1,6 @@
 /** learn, plan and test: the three stages of a campaign against one controller. */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
@@ -19,6 +19,7 @@ import { recoverDirectory, replaceDirectory, writeFileAtomic } from '../model/at
 import { lockCampaignDir } from './campaign-lock.js';
 import { redactAlarm } from '../report/redact.js';
 import { CampaignLayout } from './layout.js';
+import { useSecretHashKeyFile } from '../model/secret-hash.js';
 import { Limiter } from './limiter.js';
 
 export type Log = (line: string) => void;
@@ -37,6 +38,12 @@ function selectWorkloads(config: ControllerUnderTest, names: string[] | undefine
     if (!w) throw new UserInputError(config.file, 'workloads', `a workload named "${n}" (it has: ${[...config.workloads.keys()].join(', ')})`);
     return w;
   });
+}
+
+/** Every run of a campaign hashes Secret values with the campaign's key, so the hashes compare. */
+function useCampaignSecretHashKey(layout: CampaignLayout): void {
+  mkdirSync(layout.out, { recursive: true });
+  useSecretHashKeyFile(layout.secretHashKeyFile);
 }
 
 export interface LearnSummary {
@@ -63,6 +70,7 @@ export interface LearnOptions extends CampaignOptions {
 /** Runs every workload `config.referenceRuns` times without faults and keeps the runs. */
 export async function learn(config: ControllerUnderTest, opts: LearnOptions): Promise<LearnSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
+  useCampaignSecretHashKey(layout);
   return withCampaignLock(layout, opts.log, () => learnWorkloads(config, layout, opts));
 }
 
@@ -121,6 +129,7 @@ export const PRUNING_FORMAT = 'kperturb.dev/pruning/v1';
  */
 export async function plan(config: ControllerUnderTest, opts: PlanOptions): Promise<PlanSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
+  useCampaignSecretHashKey(layout);
   return withCampaignLock(layout, opts.log, () => planWorkloads(config, layout, opts));
 }
 
@@ -311,6 +320,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
       throw new UserInputError(undefined, undefined, `plan ${p.metadata.name} names workload "${p.spec.workload}", which ${config.file} does not define`);
     }
   }
+  useCampaignSecretHashKey(layout);
   const parallel = effectiveParallel(config, opts.parallel ?? 1);
   if (!opts.limiter && parallel < (opts.parallel ?? 1)) opts.log(`${config.name}: running at most ${parallel} plan(s) at once (controller.maxParallel in ${config.file})`);
   const limiter = opts.limiter ?? new Limiter(parallel);

@@ -7,6 +7,8 @@
  *   <out>/<controller>/results.json                every plan's result
  *   <out>/<controller>/kperturb.lock               held while a learn, plan or test runs (campaign-lock.ts)
  * A directory being replaced is filled under a hidden sibling name first (src/model/atomic-files.ts).
+ *   <out>/secret-hash.key                          the key of the Secret-value hashes (0600; see
+ *                                                  model/secret-hash.ts), one for every controller in <out>
  */
 import { join } from 'node:path';
 
@@ -36,5 +38,8 @@ export class CampaignLayout {
   }
   get resultsFile(): string {
     return join(this.root, 'results.json');
+  }
+  get secretHashKeyFile(): string {
+    return join(this.out, 'secret-hash.key');
   }
 }

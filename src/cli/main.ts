@@ -121,8 +121,10 @@ export function buildProgram(): Command {
     .option('--real', 'run a real control plane instead (etcd, kube-apiserver, kube-controller-manager built by `npm run setup:real`, plus simulated kubelets)')
     .option('--log-dir <dir>', 'with --real: keep the components\' logs here')
     .option('--kubernetes-version <release>', 'serve the API surface of this Kubernetes release, "1.18" to "1.32" (default: 1.32); e.g. 1.18-1.21 serve apiextensions.k8s.io/v1beta1 and policy/v1beta1', parseKubernetesRelease)
-    .action(async (opts: { port?: number; kubeconfigOut?: string; real?: boolean; logDir?: string; kubernetesVersion?: string }) => {
+    .option('--insecure-no-auth', 'serve anyone who reaches the port, without the bearer token of the written kubeconfig')
+    .action(async (opts: { port?: number; kubeconfigOut?: string; real?: boolean; logDir?: string; kubernetesVersion?: string; insecureNoAuth?: boolean }) => {
       if (opts.real && opts.kubernetesVersion !== undefined) throw new UserInputError(undefined, '--kubernetes-version', 'no --kubernetes-version with --real: a real control plane serves its own release');
+      if (opts.real && opts.insecureNoAuth) throw new UserInputError(undefined, '--insecure-no-auth', 'no --insecure-no-auth with --real: a real control plane always authenticates');
       if (opts.real) {
         const { RealCluster, ensureControlPlaneBinaries } = await import('../realcluster/index.js');
         const cluster = await RealCluster.start({
@@ -131,7 +133,7 @@ export function buildProgram(): Command {
           ...(opts.port !== undefined ? { apiserverPort: opts.port } : {}),
           ...(opts.logDir ? { logDir: resolve(opts.logDir) } : {}),
         });
-        if (opts.kubeconfigOut) writeFileSync(opts.kubeconfigOut, cluster.kubeconfigYaml(), { mode: 0o600 });
+        await writeKubeconfigOrStop(opts.kubeconfigOut, cluster);
         log(`real control plane listening on ${cluster.url}${opts.kubeconfigOut ? `; kubeconfig in ${opts.kubeconfigOut}` : ''} (Ctrl-C to stop)`);
         await untilSignal();
         await cluster.stop();
@@ -141,8 +143,9 @@ export function buildProgram(): Command {
       const cluster = await EmbeddedCluster.start({
         ...(opts.port !== undefined ? { port: opts.port } : {}),
         ...(opts.kubernetesVersion !== undefined ? { kubernetesVersion: opts.kubernetesVersion } : {}),
+        ...(opts.insecureNoAuth ? { insecureNoAuth: true } : {}),
       });
-      if (opts.kubeconfigOut) writeFileSync(opts.kubeconfigOut, cluster.kubeconfigYaml());
+      await writeKubeconfigOrStop(opts.kubeconfigOut, cluster);
       log(`embedded cluster (Kubernetes ${cluster.kubernetesVersion} API) listening on ${cluster.url}${opts.kubeconfigOut ? `; kubeconfig in ${opts.kubeconfigOut}` : ''} (Ctrl-C to stop)`);
       await untilSignal();
       await cluster.stop();
@@ -158,8 +161,9 @@ export function buildProgram(): Command {
     .option('--cluster-trace <file>', 'also watch every resource of the cluster and write the cluster trace here')
     .option('--no-redact-secrets', 'write Secret values into the traces as they are (default: a stable hash)')
     .option('--plain-http', 'serve the controller plain HTTP/1.1 instead of TLS (HTTP/2 and HTTP/1.1)')
+    .option('--secret-hash-key <file>', 'hash Secret values with the key in this file (made if missing), e.g. a campaign\'s secret-hash.key (default: a key of this process only)')
     .action(
-      async (opts: { upstreamKubeconfig: string; port?: number; kubeconfigOut?: string; trace?: string; clusterTrace?: string; redactSecrets: boolean; plainHttp?: boolean }) => {
+      async (opts: { upstreamKubeconfig: string; port?: number; kubeconfigOut?: string; trace?: string; clusterTrace?: string; redactSecrets: boolean; plainHttp?: boolean; secretHashKey?: string }) => {
         const { runStandaloneProxy } = await import('../../proxy/standalone.js');
         const { ExistingCluster } = await import('../realcluster/index.js');
         // One bounded GET /version first: an unreachable server or refused credentials fail here, not in the controller.
@@ -171,6 +175,7 @@ export function buildProgram(): Command {
           ...(opts.trace ? { traceFile: opts.trace } : {}),
           ...(opts.clusterTrace ? { clusterTraceFile: opts.clusterTrace } : {}),
           redactSecrets: opts.redactSecrets,
+          ...(opts.secretHashKey ? { secretHashKeyFile: opts.secretHashKey } : {}),
           tls: !opts.plainHttp,
           log,
         });
@@ -327,6 +332,18 @@ export function buildProgram(): Command {
     });
 
   return program;
+}
+
+/** `--kubeconfig-out` of a server just started (merged into an existing kubeconfig); stops the server if that fails. */
+async function writeKubeconfigOrStop(file: string | undefined, server: { kubeconfigYaml(): string; stop(): Promise<void> }): Promise<void> {
+  if (!file) return;
+  const { writeKubeconfigFile } = await import('../kube/kubeconfig.js');
+  try {
+    writeKubeconfigFile(file, server.kubeconfigYaml());
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
 }
 
 function untilSignal(): Promise<void> {

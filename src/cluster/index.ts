@@ -1,7 +1,7 @@
 /**
  * The embedded Kubernetes API server: an in-process, in-memory stand-in for kube-apiserver, served
- * over plain HTTP on 127.0.0.1 (no TLS, no authentication), good enough for kubectl,
- * @kubernetes/client-node and client-go controllers.
+ * over plain HTTP on 127.0.0.1 (no TLS; a bearer token, see `insecureNoAuth`), good enough for
+ * kubectl, @kubernetes/client-node and client-go controllers.
  *
  *   const cluster = await EmbeddedCluster.start();
  *   writeFileSync(kubeconfigPath, cluster.kubeconfigYaml());
@@ -14,8 +14,9 @@
  * builtins.ts and kinds/ define the built-in kinds, controllers.ts the CRD and namespace controllers,
  * sim/ the simulated controllers. docs/embedded-cluster.md says what is supported and what differs.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { stringify } from 'yaml';
 import { storageKey, ResourceRegistry } from './registry.js';
 import { ObjectStore } from './store.js';
@@ -30,6 +31,7 @@ import { PodStreaming } from '../streaming/pod-streaming.js';
 import { NO_POD_STREAMING_RULES, type PodStreamingRules } from '../model/exec-rules.js';
 import type { KubeClientOptions } from '../kube/client.js';
 import { claimLoopbackNetwork, DEFAULT_NETWORK, type ClusterNetwork } from './network.js';
+import { answerUnauthorized, BearerTokenCheck, newBearerToken, refuseUpgradeUnauthorized, tokenPathPrefix } from '../kube/bearer-auth.js';
 
 export interface EmbeddedClusterOptions {
   /** Port on 127.0.0.1; default 0 picks a free port. */
@@ -65,6 +67,22 @@ export interface EmbeddedClusterOptions {
    * this cluster, where stub applications can listen on pods' and Services' own addresses.
    */
   network?: 'default' | 'loopback';
+  /**
+   * Serve anyone who reaches the port. By default every request must carry the cluster's random
+   * bearer token (`token`, in kubeconfigYaml() and clientOptions(); or as the path prefix of
+   * tokenPathPrefix, which is how client-go sends it over plain HTTP), or gets 401; as on
+   * kube-apiserver, /healthz, /livez, /readyz and /version answer without one. For tests that
+   * speak raw HTTP.
+   */
+  insecureNoAuth?: boolean;
+}
+
+/** What kube-apiserver serves to anonymous clients (the system:public-info-viewer role). */
+const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/healthz', '/livez', '/readyz', '/version']);
+
+function isPublicPath(url: string | undefined): boolean {
+  const path = (url ?? '/').split('?')[0]!;
+  return PUBLIC_PATHS.has(path.length > 1 ? path.replace(/\/+$/, '') : path);
 }
 
 export const KUBECONFIG_NAME = 'kperturb-embedded';
@@ -83,6 +101,8 @@ export class EmbeddedCluster {
     private readonly store: ObjectStore,
     readonly port: number,
     private readonly release: KubernetesVersion,
+    /** The bearer token clients must present; undefined with `insecureNoAuth`. */
+    readonly token: string | undefined,
   ) {}
 
   /** The emulated Kubernetes release, e.g. "1.18". */
@@ -134,8 +154,21 @@ export class EmbeddedCluster {
     let api: ApiServer | undefined;
     const podStreaming = new PodStreaming(options.podStreaming ?? NO_POD_STREAMING_RULES, (namespace, name) => api!.lookupPod(namespace, name));
     api = new ApiServer({ registry, ops, watches, serverAddress: () => `127.0.0.1:${port}`, podStreaming, kubernetesVersion: release });
-    const server = createServer({ keepAliveTimeout: 30_000 }, api.listener);
-    server.on('upgrade', api.upgradeListener);
+    const token = options.insecureNoAuth ? undefined : newBearerToken();
+    const auth = token === undefined ? undefined : new BearerTokenCheck(token);
+    // A wrong token is refused even on the public paths, as kube-apiserver's authenticator does.
+    const admitted = (req: IncomingMessage) => !auth || auth.admits(req) || (req.headers.authorization === undefined && isPublicPath(req.url));
+    const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+      if (admitted(req)) api.listener(req, res);
+      else {
+        req.resume();
+        answerUnauthorized(res);
+      }
+    });
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (admitted(req)) api.upgradeListener(req, socket, head);
+      else refuseUpgradeUnauthorized(socket);
+    });
     server.on('clientError', (_err, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
       else socket.destroy();
@@ -156,10 +189,10 @@ export class EmbeddedCluster {
       });
     });
     port = (server.address() as AddressInfo).port;
-    const cluster = new EmbeddedCluster(network, server, sockets, watches, controllers, store, port, release);
+    const cluster = new EmbeddedCluster(network, server, sockets, watches, controllers, store, port, release, token);
     if (options.simulation !== false) {
       try {
-        cluster.simulation = await ClusterSimulation.start(cluster.url, { network, ...(options.simulation ?? {}) });
+        cluster.simulation = await ClusterSimulation.start(cluster.url, { network, ...(options.simulation ?? {}) }, cluster.clientOptions());
       } catch (err) {
         await cluster.stop();
         throw err;
@@ -169,7 +202,9 @@ export class EmbeddedCluster {
   }
 
   /**
-   * A kubeconfig whose current context (`kperturb-embedded`) points at this server, namespace `default`.
+   * A kubeconfig whose current context (`kperturb-embedded`) points at this server, namespace `default`,
+   * with the token both as the user's token and as the server URL's path (tokenPathPrefix: client-go
+   * sends no token over plain HTTP).
    * `insecure-skip-tls-verify` is set because @kubernetes/client-node refuses http:// servers without it;
    * kubectl and client-go ignore it for plain HTTP.
    */
@@ -177,17 +212,17 @@ export class EmbeddedCluster {
     return stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: KUBECONFIG_NAME, cluster: { server: this.url, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: KUBECONFIG_NAME, user: {} }],
+      clusters: [{ name: KUBECONFIG_NAME, cluster: { server: this.token === undefined ? this.url : this.url + tokenPathPrefix(this.token), 'insecure-skip-tls-verify': true } }],
+      users: [{ name: KUBECONFIG_NAME, user: this.token === undefined ? {} : { token: this.token } }],
       contexts: [{ name: KUBECONFIG_NAME, context: { cluster: KUBECONFIG_NAME, user: KUBECONFIG_NAME, namespace: 'default' } }],
       'current-context': KUBECONFIG_NAME,
       preferences: {},
     });
   }
 
-  /** What KubeClient needs to talk to this server: nothing (plain HTTP, no authentication). */
+  /** What KubeClient needs to talk to this server: its bearer token (plain HTTP). */
   clientOptions(): KubeClientOptions {
-    return {};
+    return this.token === undefined ? {} : { token: this.token };
   }
 
   /** Stops listening and ends every open connection and watch right away. */

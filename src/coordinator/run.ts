@@ -30,6 +30,7 @@ import { isObject, type KubeObject } from '../model/object-key.js';
 import { formatApiPath } from '../model/api-path.js';
 import { SetupError } from '../model/errors.js';
 import { writeFileAtomic } from '../model/atomic-files.js';
+import { writePrivateFile } from '../model/private-file.js';
 import { lockPorts } from './port-locks.js';
 import { ControllerProcess } from './controller-process.js';
 import { PlanFaults } from './faults.js';
@@ -209,7 +210,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     proxyOf = proxy;
     cleanups.push(() => proxy.stop());
     const kubeconfigFile = join(runDir, 'controller.kubeconfig');
-    writeFileSync(kubeconfigFile, proxy.kubeconfigYaml());
+    writePrivateFile(kubeconfigFile, proxy.kubeconfigYaml());
     // Fixed ports: one run at a time per port on this machine; the lock goes after the controller has stopped.
     if (config.controller.ports.length > 0) {
       const releasePorts = await lockPorts(config.controller.ports, {
@@ -339,7 +340,7 @@ async function startCluster(choice: ClusterChoice, runDir: string, settings: Clu
         url: cluster.url,
         kubernetesVersion: cluster.kubernetesVersion,
         clientOptions: cluster.clientOptions(),
-        proxyUpstream: proxyUpstreamFor(cluster.url, {}),
+        proxyUpstream: proxyUpstreamFor(cluster.url, cluster.clientOptions()),
         stop: () => cluster.stop(),
       };
     }

@@ -10,7 +10,7 @@
  *   `metadata.selfLink`;
  * - timestamp strings (RFC 3339) become `"<timestamp>"`, so a timestamp appearing or vanishing (a
  *   deletionTimestamp) is still a change but its value is not;
- * - Secret `data`/`stringData` values become the trace's stable hash (values already hashed by the
+ * - Secret `data`/`stringData` values become the trace's keyed hash (values already hashed by the
  *   trace writer stay as they are), so plan files never carry secrets and a redacted reference trace
  *   matches a live run.
  * An update that changes nothing after normalisation (only a resourceVersion or a timestamp moved) is
@@ -19,7 +19,7 @@
 import { isObject, keyOf, type KubeObject, type ObjectKey } from './object-key.js';
 import { getField } from './fields.js';
 import { jsonEqual } from './json-value.js';
-import { hashSecretValue } from './trace-io.js';
+import { hashSecretValue, isHashedSecretValue } from './secret-hash.js';
 import { ordinal, type ChangeTrigger, type ChangeType, type FieldChange } from './plan.js';
 
 export const TIMESTAMP_PLACEHOLDER = '<timestamp>';
@@ -28,7 +28,6 @@ const VOLATILE_KEYS: ReadonlySet<string> = new Set(['uid', 'resourceVersion']);
 /** metadata fields dropped. */
 const VOLATILE_METADATA: ReadonlySet<string> = new Set(['managedFields', 'generation', 'selfLink']);
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const HASHED = /^sha256:[0-9a-f]{16}$/;
 
 /** What changed between two states of an object, after normalisation. */
 export interface ChangeDiff {
@@ -50,7 +49,7 @@ export function normalizeForTrigger(obj: KubeObject): Record<string, unknown> {
     for (const field of ['data', 'stringData']) {
       const data = out[field];
       if (!isObject(data)) continue;
-      for (const [k, v] of Object.entries(data)) if (typeof v === 'string' && !HASHED.test(v)) data[k] = hashSecretValue(v);
+      for (const [k, v] of Object.entries(data)) if (typeof v === 'string' && !isHashedSecretValue(v)) data[k] = hashSecretValue(v);
     }
   }
   return out;

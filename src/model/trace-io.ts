@@ -1,11 +1,12 @@
 /** Reading and writing JSON-lines traces. */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isObject, type KubeObject } from './object-key.js';
 import { isCanonicalJson } from './json-text.js';
 import { UserInputError } from './errors.js';
 import { quote } from './validate.js';
+import { hashSecretValue, isHashedSecretValue } from './secret-hash.js';
 import {
   TRACE_EVENT_TYPES,
   TRACE_FORMAT,
@@ -22,7 +23,7 @@ import {
 } from './trace.js';
 
 export interface TraceWriterOptions {
-  /** Replace Secret data/stringData values by a stable hash (default true). */
+  /** Replace Secret data/stringData values by their keyed hash, see secret-hash.ts (default true). */
   redactSecrets?: boolean;
   /**
    * Keep every event in memory too (`events`), for a caller that inspects the run without reading
@@ -195,11 +196,6 @@ function withoutTrailingWhitespace(text: string): string {
   return end === text.length ? text : text.slice(0, end);
 }
 
-/** A stable, non-reversible stand-in for a secret value: equal values stay equal, so diffs still work. */
-export function hashSecretValue(value: string): string {
-  return 'sha256:' + createHash('sha256').update(value).digest('hex').slice(0, 16);
-}
-
 /**
  * Replaces the values of every Secret in a map of objects by their key (`Secret/<ns>/<name>`) with
  * hashes, in place, as traces have them (list items carry no kind, so the key decides).
@@ -213,7 +209,7 @@ function redactSecretObject(obj: Record<string, unknown>): void {
     const data = obj[field];
     if (isObject(data)) {
       for (const [k, v] of Object.entries(data)) {
-        if (typeof v === 'string') data[k] = hashSecretValue(v);
+        if (typeof v === 'string' && !isHashedSecretValue(v)) data[k] = hashSecretValue(v);
       }
     }
   }

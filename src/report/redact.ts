@@ -5,14 +5,14 @@
  */
 import { isObject, type ObjectKey } from '../model/object-key.js';
 import type { Alarm } from '../model/results.js';
-import { hashSecretValue } from '../model/trace-io.js';
+import { hashSecretValue, isHashedSecretValue } from '../model/secret-hash.js';
 
 function isSecretKey(key: ObjectKey): boolean {
   return key.startsWith('Secret/');
 }
 
 function hash(value: unknown): unknown {
-  return typeof value === 'string' && !value.startsWith('sha256:') ? hashSecretValue(value) : value;
+  return typeof value === 'string' && !isHashedSecretValue(value) ? hashSecretValue(value) : value;
 }
 
 function redactData(data: unknown): unknown {

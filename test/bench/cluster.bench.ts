@@ -98,7 +98,8 @@ async function baselineRate(count: number, concurrency: number): Promise<number>
 }
 
 async function createRates(opts: Options): Promise<{ configMaps: number; pods: number }> {
-  const cluster = await EmbeddedCluster.start({ simulation: false });
+  // Raw HTTP without a token: the cluster's bearer-token check is left out of these figures.
+  const cluster = await EmbeddedCluster.start({ simulation: false, insecureNoAuth: true });
   try {
     const base = `${cluster.url}/api/v1/namespaces/default`;
     const configMaps = await hammer(opts.objects, opts.concurrency, (i) => send(`${base}/configmaps`, 'POST', configMap(`cm-${i}`)), 201);
@@ -111,7 +112,7 @@ async function createRates(opts: Options): Promise<{ configMaps: number; pods: n
 
 /** Opens `watchers` watch streams, creates `objects` ConfigMaps, and times until every watcher saw every ADDED. */
 async function watchRate(opts: Options): Promise<{ eventsPerSecond: number; createsPerSecond: number }> {
-  const cluster = await EmbeddedCluster.start({ simulation: false, bookmarkIntervalMs: 0 });
+  const cluster = await EmbeddedCluster.start({ simulation: false, bookmarkIntervalMs: 0, insecureNoAuth: true });
   const streams: Array<{ seen: number; abort: () => void }> = [];
   try {
     const rv = String(cluster.resourceVersion);
@@ -164,7 +165,7 @@ async function memoryChild(opts: Options): Promise<void> {
     const m = process.memoryUsage();
     return { heap: m.heapUsed, rss: m.rss };
   };
-  const cluster = await EmbeddedCluster.start({ simulation: false });
+  const cluster = await EmbeddedCluster.start({ simulation: false, insecureNoAuth: true });
   const before = measure();
   const half = Math.floor(opts.memoryObjects / 2);
   const base = `${cluster.url}/api/v1/namespaces/default`;

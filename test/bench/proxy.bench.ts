@@ -149,7 +149,8 @@ interface ClusterHandle {
 }
 
 async function inThisProcess(): Promise<ClusterHandle> {
-  const c = await EmbeddedCluster.start({ bookmarkIntervalMs: 0 });
+  // The raw baselines (direct, pipe, relay) send no token.
+  const c = await EmbeddedCluster.start({ bookmarkIntervalMs: 0, insecureNoAuth: true });
   return { url: c.url, stop: () => c.stop() };
 }
 

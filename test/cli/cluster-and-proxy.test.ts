@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,9 +12,9 @@ import { fileURLToPath } from 'node:url';
 const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
 const KUBECTL = process.env.KUBECTL ?? 'kubectl';
 
-async function waitForFile(file: string, child: ChildProcess, stderr: () => string): Promise<void> {
+async function waitForFile(file: string, child: ChildProcess, stderr: () => string, marker = 'server:'): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    if (existsSync(file) && readFileSync(file, 'utf8').includes('server:')) return;
+    if (existsSync(file) && readFileSync(file, 'utf8').includes(marker)) return;
     if (child.exitCode !== null) throw new Error(`exited early (${child.exitCode}): ${stderr()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -37,12 +37,21 @@ test('kubectl works through `kperturb proxy` in front of `kperturb cluster`, and
   const proxyKc = join(dir, 'proxy.kubeconfig');
   const trace = join(dir, 'trace.jsonl');
 
+  // A kubeconfig of the user's is there already: kperturb adds its context and keeps the others.
+  writeFileSync(clusterKc, 'apiVersion: v1\nkind: Config\nclusters: [{name: prod, cluster: {server: "https://prod.example:6443"}}]\nusers: [{name: admin, user: {token: prod-token}}]\ncontexts: [{name: prod, context: {cluster: prod, user: admin}}]\ncurrent-context: prod\n', { mode: 0o644 });
+
   const cluster = start(['cluster', '--kubeconfig-out', clusterKc]);
   t.teardown(() => cluster.child.kill('SIGKILL'));
-  await waitForFile(clusterKc, cluster.child, cluster.stderr);
+  await waitForFile(clusterKc, cluster.child, cluster.stderr, 'kperturb-embedded');
+  t.is(statSync(clusterKc).mode & 0o777, 0o600, 'the cluster kubeconfig holds its token: 0600');
+  const contexts = spawnSync(KUBECTL, ['--kubeconfig', clusterKc, 'config', 'get-contexts', '-o', 'name'], { encoding: 'utf8' });
+  t.deepEqual(contexts.stdout.trim().split('\n').sort(), ['kperturb-embedded', 'prod'], contexts.stderr);
+  const server = /server: (http:\/\/127\.0\.0\.1:\d+)/.exec(readFileSync(clusterKc, 'utf8'))![1]!;
+  t.is((await fetch(`${server}/api/v1/namespaces/default/secrets`)).status, 401, 'no token, no answer');
   const proxy = start(['proxy', '--upstream-kubeconfig', clusterKc, '--kubeconfig-out', proxyKc, '--trace', trace]);
   t.teardown(() => proxy.child.kill('SIGKILL'));
   await waitForFile(proxyKc, proxy.child, proxy.stderr);
+  t.is(statSync(proxyKc).mode & 0o777, 0o600, 'the proxy kubeconfig holds its token: 0600');
 
   const manifest = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'through-proxy', namespace: 'default' }, data: { a: '1' } });
   const apply = spawnSync(KUBECTL, ['--kubeconfig', proxyKc, 'apply', '--validate=false', '-f', '-'], { input: manifest, encoding: 'utf8' });
@@ -56,4 +65,16 @@ test('kubectl works through `kperturb proxy` in front of `kperturb cluster`, and
   t.is(await cluster.exited, 0, cluster.stderr());
   const events = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; verb?: string; key?: string });
   t.true(events.some((e) => e.type === 'request' && e.verb === 'create' && e.key === 'ConfigMap/default/through-proxy'), 'the trace holds kubectl\'s create');
+});
+
+test('`--kubeconfig-out` onto a file that is not a kubeconfig exits 2 naming it and leaves it alone', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const notes = join(dir, 'notes.txt');
+  writeFileSync(notes, 'my notes: [not yaml\n');
+  const cluster = start(['cluster', '--kubeconfig-out', notes]);
+  t.teardown(() => cluster.child.kill('SIGKILL'));
+  t.is(await cluster.exited, 2, cluster.stderr());
+  t.true(cluster.stderr().includes(notes), cluster.stderr());
+  t.notRegex(cluster.stderr(), /\n\s+at /, 'no stack trace');
+  t.is(readFileSync(notes, 'utf8'), 'my notes: [not yaml\n');
 });

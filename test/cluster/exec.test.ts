@@ -6,6 +6,7 @@
 import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
 import { kubectlFor, ok, type Kubectl } from './kubectl-helper.js';
+import { clusterAuth, raw } from './helpers.js';
 import type { PodStreamingRules } from '../../src/model/exec-rules.js';
 
 const RULES: PodStreamingRules = {
@@ -86,7 +87,7 @@ test('kubectl logs gets the matching log rule, with --tail; no rule means an emp
   t.is(await ok(t, kubectl, 'logs', 'server-0', '--tail', '2'), 'two\nthree\n');
   t.is(await ok(t, kubectl, 'logs', 'two', '-c', 'a'), '');
   // kubectl picks a container itself; a client that names none gets kube-apiserver's BadRequest.
-  const choose = await fetch(`${kubectl.env.cluster.url}/api/v1/namespaces/default/pods/two/log`);
+  const choose = await fetch(`${kubectl.env.cluster.url}/api/v1/namespaces/default/pods/two/log`, { headers: clusterAuth(kubectl.env.cluster) });
   t.is(choose.status, 400);
   t.like(await choose.json(), {
     kind: 'Status',
@@ -118,7 +119,8 @@ test('raw requests: port-forward is refused with a Status; protocols are negotia
   await withPods(t, kubectl);
   const url = kubectl.env.cluster.url;
   const base = '/api/v1/namespaces/default/pods/server-0';
-  const spdy = { Upgrade: 'SPDY/3.1' };
+  const auth = clusterAuth(kubectl.env.cluster);
+  const spdy = { Upgrade: 'SPDY/3.1', ...auth };
 
   const pf = await upgradeRequest(url, `${base}/portforward?ports=80`, { ...spdy, 'X-Stream-Protocol-Version': 'portforward.k8s.io' });
   t.is(pf.status, 400);
@@ -141,14 +143,15 @@ test('raw requests: port-forward is refused with a Status; protocols are negotia
   t.is(noCommand.status, 400);
 
   // Without an upgrade, exec is a BadRequest, as kube-apiserver answers it.
-  const plain = await fetch(`${url}${base}/exec?command=true&stdout=true`, { method: 'POST' });
+  const plain = await fetch(`${url}${base}/exec?command=true&stdout=true`, { method: 'POST', headers: auth });
   t.is(plain.status, 400);
   t.like(await plain.json(), { kind: 'Status', message: 'Upgrade request required' });
 });
 
 test('discovery lists the pods streaming subresources with their verbs', async (t) => {
   const kubectl = await kubectlFor(t, { simulation: false });
-  const list = JSON.parse(await ok(t, kubectl, 'get', '--raw', '/api/v1'));
+  // Not `kubectl get --raw`: it drops the server URL's path, where client-go's token is over plain HTTP.
+  const list = (await raw(kubectl.env.cluster, 'GET', '/api/v1')).json;
   const sub = (name: string) => (list.resources as Array<{ name: string; verbs: string[]; kind: string }>).find((r) => r.name === name);
   t.like(sub('pods/exec'), { kind: 'PodExecOptions', verbs: ['create', 'get'] });
   t.like(sub('pods/attach'), { kind: 'PodAttachOptions', verbs: ['create', 'get'] });

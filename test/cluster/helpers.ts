@@ -53,6 +53,11 @@ export const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy
 export const jsonPatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch);
 export const strategicPatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);
 
+/** The cluster's bearer token as a header, for raw requests. */
+export function clusterAuth(cluster: EmbeddedCluster): Record<string, string> {
+  return cluster.token === undefined ? {} : { authorization: `Bearer ${cluster.token}` };
+}
+
 /** Raw HTTP against the cluster, for what typed clients cannot send (malformed bodies, odd paths). */
 export async function raw(
   cluster: EmbeddedCluster,
@@ -62,7 +67,7 @@ export async function raw(
   contentType = 'application/json',
   headers: Record<string, string> = {},
 ): Promise<{ status: number; json: any; headers: Headers }> {
-  const res = await fetch(cluster.url + path, { method, body: body as BodyInit | undefined, headers: { ...(body === undefined ? {} : { 'Content-Type': contentType }), ...headers } });
+  const res = await fetch(cluster.url + path, { method, body: body as BodyInit | undefined, headers: { ...clusterAuth(cluster), ...(body === undefined ? {} : { 'Content-Type': contentType }), ...headers } });
   const text = await res.text();
   let json: unknown;
   try {
@@ -91,7 +96,7 @@ export async function openWatch(t: ExecutionContext, cluster: EmbeddedCluster, p
 }> {
   const controller = new AbortController();
   t.teardown(() => controller.abort());
-  const res = await fetch(cluster.url + path, { signal: controller.signal });
+  const res = await fetch(cluster.url + path, { signal: controller.signal, headers: clusterAuth(cluster) });
   const events: WatchLine[] = [];
   const waiters: Array<() => void> = [];
   const ended = (async () => {

@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { EmbeddedCluster } from '../../src/cluster/index.js';
-import { openWatch, raw, startCluster } from './helpers.js';
+import { clusterAuth, openWatch, raw, startCluster } from './helpers.js';
 import { kubectlFor, ok } from './kubectl-helper.js';
 import { kubernetesBody } from './protobuf/encode.js';
 
@@ -302,7 +302,7 @@ test('a policy/v1beta1 PodDisruptionBudget arrives as protobuf from client-go (s
       ],
     },
   ]);
-  const res = await fetch(cluster.url + PDBS_V1BETA1, { method: 'POST', body: new Uint8Array(body), headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf' } });
+  const res = await fetch(cluster.url + PDBS_V1BETA1, { method: 'POST', body: new Uint8Array(body), headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf', ...clusterAuth(cluster) } });
   const json = (await res.json()) as { apiVersion: string; spec: unknown };
   t.is(res.status, 201, JSON.stringify(json));
   t.is(json.apiVersion, 'policy/v1beta1');

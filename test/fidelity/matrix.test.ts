@@ -18,7 +18,7 @@ let envPromise: Promise<MatrixEnv> | undefined;
 function env(): Promise<MatrixEnv> {
   envPromise ??= (async () => {
     cluster = await EmbeddedCluster.start({ port: 0 });
-    return MatrixEnv.start({ kind: 'embedded', url: cluster.url, kubeconfigYaml: cluster.kubeconfigYaml(), clientOptions: {} }, 3);
+    return MatrixEnv.start({ kind: 'embedded', url: cluster.url, kubeconfigYaml: cluster.kubeconfigYaml(), clientOptions: cluster.clientOptions() }, 3);
   })();
   return envPromise;
 }

@@ -6,7 +6,7 @@ import {
   diffForTrigger,
   matchesChange,
 } from '../../src/model/change-match.js';
-import { hashSecretValue } from '../../src/model/trace-io.js';
+import { hashSecretValue } from '../../src/model/secret-hash.js';
 import type { KubeObject } from '../../src/model/object-key.js';
 import type { ChangeTrigger } from '../../src/model/plan.js';
 

@@ -203,7 +203,7 @@ test('through the proxy: write and change triggers naming a generated name fire 
     const seen = (name: string) => waitFor(`the recorder to see ${name}`, () => recorder.pastChanges().some((c) => c.key === `ConfigMap/default/${name}`));
     const first = await createVia(proxy.url, proxy.controllerToken);
     await seen(first);
-    const second = await createVia(cluster.url, undefined); // straight on the cluster: the proxy sees it only as a change
+    const second = await createVia(cluster.url, cluster.token); // straight on the cluster: the proxy sees it only as a change
     await seen(second);
     const third = await createVia(proxy.url, proxy.controllerToken);
     await patchVia(proxy.url, proxy.controllerToken, third);

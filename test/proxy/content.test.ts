@@ -2,14 +2,14 @@ import http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import test from 'ava';
 import WebSocket, { WebSocketServer } from 'ws';
-import { rawRequest, startCluster, startHttpServer, startProxy } from './helpers.js';
+import { proxyAuth, rawRequest, startCluster, startHttpServer, startProxy } from './helpers.js';
 
 test('Accept asking for protobuf first still gets JSON from the API server', async (t) => {
   const cluster = await startCluster(t);
-  const { proxy, trace } = await startProxy(t, cluster.url);
+  const { proxy, trace } = await startProxy(t, cluster);
   const res = await rawRequest(proxy.url, {
     path: '/api/v1/namespaces/default/configmaps',
-    headers: { accept: 'application/vnd.kubernetes.protobuf, application/json' },
+    headers: { accept: 'application/vnd.kubernetes.protobuf, application/json', ...proxyAuth(proxy) },
   });
   t.is(res.status, 200);
   t.regex(String(res.headers['content-type']), /^application\/json/);
@@ -43,7 +43,7 @@ async function recordingUpstream(t: Parameters<typeof startHttpServer>[0], answe
   return { url, seen };
 }
 
-test('requests reach the upstream with JSON-only Accept, their own Authorization and body bytes, minus hop-by-hop headers', async (t) => {
+test('requests reach the upstream with JSON-only Accept and body bytes, minus hop-by-hop headers and the controller token', async (t) => {
   const up = await recordingUpstream(t, (s, res) => {
     const accept = String(s.headers.accept ?? '');
     res.writeHead(201, { 'content-type': accept.includes('protobuf') ? 'application/vnd.kubernetes.protobuf' : 'application/json', 'x-upstream': 'yes' });
@@ -56,7 +56,7 @@ test('requests reach the upstream with JSON-only Accept, their own Authorization
     path: '/api/v1/namespaces/default/configmaps?fieldManager=m',
     headers: {
       accept: 'application/vnd.kubernetes.protobuf;q=1, application/json;q=0.9',
-      authorization: 'Bearer controller-token',
+      ...proxyAuth(proxy),
       'content-type': 'application/vnd.kubernetes.protobuf',
       connection: 'keep-alive, x-hop',
       'x-hop': 'drop me',
@@ -71,7 +71,7 @@ test('requests reach the upstream with JSON-only Accept, their own Authorization
   t.is(s.method, 'POST');
   t.is(s.url, '/api/v1/namespaces/default/configmaps?fieldManager=m');
   t.is(s.headers.accept, 'application/json;q=0.9');
-  t.is(s.headers.authorization, 'Bearer controller-token');
+  t.is(s.headers.authorization, undefined, 'the controller token stays with the proxy');
   t.is(s.headers['x-hop'], undefined);
   t.is(s.headers['x-end'], 'keep me');
   t.true(s.body.equals(protobufBody), 'the body went through as opaque bytes');
@@ -90,7 +90,7 @@ test('a gzipped answer is forwarded as is and recorded decoded', async (t) => {
     res.end(gz);
   });
   const { proxy, trace } = await startProxy(t, up.url);
-  const res = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps/z', headers: { 'accept-encoding': 'gzip' } });
+  const res = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps/z', headers: { 'accept-encoding': 'gzip', ...proxyAuth(proxy) } });
   t.is(res.status, 200);
   t.is(res.headers['content-encoding'], 'gzip');
   t.true(res.body.equals(gz));
@@ -112,7 +112,7 @@ test('protocol upgrades are piped raw in both directions', async (t) => {
     upstreamServer.close();
   });
   const { proxy, trace } = await startProxy(t, `http://127.0.0.1:${(upstreamServer.address() as { port: number }).port}`);
-  const ws = new WebSocket(`${proxy.url.replace('http', 'ws')}/api/v1/namespaces/default/configmaps?watch=true`);
+  const ws = new WebSocket(`${proxy.url.replace('http', 'ws')}/api/v1/namespaces/default/configmaps?watch=true`, { headers: proxyAuth(proxy) });
   const messages: string[] = [];
   await new Promise<void>((resolve, reject) => {
     ws.on('message', (m) => {

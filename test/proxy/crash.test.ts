@@ -7,7 +7,7 @@ const settle = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, val
 
 test('crash-after-write holds the controller right after the matching write and nothing else gets through', async (t) => {
   const cluster = await startCluster(t);
-  const { proxy, trace } = await startProxy(t, cluster.url);
+  const { proxy, trace } = await startProxy(t, cluster);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const exists = async (name: string) =>
     direct.readNamespacedConfigMap({ name, namespace: 'default' }).then(
@@ -95,7 +95,7 @@ test('crash-after-write holds the controller right after the matching write and 
 
 test('occurrences count successful non-dry-run writes over all incarnations, and generateName creates match on the folded key', async (t) => {
   const cluster = await startCluster(t);
-  const { proxy, trace } = await startProxy(t, cluster.url);
+  const { proxy, trace } = await startProxy(t, cluster);
   const api = kubeConfigOf(proxy.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   let fired: CrashTriggered | undefined;

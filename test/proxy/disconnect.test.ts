@@ -1,18 +1,20 @@
 import http from 'node:http';
 import test from 'ava';
 import { CoreV1Api, Watch } from '@kubernetes/client-node';
-import { kubeConfigOf, startCluster, startProxy, startTcpRelay, waitFor } from './helpers.js';
+import { kubeConfigOf, proxyAuth, startCluster, startProxy, startTcpRelay, waitFor } from './helpers.js';
+import type { ControllerProxy } from '../../proxy/index.js';
 
 const ROUNDS = 20;
 
 /** Opens a watch on its own connection and resolves once the response headers arrived. */
-function openRawWatch(proxyUrl: string): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
-  const u = new URL(proxyUrl);
+function openRawWatch(proxy: ControllerProxy): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
+  const u = new URL(proxy.url);
   return new Promise((resolve, reject) => {
     const req = http.request({
       hostname: u.hostname,
       port: u.port,
       path: '/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=600',
+      headers: proxyAuth(proxy),
       agent: false,
     });
     const timer = setTimeout(() => {
@@ -33,13 +35,13 @@ test('a controller that goes away mid-watch takes the upstream request with it, 
   // The relay counts upstream TCP connections from the outside.
   const relay = await startTcpRelay(t, cluster.port);
   const liveWatches = () => relay.liveMatching(/[?&]watch=(true|1)/);
-  const { proxy, trace } = await startProxy(t, relay.url);
+  const { proxy, trace } = await startProxy(t, relay.url, { upstreamToken: cluster.token! });
   // Pooled keep-alive connections carry the list; watches may reuse one of them.
   const api = kubeConfigOf(proxy.kubeconfigYaml()).makeApiClient(CoreV1Api);
   await api.listNamespacedConfigMap({ namespace: 'default' });
 
   for (let i = 0; i < ROUNDS; i++) {
-    const { req, res } = await openRawWatch(proxy.url);
+    const { req, res } = await openRawWatch(proxy);
     t.is(res.statusCode, 200);
     await waitFor('the upstream watch', () => proxy.upstreamOpenCount() === 1 && liveWatches() === 1, 2000);
     req.socket!.destroy();
@@ -72,7 +74,7 @@ test('a controller that goes away while a non-watch request waits upstream abort
   });
   const { proxy } = await startProxy(t, upstream);
   const u = new URL(proxy.url);
-  const req = http.request({ hostname: u.hostname, port: u.port, path: '/api/v1/namespaces/default/configmaps/slow', agent: false });
+  const req = http.request({ hostname: u.hostname, port: u.port, path: '/api/v1/namespaces/default/configmaps/slow', headers: proxyAuth(proxy), agent: false });
   req.on('error', () => {});
   req.end();
   await waitFor('the request upstream', () => upstreamGot === 1 && proxy.upstreamOpenCount() === 1, 2000);

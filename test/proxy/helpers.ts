@@ -31,17 +31,29 @@ export async function startCluster(t: ExecutionContext): Promise<EmbeddedCluster
   return cluster;
 }
 
+/** A proxy in front of `upstream`: a URL, or the embedded cluster (whose token it then presents). */
 export async function startProxy(
   t: ExecutionContext,
-  upstream: string,
+  upstream: string | EmbeddedCluster,
   extra: { log?: (line: string) => void; trace?: MemoryTrace } & Partial<Omit<ControllerProxyOptions, 'upstream' | 'trace' | 'log'>> = {},
 ): Promise<{ proxy: ControllerProxy; trace: MemoryTrace; logs: string[] }> {
   const { log, trace: givenTrace, ...rest } = extra;
   const trace = givenTrace ?? new MemoryTrace();
   const logs: string[] = [];
-  const proxy = await ControllerProxy.start({ upstream, trace, log: log ?? ((line) => logs.push(line)), ...rest });
+  const proxy = await ControllerProxy.start({ ...upstreamOf(upstream), trace, log: log ?? ((line) => logs.push(line)), ...rest });
   t.teardown(() => proxy.stop());
   return { proxy, trace, logs };
+}
+
+/** The proxy's upstream options for a URL, or for the embedded cluster with its token. */
+export function upstreamOf(upstream: string | EmbeddedCluster): Pick<ControllerProxyOptions, 'upstream' | 'upstreamToken'> {
+  if (typeof upstream === 'string') return { upstream };
+  return { upstream: upstream.url, ...(upstream.token ? { upstreamToken: upstream.token } : {}) };
+}
+
+/** `Authorization` for raw requests to the proxy. */
+export function proxyAuth(proxy: ControllerProxy): { authorization: string } {
+  return { authorization: `Bearer ${proxy.controllerToken}` };
 }
 
 /**
@@ -54,13 +66,13 @@ export async function startRecordedProxy(
 ): Promise<{ cluster: EmbeddedCluster; proxy: ControllerProxy; trace: MemoryTrace; recorder: ClusterRecorder; client: KubeClient }> {
   const cluster = await startCluster(t);
   const trace = new MemoryTrace();
-  const client = new KubeClient(cluster.url);
+  const client = new KubeClient(cluster.url, cluster.clientOptions());
   const recorder = await ClusterRecorder.start(client, trace);
   t.teardown(async () => {
     await recorder.stop();
     client.close();
   });
-  const { proxy } = await startProxy(t, cluster.url, { ...extra, trace, clusterView: recorder });
+  const { proxy } = await startProxy(t, cluster, { ...extra, trace, clusterView: recorder });
   return { cluster, proxy, trace, recorder, client };
 }
 

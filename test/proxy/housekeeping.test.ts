@@ -6,7 +6,7 @@ const LEADER = 'control-plane.alpha.kubernetes.io/leader';
 
 test('leader-election renewals through the proxy are not activity: settle can see a leading controller go quiet', async (t) => {
   const cluster = await startCluster(t);
-  const { proxy, trace } = await startProxy(t, cluster.url);
+  const { proxy, trace } = await startProxy(t, cluster);
   const kc = kubeConfigOf(proxy.kubeconfigYaml());
   const core = kc.makeApiClient(CoreV1Api);
   const leases = kc.makeApiClient(CoordinationV1Api);
@@ -31,7 +31,7 @@ test('leader-election renewals through the proxy are not activity: settle can se
 
 test('a watched leader-election record changing is not activity either', async (t) => {
   const cluster = await startCluster(t);
-  const { proxy, trace } = await startProxy(t, cluster.url);
+  const { proxy, trace } = await startProxy(t, cluster);
   const viaProxy = kubeConfigOf(proxy.kubeconfigYaml());
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const controller = await new Watch(viaProxy).watch('/api/v1/configmaps', {}, () => {}, () => {});

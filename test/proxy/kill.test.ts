@@ -21,7 +21,7 @@ test('100 killed controllers leave no upstream request or connection of theirs o
   t.timeout(100_000);
   const cluster = await startCluster(t);
   const relay = await startTcpRelay(t, cluster.port);
-  const { proxy, trace } = await startProxy(t, relay.url, { tls: true });
+  const { proxy, trace } = await startProxy(t, relay.url, { tls: true, upstreamToken: cluster.token! });
   const children = new Set<ChildProcess>();
   t.teardown(() => {
     for (const c of children) c.kill('SIGKILL');

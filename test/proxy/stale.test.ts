@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { kubeConfigOf, rawRequest, sleep, startConfigMapInformer, startRecordedProxy, waitFor } from './helpers.js';
+import { kubeConfigOf, rawRequest, sleep, startConfigMapInformer, startRecordedProxy, upstreamOf, waitFor } from './helpers.js';
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -160,7 +160,7 @@ test('a stale view serves Secrets with their real values even when the trace red
   const cluster = await startCluster(t);
   const sequence = new TraceSequence();
   const clusterTrace = new TraceWriter(join(dir, 'cluster.jsonl'), 'cluster', sequence);
-  const client = new KubeClient(cluster.url);
+  const client = new KubeClient(cluster.url, cluster.clientOptions());
   const recorder = await ClusterRecorder.start(client, clusterTrace);
   t.teardown(async () => {
     await recorder.stop();
@@ -169,7 +169,7 @@ test('a stale view serves Secrets with their real values even when the trace red
   });
   const controllerTrace = new TraceWriter(join(dir, 'controller.jsonl'), 'controller', sequence);
   t.teardown(() => controllerTrace.close());
-  const proxy = await ControllerProxy.start({ upstream: cluster.url, trace: controllerTrace, clusterView: recorder, log: () => {} });
+  const proxy = await ControllerProxy.start({ ...upstreamOf(cluster), trace: controllerTrace, clusterView: recorder, log: () => {} });
   t.teardown(() => proxy.stop());
   const mark = proxy.markChange({ key: 'Secret/default/pw', change: 'create', occurrence: 1 });
   const value = Buffer.from('hunter2').toString('base64');

@@ -90,7 +90,7 @@ test('a kubeconfig that cannot be read is a user input error naming the file', a
 
 test('the standalone proxy writes the cluster trace from its own watch, sharing sequence numbers; --no-redact-secrets keeps Secret values', async (t) => {
   const { EmbeddedCluster } = await import('../../src/cluster/index.js');
-  const { hashSecretValue } = await import('../../src/model/trace-io.js');
+  const { hashSecretValue } = await import('../../src/model/secret-hash.js');
   const cluster = await EmbeddedCluster.start();
   t.teardown(() => cluster.stop());
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-'));

@@ -21,7 +21,7 @@ function tempDir(t: { teardown(fn: () => void): void }): string {
 
 test('client-node informers through the TLS proxy: the kubeconfig trusts the proxy CA (no skip-verify) and the cache is exact', async (t) => {
   const cluster = await startCluster(t);
-  const { proxy, trace } = await startProxy(t, cluster.url, { tls: true });
+  const { proxy, trace } = await startProxy(t, cluster, { tls: true });
   t.regex(proxy.url, /^https:\/\/127\.0\.0\.1:\d+$/);
   const kc = new KubeConfig();
   kc.loadFromString(proxy.kubeconfigYaml());
@@ -51,7 +51,7 @@ test('client-node informers through the TLS proxy: the kubeconfig trusts the pro
 
 test('kubectl speaks HTTP/2 to the proxy: create, server-side apply, patch, get and a watch, all recorded', async (t) => {
   const cluster = await startCluster(t);
-  const { proxy, trace } = await startProxy(t, cluster.url, { tls: true });
+  const { proxy, trace } = await startProxy(t, cluster, { tls: true });
   const dir = tempDir(t);
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, proxy.kubeconfigYaml());
@@ -94,7 +94,7 @@ const curlTest = curlHttp2 ? test : test.skip;
 
 curlTest(`curl --http2 streams a watch through the proxy, event by event${curlHttp2 ? '' : ' (skipped: no curl with HTTP/2 on PATH)'}`, async (t) => {
   const cluster = await startCluster(t);
-  const { proxy, trace } = await startProxy(t, cluster.url, { tls: true });
+  const { proxy, trace } = await startProxy(t, cluster, { tls: true });
   const dir = tempDir(t);
   writeFileSync(join(dir, 'ca.crt'), proxy.caPem!);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);

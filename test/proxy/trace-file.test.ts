@@ -3,10 +3,11 @@ import http from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TraceSequence, TraceWriter, hashSecretValue } from '../../src/model/trace-io.js';
+import { TraceSequence, TraceWriter } from '../../src/model/trace-io.js';
+import { hashSecretValue } from '../../src/model/secret-hash.js';
 import type { ClusterChangeEvent, ControllerTraceEvent, ResponseEvent, TraceSink, Unstamped } from '../../src/model/trace.js';
 import { ControllerProxy } from '../../proxy/index.js';
-import { startCluster, waitFor } from './helpers.js';
+import { startCluster, upstreamOf, waitFor } from './helpers.js';
 
 /**
  * The proxy's trace file, written with the writer's shortcuts (answers spliced in as text, shared
@@ -89,7 +90,7 @@ test('the trace file reads exactly as if every event were serialized in full; Se
   const fast = new TraceWriter(join(dir, 'fast.jsonl'), 'controller', new TraceSequence());
   const reference = new TraceWriter(join(dir, 'reference.jsonl'), 'controller', new TraceSequence());
   const cluster = await startCluster(t);
-  const proxy = await ControllerProxy.start({ upstream: cluster.url, trace: new TeeTrace(fast, reference), log: () => undefined });
+  const proxy = await ControllerProxy.start({ ...upstreamOf(cluster), trace: new TeeTrace(fast, reference), log: () => undefined });
   t.teardown(() => proxy.stop());
   const token = proxy.controllerToken;
   const cms = '/api/v1/namespaces/default/configmaps';

@@ -17,13 +17,13 @@ test('Accept loses protobuf and CBOR entries only', (t) => {
   t.is(rewriteAccept(undefined), undefined);
 });
 
-test('hop-by-hop headers are dropped, Authorization kept, the proxy token fills in only when absent', (t) => {
+test('hop-by-hop headers are dropped, the controller token never goes upstream: the proxy token replaces it', (t) => {
   const h = upstreamRequestHeaders(
-    { connection: 'keep-alive, x-private', 'keep-alive': 'timeout=5', 'x-private': '1', 'transfer-encoding': 'chunked', authorization: 'Bearer mine', host: 'proxy', 'x-end': 'kept' },
+    { connection: 'keep-alive, x-private', 'keep-alive': 'timeout=5', 'x-private': '1', 'transfer-encoding': 'chunked', authorization: 'Bearer controller-token', host: 'proxy', 'x-end': 'kept' },
     { token: 'proxy-token' },
   );
-  t.deepEqual(h, { authorization: 'Bearer mine', 'x-end': 'kept' });
-  t.is(upstreamRequestHeaders({}, { token: 'proxy-token' }).authorization, 'Bearer proxy-token');
+  t.deepEqual(h, { authorization: 'Bearer proxy-token', 'x-end': 'kept' });
+  t.deepEqual(upstreamRequestHeaders({ authorization: 'Bearer controller-token' }, {}), {}, 'no upstream token: no Authorization at all');
 });
 
 test('LineSplitter reassembles lines across chunks', (t) => {

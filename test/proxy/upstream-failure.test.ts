@@ -1,7 +1,7 @@
 import net from 'node:net';
 import test from 'ava';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { deadPort, kubeConfigOf, rawRequest, startCluster, startProxy } from './helpers.js';
+import { deadPort, kubeConfigOf, proxyAuth, rawRequest, startCluster, startProxy } from './helpers.js';
 
 test('a dead upstream gives the controller a 503 Status and the proxy stays up', async (t) => {
   const port = await deadPort();
@@ -11,13 +11,13 @@ test('a dead upstream gives the controller a 503 Status and the proxy stays up',
   t.is((err as { code?: number }).code, 503);
 
   for (let i = 0; i < 3; i++) {
-    const res = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps/x' });
+    const res = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps/x', headers: proxyAuth(proxy) });
     t.is(res.status, 503);
     const body = JSON.parse(res.body.toString('utf8'));
     t.like(body, { kind: 'Status', status: 'Failure', code: 503, reason: 'ServiceUnavailable' });
     t.regex(body.message, /ECONNREFUSED/);
   }
-  const watch = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps?watch=1' });
+  const watch = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps?watch=1', headers: proxyAuth(proxy) });
   t.is(watch.status, 503);
   t.true(logs.some((l) => l.includes('ECONNREFUSED')), 'a log line says why');
   t.true(trace.ofType('response').every((r) => r.status === 503));
@@ -38,17 +38,17 @@ test('an upstream that answers garbage or hangs up mid-answer gives an error sta
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
   const { proxy } = await startProxy(t, `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`);
 
-  const garbage = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps/garbage' });
+  const garbage = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps/garbage', headers: proxyAuth(proxy) });
   t.is(garbage.status, 502);
   t.like(JSON.parse(garbage.body.toString()), { kind: 'Status', code: 502 });
-  const reset = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps/reset' });
+  const reset = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps/reset', headers: proxyAuth(proxy) });
   t.is(reset.status, 502);
-  const cut = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps/cut' });
+  const cut = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps/cut', headers: proxyAuth(proxy) });
   t.is(cut.status, 502);
 
   // Still serving after all that.
   const cluster = await startCluster(t);
-  const again = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps/garbage' });
+  const again = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps/garbage', headers: proxyAuth(proxy) });
   t.is(again.status, 502);
   void cluster;
 });

@@ -7,7 +7,7 @@ const N = 12;
 
 test('a client-node Watch through the proxy sees every add/update/delete in order, and the trace holds the same events', async (t) => {
   const cluster = await startCluster(t);
-  const { proxy, trace } = await startProxy(t, cluster.url);
+  const { proxy, trace } = await startProxy(t, cluster);
   const viaProxy = kubeConfigOf(proxy.kubeconfigYaml());
   // Writes go straight to the cluster: only the watch passes the proxy.
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
@@ -93,8 +93,8 @@ test('watch events split across arbitrary chunks are forwarded whole and recorde
     }, 1);
   });
   const { proxy, trace } = await startProxy(t, upstream);
-  const { rawRequest } = await import('./helpers.js');
-  const res = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps?watch=1' });
+  const { proxyAuth, rawRequest } = await import('./helpers.js');
+  const res = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps?watch=1', headers: proxyAuth(proxy) });
   t.is(res.status, 200);
   t.true(res.body.equals(wire), 'bytes forwarded unchanged');
   const recorded = trace.ofType('watch-event');
@@ -111,7 +111,7 @@ test('watch events split across arbitrary chunks are forwarded whole and recorde
 
 test('a client-node informer (list, then watch) through the proxy keeps an exact cache', async (t) => {
   const cluster = await startCluster(t);
-  const { proxy, trace } = await startProxy(t, cluster.url);
+  const { proxy, trace } = await startProxy(t, cluster);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'pre' } } });
   const viaProxy = kubeConfigOf(proxy.kubeconfigYaml());
@@ -140,7 +140,7 @@ test('a client-node informer (list, then watch) through the proxy keeps an exact
 test('BOOKMARKs delivered through the proxy are not controller activity: a watched controller still goes quiet', async (t) => {
   const cluster = await EmbeddedCluster.start({ port: 0, bookmarkIntervalMs: 20, simulation: false });
   t.teardown(() => cluster.stop());
-  const { proxy, trace } = await startProxy(t, cluster.url);
+  const { proxy, trace } = await startProxy(t, cluster);
   const viaProxy = kubeConfigOf(proxy.kubeconfigYaml());
   const controller = await new Watch(viaProxy).watch('/api/v1/namespaces/default/configmaps', { allowWatchBookmarks: true }, () => {}, () => {});
   t.teardown(() => controller.abort());

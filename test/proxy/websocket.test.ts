@@ -26,7 +26,7 @@ test('a WebSocket watch (as Java clients watch) through the TLS proxy: bytes pas
     upstreamServer.close();
   });
   const { proxy, trace } = await startProxy(t, `http://127.0.0.1:${(upstreamServer.address() as { port: number }).port}`, { tls: true });
-  const ws = new WebSocket(`${proxy.url.replace('https', 'wss')}/api/v1/namespaces/default/configmaps?watch=true`, { ca: proxy.caPem!, perMessageDeflate: false });
+  const ws = new WebSocket(`${proxy.url.replace('https', 'wss')}/api/v1/namespaces/default/configmaps?watch=true`, { ca: proxy.caPem!, perMessageDeflate: false, headers: { authorization: `Bearer ${proxy.controllerToken}` } });
   const received: string[] = [];
   await new Promise<void>((resolve, reject) => {
     ws.on('message', (m) => {

@@ -168,7 +168,7 @@ test('custom resources are pruned, coerced and defaulted as kube-apiserver does'
   const embedded = await EmbeddedCluster.start({ simulation: false });
   let mine: Map<string, unknown>;
   try {
-    mine = await scenarios(requester(embedded.url));
+    mine = await scenarios(requester(embedded.url, embedded.clientOptions()));
   } finally {
     await embedded.stop();
   }

@@ -36,7 +36,7 @@ function zkSession(address: string): Promise<bigint> {
 
 test('listeners follow the selected pods and the Service; calls are traced; a stopped pod refuses connections', async (t) => {
   const cluster = await EmbeddedCluster.start({ network: 'loopback', simulation: { podStopDelayMs: 0 } });
-  const client = new KubeClient(cluster.url);
+  const client = new KubeClient(cluster.url, cluster.clientOptions());
   const events: Array<Unstamped<ControllerTraceEvent | ClusterTraceEvent>> = [];
   const sink: TraceSink = { append: (e) => events.push(e) };
   const recorder = await ClusterRecorder.start(client, sink);

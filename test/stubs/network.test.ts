@@ -43,7 +43,7 @@ test('addresses of a block: services in the lower half, a /20 of pods per node, 
 });
 
 async function podAndServiceIps(cluster: EmbeddedCluster): Promise<{ podIP: string; clusterIP: string }> {
-  const client = new KubeClient(cluster.url);
+  const client = new KubeClient(cluster.url, cluster.clientOptions());
   try {
     await client.request('POST', '/api/v1/namespaces/default/services', { body: { metadata: { name: 's' }, spec: { ports: [{ port: 80 }], selector: { app: 'a' } } } });
     await client.request('POST', '/api/v1/namespaces/default/pods', { body: { metadata: { name: 'p', labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } });

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EmbeddedCluster } from '../../../src/cluster/index.js';
 import { kubernetesBody, type Field } from './encode.js';
+import { clusterAuth } from '../helpers.js';
 
 const vectors = fileURLToPath(new URL('../../../../test/cluster/protobuf/vectors/', import.meta.url));
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
@@ -18,7 +19,7 @@ async function send(cluster: EmbeddedCluster, method: string, path: string, body
   const res = await fetch(cluster.url + path, {
     method,
     body: new Uint8Array(body), // a copy backed by a plain ArrayBuffer, which BodyInit requires
-    headers: { 'Content-Type': PROTOBUF, Accept: `${PROTOBUF}, application/json` },
+    headers: { 'Content-Type': PROTOBUF, Accept: `${PROTOBUF}, application/json`, ...clusterAuth(cluster) },
   });
   return { status: res.status, contentType: res.headers.get('content-type'), json: await res.json() };
 }

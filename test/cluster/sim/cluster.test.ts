@@ -2,6 +2,7 @@
 import test from 'ava';
 import { EmbeddedCluster } from '../../../src/cluster/index.js';
 import { eventually, getJson, isReady, podTemplate, startSimCluster } from './helpers.js';
+import { clusterAuth } from '../helpers.js';
 
 test('a PVC is bound to a dynamically provisioned PV; deleting the PVC releases and deletes the PV', async (t) => {
   const { core, cluster, log } = await startSimCluster(t);
@@ -88,7 +89,7 @@ test('deleting a namespace deletes its pods first, then the rest, reports condit
   t.deepEqual((await core.listNamespacedPod({ namespace: 'team' })).items, []);
   t.deepEqual((await apps.listNamespacedDeployment({ namespace: 'team' })).items, []);
 
-  await fetch(`${cluster.url}/api/v1/namespaces/team/configmaps/held`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"metadata":{"finalizers":null}}' });
+  await fetch(`${cluster.url}/api/v1/namespaces/team/configmaps/held`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json', ...clusterAuth(cluster) }, body: '{"metadata":{"finalizers":null}}' });
   await eventually('namespace gone', async () => !(await getJson(cluster, '/api/v1/namespaces/team')), 5000, log);
   t.pass();
 });

@@ -23,7 +23,7 @@ async function until(what: string, probe: () => Promise<boolean>): Promise<void>
 async function once(events: boolean): Promise<{ writes: number; eventObjects: number; ms: number }> {
   const t0 = performance.now();
   const cluster = await EmbeddedCluster.start({ simulation: { events } });
-  const client = new KubeClient(cluster.url);
+  const client = new KubeClient(cluster.url, cluster.clientOptions());
   const start = cluster.resourceVersion;
   await client.apply({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'standard' }, provisioner: 'rancher.io/local-path' } as KubeObject);
   await client.apply({

@@ -195,7 +195,7 @@ test('DaemonSet: SuccessfulCreate per node', async (t) => {
 
 test('a repeated identical event is a PATCH that bumps count; 10 messages aggregate; 25 per object, then filtered', async (t) => {
   const cluster = await EmbeddedCluster.start({ simulation: false });
-  const client = new KubeClient(cluster.url);
+  const client = new KubeClient(cluster.url, cluster.clientOptions());
   t.teardown(async () => {
     client.close();
     await cluster.stop();
@@ -241,7 +241,7 @@ test('a repeated identical event is a PATCH that bumps count; 10 messages aggreg
 
 test('events.k8s.io: a repeated isomorphic event starts a series with one PATCH; later repeats stay in memory', async (t) => {
   const cluster = await EmbeddedCluster.start({ simulation: false });
-  const client = new KubeClient(cluster.url);
+  const client = new KubeClient(cluster.url, cluster.clientOptions());
   t.teardown(async () => {
     client.close();
     await cluster.stop();
@@ -311,7 +311,7 @@ test('next to a real control plane the simulation writes no kube-controller-mana
 
 test('the cluster recorder does not record Events and the oracles ignore them', async (t) => {
   const env = await startSimCluster(t);
-  const client = new KubeClient(env.cluster.url);
+  const client = new KubeClient(env.cluster.url, env.cluster.clientOptions());
   const trace = new MemoryTrace();
   const recorder = await ClusterRecorder.start(client, trace);
   t.teardown(async () => {

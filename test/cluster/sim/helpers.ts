@@ -4,6 +4,7 @@ import * as k8s from '@kubernetes/client-node';
 import { EmbeddedCluster } from '../../../src/cluster/index.js';
 import type { SimulationOptions } from '../../../src/cluster/sim/index.js';
 import { KubeClient } from '../../../src/kube/client.js';
+import { clusterAuth } from '../helpers.js';
 
 export interface SimCluster {
   cluster: EmbeddedCluster;
@@ -24,7 +25,7 @@ export const FAST: SimulationOptions = { podStartDelayMs: 20, podStopDelayMs: 10
 export async function startSimCluster(t: ExecutionContext, simulation: SimulationOptions = {}): Promise<SimCluster> {
   const log: string[] = [];
   const cluster = await EmbeddedCluster.start({ simulation: { ...FAST, ...simulation, log: (line) => log.push(line) } });
-  const client = new KubeClient(cluster.url);
+  const client = new KubeClient(cluster.url, cluster.clientOptions());
   t.teardown(async () => {
     client.close();
     await cluster.stop();
@@ -70,14 +71,14 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
 
 /** GET as JSON, undefined on 404. */
 export async function getJson(cluster: EmbeddedCluster, path: string): Promise<any> {
-  const res = await fetch(cluster.url + path);
+  const res = await fetch(cluster.url + path, { headers: clusterAuth(cluster) });
   if (res.status === 404) return undefined;
   if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status}: ${await res.text()}`);
   return res.json();
 }
 
 export async function send(cluster: EmbeddedCluster, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: any }> {
-  const res = await fetch(cluster.url + path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'Content-Type': contentType } }) });
+  const res = await fetch(cluster.url + path, { method, headers: { ...clusterAuth(cluster), ...(body === undefined ? {} : { 'Content-Type': contentType }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   const text = await res.text();
   let json: unknown = text;
   try {

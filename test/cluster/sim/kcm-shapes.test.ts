@@ -135,7 +135,7 @@ test('claims: DefaultStorageClass and StorageObjectInUseProtection admission; th
 
 test('KubeClient sends a DELETE body with its length, so DeleteOptions (preconditions) reach the server', async (t) => {
   const { cluster } = await startSimCluster(t, FAST);
-  const client = new KubeClient(cluster.url);
+  const client = new KubeClient(cluster.url, cluster.clientOptions());
   t.teardown(() => client.close());
   const created = await client.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'cm' } } });
   t.is(created.status, 201);

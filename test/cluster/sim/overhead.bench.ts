@@ -13,7 +13,7 @@ async function once(simulation: boolean): Promise<{ startMs: number; workMs: num
   const t0 = performance.now();
   const cluster = await EmbeddedCluster.start(simulation ? {} : { simulation: false });
   const t1 = performance.now();
-  const client = new KubeClient(cluster.url);
+  const client = new KubeClient(cluster.url, cluster.clientOptions());
   await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', namespace: 'default' }, data: { a: '1' } });
   await client.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sec', namespace: 'default' }, stringData: { b: '2' } });
   await client.get('Secret/default/sec');

@@ -1,0 +1,44 @@
+/**
+ * A run's credentials: the controller reaches the embedded cluster only through the proxy with the
+ * token of the kubeconfig the run wrote for it (0600), and the proxy reaches the cluster with the
+ * cluster's own token.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import test from 'ava';
+import { parse } from 'yaml';
+import type { ControllerUnderTest, Workload } from '../../src/config/config.js';
+import { executeRun } from '../../src/coordinator/run.js';
+
+test('the controller kubeconfig is 0600 and carries the proxy token; the controller works through proxy and cluster auth', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-run-credentials-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const source = join(dir, 'src.yaml');
+  writeFileSync(source, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
+  const workload: Workload = { name: 'mirror', steps: [{ apply: source }, { waitFor: { key: 'ConfigMap/default/mirror-src-a', timeoutSeconds: 20 } }] };
+  const config: ControllerUnderTest = {
+    file: join(dir, 'kperturb.yaml'),
+    dir,
+    name: 'mirror',
+    controller: { command: process.execPath, args: [fileURLToPath(new URL('../proxy/fixtures/mirror-controller.js', import.meta.url))], env: {}, workingDir: dir, hostAliases: [], clusterDNS: false, ports: [] },
+    setup: [],
+    workloads: new Map([[workload.name, workload]]),
+    referenceRuns: 1,
+    settle: { quietMs: 200, timeoutSeconds: 10 },
+    masks: [],
+    countUpdates: [],
+    exec: [],
+    logs: [],
+    applications: [],
+  };
+  const runDir = join(dir, 'run');
+  const { record } = await executeRun({ config, workload, runDir });
+  t.is(record.error, undefined);
+  t.true(record.workloadOutcome.ok, record.workloadOutcome.error);
+  const kubeconfig = join(runDir, 'controller.kubeconfig');
+  t.is(statSync(kubeconfig).mode & 0o777, 0o600);
+  const doc = parse(readFileSync(kubeconfig, 'utf8')) as { users: Array<{ user: { token?: string } }> };
+  t.regex(doc.users[0]!.user.token ?? '', /^[0-9a-f]{64}$/);
+});
