@@ -7,7 +7,7 @@ import { loadPlanFile, serializePlan, type TestPlan } from '../model/plan.js';
 import { RESULTS_FORMAT, type Alarm, type PlanResult, type ResultsFile, type RunArtifacts, type RunRecord } from '../model/results.js';
 import { readTrace } from '../model/trace-io.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
-import { UserInputError } from '../model/errors.js';
+import { InterruptedError, UserInputError } from '../model/errors.js';
 import type { TraceEvent } from '../model/trace.js';
 import { planTestsStreaming, type PruningStats } from '../../planner/index.js';
 import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '../../oracles/index.js';
@@ -23,6 +23,11 @@ export interface CampaignOptions {
   log: Log;
   /** Where every run of the campaign runs; default a fresh embedded cluster per run (see ClusterChoice). */
   cluster?: ClusterChoice;
+  /**
+   * Stops the stage (SIGINT, SIGTERM: src/cli/signals.ts): no run starts after it aborts, running
+   * runs end (src/coordinator/run.ts), and the stage throws InterruptedError saying what finished.
+   */
+  signal?: AbortSignal;
 }
 
 function selectWorkloads(config: ControllerUnderTest, names: string[] | undefined): Workload[] {
@@ -50,16 +55,23 @@ export async function learn(
 ): Promise<LearnSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
   const summaries: LearnSummary[] = [];
-  for (const workload of selectWorkloads(config, opts.workloads)) {
+  const workloads = selectWorkloads(config, opts.workloads);
+  let finishedRuns = 0;
+  const interrupted = (err: unknown) =>
+    opts.signal?.aborted ? new InterruptedError(`${finishedRuns} of ${workloads.length * config.referenceRuns} reference runs finished; runs in ${join(layout.root, 'learn')}`) : err;
+  for (const workload of workloads) {
     const summary: LearnSummary = { workload: workload.name, runs: [] };
     rmSync(join(layout.root, 'learn', workload.name), { recursive: true, force: true });
     for (let n = 1; n <= config.referenceRuns; n++) {
       const dir = layout.referenceRun(workload.name, n);
       opts.log(`learn ${config.name}/${workload.name}: reference run ${n}/${config.referenceRuns}`);
-      const { record } = await executeRun({ config, workload, runDir: dir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.serialize ? { serializeDelivery: opts.serialize } : {}) });
+      const { record } = await executeRun({ config, workload, runDir: dir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.serialize ? { serializeDelivery: opts.serialize } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }).catch((err: unknown) => {
+        throw interrupted(err);
+      });
       const ok = !record.error && record.workloadOutcome.ok;
       const error = record.error ?? record.workloadOutcome.error;
       summary.runs.push({ dir, ok, durationMs: record.durationMs, ...(error ? { error } : {}) });
+      finishedRuns++;
       if (!ok) opts.log(`  reference run ${n} failed: ${error}`);
     }
     summaries.push(summary);
@@ -252,7 +264,7 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
         const confirmDir = layout.confirmationRun(workload.name);
         rmSync(confirmDir, { recursive: true, force: true });
         opts.log(`confirm ${config.name}/${workload.name}: re-running the workload without faults to check the alarmed fields are deterministic`);
-        const c = await executeRun({ config, workload, runDir: confirmDir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}) });
+        const c = await executeRun({ config, workload, runDir: confirmDir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
         const cArtifacts = await fullArtifacts(confirmDir, c.record, c.artifacts);
         if (c.record.error) opts.log(`  the confirmation run failed (${c.record.error}); alarms stay unconfirmed`);
         return { runDir: confirmDir, alarms: c.record.error ? [] : runAlarms(refs, cArtifacts, c.record, options) };
@@ -270,6 +282,7 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
   opts.progress?.begin(plans.length);
 
   const runPlan = async (p: TestPlan, i: number): Promise<void> => {
+    if (opts.signal?.aborted) return;
     const workload = config.workloads.get(p.spec.workload)!;
     const refs = await referencesOf(workload.name);
     const options = oracleOptions(config, workload.name);
@@ -279,7 +292,7 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
     opts.progress?.planStarted(`${p.metadata.name}: ${p.spec.description}`);
     // Lines of concurrent runs interleave: each says which plan it belongs to.
     const log: Log = concurrent ? (line) => opts.log(`[${p.metadata.name}] ${line.trimStart()}`) : opts.log;
-    const run = await executeRun({ config, workload, runDir, plan: p, log, ...(opts.cluster ? { cluster: opts.cluster } : {}) });
+    const run = await executeRun({ config, workload, runDir, plan: p, log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
     const artifacts = await fullArtifacts(runDir, run.record, run.artifacts);
     let decision = judgeTestRun(refs.runs, artifacts, run.record, options);
     let confirmation: { runDir: string; alarms: Alarm[] } | undefined;
@@ -310,6 +323,7 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
   };
 
   const outcomes = await Promise.allSettled(plans.map((p, i) => limiter.run(() => runPlan(p, i))));
+  if (opts.signal?.aborted) throw new InterruptedError(`${finished().length} of ${plans.length} plans finished; results in ${layout.resultsFile}`);
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) throw failure.reason;
   writeResults(layout.resultsFile, [...earlier, ...finished()], earlier.length + plans.length, true);
