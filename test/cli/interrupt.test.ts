@@ -32,9 +32,9 @@ workloads:
   copy:
     steps:
       - apply: in.yaml
-      - waitFor: { key: ConfigMap/default/out, field: data.a, equals: "1", timeoutSeconds: 20 }
+      - waitFor: { key: ConfigMap/default/out, field: data.a, equals: "1", timeoutSeconds: 10 }
       - patch: { key: ConfigMap/default/in, type: merge, patch: { data: { a: "2" } } }
-      - waitFor: { key: ConfigMap/default/out, field: data.a, equals: "2", timeoutSeconds: 20 }
+      - waitFor: { key: ConfigMap/default/out, field: data.a, equals: "2", timeoutSeconds: 10 }
 referenceRuns: ${referenceRuns}
 settle: { quietMs: 300, timeoutSeconds: 10 }
 `,
@@ -68,19 +68,25 @@ function pidsIn(file: string): number[] {
   return readFileSync(file, 'utf8').split(/\s+/).filter(Boolean).map(Number);
 }
 
-/** The pids still running once they have had `timeoutMs` to end; kills them after, for the next tests. */
+/** Kills what is left of these processes once the test is over, failed or not, for the next tests. */
+function killAfterwards(t: ExecutionContext, pids: () => number[]): void {
+  t.teardown(() => pids().filter(processExists).forEach((pid) => process.kill(pid, 'SIGKILL')));
+}
+
+/** The pids still running once they have had `timeoutMs` to end. */
 async function survivors(t: ExecutionContext, pids: number[], timeoutMs = 10_000): Promise<number[]> {
-  t.teardown(() => pids.filter(processExists).forEach((pid) => process.kill(pid, 'SIGKILL')));
+  killAfterwards(t, () => pids);
   return waitFor('', timeoutMs, () => (pids.some(processExists) ? undefined : [])).catch(() => pids.filter(processExists));
 }
 
 /** Starts `learn`, waits until the controller runs, and sends `signal` to kperturb (or calls `interrupt`). */
-async function interruptLearn(t: ExecutionContext, signal: NodeJS.Signals, interrupt = async (cli: ReturnType<typeof startCli>) => void cli.child.kill(signal)) {
+async function interruptLearn(t: ExecutionContext, signal: NodeJS.Signals, interrupt = async (cli: ReturnType<typeof startCli>, pidFile: string) => void cli.child.kill(signal)) {
   const c = campaign(1);
   const cli = startCli(['learn', ...c.args]);
   t.teardown(() => cli.child.kill('SIGKILL'));
+  killAfterwards(t, () => pidsIn(c.pidFile));
   await waitFor('the controller started', 30_000, () => (pidsIn(c.pidFile).length >= 2 ? true : cli.child.exitCode !== null ? t.fail(cli.stderr()) : undefined));
-  await interrupt(cli);
+  await interrupt(cli, c.pidFile);
   const exit = await cli.exited;
   return { c, exit, stderr: cli.stderr(), pids: pidsIn(c.pidFile) };
 }
@@ -99,10 +105,32 @@ for (const [signal, code] of [
   });
 }
 
-test.serial('SIGKILL: the controller and its child end with kperturb', async (t) => {
-  const { exit, pids } = await interruptLearn(t, 'SIGKILL');
+/** The pids of the watchdogs (src/process/groups.ts) of these process groups (Linux: from /proc). */
+function watchdogsOf(pgids: number[]): number[] {
+  const marks = pgids.map((pgid) => `kperturb-watchdog\0${pgid}\0`);
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const cmdline = readFileSync(`/proc/${d}/cmdline`, 'utf8');
+        return marks.some((m) => cmdline.includes(m));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+test.serial('SIGKILL: the controller and its child end with kperturb, and so does the watchdog that ended them', async (t) => {
+  let watchdogs: number[] = [];
+  const { exit, pids } = await interruptLearn(t, 'SIGKILL', async (cli, pidFile) => {
+    watchdogs = watchdogsOf(pidsIn(pidFile));
+    cli.child.kill('SIGKILL');
+  });
   t.is(exit.signal, 'SIGKILL');
   t.deepEqual(await survivors(t, pids), [], `processes left behind of ${pids.join(', ')}`);
+  t.is(watchdogs.length, 1, 'one watchdog watched the controller');
+  t.deepEqual(await survivors(t, watchdogs), []);
 });
 
 test.serial('a second SIGINT stops at once, and still leaves no controller behind', async (t) => {
@@ -125,6 +153,7 @@ test.serial('SIGINT during `test`: finished plans keep their results, the runnin
   const resultsFile = join(c.out, 'stubborn', 'results.json');
   const cli = startCli(['test', ...c.args]);
   t.teardown(() => cli.child.kill('SIGKILL'));
+  killAfterwards(t, () => pidsIn(c.pidFile));
   await waitFor('the first plan finished', 90_000, () => (existsSync(resultsFile) ? true : cli.child.exitCode !== null ? t.fail(cli.stderr()) : undefined));
   cli.child.kill('SIGINT');
   const exit = await cli.exited;
