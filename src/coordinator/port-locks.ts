@@ -14,7 +14,6 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { processExists } from '../process/groups.js';
 
 const POLL_MS = 250;
 
@@ -83,9 +82,18 @@ function tryLock(file: string): string | undefined {
       unlinkQuietly(aside);
     }
     const pid = Number(readQuietly(file));
-    if ((Number.isInteger(pid) && pid > 0 && processExists(pid)) || attempt > 0) return `held by pid ${pid}`;
+    if ((Number.isInteger(pid) && pid > 0 && alive(pid)) || attempt > 0) return `held by pid ${pid}`;
     // Its process is gone: take it over, once.
     unlinkQuietly(file);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
