@@ -9,7 +9,7 @@ import { loadPlanFile, serializePlan, type TestPlan } from '../model/plan.js';
 import { RESULTS_FORMAT, type Alarm, type ContractMode, type PlanResult, type ResultsFile, type RunArtifacts, type RunRecord } from '../model/results.js';
 import { readTrace } from '../model/trace-io.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
-import { UserInputError } from '../model/errors.js';
+import { InterruptedError, UserInputError } from '../model/errors.js';
 import type { TraceEvent } from '../model/trace.js';
 import { planTestsStreaming, type PruningStats } from '../../planner/index.js';
 import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '../../oracles/index.js';
@@ -29,6 +29,11 @@ export interface CampaignOptions {
   log: Log;
   /** Where every run of the campaign runs; default a fresh embedded cluster per run (see ClusterChoice). */
   cluster?: ClusterChoice;
+  /**
+   * Stops the stage (SIGINT, SIGTERM: src/cli/signals.ts): no run starts after it aborts, running
+   * runs end (src/coordinator/run.ts), and the stage throws InterruptedError saying what finished.
+   */
+  signal?: AbortSignal;
 }
 
 function selectWorkloads(config: ControllerUnderTest, names: string[] | undefined): Workload[] {
@@ -76,7 +81,11 @@ export async function learn(config: ControllerUnderTest, opts: LearnOptions): Pr
 
 async function learnWorkloads(config: ControllerUnderTest, layout: CampaignLayout, opts: LearnOptions): Promise<LearnSummary[]> {
   const summaries: LearnSummary[] = [];
-  for (const workload of selectWorkloads(config, opts.workloads)) {
+  const workloads = selectWorkloads(config, opts.workloads);
+  let finishedRuns = 0;
+  const interrupted = (err: unknown) =>
+    opts.signal?.aborted ? new InterruptedError(`${finishedRuns} of ${workloads.length * config.referenceRuns} reference runs finished; runs in ${join(layout.root, 'learn')}`) : err;
+  for (const workload of workloads) {
     const summary: LearnSummary = { workload: workload.name, runs: [] };
     // The earlier reference runs stay until the new ones are all done.
     const replacement = replaceDirectory(layout.learnDir(workload.name));
@@ -84,10 +93,13 @@ async function learnWorkloads(config: ControllerUnderTest, layout: CampaignLayou
       const dir = layout.referenceRun(workload.name, n);
       opts.log(`learn ${config.name}/${workload.name}: reference run ${n}/${config.referenceRuns}`);
       const runDir = layout.referenceRun(workload.name, n, replacement.path);
-      const { record } = await executeRun({ config, workload, runDir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.serialize ? { serializeDelivery: opts.serialize } : {}) });
+      const { record } = await executeRun({ config, workload, runDir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.serialize ? { serializeDelivery: opts.serialize } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }).catch((err: unknown) => {
+        throw interrupted(err);
+      });
       const ok = !record.error && record.workloadOutcome.ok;
       const error = record.error ?? record.workloadOutcome.error;
       summary.runs.push({ dir, ok, durationMs: record.durationMs, ...(error ? { error } : {}) });
+      finishedRuns++;
       if (!ok) opts.log(`  reference run ${n} failed: ${error}`);
     }
     replacement.commit();
@@ -345,7 +357,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
         const confirmDir = layout.confirmationRun(workload.name);
         const replacement = replaceDirectory(confirmDir);
         opts.log(`confirm ${config.name}/${workload.name}: re-running the workload without faults to check the alarmed fields are deterministic`);
-        const c = await executeRun({ config, workload, runDir: replacement.path, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}) });
+        const c = await executeRun({ config, workload, runDir: replacement.path, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
         const cArtifacts = await fullArtifacts(replacement.path, c.record, c.artifacts);
         replacement.commit();
         if (c.record.error) opts.log(`  the confirmation run failed (${c.record.error}); alarms stay unconfirmed`);
@@ -377,6 +389,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
   opts.progress?.begin(toRun.length);
 
   const runPlan = async (p: TestPlan, i: number): Promise<void> => {
+    if (opts.signal?.aborted) return;
     const workload = config.workloads.get(p.spec.workload)!;
     const refs = await referencesOf(workload.name);
     const options = oracleOptions(config, workload.name);
@@ -387,7 +400,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
     opts.progress?.planStarted(`${p.metadata.name}: ${p.spec.description}`);
     // Lines of concurrent runs interleave: each says which plan it belongs to.
     const log: Log = concurrent ? (line) => opts.log(`[${p.metadata.name}] ${line.trimStart()}`) : opts.log;
-    const run = await executeRun({ config, workload, runDir: replacement.path, plan: p, log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.contract ? { contract: opts.contract } : {}) });
+    const run = await executeRun({ config, workload, runDir: replacement.path, plan: p, log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.contract ? { contract: opts.contract } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
     const artifacts = await fullArtifacts(replacement.path, run.record, run.artifacts);
     let decision = judgeTestRun(refs.runs, artifacts, run.record, options);
     let confirmation: { runDir: string; alarms: Alarm[] } | undefined;
@@ -421,6 +434,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
   };
 
   const outcomes = await Promise.allSettled(toRun.map((i) => limiter.run(() => runPlan(plans[i]!, i))));
+  if (opts.signal?.aborted) throw new InterruptedError(`${finished().length} of ${plans.length} plans finished; results in ${layout.resultsFile}`);
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) throw failure.reason;
   writeResults(layout.resultsFile, finished(), plans, referenceStarts, true);

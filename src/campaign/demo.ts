@@ -8,6 +8,7 @@ import { existsSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config/config.js';
+import { InterruptedError } from '../model/errors.js';
 import type { ControllerUnderTest } from '../config/config.js';
 import type { Pattern, TestPlan } from '../model/plan.js';
 import type { PlanResult, Verdict } from '../model/results.js';
@@ -82,6 +83,8 @@ export interface DemoOptions {
   parallel?: number;
   /** Where the runs run (default: a fresh embedded cluster each); see ClusterChoice. */
   cluster?: ClusterChoice;
+  /** Stops the demo (SIGINT, SIGTERM); see CampaignOptions.signal. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -97,6 +100,7 @@ export const DEMO_PARALLEL = 3;
  */
 export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
   const started = Date.now();
+  const orInterrupted = (err: unknown) => (opts.signal?.aborted ? new InterruptedError(`results so far in ${opts.out}`) : err);
   const prepared: Array<{ config: ControllerUnderTest; workload: string; plans: TestPlan[]; prepMs: number; error?: string; skipped?: string }> = [];
   for (const file of findExampleConfigs()) {
     const config = loadConfig(file);
@@ -116,7 +120,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
         continue;
       }
       const t0 = Date.now();
-      const learned = await learn(config, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), workloads: [workload], serialize: { quietMs: DEMO_SERIALIZE_QUIET_MS } });
+      const learned = await learn(config, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}), workloads: [workload], serialize: { quietMs: DEMO_SERIALIZE_QUIET_MS } }).catch((err: unknown) => {
+        throw orInterrupted(err);
+      });
       const failed = learned.flatMap((l) => l.runs).find((r) => !r.ok);
       if (failed) {
         // Plans from a broken reference would be meaningless; the other examples still run.
@@ -133,13 +139,13 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
   const perCall: TestProgress | undefined = progress && { begin: () => undefined, planStarted: (l) => progress.planStarted(l), planFinished: (r) => progress.planFinished(r) };
   // One limit over all examples: their plans share the machine, not one example at a time.
   const limiter = new Limiter(opts.parallel ?? DEMO_PARALLEL);
-  const examples = await Promise.all(
+  const outcomes = await Promise.allSettled(
     prepared.map(async (p): Promise<DemoExampleResult> => {
       const t0 = Date.now();
       if (p.error || p.skipped) {
         return { example: p.config.name, workload: p.workload, plansGenerated: 0, bugs: 0, durationMs: p.prepMs, plans: [], ...(p.error ? { error: p.error } : { skipped: p.skipped! }) };
       }
-      const results = await test(p.config, p.plans, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), limiter, confirm: opts.confirm ?? true, ...(perCall ? { progress: perCall } : {}) });
+      const results = await test(p.config, p.plans, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}), limiter, confirm: opts.confirm ?? true, ...(perCall ? { progress: perCall } : {}) });
       return {
         example: p.config.name,
         workload: p.workload,
@@ -165,6 +171,12 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
       };
     }),
   );
+  // Every example's runs have ended (an interrupt ends them all) before the demo says what happened.
+  const examples: DemoExampleResult[] = [];
+  for (const outcome of outcomes) {
+    if (outcome.status === 'rejected') throw orInterrupted(outcome.reason);
+    examples.push(outcome.value);
+  }
   return { format: DEMO_RESULTS_FORMAT, durationMs: Date.now() - started, examples };
 }
 

@@ -10,7 +10,8 @@ import { learn, plan, test, loadPlans } from '../campaign/campaign.js';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { CampaignLayout } from '../campaign/layout.js';
 import { DEMO_PARALLEL, renderDemoTable, runDemo, writeDemoJson } from '../campaign/demo.js';
-import { UserInputError, SetupError } from '../model/errors.js';
+import { InterruptedError, UserInputError, SetupError } from '../model/errors.js';
+import { interruptExitCode, stopOnInterrupt } from './signals.js';
 import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../cluster/kube-version.js';
 import { renderTable, formatDuration } from './table.js';
 import { writeOptionFile } from './output-file.js';
@@ -76,10 +77,11 @@ const kubeconfigOption = () =>
 async function clusterChoice(
   opts: { real?: boolean; kubeconfig?: string; parallel?: number },
   parallelGiven: boolean,
+  signal?: AbortSignal,
 ): Promise<{ cluster?: ClusterChoice; parallel?: number }> {
   if (opts.real) {
     const { ensureControlPlaneBinaries } = await import('../realcluster/index.js');
-    return { cluster: { kind: 'real', binaries: await ensureControlPlaneBinaries(log) }, ...(opts.parallel !== undefined ? { parallel: opts.parallel } : {}) };
+    return { cluster: { kind: 'real', binaries: await ensureControlPlaneBinaries(log, signal) }, ...(opts.parallel !== undefined ? { parallel: opts.parallel } : {}) };
   }
   if (opts.kubeconfig !== undefined) {
     const { ExistingCluster } = await import('../realcluster/index.js');
@@ -201,8 +203,9 @@ export function buildProgram(): Command {
     .action(async (opts: { config: string; out: string; workload?: string[]; serialize?: number | true; real?: boolean; kubeconfig?: string }) => {
       const config = loadConfig(opts.config);
       const serialize = opts.serialize === undefined ? {} : { serialize: { quietMs: opts.serialize === true ? DEFAULT_SERIALIZE_QUIET_MS : opts.serialize } };
-      const { cluster } = await clusterChoice(opts, false);
-      const summaries = await learn(config, { out: resolve(opts.out), log, ...(cluster ? { cluster } : {}), ...(opts.workload ? { workloads: opts.workload } : {}), ...serialize });
+      const signal = stopOnInterrupt(log);
+      const { cluster } = await clusterChoice(opts, false, signal);
+      const summaries = await learn(config, { out: resolve(opts.out), log, signal, ...(cluster ? { cluster } : {}), ...(opts.workload ? { workloads: opts.workload } : {}), ...serialize });
       const rows = summaries.flatMap((s) => s.runs.map((r, i) => [s.workload, `ref-${i + 1}`, r.ok ? 'ok' : 'FAILED', formatDuration(r.durationMs), r.error ?? r.dir]));
       process.stdout.write(renderTable(['workload', 'run', 'outcome', 'time', 'directory / error'], rows) + '\n');
       if (summaries.some((s) => s.runs.some((r) => !r.ok))) throw new SetupError('a reference run failed: fix the workload or the controller before planning');
@@ -247,11 +250,12 @@ export function buildProgram(): Command {
       const planPaths = paths.length > 0 ? paths : [new CampaignLayout(out, config.name).plansDir()];
       const plans = loadPlans(planPaths);
       if (plans.length === 0) throw new UserInputError(planPaths.join(', '), undefined, 'at least one plan (run `kperturb plan` first)');
-      const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli');
+      const signal = stopOnInterrupt(log);
+      const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli', signal);
       const progress = new ProgressReporter();
       let results: PlanResult[];
       try {
-        results = await test(config, plans, { out, log: progress.log, progress, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), ...(opts.confirm ? { confirm: true } : {}), ...(opts.rerun ? { rerun: true } : {}), ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}) });
+        results = await test(config, plans, { out, log: progress.log, progress, signal, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), ...(opts.confirm ? { confirm: true } : {}), ...(opts.rerun ? { rerun: true } : {}), ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}) });
       } finally {
         progress.end();
       }
@@ -309,11 +313,12 @@ export function buildProgram(): Command {
     .addOption(realOption())
     .addOption(kubeconfigOption())
     .action(async (opts: { json?: string; only?: string[]; out: string; confirm: boolean; all?: boolean; parallel: number; real?: boolean; kubeconfig?: string }, cmd: Command) => {
-      const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli');
+      const signal = stopOnInterrupt(log);
+      const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli', signal);
       const progress = new ProgressReporter();
       let results: Awaited<ReturnType<typeof runDemo>>;
       try {
-        results = await runDemo({ out: resolve(opts.out), log: progress.log, progress, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), confirm: opts.confirm, all: opts.all === true, ...(opts.only ? { only: opts.only } : {}) });
+        results = await runDemo({ out: resolve(opts.out), log: progress.log, progress, signal, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), confirm: opts.confirm, all: opts.all === true, ...(opts.only ? { only: opts.only } : {}) });
       } finally {
         progress.end();
       }
@@ -362,6 +367,10 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       // --help and --version end here too, with exit code 0.
       return err.exitCode === 0 ? 0 : 2;
+    }
+    if (err instanceof InterruptedError) {
+      log(`kperturb: interrupted: ${err.message}; rerun the same command to continue`);
+      return interruptExitCode() ?? 130;
     }
     if (err instanceof UserInputError || err instanceof SetupError) {
       log(`kperturb: ${err.message}`);

@@ -1,14 +1,16 @@
 /**
  * Starts, kills and restarts the controller under test as a local process whose KUBECONFIG points at
  * the proxy. Every incarnation's output goes to one log file, prefixed with the incarnation number.
+ * Each incarnation is a process group of its own (src/process/groups.ts): a crash or a stop ends the
+ * controller with every process it started, and none outlives kperturb.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { TraceSink } from '../model/trace.js';
 import type { ControllerUnderTest } from '../config/config.js';
 import { controllerEnvironment } from '../config/var-expansion.js';
 import type { CommandWrapper } from './hosts-namespace.js';
+import { ProcessGroup } from '../process/groups.js';
 
 export interface ControllerExit {
   incarnation: number;
@@ -19,9 +21,11 @@ export interface ControllerExit {
 }
 
 export class ControllerProcess {
-  private child: ChildProcess | undefined;
+  private group: ProcessGroup | undefined;
   private exitPromise: Promise<void> | undefined;
   private killingOnPurpose = false;
+  /** stop() was called: the run is over, and no incarnation starts after it (a restart in progress when a run is interrupted). */
+  private ended = false;
   incarnation = 0;
   readonly exits: ControllerExit[] = [];
   /** Why the command could not be started at all (not found, not executable), for the run's error. */
@@ -43,7 +47,8 @@ export class ControllerProcess {
   }
 
   get running(): boolean {
-    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+    const child = this.group?.child;
+    return child !== undefined && child.exitCode === null && child.signalCode === null;
   }
 
   /** Did the current incarnation exit without kperturb asking it to? */
@@ -52,17 +57,19 @@ export class ControllerProcess {
   }
 
   start(): void {
+    if (this.ended) return;
     this.incarnation++;
     const incarnation = this.incarnation;
     const { command, args, env, workingDir } = this.config.controller;
     const expanded = controllerEnvironment(process.env, env, args, this.kubeconfigFile);
     const launch = this.wrap ? this.wrap(command, expanded.args) : { command, args: expanded.args };
-    const child = spawn(launch.command, launch.args, {
+    const group = new ProcessGroup(launch.command, launch.args, {
       cwd: workingDir,
       env: expanded.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    this.child = child;
+    const child = group.child;
+    this.group = group;
     this.killingOnPurpose = false;
     const prefix = `[${incarnation}] `;
     const pipe = (stream: NodeJS.ReadableStream | null) => {
@@ -92,25 +99,24 @@ export class ControllerProcess {
     this.trace.append({ type: 'controller', action: 'start', incarnation, ...(child.pid !== undefined ? { pid: child.pid } : {}) });
   }
 
-  /** SIGKILL: a crash, no chance to clean up. Resolves once the process is gone. */
+  /** SIGKILL to the group: a crash, no chance to clean up. Resolves once the process is gone. */
   async kill(): Promise<void> {
-    if (!this.child || !this.running) return this.exitPromise;
+    if (!this.group || !this.running) return this.exitPromise;
     this.killingOnPurpose = true;
-    this.child.kill('SIGKILL');
+    void this.group.kill();
     await this.exitPromise;
   }
 
-  /** SIGTERM, then SIGKILL after `graceMs`: the orderly end of a run. */
+  /** SIGTERM to the group, then SIGKILL after `graceMs`: the orderly end of a run. */
   async stop(graceMs = 2000): Promise<void> {
-    if (!this.child || !this.running) {
+    this.ended = true;
+    if (!this.group || !this.running) {
       await this.exitPromise;
       return;
     }
     this.killingOnPurpose = true;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child?.kill('SIGKILL'), graceMs);
+    void this.group.stop(graceMs);
     await this.exitPromise;
-    clearTimeout(timer);
   }
 
   async closeLog(): Promise<void> {

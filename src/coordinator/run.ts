@@ -4,7 +4,7 @@
  * the plan's faults. Leaves a run directory (see src/model/results.ts) and returns what the oracles
  * need.
  */
-import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { needsReachableAddresses, type ClusterConfig, type ControllerUnderTest, type Workload } from '../config/config.js';
 import { EmbeddedCluster } from '../cluster/index.js';
@@ -28,7 +28,7 @@ import { END_STATE_FORMAT, RUN_FORMAT, type ContractMode, type EndState, type Ru
 import type { ClusterChangeEvent } from '../model/trace.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
 import { formatApiPath } from '../model/api-path.js';
-import { SetupError } from '../model/errors.js';
+import { InterruptedError, SetupError } from '../model/errors.js';
 import { writeFileAtomic } from '../model/atomic-files.js';
 import { writePrivateFile } from '../model/private-file.js';
 import { lockPorts } from './port-locks.js';
@@ -90,6 +90,12 @@ export interface RunOptions {
   cluster?: ClusterChoice;
   /** `strict`: faults stay within the API contract (see ControllerProxyOptions.contract). */
   contract?: ContractMode;
+  /**
+   * Ends the run early (SIGINT, SIGTERM): its waits stop, everything it started is stopped, its
+   * directory is removed (an unfinished run has no result; a later run redoes it), and executeRun
+   * throws InterruptedError.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -114,6 +120,8 @@ const CRD_SERVED_TIMEOUT_MS = 30_000;
 export async function executeRun(options: RunOptions): Promise<RunOutcome> {
   const { config, workload, runDir, plan } = options;
   const log = options.log ?? (() => undefined);
+  const interruptible = <T>(promise: Promise<T>) => unlessAborted(promise, options.signal);
+  if (options.signal?.aborted) throw new InterruptedError(`the run in ${runDir} was not started`);
   mkdirSync(runDir, { recursive: true });
   const started = Date.now();
   const sequence = new TraceSequence();
@@ -178,7 +186,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
         if (obj.kind === 'CustomResourceDefinition') setupCrds.push(obj);
       }
     }
-    await waitUntilServed(client, setupCrds, CRD_SERVED_TIMEOUT_MS);
+    await interruptible(waitUntilServed(client, setupCrds, CRD_SERVED_TIMEOUT_MS));
     await recorder.refreshResources();
 
     // Stub applications and the controller's names follow the cluster through the recorder; their
@@ -232,10 +240,11 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     if (faults) cleanups.unshift(() => faults.finish());
 
     proxy.incarnation = 1;
+    options.signal?.throwIfAborted();
     proc.start();
-    await waitUntilQuiet(proxy, proc, config.settle.quietMs, STARTUP_TIMEOUT_MS, true);
+    await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, STARTUP_TIMEOUT_MS, true));
 
-    const outcome: WorkloadOutcome = await runWorkload(client, workload, controllerTrace, { onStep: (i) => (currentStep = i) });
+    const outcome: WorkloadOutcome = await interruptible(runWorkload(client, workload, controllerTrace, { onStep: (i) => (currentStep = i) }));
     record.workloadOutcome = outcome;
     if (!outcome.ok) log(`  workload failed: ${outcome.error}`);
     currentStep = workload.steps.length;
@@ -247,13 +256,13 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
       // sat silent on its frozen view was not done, it is only now seeing the present.
       let quietSince = 0;
       if (restart) {
-        await restart;
+        await interruptible(restart);
         quietSince = Date.now();
         // The restarted controller needs a moment to start before "quiet" means anything.
-        await waitForWatches(proxy, proc, STARTUP_TIMEOUT_MS);
+        await interruptible(waitForWatches(proxy, proc, STARTUP_TIMEOUT_MS));
       }
       const remaining = settleDeadline - Date.now();
-      record.settled = await waitUntilQuiet(proxy, proc, config.settle.quietMs, Math.max(remaining, 0), false, quietSince);
+      record.settled = await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, Math.max(remaining, 0), false, quietSince));
       // A fault that fires while we settle restarts the controller: settle again after it.
       if (faults?.pending === restart || remaining <= 0) break;
     }
@@ -267,7 +276,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     endState = await recorder.snapshot();
   } catch (err) {
     record.error = err instanceof Error ? err.message : String(err);
-    log(`  run failed: ${record.error}`);
+    if (!options.signal?.aborted) log(`  run failed: ${record.error}`);
   } finally {
     for (const cleanup of cleanups.reverse()) {
       try {
@@ -283,6 +292,10 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     await controllerTrace.close();
     await clusterTrace.close();
   }
+  if (options.signal?.aborted && record.error !== undefined) {
+    rmSync(runDir, { recursive: true, force: true });
+    throw new InterruptedError(`the run in ${runDir} was interrupted`);
+  }
   record.durationMs = Date.now() - started;
   writeFileAtomic(join(runDir, 'run.json'), JSON.stringify(record, null, 2) + '\n');
   // Secret values stay off the disk, as in the traces; the oracles compare the hashes (equal values,
@@ -293,6 +306,18 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
   writeFileAtomic(join(runDir, CLUSTER_RECORD_FILE), JSON.stringify(clusterRecord, null, 2) + '\n');
   const clusterChanges = clusterTrace.events.filter((e): e is ClusterChangeEvent => e.type === 'cluster-change');
   return { record, artifacts: { endState, clusterChanges } };
+}
+
+/** `promise`, unless `signal` aborts first: then InterruptedError at once (the promise goes on, unobserved). */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  promise.catch(() => undefined);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new InterruptedError('interrupted'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /**

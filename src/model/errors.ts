@@ -26,3 +26,15 @@ function formatInputError(file: string | undefined, at: string | undefined, expe
   const where = [file, at ? `at ${at}` : undefined].filter(Boolean).join(' ');
   return where ? `${where}: ${expected}` : expected;
 }
+
+/**
+ * SIGINT or SIGTERM stopped the work (src/cli/signals.ts): the message says what finished and where
+ * it is. The CLI exits 128 + the signal's number (130, 143), as a shell reports a process the signal
+ * killed.
+ */
+export class InterruptedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InterruptedError';
+  }
+}

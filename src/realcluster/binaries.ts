@@ -5,11 +5,12 @@
  * binaries you built or downloaded yourself (e.g. an envtest KUBEBUILDER_ASSETS directory plus a
  * kube-controller-manager).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SetupError } from '../model/errors.js';
+import { InterruptedError, SetupError } from '../model/errors.js';
+import { ProcessGroup } from '../process/groups.js';
 
 export interface ControlPlaneBinaries {
   dir: string;
@@ -50,16 +51,20 @@ export function locateControlPlaneBinaries(): ControlPlaneBinaries {
 
 /**
  * Builds the binaries if needed (the first time on a machine: several minutes; see realcp/README.md)
- * and returns them. The script's progress lines go to `log`.
+ * and returns them. The script's progress lines go to `log`. The build runs in a process group of its
+ * own (src/process/groups.ts), which `signal` stops (InterruptedError).
  */
-export async function ensureControlPlaneBinaries(log: (line: string) => void = (line) => process.stderr.write(line + '\n')): Promise<ControlPlaneBinaries> {
+export async function ensureControlPlaneBinaries(log: (line: string) => void = (line) => process.stderr.write(line + '\n'), signal?: AbortSignal): Promise<ControlPlaneBinaries> {
   const fromEnv = process.env[BIN_DIR_ENV];
   if (fromEnv) return binariesIn(fromEnv);
-  const child = spawn('sh', [SETUP_SCRIPT], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const group = new ProcessGroup('sh', [SETUP_SCRIPT], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = group.child;
+  const stop = () => void group.stop(2000);
+  signal?.addEventListener('abort', stop, { once: true });
   let stdout = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   let pending = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     pending += chunk;
     const lines = pending.split('\n');
     pending = lines.pop() ?? '';
@@ -69,7 +74,9 @@ export async function ensureControlPlaneBinaries(log: (line: string) => void = (
     child.once('error', reject);
     child.once('close', (status) => resolve(status));
   });
+  signal?.removeEventListener('abort', stop);
   if (pending) log(pending);
+  if (signal?.aborted) throw new InterruptedError(`the real control plane's build (${SETUP_SCRIPT}) was stopped`);
   if (code !== 0) throw new SetupError(`building the real control plane failed (${SETUP_SCRIPT} exited with ${code}); see the lines above`);
   return binariesIn(stdout.trim().split('\n').pop() ?? '');
 }

@@ -75,15 +75,7 @@ export async function eventually<T>(what: string, timeoutMs: number, check: () =
   }
 }
 
-/** True if a process with this pid exists (signal 0 probes without signalling). */
-export function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export { processExists } from '../../src/process/groups.js';
 
 /** A namespaced CRD `widgets.<group>` (kind Widget, v1, status subresource); one group per test keeps tests apart. */
 export const crdYaml = (group: string): string => `apiVersion: apiextensions.k8s.io/v1
