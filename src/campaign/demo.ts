@@ -8,7 +8,7 @@ import { existsSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config/config.js';
-import { InterruptedError } from '../model/errors.js';
+import { InterruptedError, UserInputError } from '../model/errors.js';
 import type { ControllerUnderTest } from '../config/config.js';
 import type { Pattern, TestPlan } from '../model/plan.js';
 import type { PlanResult, Verdict } from '../model/results.js';
@@ -102,8 +102,12 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
   const started = Date.now();
   const orInterrupted = (err: unknown) => (opts.signal?.aborted ? new InterruptedError(`results so far in ${opts.out}`) : err);
   const prepared: Array<{ config: ControllerUnderTest; workload: string; plans: TestPlan[]; prepMs: number; error?: string; skipped?: string }> = [];
-  for (const file of findExampleConfigs()) {
-    const config = loadConfig(file);
+  const bundled = findExampleConfigs().map((file) => ({ file, config: loadConfig(file) }));
+  const unknown = (opts.only ?? []).filter((name) => !bundled.some((e) => e.config.name === name));
+  if (unknown.length > 0) {
+    throw new UserInputError(undefined, '--only', `names of bundled examples (${bundled.map((e) => e.config.name).join(', ')}); got ${unknown.map((n) => JSON.stringify(n)).join(', ')}`);
+  }
+  for (const { file, config } of bundled) {
     const pattern = DEMO_SELECTION[exampleLabel(file).split('/')[0]!];
     if (opts.only && opts.only.length > 0) {
       if (!opts.only.includes(config.name)) continue;

@@ -52,7 +52,7 @@ import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../cluster/
 import { isIP } from 'node:net';
 import { DEFAULT_HTTP_ANSWER, type ApplicationConfig, type HostAlias, type HttpAnswer, type HttpRule } from '../model/applications.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../model/label-selector.js';
-import { FieldPathSyntaxError, parseFieldPath } from '../../oracles/field-path.js';
+import { FieldPathSyntaxError, parseFieldPath, parseFieldPattern } from '../../oracles/field-path.js';
 
 export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 
@@ -209,7 +209,8 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     workloads.set(wname, { name: wname, steps: steps.map((s, i) => validateStep(v, dir, s, join(join(wpath, 'steps'), i))) });
   }
 
-  const referenceRuns = v.optionalNumber(top.referenceRuns, 'referenceRuns', { min: 1, integer: true }) ?? 2;
+  // Each reference run is a whole run of the workload: a hundred is already hours.
+  const referenceRuns = v.optionalNumber(top.referenceRuns, 'referenceRuns', { min: 1, max: 100, integer: true }) ?? 2;
   const settleRaw = top.settle === undefined ? {} : v.object(top.settle, 'settle');
   v.onlyKeys(settleRaw, 'settle', ['quietMs', 'timeoutSeconds']);
   const settle = {
@@ -223,6 +224,15 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     const workload = v.optionalString(mo.workload, join(p, 'workload'));
     if (workload !== undefined && !workloads.has(workload)) v.fail(join(p, 'workload'), `the name of a workload in this file (${[...workloads.keys()].join(', ')})`);
     const mask: MaskConfig = { key: v.string(mo.key, join(p, 'key')), paths: mo.paths === undefined ? [] : v.stringArray(mo.paths, join(p, 'paths')) };
+    // The oracles parse these paths at judging time; a typo must not wait until then.
+    mask.paths.forEach((path, j) => {
+      try {
+        parseFieldPattern(path);
+      } catch (err) {
+        if (!(err instanceof FieldPathSyntaxError)) throw err;
+        v.fail(join(join(p, 'paths'), j), `a field path such as status.conditions[type=Ready].status or spec.containers[*].image (${err.expected})`);
+      }
+    });
     if (section === 'countUpdates' && mask.paths.length === 0) v.fail(join(p, 'paths'), 'at least one field path whose changes to count');
     if (workload !== undefined) mask.workload = workload;
     return mask;

@@ -142,3 +142,8 @@ test('a config given as a plan is told the kind a plan has', (t) => {
   const { dir, file } = tempConfig(HEAD + 'controller: { command: "true" }\nworkloads: { w: { steps: [ { sleep: 0 } ] } }\n');
   assertPrecise(t, run(['test', file, '--config', file, '-o', join(dir, 'out')]), new RegExp(`${file} at kind: "TestPlan" \\(got "ControllerUnderTest"\\)`));
 });
+
+test('demo --only with a name no bundled example has exits 2 and lists the names (it ran nothing and exited 0 before)', (t) => {
+  const out = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  assertPrecise(t, run(['demo', '--only', 'decommission-buggy', 'no-such-example', '-o', out]), /--only: names of bundled examples \(.*decommission-buggy.*\); got "no-such-example"/);
+});

@@ -288,3 +288,17 @@ test('echoed input is cut and its control characters escaped: a binary file is n
 test('a plan or manifest given as a config is told which kind was expected', (t) => {
   expectInputError(t, VALID.replace('kind: ControllerUnderTest', 'kind: TestPlan\nspec: {}'), 'kind', /"ControllerUnderTest" \(got "TestPlan"\)/);
 });
+
+test('a mask or countUpdates path of bad syntax is refused when the config loads, not when an oracle first reads it', (t) => {
+  const masked = VALID + 'masks: [ { key: "ConfigMap/default/*", paths: [data.ok, "spec.x[name=]"] } ]\n';
+  expectInputError(t, masked, 'masks[0].paths[1]', /a field path such as .*a value after = at character 7/);
+  const counted = VALID + 'countUpdates: [ { key: "StatefulSet/default/*", paths: ["spec..replicas"] } ]\n';
+  expectInputError(t, counted, 'countUpdates[0].paths[0]', /a field path/);
+  const file = write(VALID + 'masks: [ { key: "*", paths: ["spec.containers[*].image", "status.conditions[type=Ready]"] } ]\n', { 'crd.yaml': 'kind: X' });
+  t.is(loadConfig(file).masks[0]!.paths.length, 2);
+});
+
+test('referenceRuns is bounded: each is a whole run of the workload', (t) => {
+  expectInputError(t, VALID + 'referenceRuns: 1000000\n', 'referenceRuns', /a number <= 100 \(got 1000000\)/);
+  t.is(loadConfig(write(VALID + 'referenceRuns: 100\n', { 'crd.yaml': 'kind: X' })).referenceRuns, 100);
+});
