@@ -21,6 +21,7 @@ import { redactAlarm } from '../report/redact.js';
 import { CampaignLayout } from './layout.js';
 import { useSecretHashKeyFile } from '../model/secret-hash.js';
 import { Limiter } from './limiter.js';
+import type { Shard } from './shard.js';
 
 export type Log = (line: string) => void;
 
@@ -228,6 +229,8 @@ export interface TestOptions extends CampaignOptions {
   contract?: ContractMode;
   /** Run every plan, also those that already have a verdict (by default those are kept: see finishedVerdict). */
   rerun?: boolean;
+  /** The plans are this shard's share of the campaign (shard.ts); said in results.json for `report` to merge. */
+  shard?: Shard;
 }
 
 function oracleOptions(config: ControllerUnderTest, workload: string): OracleOptions {
@@ -262,7 +265,7 @@ function readResultEntries(file: string): PlanResult[] {
  * read again before every write, so that test() calls running at once (the demo's) keep each
  * other's results. `planned`: this test's plans, counted with the other entries.
  */
-function writeResults(file: string, results: PlanResult[], planned: readonly TestPlan[], inputs: ReadonlyMap<string, VerdictInputs['referenceRunsStartedAt']>, complete: boolean): void {
+function writeResults(file: string, results: PlanResult[], planned: readonly TestPlan[], inputs: ReadonlyMap<string, VerdictInputs['referenceRunsStartedAt']>, complete: boolean, shard?: Shard): void {
   const fresh = new Map(results.map((r) => [resultKey(r), r]));
   const stillValid = (r: PlanResult) => {
     const references = inputs.get(r.workload);
@@ -277,7 +280,7 @@ function writeResults(file: string, results: PlanResult[], planned: readonly Tes
   }
   merged.push(...fresh.values());
   const keys = new Set([...merged.map(resultKey), ...planned.map((p) => resultKey({ workload: p.spec.workload, plan: p.metadata.name }))]);
-  const doc: ResultsFile = { format: RESULTS_FORMAT, results: merged, complete, planned: keys.size };
+  const doc: ResultsFile = { format: RESULTS_FORMAT, results: merged, complete, planned: keys.size, ...(shard ? { shard: { index: shard.index, count: shard.count } } : {}) };
   // Written after every plan, through a rename, so an interrupted campaign leaves a readable file.
   writeFileAtomic(file, JSON.stringify(doc, null, 2) + '\n');
 }
@@ -384,7 +387,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
     opts.log(`${config.name}: ${plans.length - toRun.length} of ${plans.length} plans already have verdicts; running ${toRun.length}; --rerun to run all`);
   }
   const finished = () => results.filter((r): r is PlanResult => r !== undefined);
-  writeResults(layout.resultsFile, finished(), plans, referenceStarts, toRun.length === 0);
+  writeResults(layout.resultsFile, finished(), plans, referenceStarts, toRun.length === 0, opts.shard);
   let started = 0;
   opts.progress?.begin(toRun.length);
 
@@ -428,7 +431,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
     writeFileAtomic(join(replacement.path, RUN_FILES.verdict), JSON.stringify(result, null, 2) + '\n');
     replacement.commit();
     results[i] = result;
-    writeResults(layout.resultsFile, finished(), plans, referenceStarts, false);
+    writeResults(layout.resultsFile, finished(), plans, referenceStarts, false, opts.shard);
     opts.progress?.planFinished(result);
     opts.onResult?.(result, i, plans.length);
   };
@@ -437,7 +440,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
   if (opts.signal?.aborted) throw new InterruptedError(`${finished().length} of ${plans.length} plans finished; results in ${layout.resultsFile}`);
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) throw failure.reason;
-  writeResults(layout.resultsFile, finished(), plans, referenceStarts, true);
+  writeResults(layout.resultsFile, finished(), plans, referenceStarts, true, opts.shard);
   return finished();
 }
 

@@ -9,6 +9,7 @@ import { loadConfig } from '../config/config.js';
 import { learn, plan, test, loadPlans } from '../campaign/campaign.js';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { CampaignLayout } from '../campaign/layout.js';
+import { formatShard, parseShard, referenceWeights, shardPlans } from '../campaign/shard.js';
 import { DEMO_PARALLEL, renderDemoTable, runDemo, writeDemoJson } from '../campaign/demo.js';
 import { InterruptedError, UserInputError, SetupError } from '../model/errors.js';
 import { interruptExitCode, stopOnInterrupt } from './signals.js';
@@ -242,20 +243,28 @@ export function buildProgram(): Command {
         .default('lenient'),
     )
     .addOption(parallelOption(1))
+    .option('--shard <I/N>', 'run only share I (0-based) of N of the plans, the same share on every machine (e.g. --shard $JOB_COMPLETION_INDEX/4); `kperturb report` merges the shards')
     .addOption(realOption())
     .addOption(kubeconfigOption())
-    .action(async (paths: string[], opts: { config: string; out: string; confirm?: boolean; rerun?: boolean; contract: ContractMode; parallel: number; real?: boolean; kubeconfig?: string }, cmd: Command) => {
+    .action(async (paths: string[], opts: { config: string; out: string; confirm?: boolean; rerun?: boolean; contract: ContractMode; parallel: number; shard?: string; real?: boolean; kubeconfig?: string }, cmd: Command) => {
       const config = loadConfig(opts.config);
       const out = resolve(opts.out);
-      const planPaths = paths.length > 0 ? paths : [new CampaignLayout(out, config.name).plansDir()];
-      const plans = loadPlans(planPaths);
-      if (plans.length === 0) throw new UserInputError(planPaths.join(', '), undefined, 'at least one plan (run `kperturb plan` first)');
+      const layout = new CampaignLayout(out, config.name);
+      const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
+      const planPaths = paths.length > 0 ? paths : [layout.plansDir()];
+      const all = loadPlans(planPaths);
+      if (all.length === 0) throw new UserInputError(planPaths.join(', '), undefined, 'at least one plan (run `kperturb plan` first)');
+      const plans = shard ? shardPlans(all, shard, referenceWeights(layout)) : all;
+      if (shard) {
+        log(`shard ${formatShard(shard)}: ${plans.length} of ${all.length} plans`);
+        if (plans.length === 0) return;
+      }
       const signal = stopOnInterrupt(log);
       const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli', signal);
       const progress = new ProgressReporter();
       let results: PlanResult[];
       try {
-        results = await test(config, plans, { out, log: progress.log, progress, signal, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), ...(opts.confirm ? { confirm: true } : {}), ...(opts.rerun ? { rerun: true } : {}), ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}) });
+        results = await test(config, plans, { out, log: progress.log, progress, signal, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), ...(opts.confirm ? { confirm: true } : {}), ...(opts.rerun ? { rerun: true } : {}), ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}), ...(shard ? { shard } : {}) });
       } finally {
         progress.end();
       }
@@ -266,12 +275,12 @@ export function buildProgram(): Command {
   program
     .command('report')
     .description('summarise test results: a table in the terminal, or JSON, JUnit XML and an HTML page')
-    .argument('[results]', `a results.json, a verdict.json or a directory to search (default: ${DEFAULT_RESULTS_DIR})`)
+    .argument('[results...]', `results.json files, verdict.json files or directories to search, e.g. the output directories of a campaign's shards, merged into one report (default: ${DEFAULT_RESULTS_DIR})`)
     .option('--json', 'print the report as JSON instead of a table')
     .option('--junit <file>', 'also write JUnit XML here (for CI systems)')
     .option('--html <file>', 'also write a self-contained HTML page here')
-    .action(async (target: string | undefined, opts: { json?: boolean; junit?: string; html?: string }) => {
-      const loaded = loadResults(target);
+    .action(async (targets: string[], opts: { json?: boolean; junit?: string; html?: string }) => {
+      const loaded = loadResults(targets);
       if (opts.json) process.stdout.write(JSON.stringify(buildJsonReport(loaded.results, loaded.sources, loaded.notes), null, 2) + '\n');
       else process.stdout.write(renderTerminalReport(loaded.results, { notes: loaded.notes }));
       const { junit, html } = opts;

@@ -162,6 +162,8 @@ export interface ResultsFile {
   complete?: boolean;
   /** How many plans the campaign was given. */
   planned?: number;
+  /** Set when the plans were one shard's share (`test --shard I/N`, 0-based): `report` merges the shards. */
+  shard?: { index: number; count: number };
 }
 
 /** Sentinel meaning "the object does not exist" in alarms. */

@@ -16,49 +16,137 @@ export interface LoadedResults {
   results: PlanResult[];
   /** The files read. */
   sources: string[];
-  /** What a reader should know about them (partial campaigns, unfinished runs). */
+  /** What a reader should know about them (partial campaigns, unfinished runs, missing shards). */
   notes: string[];
+}
+
+/** What mergeResults needs beyond LoadedResults: the file each result came from, and the shards read. */
+interface Gathered extends LoadedResults {
+  resultFiles: string[];
+  shards: Array<{ file: string; controller: string; index: number; count: number }>;
 }
 
 export const DEFAULT_RESULTS_DIR = '.kperturb';
 const MAX_DEPTH = 6;
 
-export function loadResults(target: string = DEFAULT_RESULTS_DIR): LoadedResults {
+/**
+ * Reads the results of one or more targets (results.json, verdict.json or directories: e.g. the
+ * output directories of the shards of one campaign) as one report. A plan found twice counts once
+ * (merging is idempotent: the later file's result stands); results of one controller and workload
+ * judged against different reference runs are refused (they would mix two campaigns); shards that
+ * are missing, and plans a shard did not finish, are said in `notes`.
+ */
+export function loadResults(target: string | readonly string[] = DEFAULT_RESULTS_DIR): LoadedResults {
+  const targets = typeof target === 'string' ? [target] : target.length > 0 ? target : [DEFAULT_RESULTS_DIR];
+  const gathered: Gathered = { results: [], sources: [], notes: [], resultFiles: [], shards: [] };
+  for (const t of targets) gatherTarget(t, gathered);
+  return mergeResults(gathered);
+}
+
+function gatherTarget(target: string, loaded: Gathered): void {
   const path = resolve(target);
   if (!existsSync(path)) {
     throw new UserInputError(target, undefined, target === DEFAULT_RESULTS_DIR ? 'a results directory (none here: run `kperturb test` first, or name a results.json)' : 'an existing results.json, verdict.json or directory');
   }
-  const loaded: LoadedResults = { results: [], sources: [], notes: [] };
+  const before = loaded.sources.length;
   if (statSync(path).isDirectory()) {
     searchDirectory(path, 0, loaded);
-    if (loaded.sources.length === 0) throw new UserInputError(target, undefined, 'a directory holding results.json or test runs with verdict.json (found none)');
+    if (loaded.sources.length === before) throw new UserInputError(target, undefined, 'a directory holding results.json or test runs with verdict.json (found none)');
   } else if (basename(path) === RUN_FILES.verdict) {
-    loaded.results.push(validatePlanResult(readJsonFile(path), path, '(top level)'));
-    loaded.sources.push(path);
+    addVerdictFile(path, loaded);
   } else {
-    loaded.results.push(...readResultsFile(path, loaded.notes));
-    loaded.sources.push(path);
+    addResultsFile(path, loaded);
   }
-  return loaded;
+}
+
+function addVerdictFile(file: string, loaded: Gathered): void {
+  loaded.results.push(validatePlanResult(readJsonFile(file), file, '(top level)'));
+  loaded.resultFiles.push(file);
+  loaded.sources.push(file);
+}
+
+function addResultsFile(file: string, loaded: Gathered): void {
+  const { results, shard } = readResults(file, loaded.notes);
+  loaded.results.push(...results);
+  for (const _ of results) loaded.resultFiles.push(file);
+  loaded.sources.push(file);
+  const controller = results[0]?.controller;
+  if (shard && controller !== undefined) loaded.shards.push({ file, controller, ...shard });
+}
+
+function mergeResults(g: Gathered): LoadedResults {
+  const byPlan = new Map<string, number>();
+  const references = new Map<string, { refs: string; file: string }>();
+  const merged: PlanResult[] = [];
+  g.results.forEach((r, i) => {
+    const file = g.resultFiles[i]!;
+    const started = r.inputs?.referenceRunsStartedAt;
+    if (started) {
+      const campaign = `${r.controller}/${r.workload}`;
+      const refs = JSON.stringify(started);
+      const seen = references.get(campaign);
+      if (!seen) references.set(campaign, { refs, file });
+      else if (seen.refs !== refs) {
+        throw new UserInputError(file, undefined, `results judged against the same reference runs of ${campaign} as ${seen.file} (these were judged against other reference runs, e.g. from another \`kperturb learn\`: merging them would mix two campaigns)`);
+      }
+    }
+    const key = `${r.controller}/${r.workload}/${r.plan}`;
+    const at = byPlan.get(key);
+    if (at === undefined) {
+      byPlan.set(key, merged.length);
+      merged.push(r);
+    } else merged[at] = r;
+  });
+  const notes = [...g.notes, ...missingShards(g.shards)];
+  return { results: merged, sources: g.sources, notes };
+}
+
+/** Per controller: shard indices of its count that no results.json came from, and counts that disagree. */
+function missingShards(shards: Gathered['shards']): string[] {
+  const notes: string[] = [];
+  const byController = new Map<string, Gathered['shards']>();
+  for (const s of shards) byController.set(s.controller, [...(byController.get(s.controller) ?? []), s]);
+  for (const [controller, list] of byController) {
+    const counts = [...new Set(list.map((s) => s.count))];
+    if (counts.length > 1) {
+      notes.push(`${controller}: shards of different splits (${list.map((s) => `${s.index}/${s.count} in ${s.file}`).join(', ')}): some plans may be missing or counted twice`);
+      continue;
+    }
+    const count = counts[0]!;
+    const have = new Set(list.map((s) => s.index));
+    const missing = Array.from({ length: count }, (_, i) => i).filter((i) => !have.has(i));
+    if (missing.length > 0) notes.push(`${controller}: ${missing.length} of ${count} shards missing (${missing.map((i) => `${i}/${count}`).join(', ')}): their plans have no results here`);
+  }
+  return notes;
 }
 
 export function readResultsFile(file: string, notes: string[] = []): PlanResult[] {
+  return readResults(file, notes).results;
+}
+
+function readResults(file: string, notes: string[]): { results: PlanResult[]; shard?: { index: number; count: number } } {
   const doc = checkFormat(readJsonFile(file), file, RESULTS_FORMAT);
   if (!Array.isArray(doc.results)) throw new UserInputError(file, 'results', 'a list of plan results');
   const results = doc.results.map((r, i) => validatePlanResult(r, file, `results[${i}]`));
+  let shard: { index: number; count: number } | undefined;
+  if (doc.shard !== undefined) {
+    const sh = doc.shard as { index?: unknown; count?: unknown } | null;
+    const ok = isObject(sh) && Number.isInteger(sh.index) && Number.isInteger(sh.count) && (sh.count as number) >= 1 && (sh.index as number) >= 0 && (sh.index as number) < (sh.count as number);
+    if (!ok) throw new UserInputError(file, 'shard', 'a shard {index, count} with 0 <= index < count');
+    shard = { index: sh.index as number, count: sh.count as number };
+  }
   if (doc.complete === false) {
     // An interrupted re-run keeps the earlier results of the plans it had not redone.
     const all = typeof doc.planned === 'number' && results.length >= doc.planned;
     notes.push(`${file}: the campaign did not finish (${all ? 'every plan has a result, some from an earlier run' : `${results.length}${typeof doc.planned === 'number' ? ` of ${doc.planned}` : ''} plans have results`})`);
   }
-  return results;
+  return shard ? { results, shard } : { results };
 }
 
-function searchDirectory(dir: string, depth: number, loaded: LoadedResults): void {
+function searchDirectory(dir: string, depth: number, loaded: Gathered): void {
   const resultsFile = join(dir, 'results.json');
   if (existsSync(resultsFile)) {
-    loaded.results.push(...readResultsFile(resultsFile, loaded.notes));
-    loaded.sources.push(resultsFile);
+    addResultsFile(resultsFile, loaded);
     return;
   }
   if (existsSync(join(dir, 'test')) && statSync(join(dir, 'test')).isDirectory()) {
@@ -71,8 +159,7 @@ function searchDirectory(dir: string, depth: number, loaded: LoadedResults): voi
         unfinished++;
         continue;
       }
-      loaded.results.push(validatePlanResult(readJsonFile(verdictFile), verdictFile, '(top level)'));
-      loaded.sources.push(verdictFile);
+      addVerdictFile(verdictFile, loaded);
     }
     const found = loaded.results.length - before;
     if (found > 0 || unfinished > 0) {

@@ -1,0 +1,131 @@
+/**
+ * A campaign spread over shards: the reference runs and plans made once, copied to three output
+ * directories (as a CI matrix or an Indexed Job ships them), three `kperturb test --shard I/3`
+ * processes at once, and `kperturb report` over the three merging into the verdicts of one
+ * `kperturb test` of all plans. Whole CLI runs of a small controller
+ * (test/proxy/fixtures/mirror-controller.ts): its generated intermediate-state plans, and plans that
+ * never fire, so that each run is short.
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
+const controllerScript = fileURLToPath(new URL('../proxy/fixtures/mirror-controller.js', import.meta.url));
+
+const dir = mkdtempSync(join(tmpdir(), 'kperturb-shard-'));
+const config = join(dir, 'kperturb.yaml');
+const base = join(dir, 'base');
+const extraPlans = join(dir, 'extra-plans');
+
+interface Exit {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function kperturb(...args: string[]): Promise<Exit> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
+}
+
+async function ok(what: string, exit: Promise<Exit>, codes = [0]): Promise<Exit> {
+  const r = await exit;
+  if (!codes.includes(r.status ?? -1)) throw new Error(`${what} exited ${r.status}:\n${r.stderr}`);
+  return r;
+}
+
+/** The plans every run tests: the generated intermediate-state plans and three that never fire. */
+let planFiles: string[] = [];
+
+function verdicts(report: string): Record<string, string> {
+  const doc = JSON.parse(report) as { results: Array<{ workload: string; plan: string; verdict: string }> };
+  return Object.fromEntries(doc.results.map((p) => [`${p.workload}/${p.plan}`, p.verdict]));
+}
+
+test.before(async () => {
+  for (const x of ['a', 'b']) writeFileSync(join(dir, `src-${x}.yaml`), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-${x}, namespace: default}\ndata: {v: "1"}\n`);
+  writeFileSync(
+    config,
+    `apiVersion: kperturb.dev/v1
+kind: ControllerUnderTest
+metadata: { name: mirror }
+controller: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(controllerScript)}] }
+workloads:
+  w:
+    steps:
+      - apply: src-a.yaml
+      - apply: src-b.yaml
+      - waitFor: { key: ConfigMap/default/mirror-src-b, field: data.v, equals: "1", timeoutSeconds: 30 }
+      - patch: { key: ConfigMap/default/src-a, patch: { data: { v: "2" } } }
+      - waitFor: { key: ConfigMap/default/mirror-src-a, field: data.v, equals: "2", timeoutSeconds: 30 }
+referenceRuns: 1
+settle: { quietMs: 300, timeoutSeconds: 20 }
+`,
+  );
+  await ok('learn', kperturb('learn', '-c', config, '-o', base));
+  await ok('plan', kperturb('plan', '-c', config, '-o', base));
+  mkdirSync(extraPlans);
+  for (const name of ['never-1', 'never-2', 'never-3']) {
+    writeFileSync(
+      join(extraPlans, `${name}.yaml`),
+      `apiVersion: kperturb.dev/v1\nkind: TestPlan\nmetadata: { name: ${name} }\nspec:\n  controller: mirror\n  workload: w\n  pattern: intermediate-state\n  description: ${name}\n  faults:\n    - type: crash-after-write\n      after: { verb: create, key: ConfigMap/default/${name}, occurrence: 1 }\n`,
+    );
+  }
+  const generated = join(base, 'mirror', 'plans', 'w');
+  planFiles = [
+    ...readdirSync(generated)
+      .filter((f) => f.startsWith('intermediate-'))
+      .map((f) => join(generated, f)),
+    ...readdirSync(extraPlans).map((f) => join(extraPlans, f)),
+  ];
+  if (planFiles.length < 5) throw new Error(`expected at least 2 generated intermediate plans, got ${planFiles.join(', ')}`);
+  for (const out of ['single', 'shard-0', 'shard-1', 'shard-2']) cpSync(base, join(dir, out), { recursive: true });
+});
+
+test.after.always(() => {
+  if (!process.env.KEEP) rmSync(dir, { recursive: true, force: true });
+});
+
+test.serial('three shard processes and a merged report give the verdicts of one test run; a missing shard is named', async (t) => {
+  t.timeout(600_000);
+  const shards = await Promise.all([0, 1, 2].map((i) => ok(`shard ${i}`, kperturb('test', ...planFiles, '--shard', `${i}/3`, '-c', config, '-o', join(dir, `shard-${i}`)), [0, 1])));
+  const counts = shards.map((s) => Number(/shard \d\/3: (\d+) of (\d+) plans/.exec(s.stderr)?.[1]));
+  t.is(
+    counts.reduce((a, b) => a + b, 0),
+    planFiles.length,
+    'the shares add up to every plan',
+  );
+  await ok('single', kperturb('test', ...planFiles, '-j', '2', '-c', config, '-o', join(dir, 'single')), [0, 1]);
+
+  const single = verdicts((await ok('report single', kperturb('report', '--json', join(dir, 'single')), [0, 1])).stdout);
+  t.is(Object.keys(single).length, planFiles.length);
+  const merged = await ok('report shards', kperturb('report', '--json', join(dir, 'shard-0'), join(dir, 'shard-1'), join(dir, 'shard-2')), [0, 1]);
+  t.deepEqual(verdicts(merged.stdout), single);
+  // Merging is idempotent: a shard given twice counts once.
+  const twice = await ok('report shards twice', kperturb('report', '--json', join(dir, 'shard-0'), join(dir, 'shard-1'), join(dir, 'shard-2'), join(dir, 'shard-1')), [0, 1]);
+  t.deepEqual(verdicts(twice.stdout), single);
+
+  const partial = await ok('report two shards', kperturb('report', join(dir, 'shard-0'), join(dir, 'shard-2')), [0, 1]);
+  t.regex(partial.stdout + partial.stderr, /mirror: 1 of 3 shards missing \(1\/3\)/);
+});
+
+test.serial('results judged against other reference runs are refused, naming both', async (t) => {
+  t.timeout(300_000);
+  const other = join(dir, 'other');
+  await ok('learn again', kperturb('learn', '-c', config, '-o', other));
+  await ok('test on other references', kperturb('test', join(extraPlans, 'never-1.yaml'), '-c', config, '-o', other));
+  await ok('test on base references', kperturb('test', join(extraPlans, 'never-1.yaml'), '-c', config, '-o', base));
+  const r = await kperturb('report', base, other);
+  t.is(r.status, 2, r.stderr);
+  t.false(/\n\s+at /.test(r.stderr), 'no stack trace');
+  t.true(r.stderr.includes(join(base, 'mirror', 'results.json')) && r.stderr.includes(join(other, 'mirror', 'results.json')), r.stderr);
+  t.regex(r.stderr, /other reference runs/);
+});
