@@ -3,7 +3,8 @@
  * 2 bad input or setup failure. Errors a user can act on are printed without a stack trace.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { dirname, relative, resolve } from 'node:path';
 import { loadConfig } from '../config/config.js';
 import { learn, plan, test, loadPlans } from '../campaign/campaign.js';
@@ -31,6 +32,17 @@ function relativeOrAbsolute(path: string): string {
 }
 
 const log = (line: string) => process.stderr.write(line + '\n');
+
+/** The version in the package.json beside dist/ (one file to bump). */
+function packageVersion(): string {
+  const file = fileURLToPath(new URL('../../../package.json', import.meta.url));
+  try {
+    const { version } = JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown };
+    return typeof version === 'string' ? version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
 
 function parseKubernetesRelease(value: string): string {
   const release = parseKubernetesVersion(value);
@@ -113,6 +125,7 @@ export function buildProgram(): Command {
   const program = new Command()
     .name('kperturb')
     .description('Test Kubernetes controllers by perturbing their view of the cluster from an intercepting proxy.')
+    .version(packageVersion(), '-V, --version', 'print the version of kperturb')
     .showHelpAfterError()
     .exitOverride();
 

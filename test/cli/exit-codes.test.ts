@@ -147,3 +147,10 @@ test('demo --only with a name no bundled example has exits 2 and lists the names
   const out = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
   assertPrecise(t, run(['demo', '--only', 'decommission-buggy', 'no-such-example', '-o', out]), /--only: names of bundled examples \(.*decommission-buggy.*\); got "no-such-example"/);
 });
+
+test('--version prints the package version and exits 0', (t) => {
+  const r = run(['--version']);
+  t.is(r.status, 0, r.stderr);
+  const { version } = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { version: string };
+  t.is(r.stdout.trim(), version);
+});
