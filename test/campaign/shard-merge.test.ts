@@ -2,9 +2,9 @@
  * A campaign spread over shards: the reference runs and plans made once, copied to three output
  * directories (as a CI matrix or an Indexed Job ships them), three `kperturb test --shard I/3`
  * processes at once, and `kperturb report` over the three merging into the verdicts of one
- * `kperturb test` of all plans. Whole CLI runs of a small controller
- * (test/proxy/fixtures/mirror-controller.ts): its generated intermediate-state plans, and plans that
- * never fire, so that each run is short.
+ * `kperturb test` of all plans. Whole CLI runs of a small, level-triggered controller
+ * (test/proxy/fixtures/mirror-controller.ts), whose verdicts do not depend on timing: its generated
+ * plans of every pattern, and three plans that never fire.
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
@@ -20,6 +20,8 @@ const dir = mkdtempSync(join(tmpdir(), 'kperturb-shard-'));
 const config = join(dir, 'kperturb.yaml');
 const base = join(dir, 'base');
 const extraPlans = join(dir, 'extra-plans');
+/** Six mirrored ConfigMaps, three of them changed and one deleted: 45-53 generated plans (measured), of every pattern. */
+const SOURCES = ['a', 'b', 'c', 'd', 'e', 'f'];
 
 interface Exit {
   status: number | null;
@@ -42,7 +44,7 @@ async function ok(what: string, exit: Promise<Exit>, codes = [0]): Promise<Exit>
   return r;
 }
 
-/** The plans every run tests: the generated intermediate-state plans and three that never fire. */
+/** The plans every run tests: every generated plan and three that never fire. */
 let planFiles: string[] = [];
 
 function verdicts(report: string): Record<string, string> {
@@ -51,7 +53,7 @@ function verdicts(report: string): Record<string, string> {
 }
 
 test.before(async () => {
-  for (const x of ['a', 'b']) writeFileSync(join(dir, `src-${x}.yaml`), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-${x}, namespace: default}\ndata: {v: "1"}\n`);
+  for (const x of SOURCES) writeFileSync(join(dir, `src-${x}.yaml`), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-${x}, namespace: default}\ndata: {v: "1"}\n`);
   writeFileSync(
     config,
     `apiVersion: kperturb.dev/v1
@@ -61,11 +63,11 @@ controller: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.string
 workloads:
   w:
     steps:
-      - apply: src-a.yaml
-      - apply: src-b.yaml
-      - waitFor: { key: ConfigMap/default/mirror-src-b, field: data.v, equals: "1", timeoutSeconds: 30 }
-      - patch: { key: ConfigMap/default/src-a, patch: { data: { v: "2" } } }
-      - waitFor: { key: ConfigMap/default/mirror-src-a, field: data.v, equals: "2", timeoutSeconds: 30 }
+${SOURCES.map((x) => `      - apply: src-${x}.yaml`).join('\n')}
+      - waitFor: { key: ConfigMap/default/mirror-src-f, field: data.v, equals: "1", timeoutSeconds: 30 }
+${['a', 'b', 'd'].map((x) => `      - patch: { key: ConfigMap/default/src-${x}, patch: { data: { v: "2" } } }`).join('\n')}
+      - waitFor: { key: ConfigMap/default/mirror-src-d, field: data.v, equals: "2", timeoutSeconds: 30 }
+      - delete: { key: ConfigMap/default/src-c }
 referenceRuns: 1
 settle: { quietMs: 300, timeoutSeconds: 20 }
 `,
@@ -80,13 +82,8 @@ settle: { quietMs: 300, timeoutSeconds: 20 }
     );
   }
   const generated = join(base, 'mirror', 'plans', 'w');
-  planFiles = [
-    ...readdirSync(generated)
-      .filter((f) => f.startsWith('intermediate-'))
-      .map((f) => join(generated, f)),
-    ...readdirSync(extraPlans).map((f) => join(extraPlans, f)),
-  ];
-  if (planFiles.length < 5) throw new Error(`expected at least 2 generated intermediate plans, got ${planFiles.join(', ')}`);
+  planFiles = [...readdirSync(generated).filter((f) => f.endsWith('.yaml')).map((f) => join(generated, f)), ...readdirSync(extraPlans).map((f) => join(extraPlans, f))];
+  if (planFiles.length < 30) throw new Error(`expected at least 30 plans, got ${planFiles.length}`);
   for (const out of ['single', 'shard-0', 'shard-1', 'shard-2']) cpSync(base, join(dir, out), { recursive: true });
 });
 
@@ -96,22 +93,27 @@ test.after.always(() => {
 
 test.serial('three shard processes and a merged report give the verdicts of one test run; a missing shard is named', async (t) => {
   t.timeout(600_000);
-  const shards = await Promise.all([0, 1, 2].map((i) => ok(`shard ${i}`, kperturb('test', ...planFiles, '--shard', `${i}/3`, '-c', config, '-o', join(dir, `shard-${i}`)), [0, 1])));
-  const counts = shards.map((s) => Number(/shard \d\/3: (\d+) of (\d+) plans/.exec(s.stderr)?.[1]));
+  // The three shards and the single run all at once: 3 + 2 plan runs share the machine.
+  const [single, ...shards] = await Promise.all([
+    ok('single', kperturb('test', ...planFiles, '-j', '2', '-c', config, '-o', join(dir, 'single')), [0, 1]),
+    ...[0, 1, 2].map((i) => ok(`shard ${i}`, kperturb('test', ...planFiles, '--shard', `${i}/3`, '-c', config, '-o', join(dir, `shard-${i}`)), [0, 1])),
+  ]);
+  t.truthy(single);
+  const counts = shards.map((s) => Number(/shard \d\/3: (\d+) of (\d+) plans/.exec(s!.stderr)?.[1]));
   t.is(
     counts.reduce((a, b) => a + b, 0),
     planFiles.length,
     'the shares add up to every plan',
   );
-  await ok('single', kperturb('test', ...planFiles, '-j', '2', '-c', config, '-o', join(dir, 'single')), [0, 1]);
+  t.log(`${planFiles.length} plans; shares ${counts.join(' + ')}`);
 
-  const single = verdicts((await ok('report single', kperturb('report', '--json', join(dir, 'single')), [0, 1])).stdout);
-  t.is(Object.keys(single).length, planFiles.length);
+  const alone = verdicts((await ok('report single', kperturb('report', '--json', join(dir, 'single')), [0, 1])).stdout);
+  t.is(Object.keys(alone).length, planFiles.length);
   const merged = await ok('report shards', kperturb('report', '--json', join(dir, 'shard-0'), join(dir, 'shard-1'), join(dir, 'shard-2')), [0, 1]);
-  t.deepEqual(verdicts(merged.stdout), single);
+  t.deepEqual(verdicts(merged.stdout), alone);
   // Merging is idempotent: a shard given twice counts once.
   const twice = await ok('report shards twice', kperturb('report', '--json', join(dir, 'shard-0'), join(dir, 'shard-1'), join(dir, 'shard-2'), join(dir, 'shard-1')), [0, 1]);
-  t.deepEqual(verdicts(twice.stdout), single);
+  t.deepEqual(verdicts(twice.stdout), alone);
 
   const partial = await ok('report two shards', kperturb('report', join(dir, 'shard-0'), join(dir, 'shard-2')), [0, 1]);
   t.regex(partial.stdout + partial.stderr, /mirror: 1 of 3 shards missing \(1\/3\)/);
