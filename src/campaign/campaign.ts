@@ -93,7 +93,9 @@ async function learnWorkloads(config: ControllerUnderTest, layout: CampaignLayou
   const normalRuns = opts.serialize ? NORMAL_DELIVERY_RUNS : 0;
   let finishedRuns = 0;
   const interrupted = (err: unknown) =>
-    opts.signal?.aborted ? new InterruptedError(`${finishedRuns} of ${workloads.length * (config.referenceRuns + normalRuns)} reference runs finished; runs in ${join(layout.root, 'learn')}`) : err;
+    opts.signal?.aborted
+      ? new InterruptedError(`${finishedRuns} of ${workloads.length * (config.referenceRuns + normalRuns)} reference${normalRuns > 0 ? ' and normal-delivery' : ''} runs finished; runs in ${join(layout.root, 'learn')}`)
+      : err;
   for (const workload of workloads) {
     const summary: LearnSummary = { workload: workload.name, runs: [] };
     // The earlier reference runs stay until the new ones are all done.
@@ -161,8 +163,9 @@ export const PRUNING_FORMAT = 'kperturb.dev/pruning/v1';
 
 /**
  * Derives test plans from the reference runs of each workload (plans come from the last run, the
- * others and the normal-delivery runs, if any, tell which triggers are deterministic) and writes them as YAML, with the pruning table in
- * pruning.json. `prune: false` writes every plan the rules can express, unpruned.
+ * others and the normal-delivery runs, if any, tell which triggers are deterministic) and writes
+ * them as YAML, with the pruning table in pruning.json. `prune: false` writes every plan the rules
+ * can express, unpruned.
  */
 export async function plan(config: ControllerUnderTest, opts: PlanOptions): Promise<PlanSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
@@ -192,7 +195,7 @@ async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout
     if (output.causality === 'serialized-episodes' && normal.length === 0) {
       // A learn directory from before learn --serialize made normal-delivery runs.
       opts.log(
-        `plan ${config.name}/${workload.name}: the reference runs are serialized and there is no normal-delivery run beside them; triggers are not checked against normal delivery, and plans whose trigger a normal run does not reproduce will end not-injected (run \`kperturb learn --serialize\` again to record one)`,
+        `plan ${config.name}/${workload.name}: the reference runs are serialized and there is no normal-delivery run beside them; triggers are not checked against normal delivery, and plans whose trigger a normal run does not reproduce end not-injected (run \`kperturb learn --serialize\` again to record one)`,
       );
     }
     const dir = layout.plansDir(workload.name);
