@@ -60,7 +60,10 @@ test('plans learned with --serialize trigger in normal test runs; an old learn d
 
   const [planned] = await plan(config, { out, log });
   t.true(planned!.plans.length > 0);
-  const results = await testPlans(config, planned!.plans, { out, log });
+  // A stale plan's twin frozen for some kinds only (`kinds`) has the same triggers: one of each pair
+  // is enough to see them fire, and keeps the test short.
+  const toRun = planned!.plans.filter((p) => !p.spec.faults.some((f) => f.type === 'stale-restart' && f.kinds));
+  const results = await testPlans(config, toRun, { out, log });
   t.deepEqual(
     results.filter((r) => r.verdict === 'not-injected').map((r) => `${r.plan}: ${r.error ?? r.description}`),
     [],
