@@ -4,7 +4,8 @@
  *
  * Each reference run's merged trace (controller + cluster, in `seq` order) is read once, as a stream,
  * into compact records (trace-analysis.ts); plans come from the last run, and the others only tell
- * which triggers are deterministic. docs/planner.md describes the rules and the pruning stages.
+ * which triggers are deterministic, as do the normal-delivery runs of a serialized learn (plans are
+ * tested with normal delivery). docs/planner.md describes the rules and the pruning stages.
  */
 import { PLAN_API_VERSION, PATTERNS, type Pattern, type TestPlan } from '../src/model/plan.js';
 import type { TraceEvent } from '../src/model/trace.js';
