@@ -4,7 +4,8 @@
  *
  * Each reference run's merged trace (controller + cluster, in `seq` order) is read once, as a stream,
  * into compact records (trace-analysis.ts); plans come from the last run, and the others only tell
- * which triggers are deterministic. docs/planner.md describes the rules and the pruning stages.
+ * which triggers are deterministic, as do the normal-delivery runs of a serialized learn (plans are
+ * tested with normal delivery). docs/planner.md describes the rules and the pruning stages.
  */
 import { PLAN_API_VERSION, PATTERNS, type Pattern, type TestPlan } from '../src/model/plan.js';
 import type { TraceEvent } from '../src/model/trace.js';
@@ -39,12 +40,20 @@ export interface PlannerInput {
    * any order is sorted). Plans come from the last; the others tell which triggers are deterministic.
    */
   references: ReadonlyArray<Iterable<TraceEvent>>;
+  /**
+   * Runs of the same workload with normal delivery, when `references` were serialized (`learn
+   * --serialize`): plans are tested with normal delivery, so a trigger must fire in each of these
+   * too (see Triggers). Plans never come from them, and they make no field nondeterministic.
+   */
+  normalDelivery?: ReadonlyArray<Iterable<TraceEvent>>;
   options?: PlannerOptions;
 }
 
-export interface StreamingPlannerInput extends Omit<PlannerInput, 'references'> {
+export interface StreamingPlannerInput extends Omit<PlannerInput, 'references' | 'normalDelivery'> {
   /** As `PlannerInput.references`, streamed (e.g. mergeTracesBySeq over readTrace); each in `seq` order. */
   references: ReadonlyArray<AsyncIterable<TraceEvent> | Iterable<TraceEvent>>;
+  /** As `PlannerInput.normalDelivery`, streamed. */
+  normalDelivery?: ReadonlyArray<AsyncIterable<TraceEvent> | Iterable<TraceEvent>>;
 }
 
 export interface PruningStats {
@@ -59,6 +68,11 @@ export interface PlannerOutput {
   causality: CausalityMode;
   /** Events read, per reference run. */
   events: number[];
+  /**
+   * The normal-delivery runs: events read per run, and how many distinct triggers fired in every
+   * reference run but not in one of them (their candidates dropped at `deterministic`).
+   */
+  normalDelivery: { events: number[]; unreproducedTriggers: number };
 }
 
 export const DEFAULT_RULES: readonly PlanningRule[] = [intermediateStateRule, staleStateRule, unobservedStateRule];
@@ -68,39 +82,42 @@ const DEFAULTS = { prune: true, quietMs: 1000, staleReleaseSeconds: 5, maxTrigge
 export function planTests(input: PlannerInput, rules: readonly PlanningRule[] = DEFAULT_RULES): PlannerOutput {
   if (input.references.length === 0) throw new Error('planTests needs at least one reference run');
   const options = input.options ?? {};
-  const analyses = input.references.map((trace, i) => {
-    const analyzer = newAnalyzer(options, i === input.references.length - 1);
+  const analyse = (trace: Iterable<TraceEvent>, main: boolean) => {
+    const analyzer = newAnalyzer(options, main);
     for (const e of Array.isArray(trace) ? sortBySeq(trace as TraceEvent[]) : trace) analyzer.push(e);
     return analyzer.finish();
-  });
-  return planFromAnalyses(input, analyses, rules);
+  };
+  const analyses = input.references.map((trace, i) => analyse(trace, i === input.references.length - 1));
+  const normal = (input.normalDelivery ?? []).map((trace) => analyse(trace, false));
+  return planFromAnalyses(input, analyses, normal, rules);
 }
 
 /** The same as `planTests`, reading each reference run as a stream (one pass, compact records only). */
 export async function planTestsStreaming(input: StreamingPlannerInput, rules: readonly PlanningRule[] = DEFAULT_RULES): Promise<PlannerOutput> {
   if (input.references.length === 0) throw new Error('planTestsStreaming needs at least one reference run');
   const options = input.options ?? {};
-  const analyses: RunAnalysis[] = [];
-  for (const [i, trace] of input.references.entries()) {
-    const analyzer = newAnalyzer(options, i === input.references.length - 1);
+  const analyse = async (trace: AsyncIterable<TraceEvent> | Iterable<TraceEvent>, main: boolean) => {
+    const analyzer = newAnalyzer(options, main);
     if (Symbol.asyncIterator in trace) for await (const e of trace) analyzer.push(e);
     else for (const e of trace) analyzer.push(e);
-    analyses.push(analyzer.finish());
-  }
-  return planFromAnalyses(input, analyses, rules);
+    return analyzer.finish();
+  };
+  const analyses: RunAnalysis[] = [];
+  for (const [i, trace] of input.references.entries()) analyses.push(await analyse(trace, i === input.references.length - 1));
+  const normal: RunAnalysis[] = [];
+  for (const trace of input.normalDelivery ?? []) normal.push(await analyse(trace, false));
+  return planFromAnalyses(input, analyses, normal, rules);
 }
 
 function newAnalyzer(options: PlannerOptions, main: boolean): RunAnalyzer {
   return new RunAnalyzer({ quietMs: options.quietMs ?? DEFAULTS.quietMs, stateHashes: main, detail: main ? 'plans' : 'triggers' });
 }
 
-function planFromAnalyses(input: Omit<PlannerInput, 'references'>, analyses: RunAnalysis[], rules: readonly PlanningRule[]): PlannerOutput {
+function planFromAnalyses(input: Omit<PlannerInput, 'references' | 'normalDelivery'>, analyses: RunAnalysis[], normal: RunAnalysis[], rules: readonly PlanningRule[]): PlannerOutput {
   const options = input.options ?? {};
   const main = analyses[analyses.length - 1]!;
-  const triggers = new Triggers(main, analyses.slice(0, -1), {
-    maxFields: options.maxTriggerFields ?? DEFAULTS.maxTriggerFields,
-    masks: options.masks ?? [],
-  });
+  const triggerOptions = { maxFields: options.maxTriggerFields ?? DEFAULTS.maxTriggerFields, masks: options.masks ?? [] };
+  const triggers = new Triggers(main, analyses.slice(0, -1), triggerOptions, normal);
   const context = {
     main,
     triggers,
@@ -129,7 +146,13 @@ function planFromAnalyses(input: Omit<PlannerInput, 'references'>, analyses: Run
       });
     });
   }
-  return { plans, stats, causality: main.causality, events: analyses.map((a) => a.events) };
+  return {
+    plans,
+    stats,
+    causality: main.causality,
+    events: analyses.map((a) => a.events),
+    normalDelivery: { events: normal.map((a) => a.events), unreproducedTriggers: triggers.unreproducedTriggers },
+  };
 }
 
 /** Sorts by seq (stable), so a hand-assembled array may come in any order. */

@@ -1,6 +1,8 @@
 /**
  * Turning recorded changes and writes into plan triggers, and judging whether a trigger is
- * deterministic: whether it fires in every reference run.
+ * deterministic: whether it fires in every reference run, and, when the reference runs were
+ * serialized (`learn --serialize`), in every normal-delivery run too: plans are tested with normal
+ * delivery, where a controller batches events and may write less often or differently.
  *
  * A change trigger names a change by key, type, and for updates the fields it changed (before and
  * after, normalised as change-match.ts normalises them), minus the fields that are nondeterministic:
@@ -170,18 +172,30 @@ export interface TriggerOptions {
   masks: readonly TriggerMask[];
 }
 
-/** Builds and judges the triggers of the run plans come from (`main`), against the other reference runs. */
+/**
+ * Builds and judges the triggers of the run plans come from (`main`), against the other reference
+ * runs (`others`) and the normal-delivery runs (`normalDelivery`).
+ *
+ * The two kinds of run play different parts. Reference runs are made alike (all serialized, or all
+ * not), so a field whose values differ between them is nondeterministic and names no change. Normal
+ * runs are expected to differ from serialized ones (a batched controller skips intermediate values:
+ * a ConfigMap written member by member when serialized is written in one update otherwise), so they
+ * do not make fields nondeterministic; they only decide whether the trigger, as built, fires.
+ */
 export class Triggers {
   private readonly indexes = new Map<RunAnalysis, Map<ObjectKey, UpdateIndex>>();
   private readonly changeTriggers = new Map<number, { trigger: ChangeTrigger | undefined; fields: IndexedField[] }>();
   private readonly deterministicChanges = new Map<number, boolean>();
   private readonly nondeterministic = new Map<ObjectKey, PathKey[]>();
   private readonly maskPatterns: Array<{ key: string; whole: boolean; patterns: Array<Array<string | number>> }>;
+  /** Triggers (as JSON) that fire in every reference run but not in some normal-delivery run. */
+  private readonly unreproduced = new Set<string>();
 
   constructor(
     readonly main: RunAnalysis,
     readonly others: readonly RunAnalysis[],
     private readonly options: TriggerOptions,
+    readonly normalDelivery: readonly RunAnalysis[] = [],
   ) {
     this.maskPatterns = options.masks.map((m) => ({ key: m.key, whole: m.paths.length === 0, patterns: m.paths.map(splitFieldPath) }));
   }
@@ -217,22 +231,42 @@ export class Triggers {
     return { trigger, fields };
   }
 
-  /** Does change `index`'s trigger exist, name an object worth naming, and fire in every other reference run? */
+  /**
+   * Does change `index`'s trigger exist, name an object worth naming, and fire in every other
+   * reference run and every normal-delivery run?
+   */
   deterministicChange(index: number): boolean {
     let ok = this.deterministicChanges.get(index);
     if (ok === undefined) {
       const c = this.main.changes[index]!;
       const { trigger, fields } = this.changeEntry(index);
-      ok = trigger !== undefined && !c.bookkeeping && !this.maskedWhole(c.key) && this.others.every((r) => this.fires(r, trigger, fields));
+      ok = trigger !== undefined && !c.bookkeeping && !this.maskedWhole(c.key) && this.firesInAll(trigger, (r) => this.fires(r, trigger, fields));
       this.deterministicChanges.set(index, ok);
     }
     return ok;
   }
 
+  /** Does the write trigger fire (counted as the proxy counts at test time) in every other reference run and every normal-delivery run? */
   deterministicWrite(trigger: WriteTrigger): boolean {
     if (this.maskedWhole(trigger.key)) return false;
     const id = trigger.subresource ? { verb: trigger.verb, key: trigger.key, subresource: trigger.subresource } : { verb: trigger.verb, key: trigger.key };
-    return this.others.every((r) => r.writeCount(id) >= trigger.occurrence);
+    return this.firesInAll(trigger, (r) => r.writeCount(id) >= trigger.occurrence);
+  }
+
+  /**
+   * How many distinct triggers fired in every reference run but not in some normal-delivery run (so
+   * the `deterministic` stage dropped their candidates): the triggers serialized learning named that
+   * a normal run does not reproduce.
+   */
+  get unreproducedTriggers(): number {
+    return this.unreproduced.size;
+  }
+
+  private firesInAll(trigger: ChangeTrigger | WriteTrigger, firesIn: (run: RunAnalysis) => boolean): boolean {
+    if (!this.others.every(firesIn)) return false;
+    if (this.normalDelivery.every(firesIn)) return true;
+    this.unreproduced.add(canonicalJson(trigger));
+    return false;
   }
 
   private fires(run: RunAnalysis, t: ChangeTrigger, fields: IndexedField[]): boolean {

@@ -23,7 +23,7 @@ export interface RuleResult {
 export interface RuleContext {
   /** The reference run plans come from (the last one). */
   main: RunAnalysis;
-  /** Builds triggers for `main` and checks them against the other reference runs. */
+  /** Builds triggers for `main` and checks them against the other reference runs and the normal-delivery runs. */
   triggers: Triggers;
   /** False: every candidate that can be written as a plan, no pruning stage applied. */
   prune: boolean;

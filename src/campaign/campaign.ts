@@ -54,8 +54,16 @@ function useCampaignSecretHashKey(layout: CampaignLayout): void {
 
 export interface LearnSummary {
   workload: string;
-  runs: Array<{ dir: string; ok: boolean; durationMs: number; error?: string }>;
+  /** `name`: `ref-<n>`, or `normal-<n>` for a normal-delivery run (see NORMAL_DELIVERY_RUNS). */
+  runs: Array<{ name: string; dir: string; ok: boolean; durationMs: number; error?: string }>;
 }
+
+/**
+ * With `--serialize`, learn also runs each workload this many times with normal delivery: plans are
+ * tested with normal delivery, and the planner keeps only triggers that fire in these runs too (a
+ * controller that batches events writes less often when it gets them together).
+ */
+export const NORMAL_DELIVERY_RUNS = 1;
 
 /** Runs `fn` holding the campaign directory's lock (see campaign-lock.ts). */
 async function withCampaignLock<T>(layout: CampaignLayout, log: Log, fn: () => Promise<T>): Promise<T> {
@@ -83,25 +91,37 @@ export async function learn(config: ControllerUnderTest, opts: LearnOptions): Pr
 async function learnWorkloads(config: ControllerUnderTest, layout: CampaignLayout, opts: LearnOptions): Promise<LearnSummary[]> {
   const summaries: LearnSummary[] = [];
   const workloads = selectWorkloads(config, opts.workloads);
+  const normalRuns = opts.serialize ? NORMAL_DELIVERY_RUNS : 0;
   let finishedRuns = 0;
   const interrupted = (err: unknown) =>
-    opts.signal?.aborted ? new InterruptedError(`${finishedRuns} of ${workloads.length * config.referenceRuns} reference runs finished; runs in ${join(layout.root, 'learn')}`) : err;
+    opts.signal?.aborted
+      ? new InterruptedError(`${finishedRuns} of ${workloads.length * (config.referenceRuns + normalRuns)} reference${normalRuns > 0 ? ' and normal-delivery' : ''} runs finished; runs in ${join(layout.root, 'learn')}`)
+      : err;
   for (const workload of workloads) {
     const summary: LearnSummary = { workload: workload.name, runs: [] };
     // The earlier reference runs stay until the new ones are all done.
     const replacement = replaceDirectory(layout.learnDir(workload.name));
-    for (let n = 1; n <= config.referenceRuns; n++) {
-      const dir = layout.referenceRun(workload.name, n);
-      opts.log(`learn ${config.name}/${workload.name}: reference run ${n}/${config.referenceRuns}`);
-      const runDir = layout.referenceRun(workload.name, n, replacement.path);
-      const { record } = await executeRun({ config, workload, runDir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.serialize ? { serializeDelivery: opts.serialize } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }).catch((err: unknown) => {
+    const runs = [
+      ...Array.from({ length: config.referenceRuns }, (_, i) => ({ n: i + 1, normal: false })),
+      ...Array.from({ length: normalRuns }, (_, i) => ({ n: i + 1, normal: true })),
+    ];
+    for (const { n, normal } of runs) {
+      const dir = normal ? layout.normalDeliveryRun(workload.name, n) : layout.referenceRun(workload.name, n);
+      const runDir = normal ? layout.normalDeliveryRun(workload.name, n, replacement.path) : layout.referenceRun(workload.name, n, replacement.path);
+      opts.log(
+        normal
+          ? `learn ${config.name}/${workload.name}: normal-delivery run ${n}/${normalRuns} (plans are tested with normal delivery: their triggers must fire in it)`
+          : `learn ${config.name}/${workload.name}: reference run ${n}/${config.referenceRuns}`,
+      );
+      const serialize = opts.serialize && !normal ? { serializeDelivery: opts.serialize } : {};
+      const { record } = await executeRun({ config, workload, runDir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...serialize, ...(opts.signal ? { signal: opts.signal } : {}) }).catch((err: unknown) => {
         throw interrupted(err);
       });
       const ok = !record.error && record.workloadOutcome.ok;
       const error = record.error ?? record.workloadOutcome.error;
-      summary.runs.push({ dir, ok, durationMs: record.durationMs, ...(error ? { error } : {}) });
+      summary.runs.push({ name: `${normal ? 'normal' : 'ref'}-${n}`, dir, ok, durationMs: record.durationMs, ...(error ? { error } : {}) });
       finishedRuns++;
-      if (!ok) opts.log(`  reference run ${n} failed: ${error}`);
+      if (!ok) opts.log(`  ${normal ? 'normal-delivery' : 'reference'} run ${n} failed: ${error}`);
     }
     replacement.commit();
     summaries.push(summary);
@@ -133,12 +153,20 @@ function referenceDirs(layout: CampaignLayout, config: ControllerUnderTest, work
   return dirs;
 }
 
+/** The normal-delivery runs `learn --serialize` made beside the reference runs (none for other learn directories). */
+function normalDeliveryDirs(layout: CampaignLayout, workload: string): string[] {
+  const dirs: string[] = [];
+  for (let n = 1; existsSync(join(layout.normalDeliveryRun(workload, n), 'run.json')); n++) dirs.push(layout.normalDeliveryRun(workload, n));
+  return dirs;
+}
+
 export const PRUNING_FORMAT = 'kperturb.dev/pruning/v1';
 
 /**
  * Derives test plans from the reference runs of each workload (plans come from the last run, the
- * others tell which triggers are deterministic) and writes them as YAML, with the pruning table in
- * pruning.json. `prune: false` writes every plan the rules can express, unpruned.
+ * others and the normal-delivery runs, if any, tell which triggers are deterministic) and writes
+ * them as YAML, with the pruning table in pruning.json. `prune: false` writes every plan the rules
+ * can express, unpruned.
  */
 export async function plan(config: ControllerUnderTest, opts: PlanOptions): Promise<PlanSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
@@ -155,14 +183,22 @@ async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout
   const summaries: PlanSummary[] = [];
   for (const workload of selectWorkloads(config, opts.workloads)) {
     const refs = referenceDirs(layout, config, workload.name);
+    const normal = normalDeliveryDirs(layout, workload.name);
     const masks = config.masks.filter((m) => !m.workload || m.workload === workload.name).map((m) => ({ key: m.key, paths: m.paths }));
     const output = await planTestsStreaming({
       controller: config.name,
       workload: workload.name,
       references: refs.map(mergedTrace),
+      normalDelivery: normal.map(mergedTrace),
       options: { prune: opts.prune ?? true, quietMs: config.settle.quietMs, masks },
     });
     const { plans, stats } = output;
+    if (output.causality === 'serialized-episodes' && normal.length === 0) {
+      // A learn directory from before learn --serialize made normal-delivery runs.
+      opts.log(
+        `plan ${config.name}/${workload.name}: the reference runs are serialized and there is no normal-delivery run beside them; triggers are not checked against normal delivery, and plans whose trigger a normal run does not reproduce end not-injected (run \`kperturb learn --serialize\` again to record one)`,
+      );
+    }
     const dir = layout.plansDir(workload.name);
     const replacement = replaceDirectory(dir);
     for (const p of plans) writeFileSync(join(replacement.path, `${p.metadata.name}.yaml`), serializePlan(p));
@@ -173,6 +209,8 @@ async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout
       pruned: opts.prune ?? true,
       causality: output.causality,
       referenceRuns: refs.map((r, i) => ({ dir: r, events: output.events[i] })),
+      normalDeliveryRuns: normal.map((r, i) => ({ dir: r, events: output.normalDelivery.events[i] })),
+      unreproducedTriggers: output.normalDelivery.unreproducedTriggers,
       patterns: stats,
     };
     writeFileSync(join(replacement.path, 'pruning.json'), JSON.stringify(pruning, null, 2) + '\n');

@@ -1,6 +1,8 @@
 /**
  * Where a campaign's files live, under one output directory (default `.kperturb`):
  *   <out>/<controller>/learn/<workload>/ref-<n>/   reference runs
+ *   <out>/<controller>/learn/<workload>/normal-<n>/ normal-delivery runs (`learn --serialize` only: plans are
+ *                                                  tested with normal delivery, their triggers must fire there)
  *   <out>/<controller>/plans/<workload>/*.yaml     test plans (+ pruning.json)
  *   <out>/<controller>/test/<workload>/<plan>/     test runs (+ verdict.json)
  *   <out>/<controller>/confirm/<workload>/         unperturbed confirmation run (test --confirm)
@@ -26,6 +28,10 @@ export class CampaignLayout {
   /** `learnDir`: where the workload's reference runs are (a replacement's, while it is filled). */
   referenceRun(workload: string, n: number, learnDir = this.learnDir(workload)): string {
     return join(learnDir, `ref-${n}`);
+  }
+  /** `learnDir`: as for `referenceRun`. A run with normal delivery beside serialized reference runs. */
+  normalDeliveryRun(workload: string, n: number, learnDir = this.learnDir(workload)): string {
+    return join(learnDir, `normal-${n}`);
   }
   plansDir(workload?: string): string {
     return workload ? join(this.root, 'plans', workload) : join(this.root, 'plans');

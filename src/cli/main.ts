@@ -220,7 +220,7 @@ export function buildProgram(): Command {
       const signal = stopOnInterrupt(log);
       const { cluster } = await clusterChoice(opts, false, signal);
       const summaries = await learn(config, { out: resolve(opts.out), log, signal, ...(cluster ? { cluster } : {}), ...(opts.workload ? { workloads: opts.workload } : {}), ...serialize });
-      const rows = summaries.flatMap((s) => s.runs.map((r, i) => [s.workload, `ref-${i + 1}`, r.ok ? 'ok' : 'FAILED', formatDuration(r.durationMs), r.error ?? r.dir]));
+      const rows = summaries.flatMap((s) => s.runs.map((r) => [s.workload, r.name, r.ok ? 'ok' : 'FAILED', formatDuration(r.durationMs), r.error ?? r.dir]));
       process.stdout.write(renderTable(['workload', 'run', 'outcome', 'time', 'directory / error'], rows) + '\n');
       if (summaries.some((s) => s.runs.some((r) => !r.ok))) throw new SetupError('a reference run failed: fix the workload or the controller before planning');
     });

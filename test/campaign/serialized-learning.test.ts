@@ -1,0 +1,82 @@
+/**
+ * `learn --serialize`, `plan`, `test` end to end on a controller whose writes depend on how its watch
+ * events are delivered (_roster-controller.ts: a roster ConfigMap written member by member when
+ * serialized, in one write otherwise). Learning records a normal-delivery run beside the serialized
+ * reference runs, and every plan's trigger fires when it is tested (with normal delivery). Planning
+ * from a learn directory without that run still works, with a warning, and plans more (those that
+ * end not-injected). One test: the stages build on each other, and each run wants the machine.
+ */
+import test from 'ava';
+import { existsSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { learn, plan, test as testPlans } from '../../src/campaign/campaign.js';
+import { CampaignLayout } from '../../src/campaign/layout.js';
+import { loadConfig } from '../../src/config/config.js';
+
+const CONTROLLER = fileURLToPath(new URL('./_roster-controller.js', import.meta.url));
+
+function campaign() {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-serialized-'));
+  const member = (name: string, role: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: { name: ${name}, namespace: default, labels: { member: "true" } }\ndata: { role: ${role} }\n`;
+  writeFileSync(join(dir, 'members.yaml'), [member('alice', 'lead'), member('bob', 'dev'), member('carol', 'ops')].join('---\n'));
+  writeFileSync(
+    join(dir, 'kperturb.yaml'),
+    `apiVersion: kperturb.dev/v1
+kind: ControllerUnderTest
+metadata: { name: roster }
+controller: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(CONTROLLER)}] }
+workloads:
+  join:
+    steps:
+      - apply: members.yaml
+      - waitFor: { key: ConfigMap/default/roster-status, field: data.members, equals: "3", timeoutSeconds: 20 }
+      - patch: { key: ConfigMap/default/bob, type: merge, patch: { data: { role: lead } } }
+      - waitFor: { key: ConfigMap/default/roster, field: data.bob, equals: "lead", timeoutSeconds: 20 }
+referenceRuns: 1
+settle: { quietMs: 300, timeoutSeconds: 10 }
+`,
+  );
+  return { config: loadConfig(join(dir, 'kperturb.yaml')), out: join(dir, 'out') };
+}
+
+test('plans learned with --serialize trigger in normal test runs; an old learn directory still plans, with a warning', async (t) => {
+  const { config, out } = campaign();
+  const lines: string[] = [];
+  const log = (line: string) => void lines.push(line);
+  // The roster controller reconciles 100 ms after an event: a 300 ms quiet window shows it one member at a time.
+  const [learned] = await learn(config, { out, log, serialize: { quietMs: 300 } });
+  t.deepEqual(
+    learned!.runs.map((r) => [r.name, r.ok]),
+    [
+      ['ref-1', true],
+      ['normal-1', true],
+    ],
+    lines.join('\n'),
+  );
+  const layout = new CampaignLayout(out, 'roster');
+  t.true(existsSync(join(layout.normalDeliveryRun('join', 1), 'run.json')));
+
+  const [planned] = await plan(config, { out, log });
+  t.true(planned!.plans.length > 0);
+  // A stale plan's twin frozen for some kinds only (`kinds`) has the same triggers: one of each pair
+  // is enough to see them fire, and keeps the test short.
+  const toRun = planned!.plans.filter((p) => !p.spec.faults.some((f) => f.type === 'stale-restart' && f.kinds));
+  const results = await testPlans(config, toRun, { out, log });
+  t.deepEqual(
+    results.filter((r) => r.verdict === 'not-injected').map((r) => `${r.plan}: ${r.error ?? r.description}`),
+    [],
+  );
+  t.true(results.every((r) => r.injected));
+
+  // A learn directory from before normal-delivery runs: planned as before, and said so.
+  renameSync(layout.normalDeliveryRun('join', 1), join(out, 'normal-1-aside'));
+  lines.length = 0;
+  const [unchecked] = await plan(config, { out, log });
+  t.true(
+    lines.some((l) => l.includes('there is no normal-delivery run beside them; triggers are not checked against normal delivery')),
+    lines.join('\n'),
+  );
+  t.true(unchecked!.plans.length > planned!.plans.length, `${unchecked!.plans.length} plans without the normal run, ${planned!.plans.length} with it`);
+});
