@@ -11,6 +11,7 @@ import { learn, plan, test, loadPlans } from '../campaign/campaign.js';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { CampaignLayout } from '../campaign/layout.js';
 import { formatShard, parseShard, referenceWeights, shardPlans } from '../campaign/shard.js';
+import { renderJob } from '../campaign/job.js';
 import { DEMO_PARALLEL, renderDemoTable, runDemo, writeDemoJson } from '../campaign/demo.js';
 import { InterruptedError, UserInputError, SetupError } from '../model/errors.js';
 import { interruptExitCode, stopOnInterrupt } from './signals.js';
@@ -65,6 +66,12 @@ const DEFAULT_SERIALIZE_QUIET_MS = 100;
 function parseQuietMs(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 60_000) throw new UserInputError(undefined, '--serialize', `a quiet window in milliseconds, 1-60000 (got ${JSON.stringify(value)})`);
+  return n;
+}
+
+function parseWholeNumber(value: string, option: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new UserInputError(undefined, option, `a whole number from 1 (got ${JSON.stringify(value)})`);
   return n;
 }
 
@@ -321,6 +328,33 @@ export function buildProgram(): Command {
       const d = await diffRuns(resolve(referenceRun), resolve(testRun));
       process.stdout.write(opts.json ? JSON.stringify(d, null, 2) + '\n' : renderRunDiff(d));
       process.exitCode = d.endState.length + d.updateSummary.length > 0 ? 1 : 0;
+    });
+
+  program
+    .command('job')
+    .description('write a Kubernetes Indexed Job that runs the campaign in N shards, one pod each (docs/sharding.md)')
+    .requiredOption('--shards <n>', 'how many pods (shards) share the plans', (v: string) => parseWholeNumber(v, '--shards'))
+    .requiredOption('--image <ref>', "the image holding kperturb, the controller and the campaign under /campaign (the repository's Containerfile)")
+    .addOption(configOption())
+    .option('--name <name>', 'the Job\'s name (default: kperturb-<controller>)')
+    .option('--namespace <ns>', 'the Job\'s namespace (default: none written, kubectl\'s current one)')
+    .option('--results-claim <pvc>', 'a ReadWriteMany PersistentVolumeClaim the shards write their results to (default: an emptyDir per pod)')
+    .addOption(parallelOption(2))
+    .option('--output <file>', 'write the manifest here instead of stdout')
+    .action(async (opts: { shards: number; image: string; config: string; name?: string; namespace?: string; resultsClaim?: string; parallel: number; output?: string }) => {
+      const config = loadConfig(opts.config);
+      const yaml = renderJob({
+        controller: config.name,
+        shards: opts.shards,
+        image: opts.image,
+        parallel: opts.parallel,
+        ...(opts.name ? { name: opts.name } : {}),
+        ...(opts.namespace ? { namespace: opts.namespace } : {}),
+        ...(opts.resultsClaim ? { resultsClaim: opts.resultsClaim } : {}),
+      });
+      const output = opts.output;
+      if (output) await writeOptionFile('--output', output, () => writeFileSync(output, yaml));
+      else process.stdout.write(yaml);
     });
 
   program

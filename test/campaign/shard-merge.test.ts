@@ -7,42 +7,15 @@
  * plans of every pattern, and three plans that never fire.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
-const controllerScript = fileURLToPath(new URL('../proxy/fixtures/mirror-controller.js', import.meta.url));
+import { kperturb, ok, writeMirrorConfig, writeNeverFiringPlans } from './_mirror-campaign.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kperturb-shard-'));
-const config = join(dir, 'kperturb.yaml');
 const base = join(dir, 'base');
 const extraPlans = join(dir, 'extra-plans');
-/** Six mirrored ConfigMaps, three of them changed and one deleted: 45-53 generated plans (measured), of every pattern. */
-const SOURCES = ['a', 'b', 'c', 'd', 'e', 'f'];
-
-interface Exit {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function kperturb(...args: string[]): Promise<Exit> {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
-}
-
-async function ok(what: string, exit: Promise<Exit>, codes = [0]): Promise<Exit> {
-  const r = await exit;
-  if (!codes.includes(r.status ?? -1)) throw new Error(`${what} exited ${r.status}:\n${r.stderr}`);
-  return r;
-}
+let config = '';
 
 /** The plans every run tests: every generated plan and three that never fire. */
 let planFiles: string[] = [];
@@ -53,34 +26,15 @@ function verdicts(report: string): Record<string, string> {
 }
 
 test.before(async () => {
-  for (const x of SOURCES) writeFileSync(join(dir, `src-${x}.yaml`), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-${x}, namespace: default}\ndata: {v: "1"}\n`);
-  writeFileSync(
-    config,
-    `apiVersion: kperturb.dev/v1
-kind: ControllerUnderTest
-metadata: { name: mirror }
-controller: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(controllerScript)}] }
-workloads:
-  w:
-    steps:
-${SOURCES.map((x) => `      - apply: src-${x}.yaml`).join('\n')}
-      - waitFor: { key: ConfigMap/default/mirror-src-f, field: data.v, equals: "1", timeoutSeconds: 30 }
-${['a', 'b', 'd'].map((x) => `      - patch: { key: ConfigMap/default/src-${x}, patch: { data: { v: "2" } } }`).join('\n')}
-      - waitFor: { key: ConfigMap/default/mirror-src-d, field: data.v, equals: "2", timeoutSeconds: 30 }
-      - delete: { key: ConfigMap/default/src-c }
-referenceRuns: 1
-settle: { quietMs: 300, timeoutSeconds: 20 }
-`,
-  );
+  // Six mirrored ConfigMaps, three of them changed and one deleted: 45-53 generated plans (measured), of every pattern.
+  config = writeMirrorConfig(dir, ['a', 'b', 'c', 'd', 'e', 'f'], [
+    ...['a', 'b', 'd'].map((x) => `patch: { key: ConfigMap/default/src-${x}, patch: { data: { v: "2" } } }`),
+    'waitFor: { key: ConfigMap/default/mirror-src-d, field: data.v, equals: "2", timeoutSeconds: 30 }',
+    'delete: { key: ConfigMap/default/src-c }',
+  ]);
   await ok('learn', kperturb('learn', '-c', config, '-o', base));
   await ok('plan', kperturb('plan', '-c', config, '-o', base));
-  mkdirSync(extraPlans);
-  for (const name of ['never-1', 'never-2', 'never-3']) {
-    writeFileSync(
-      join(extraPlans, `${name}.yaml`),
-      `apiVersion: kperturb.dev/v1\nkind: TestPlan\nmetadata: { name: ${name} }\nspec:\n  controller: mirror\n  workload: w\n  pattern: intermediate-state\n  description: ${name}\n  faults:\n    - type: crash-after-write\n      after: { verb: create, key: ConfigMap/default/${name}, occurrence: 1 }\n`,
-    );
-  }
+  writeNeverFiringPlans(extraPlans, ['never-1', 'never-2', 'never-3']);
   const generated = join(base, 'mirror', 'plans', 'w');
   planFiles = [...readdirSync(generated).filter((f) => f.endsWith('.yaml')).map((f) => join(generated, f)), ...readdirSync(extraPlans).map((f) => join(extraPlans, f))];
   if (planFiles.length < 30) throw new Error(`expected at least 30 plans, got ${planFiles.length}`);
