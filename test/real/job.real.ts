@@ -52,8 +52,9 @@ test('the Job controller creates N pods with completion indices 0..N-1, each wit
     const c = pod.spec.containers[0]!;
     t.deepEqual(c.command, ['/bin/sh', '-c', SHARD_SCRIPT]);
     const env = Object.fromEntries(c.env.map((e) => [e.name, e]));
-    // The Job controller adds the index, from the pod's own annotation.
-    t.deepEqual(env.JOB_COMPLETION_INDEX?.valueFrom?.fieldRef?.fieldPath, "metadata.annotations['batch.kubernetes.io/job-completion-index']", `${pod.metadata.name} (index ${index})`);
+    // The Job controller adds the index, from the pod's own label (1.28+, PodIndexLabel) or annotation.
+    t.regex(env.JOB_COMPLETION_INDEX?.valueFrom?.fieldRef?.fieldPath ?? '', /^metadata\.(labels|annotations)\['batch\.kubernetes\.io\/job-completion-index'\]$/, `${pod.metadata.name} (index ${index})`);
+    t.is(pod.metadata.labels?.['batch.kubernetes.io/job-completion-index'] ?? index, index);
     t.is(env.KPERTURB_SHARDS?.value, String(shards));
     t.is(env.KPERTURB_CAMPAIGN?.value, '/campaign');
     t.is(env.KPERTURB_PARALLEL?.value, '2');
