@@ -3,8 +3,8 @@
  * directories (as a CI matrix or an Indexed Job ships them), three `kperturb test --shard I/3`
  * processes at once, and `kperturb report` over the three merging into the verdicts of one
  * `kperturb test` of all plans. Whole CLI runs of a small, level-triggered controller
- * (test/proxy/fixtures/mirror-controller.ts), whose verdicts do not depend on timing: its generated
- * plans of every pattern, and three plans that never fire.
+ * (test/proxy/fixtures/mirror-controller.ts): its generated intermediate- and stale-state plans,
+ * and three plans that never fire.
  */
 import test from 'ava';
 import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -17,7 +17,15 @@ const base = join(dir, 'base');
 const extraPlans = join(dir, 'extra-plans');
 let config = '';
 
-/** The plans every run tests: every generated plan and three that never fire. */
+/**
+ * Within the API contract, the mirror controller's verdicts do not depend on timing (every plan
+ * passes, or never fires). Beyond it (a client-node consistent read answered from a stale view), some
+ * of its stale plans find a real bug (a stale value mirrored back) in one run and not in another, so
+ * two runs of the same plans could not be compared verdict by verdict.
+ */
+const STRICT = ['--contract', 'strict'];
+
+/** The plans every run tests: the generated intermediate- and stale-state plans, and three that never fire. */
 let planFiles: string[] = [];
 
 function verdicts(report: string): Record<string, string> {
@@ -26,7 +34,7 @@ function verdicts(report: string): Record<string, string> {
 }
 
 test.before(async () => {
-  // Six mirrored ConfigMaps, three of them changed and one deleted: 45-53 generated plans (measured), of every pattern.
+  // Six mirrored ConfigMaps, three of them changed and one deleted: 45-53 generated plans (measured).
   config = writeMirrorConfig(dir, ['a', 'b', 'c', 'd', 'e', 'f'], [
     ...['a', 'b', 'd'].map((x) => `patch: { key: ConfigMap/default/src-${x}, patch: { data: { v: "2" } } }`),
     'waitFor: { key: ConfigMap/default/mirror-src-d, field: data.v, equals: "2", timeoutSeconds: 30 }',
@@ -36,7 +44,10 @@ test.before(async () => {
   await ok('plan', kperturb('plan', '-c', config, '-o', base));
   writeNeverFiringPlans(extraPlans, ['never-1', 'never-2', 'never-3']);
   const generated = join(base, 'mirror', 'plans', 'w');
-  planFiles = [...readdirSync(generated).filter((f) => f.endsWith('.yaml')).map((f) => join(generated, f)), ...readdirSync(extraPlans).map((f) => join(extraPlans, f))];
+  // Its one unobserved plan hides a ConfigMap until the workload deletes it, which may or may not
+  // come before the hold's limit on a loaded machine: left out, as a timing-dependent verdict.
+  const wanted = (f: string) => f.endsWith('.yaml') && !f.startsWith('unobserved-');
+  planFiles = [...readdirSync(generated).filter(wanted).map((f) => join(generated, f)), ...readdirSync(extraPlans).map((f) => join(extraPlans, f))];
   if (planFiles.length < 30) throw new Error(`expected at least 30 plans, got ${planFiles.length}`);
   for (const out of ['single', 'shard-0', 'shard-1', 'shard-2']) cpSync(base, join(dir, out), { recursive: true });
 });
@@ -49,8 +60,8 @@ test.serial('three shard processes and a merged report give the verdicts of one 
   t.timeout(600_000);
   // The three shards and the single run all at once: 3 + 2 plan runs share the machine.
   const [single, ...shards] = await Promise.all([
-    ok('single', kperturb('test', ...planFiles, '-j', '2', '-c', config, '-o', join(dir, 'single')), [0, 1]),
-    ...[0, 1, 2].map((i) => ok(`shard ${i}`, kperturb('test', ...planFiles, '--shard', `${i}/3`, '-c', config, '-o', join(dir, `shard-${i}`)), [0, 1])),
+    ok('single', kperturb('test', ...planFiles, ...STRICT, '-j', '2', '-c', config, '-o', join(dir, 'single')), [0, 1]),
+    ...[0, 1, 2].map((i) => ok(`shard ${i}`, kperturb('test', ...planFiles, ...STRICT, '--shard', `${i}/3`, '-c', config, '-o', join(dir, `shard-${i}`)), [0, 1])),
   ]);
   t.truthy(single);
   const counts = shards.map((s) => Number(/shard \d\/3: (\d+) of (\d+) plans/.exec(s!.stderr)?.[1]));
