@@ -15,7 +15,7 @@ import type { PlanResult, Verdict } from '../model/results.js';
 import { formatDuration, renderTable } from '../cli/table.js';
 import { learn, plan, test, type Log, type TestProgress } from './campaign.js';
 import type { ClusterChoice } from '../coordinator/run.js';
-import { Limiter } from './limiter.js';
+import { DEMO_PARALLEL, Limiter } from './limiter.js';
 
 export const DEMO_RESULTS_FORMAT = 'kperturb.dev/demo-results/v1';
 
@@ -87,12 +87,7 @@ export interface DemoOptions {
   signal?: AbortSignal;
 }
 
-/**
- * Plans the demo runs at once by default. A plan mostly waits (for the controller to settle, for a
- * stale view's release), so on 2 cores 3 at once cut the demo's test time by about half without
- * changing a verdict (measured: see docs/cli.md, `kperturb demo`).
- */
-export const DEMO_PARALLEL = 3;
+export { DEMO_PARALLEL } from './limiter.js';
 
 /**
  * Learns and plans every example first, then tests all plans, so that progress knows the total.

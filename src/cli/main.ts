@@ -7,12 +7,11 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, relative, resolve } from 'node:path';
 import { loadConfig } from '../config/config.js';
-import { learn, plan, test, loadPlans } from '../campaign/campaign.js';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { CampaignLayout } from '../campaign/layout.js';
 import { formatShard, parseShard, referenceWeights, shardPlans } from '../campaign/shard.js';
 import { renderJob } from '../campaign/job.js';
-import { DEMO_PARALLEL, renderDemoTable, runDemo, writeDemoJson } from '../campaign/demo.js';
+import { DEMO_PARALLEL } from '../campaign/limiter.js';
 import { InterruptedError, UserInputError, SetupError } from '../model/errors.js';
 import { interruptExitCode, stopOnInterrupt } from './signals.js';
 import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../cluster/kube-version.js';
@@ -33,6 +32,14 @@ function relativeOrAbsolute(path: string): string {
 }
 
 const log = (line: string) => process.stderr.write(line + '\n');
+
+/**
+ * The campaign modules load the coordinator, the proxy, the embedded cluster and client-node (most
+ * of kperturb's start-up time): only the commands that run them load them, so that `--help`,
+ * `report`, `job` and bad input answer at once.
+ */
+const campaignModule = () => import('../campaign/campaign.js');
+const demoModule = () => import('../campaign/demo.js');
 
 /** The version in the package.json beside dist/ (one file to bump). */
 function packageVersion(): string {
@@ -226,6 +233,7 @@ export function buildProgram(): Command {
       const serialize = opts.serialize === undefined ? {} : { serialize: { quietMs: opts.serialize === true ? DEFAULT_SERIALIZE_QUIET_MS : opts.serialize } };
       const signal = stopOnInterrupt(log);
       const { cluster } = await clusterChoice(opts, false, signal);
+      const { learn } = await campaignModule();
       const summaries = await learn(config, { out: resolve(opts.out), log, signal, ...(cluster ? { cluster } : {}), ...(opts.workload ? { workloads: opts.workload } : {}), ...serialize });
       const rows = summaries.flatMap((s) => s.runs.map((r) => [s.workload, r.name, r.ok ? 'ok' : 'FAILED', formatDuration(r.durationMs), r.error ?? r.dir]));
       process.stdout.write(renderTable(['workload', 'run', 'outcome', 'time', 'directory / error'], rows) + '\n');
@@ -241,6 +249,7 @@ export function buildProgram(): Command {
     .option('--no-prune', 'write every plan the rules can express, with no pruning stage (to check that pruning keeps every bug)')
     .action(async (opts: { config: string; out: string; workload?: string[]; prune: boolean }) => {
       const config = loadConfig(opts.config);
+      const { plan } = await campaignModule();
       const summaries = await plan(config, { out: resolve(opts.out), log, prune: opts.prune, ...(opts.workload ? { workloads: opts.workload } : {}) });
       for (const s of summaries) {
         process.stdout.write(`${s.workload}: ${s.plans.length} plan(s) in ${s.dir}\n`);
@@ -272,6 +281,7 @@ export function buildProgram(): Command {
       const layout = new CampaignLayout(out, config.name);
       const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
       const planPaths = paths.length > 0 ? paths : [layout.plansDir()];
+      const { loadPlans, test } = await campaignModule();
       const all = loadPlans(planPaths);
       if (all.length === 0) throw new UserInputError(planPaths.join(', '), undefined, 'at least one plan (run `kperturb plan` first)');
       const plans = shard ? shardPlans(all, shard, referenceWeights(layout)) : all;
@@ -372,6 +382,7 @@ export function buildProgram(): Command {
       const signal = stopOnInterrupt(log);
       const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli', signal);
       const progress = new ProgressReporter();
+      const { renderDemoTable, runDemo, writeDemoJson } = await demoModule();
       let results: Awaited<ReturnType<typeof runDemo>>;
       try {
         results = await runDemo({ out: resolve(opts.out), log: progress.log, progress, signal, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), confirm: opts.confirm, all: opts.all === true, ...(opts.only ? { only: opts.only } : {}) });
