@@ -111,7 +111,7 @@ export interface ProxyActivity {
   openWatches: number;
   /** Date.now() of the last request start/finish or watch event delivered. */
   lastActivityAt: number;
-  /** Date.now() of the last request start or finish (watch events not counted). */
+  /** Date.now() (or serializeDelivery.now) of the last request start or finish (watch events not counted). */
   lastRequestAt: number;
   /** Requests started so far (watches included). */
   requestsStarted: number;
@@ -237,7 +237,9 @@ export class ControllerProxy {
   private openWatches = 0;
   private lastActivityAt = Date.now();
   private readonly housekeeping = new HousekeepingRequests();
-  private lastRequestAt = Date.now();
+  /** The serializer's clock (serializeDelivery.now), which lastRequestAt is read on. */
+  private readonly requestClock: () => number;
+  private lastRequestAt: number;
   private requestsStarted = 0;
   private readonly protocolCounts = { h2: 0, http1: 0 };
   private readonly epochOf = new WeakMap<object, Epoch>();
@@ -255,6 +257,8 @@ export class ControllerProxy {
     this.caPem = tlsCerts?.caPem;
     this.log = options.log ?? ((line) => process.stderr.write(`kperturb proxy: ${line}\n`));
     this.url = `${tlsCerts ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    this.requestClock = options.serializeDelivery?.now ?? Date.now;
+    this.lastRequestAt = this.requestClock();
     if (options.serializeDelivery) {
       this.serializer = new DeliverySerializer(options.serializeDelivery, () => this.requestActivity(), this.trace);
     }
@@ -342,7 +346,7 @@ export class ControllerProxy {
         else this.inFlight--;
         // Leader-election renewals every 2 s must not keep a finished controller from going quiet.
         if (!ex.housekeeping) this.lastActivityAt = Date.now();
-        this.lastRequestAt = Date.now();
+        this.lastRequestAt = this.requestClock();
         this.maybeCloseIdle(ex.connection);
       },
     };
@@ -880,7 +884,7 @@ export class ControllerProxy {
     const target = podStreamingTarget(pathOf(req.url));
     if (target) {
       this.requestsStarted++;
-      this.lastRequestAt = Date.now();
+      this.lastRequestAt = this.requestClock();
       new PodStreamCall(this.nextRequestId++, this.host, epoch, this.podStreaming, target, this.options.onPodExec).answer(req, res);
       return;
     }
@@ -891,7 +895,7 @@ export class ControllerProxy {
     this.protocolCounts[isHttp2Request(req) ? 'h2' : 'http1']++;
     // Activity starts when the request is recorded (Exchange.recordRequest), once it is known
     // whether it is housekeeping; until then it is in flight, which is not quiet either.
-    this.lastRequestAt = Date.now();
+    this.lastRequestAt = this.requestClock();
     try {
       ex.run();
     } catch (err) {
@@ -913,7 +917,7 @@ export class ControllerProxy {
     const target = podStreamingTarget(pathOf(req.url));
     if (target) {
       this.requestsStarted++;
-      this.lastRequestAt = Date.now();
+      this.lastRequestAt = this.requestClock();
       new PodStreamCall(this.nextRequestId++, this.host, epoch, this.podStreaming, target, this.options.onPodExec).upgrade(req, socket, head);
       return;
     }

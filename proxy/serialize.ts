@@ -17,13 +17,19 @@ export interface SerializeDeliveryOptions {
   quietMs: number;
   /** An episode ends after this long even if the controller is still busy (default 10 x quietMs, at least 2 s). */
   maxEpisodeMs?: number;
+  /**
+   * The clock quiet and episode length are measured on, in milliseconds (default Date.now). Tests
+   * pass a manual clock, so that an episode ends once they have seen the controller's reaction, however
+   * long a loaded machine takes to produce it.
+   */
+  now?: () => number;
 }
 
 /** What the serializer needs to know about the controller's requests. */
 export interface RequestActivity {
   /** Non-watch requests in flight. */
   inFlight: number;
-  /** Date.now() of the last non-watch request start or finish, or watch open. */
+  /** When the last non-watch request started or finished, or a watch opened, on the serializer's clock. */
   lastRequestAt: number;
   /** Requests started so far (a counter). */
   requestsStarted: number;
@@ -42,6 +48,7 @@ export class DeliverySerializer {
   private episodes = 0;
   private stopped = false;
   private readonly maxEpisodeMs: number;
+  private readonly now: () => number;
 
   constructor(
     private readonly options: SerializeDeliveryOptions,
@@ -49,6 +56,7 @@ export class DeliverySerializer {
     private readonly trace: TraceSink,
   ) {
     this.maxEpisodeMs = options.maxEpisodeMs ?? Math.max(2000, options.quietMs * 10);
+    this.now = options.now ?? Date.now;
   }
 
   get episodeCount(): number {
@@ -85,7 +93,7 @@ export class DeliverySerializer {
           continue;
         }
         const before = this.activity().requestsStarted;
-        const deliveredAt = Date.now();
+        const deliveredAt = this.now();
         item.next(event);
         const index = ++this.episodes;
         this.trace.append({
@@ -113,7 +121,7 @@ export class DeliverySerializer {
     for (;;) {
       if (this.stopped) return false;
       const a = this.activity();
-      const now = Date.now();
+      const now = this.now();
       if (a.inFlight === 0 && now - Math.max(deliveredAt, a.lastRequestAt) >= quietMs) return true;
       if (now >= deadline) return false;
       await new Promise((r) => setTimeout(r, tick));

@@ -19,7 +19,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { stringify } from 'yaml';
 import { storageKey, ResourceRegistry } from './registry.js';
-import { ObjectStore } from './store.js';
+import { ObjectStore, type StoreChange } from './store.js';
 import { Operations } from './operations.js';
 import { builtinDefinitions, INITIAL_NAMESPACES } from './builtins.js';
 import { CrdController, NamespaceController } from './controllers.js';
@@ -85,6 +85,8 @@ function isPublicPath(url: string | undefined): boolean {
   return PUBLIC_PATHS.has(path.length > 1 ? path.replace(/\/+$/, '') : path);
 }
 
+export type { StoreChange } from './store.js';
+
 export const KUBECONFIG_NAME = 'kperturb-embedded';
 
 export class EmbeddedCluster {
@@ -116,6 +118,15 @@ export class EmbeddedCluster {
    */
   compact(resourceVersion?: number): void {
     this.store.compact(resourceVersion);
+  }
+
+  /**
+   * The retained changes after `resourceVersion`, oldest first (what a watch from it replays), or
+   * undefined when some were compacted: the cluster's own record of its history, independent of
+   * watch delivery, for checking what watchers received.
+   */
+  changesAfter(resourceVersion: number): ReadonlyArray<Readonly<StoreChange>> | undefined {
+    return this.store.changesAfter(resourceVersion);
   }
 
   /** The latest resourceVersion (what a list returns now). */

@@ -37,14 +37,42 @@ type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
+/**
+ * Writes the lines of many streams in batches: a stream's lines wait in memory until the end of the
+ * event loop turn (setImmediate), then go out as one chunk. Node writes every `res.write` of a tick
+ * with its own writev system call, so delivering each change to 100 watchers at once cost 100 system
+ * calls per write request and held the write rate to a fifth of the unwatched one; batched, the
+ * changes of every request served in one turn share one system call per watcher.
+ */
+class LineBatcher {
+  private readonly waiting = new Set<WatchStream>();
+  private scheduled: NodeJS.Immediate | undefined;
+
+  /** `stream` has lines to flush at the end of this turn. */
+  add(stream: WatchStream): void {
+    this.waiting.add(stream);
+    this.scheduled ??= setImmediate(() => this.flushAll());
+  }
+
+  private flushAll(): void {
+    this.scheduled = undefined;
+    const streams = [...this.waiting];
+    this.waiting.clear();
+    for (const stream of streams) stream.flush();
+  }
+}
+
 class WatchStream {
   private unsubscribe: (() => void) | undefined;
   private timers: NodeJS.Timeout[] = [];
   private closed = false;
+  /** Lines written since the last flush, in order. */
+  private pending = '';
 
   constructor(
     readonly request: WatchRequest,
     private readonly res: ServerResponse,
+    private readonly batcher: LineBatcher,
     private readonly onClose: (stream: WatchStream) => void,
   ) {
     res.on('close', () => this.close());
@@ -80,6 +108,7 @@ class WatchStream {
     this.unsubscribe?.();
     for (const t of this.timers) clearTimeout(t);
     this.timers = [];
+    this.flush();
     if (!this.res.writableEnded) this.res.end();
     this.onClose(this);
   }
@@ -132,7 +161,16 @@ class WatchStream {
 
   private writeLine(line: string): void {
     if (this.closed || this.res.writableEnded || this.res.destroyed) return;
-    this.res.write(line);
+    if (this.pending === '') this.batcher.add(this);
+    this.pending += line;
+  }
+
+  /** Sends the lines written since the last flush as one chunk. */
+  flush(): void {
+    const lines = this.pending;
+    this.pending = '';
+    if (lines === '' || this.res.writableEnded || this.res.destroyed) return;
+    this.res.write(lines);
   }
 }
 
@@ -156,6 +194,7 @@ export interface WatchHubOptions {
 
 export class WatchHub {
   private readonly streams = new Set<WatchStream>();
+  private readonly batcher = new LineBatcher();
 
   constructor(
     private readonly store: ObjectStore,
@@ -190,7 +229,7 @@ export class WatchHub {
     }
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
-    const stream = new WatchStream(request, res, (s) => this.streams.delete(s));
+    const stream = new WatchStream(request, res, this.batcher, (s) => this.streams.delete(s));
     this.streams.add(stream);
     if (expiredStatus !== undefined) {
       stream.sendError(expiredStatus);

@@ -3,11 +3,12 @@
  *  - objects created per second (ConfigMaps and Pods, 16 clients over keep-alive HTTP), against a
  *    baseline measured in the same run: a bare node:http server answering the same POSTs with a
  *    fixed JSON body (the HTTP and JSON cost no API server can avoid);
- *  - watch events delivered per second to 100 concurrent watchers while objects are created;
  *  - memory with 10,000 objects (heap and RSS, in a fresh process, after a forced GC).
  *
  *   npm run bench:cluster
- *   npm run bench:cluster -- --objects 3000 --watchers 100 --memory-objects 10000
+ *   npm run bench:cluster -- --objects 3000 --memory-objects 10000
+ *
+ * Watch fan-out (100 watchers while objects are written) has its own script: watch.bench.ts.
  *
  * The embedded cluster runs without the simulated controllers (`simulation: false`): this measures the
  * API server alone.
@@ -16,68 +17,25 @@ import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { Agent, request } from 'node:http';
 import { EmbeddedCluster } from '../../src/cluster/index.js';
+import { configMap, hammer, positiveIntegerOption, send } from './http-load.js';
 
 interface Options {
   objects: number;
-  watchers: number;
-  watchedObjects: number;
   memoryObjects: number;
   concurrency: number;
 }
 
 function parseArgs(argv: string[]): Options & { memoryChild: boolean } {
-  const value = (name: string, fallback: number): number => {
-    const i = argv.indexOf(`--${name}`);
-    if (i < 0) return fallback;
-    const n = Number(argv[i + 1]);
-    if (!Number.isInteger(n) || n <= 0 || n > 1_000_000) throw new Error(`--${name} expects a positive integer up to 1000000`);
-    return n;
-  };
+  const value = (name: string, fallback: number): number => positiveIntegerOption(argv, name, fallback);
   return {
     objects: value('objects', 3000),
-    watchers: value('watchers', 100),
-    watchedObjects: value('watched-objects', 500),
     memoryObjects: value('memory-objects', 10_000),
     concurrency: value('concurrency', 16),
     memoryChild: argv.includes('--memory-child'),
   };
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-
-/** One JSON request over the keep-alive agent; resolves with the status code. */
-function send(url: string, method: string, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** Runs `count` requests from `concurrency` workers; returns requests per second. */
-async function hammer(count: number, concurrency: number, one: (i: number) => Promise<number>, expected: number): Promise<number> {
-  let next = 0;
-  let failures = 0;
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        const i = next++;
-        if ((await one(i)) !== expected) failures++;
-      }
-    }),
-  );
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  if (failures > 0) throw new Error(`${failures} of ${count} requests failed`);
-  return count / seconds;
-}
-
-const configMap = (name: string): string => JSON.stringify({ metadata: { name, labels: { app: 'bench' } }, data: { key: 'value', other: 'x'.repeat(64) } });
 const pod = (name: string): string =>
   JSON.stringify({ metadata: { name, labels: { app: 'bench' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.25', ports: [{ containerPort: 80 }] }] } });
 
@@ -106,53 +64,6 @@ async function createRates(opts: Options): Promise<{ configMaps: number; pods: n
     const pods = await hammer(opts.objects, opts.concurrency, (i) => send(`${base}/pods`, 'POST', pod(`pod-${i}`)), 201);
     return { configMaps, pods };
   } finally {
-    await cluster.stop();
-  }
-}
-
-/** Opens `watchers` watch streams, creates `objects` ConfigMaps, and times until every watcher saw every ADDED. */
-async function watchRate(opts: Options): Promise<{ eventsPerSecond: number; createsPerSecond: number }> {
-  const cluster = await EmbeddedCluster.start({ simulation: false, bookmarkIntervalMs: 0, insecureNoAuth: true });
-  const streams: Array<{ seen: number; abort: () => void }> = [];
-  try {
-    const rv = String(cluster.resourceVersion);
-    const watchAgent = new Agent({ keepAlive: false, maxSockets: opts.watchers + 1 });
-    let allSeen: () => void = () => undefined;
-    const done = new Promise<void>((resolve) => (allSeen = resolve));
-    let complete = 0;
-    await Promise.all(
-      Array.from({ length: opts.watchers }, (_, w) =>
-        new Promise<void>((resolve, reject) => {
-          const state = { seen: 0, abort: () => req.destroy() };
-          streams.push(state);
-          const req = request(`${cluster.url}/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${rv}&labelSelector=app%3Dbench`, { agent: watchAgent }, (res) => {
-            let buffer = '';
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => {
-              buffer += chunk;
-              let nl: number;
-              while ((nl = buffer.indexOf('\n')) >= 0) {
-                buffer = buffer.slice(nl + 1);
-                state.seen++;
-                if (state.seen === opts.watchedObjects && ++complete === opts.watchers) allSeen();
-              }
-            });
-            res.on('error', () => undefined);
-            resolve();
-          });
-          req.on('error', (err) => (w >= 0 ? reject(err) : undefined));
-          req.end();
-        }),
-      ),
-    );
-    const started = process.hrtime.bigint();
-    const createsPerSecond = await hammer(opts.watchedObjects, opts.concurrency, (i) => send(`${cluster.url}/api/v1/namespaces/default/configmaps`, 'POST', configMap(`w-${i}`)), 201);
-    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('watchers did not receive every event within 120 s')), 120_000).unref());
-    await Promise.race([done, timeout]);
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    return { eventsPerSecond: (opts.watchers * opts.watchedObjects) / seconds, createsPerSecond };
-  } finally {
-    for (const s of streams) s.abort();
     await cluster.stop();
   }
 }
@@ -196,10 +107,7 @@ async function main(): Promise<void> {
   console.log(`  ConfigMaps                          ${creates.configMaps.toFixed(0).padStart(7)} objects/s  (${(creates.configMaps / baseline).toFixed(2)} x baseline)`);
   console.log(`  Pods (defaulting, validation)       ${creates.pods.toFixed(0).padStart(7)} objects/s  (${(creates.pods / baseline).toFixed(2)} x baseline)`);
 
-  const watch = await watchRate(opts);
-  console.log(`\nwatch fan-out (${opts.watchers} watchers, ${opts.watchedObjects} creates):`);
-  console.log(`  events delivered                    ${watch.eventsPerSecond.toFixed(0).padStart(7)} events/s`);
-  console.log(`  creates while watched               ${watch.createsPerSecond.toFixed(0).padStart(7)} objects/s  (${(watch.createsPerSecond / creates.configMaps).toFixed(2)} x unwatched)`);
+  console.log(`\nwatch fan-out: npm run bench:watch`);
 
   const child = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--memory-child', '--memory-objects', String(opts.memoryObjects), '--concurrency', String(opts.concurrency)], {
     encoding: 'utf8',

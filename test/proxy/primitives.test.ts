@@ -2,9 +2,10 @@
  * The smaller fault primitives with a real client: disconnect (graceful vs reset), delay, a change
  * trigger that holds the controller before it sees the change, and the Lease release.
  */
+import http from 'node:http';
 import test from 'ava';
 import { CoordinationV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { kubeConfigOf, sleep, startConfigMapInformer, startRecordedProxy, waitFor } from './helpers.js';
+import { kubeConfigOf, proxyAuth, sleep, startConfigMapInformer, startRecordedProxy, waitFor } from './helpers.js';
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -59,17 +60,32 @@ test('a delay applies to its request class only', async (t) => {
   const api = kubeConfigOf(proxy.kubeconfigYaml()).makeApiClient(CoreV1Api);
   await kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api).createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'd' } } });
   await api.readNamespacedConfigMap({ name: 'd', namespace: 'default' }); // warm up discovery and connections
-  // Wide margins: a request on a loaded machine can take a few hundred milliseconds undelayed.
-  const delay = proxy.addDelay({ verbs: ['get'], kind: 'ConfigMap' }, 2000);
-  const time = async (p: () => Promise<unknown>) => {
-    const s = Date.now();
-    await p();
-    return Date.now() - s;
-  };
-  t.true((await time(() => api.readNamespacedConfigMap({ name: 'd', namespace: 'default' }))) >= 2000);
-  t.true((await time(() => api.listNamespacedConfigMap({ namespace: 'default' }))) < 1500, 'lists are not delayed');
-  delay.remove();
-  t.true((await time(() => api.readNamespacedConfigMap({ name: 'd', namespace: 'default' }))) < 1500);
+  // A delayed request takes at least the delay: a lower bound, which a loaded machine only adds to
+  // (less 5 ms: timers may fire a millisecond early against Date.now).
+  const short = proxy.addDelay({ verbs: ['get'], kind: 'ConfigMap' }, 300);
+  const started = Date.now();
+  await api.readNamespacedConfigMap({ name: 'd', namespace: 'default' });
+  t.true(Date.now() - started >= 295, `a delayed GET took ${Date.now() - started} ms`);
+  short.remove();
+
+  // Which requests a delay holds, by the order of events: under a delay longer than any test, a GET
+  // waits while other requests are answered, and after remove() a new GET goes through.
+  const long = proxy.addDelay({ verbs: ['get'], kind: 'ConfigMap' }, 600_000);
+  let answered = false;
+  const held = http.get(`${proxy.url}/api/v1/namespaces/default/configmaps/d`, { headers: proxyAuth(proxy) }, (res) => {
+    res.resume();
+    answered = true;
+  });
+  held.on('error', () => undefined);
+  t.teardown(() => held.destroy());
+  await waitFor('the held GET to reach the proxy', () => proxy.activity().inFlight === 1);
+  await api.listNamespacedConfigMap({ namespace: 'default' });
+  await api.readNamespacedSecret({ name: 'none', namespace: 'default' }).catch(() => undefined);
+  t.false(answered, 'the GET of a ConfigMap waits while a LIST and a GET of another kind are answered');
+  long.remove();
+  await api.readNamespacedConfigMap({ name: 'd', namespace: 'default' });
+  t.false(answered, 'a GET admitted under the delay keeps it; one sent after remove() is answered while it waits');
+  t.is(proxy.activity().inFlight, 1);
 });
 
 test('a change trigger fires from the cluster view before any controller stream delivers the change', async (t) => {
