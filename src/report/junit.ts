@@ -1,8 +1,12 @@
 /**
  * JUnit XML (`kperturb report --junit FILE`) for CI systems: one test suite per controller and
- * workload, one test case per plan. A bug is a failure (its message the first alarm, its body every
- * alarm with the perturbation), an error an error; plans that tested nothing (not injected, workload
- * failed first) and flaky ones are skipped, with the reason.
+ * workload, one test case per plan, named by the plan (stable when the wording of descriptions
+ * changes); each plan's description is a property of its suite (`<plan>: description`). A bug is a
+ * failure (its message the first alarm, its body every alarm with the perturbation), an error an
+ * error; plans that tested nothing (not injected, workload failed first) and flaky ones are skipped,
+ * with the reason as the element's text. The file follows the JUnit XSD CI servers read (Jenkins'
+ * junit-4.xsd): no attributes it does not know (`skipped` only on suites, none on `<skipped>`), and
+ * a test case holds skipped, error, failure, system-out in that order.
  */
 import type { PlanResult } from '../model/results.js';
 import { alarmLine } from './terminal.js';
@@ -14,26 +18,29 @@ export function renderJUnit(results: readonly PlanResult[]): string {
     const k = `${r.controller}/${r.workload}`;
     suites.set(k, [...(suites.get(k) ?? []), r]);
   }
+  const untested = (r: PlanResult) => r.verdict === 'not-injected' || r.verdict === 'workload-failed' || r.verdict === 'flaky';
   const count = (rs: readonly PlanResult[]) => ({
     tests: rs.length,
     failures: rs.filter((r) => r.verdict === 'bug').length,
     errors: rs.filter((r) => r.verdict === 'error').length,
-    skipped: rs.filter((r) => r.verdict === 'not-injected' || r.verdict === 'workload-failed' || r.verdict === 'flaky').length,
-    time: seconds(rs.reduce((s, r) => s + r.durationMs, 0)),
   });
+  const time = (rs: readonly PlanResult[]) => seconds(rs.reduce((s, r) => s + r.durationMs, 0));
   const attrs = (o: Record<string, string | number>) => Object.entries(o).map(([k, v]) => ` ${k}="${escapeXml(String(v))}"`).join('');
-  const lines = ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites${attrs({ name: 'kperturb', ...count(results) })}>`];
+  const lines = ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites${attrs({ name: 'kperturb', ...count(results), time: time(results) })}>`];
   for (const [name, rs] of suites) {
-    lines.push(`  <testsuite${attrs({ name, ...count(rs) })}>`);
+    lines.push(`  <testsuite${attrs({ name, ...count(rs), skipped: rs.filter(untested).length, time: time(rs) })}>`);
+    lines.push('    <properties>');
+    for (const r of rs) lines.push(`      <property${attrs({ name: `${r.plan}: description`, value: r.description })}/>`);
+    lines.push('    </properties>');
     for (const r of rs) {
-      lines.push(`    <testcase${attrs({ classname: `${r.controller}.${r.workload}`, name: `${r.plan}: ${r.description}`, time: seconds(r.durationMs) })}>`);
+      lines.push(`    <testcase${attrs({ name: r.plan, classname: `${r.controller}.${r.workload}`, time: seconds(r.durationMs) })}>`);
       const beyond = r.beyondContract?.length ? `[${BEYOND_CONTRACT}: ${r.beyondContract.join('; ')}] ` : '';
       const body = [`perturbation: ${r.description}`, ...(beyond ? [beyond.trim()] : []), ...r.alarms.map(alarmLine), ...(r.error ? [r.error] : []), `run: ${r.runDir}`].join('\n');
       const first = beyond + (r.alarms[0] ? alarmLine(r.alarms[0]) : (r.error ?? r.verdict));
       if (r.verdict === 'bug') lines.push(`      <failure${attrs({ message: first, type: r.alarms[0]?.oracle ?? 'bug' })}>${escapeXml(body)}</failure>`);
       else if (r.verdict === 'error') lines.push(`      <error${attrs({ message: first, type: 'error' })}>${escapeXml(body)}</error>`);
-      else if (r.verdict === 'flaky') lines.push(`      <skipped${attrs({ message: 'flaky: every alarm also showed in an unperturbed re-run' })}/>`, `      <system-out>${escapeXml(body)}</system-out>`);
-      else if (r.verdict !== 'pass') lines.push(`      <skipped${attrs({ message: `${r.verdict}: ${r.error ?? 'nothing was tested'}` })}/>`);
+      else if (r.verdict === 'flaky') lines.push(`      <skipped>${escapeXml('flaky: every alarm also showed in an unperturbed re-run')}</skipped>`, `      <system-out>${escapeXml(body)}</system-out>`);
+      else if (r.verdict !== 'pass') lines.push(`      <skipped>${escapeXml(`${r.verdict}: ${r.error ?? 'nothing was tested'}`)}</skipped>`);
       lines.push('    </testcase>');
     }
     lines.push('  </testsuite>');

@@ -11,7 +11,7 @@ import { redactAlarm } from '../../src/report/redact.js';
 import { groupAlarms } from '../../src/report/groups.js';
 import { UserInputError } from '../../src/model/errors.js';
 import { makeCampaign } from './_fixture.js';
-import { findAll, parseXml } from './_xml.js';
+import { findAll, parseXml, type XmlElement } from './_xml.js';
 
 test('the terminal report has a row per plan, a summary, and alarms grouped by root difference with their plans', (t) => {
   const { results, out } = makeCampaign();
@@ -39,20 +39,71 @@ test('the JSON report gives every alarm its oracle, object, field, values and th
   t.deepEqual(report.groups.map((g) => [g.oracle, g.count]), [['end-state', 2], ['update-summary', 2]]);
 });
 
-test('JUnit XML is well-formed: a failure per bug, skipped for untested plans, text escaped', (t) => {
+/**
+ * The content model of the JUnit XSD CI servers validate against (Jenkins' junit-4.xsd): the
+ * attributes each element may carry and the children it may hold, in order. Written from the
+ * schema's rules (not a copy of it), so that a test fails on what the schema refuses.
+ */
+const JUNIT4: Record<string, { attrs: string[]; required: string[]; children?: string[]; text?: boolean }> = {
+  testsuites: { attrs: ['name', 'time', 'tests', 'failures', 'disabled', 'errors'], required: [], children: ['testsuite'] },
+  testsuite: { attrs: ['name', 'tests', 'failures', 'errors', 'time', 'disabled', 'skipped', 'timestamp', 'hostname', 'id', 'package'], required: ['name', 'tests'], children: ['properties', 'testcase', 'system-out', 'system-err'] },
+  properties: { attrs: [], required: [], children: ['property'] },
+  property: { attrs: ['name', 'value'], required: ['name', 'value'], children: [] },
+  testcase: { attrs: ['name', 'assertions', 'time', 'classname', 'status'], required: ['name'], children: ['skipped', 'error', 'failure', 'system-out', 'system-err'] },
+  skipped: { attrs: [], required: [], children: [], text: true },
+  error: { attrs: ['message', 'type'], required: [], children: [], text: true },
+  failure: { attrs: ['message', 'type'], required: [], children: [], text: true },
+  'system-out': { attrs: [], required: [], children: [], text: true },
+  'system-err': { attrs: [], required: [], children: [], text: true },
+};
+
+function junit4Problems(el: XmlElement, where = el.name): string[] {
+  const rule = JUNIT4[el.name];
+  if (!rule) return [`${where}: element not in the schema`];
+  const problems: string[] = [];
+  for (const a of Object.keys(el.attrs)) if (!rule.attrs.includes(a)) problems.push(`${where}: attribute ${a} not allowed`);
+  for (const a of rule.required) if (!(a in el.attrs)) problems.push(`${where}: attribute ${a} required`);
+  const order = rule.children ?? [];
+  let last = -1;
+  for (const c of el.children) {
+    const at = order.indexOf(c.name);
+    if (at < 0) problems.push(`${where}: child ${c.name} not allowed`);
+    else if (at < last) problems.push(`${where}: child ${c.name} out of order`);
+    else last = at;
+    problems.push(...junit4Problems(c, `${where}/${c.name}${c.attrs.name ? `[${c.attrs.name}]` : ''}`));
+  }
+  if (el.name === 'testcase' && el.children.filter((c) => c.name === 'skipped').length > 1) problems.push(`${where}: more than one skipped`);
+  return problems;
+}
+
+test('JUnit XML is well-formed and valid by the junit-4 schema: a test case per plan named by it, a failure per bug, skipped for untested plans', (t) => {
   const { results } = makeCampaign();
   const xml = renderJUnit(results);
   const root = parseXml(xml);
   t.is(root.name, 'testsuites');
-  t.like(root.attrs, { tests: '4', failures: '2', errors: '0', skipped: '1' });
+  t.deepEqual(junit4Problems(root), []);
+  t.like(root.attrs, { tests: '4', failures: '2', errors: '0' });
+  const suite = findAll(root, 'testsuite')[0]!;
+  t.like(suite.attrs, { tests: '4', failures: '2', errors: '0', skipped: '1' });
   const cases = findAll(root, 'testcase');
   t.is(cases.length, 4);
+  t.deepEqual(
+    cases.map((c) => c.attrs.name),
+    results.map((r) => r.plan),
+    'test cases are named by their plans',
+  );
+  // The description, with its special characters, is a property of the suite.
+  const props = Object.fromEntries(findAll(suite, 'property').map((p) => [p.attrs.name, p.attrs.value]));
+  t.is(props[`${results[1]!.plan}: description`], results[1]!.description);
+  t.true(results[1]!.description.endsWith('(1st time) <&>"'), 'the fixture has characters to escape');
   const failure = findAll(cases[1]!, 'failure')[0]!;
   t.is(failure.attrs.message, '[end-state] Secret/default/db1-tls: exists after reference runs, but is absent after the test run');
-  t.true(cases[1]!.attrs.name!.endsWith('(1st time) <&>"'), 'special characters survive escaping');
   t.true(failure.text.includes('perturbation: restart the controller right after it patches'));
-  t.is(findAll(cases[3]!, 'skipped').length, 1);
+  const skipped = findAll(cases[3]!, 'skipped');
+  t.is(skipped.length, 1);
+  t.regex(skipped[0]!.text, /^not-injected: /);
   t.throws(() => parseXml('<a><b></a>'), undefined, 'the checker itself rejects broken XML');
+  t.notDeepEqual(junit4Problems(parseXml('<testsuites skipped="1"><testsuite name="s" tests="1"><testcase name="c"><skipped message="m"/></testcase></testsuite></testsuites>')), [], 'the schema check refuses what junit-4 refuses');
 });
 
 test('the HTML page is self-contained and shows the alarm, the fault marker, the timeline and the diff', async (t) => {
