@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
 import { executeRun, type ClusterChoice } from '../coordinator/run.js';
-import { loadPlanFile, serializePlan, type TestPlan } from '../model/plan.js';
+import { loadPlanFile, planFileOf, rememberPlanFile, serializePlan, type TestPlan } from '../model/plan.js';
 import { RESULTS_FORMAT, type Alarm, type ContractMode, type PlanResult, type ResultsFile, type RunArtifacts, type RunRecord } from '../model/results.js';
 import { readTrace } from '../model/trace-io.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
@@ -201,7 +201,10 @@ async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout
     }
     const dir = layout.plansDir(workload.name);
     const replacement = replaceDirectory(dir);
-    for (const p of plans) writeFileSync(join(replacement.path, `${p.metadata.name}.yaml`), serializePlan(p));
+    for (const p of plans) {
+      writeFileSync(join(replacement.path, `${p.metadata.name}.yaml`), serializePlan(p));
+      rememberPlanFile(p, join(dir, `${p.metadata.name}.yaml`)); // where it is once the directory is in place
+    }
     const pruning = {
       format: PRUNING_FORMAT,
       controller: config.name,
@@ -460,6 +463,8 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
       alarms: decision.alarms.map(redactAlarm),
       durationMs: run.record.durationMs,
       runDir,
+      ...(planFileOf(p) ? { planFile: resolve(planFileOf(p)!) } : {}),
+      configFile: resolve(config.file),
       ...(decision.error ? { error: decision.error } : {}),
       referenceRunDirs: refs.dirs,
       ...(confirmation ? { confirmationRunDir: confirmation.runDir } : {}),

@@ -135,8 +135,23 @@ export function serializePlan(plan: TestPlan): string {
   return stringify(plan, { lineWidth: 0, sortMapEntries: false });
 }
 
+/** The file each loaded plan came from (results name it, so that a bug's plan can be run again). */
+const planFiles = new WeakMap<TestPlan, string>();
+
 export function loadPlanFile(file: string): TestPlan {
-  return validatePlan(readYamlFile(file), file);
+  const plan = validatePlan(readYamlFile(file), file);
+  planFiles.set(plan, file);
+  return plan;
+}
+
+/** Records where a plan made in memory was written (the planner's plans, once `kperturb plan` wrote them). */
+export function rememberPlanFile(plan: TestPlan, file: string): void {
+  planFiles.set(plan, file);
+}
+
+/** The file `plan` was loaded from or written to (undefined for a plan only in memory). */
+export function planFileOf(plan: TestPlan): string | undefined {
+  return planFiles.get(plan);
 }
 
 export function validatePlan(doc: unknown, file: string): TestPlan {

@@ -140,6 +140,9 @@ export interface PlanResult {
   alarms: Alarm[];
   durationMs: number;
   runDir: string;
+  /** The plan file and the config it was run with: `kperturb test <planFile> -c <configFile>` runs it again (absent in older results). */
+  planFile?: string;
+  configFile?: string;
   error?: string;
   /** The reference runs the test run was compared with (absent in older results). */
   referenceRunDirs?: string[];

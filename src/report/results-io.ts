@@ -208,6 +208,7 @@ export function validatePlanResult(value: unknown, file: string, at: string): Pl
     if (!Array.isArray(alarm.reference)) fail(`${p}.reference`, 'a list of reference values');
     if (alarm.field !== undefined && typeof alarm.field !== 'string') fail(`${p}.field`, 'a field path');
   });
+  for (const k of ['planFile', 'configFile']) if (r[k] !== undefined && typeof r[k] !== 'string') fail(sub(k), 'a file path');
   for (const k of ['referenceRunDirs'] as const) {
     if (r[k] !== undefined && (!Array.isArray(r[k]) || !(r[k] as unknown[]).every((d) => typeof d === 'string'))) fail(sub(k), 'a list of directories');
   }

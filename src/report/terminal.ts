@@ -1,6 +1,7 @@
 /**
- * The terminal report: one row per plan, then every bug's alarms grouped by root difference (with
- * the plans that found each), then the plans that tested nothing and why.
+ * The terminal report: one row per plan, bugs first (past PASS_ROWS_MAX plans, passed plans are one
+ * line), then every bug's alarms grouped by root difference (with the plans that found each) and the
+ * command that runs each bug's plan again, then the plans that tested nothing and why.
  */
 import type { Alarm, PlanResult } from '../model/results.js';
 import { formatDuration, renderTable } from '../cli/table.js';
@@ -21,11 +22,39 @@ export function verdictText(r: PlanResult): string {
   return r.beyondContract?.length ? `${r.verdict}*` : r.verdict;
 }
 
+/** Table order: what needs a look first. */
+const VERDICT_ORDER: readonly PlanResult['verdict'][] = ['bug', 'flaky', 'error', 'workload-failed', 'not-injected', 'pass'];
+
+/** Above this many plans, passed plans are one line under the table instead of a row each. */
+export const PASS_ROWS_MAX = 20;
+/** Perturbation text in the table is cut to this many characters (the full text is in the alarms and `--json`). */
+export const PERTURBATION_WIDTH = 100;
+
+function cut(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}
+
+/** The command that runs the plan of `r` again, when the result names its plan file. */
+export function rerunCommand(r: PlanResult): string | undefined {
+  if (!r.planFile) return undefined;
+  const q = (s: string) => (/^[\w./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  return `kperturb test ${q(r.planFile)}${r.configFile ? ` -c ${q(r.configFile)}` : ''}`;
+}
+
 export function renderTerminalReport(results: readonly PlanResult[], opts: TerminalReportOptions = {}): string {
   const withController = opts.controllerColumn ?? new Set(results.map((r) => r.controller)).size > 1;
   const headers = [...(withController ? ['controller'] : []), 'workload', 'plan', 'verdict', 'alarms', 'time', 'perturbation'];
-  const rows = results.map((r) => [...(withController ? [r.controller] : []), r.workload, r.plan, verdictText(r), r.alarms.length, formatDuration(r.durationMs), r.description]);
-  const out: string[] = [renderTable(headers, rows), '', summaryLine(results)];
+  const ordered = [...results].sort((a, b) => VERDICT_ORDER.indexOf(a.verdict) - VERDICT_ORDER.indexOf(b.verdict));
+  const passed = ordered.filter((r) => r.verdict === 'pass');
+  const collapse = results.length > PASS_ROWS_MAX && passed.length > 0;
+  const shown = collapse ? ordered.filter((r) => r.verdict !== 'pass') : ordered;
+  const rows = shown.map((r) => [...(withController ? [r.controller] : []), r.workload, r.plan, verdictText(r), r.alarms.length, formatDuration(r.durationMs), cut(r.description, PERTURBATION_WIDTH)]);
+  const out: string[] = [renderTable(headers, rows)];
+  if (collapse) {
+    const names = passed.map((r) => `${r.plan}${r.beyondContract?.length ? '*' : ''}`);
+    out.push(`passed (${passed.length}, not listed): ${names.slice(0, 12).join(', ')}${names.length > 12 ? `, … (\`kperturb report --json\` lists every plan)` : ''}`);
+  }
+  out.push('', summaryLine(results));
   if (results.some((r) => r.beyondContract?.length && r.verdict === 'bug')) {
     out.push(`note: a verdict marked * had a fault ${BEYOND_CONTRACT} (${results.find((r) => r.beyondContract?.length)!.beyondContract![0]}); no real API server does that, so check such a bug with \`kperturb test --contract strict\` (docs/fidelity.md)`);
   }
@@ -42,8 +71,13 @@ export function renderTerminalReport(results: readonly PlanResult[], opts: Termi
       out.push(`   ${n === 1 ? 'plan' : 'plans'}:`);
       for (const p of f.plans) out.push(`     ${withController ? `${p.controller}/` : ''}${p.workload}/${p.plan}: ${p.description}${p.beyondContract?.length ? ` [${BEYOND_CONTRACT}]` : ''}`);
     }
-    const bugs = results.filter((r) => r.verdict === 'bug' || r.verdict === 'flaky');
-    out.push('', 'Runs:', ...bugs.map((r) => `  ${r.plan} (${verdictText(r)}): ${r.runDir}`));
+    const bugs = ordered.filter((r) => r.verdict === 'bug' || r.verdict === 'flaky');
+    out.push('', 'Runs, and the command that runs each plan again:');
+    for (const r of bugs) {
+      out.push(`  ${r.plan} (${verdictText(r)}): ${r.runDir}`);
+      const again = rerunCommand(r);
+      if (again) out.push(`    ${again}`);
+    }
   }
 
   const untested = results.filter((r) => r.verdict === 'not-injected' || r.verdict === 'workload-failed' || r.verdict === 'error');

@@ -103,6 +103,8 @@ test('the pod script runs its shard of the campaign into <results>/shard-<index>
     t.true(existsSync(file), file);
     const doc = JSON.parse(readFileSync(file, 'utf8')) as ResultsFile;
     t.deepEqual(doc.shard, { index: i, count: 2 });
+    // Each result names its plan file and config, for the command that runs it again.
+    for (const x of doc.results) t.like(x, { planFile: join(results, `shard-${i}`, 'mirror', 'plans', 'w', `${x.plan}.yaml`), configFile: join(campaign, 'kperturb.yaml') });
     tested.push(...doc.results.map((x) => x.plan));
   });
   t.deepEqual(tested.sort(), ['never-1', 'never-2', 'never-3']);

@@ -250,3 +250,23 @@ test('a verdict whose fault went beyond the API contract is marked in every repo
   t.is(html.match(/class="badge contract"/g)?.length, 2, 'in the plan table and in the plan section');
   t.true(html.includes('kperturb test --contract strict'));
 });
+
+test('the terminal report leads with bugs, collapses passed plans in a large campaign, cuts long perturbations, and gives each bug the command that runs it again', (t) => {
+  const { results } = makeCampaign();
+  const bug = { ...results[1]!, planFile: '/work/op/.kperturb/op/plans/w/intermediate-0002.yaml', configFile: '/work/op/my config.yaml' };
+  const pass = results.find((r) => r.verdict === 'pass')!;
+  const many = [...Array.from({ length: 25 }, (_, i) => ({ ...pass, plan: `stale-${String(i).padStart(4, '0')}`, description: 'x'.repeat(300) })), bug];
+  const text = renderTerminalReport(many);
+  const table = text.slice(0, text.indexOf('\n\n'));
+  const rows = table.split('\n').slice(2);
+  t.regex(rows[0]!, /^create\s+intermediate-0002\s+bug\s+2/, 'the bug is the first row, though it came last');
+  t.is(rows.filter((r) => /^create\s+stale-/.test(r)).length, 0, 'passed plans have no row of their own');
+  t.regex(text, /passed \(25, not listed\): stale-0000, stale-0001, .*, … \(`kperturb report --json` lists every plan\)/);
+  t.true(text.includes(`kperturb test /work/op/.kperturb/op/plans/w/intermediate-0002.yaml -c '/work/op/my config.yaml'`), text);
+  // A small campaign keeps a row per plan, bugs first, the perturbation cut to 100 characters.
+  const few = renderTerminalReport([{ ...pass, description: 'y'.repeat(300) }, bug]);
+  const fewRows = few.slice(0, few.indexOf('\n\n')).split('\n').slice(2);
+  t.is(fewRows.length, 2);
+  t.regex(fewRows[0]!, /intermediate-0002\s+bug/);
+  t.regex(fewRows[1]!, / y{99}…$/);
+});
