@@ -270,3 +270,25 @@ test('the terminal report leads with bugs, collapses passed plans in a large cam
   t.regex(fewRows[0]!, /intermediate-0002\s+bug/);
   t.regex(fewRows[1]!, / y{99}…$/);
 });
+
+test('alarms that differ only in generated uids (a leaked PVC bound to pvc-<uid>) are one root difference', (t) => {
+  const { results } = makeCampaign();
+  const leak = (uid: string) => ({
+    oracle: 'end-state' as const,
+    check: 'unexpected' as const,
+    object: 'PersistentVolumeClaim/default/data-dc1-1',
+    reference: ['<absent>'],
+    test: { metadata: { name: 'data-dc1-1' }, spec: { volumeName: `pvc-${uid}` } },
+    message: 'PersistentVolumeClaim/default/data-dc1-1: absent after reference runs, but exists after the test run',
+  });
+  const plans = ['3f1c2a9e-1b2c-4d5e-8f90-0123456789ab', 'a0b1c2d3-e4f5-4a6b-9c8d-fedcba987654', '00000000-1111-4222-8333-444444444444'].map((uid, i) => ({
+    ...results[0]!,
+    plan: `unobserved-000${i}`,
+    alarms: [leak(uid)],
+  }));
+  const groups = groupAlarms(plans);
+  t.is(groups.length, 1);
+  t.is(groups[0]!.plans.length, 3);
+  // A different value that is not a uid still tells groups apart.
+  t.is(groupAlarms([...plans, { ...results[0]!, plan: 'other', alarms: [{ ...leak('3f1c2a9e-1b2c-4d5e-8f90-0123456789ab'), test: { spec: { volumeName: 'manual-pv' } } }] }]).length, 2);
+});
