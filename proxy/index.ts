@@ -115,6 +115,12 @@ export interface ProxyActivity {
   lastRequestAt: number;
   /** Requests started so far (watches included). */
   requestsStarted: number;
+  /**
+   * Resources whose watch the proxy ended with 410 Expired and the controller has not watched again
+   * since: it has not relisted yet (client-go waits 0.8-1.6 s before it does), so what it will see
+   * is still to come and "quiet" means nothing.
+   */
+  awaitingRelist: number;
 }
 
 export interface CrashTriggered {
@@ -239,6 +245,9 @@ export class ControllerProxy {
   private readonly housekeeping = new HousekeepingRequests();
   private lastRequestAt = Date.now();
   private requestsStarted = 0;
+  /** Watch stream id -> its resource (`group/resource`), and the resources expired streams await a new watch of. */
+  private readonly watchResource = new Map<number, string>();
+  private readonly awaitingRelist = new Set<string>();
   private readonly protocolCounts = { h2: 0, http1: 0 };
   private readonly epochOf = new WeakMap<object, Epoch>();
   private stopped = false;
@@ -368,6 +377,7 @@ export class ControllerProxy {
       lastActivityAt: this.lastActivityAt,
       lastRequestAt: this.lastRequestAt,
       requestsStarted: this.requestsStarted,
+      awaitingRelist: this.awaitingRelist.size,
     };
   }
 
@@ -572,6 +582,10 @@ export class ControllerProxy {
     };
     hold.expire = () => {
       const result = expire();
+      for (const id of result.streams) {
+        const resource = this.watchResource.get(id);
+        if (resource !== undefined) this.awaitingRelist.add(resource);
+      }
       this.fault({
         fault,
         phase: 'expired',
@@ -730,6 +744,12 @@ export class ControllerProxy {
     const stages: WatchEventStage[] = [];
     const f = ex.facts!;
     const view = this.options.clusterView;
+    if (f.resource) {
+      // A new watch of a resource whose stream was expired: the controller has relisted it.
+      const resource = `${f.resource.group}/${f.resource.resource}`;
+      this.watchResource.set(ex.id, resource);
+      this.awaitingRelist.delete(resource);
+    }
     if (view && f.resource) {
       stages.push(clusterSyncStage({ alive: () => ex.alive, group: f.resource.group, resource: f.resource.resource }, view, () => this.needsClusterSync()));
     }
@@ -846,6 +866,8 @@ export class ControllerProxy {
     const old = this.epoch;
     this.epoch = new Epoch(old.number + 1);
     old.end('the controller was stopped (connection epoch ended)');
+    // A new process lists everything afresh.
+    this.awaitingRelist.clear();
   }
 
   async stop(): Promise<void> {

@@ -450,7 +450,8 @@ async function waitUntilQuiet(
       throw new SetupError(proc.startFailure ?? `the controller exited during start-up (see controller.log)`);
     }
     const a = proxy.activity();
-    const quiet = a.inFlight === 0 && Date.now() - Math.max(a.lastActivityAt, since) >= quietMs && (!startup || a.openWatches > 0) && proxy.serializedBacklog() === 0;
+    // A stream a hold expired counts as activity still to come until the controller watches again.
+    const quiet = a.inFlight === 0 && Date.now() - Math.max(a.lastActivityAt, since) >= quietMs && (!startup || a.openWatches > 0) && proxy.serializedBacklog() === 0 && a.awaitingRelist === 0;
     if (quiet) return true;
     if (Date.now() >= deadline) {
       if (startup) throw new SetupError(`the controller did not open a watch and go quiet within ${timeoutMs / 1000}s of starting (see controller.log)`);
