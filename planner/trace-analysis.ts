@@ -329,13 +329,7 @@ export class RunAnalyzer {
       existsAfter: (rawKey, change) => {
         // The object's latest change at or before `change` (binary search over its change indices).
         const list = this.rawKeyChanges.get(rawKey) ?? [];
-        let lo = 0;
-        let hi = list.length;
-        while (lo < hi) {
-          const mid = (lo + hi) >> 1;
-          if (list[mid]! <= change) lo = mid + 1;
-          else hi = mid;
-        }
+        const lo = upperBound(list, change);
         return lo > 0 && this.changes[list[lo - 1]!]!.eventType !== 'DELETED';
       },
       changesOf: (rawKey) => this.rawKeyChanges.get(rawKey) ?? [],
@@ -1004,6 +998,18 @@ export class RunAnalyzer {
 
 export function isSuccess(w: Pick<WriteRecord, 'status' | 'dryRun'>): boolean {
   return w.status !== undefined && isSuccessStatus(w.status) && !w.dryRun;
+}
+
+/** The position of the first element of `sorted` (ascending) above `x`. */
+export function upperBound(sorted: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {

@@ -25,13 +25,16 @@ import { isSuccess, type ChangeRecord, type RunAnalysis, type WorkloadStepRecord
 /** Work allowed per hold (changes and causes looked at); beyond it the hold counts as releasable. */
 const BUDGET = 20_000;
 
-/** A predicate over cancelled changes: true when the hold from `c` until its cancelling change is never released. */
-export function neverReleasedHolds(main: RunAnalysis): (c: ChangeRecord) => boolean {
+/**
+ * A predicate over holds: true when the hold from change `c` until change `until` (default: the
+ * change that cancels `c`) is never released.
+ */
+export function neverReleasedHolds(main: RunAnalysis): (c: ChangeRecord, until?: number) => boolean {
   let index: ReleaseIndex | undefined;
-  return (c) => {
-    if (c.cancelledBy < 0) return false;
+  return (c, until = c.cancelledBy) => {
+    if (until < 0) return false;
     index ??= new ReleaseIndex(main);
-    return new HoldDependence(main, index, c).needsHoldLifted(c.cancelledBy);
+    return new HoldDependence(main, index, c).needsHoldLifted(until);
   };
 }
 

@@ -116,7 +116,9 @@ test('a deletion cancelled by a re-creation: hold from the deletion until the ob
     .episode()
     .external('ADDED', POD, { deliver: true })
     .episode().events;
-  t.deepEqual(holds(plan(trace)), [`${POD}: delete #1 until create #2`]);
+  // The controller reacted to the deletion (it created a claim): a controller that never saw the pod
+  // live may not, so the pod's whole first life is hidden too.
+  t.deepEqual(holds(plan(trace)), [`${POD}: create #1 until delete #1`, `${POD}: delete #1 until create #2`]);
 });
 
 test('deterministic: a change whose cancelling change happens in one reference run only gets no plan', (t) => {
@@ -163,9 +165,10 @@ test('must not: hold a deletionTimestamp until the deletion that the controller 
     .write('patch', POD, { set: { 'metadata.finalizers': undefined }, change: 'DELETED', deliver: true })
     .episode().events;
   const out = plan(trace);
-  t.deepEqual(holds(out), []);
-  t.like(stages(out, 'unobserved-state'), { baseline: 2, causality: 2, releasable: 0 });
-  t.is(holds(plan(trace, { prune: false })).length, 2, 'unpruned, both holds are planned');
+  // Only the window from the creation until the deletionTimestamp (which the workload makes) is left.
+  t.deepEqual(holds(out), [`${POD}: create #1 until update[metadata.deletionTimestamp="<timestamp>"] #1`]);
+  t.like(stages(out, 'unobserved-state'), { baseline: 3, causality: 3, releasable: 1 });
+  t.is(holds(plan(trace, { prune: false })).length, 3, 'unpruned, all three holds are planned');
 });
 
 test('must not: the same when the API server reports the finalizer removal, then the deletion', (t) => {
@@ -226,8 +229,8 @@ test('must: the controller\'s cancelling write may react to a read of the object
     .write('patch', POD, { set: { 'metadata.finalizers': undefined }, change: 'DELETED' })
     .episode().events;
   const out = plan(trace);
-  t.deepEqual(holds(out), [`${POD}: update[metadata.deletionTimestamp="<timestamp>"] #1 until delete #1`]);
-  t.like(stages(out, 'unobserved-state'), { causality: 1, releasable: 1 });
+  t.deepEqual(holds(out), [`${POD}: create #1 until update[metadata.deletionTimestamp="<timestamp>"] #1`, `${POD}: update[metadata.deletionTimestamp="<timestamp>"] #1 until delete #1`]);
+  t.like(stages(out, 'unobserved-state'), { causality: 2, releasable: 2 });
 });
 
 // ---- releasable, through the workload and through the controller's other writes ----
@@ -304,4 +307,79 @@ test('must not: the cancelling write reacts to a change the controller made on s
   t.is(podHolds(plan(chain(true), { prune: false })).length, 1, 'unpruned, it is planned');
   // A change of another object delivered in the same episode may have prompted db1's readiness instead.
   t.is(podHolds(plan(chain(false))).length, 1);
+});
+
+// ---- windows that end in a state the controller reacted to (edge-triggered controllers) ----
+
+const MEMBERS = 'ConfigMap/default/db1-members';
+
+/**
+ * A pod goes Pending -> scheduled -> initialized -> Running; an edge-triggered controller writes
+ * nothing until it sees the pod turn Running, then adds it to the members (serialized delivery).
+ */
+function joinOnSeenStart(opts: { reactsToCreation?: boolean; reactsToRunning?: boolean } = {}) {
+  const b = new TraceBuilder().external('ADDED', POD, { set: { 'status.phase': 'Pending' }, deliver: true }).episode();
+  if (opts.reactsToCreation) b.write('patch', DB, { subresource: 'status', set: { 'status.pods': 1 } });
+  b.external('MODIFIED', POD, { set: { 'spec.nodeName': 'node-1' }, deliver: true })
+    .episode()
+    .external('MODIFIED', POD, { set: { 'status.initialized': true }, deliver: true })
+    .episode()
+    .external('MODIFIED', POD, { set: { 'status.phase': 'Running' }, deliver: true })
+    .episode();
+  if (opts.reactsToRunning ?? true) b.write('patch', MEMBERS, { set: { 'data.members': 'db1-0' } });
+  return b.episode().events;
+}
+
+const CREATED_UNTIL_RUNNING = `${POD}: create #1 until update[status.phase="Running"] #1`;
+
+test('edge-triggered: hide a pod from its creation until the state the controller reacted to (it then first sees it Running)', (t) => {
+  const out = plan(joinOnSeenStart());
+  t.true(holds(out).includes(CREATED_UNTIL_RUNNING), holds(out).join('\n'));
+  const p = plansOf(out, 'unobserved-state').find((x) => (x.spec.faults[0] as HoldUntilFault).from.change === 'create')!;
+  t.regex(p.spec.description, /is created \(1st time\) until .* then make it relist: it first sees the object in that later state/);
+});
+
+test('edge-triggered: a window over several transitions, from after the state last reacted to until the next one', (t) => {
+  // The controller reacted to the creation: the window starts after it, hides scheduling and
+  // initialization, and ends at Running (neither hidden change is cancelled by a later one).
+  const out = plan(joinOnSeenStart({ reactsToCreation: true }));
+  t.true(holds(out).includes(`${POD}: update[spec.nodeName="node-1"] #1 until update[status.phase="Running"] #1`), holds(out).join('\n'));
+  t.true(holds(out).includes(CREATED_UNTIL_RUNNING));
+});
+
+test('must not: a window whose end state the controller did not react to', (t) => {
+  const out = plan(joinOnSeenStart({ reactsToRunning: false }));
+  t.deepEqual(holds(out), []);
+});
+
+test('must not: a creation window that only the controller\'s reaction to the held creation would end', (t) => {
+  // The controller labels the pod it sees created, then reacts to the label: holding the pod from its
+  // creation, the label never comes.
+  const trace = new TraceBuilder()
+    .external('ADDED', POD, { deliver: true })
+    .episode()
+    .write('patch', POD, { set: { 'metadata.labels.member': 'yes' }, deliver: true })
+    .episode()
+    .write('patch', MEMBERS, { set: { 'data.members': 'db1-0' } })
+    .episode().events;
+  const out = plan(trace);
+  t.false(holds(out).some((h) => h.startsWith(`${POD}: create #1 until`)), holds(out).join('\n'));
+  t.true(holds(plan(trace, { prune: false })).some((h) => h.startsWith(`${POD}: create #1 until`)), 'unpruned, it is planned');
+});
+
+test('effective writes: a hidden state the controller answered with a no-op stays when its reaction to the later state was effective', (t) => {
+  // The controller stores what it saw (Pending) and acts on the Running that follows: its write on
+  // seeing Pending changed nothing, its write on seeing Running did (issue 21: such holds were dropped).
+  const trace = new TraceBuilder()
+    .external('ADDED', POD, { set: { 'status.phase': 'Starting' } })
+    .external('MODIFIED', POD, { set: { 'status.phase': 'Pending' }, deliver: true })
+    .episode()
+    .write('patch', MEMBERS, { change: 'none' })
+    .episode()
+    .external('MODIFIED', POD, { set: { 'status.phase': 'Running' }, deliver: true })
+    .episode()
+    .write('patch', MEMBERS, { set: { 'data.members': 'db1-0' } })
+    .episode().events;
+  const out = plan(trace);
+  t.true(holds(out).includes(`${POD}: update[status.phase="Pending"] #1 until update[status.phase="Running"] #1`), holds(out).join('\n'));
 });
