@@ -7,7 +7,8 @@
  * restart or a relist at that moment. Two windows per update M of an object that the controller was
  * shown by a watch and may have reacted to with a write (that reaction is what could differ):
  *   creation     from the object's creation until M: the relist shows the object first in state M
- *                (the creation's ADDED and every state up to M hidden);
+ *                (the creation's ADDED and every state up to M hidden); only up to the first
+ *                update the controller answered with an effective write;
  *   transitions  from the first change after the previous state the controller reacted to (or after
  *                the creation) until M: the controller sees that state, then M, never those between,
  *                however many transitions they are.
@@ -28,6 +29,8 @@ export function reactedStateWindows(main: RunAnalysis): UnobservedWindow[] {
   // Per object, walking its changes in order: its creation, and the latest state the controller reacted to.
   const creation = new Map<string, ChangeRecord | undefined>();
   const lastReaction = new Map<string, ChangeRecord>();
+  // Objects whose creation window is closed: an update since the creation got an effective reaction.
+  const creationWindowClosed = new Set<string>();
   const previous = new Map<string, ChangeRecord>();
   for (const m of main.changes) {
     const key = m.rawKey;
@@ -36,15 +39,22 @@ export function reactedStateWindows(main: RunAnalysis): UnobservedWindow[] {
     if (m.eventType === 'ADDED' || m.eventType === 'DELETED') {
       creation.set(key, m.eventType === 'ADDED' ? m : undefined);
       lastReaction.delete(key);
+      creationWindowClosed.delete(key);
       if (m.eventType === 'ADDED' && m.causal & 2) lastReaction.set(key, m);
       continue;
     }
     const created = creation.get(key);
     const reacted = lastReaction.get(key);
-    if (m.causal & 2) lastReaction.set(key, m);
+    const creationOpen = !creationWindowClosed.has(key);
+    if (m.causal & 2) {
+      lastReaction.set(key, m);
+      creationWindowClosed.add(key);
+    }
     // Only states the controller reacted to (a delivery of M may have caused a write) end a window.
     if (!(m.causal & 1) || !m.watched || !m.diff || m.beforeStart || m.bookkeeping || !before) continue;
-    if (created?.watched && !created.beforeStart) out.push({ from: created, until: m, kind: 'creation' });
+    // Up to the first update the controller answered with an effective write: a later end would also
+    // hide that answered state, which the transitions window after it leaves shown.
+    if (creationOpen && created?.watched && !created.beforeStart) out.push({ from: created, until: m, kind: 'creation' });
     // The first change after the state the controller last reacted to (or after the creation).
     const after = reacted ?? created;
     const start = after === undefined ? undefined : firstAfter(main, key, after.index);
