@@ -11,15 +11,21 @@
  *   could only have been prompted by what is held: each watch event among W's causes is one the plan
  *   holds (the object's, from N on) or one of a change that itself needs the hold lifted, and none of
  *   W's causes is a read of the held object from N on (reads are not held); or
+ * - ... or every such W is a write of the held object itself based on a held state (its body's
+ *   resourceVersion is that of a change from N on which no read showed): during the hold the
+ *   controller's copy is older, and the API server refuses the write with 409 Conflict; or
  * - X is a write of the workload (a write step's object, at the resourceVersion its answer carried,
  *   or a delete step's deletion), and a wait step before it that ended after N was met by a change
  *   that needs the hold lifted (the workload would still be waiting), unless the wait's condition
- *   held when it began.
+ *   held when it began. A wait met by the controller's write to the held object or to one of its
+ *   owners, after N, counts as such: an owner's status sums up its children (ready replicas, a
+ *   component's phase), and the controller computes it from the held object in its cache.
  * Anything else, the cluster's own controllers' changes included, may come anyway (lenient: the hold
  * counts as releasable). A controller write with no watch event among its causes (a timer) may come
  * anyway too. Traces without workload steps (recorded before steps said what they do) give the
  * workload no part in this.
  */
+import type { ObjectKey } from '../../src/model/object-key.js';
 import { isSuccess, type ChangeRecord, type RunAnalysis, type WorkloadStepRecord, type WriteRecord } from '../trace-analysis.js';
 
 /** Work allowed per hold (changes and causes looked at); beyond it the hold counts as releasable. */
@@ -46,8 +52,11 @@ class ReleaseIndex {
   readonly workloadWrite = new Map<number, number>();
   /** wait step (position in workloadSteps) -> the change that met it (-1: unknown). */
   readonly metBy = new Map<number, number>();
+  /** Changes a read (GET or LIST) showed the controller. */
+  readonly shownByRead = new Set<number>();
 
   constructor(private readonly main: RunAnalysis) {
+    for (const d of main.deliveries) if (d.source === 'read' && d.change >= 0) this.shownByRead.add(d.change);
     for (const w of main.writes) {
       if (w.effectChange < 0 || w.effect !== 'effective' || !isSuccess(w)) continue;
       const list = this.producers.get(w.effectChange);
@@ -122,7 +131,7 @@ class HoldDependence {
     this.memo.set(x, false); // a cycle proves nothing
     const made = this.index.producersOf(x);
     let needs: boolean;
-    if (made.length > 0) needs = made.every((w) => this.writeNeedsHoldLifted(w));
+    if (made.length > 0) needs = made.every((w) => this.basedOnHeldState(w) || this.writeNeedsHoldLifted(w));
     else {
       const step = this.index.workloadWrite.get(x);
       needs = step !== undefined && this.workloadGated(step);
@@ -150,6 +159,13 @@ class HoldDependence {
     return prompted;
   }
 
+  /** Is `w` a write of the held object based on a state only a held event showed (refused with 409 during the hold)? */
+  private basedOnHeldState(w: WriteRecord): boolean {
+    if (w.basedOn === undefined || w.rawKey !== this.held.rawKey) return false;
+    const basis = this.main.changesOf(this.held.rawKey).find((c) => this.main.changes[c]!.resourceVersion === w.basedOn);
+    return basis !== undefined && basis >= this.held.index && !this.index.shownByRead.has(basis);
+  }
+
   /** Is workload step `step` still waiting while the hold lasts: a wait before it, ended after N, met by a change that needs the hold lifted? */
   private workloadGated(step: number): boolean {
     const steps: readonly WorkloadStepRecord[] = this.main.workloadSteps;
@@ -158,8 +174,33 @@ class HoldDependence {
       if (wait.action !== 'wait') continue;
       if (wait.endSeq < this.held.seq) break; // it was over before the hold began, and so were the ones before it
       const met = this.index.metBy.get(j);
-      if (met !== undefined && this.needsHoldLifted(met)) return true;
+      if (met !== undefined && (this.summarisesHeld(met) || this.needsHoldLifted(met))) return true;
     }
     return false;
+  }
+
+  /** Is change `x` (after N) the controller's write to the held object or to one of its owners? */
+  private summarisesHeld(x: number): boolean {
+    if (x <= this.held.index || this.index.producersOf(x).length === 0) return false;
+    this.ownersOfHeld ??= this.ownerChain(this.held.rawKey);
+    return this.ownersOfHeld.has(this.main.changes[x]!.rawKey);
+  }
+
+  private ownersOfHeld: Set<ObjectKey> | undefined;
+
+  /** The object and its owners, transitively (from the owner references of their creations). */
+  private ownerChain(rawKey: ObjectKey): Set<ObjectKey> {
+    const chain = new Set<ObjectKey>();
+    const todo = [rawKey];
+    while (todo.length > 0 && chain.size < 64) {
+      const k = todo.pop()!;
+      if (chain.has(k)) continue;
+      chain.add(k);
+      for (const c of this.main.changesOf(k)) {
+        const owners = this.main.changes[c]!.owners;
+        if (owners) todo.push(...owners);
+      }
+    }
+    return chain;
   }
 }

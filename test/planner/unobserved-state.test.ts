@@ -383,3 +383,74 @@ test('effective writes: a hidden state the controller answered with a no-op stay
   const out = plan(trace);
   t.true(holds(out).includes(`${POD}: update[status.phase="Pending"] #1 until update[status.phase="Running"] #1`), holds(out).join('\n'));
 });
+
+// ---- releasable: writes that cannot succeed, and waits for a summary of the held object ----
+
+/**
+ * The controller marks db1 Starting, then Ready on seeing a pod, writing status with the
+ * resourceVersion of the copy it has (optimistic concurrency) and reacting to Ready with a ConfigMap.
+ */
+function statusRun(optimistic: boolean) {
+  return new TraceBuilder()
+    .external('ADDED', DB, { set: { 'status.phase': 'Pending' }, deliver: true })
+    .episode()
+    .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Starting' }, deliver: true })
+    .episode()
+    .external('ADDED', POD, { deliver: true })
+    .episode()
+    .write('update', DB, { subresource: 'status', set: { 'status.phase': 'Ready' }, basedOnLatest: optimistic, deliver: true })
+    .episode()
+    .write('patch', CM, { set: { 'data.ready': 'true' } })
+    .episode().events;
+}
+
+const STARTING_UNTIL_READY = `${DB}: update[status.phase="Starting"] #1 until update[status.phase="Ready"] #1`;
+
+test('must not: a hold ended by the controller\'s write of the held object based on a held state (409 Conflict while held)', (t) => {
+  t.false(holds(plan(statusRun(true))).includes(STARTING_UNTIL_READY), holds(plan(statusRun(true))).join('\n'));
+  t.true(holds(plan(statusRun(true), { prune: false })).includes(STARTING_UNTIL_READY), 'unpruned, it is planned');
+  // Without a resourceVersion in its body the write succeeds whatever the controller saw.
+  t.true(holds(plan(statusRun(false))).includes(STARTING_UNTIL_READY));
+});
+
+/**
+ * The controller creates db1's StatefulSet and reports db1 Ready once the StatefulSet is; the workload
+ * waits for that, then deletes db1, and the controller deletes the StatefulSet.
+ */
+function summaryRun(readyReportedBy: 'controller' | 'someone else') {
+  const b = new TraceBuilder()
+    .stepStart(0, 'write', [DB])
+    .external('ADDED', DB, { deliver: true })
+    .stepDone(0, { wrote: [DB] })
+    .episode()
+    .write('create', STS, { owner: DB, deliver: true })
+    .episode()
+    .write('patch', CM, { set: { 'data.sts': 'created' } })
+    .stepStart(1, 'wait', [DB])
+    .external('MODIFIED', STS, { set: { 'status.readyReplicas': 1 }, deliver: true })
+    .external('ADDED', 'ConfigMap/default/other', { deliver: true })
+    .episode();
+  if (readyReportedBy === 'controller') b.write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' } });
+  else b.external('MODIFIED', DB, { set: { 'status.phase': 'Ready' } });
+  return b
+    .stepDone(1, { polls: 4, metBy: DB })
+    .episode()
+    .stepStart(2, 'write', [DB])
+    .external('DELETED', DB, { deliver: true })
+    .stepDone(2)
+    .episode()
+    .write('delete', STS, { deliver: true })
+    .episode()
+    .write('patch', CM, { set: { 'data.sts': 'deleted' } })
+    .episode().events;
+}
+
+const STS_LIFE = `${STS}: create #1 until delete #1`;
+
+test('must not: a hold the workload releases only after waiting for the held object\'s owner to report it', (t) => {
+  // db1's Ready is computed from the held StatefulSet: while it is held, db1 is never Ready, the
+  // workload never deletes db1, and the controller never deletes the StatefulSet.
+  t.false(holds(plan(summaryRun('controller'))).includes(STS_LIFE), holds(plan(summaryRun('controller'))).join('\n'));
+  t.true(holds(plan(summaryRun('controller'), { prune: false })).includes(STS_LIFE), 'unpruned, it is planned');
+  t.true(holds(plan(summaryRun('someone else'))).includes(STS_LIFE), 'db1 reported Ready by someone else: the wait ends anyway');
+});
