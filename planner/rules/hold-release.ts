@@ -13,7 +13,9 @@
  *   W's causes is a read of the held object from N on (reads are not held); or
  * - ... or every such W is a write of the held object itself based on a held state (its body's
  *   resourceVersion is that of a change from N on which no read showed): during the hold the
- *   controller's copy is older, and the API server refuses the write with 409 Conflict; or
+ *   controller's copy is older, and the API server refuses the write with 409 Conflict; or a create
+ *   of the held object while its deletion is held: the controller's cache still shows the object,
+ *   and a controller creates what is missing; or
  * - X is a write of the workload (a write step's object, at the resourceVersion its answer carried,
  *   or a delete step's deletion), and a wait step before it that ended after N was met by a change
  *   that needs the hold lifted (the workload would still be waiting), unless the wait's condition
@@ -159,9 +161,14 @@ class HoldDependence {
     return prompted;
   }
 
-  /** Is `w` a write of the held object based on a state only a held event showed (refused with 409 during the hold)? */
+  /**
+   * Is `w` a write of the held object that cannot happen during the hold: based on a state only a
+   * held event showed (refused with 409), or a re-creation while the deletion is held?
+   */
   private basedOnHeldState(w: WriteRecord): boolean {
-    if (w.basedOn === undefined || w.rawKey !== this.held.rawKey) return false;
+    if (w.rawKey !== this.held.rawKey) return false;
+    if (w.verb === 'create') return this.held.eventType === 'DELETED';
+    if (w.basedOn === undefined) return false;
     const basis = this.main.changesOf(this.held.rawKey).find((c) => this.main.changes[c]!.resourceVersion === w.basedOn);
     return basis !== undefined && basis >= this.held.index && !this.index.shownByRead.has(basis);
   }

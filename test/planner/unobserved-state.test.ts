@@ -454,3 +454,26 @@ test('must not: a hold the workload releases only after waiting for the held obj
   t.true(holds(plan(summaryRun('controller'), { prune: false })).includes(STS_LIFE), 'unpruned, it is planned');
   t.true(holds(plan(summaryRun('someone else'))).includes(STS_LIFE), 'db1 reported Ready by someone else: the wait ends anyway');
 });
+
+test('must not: hold a deletion until the controller re-creates the object (its cache still shows it while held)', (t) => {
+  // The workload re-creates db1; the controller creates db1's ConfigMap again on seeing db1, once its
+  // cache says the ConfigMap is missing, which a hold of the ConfigMap's deletion never lets it say.
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', CM, { owner: DB, deliver: true })
+    .episode()
+    .external('DELETED', DB, { deliver: true })
+    .external('DELETED', CM, { deliver: true })
+    .episode()
+    .write('patch', STS, { change: 'none' })
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', CM, { owner: DB, deliver: true })
+    .episode()
+    .write('patch', 'ConfigMap/default/other', { set: { 'data.x': '1' } })
+    .episode().events;
+  const deletionUntilBack = `${CM}: delete #1 until create #2`;
+  t.false(holds(plan(trace)).includes(deletionUntilBack), holds(plan(trace)).join('\n'));
+  t.true(holds(plan(trace, { prune: false })).includes(deletionUntilBack), 'unpruned, it is planned');
+});
