@@ -12,8 +12,10 @@
  *   holds (the object's, from N on) or one of a change that itself needs the hold lifted, and none of
  *   W's causes is a read of the held object from N on (reads are not held); or
  * - ... or every such W is a write of the held object itself based on a held state (its body's
- *   resourceVersion is that of a change from N on which no read showed): during the hold the
- *   controller's copy is older, and the API server refuses the write with 409 Conflict; or a create
+ *   resourceVersion is that of a change from N on): during the hold the controller's cached copy is
+ *   older, and the API server refuses the write with 409 Conflict (a live read of that state does
+ *   not help: controllers write the object they took from the cache, as component-toggle's 409s
+ *   based on an old resourceVersion it had long read live show); or a create
  *   of the held object while its deletion is held: the controller's cache still shows the object,
  *   and a controller creates what is missing; or
  * - X is a write of the workload (a write step's object, at the resourceVersion its answer carried,
@@ -23,7 +25,8 @@
  *   owners, after N, counts as such: an owner's status sums up its children (ready replicas, a
  *   component's phase), and the controller computes it from the held object in its cache.
  * Anything else, the cluster's own controllers' changes included, may come anyway (lenient: the hold
- * counts as releasable). A controller write with no watch event among its causes (a timer) may come
+ * counts as releasable). The latest states of related objects among W's causes count only when
+ * shown after N. A controller write with no watch event among its causes (a timer) may come
  * anyway too. Traces without workload steps (recorded before steps said what they do) give the
  * workload no part in this.
  */
@@ -54,11 +57,8 @@ class ReleaseIndex {
   readonly workloadWrite = new Map<number, number>();
   /** wait step (position in workloadSteps) -> the change that met it (-1: unknown). */
   readonly metBy = new Map<number, number>();
-  /** Changes a read (GET or LIST) showed the controller. */
-  readonly shownByRead = new Set<number>();
 
   constructor(private readonly main: RunAnalysis) {
-    for (const d of main.deliveries) if (d.source === 'read' && d.change >= 0) this.shownByRead.add(d.change);
     for (const w of main.writes) {
       if (w.effectChange < 0 || w.effect !== 'effective' || !isSuccess(w)) continue;
       const list = this.producers.get(w.effectChange);
@@ -157,7 +157,14 @@ class HoldDependence {
       return false;
     };
     for (let d = w.causeFrom; d < w.causeTo; d++) if (!onlyHeld(d)) return false;
-    for (const d of w.causeExtra) if (!onlyHeld(d)) return false;
+    // The deliveries of its window explain `w`: the latest states of related objects, shown earlier,
+    // are the reconcile's context, not another prompt (counted, they would keep every hold of an
+    // object with siblings: component-toggle deletes its held Service on a spec change it cannot
+    // get while the workload waits for the held Service's owner).
+    if (prompted) return true;
+    // Otherwise `w` may be a delayed reaction to one of them; one shown before the hold began had its
+    // chance to prompt a reconcile before it.
+    for (const d of w.causeExtra) if (this.main.deliveries[d]!.seq >= this.held.seq && !onlyHeld(d)) return false;
     return prompted;
   }
 
@@ -170,7 +177,7 @@ class HoldDependence {
     if (w.verb === 'create') return this.held.eventType === 'DELETED';
     if (w.basedOn === undefined) return false;
     const basis = this.main.changesOf(this.held.rawKey).find((c) => this.main.changes[c]!.resourceVersion === w.basedOn);
-    return basis !== undefined && basis >= this.held.index && !this.index.shownByRead.has(basis);
+    return basis !== undefined && basis >= this.held.index;
   }
 
   /** Is workload step `step` still waiting while the hold lasts: a wait before it, ended after N, met by a change that needs the hold lifted? */
