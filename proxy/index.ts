@@ -607,7 +607,7 @@ export class ControllerProxy {
   armHoldUntil(
     fault: HoldUntilFault,
     faultIndex?: number,
-    callbacks: { onHeld?: () => void; onExpired?: (streams: number[]) => void } = {},
+    callbacks: { onHeld?: () => void; onExpired?: (streams: number[]) => void; onTimedOut?: () => void } = {},
     /**
      * If `until` has not happened this long after `from`, expire the hold anyway (the controller
      * relists) and count the fault as not injected: `until` probably waits for the controller to
@@ -637,6 +637,7 @@ export class ControllerProxy {
       timer = setTimeout(() => {
         if (state !== 'holding') return;
         timedOut = true;
+        callbacks.onTimedOut?.();
         this.fault({ fault: 'hold-until', phase: 'not-injected', key: fault.key, ...idx, detail: `${describeChange(fault.until)} did not happen within ${maxHoldMs / 1000} s of holding: expiring the hold anyway` });
         expire();
       }, maxHoldMs);
