@@ -205,6 +205,9 @@ type ProxyServer = http.Server | http2.Http2SecureServer;
 /** How long a hold-until fault holds at most when its cancelling change does not come. */
 export const DEFAULT_MAX_HOLD_MS = 10_000;
 
+/** How long a hold-until whose cancelling change came first waits for a controller stream to deliver the change it holds from. */
+const UNTIL_BEFORE_HELD_MS = 2_000;
+
 export class ControllerProxy {
   /** Which controller process is connected (1 at first start, +1 per restart); set by the coordinator. */
   incarnation = 1;
@@ -560,9 +563,9 @@ export class ControllerProxy {
   // --- watch holds ------------------------------------------------------------------------------
 
   /** Holds the controller's watch delivery for a key or a kind (see watch-holds.ts). */
-  holdWatchEvents(selector: WatchHoldSelector, fault: FaultEvent['fault'] = 'watch-hold', faultIndex?: number): WatchHold {
+  holdWatchEvents(selector: WatchHoldSelector, fault: FaultEvent['fault'] = 'watch-hold', faultIndex?: number, onStreamHeld?: () => void): WatchHold {
     const what = selector.key ?? `kind ${selector.kind}`;
-    const hold = this.holds.hold(selector, (streamId, event) =>
+    const hold = this.holds.hold(selector, (streamId, event) => {
       this.fault({
         fault,
         phase: 'held',
@@ -570,8 +573,9 @@ export class ControllerProxy {
         ...(event.key ? { key: event.key } : {}),
         ...(faultIndex !== undefined ? { faultIndex } : {}),
         detail: `holding watch stream ${streamId} from ${event.type} ${event.key} (resourceVersion ${event.resourceVersion})`,
-      }),
-    );
+      });
+      onStreamHeld?.();
+    });
     const release = hold.release.bind(hold);
     const expire = hold.expire.bind(hold);
     hold.release = () => {
@@ -620,6 +624,9 @@ export class ControllerProxy {
     let expiredStreams: number[] = [];
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
+    // `until` came before the controller's stream delivered `from` (the cluster view runs ahead of
+    // the streams): expire once a stream is held, so that the hold hides something (bounded).
+    let expireWhenHeld = false;
     const idx = faultIndex !== undefined ? { faultIndex } : {};
     const expire = () => {
       if (!hold || state === 'expired') return;
@@ -631,7 +638,9 @@ export class ControllerProxy {
     const fromArmed = this.armTrigger({ change: fault.from }, (info) => {
       state = 'holding';
       // A folded key (`<prefix>*#<n>`) names no watch event: hold the object the change was of.
-      hold = this.holdWatchEvents({ key: isFoldedKey(fault.key) && info.key ? info.key : fault.key }, 'hold-until', faultIndex);
+      hold = this.holdWatchEvents({ key: isFoldedKey(fault.key) && info.key ? info.key : fault.key }, 'hold-until', faultIndex, () => {
+        if (expireWhenHeld) queueMicrotask(expire);
+      });
       this.fault({ fault: 'hold-until', phase: 'triggered', key: fault.key, ...idx, ...(info.resourceVersion ? { resourceVersion: info.resourceVersion } : {}), detail: `${describeChange(fault.from)}: holding the controller's events of ${fault.key}` });
       callbacks.onHeld?.();
       timer = setTimeout(() => {
@@ -643,7 +652,14 @@ export class ControllerProxy {
       }, maxHoldMs);
       timer.unref();
     });
-    const untilArmed = this.armTrigger({ change: fault.until }, () => expire());
+    const untilArmed = this.armTrigger({ change: fault.until }, () => {
+      if (hold && hold.everHeld === 0 && state === 'holding') {
+        expireWhenHeld = true;
+        setTimeout(expire, UNTIL_BEFORE_HELD_MS).unref();
+        return;
+      }
+      expire();
+    });
     return {
       get state() {
         return state;

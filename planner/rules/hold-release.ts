@@ -24,6 +24,8 @@
  *   held when it began. A wait met by the controller's write to the held object or to one of its
  *   owners, after N, counts as such: an owner's status sums up its children (ready replicas, a
  *   component's phase), and the controller computes it from the held object in its cache.
+ * - X was made by the cluster's own controllers (or nobody the trace names) after a workload write
+ *   step that began after N and is gated as above: it answers what the workload did; or
  * Anything else, the cluster's own controllers' changes included, may come anyway (lenient: the hold
  * counts as releasable). The latest states of related objects among W's causes count only when
  * shown after N. A controller write with no watch event among its causes (a timer) may come
@@ -136,7 +138,7 @@ class HoldDependence {
     if (made.length > 0) needs = made.every((w) => this.basedOnHeldState(w) || this.writeNeedsHoldLifted(w));
     else {
       const step = this.index.workloadWrite.get(x);
-      needs = step !== undefined && this.workloadGated(step);
+      needs = step !== undefined ? this.workloadGated(step) : this.followsGatedWorkloadWrite(x);
     }
     this.memo.set(x, needs);
     return needs;
@@ -189,6 +191,23 @@ class HoldDependence {
       if (wait.endSeq < this.held.seq) break; // it was over before the hold began, and so were the ones before it
       const met = this.index.metBy.get(j);
       if (met !== undefined && (this.summarisesHeld(met) || this.needsHoldLifted(met))) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Did the workload, after N and before change `x` (made by the cluster's own controllers, or by
+   * nobody the trace names), write in a step it could not reach while the hold lasts? Such a change
+   * answers the workload (decommission's StatefulSet scaled down after the workload shrinks the
+   * DataCenter, which it does once the DataCenter reports the held StatefulSet ready).
+   */
+  private followsGatedWorkloadWrite(x: number): boolean {
+    const seq = this.main.changes[x]!.seq;
+    const steps = this.main.workloadSteps;
+    for (let i = 0; i < steps.length; i++) {
+      const step = steps[i]!;
+      if (step.startSeq >= seq) break;
+      if (step.action === 'write' && step.startSeq > this.held.seq && this.workloadGated(i)) return true;
     }
     return false;
   }

@@ -477,3 +477,36 @@ test('must not: hold a deletion until the controller re-creates the object (its 
   t.false(holds(plan(trace)).includes(deletionUntilBack), holds(plan(trace)).join('\n'));
   t.true(holds(plan(trace, { prune: false })).includes(deletionUntilBack), 'unpruned, it is planned');
 });
+
+test('must not: a hold ended by the cluster\'s answer to a workload write the workload makes only once the held object is reported', (t) => {
+  // decommission's shape: the workload shrinks db1 once db1 reports its StatefulSet ready (computed
+  // from the held StatefulSet), the controller scales the StatefulSet down, and the StatefulSet
+  // controller's status change ends the hold: none of it happens while the StatefulSet is held.
+  const run = (waitPolls: number) =>
+    new TraceBuilder()
+      .stepStart(0, 'write', [DB])
+      .external('ADDED', DB, { set: { 'spec.nodes': 2 }, deliver: true })
+      .stepDone(0, { wrote: [DB] })
+      .episode()
+      .write('create', STS, { owner: DB, deliver: true })
+      .episode()
+      .stepStart(1, 'wait', [DB])
+      .external('MODIFIED', STS, { set: { 'status.readyReplicas': 2 }, deliver: true })
+      .episode()
+      .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' } })
+      .stepDone(1, { polls: waitPolls, metBy: DB })
+      .stepStart(2, 'write', [DB])
+      .external('MODIFIED', DB, { set: { 'spec.nodes': 1 }, deliver: true })
+      .stepDone(2, { wrote: [DB] })
+      .episode()
+      .write('patch', STS, { set: { 'spec.replicas': 1 }, deliver: true })
+      .episode()
+      .external('MODIFIED', STS, { set: { 'status.readyReplicas': 1 }, deliver: true })
+      .episode()
+      .write('patch', CM, { set: { 'data.nodes': '1' } })
+      .episode().events;
+  const readyUntilShrunk = `${STS}: update[status.readyReplicas=2] #1 until update[status.readyReplicas=1] #1`;
+  t.false(holds(plan(run(4))).includes(readyUntilShrunk), holds(plan(run(4))).join('\n'));
+  t.true(holds(plan(run(4), { prune: false })).includes(readyUntilShrunk), 'unpruned, it is planned');
+  t.true(holds(plan(run(1))).includes(readyUntilShrunk), 'the wait was met when it began: the workload shrinks db1 anyway');
+});
