@@ -21,8 +21,8 @@
  * - X is a write of the workload (a write step's object, at the resourceVersion its answer carried,
  *   or a delete step's deletion), and a wait step before it that ended after N was met by a change
  *   that needs the hold lifted (the workload would still be waiting), unless the wait's condition
- *   held when it began. A wait met by the controller's write to the held object or to one of its
- *   owners, after N, counts as such: an owner's status sums up its children (ready replicas, a
+ *   held when it began. A wait met by the controller's write to the held object or to its direct
+ *   owner, after N, counts as such: an owner's status sums up its children (ready replicas, a
  *   component's phase), and the controller computes it from the held object in its cache.
  * - X was made by the cluster's own controllers (or nobody the trace names) after a workload write
  *   step that began after N and is gated as above: it answers what the workload did; or
@@ -212,28 +212,23 @@ class HoldDependence {
     return false;
   }
 
-  /** Is change `x` (after N) the controller's write to the held object or to one of its owners? */
+  /** Is change `x` (after N) the controller's write to the held object or to one of its direct owners? */
   private summarisesHeld(x: number): boolean {
     if (x <= this.held.index || this.index.producersOf(x).length === 0) return false;
-    this.ownersOfHeld ??= this.ownerChain(this.held.rawKey);
+    this.ownersOfHeld ??= this.ownersOf(this.held.rawKey);
     return this.ownersOfHeld.has(this.main.changes[x]!.rawKey);
   }
 
   private ownersOfHeld: Set<ObjectKey> | undefined;
 
-  /** The object and its owners, transitively (from the owner references of their creations). */
-  private ownerChain(rawKey: ObjectKey): Set<ObjectKey> {
-    const chain = new Set<ObjectKey>();
-    const todo = [rawKey];
-    while (todo.length > 0 && chain.size < 64) {
-      const k = todo.pop()!;
-      if (chain.has(k)) continue;
-      chain.add(k);
-      for (const c of this.main.changesOf(k)) {
-        const owners = this.main.changes[c]!.owners;
-        if (owners) todo.push(...owners);
-      }
-    }
-    return chain;
+  /**
+   * The object and its direct owners (from the owner references of its creations). Not their owners:
+   * decommission's DataCenter reports its StatefulSet's readiness, not that of the StatefulSet's pods,
+   * and holds of a pod are released while the workload waits for the DataCenter.
+   */
+  private ownersOf(rawKey: ObjectKey): Set<ObjectKey> {
+    const owners = new Set<ObjectKey>([rawKey]);
+    for (const c of this.main.changesOf(rawKey)) for (const o of this.main.changes[c]!.owners ?? []) owners.add(o);
+    return owners;
   }
 }
