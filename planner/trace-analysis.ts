@@ -135,6 +135,11 @@ export interface WriteRecord {
   deliveriesBefore: number;
   /** update/patch/create: the fields it sets. */
   written?: PathKey[] | 'all';
+  /**
+   * update/patch: the resourceVersion its body carried (optimistic concurrency): the state of the
+   * object the controller based it on. A write based on a state the controller was not shown fails.
+   */
+  basedOn?: string;
   /** Stale state: the first later change of the object that re-issuing this write would undo (-1: none). */
   conflict: number;
   /** The first later (visible) change of the object after this write's effect (-1: none). */
@@ -329,13 +334,7 @@ export class RunAnalyzer {
       existsAfter: (rawKey, change) => {
         // The object's latest change at or before `change` (binary search over its change indices).
         const list = this.rawKeyChanges.get(rawKey) ?? [];
-        let lo = 0;
-        let hi = list.length;
-        while (lo < hi) {
-          const mid = (lo + hi) >> 1;
-          if (list[mid]! <= change) lo = mid + 1;
-          else hi = mid;
-        }
+        const lo = upperBound(list, change);
         return lo > 0 && this.changes[list[lo - 1]!]!.eventType !== 'DELETED';
       },
       changesOf: (rawKey) => this.rawKeyChanges.get(rawKey) ?? [],
@@ -458,7 +457,11 @@ export class RunAnalyzer {
       w.causeExtra = this.relatedDeliveries(req.key, req, causeFrom);
       this.lastWriteSeq.set(req.key, req.seq);
     }
-    if (req.verb === 'update' || req.verb === 'patch') w.written = writtenPaths(req.verb, req.body);
+    if (req.verb === 'update' || req.verb === 'patch') {
+      w.written = writtenPaths(req.verb, req.body);
+      const rv = isObject(req.body) ? (req.body as KubeObject).metadata?.resourceVersion : undefined;
+      if (typeof rv === 'string' && rv !== '') w.basedOn = rv;
+    }
     // A create sets the fields of its body (all of them when the proxy could not read it).
     else if (req.verb === 'create' && !req.resource?.subresource) w.written = createdPaths(req.body);
     this.writes.push(w);
@@ -1004,6 +1007,18 @@ export class RunAnalyzer {
 
 export function isSuccess(w: Pick<WriteRecord, 'status' | 'dryRun'>): boolean {
   return w.status !== undefined && isSuccessStatus(w.status) && !w.dryRun;
+}
+
+/** The position of the first element of `sorted` (ascending) above `x`. */
+export function upperBound(sorted: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {

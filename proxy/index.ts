@@ -115,6 +115,12 @@ export interface ProxyActivity {
   lastRequestAt: number;
   /** Requests started so far (watches included). */
   requestsStarted: number;
+  /**
+   * Resources whose watch the proxy ended with 410 Expired and the controller has not watched again
+   * since: it has not relisted yet (client-go waits 0.8-1.6 s before it does), so what it will see
+   * is still to come and "quiet" means nothing.
+   */
+  awaitingRelist: number;
 }
 
 export interface CrashTriggered {
@@ -199,6 +205,9 @@ type ProxyServer = http.Server | http2.Http2SecureServer;
 /** How long a hold-until fault holds at most when its cancelling change does not come. */
 export const DEFAULT_MAX_HOLD_MS = 10_000;
 
+/** How long a hold-until whose cancelling change came first waits for a controller stream to deliver the change it holds from. */
+const UNTIL_BEFORE_HELD_MS = 2_000;
+
 export class ControllerProxy {
   /** Which controller process is connected (1 at first start, +1 per restart); set by the coordinator. */
   incarnation = 1;
@@ -241,6 +250,9 @@ export class ControllerProxy {
   private readonly requestClock: () => number;
   private lastRequestAt: number;
   private requestsStarted = 0;
+  /** Watch stream id -> its resource (`group/resource`), and the resources expired streams await a new watch of. */
+  private readonly watchResource = new Map<number, string>();
+  private readonly awaitingRelist = new Set<string>();
   private readonly protocolCounts = { h2: 0, http1: 0 };
   private readonly epochOf = new WeakMap<object, Epoch>();
   private stopped = false;
@@ -372,6 +384,7 @@ export class ControllerProxy {
       lastActivityAt: this.lastActivityAt,
       lastRequestAt: this.lastRequestAt,
       requestsStarted: this.requestsStarted,
+      awaitingRelist: this.awaitingRelist.size,
     };
   }
 
@@ -554,9 +567,9 @@ export class ControllerProxy {
   // --- watch holds ------------------------------------------------------------------------------
 
   /** Holds the controller's watch delivery for a key or a kind (see watch-holds.ts). */
-  holdWatchEvents(selector: WatchHoldSelector, fault: FaultEvent['fault'] = 'watch-hold', faultIndex?: number): WatchHold {
+  holdWatchEvents(selector: WatchHoldSelector, fault: FaultEvent['fault'] = 'watch-hold', faultIndex?: number, onStreamHeld?: () => void): WatchHold {
     const what = selector.key ?? `kind ${selector.kind}`;
-    const hold = this.holds.hold(selector, (streamId, event) =>
+    const hold = this.holds.hold(selector, (streamId, event) => {
       this.fault({
         fault,
         phase: 'held',
@@ -564,8 +577,9 @@ export class ControllerProxy {
         ...(event.key ? { key: event.key } : {}),
         ...(faultIndex !== undefined ? { faultIndex } : {}),
         detail: `holding watch stream ${streamId} from ${event.type} ${event.key} (resourceVersion ${event.resourceVersion})`,
-      }),
-    );
+      });
+      onStreamHeld?.();
+    });
     const release = hold.release.bind(hold);
     const expire = hold.expire.bind(hold);
     hold.release = () => {
@@ -576,6 +590,10 @@ export class ControllerProxy {
     };
     hold.expire = () => {
       const result = expire();
+      for (const id of result.streams) {
+        const resource = this.watchResource.get(id);
+        if (resource !== undefined) this.awaitingRelist.add(resource);
+      }
       this.fault({
         fault,
         phase: 'expired',
@@ -597,7 +615,7 @@ export class ControllerProxy {
   armHoldUntil(
     fault: HoldUntilFault,
     faultIndex?: number,
-    callbacks: { onHeld?: () => void; onExpired?: (streams: number[]) => void } = {},
+    callbacks: { onHeld?: () => void; onExpired?: (streams: number[]) => void; onTimedOut?: () => void } = {},
     /**
      * If `until` has not happened this long after `from`, expire the hold anyway (the controller
      * relists) and count the fault as not injected: `until` probably waits for the controller to
@@ -610,6 +628,9 @@ export class ControllerProxy {
     let expiredStreams: number[] = [];
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
+    // `until` came before the controller's stream delivered `from` (the cluster view runs ahead of
+    // the streams): expire once a stream is held, so that the hold hides something (bounded).
+    let expireWhenHeld = false;
     const idx = faultIndex !== undefined ? { faultIndex } : {};
     const expire = () => {
       if (!hold || state === 'expired') return;
@@ -621,18 +642,28 @@ export class ControllerProxy {
     const fromArmed = this.armTrigger({ change: fault.from }, (info) => {
       state = 'holding';
       // A folded key (`<prefix>*#<n>`) names no watch event: hold the object the change was of.
-      hold = this.holdWatchEvents({ key: isFoldedKey(fault.key) && info.key ? info.key : fault.key }, 'hold-until', faultIndex);
+      hold = this.holdWatchEvents({ key: isFoldedKey(fault.key) && info.key ? info.key : fault.key }, 'hold-until', faultIndex, () => {
+        if (expireWhenHeld) queueMicrotask(expire);
+      });
       this.fault({ fault: 'hold-until', phase: 'triggered', key: fault.key, ...idx, ...(info.resourceVersion ? { resourceVersion: info.resourceVersion } : {}), detail: `${describeChange(fault.from)}: holding the controller's events of ${fault.key}` });
       callbacks.onHeld?.();
       timer = setTimeout(() => {
         if (state !== 'holding') return;
         timedOut = true;
+        callbacks.onTimedOut?.();
         this.fault({ fault: 'hold-until', phase: 'not-injected', key: fault.key, ...idx, detail: `${describeChange(fault.until)} did not happen within ${maxHoldMs / 1000} s of holding: expiring the hold anyway` });
         expire();
       }, maxHoldMs);
       timer.unref();
     });
-    const untilArmed = this.armTrigger({ change: fault.until }, () => expire());
+    const untilArmed = this.armTrigger({ change: fault.until }, () => {
+      if (hold && hold.everHeld === 0 && state === 'holding') {
+        expireWhenHeld = true;
+        setTimeout(expire, UNTIL_BEFORE_HELD_MS).unref();
+        return;
+      }
+      expire();
+    });
     return {
       get state() {
         return state;
@@ -734,6 +765,12 @@ export class ControllerProxy {
     const stages: WatchEventStage[] = [];
     const f = ex.facts!;
     const view = this.options.clusterView;
+    if (f.resource) {
+      // A new watch of a resource whose stream was expired: the controller has relisted it.
+      const resource = `${f.resource.group}/${f.resource.resource}`;
+      this.watchResource.set(ex.id, resource);
+      this.awaitingRelist.delete(resource);
+    }
     if (view && f.resource) {
       stages.push(clusterSyncStage({ alive: () => ex.alive, group: f.resource.group, resource: f.resource.resource }, view, () => this.needsClusterSync()));
     }
@@ -850,6 +887,8 @@ export class ControllerProxy {
     const old = this.epoch;
     this.epoch = new Epoch(old.number + 1);
     old.end('the controller was stopped (connection epoch ended)');
+    // A new process lists everything afresh.
+    this.awaitingRelist.clear();
   }
 
   async stop(): Promise<void> {

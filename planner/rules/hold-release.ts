@@ -11,27 +11,43 @@
  *   could only have been prompted by what is held: each watch event among W's causes is one the plan
  *   holds (the object's, from N on) or one of a change that itself needs the hold lifted, and none of
  *   W's causes is a read of the held object from N on (reads are not held); or
+ * - ... or every such W is a write of the held object itself based on a held state (its body's
+ *   resourceVersion is that of a change from N on): during the hold the controller's cached copy is
+ *   older, and the API server refuses the write with 409 Conflict (a live read of that state does
+ *   not help: controllers write the object they took from the cache, as component-toggle's 409s
+ *   based on an old resourceVersion it had long read live show); or a create
+ *   of the held object while its deletion is held: the controller's cache still shows the object,
+ *   and a controller creates what is missing; or
  * - X is a write of the workload (a write step's object, at the resourceVersion its answer carried,
  *   or a delete step's deletion), and a wait step before it that ended after N was met by a change
  *   that needs the hold lifted (the workload would still be waiting), unless the wait's condition
- *   held when it began.
+ *   held when it began. A wait met by the controller's write to the held object or to its direct
+ *   owner, after N, counts as such: an owner's status sums up its children (ready replicas, a
+ *   component's phase), and the controller computes it from the held object in its cache.
+ * - X was made by the cluster's own controllers (or nobody the trace names) after a workload write
+ *   step that began after N and is gated as above: it answers what the workload did; or
  * Anything else, the cluster's own controllers' changes included, may come anyway (lenient: the hold
- * counts as releasable). A controller write with no watch event among its causes (a timer) may come
+ * counts as releasable). The latest states of related objects among W's causes count only when
+ * shown after N. A controller write with no watch event among its causes (a timer) may come
  * anyway too. Traces without workload steps (recorded before steps said what they do) give the
  * workload no part in this.
  */
+import type { ObjectKey } from '../../src/model/object-key.js';
 import { isSuccess, type ChangeRecord, type RunAnalysis, type WorkloadStepRecord, type WriteRecord } from '../trace-analysis.js';
 
 /** Work allowed per hold (changes and causes looked at); beyond it the hold counts as releasable. */
 const BUDGET = 20_000;
 
-/** A predicate over cancelled changes: true when the hold from `c` until its cancelling change is never released. */
-export function neverReleasedHolds(main: RunAnalysis): (c: ChangeRecord) => boolean {
+/**
+ * A predicate over holds: true when the hold from change `c` until change `until` (default: the
+ * change that cancels `c`) is never released.
+ */
+export function neverReleasedHolds(main: RunAnalysis): (c: ChangeRecord, until?: number) => boolean {
   let index: ReleaseIndex | undefined;
-  return (c) => {
-    if (c.cancelledBy < 0) return false;
+  return (c, until = c.cancelledBy) => {
+    if (until < 0) return false;
     index ??= new ReleaseIndex(main);
-    return new HoldDependence(main, index, c).needsHoldLifted(c.cancelledBy);
+    return new HoldDependence(main, index, c).needsHoldLifted(until);
   };
 }
 
@@ -119,10 +135,10 @@ class HoldDependence {
     this.memo.set(x, false); // a cycle proves nothing
     const made = this.index.producersOf(x);
     let needs: boolean;
-    if (made.length > 0) needs = made.every((w) => this.writeNeedsHoldLifted(w));
+    if (made.length > 0) needs = made.every((w) => this.basedOnHeldState(w) || this.writeNeedsHoldLifted(w));
     else {
       const step = this.index.workloadWrite.get(x);
-      needs = step !== undefined && this.workloadGated(step);
+      needs = step !== undefined ? this.workloadGated(step) : this.followsGatedWorkloadWrite(x);
     }
     this.memo.set(x, needs);
     return needs;
@@ -143,8 +159,27 @@ class HoldDependence {
       return false;
     };
     for (let d = w.causeFrom; d < w.causeTo; d++) if (!onlyHeld(d)) return false;
-    for (const d of w.causeExtra) if (!onlyHeld(d)) return false;
+    // The deliveries of its window explain `w`: the latest states of related objects, shown earlier,
+    // are the reconcile's context, not another prompt (counted, they would keep every hold of an
+    // object with siblings: component-toggle deletes its held Service on a spec change it cannot
+    // get while the workload waits for the held Service's owner).
+    if (prompted) return true;
+    // Otherwise `w` may be a delayed reaction to one of them; one shown before the hold began had its
+    // chance to prompt a reconcile before it.
+    for (const d of w.causeExtra) if (this.main.deliveries[d]!.seq >= this.held.seq && !onlyHeld(d)) return false;
     return prompted;
+  }
+
+  /**
+   * Is `w` a write of the held object that cannot happen during the hold: based on a state only a
+   * held event showed (refused with 409), or a re-creation while the deletion is held?
+   */
+  private basedOnHeldState(w: WriteRecord): boolean {
+    if (w.rawKey !== this.held.rawKey) return false;
+    if (w.verb === 'create') return this.held.eventType === 'DELETED';
+    if (w.basedOn === undefined) return false;
+    const basis = this.main.changesOf(this.held.rawKey).find((c) => this.main.changes[c]!.resourceVersion === w.basedOn);
+    return basis !== undefined && basis >= this.held.index;
   }
 
   /** Is workload step `step` still waiting while the hold lasts: a wait before it, ended after N, met by a change that needs the hold lifted? */
@@ -155,8 +190,45 @@ class HoldDependence {
       if (wait.action !== 'wait') continue;
       if (wait.endSeq < this.held.seq) break; // it was over before the hold began, and so were the ones before it
       const met = this.index.metBy.get(j);
-      if (met !== undefined && this.needsHoldLifted(met)) return true;
+      if (met !== undefined && (this.summarisesHeld(met) || this.needsHoldLifted(met))) return true;
     }
     return false;
+  }
+
+  /**
+   * Did the workload, after N and before change `x` (made by the cluster's own controllers, or by
+   * nobody the trace names), write in a step it could not reach while the hold lasts? Such a change
+   * answers the workload (decommission's StatefulSet scaled down after the workload shrinks the
+   * DataCenter, which it does once the DataCenter reports the held StatefulSet ready).
+   */
+  private followsGatedWorkloadWrite(x: number): boolean {
+    const seq = this.main.changes[x]!.seq;
+    const steps = this.main.workloadSteps;
+    for (let i = 0; i < steps.length; i++) {
+      const step = steps[i]!;
+      if (step.startSeq >= seq) break;
+      if (step.action === 'write' && step.startSeq > this.held.seq && this.workloadGated(i)) return true;
+    }
+    return false;
+  }
+
+  /** Is change `x` (after N) the controller's write to the held object or to one of its direct owners? */
+  private summarisesHeld(x: number): boolean {
+    if (x <= this.held.index || this.index.producersOf(x).length === 0) return false;
+    this.ownersOfHeld ??= this.ownersOf(this.held.rawKey);
+    return this.ownersOfHeld.has(this.main.changes[x]!.rawKey);
+  }
+
+  private ownersOfHeld: Set<ObjectKey> | undefined;
+
+  /**
+   * The object and its direct owners (from the owner references of its creations). Not their owners:
+   * decommission's DataCenter reports its StatefulSet's readiness, not that of the StatefulSet's pods,
+   * and holds of a pod are released while the workload waits for the DataCenter.
+   */
+  private ownersOf(rawKey: ObjectKey): Set<ObjectKey> {
+    const owners = new Set<ObjectKey>([rawKey]);
+    for (const c of this.main.changesOf(rawKey)) for (const o of this.main.changes[c]!.owners ?? []) owners.add(o);
+    return owners;
   }
 }

@@ -30,6 +30,8 @@ export class PlanFaults {
   private readonly releaseViews: Array<() => void> = [];
   /** Why a fault did not take effect, when its trigger matched but it could not act (by fault index). */
   private readonly refused = new Map<number, string>();
+  /** Hold-until faults that timed out: what the workload was doing then (by fault index). */
+  private readonly workloadAtTimeout = new Map<number, string | undefined>();
   private finished = false;
   /** The restart (and stale-view release) in progress, if any. */
   pending: Promise<void> | undefined;
@@ -42,6 +44,8 @@ export class PlanFaults {
     private readonly log: (line: string) => void,
     /** Called when a fault first changes what the controller sees. */
     private readonly onFired: () => void,
+    /** The workload step running now, described (undefined: the workload has ended). */
+    private readonly workloadAt: () => string | undefined = () => undefined,
   ) {
     this.injected = plan.spec.faults.map(() => false);
   }
@@ -137,6 +141,7 @@ export class PlanFaults {
           this.proxy.armHoldUntil(fault, i, {
             onHeld: () => this.onFired(),
             onExpired: (streams) => this.log(`  fault fired: ${describeChange(fault.until)}; ended ${streams.length} held stream(s) with 410 Expired`),
+            onTimedOut: () => this.workloadAtTimeout.set(i, this.workloadAt()),
           }),
         );
         return;
@@ -168,11 +173,11 @@ export class PlanFaults {
   /** The fault, and why it did not take effect, from what its trigger came closest to. */
   private describeNotInjected(f: Fault, i: number): string {
     const why = this.holdUntil.get(i)?.whyNotFired() ?? this.pendingWhy.get(i)?.();
-    return `${describeFault(f, this.holdUntil.get(i))}${why ? `: ${why}` : ''}`;
+    return `${describeFault(f, this.holdUntil.get(i), this.workloadAtTimeout.get(i))}${why ? `: ${why}` : ''}`;
   }
 }
 
-function describeFault(f: Fault, holdUntil: HoldUntilState | undefined): string {
+function describeFault(f: Fault, holdUntil: HoldUntilState | undefined, workloadAtTimeout?: string): string {
   switch (f.type) {
     case 'crash-after-write':
       return `crash after the controller ${describeWrite(f.after)}`;
@@ -185,7 +190,8 @@ function describeFault(f: Fault, holdUntil: HoldUntilState | undefined): string 
           : holdUntil?.state === 'expired' && holdUntil.expiredStreams.length === 0
             ? ' (no controller stream had an event of it to hold)'
             : holdUntil?.state === 'expired'
-              ? ' (the cancelling change did not come in time; the hold was expired anyway)'
+              ? // The planner drops the holds it can tell are waiting for the controller (planner/rules/hold-release.ts); say what this one waited on.
+                ` (the cancelling change did not come in time${workloadAtTimeout ? `, the workload still at ${workloadAtTimeout}` : ', after the workload had ended'}: it waits for the controller to act on what was held; the hold was expired anyway)`
               : ' (the change to hold from never happened)';
       return `hold ${f.key} from ${describeChange(f.from)} until ${describeChange(f.until)}${where}`;
     }

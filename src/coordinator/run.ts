@@ -6,7 +6,7 @@
  */
 import { mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { needsReachableAddresses, type ClusterConfig, type ControllerUnderTest, type Workload } from '../config/config.js';
+import { describeStep, needsReachableAddresses, type ClusterConfig, type ControllerUnderTest, type Workload } from '../config/config.js';
 import { EmbeddedCluster } from '../cluster/index.js';
 import { ControllerProxy, type SerializeDeliveryOptions } from '../../proxy/index.js';
 import { KubeApiError, KubeClient, type KubeClientOptions } from '../kube/client.js';
@@ -232,9 +232,17 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
 
     let currentStep = -1;
     const faults = plan
-      ? new PlanFaults(plan, proxy, proc, controllerTrace, log, () => {
-          if (record.injectedDuringStep === undefined) record.injectedDuringStep = currentStep;
-        })
+      ? new PlanFaults(
+          plan,
+          proxy,
+          proc,
+          controllerTrace,
+          log,
+          () => {
+            if (record.injectedDuringStep === undefined) record.injectedDuringStep = currentStep;
+          },
+          () => (currentStep >= 0 && currentStep < workload.steps.length ? `step ${currentStep + 1} (${describeStep(workload.steps[currentStep]!)})` : undefined),
+        )
       : undefined;
     faults?.arm();
     if (faults) cleanups.unshift(() => faults.finish());
@@ -450,7 +458,8 @@ async function waitUntilQuiet(
       throw new SetupError(proc.startFailure ?? `the controller exited during start-up (see controller.log)`);
     }
     const a = proxy.activity();
-    const quiet = a.inFlight === 0 && Date.now() - Math.max(a.lastActivityAt, since) >= quietMs && (!startup || a.openWatches > 0) && proxy.serializedBacklog() === 0;
+    // A stream a hold expired counts as activity still to come until the controller watches again.
+    const quiet = a.inFlight === 0 && Date.now() - Math.max(a.lastActivityAt, since) >= quietMs && (!startup || a.openWatches > 0) && proxy.serializedBacklog() === 0 && a.awaitingRelist === 0;
     if (quiet) return true;
     if (Date.now() >= deadline) {
       if (startup) throw new SetupError(`the controller did not open a watch and go quiet within ${timeoutMs / 1000}s of starting (see controller.log)`);

@@ -32,14 +32,16 @@ export class ExampleCampaign {
   constructor(
     readonly example: string,
     readonly variant: 'buggy' | 'fixed',
+    /** Learn with serialized watch delivery (`learn --serialize`) with this quiet window. */
+    readonly serialize?: { quietMs: number },
   ) {}
 
   /** learn (the reference runs must all succeed) and plan, once. */
   prepare(): Promise<{ config: ControllerUnderTest; out: string; planned: PlanSummary }> {
     this.prepared ??= (async () => {
       const config = loadConfig(fixtureConfig(this.example, this.variant));
-      const out = mkdtempSync(join(tmpdir(), `kperturb-e2e-${this.example}-${this.variant}-`));
-      const learned = await learn(config, { out, log: quiet });
+      const out = mkdtempSync(join(tmpdir(), `kperturb-e2e-${this.example}-${this.variant}${this.serialize ? '-serialized' : ''}-`));
+      const learned = await learn(config, { out, log: quiet, ...(this.serialize ? { serialize: this.serialize } : {}) });
       const failed = learned.flatMap((l) => l.runs).filter((r) => !r.ok);
       if (failed.length > 0) throw new Error(`reference runs of ${config.name} failed: ${failed.map((f) => `${f.error} (${f.dir})`).join('; ')}`);
       const [planned] = await plan(config, { out, log: quiet });
@@ -180,6 +182,11 @@ export interface ExampleSpec {
   focus?: ObjectKey[];
   /** Plans whose description matches run first (e.g. the stale view that still shows the deletion). */
   prefer?: RegExp;
+  /**
+   * Also catch the buggy variant with plans learned with serialized delivery (`learn --serialize`,
+   * this quiet window), which sharpens causality and so prunes differently.
+   */
+  serializedToo?: { quietMs: number };
   /** When one specific plan must be the catching one: a pattern its description matches. */
   catchingPlan?: RegExp;
   /**
@@ -205,21 +212,24 @@ export function declareExampleTests(spec: ExampleSpec): void {
     ...(blockers && blockers.length > 0 ? { blockedOn: blockers.join('; ') } : {}),
   });
 
-  exampleTest(`${spec.example} (buggy) is caught by a ${spec.pattern} plan naming ${spec.damaged.join(' or ')}`, options(spec.blockedOn?.buggy), async (t) => {
-    // Stops at the first catch, unless a specific plan must be the one.
-    const stop = spec.catchingPlan ? (r: PlanResult) => catches(r) && spec.catchingPlan!.test(r.description) : catches;
-    const { plans, results } = await buggy.run(spec.pattern, (p) => plansToRun(p, involved, spec.prefer), stop);
-    t.log(`ran ${results.length} of ${plans.length} ${spec.pattern} plans`);
-    t.true(plans.length >= 1, `no ${spec.pattern} plan was generated`);
-    const caught = results.filter(catches);
-    t.true(caught.length >= 1, `no bug verdict with an alarm on ${spec.damaged.join(' or ')}: ${describeResults(results)}`);
-    if (spec.catchingPlan) {
-      t.true(
-        caught.some((r) => spec.catchingPlan!.test(r.description)),
-        `the plan matching ${spec.catchingPlan} must be one that catches the bug; caught by: ${caught.map((r) => r.description).join('; ')}`,
-      );
-    }
-  });
+  const buggyTest = (campaign: ExampleCampaign, how: string) =>
+    exampleTest(`${spec.example} (buggy) is caught by a ${spec.pattern} plan naming ${spec.damaged.join(' or ')}${how}`, options(spec.blockedOn?.buggy), async (t) => {
+      // Stops at the first catch, unless a specific plan must be the one.
+      const stop = spec.catchingPlan ? (r: PlanResult) => catches(r) && spec.catchingPlan!.test(r.description) : catches;
+      const { plans, results } = await campaign.run(spec.pattern, (p) => plansToRun(p, involved, spec.prefer), stop);
+      t.log(`ran ${results.length} of ${plans.length} ${spec.pattern} plans`);
+      t.true(plans.length >= 1, `no ${spec.pattern} plan was generated`);
+      const caught = results.filter(catches);
+      t.true(caught.length >= 1, `no bug verdict with an alarm on ${spec.damaged.join(' or ')}: ${describeResults(results)}`);
+      if (spec.catchingPlan) {
+        t.true(
+          caught.some((r) => spec.catchingPlan!.test(r.description)),
+          `the plan matching ${spec.catchingPlan} must be one that catches the bug; caught by: ${caught.map((r) => r.description).join('; ')}`,
+        );
+      }
+    });
+  buggyTest(buggy, '');
+  if (spec.serializedToo) buggyTest(new ExampleCampaign(spec.example, 'buggy', spec.serializedToo), ` (learned with --serialize ${spec.serializedToo.quietMs})`);
 
   for (const pattern of PATTERNS) {
     exampleTest(`${spec.example} (fixed) passes every ${pattern} plan`, options(spec.blockedOn?.fixed), async (t) => {

@@ -34,6 +34,8 @@ export interface WriteOptions extends ChangeOptions {
   unnamed?: boolean;
   body?: unknown;
   incarnation?: number;
+  /** Optimistic concurrency: the body carries the resourceVersion of the object's latest state. */
+  basedOnLatest?: boolean;
 }
 
 export class TraceBuilder {
@@ -70,7 +72,8 @@ export class TraceBuilder {
     const change = !ok || dryRun ? 'none' : (opts.change ?? defaultChange);
     const id = this.nextId++;
     const parts = parseKey(key)!;
-    const body = opts.body ?? (verb === 'patch' && opts.set ? bodyOf(opts.set) : undefined);
+    let body = opts.body ?? ((verb === 'patch' || opts.basedOnLatest) && opts.set ? bodyOf(opts.set) : undefined);
+    if (opts.basedOnLatest) body = { ...(body as Record<string, unknown>), metadata: { name: parts.name, resourceVersion: this.rvs.get(key) } };
     this.push({
       type: 'request',
       id,

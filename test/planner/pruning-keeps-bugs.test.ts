@@ -200,6 +200,29 @@ function podRun(): TraceEvent[] {
     .episode().events;
 }
 
+/**
+ * An edge-triggered controller (member-join's shape): it writes nothing on a pod's Pending states
+ * and adds the pod to the members only when it sees it turn Running; it stores what it saw (the
+ * informer's old object) without writing it anywhere.
+ */
+function edgeTriggeredRun(): TraceEvent[] {
+  return new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', CM, { owner: DB, set: { 'data.members': '' }, deliver: true })
+    .episode()
+    .external('ADDED', POD, { set: { 'status.phase': 'Starting' }, deliver: true })
+    .episode()
+    .external('MODIFIED', POD, { set: { 'spec.nodeName': 'node-1', 'status.phase': 'Pending' }, deliver: true })
+    .episode()
+    .external('MODIFIED', POD, { set: { 'status.phase': 'Running' }, deliver: true })
+    .episode()
+    .write('patch', CM, { set: { 'data.members': 'db1-0' }, deliver: true })
+    .episode()
+    .write('patch', CM, { change: 'none' })
+    .episode().events;
+}
+
 test('crash plans the pruned set drops expose a state a kept plan exposes, or one the controller was quiet in', (t) => {
   const { pruned, unpruned } = check(t, operatorRun());
   t.true(pruned.plans.some((p) => p.spec.pattern === 'intermediate-state'));
@@ -212,9 +235,18 @@ test('hold plans the pruned set drops hide an interval a kept plan hides, hide n
   t.true(holds(unpruned) > holds(pruned));
 });
 
+test('hold plans the pruned set drops on an edge-triggered controller: what it reacts to is the state after the window', (t) => {
+  const { pruned } = check(t, edgeTriggeredRun());
+  // The hold that catches such a controller's bug: the pod hidden from its creation until Running.
+  t.true(
+    pruned.plans.some((p) => p.spec.pattern === 'unobserved-state' && /Pod\/default\/db1-0 is created .* until Pod\/default\/db1-0 is updated \(status.phase/.test(p.spec.description)),
+    pruned.plans.map((p) => p.spec.description).join('\n'),
+  );
+});
+
 test('the property fails when pruning drops a plan that exposes a new state (it can catch a bad stage)', (t) => {
   const caught = new Set<string>();
-  for (const events of [operatorRun(), podRun()]) {
+  for (const events of [operatorRun(), podRun(), edgeTriggeredRun()]) {
     const pruned = plan(events);
     const unpruned = plan(events, { prune: false });
     // A pruning that also dropped one kept plan: the property must notice, for plans of each pattern.

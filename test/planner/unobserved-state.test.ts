@@ -116,7 +116,9 @@ test('a deletion cancelled by a re-creation: hold from the deletion until the ob
     .episode()
     .external('ADDED', POD, { deliver: true })
     .episode().events;
-  t.deepEqual(holds(plan(trace)), [`${POD}: delete #1 until create #2`]);
+  // The controller reacted to the deletion (it created a claim): a controller that never saw the pod
+  // live may not, so the pod's whole first life is hidden too.
+  t.deepEqual(holds(plan(trace)), [`${POD}: create #1 until delete #1`, `${POD}: delete #1 until create #2`]);
 });
 
 test('deterministic: a change whose cancelling change happens in one reference run only gets no plan', (t) => {
@@ -163,9 +165,10 @@ test('must not: hold a deletionTimestamp until the deletion that the controller 
     .write('patch', POD, { set: { 'metadata.finalizers': undefined }, change: 'DELETED', deliver: true })
     .episode().events;
   const out = plan(trace);
-  t.deepEqual(holds(out), []);
-  t.like(stages(out, 'unobserved-state'), { baseline: 2, causality: 2, releasable: 0 });
-  t.is(holds(plan(trace, { prune: false })).length, 2, 'unpruned, both holds are planned');
+  // Only the window from the creation until the deletionTimestamp (which the workload makes) is left.
+  t.deepEqual(holds(out), [`${POD}: create #1 until update[metadata.deletionTimestamp="<timestamp>"] #1`]);
+  t.like(stages(out, 'unobserved-state'), { baseline: 3, causality: 3, releasable: 1 });
+  t.is(holds(plan(trace, { prune: false })).length, 3, 'unpruned, all three holds are planned');
 });
 
 test('must not: the same when the API server reports the finalizer removal, then the deletion', (t) => {
@@ -226,8 +229,8 @@ test('must: the controller\'s cancelling write may react to a read of the object
     .write('patch', POD, { set: { 'metadata.finalizers': undefined }, change: 'DELETED' })
     .episode().events;
   const out = plan(trace);
-  t.deepEqual(holds(out), [`${POD}: update[metadata.deletionTimestamp="<timestamp>"] #1 until delete #1`]);
-  t.like(stages(out, 'unobserved-state'), { causality: 1, releasable: 1 });
+  t.deepEqual(holds(out), [`${POD}: create #1 until update[metadata.deletionTimestamp="<timestamp>"] #1`, `${POD}: update[metadata.deletionTimestamp="<timestamp>"] #1 until delete #1`]);
+  t.like(stages(out, 'unobserved-state'), { causality: 2, releasable: 2 });
 });
 
 // ---- releasable, through the workload and through the controller's other writes ----
@@ -304,4 +307,206 @@ test('must not: the cancelling write reacts to a change the controller made on s
   t.is(podHolds(plan(chain(true), { prune: false })).length, 1, 'unpruned, it is planned');
   // A change of another object delivered in the same episode may have prompted db1's readiness instead.
   t.is(podHolds(plan(chain(false))).length, 1);
+});
+
+// ---- windows that end in a state the controller reacted to (edge-triggered controllers) ----
+
+const MEMBERS = 'ConfigMap/default/db1-members';
+
+/**
+ * A pod goes Pending -> scheduled -> initialized -> Running; an edge-triggered controller writes
+ * nothing until it sees the pod turn Running, then adds it to the members (serialized delivery).
+ */
+function joinOnSeenStart(opts: { reactsToCreation?: boolean; reactsToRunning?: boolean } = {}) {
+  const b = new TraceBuilder().external('ADDED', POD, { set: { 'status.phase': 'Pending' }, deliver: true }).episode();
+  if (opts.reactsToCreation) b.write('patch', DB, { subresource: 'status', set: { 'status.pods': 1 } });
+  b.external('MODIFIED', POD, { set: { 'spec.nodeName': 'node-1' }, deliver: true })
+    .episode()
+    .external('MODIFIED', POD, { set: { 'status.initialized': true }, deliver: true })
+    .episode()
+    .external('MODIFIED', POD, { set: { 'status.phase': 'Running' }, deliver: true })
+    .episode();
+  if (opts.reactsToRunning ?? true) b.write('patch', MEMBERS, { set: { 'data.members': 'db1-0' } });
+  return b.episode().events;
+}
+
+const CREATED_UNTIL_RUNNING = `${POD}: create #1 until update[status.phase="Running"] #1`;
+
+test('edge-triggered: hide a pod from its creation until the state the controller reacted to (it then first sees it Running)', (t) => {
+  const out = plan(joinOnSeenStart());
+  t.true(holds(out).includes(CREATED_UNTIL_RUNNING), holds(out).join('\n'));
+  const p = plansOf(out, 'unobserved-state').find((x) => (x.spec.faults[0] as HoldUntilFault).from.change === 'create')!;
+  t.regex(p.spec.description, /is created \(1st time\) until .* then make it relist: it first sees the object in that later state/);
+});
+
+test('edge-triggered: a window over several transitions, from after the state last reacted to until the next one', (t) => {
+  // The controller reacted to the creation: the window starts after it, hides scheduling and
+  // initialization, and ends at Running (neither hidden change is cancelled by a later one).
+  const out = plan(joinOnSeenStart({ reactsToCreation: true }));
+  t.true(holds(out).includes(`${POD}: update[spec.nodeName="node-1"] #1 until update[status.phase="Running"] #1`), holds(out).join('\n'));
+  t.true(holds(out).includes(CREATED_UNTIL_RUNNING));
+});
+
+test('must not: a window whose end state the controller did not react to', (t) => {
+  const out = plan(joinOnSeenStart({ reactsToRunning: false }));
+  t.deepEqual(holds(out), []);
+});
+
+test('must not: a creation window that only the controller\'s reaction to the held creation would end', (t) => {
+  // The controller labels the pod it sees created, then reacts to the label: holding the pod from its
+  // creation, the label never comes.
+  const trace = new TraceBuilder()
+    .external('ADDED', POD, { deliver: true })
+    .episode()
+    .write('patch', POD, { set: { 'metadata.labels.member': 'yes' }, deliver: true })
+    .episode()
+    .write('patch', MEMBERS, { set: { 'data.members': 'db1-0' } })
+    .episode().events;
+  const out = plan(trace);
+  t.false(holds(out).some((h) => h.startsWith(`${POD}: create #1 until`)), holds(out).join('\n'));
+  t.true(holds(plan(trace, { prune: false })).some((h) => h.startsWith(`${POD}: create #1 until`)), 'unpruned, it is planned');
+});
+
+test('effective writes: a hidden state the controller answered with a no-op stays when its reaction to the later state was effective', (t) => {
+  // The controller stores what it saw (Pending) and acts on the Running that follows: its write on
+  // seeing Pending changed nothing, its write on seeing Running did (issue 21: such holds were dropped).
+  const trace = new TraceBuilder()
+    .external('ADDED', POD, { set: { 'status.phase': 'Starting' } })
+    .external('MODIFIED', POD, { set: { 'status.phase': 'Pending' }, deliver: true })
+    .episode()
+    .write('patch', MEMBERS, { change: 'none' })
+    .episode()
+    .external('MODIFIED', POD, { set: { 'status.phase': 'Running' }, deliver: true })
+    .episode()
+    .write('patch', MEMBERS, { set: { 'data.members': 'db1-0' } })
+    .episode().events;
+  const out = plan(trace);
+  t.true(holds(out).includes(`${POD}: update[status.phase="Pending"] #1 until update[status.phase="Running"] #1`), holds(out).join('\n'));
+});
+
+// ---- releasable: writes that cannot succeed, and waits for a summary of the held object ----
+
+/**
+ * The controller marks db1 Starting, then Ready on seeing a pod, writing status with the
+ * resourceVersion of the copy it has (optimistic concurrency) and reacting to Ready with a ConfigMap.
+ */
+function statusRun(optimistic: boolean) {
+  return new TraceBuilder()
+    .external('ADDED', DB, { set: { 'status.phase': 'Pending' }, deliver: true })
+    .episode()
+    .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Starting' }, deliver: true })
+    .episode()
+    .external('ADDED', POD, { deliver: true })
+    .episode()
+    .write('update', DB, { subresource: 'status', set: { 'status.phase': 'Ready' }, basedOnLatest: optimistic, deliver: true })
+    .episode()
+    .write('patch', CM, { set: { 'data.ready': 'true' } })
+    .episode().events;
+}
+
+const STARTING_UNTIL_READY = `${DB}: update[status.phase="Starting"] #1 until update[status.phase="Ready"] #1`;
+
+test('must not: a hold ended by the controller\'s write of the held object based on a held state (409 Conflict while held)', (t) => {
+  t.false(holds(plan(statusRun(true))).includes(STARTING_UNTIL_READY), holds(plan(statusRun(true))).join('\n'));
+  t.true(holds(plan(statusRun(true), { prune: false })).includes(STARTING_UNTIL_READY), 'unpruned, it is planned');
+  // Without a resourceVersion in its body the write succeeds whatever the controller saw.
+  t.true(holds(plan(statusRun(false))).includes(STARTING_UNTIL_READY));
+});
+
+/**
+ * The controller creates db1's StatefulSet and reports db1 Ready once the StatefulSet is; the workload
+ * waits for that, then deletes db1, and the controller deletes the StatefulSet.
+ */
+function summaryRun(readyReportedBy: 'controller' | 'someone else') {
+  const b = new TraceBuilder()
+    .stepStart(0, 'write', [DB])
+    .external('ADDED', DB, { deliver: true })
+    .stepDone(0, { wrote: [DB] })
+    .episode()
+    .write('create', STS, { owner: DB, deliver: true })
+    .episode()
+    .write('patch', CM, { set: { 'data.sts': 'created' } })
+    .stepStart(1, 'wait', [DB])
+    .external('MODIFIED', STS, { set: { 'status.readyReplicas': 1 }, deliver: true })
+    .external('ADDED', 'ConfigMap/default/other', { deliver: true })
+    .episode();
+  if (readyReportedBy === 'controller') b.write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' } });
+  else b.external('MODIFIED', DB, { set: { 'status.phase': 'Ready' } });
+  return b
+    .stepDone(1, { polls: 4, metBy: DB })
+    .episode()
+    .stepStart(2, 'write', [DB])
+    .external('DELETED', DB, { deliver: true })
+    .stepDone(2)
+    .episode()
+    .write('delete', STS, { deliver: true })
+    .episode()
+    .write('patch', CM, { set: { 'data.sts': 'deleted' } })
+    .episode().events;
+}
+
+const STS_LIFE = `${STS}: create #1 until delete #1`;
+
+test('must not: a hold the workload releases only after waiting for the held object\'s owner to report it', (t) => {
+  // db1's Ready is computed from the held StatefulSet: while it is held, db1 is never Ready, the
+  // workload never deletes db1, and the controller never deletes the StatefulSet.
+  t.false(holds(plan(summaryRun('controller'))).includes(STS_LIFE), holds(plan(summaryRun('controller'))).join('\n'));
+  t.true(holds(plan(summaryRun('controller'), { prune: false })).includes(STS_LIFE), 'unpruned, it is planned');
+  t.true(holds(plan(summaryRun('someone else'))).includes(STS_LIFE), 'db1 reported Ready by someone else: the wait ends anyway');
+});
+
+test('must not: hold a deletion until the controller re-creates the object (its cache still shows it while held)', (t) => {
+  // The workload re-creates db1; the controller creates db1's ConfigMap again on seeing db1, once its
+  // cache says the ConfigMap is missing, which a hold of the ConfigMap's deletion never lets it say.
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', CM, { owner: DB, deliver: true })
+    .episode()
+    .external('DELETED', DB, { deliver: true })
+    .external('DELETED', CM, { deliver: true })
+    .episode()
+    .write('patch', STS, { change: 'none' })
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', CM, { owner: DB, deliver: true })
+    .episode()
+    .write('patch', 'ConfigMap/default/other', { set: { 'data.x': '1' } })
+    .episode().events;
+  const deletionUntilBack = `${CM}: delete #1 until create #2`;
+  t.false(holds(plan(trace)).includes(deletionUntilBack), holds(plan(trace)).join('\n'));
+  t.true(holds(plan(trace, { prune: false })).includes(deletionUntilBack), 'unpruned, it is planned');
+});
+
+test('must not: a hold ended by the cluster\'s answer to a workload write the workload makes only once the held object is reported', (t) => {
+  // decommission's shape: the workload shrinks db1 once db1 reports its StatefulSet ready (computed
+  // from the held StatefulSet), the controller scales the StatefulSet down, and the StatefulSet
+  // controller's status change ends the hold: none of it happens while the StatefulSet is held.
+  const run = (waitPolls: number) =>
+    new TraceBuilder()
+      .stepStart(0, 'write', [DB])
+      .external('ADDED', DB, { set: { 'spec.nodes': 2 }, deliver: true })
+      .stepDone(0, { wrote: [DB] })
+      .episode()
+      .write('create', STS, { owner: DB, deliver: true })
+      .episode()
+      .stepStart(1, 'wait', [DB])
+      .external('MODIFIED', STS, { set: { 'status.readyReplicas': 2 }, deliver: true })
+      .episode()
+      .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' } })
+      .stepDone(1, { polls: waitPolls, metBy: DB })
+      .stepStart(2, 'write', [DB])
+      .external('MODIFIED', DB, { set: { 'spec.nodes': 1 }, deliver: true })
+      .stepDone(2, { wrote: [DB] })
+      .episode()
+      .write('patch', STS, { set: { 'spec.replicas': 1 }, deliver: true })
+      .episode()
+      .external('MODIFIED', STS, { set: { 'status.readyReplicas': 1 }, deliver: true })
+      .episode()
+      .write('patch', CM, { set: { 'data.nodes': '1' } })
+      .episode().events;
+  const readyUntilShrunk = `${STS}: update[status.readyReplicas=2] #1 until update[status.readyReplicas=1] #1`;
+  t.false(holds(plan(run(4))).includes(readyUntilShrunk), holds(plan(run(4))).join('\n'));
+  t.true(holds(plan(run(4), { prune: false })).includes(readyUntilShrunk), 'unpruned, it is planned');
+  t.true(holds(plan(run(1))).includes(readyUntilShrunk), 'the wait was met when it began: the workload shrinks db1 anyway');
 });

@@ -183,3 +183,40 @@ test('hold-until whose cancelling change never comes expires after its limit: th
   t.false(state.injected);
   t.true(trace.ofType('fault').some((f) => f.fault === 'hold-until' && f.phase === 'not-injected' && /did not happen within 0.4 s/.test(f.detail)));
 });
+
+test('hold-until from a creation hides the ADDED; the relist shows the object first in its later state, and settling waits for that relist', async (t) => {
+  const { cluster, proxy, trace } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const key = 'ConfigMap/default/c';
+  const state = proxy.armHoldUntil({
+    type: 'hold-until',
+    key,
+    from: { key, change: 'create', occurrence: 1 },
+    until: { key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 },
+  });
+  const kc = kubeConfigOf(proxy.kubeconfigYaml());
+  const path = '/api/v1/namespaces/default/configmaps';
+  const list = await kc.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: 'default' });
+  const seen: string[] = [];
+  let ended = false;
+  // A bare watch, which (unlike an informer) does not watch again by itself after the 410.
+  const watch = await new Watch(kc).watch(path, { resourceVersion: list.metadata!.resourceVersion! }, (type: string, obj: { metadata?: { name?: string } }) => seen.push(`${type} ${obj.metadata?.name ?? ''}`), () => (ended = true));
+  t.teardown(() => watch.abort());
+  await waitFor('the stream', () => trace.ofType('stream-open').length >= 1);
+
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'c' }, data: { v: '1' } } });
+  await waitFor('the hold', () => state.state === 'holding');
+  await direct.patchNamespacedConfigMap({ name: 'c', namespace: 'default', body: { data: { v: '2' } } }, merge);
+  await waitFor('the stream ended with 410', () => state.state === 'expired' && ended);
+  t.false(seen.some((s) => s.endsWith(' c')), `the creation was never shown: ${seen.join(', ')}`);
+  t.true(state.injected);
+  t.is(proxy.activity().awaitingRelist, 1, 'the expired resource has not been watched again');
+
+  // The relist shows the object first in its later state.
+  const relist = await kc.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: 'default' });
+  t.is(relist.items.find((c) => c.metadata?.name === 'c')?.data?.v, '2');
+  t.is(proxy.activity().awaitingRelist, 1, 'a LIST alone is not the relist done: the watch follows it');
+  const again = await new Watch(kc).watch(path, { resourceVersion: relist.metadata!.resourceVersion! }, () => {}, () => {});
+  t.teardown(() => again.abort());
+  await waitFor('the new watch', () => proxy.activity().awaitingRelist === 0);
+});
