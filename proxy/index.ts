@@ -121,6 +121,12 @@ export interface ProxyActivity {
    * is still to come and "quiet" means nothing.
    */
   awaitingRelist: number;
+  /**
+   * Watch holds hiding events from the controller right now. A held controller is silent, not done:
+   * the change that ends the hold (often the workload's last write) may not have reached the proxy
+   * yet, and once it has, the controller still has to relist.
+   */
+  holdsInPlace: number;
 }
 
 export interface CrashTriggered {
@@ -385,6 +391,7 @@ export class ControllerProxy {
       lastRequestAt: this.lastRequestAt,
       requestsStarted: this.requestsStarted,
       awaitingRelist: this.awaitingRelist.size,
+      holdsInPlace: this.holds.activeCount,
     };
   }
 

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeStep, needsReachableAddresses, type ClusterConfig, type ControllerUnderTest, type Workload } from '../config/config.js';
 import { EmbeddedCluster } from '../cluster/index.js';
-import { ControllerProxy, type SerializeDeliveryOptions } from '../../proxy/index.js';
+import { ControllerProxy, type ProxyActivity, type SerializeDeliveryOptions } from '../../proxy/index.js';
 import { KubeApiError, KubeClient, type KubeClientOptions } from '../kube/client.js';
 import {
   deleteRunObjects,
@@ -444,6 +444,17 @@ async function waitUntilServed(client: KubeClient, crds: readonly KubeObject[], 
  * watch event delivered) for `quietMs`, counted from `since` at the earliest. At startup also
  * requires an open watch, and fails if the controller exits. Returns false on timeout.
  */
+/**
+ * Has the controller settled? Nothing in flight and nothing delivered for `quietMs` (since `since`),
+ * a watch open (at start-up), no serialized event waiting, no stream a hold expired that the
+ * controller has not watched again (it has not relisted yet), and no hold in place: a held
+ * controller is silent, not done (the change that ends the hold may be the workload's last write,
+ * not yet seen by the proxy, and after it the controller still relists).
+ */
+export function isQuiet(a: ProxyActivity, o: { now: number; quietMs: number; since: number; startup: boolean; serializedBacklog: number }): boolean {
+  return a.inFlight === 0 && o.now - Math.max(a.lastActivityAt, o.since) >= o.quietMs && (!o.startup || a.openWatches > 0) && o.serializedBacklog === 0 && a.awaitingRelist === 0 && a.holdsInPlace === 0;
+}
+
 async function waitUntilQuiet(
   proxy: ControllerProxy,
   proc: ControllerProcess,
@@ -457,10 +468,7 @@ async function waitUntilQuiet(
     if (startup && !proc.running && proc.exitedUnexpectedly) {
       throw new SetupError(proc.startFailure ?? `the controller exited during start-up (see controller.log)`);
     }
-    const a = proxy.activity();
-    // A stream a hold expired counts as activity still to come until the controller watches again.
-    const quiet = a.inFlight === 0 && Date.now() - Math.max(a.lastActivityAt, since) >= quietMs && (!startup || a.openWatches > 0) && proxy.serializedBacklog() === 0 && a.awaitingRelist === 0;
-    if (quiet) return true;
+    if (isQuiet(proxy.activity(), { now: Date.now(), quietMs, since, startup, serializedBacklog: proxy.serializedBacklog() })) return true;
     if (Date.now() >= deadline) {
       if (startup) throw new SetupError(`the controller did not open a watch and go quiet within ${timeoutMs / 1000}s of starting (see controller.log)`);
       return false;

@@ -16,6 +16,7 @@ test('holding one key holds its events and everything after them on that stream;
   await waitFor('the informer to see "before"', () => informer.cache().before === '1');
 
   const hold = proxy.holdWatchEvents({ key: 'ConfigMap/default/h' });
+  t.is(proxy.activity().holdsInPlace, 1, 'settling counts a hold in place as activity');
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'h' }, data: { v: '1' } } });
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'after' }, data: { v: '1' } } });
   await direct.patchNamespacedConfigMap({ name: 'before', namespace: 'default', body: { data: { v: '2' } } }, merge);
@@ -27,6 +28,7 @@ test('holding one key holds its events and everything after them on that stream;
   t.like(trace.ofType('fault').find((f) => f.phase === 'held'), { fault: 'watch-hold', key: 'ConfigMap/default/h' });
 
   hold.release();
+  t.is(proxy.activity().holdsInPlace, 0);
   await waitFor('the released events', () => informer.log.length >= 4);
   t.deepEqual(informer.log, ['add before v=1', 'add h v=1', 'add after v=1', 'update before v=2'], 'released in upstream order');
   t.deepEqual(informer.cache(), { before: '2', h: '1', after: '1' });

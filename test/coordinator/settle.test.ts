@@ -1,0 +1,35 @@
+/**
+ * When a run has settled (coordinator/run.ts isQuiet): a held controller is silent, not done. Found
+ * on rabbitmq-operator #758, whose workload's last write is the change that ends the hold: the
+ * controller had been quiet (held) for longer than the quiet window when that write returned, the
+ * proxy had not yet seen the write, and the run ended before the hold's end and the relist, so
+ * Sieve's plan was reported not injected in 3 of 4 runs.
+ */
+import test from 'ava';
+import { isQuiet } from '../../src/coordinator/run.js';
+import type { ProxyActivity } from '../../proxy/index.js';
+
+const idle: ProxyActivity = { inFlight: 0, openWatches: 2, lastActivityAt: 0, lastRequestAt: 0, requestsStarted: 10, awaitingRelist: 0, holdsInPlace: 0 };
+const after = { now: 10_000, quietMs: 1000, since: 0, startup: false, serializedBacklog: 0 };
+
+test('quiet: nothing in flight, nothing delivered for the quiet window, no hold, no relist pending', (t) => {
+  t.true(isQuiet(idle, after));
+});
+
+test('a hold still in place is not quiet, however long the held controller has been silent', (t) => {
+  t.false(isQuiet({ ...idle, holdsInPlace: 1 }, after));
+  t.false(isQuiet({ ...idle, holdsInPlace: 1 }, { ...after, now: 1e9 }));
+});
+
+test('a stream a hold expired, not yet watched again, is not quiet (the controller has not relisted)', (t) => {
+  t.false(isQuiet({ ...idle, awaitingRelist: 1 }, after));
+});
+
+test('activity within the quiet window, a request in flight, a serialized event waiting, or no watch at start-up is not quiet', (t) => {
+  t.false(isQuiet({ ...idle, lastActivityAt: 9_500 }, after));
+  t.false(isQuiet(idle, { ...after, since: 9_500 }));
+  t.false(isQuiet({ ...idle, inFlight: 1 }, after));
+  t.false(isQuiet(idle, { ...after, serializedBacklog: 1 }));
+  t.false(isQuiet({ ...idle, openWatches: 0 }, { ...after, startup: true }));
+  t.true(isQuiet({ ...idle, openWatches: 0 }, after));
+});
