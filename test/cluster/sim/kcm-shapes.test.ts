@@ -69,11 +69,14 @@ test('StatefulSet scale-down: status writes in kube-controller-manager order (co
   const watch = await new Watch(kc).watch('/apis/apps/v1/namespaces/default/statefulsets', {}, (_type: string, o: k8s.V1StatefulSet) => statuses.push(o.status as Record<string, unknown> | undefined), () => undefined);
   t.teardown(() => watch.abort());
   await apps.createNamespacedStatefulSet({ namespace: 'default', body: { metadata: { name: 's' }, spec: { replicas: 2, serviceName: 's', selector: { matchLabels: { app: 's' } }, template: podTemplate({ app: 's' }) } } });
-  await eventually('2 available', async () => (await apps.readNamespacedStatefulSet({ name: 's', namespace: 'default' })).status?.availableReplicas === 2, 8000, log);
+  // Waits on the watch, not a read: the watch's events of a write may reach the client after a GET
+  // that already shows it (the cluster flushes each watch stream once per event-loop turn).
+  const last = () => statuses[statuses.length - 1] ?? {};
+  await eventually('2 available, as the watch shows it', async () => last().availableReplicas === 2, 8000, log);
   const scaleUp = statusChanges(statuses);
   const from = statuses.length;
   await apps.patchNamespacedStatefulSet({ name: 's', namespace: 'default', body: { spec: { replicas: 1 } } }, mergePatch);
-  await eventually('1 replica', async () => (await apps.readNamespacedStatefulSet({ name: 's', namespace: 'default' })).status?.replicas === 1, 8000, log);
+  await eventually('1 replica, as the watch shows it', async () => last().replicas === 1, 8000, log);
   await new Promise((r) => setTimeout(r, 200));
   // As on a real control plane: a created pod is counted by the next sync (replicas 0 -> 1 after the
   // create), and on scale-down the first write only observes the new generation (the pod it deleted
