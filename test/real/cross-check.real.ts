@@ -81,6 +81,10 @@ const EXAMPLES: ExampleSpec[] = [
     pattern: 'unobserved-state',
     involved: ['PersistentVolumeClaim/default/data-dc1-1', 'Pod/default/dc1-1'],
     prefer: /hide every change of Pod\/default\/dc1-1/,
+    // Of the 20 holds, those that hide the pod's termination: from its creation until its deletion,
+    // and Sieve's (from its deletionTimestamp until the grace period goes to 0). The first hold of
+    // the pod by `prefer` alone now hides a window the operator does not need to see.
+    catchingPlan: /hide every change of Pod\/default\/dc1-1 from the controller from when Pod\/default\/dc1-1 is (created \(1st time\) until Pod\/default\/dc1-1 is deleted|updated \(metadata\.deletionGracePeriodSeconds: undefined -> 30)/,
   },
 ];
 
