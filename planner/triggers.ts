@@ -15,7 +15,7 @@ import type { ObjectKey } from '../src/model/object-key.js';
 import { splitFieldPath } from '../src/model/fields.js';
 import { jsonEqual } from '../src/model/json-value.js';
 import { ancestorKeys, pathsOverlap, segmentsKey, valueAt, type PathKey } from './paths.js';
-import type { ChangeRecord, KeyHistory, RunAnalysis } from './trace-analysis.js';
+import { upperBound, type ChangeRecord, type KeyHistory, type RunAnalysis } from './trace-analysis.js';
 
 /** A user mask: objects whose key matches `key` (`*` = anything) ignore `paths` ([] = the whole object). */
 export interface TriggerMask {
@@ -140,17 +140,6 @@ function union(a: number[], b: number[]): number[] {
     if (out.length === 0 || out[out.length - 1] !== x) out.push(x);
   }
   return out;
-}
-
-function upperBound(sorted: number[], x: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid]! <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 function globMatches(glob: string, key: string): boolean {
