@@ -12,7 +12,7 @@ import { InterruptedError, UserInputError } from '../model/errors.js';
 import type { ControllerUnderTest } from '../config/config.js';
 import type { Pattern, TestPlan } from '../model/plan.js';
 import type { PlanResult, Verdict } from '../model/results.js';
-import { formatDuration, renderTable } from '../cli/table.js';
+import { formatDuration, renderTable } from '../report/table.js';
 import { learn, plan, test, type Log, type TestProgress } from './campaign.js';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { DEMO_PARALLEL, Limiter } from './limiter.js';

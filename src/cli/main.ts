@@ -15,10 +15,11 @@ import { DEMO_PARALLEL } from '../campaign/limiter.js';
 import { InterruptedError, UserInputError, SetupError } from '../model/errors.js';
 import { interruptExitCode, stopOnInterrupt } from './signals.js';
 import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../cluster/kube-version.js';
-import { renderTable, formatDuration } from './table.js';
+import { renderTable, formatDuration } from '../report/table.js';
 import { writeOptionFile } from './output-file.js';
 import { CONTRACT_MODES, type ContractMode, type PlanResult } from '../model/results.js';
-import { ProgressReporter } from '../report/progress.js';
+import { ProgressReporter, type Verbosity } from '../report/progress.js';
+import { paletteFor } from '../report/color.js';
 import { renderTerminalReport } from '../report/terminal.js';
 import { DEFAULT_RESULTS_DIR, loadResults } from '../report/results-io.js';
 import { buildJsonReport } from '../report/json.js';
@@ -31,7 +32,19 @@ function relativeOrAbsolute(path: string): string {
   return rel && !rel.startsWith('..') ? rel : path;
 }
 
-const log = (line: string) => process.stderr.write(line + '\n');
+/** Set from the global options before a command runs (`--quiet`, `--verbose`, `--no-color`). */
+const output: { verbosity: Verbosity; colour: boolean } = { verbosity: 'normal', colour: true };
+
+/** Information on stderr; `--quiet` drops it. */
+const log = (line: string) => {
+  if (output.verbosity !== 'quiet') process.stderr.write(line + '\n');
+};
+/** Errors and warnings on stderr, however quiet. */
+const logError = (line: string) => process.stderr.write(line + '\n');
+
+function progressReporter(): ProgressReporter {
+  return new ProgressReporter(process.stderr, Date.now, { verbosity: output.verbosity, palette: paletteFor(process.stderr, process.env, output.colour) });
+}
 
 /**
  * The campaign modules load the coordinator, the proxy, the embedded cluster and client-node (most
@@ -127,7 +140,7 @@ const outOption = () => new Option('-o, --out <dir>', 'where runs, plans and res
 const workloadOption = () => new Option('-w, --workload <name...>', 'only these workloads (default: all)');
 
 function printResults(results: PlanResult[]): void {
-  process.stdout.write(renderTerminalReport(results));
+  process.stdout.write(renderTerminalReport(results, { palette: paletteFor(process.stdout, process.env, output.colour) }));
 }
 
 /** 1 when a plan found a bug, 2 when one could not be run, else 0 (flaky and untested plans are not failures). */
@@ -140,8 +153,17 @@ export function buildProgram(): Command {
     .name('kperturb')
     .description('Test Kubernetes controllers by perturbing their view of the cluster from an intercepting proxy.')
     .version(packageVersion(), '-V, --version', 'print the version of kperturb')
+    .option('-q, --quiet', 'print only bugs, warnings and errors on stderr (no progress)')
+    .option('--verbose', "also print each finished plan's perturbation, run directory and alarms")
+    .option('--no-color', 'no colour (also: NO_COLOR set; colour is only used on a terminal)')
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    .hook('preAction', (cmd) => {
+      const o = cmd.opts<{ quiet?: boolean; verbose?: boolean; color: boolean }>();
+      if (o.quiet && o.verbose) throw new UserInputError(undefined, '--quiet', 'either --quiet or --verbose, not both');
+      output.verbosity = o.quiet ? 'quiet' : o.verbose ? 'verbose' : 'normal';
+      output.colour = o.color;
+    });
 
   program
     .command('cluster')
@@ -231,7 +253,7 @@ export function buildProgram(): Command {
     .action(async (opts: { config: string; out: string; workload?: string[]; serialize?: number | true; real?: boolean; kubeconfig?: string }) => {
       const config = loadConfig(opts.config);
       const serialize = opts.serialize === undefined ? {} : { serialize: { quietMs: opts.serialize === true ? DEFAULT_SERIALIZE_QUIET_MS : opts.serialize } };
-      const signal = stopOnInterrupt(log);
+      const signal = stopOnInterrupt(logError);
       const { cluster } = await clusterChoice(opts, false, signal);
       const { learn } = await campaignModule();
       const summaries = await learn(config, { out: resolve(opts.out), log, signal, ...(cluster ? { cluster } : {}), ...(opts.workload ? { workloads: opts.workload } : {}), ...serialize });
@@ -289,9 +311,9 @@ export function buildProgram(): Command {
         log(`shard ${formatShard(shard)}: ${plans.length} of ${all.length} plans`);
         if (plans.length === 0) return;
       }
-      const signal = stopOnInterrupt(log);
+      const signal = stopOnInterrupt(logError);
       const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli', signal);
-      const progress = new ProgressReporter();
+      const progress = progressReporter();
       let results: PlanResult[];
       try {
         results = await test(config, plans, { out, log: progress.log, progress, signal, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), ...(opts.confirm ? { confirm: true } : {}), ...(opts.rerun ? { rerun: true } : {}), ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}), ...(shard ? { shard } : {}) });
@@ -312,7 +334,7 @@ export function buildProgram(): Command {
     .action(async (targets: string[], opts: { json?: boolean; junit?: string; html?: string }) => {
       const loaded = loadResults(targets);
       if (opts.json) process.stdout.write(JSON.stringify(buildJsonReport(loaded.results, loaded.sources, loaded.notes), null, 2) + '\n');
-      else process.stdout.write(renderTerminalReport(loaded.results, { notes: loaded.notes }));
+      else process.stdout.write(renderTerminalReport(loaded.results, { notes: loaded.notes, palette: paletteFor(process.stdout, process.env, output.colour) }));
       const { junit, html } = opts;
       if (junit) {
         await writeOptionFile('--junit', junit, () => {
@@ -379,9 +401,9 @@ export function buildProgram(): Command {
     .addOption(realOption())
     .addOption(kubeconfigOption())
     .action(async (opts: { json?: string; only?: string[]; out: string; confirm: boolean; all?: boolean; parallel: number; real?: boolean; kubeconfig?: string }, cmd: Command) => {
-      const signal = stopOnInterrupt(log);
+      const signal = stopOnInterrupt(logError);
       const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli', signal);
-      const progress = new ProgressReporter();
+      const progress = progressReporter();
       const { renderDemoTable, runDemo, writeDemoJson } = await demoModule();
       let results: Awaited<ReturnType<typeof runDemo>>;
       try {
@@ -436,15 +458,15 @@ export async function main(argv: string[]): Promise<number> {
       return err.exitCode === 0 ? 0 : 2;
     }
     if (err instanceof InterruptedError) {
-      log(`kperturb: interrupted: ${err.message}; rerun the same command to continue`);
+      logError(`kperturb: interrupted: ${err.message}; rerun the same command to continue`);
       return interruptExitCode() ?? 130;
     }
     if (err instanceof UserInputError || err instanceof SetupError) {
-      log(`kperturb: ${err.message}`);
+      logError(`kperturb: ${err.message}`);
       return 2;
     }
-    log(`kperturb: ${err instanceof Error ? err.message : String(err)}`);
-    if (process.env.KPERTURB_DEBUG && err instanceof Error) log(err.stack ?? '');
+    logError(`kperturb: ${err instanceof Error ? err.message : String(err)}`);
+    if (process.env.KPERTURB_DEBUG && err instanceof Error) logError(err.stack ?? '');
     return 2;
   }
 }

@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import type { KubeObject, ObjectKey } from '../model/object-key.js';
 import type { Alarm, PlanResult } from '../model/results.js';
 import { ABSENT } from '../model/results.js';
-import { formatDuration } from '../cli/table.js';
+import { formatDuration } from './table.js';
 import { withoutMaskedFields } from '../../oracles/end-state.js';
 import { Masks, learnMasks } from '../../oracles/masks.js';
 import { endStateView } from '../../oracles/object-identity.js';

@@ -1,10 +1,24 @@
 /**
  * Progress of a long campaign on stderr: plans done / total, bugs so far and an ETA. On a terminal
- * it is one line that updates in place (other log lines are printed above it); elsewhere (CI logs,
- * pipes) it is one plain line per finished plan.
+ * it is one line that updates in place (other log lines are printed above it), and a bug is named
+ * the moment its plan finishes; elsewhere (CI logs, pipes) it is one plain line per finished plan.
+ * `--quiet` keeps only bugs and warnings; `--verbose` adds each plan's perturbation and run
+ * directory.
  */
 import type { PlanResult } from '../model/results.js';
 import type { TestProgress } from '../campaign/campaign.js';
+import { PLAIN, type Palette } from './color.js';
+import { alarmLine, rerunCommand } from './terminal.js';
+
+export const VERBOSITIES = ['quiet', 'normal', 'verbose'] as const;
+export type Verbosity = (typeof VERBOSITIES)[number];
+
+export interface ProgressOptions {
+  /** Default: the stream's isTTY. */
+  tty?: boolean;
+  verbosity?: Verbosity;
+  palette?: Palette;
+}
 
 export interface ProgressStream {
   write(text: string): unknown;
@@ -23,21 +37,35 @@ export class ProgressReporter implements TestProgress {
   private running: string[] = [];
   private statusShown = false;
   private readonly tty: boolean;
+  private readonly verbosity: Verbosity;
+  private readonly palette: Palette;
 
   constructor(
     private readonly out: ProgressStream = process.stderr,
     private readonly now: () => number = Date.now,
-    tty?: boolean,
+    options: ProgressOptions = {},
   ) {
-    this.tty = tty ?? out.isTTY === true;
+    this.verbosity = options.verbosity ?? 'normal';
+    // Quiet: no status line either; what is printed stays put.
+    this.tty = (options.tty ?? out.isTTY === true) && this.verbosity !== 'quiet';
+    this.palette = options.palette ?? PLAIN;
   }
 
-  /** Log lines go through here so that on a terminal they do not tear the status line. */
+  /** Log lines go through here so that on a terminal they do not tear the status line. Quiet drops them. */
   readonly log = (line: string): void => {
+    if (this.verbosity !== 'quiet') this.print(line);
+  };
+
+  /** Warnings are printed however quiet. */
+  readonly warn = (line: string): void => {
+    this.print(line);
+  };
+
+  private print(line: string): void {
     this.clearStatus();
     this.out.write(line + '\n');
     this.drawStatus();
-  };
+  }
 
   begin(total: number): void {
     this.total += total;
@@ -57,8 +85,33 @@ export class ProgressReporter implements TestProgress {
     else if (result.verdict !== 'pass') this.untested++;
     const i = this.running.findIndex((l) => l.startsWith(`${result.plan}:`) || l === result.plan);
     this.running.splice(i === -1 ? 0 : i, 1);
-    if (this.tty) this.drawStatus();
-    else this.out.write(`  -> ${result.plan}: ${result.verdict}${result.alarms.length ? ` (${result.alarms.length} alarm(s))` : ''}; ${this.summary()}\n`);
+    const bug = result.verdict === 'bug';
+    if (this.verbosity === 'quiet' || this.tty) {
+      // A bug is named when it is found, not only in the report at the end.
+      if (bug) this.print(this.bugLines(result));
+      else if (this.verbosity === 'verbose') this.print(this.finishedLine(result));
+      else this.drawStatus();
+    } else {
+      this.out.write(this.finishedLine(result) + '\n');
+    }
+  }
+
+  private finishedLine(r: PlanResult): string {
+    const verdict = r.verdict === 'bug' ? this.palette.bad(r.verdict) : r.verdict;
+    const line = `  -> ${r.plan}: ${verdict}${r.alarms.length ? ` (${r.alarms.length} alarm(s))` : ''}; ${this.summary()}`;
+    if (this.verbosity !== 'verbose') return line;
+    return [line, `     ${r.description}`, `     run: ${r.runDir}`, ...r.alarms.map((a) => `     ${alarmLine(a)}`)].join('\n');
+  }
+
+  private bugLines(r: PlanResult): string {
+    const first = r.alarms[0];
+    const again = rerunCommand(r);
+    return [
+      `${this.palette.bad('bug')} found by ${r.controller}/${r.workload}/${r.plan}: ${r.description}`,
+      ...(first ? [`  ${alarmLine(first)}${r.alarms.length > 1 ? ` (+${r.alarms.length - 1} more)` : ''}`] : []),
+      ...(again ? [`  ${again}`] : []),
+      ...(this.verbosity === 'verbose' ? [`  run: ${r.runDir}`] : []),
+    ].join('\n');
   }
 
   /** Removes the status line (call before printing the final tables). */

@@ -4,13 +4,16 @@
  * command that runs each bug's plan again, then the plans that tested nothing and why.
  */
 import type { Alarm, PlanResult } from '../model/results.js';
-import { formatDuration, renderTable } from '../cli/table.js';
+import { formatDuration, renderTable } from './table.js';
 import { BEYOND_CONTRACT, findings, groupAlarms, summaryLine } from './groups.js';
+import { PLAIN, type Palette } from './color.js';
 
 export interface TerminalReportOptions {
   /** Show the controller column (several controllers in one report). */
   controllerColumn?: boolean;
   notes?: readonly string[];
+  /** Colour (on a terminal only: see color.ts); default none. */
+  palette?: Palette;
 }
 
 export function alarmLine(a: Alarm): string {
@@ -20,6 +23,14 @@ export function alarmLine(a: Alarm): string {
 /** The verdict as the table shows it: `bug*` when the fault went beyond the API contract. */
 export function verdictText(r: PlanResult): string {
   return r.beyondContract?.length ? `${r.verdict}*` : r.verdict;
+}
+
+/** The verdict text painted by what it asks of the reader. */
+export function paintVerdict(r: PlanResult, palette: Palette): string {
+  const text = verdictText(r);
+  if (r.verdict === 'bug' || r.verdict === 'error') return palette.bad(text);
+  if (r.verdict === 'pass') return palette.good(text);
+  return palette.warn(text);
 }
 
 /** Table order: what needs a look first. */
@@ -42,19 +53,20 @@ export function rerunCommand(r: PlanResult): string | undefined {
 }
 
 export function renderTerminalReport(results: readonly PlanResult[], opts: TerminalReportOptions = {}): string {
+  const palette = opts.palette ?? PLAIN;
   const withController = opts.controllerColumn ?? new Set(results.map((r) => r.controller)).size > 1;
   const headers = [...(withController ? ['controller'] : []), 'workload', 'plan', 'verdict', 'alarms', 'time', 'perturbation'];
   const ordered = [...results].sort((a, b) => VERDICT_ORDER.indexOf(a.verdict) - VERDICT_ORDER.indexOf(b.verdict));
   const passed = ordered.filter((r) => r.verdict === 'pass');
   const collapse = results.length > PASS_ROWS_MAX && passed.length > 0;
   const shown = collapse ? ordered.filter((r) => r.verdict !== 'pass') : ordered;
-  const rows = shown.map((r) => [...(withController ? [r.controller] : []), r.workload, r.plan, verdictText(r), r.alarms.length, formatDuration(r.durationMs), cut(r.description, PERTURBATION_WIDTH)]);
+  const rows = shown.map((r) => [...(withController ? [r.controller] : []), r.workload, r.plan, paintVerdict(r, palette), r.alarms.length, formatDuration(r.durationMs), cut(r.description, PERTURBATION_WIDTH)]);
   const out: string[] = [renderTable(headers, rows)];
   if (collapse) {
     const names = passed.map((r) => `${r.plan}${r.beyondContract?.length ? '*' : ''}`);
     out.push(`passed (${passed.length}, not listed): ${names.slice(0, 12).join(', ')}${names.length > 12 ? `, … (\`kperturb report --json\` lists every plan)` : ''}`);
   }
-  out.push('', summaryLine(results));
+  out.push('', palette.bold(summaryLine(results)));
   if (results.some((r) => r.beyondContract?.length && r.verdict === 'bug')) {
     out.push(`note: a verdict marked * had a fault ${BEYOND_CONTRACT} (${results.find((r) => r.beyondContract?.length)!.beyondContract![0]}); no real API server does that, so check such a bug with \`kperturb test --contract strict\` (docs/fidelity.md)`);
   }
@@ -66,7 +78,7 @@ export function renderTerminalReport(results: readonly PlanResult[], opts: Termi
     for (const [i, f] of found.entries()) {
       const n = f.plans.length;
       const flaky = f.groups.reduce((m, g) => Math.max(m, g.flakyIn), 0);
-      out.push('', `${i + 1}. ${f.object}: found by ${n} plan${n === 1 ? '' : 's'}${flaky > 0 ? ` (flaky in ${flaky})` : ''}`);
+      out.push('', `${i + 1}. ${palette.bad(f.object)}: found by ${n} plan${n === 1 ? '' : 's'}${flaky > 0 ? ` (flaky in ${flaky})` : ''}`);
       for (const g of f.groups) out.push(`   ${alarmLine({ ...g.alarm, flaky: false })}`);
       out.push(`   ${n === 1 ? 'plan' : 'plans'}:`);
       for (const p of f.plans) out.push(`     ${withController ? `${p.controller}/` : ''}${p.workload}/${p.plan}: ${p.description}${p.beyondContract?.length ? ` [${BEYOND_CONTRACT}]` : ''}`);

@@ -41,3 +41,30 @@ test('diff: exit 1 with the differences between two runs, 0 for a run against it
   t.is(bad.status, 2);
   t.true(bad.stderr.includes(`${root}: a kperturb run directory`), bad.stderr);
 });
+
+test('report: colour follows NO_COLOR, FORCE_COLOR and --no-color; off a terminal there is none by default', (t) => {
+  const { out } = makeCampaign();
+  const env = (extra: Record<string, string>) => {
+    const e: Record<string, string | undefined> = { ...process.env, ...extra };
+    if (!('NO_COLOR' in extra)) delete e.NO_COLOR;
+    if (!('FORCE_COLOR' in extra)) delete e.FORCE_COLOR;
+    return e;
+  };
+  const report = (args: string[], extra: Record<string, string>) => spawnSync(process.execPath, [CLI, 'report', out, ...args], { encoding: 'utf8', timeout: 30_000, env: env(extra) }).stdout;
+  t.false(report([], {}).includes('\x1b['), 'a pipe gets plain text');
+  t.true(report([], { FORCE_COLOR: '1' }).includes('\x1b[31mbug'));
+  t.false(report(['--no-color'], { FORCE_COLOR: '1' }).includes('\x1b['));
+  t.false(report([], { FORCE_COLOR: '1', NO_COLOR: '1' }).includes('\x1b['));
+});
+
+test('--quiet and --verbose: global options, also after the command; both at once is bad input', (t) => {
+  const { out } = makeCampaign();
+  const junit = join(out, 'quiet.xml');
+  const quiet = run(['report', out, '--junit', junit, '--quiet']);
+  t.is(quiet.status, 1);
+  t.false(quiet.stderr.includes('JUnit XML written'), 'information is dropped');
+  t.true(quiet.stdout.includes('4 plans'), 'the report itself is the output');
+  const both = run(['--quiet', '--verbose', 'report', out]);
+  t.is(both.status, 2);
+  t.true(both.stderr.includes('either --quiet or --verbose'), both.stderr);
+});

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { ProgressReporter, formatEta } from '../../src/report/progress.js';
 import type { PlanResult } from '../../src/model/results.js';
+import { COLOURED } from '../../src/report/color.js';
 
 const result = (plan: string, verdict: PlanResult['verdict']): PlanResult => ({
   plan,
@@ -73,4 +74,58 @@ test('on a terminal, with plans running at once: how many run, the newest, and a
   t.true(chunks.at(-1)!.endsWith('] p1: one'), 'the plan still running is shown');
   p.planFinished(result('p1', 'pass'));
   t.true(chunks.at(-1)!.endsWith(']'), 'nothing is running');
+});
+
+const bugWithRerun = (): PlanResult => ({ ...result('p1', 'bug'), description: 'restart after the create', planFile: 'plans/p1.yaml', configFile: 'kperturb.yaml' });
+
+test('on a terminal: a bug is named the moment its plan finishes, with its first alarm and the command that runs it again', (t) => {
+  const { chunks, stream } = sink(true);
+  const p = new ProgressReporter(stream, () => 0);
+  p.begin(2);
+  p.planStarted('p1: restart after the create');
+  p.planFinished(bugWithRerun());
+  const out = chunks.join('');
+  t.true(out.includes('bug found by c/w/p1: restart after the create\n  [end-state] m\n  kperturb test plans/p1.yaml -c kperturb.yaml\n'), out);
+  p.planFinished(result('p2', 'pass'));
+  t.false(chunks.join('').includes('p2: pass'), 'a pass only moves the status line');
+});
+
+test('--quiet: no status line, no log lines and no passes; bugs and warnings are still printed', (t) => {
+  for (const tty of [true, false]) {
+    const { chunks, stream } = sink(tty);
+    const p = new ProgressReporter(stream, () => 0, { verbosity: 'quiet' });
+    p.begin(2);
+    p.log('learning...');
+    p.planStarted('p2: x');
+    p.planFinished(result('p2', 'pass'));
+    p.warn('warning: w');
+    p.planFinished(bugWithRerun());
+    p.end();
+    const out = chunks.join('');
+    t.false(out.includes('\r'), 'no status line');
+    t.false(out.includes('learning'));
+    t.false(out.includes('p2'));
+    t.true(out.startsWith('warning: w\nbug found by c/w/p1'), out);
+  }
+});
+
+test('--verbose: each finished plan with its perturbation, run directory and alarms, on and off a terminal', (t) => {
+  for (const tty of [true, false]) {
+    const { chunks, stream } = sink(tty);
+    const p = new ProgressReporter(stream, () => 0, { verbosity: 'verbose' });
+    p.begin(2);
+    p.planFinished({ ...result('p2', 'pass'), description: 'hold the pod' });
+    const out = chunks.join('');
+    t.true(out.includes('  -> p2: pass; 1/2 plans'), out);
+    t.true(out.includes('     hold the pod\n     run: /r'), out);
+  }
+});
+
+test('colour only where asked for: bug lines painted with a palette, none by default', (t) => {
+  const painted = sink(true);
+  new ProgressReporter(painted.stream, () => 0, { palette: COLOURED }).planFinished(bugWithRerun());
+  t.true(painted.chunks.join('').includes('\x1b[31mbug\x1b[39m found by'));
+  const plain = sink(true);
+  new ProgressReporter(plain.stream, () => 0).planFinished(bugWithRerun());
+  t.false(plain.chunks.join('').replace(/\r\x1b\[2K/g, '').includes('\x1b'));
 });
