@@ -6,19 +6,19 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
 import { SetupError, UserInputError } from '../src/model/errors.js';
 import { TraceSequence, TraceWriter } from '../src/model/trace-io.js';
 import type { TraceSink } from '../src/model/trace.js';
 import { KubeClient } from '../src/kube/client.js';
 import { writeKubeconfigFile } from '../src/kube/kubeconfig.js';
+import { loadKubeconfig, type KubeconfigSource } from '../src/kube/kubeconfig-source.js';
 import { useSecretHashKeyFile } from '../src/model/secret-hash.js';
 import { ClusterRecorder } from '../src/recorder/cluster-recorder.js';
 import { ControllerProxy, type ControllerProxyOptions } from './index.js';
 
 export interface StandaloneProxyOptions {
-  /** Path of the kubeconfig of the real cluster (its current context is used). */
-  upstreamKubeconfig: string;
+  /** The kubeconfig (and context) of the cluster to forward to. */
+  upstreamKubeconfig: KubeconfigSource;
   port?: number;
   /** Where to write the kubeconfig the controller should use. */
   kubeconfigOut?: string;
@@ -43,16 +43,15 @@ function pem(value: unknown): string | undefined {
   return undefined;
 }
 
-/** Reads server, CA, token (incl. token files and exec plugins) and client cert/key of the current context. */
-export async function upstreamFromKubeconfig(file: string): Promise<Omit<ControllerProxyOptions, 'trace'>> {
-  const kc = new KubeConfig();
-  try {
-    kc.loadFromFile(file);
-  } catch (err) {
-    throw new UserInputError(file, undefined, `a readable kubeconfig (${(err as Error).message})`);
-  }
+/**
+ * Reads server, CA, token (incl. token files and exec plugins) and client cert/key of the source's
+ * context (`--context`, else the current one), loaded by kubectl's rules (kubeconfig-source.ts).
+ */
+export async function upstreamFromKubeconfig(source: KubeconfigSource): Promise<Omit<ControllerProxyOptions, 'trace'>> {
+  const kc = loadKubeconfig(source);
+  const file = source.label;
   const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new UserInputError(file, 'current-context', 'a current context that names a cluster');
+  if (!cluster) throw new UserInputError(file, source.context !== undefined ? `contexts[${source.context}]` : 'current-context', `a ${source.context !== undefined ? '' : 'current '}context that names a cluster`);
   // Over plain http:// there is nothing to verify (client-node insists on the flag for http servers,
   // which is why the embedded cluster's kubeconfig carries it); over https the proxy needs a CA.
   if (cluster.skipTLSVerify && !cluster.server.startsWith('http://')) {

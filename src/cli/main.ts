@@ -105,9 +105,11 @@ const parallelOption = (dflt: number) =>
   new Option('-j, --parallel <n>', 'run this many plans at once (each on its own cluster, proxy and controller process)').argParser(parseParallel).default(dflt);
 
 const realOption = () =>
-  new Option('--real', 'run each run on a fresh real control plane (etcd, kube-apiserver, kube-controller-manager; built by `npm run setup:real` if needed) instead of the embedded cluster').conflicts('kubeconfig');
+  new Option('--real', 'run each run on a fresh real control plane (etcd, kube-apiserver, kube-controller-manager; built by `npm run setup:real` if needed) instead of the embedded cluster').conflicts(['kubeconfig', 'context']);
 const kubeconfigOption = () =>
   new Option('--kubeconfig <file>', "run on the cluster of this kubeconfig's current context (shared by every run: what a run creates is deleted after it)").conflicts('real');
+const contextOption = () =>
+  new Option('--context <name>', 'run on the cluster of this kubeconfig context: of --kubeconfig, else of $KUBECONFIG (a path list) or ~/.kube/config, as kubectl loads them').conflicts('real');
 
 /**
  * The cluster the runs use, checked before the first run: --real builds the control plane if needed
@@ -115,7 +117,7 @@ const kubeconfigOption = () =>
  * on an existing cluster share it, so they cannot run in parallel.
  */
 async function clusterChoice(
-  opts: { real?: boolean; kubeconfig?: string; parallel?: number },
+  opts: { real?: boolean; kubeconfig?: string; context?: string; parallel?: number },
   parallelGiven: boolean,
   signal?: AbortSignal,
 ): Promise<{ cluster?: ClusterChoice; parallel?: number }> {
@@ -123,14 +125,15 @@ async function clusterChoice(
     const { ensureControlPlaneBinaries } = await import('../realcluster/index.js');
     return { cluster: { kind: 'real', binaries: await ensureControlPlaneBinaries(log, signal) }, ...(opts.parallel !== undefined ? { parallel: opts.parallel } : {}) };
   }
-  if (opts.kubeconfig !== undefined) {
+  if (opts.kubeconfig !== undefined || opts.context !== undefined) {
     const { ExistingCluster } = await import('../realcluster/index.js');
-    const file = resolve(opts.kubeconfig);
-    await (await ExistingCluster.connect(file)).check();
+    const { kubeconfigSource } = await import('../kube/kubeconfig-source.js');
+    const source = kubeconfigSource(opts);
+    await (await ExistingCluster.connect(source)).check();
     if ((opts.parallel ?? 1) > 1 && parallelGiven) {
-      throw new UserInputError(undefined, '--parallel', '1 with --kubeconfig (runs on an existing cluster share it, so they run one at a time)');
+      throw new UserInputError(undefined, '--parallel', `1 with ${opts.kubeconfig !== undefined ? '--kubeconfig' : '--context'} (runs on an existing cluster share it, so they run one at a time)`);
     }
-    return { cluster: { kind: 'existing', kubeconfig: file }, ...(opts.parallel !== undefined ? { parallel: 1 } : {}) };
+    return { cluster: { kind: 'existing', kubeconfig: source }, ...(opts.parallel !== undefined ? { parallel: 1 } : {}) };
   }
   return opts.parallel !== undefined ? { parallel: opts.parallel } : {};
 }
@@ -206,7 +209,8 @@ export function buildProgram(): Command {
   program
     .command('proxy')
     .description('run the intercepting proxy stand-alone in front of a cluster; give the written kubeconfig to your controller')
-    .requiredOption('--upstream-kubeconfig <file>', 'kubeconfig of the API server to forward to')
+    .option('--upstream-kubeconfig <file>', 'kubeconfig of the API server to forward to (default: $KUBECONFIG, a path list, or ~/.kube/config, as kubectl loads them)')
+    .option('--context <name>', 'the context of that kubeconfig to use (default: its current context)')
     .option('-p, --port <port>', 'port on 127.0.0.1 (default: a free port)', parsePort)
     .option('--kubeconfig-out <file>', 'write the controller-side kubeconfig here (it trusts the proxy\'s own CA)')
     .option('--trace <file>', 'write the controller trace (JSON lines) here')
@@ -215,13 +219,15 @@ export function buildProgram(): Command {
     .option('--plain-http', 'serve the controller plain HTTP/1.1 instead of TLS (HTTP/2 and HTTP/1.1)')
     .option('--secret-hash-key <file>', 'hash Secret values with the key in this file (made if missing), e.g. a campaign\'s secret-hash.key (default: a key of this process only)')
     .action(
-      async (opts: { upstreamKubeconfig: string; port?: number; kubeconfigOut?: string; trace?: string; clusterTrace?: string; redactSecrets: boolean; plainHttp?: boolean; secretHashKey?: string }) => {
+      async (opts: { upstreamKubeconfig?: string; context?: string; port?: number; kubeconfigOut?: string; trace?: string; clusterTrace?: string; redactSecrets: boolean; plainHttp?: boolean; secretHashKey?: string }) => {
         const { runStandaloneProxy } = await import('../../proxy/standalone.js');
         const { ExistingCluster } = await import('../realcluster/index.js');
+        const { kubeconfigSource } = await import('../kube/kubeconfig-source.js');
+        const upstream = kubeconfigSource({ ...(opts.upstreamKubeconfig !== undefined ? { kubeconfig: opts.upstreamKubeconfig } : {}), ...(opts.context !== undefined ? { context: opts.context } : {}) }, process.env, undefined, '--upstream-kubeconfig');
         // One bounded GET /version first: an unreachable server or refused credentials fail here, not in the controller.
-        await (await ExistingCluster.connect(resolve(opts.upstreamKubeconfig))).check(PROXY_UPSTREAM_CHECK_MS);
+        await (await ExistingCluster.connect(upstream)).check(PROXY_UPSTREAM_CHECK_MS);
         const running = await runStandaloneProxy({
-          upstreamKubeconfig: opts.upstreamKubeconfig,
+          upstreamKubeconfig: upstream,
           ...(opts.port !== undefined ? { port: opts.port } : {}),
           ...(opts.kubeconfigOut ? { kubeconfigOut: opts.kubeconfigOut } : {}),
           ...(opts.trace ? { traceFile: opts.trace } : {}),
@@ -250,7 +256,8 @@ export function buildProgram(): Command {
     )
     .addOption(realOption())
     .addOption(kubeconfigOption())
-    .action(async (opts: { config: string; out: string; workload?: string[]; serialize?: number | true; real?: boolean; kubeconfig?: string }) => {
+    .addOption(contextOption())
+    .action(async (opts: { config: string; out: string; workload?: string[]; serialize?: number | true; real?: boolean; kubeconfig?: string; context?: string }) => {
       const config = loadConfig(opts.config);
       const serialize = opts.serialize === undefined ? {} : { serialize: { quietMs: opts.serialize === true ? DEFAULT_SERIALIZE_QUIET_MS : opts.serialize } };
       const signal = stopOnInterrupt(logError);
@@ -297,7 +304,8 @@ export function buildProgram(): Command {
     .option('--shard <I/N>', 'run only share I (0-based) of N of the plans, the same share on every machine (e.g. --shard $JOB_COMPLETION_INDEX/4); `kperturb report` merges the shards')
     .addOption(realOption())
     .addOption(kubeconfigOption())
-    .action(async (paths: string[], opts: { config: string; out: string; confirm?: boolean; rerun?: boolean; contract: ContractMode; parallel: number; shard?: string; real?: boolean; kubeconfig?: string }, cmd: Command) => {
+    .addOption(contextOption())
+    .action(async (paths: string[], opts: { config: string; out: string; confirm?: boolean; rerun?: boolean; contract: ContractMode; parallel: number; shard?: string; real?: boolean; kubeconfig?: string; context?: string }, cmd: Command) => {
       const config = loadConfig(opts.config);
       const out = resolve(opts.out);
       const layout = new CampaignLayout(out, config.name);
@@ -400,7 +408,8 @@ export function buildProgram(): Command {
     .addOption(parallelOption(DEMO_PARALLEL))
     .addOption(realOption())
     .addOption(kubeconfigOption())
-    .action(async (opts: { json?: string; only?: string[]; out: string; confirm: boolean; all?: boolean; parallel: number; real?: boolean; kubeconfig?: string }, cmd: Command) => {
+    .addOption(contextOption())
+    .action(async (opts: { json?: string; only?: string[]; out: string; confirm: boolean; all?: boolean; parallel: number; real?: boolean; kubeconfig?: string; context?: string }, cmd: Command) => {
       const signal = stopOnInterrupt(logError);
       const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli', signal);
       const progress = progressReporter();

@@ -4,6 +4,7 @@
  * the plan's faults. Leaves a run directory (see src/model/results.ts) and returns what the oracles
  * need.
  */
+import type { KubeconfigSource } from '../kube/kubeconfig-source.js';
 import { mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeStep, needsReachableAddresses, type ClusterConfig, type ControllerUnderTest, type Workload } from '../config/config.js';
@@ -54,8 +55,8 @@ export type ClusterChoice =
    * are kept in the run directory's control-plane/. `binaries`: default locateControlPlaneBinaries().
    */
   | { kind: 'real'; binaries?: ControlPlaneBinaries }
-  /** The cluster of a kubeconfig's current context, shared by every run; cleaned up after each. */
-  | { kind: 'existing'; kubeconfig: string };
+  /** The cluster of a kubeconfig's context (kubectl's loading rules), shared by every run; cleaned up after each. */
+  | { kind: 'existing'; kubeconfig: KubeconfigSource };
 
 /** What `cluster.json` in a run directory holds: which cluster the run used and what isolation cost. */
 export interface ClusterRunRecord {

@@ -4,8 +4,8 @@
  * nothing and stop() stops nothing: runs on such a cluster share its state, so executeRun isolates
  * them by deleting what each run created (run-cleanup.ts).
  */
-import { readFileSync } from 'node:fs';
 import { upstreamFromKubeconfig } from '../../proxy/standalone.js';
+import { loadKubeconfig, type KubeconfigSource } from '../kube/kubeconfig-source.js';
 import type { ControllerProxyOptions } from '../../proxy/index.js';
 import { KubeClient, type KubeClientOptions } from '../kube/client.js';
 import { SetupError, UserInputError } from '../model/errors.js';
@@ -32,29 +32,28 @@ export class ExistingCluster {
     readonly url: string,
     private readonly options: KubeClientOptions,
     private readonly kubeconfig: string,
-    readonly kubeconfigFile: string,
+    /** How messages name the kubeconfig: its file, or the KUBECONFIG list. */
+    readonly kubeconfigLabel: string,
     private readonly tokenProvider: ProxyUpstreamOptions['upstreamTokenProvider'],
   ) {}
 
   /**
-   * Reads the current context's server and credentials (CA, bearer token or token file or exec
-   * plugin, client certificate). Throws UserInputError naming the file for what it cannot use.
+   * Reads the server and credentials (CA, bearer token or token file or exec plugin, client
+   * certificate) of the source's context (`--context`, else the current one). Throws UserInputError
+   * naming the file for what it cannot use.
    */
-  static async connect(kubeconfigFile: string): Promise<ExistingCluster> {
-    let text: string;
-    try {
-      text = readFileSync(kubeconfigFile, 'utf8');
-    } catch (err) {
-      throw new UserInputError(kubeconfigFile, undefined, `a readable kubeconfig (${(err as Error).message})`);
-    }
-    const upstream = await upstreamFromKubeconfig(kubeconfigFile);
+  static async connect(source: KubeconfigSource): Promise<ExistingCluster> {
+    const upstream = await upstreamFromKubeconfig(source);
+    // One self-contained kubeconfig of the chosen context (merged from a KUBECONFIG list, if it was one).
+    const kc = loadKubeconfig(source);
+    const text = kc.exportConfig();
     const options: KubeClientOptions = {
       ...(upstream.upstreamCaPem ? { caPem: upstream.upstreamCaPem } : {}),
       ...(upstream.upstreamToken ? { token: upstream.upstreamToken } : {}),
       ...(upstream.upstreamClientCertPem ? { clientCertPem: upstream.upstreamClientCertPem } : {}),
       ...(upstream.upstreamClientKeyPem ? { clientKeyPem: upstream.upstreamClientKeyPem } : {}),
     };
-    return new ExistingCluster(upstream.upstream, options, text, kubeconfigFile, upstream.upstreamTokenProvider);
+    return new ExistingCluster(upstream.upstream, options, text, source.label, upstream.upstreamTokenProvider);
   }
 
   /**
@@ -66,11 +65,11 @@ export class ExistingCluster {
     try {
       const res = await client.request('GET', '/version');
       if (res.status !== 200) {
-        throw new SetupError(`${this.kubeconfigFile}: the API server at ${this.url} answered GET /version with HTTP ${res.status}${res.status === 401 || res.status === 403 ? ' (check the credentials of the current context)' : ''}`);
+        throw new SetupError(`${this.kubeconfigLabel}: the API server at ${this.url} answered GET /version with HTTP ${res.status}${res.status === 401 || res.status === 403 ? ' (check the credentials of the current context)' : ''}`);
       }
     } catch (err) {
       if (err instanceof SetupError) throw err;
-      throw new SetupError(`${this.kubeconfigFile}: could not reach the API server at ${this.url}: ${(err as Error).message}`);
+      throw new SetupError(`${this.kubeconfigLabel}: could not reach the API server at ${this.url}: ${(err as Error).message}`);
     } finally {
       client.close();
     }

@@ -18,6 +18,8 @@ interface Case {
   args: string[];
   /** What stderr must name (a file, a path inside it, an option), besides the exit code. */
   names: RegExp;
+  /** Environment variables for this case (on top of kperturb's own). */
+  env?: Record<string, string>;
 }
 
 let fileCount = 0;
@@ -127,7 +129,8 @@ cases.push({ name: 'cluster --kubernetes-version 1.16', args: ['cluster', '--kub
 cases.push({ name: 'cluster --kubernetes-version a word', args: ['cluster', '--kubernetes-version', 'latest'], names: /--kubernetes-version/ });
 cases.push({ name: 'cluster --kubeconfig-out into a missing dir', args: ['cluster', '--kubeconfig-out', join(root, 'no', 'such', 'kc')], names: /--kubeconfig-out|no\/such/ });
 cases.push({ name: 'cluster --kubeconfig-out over a non-kubeconfig', args: ['cluster', '--kubeconfig-out', file('just some notes\n', 'notes.txt')], names: /notes\.txt/ });
-cases.push({ name: 'proxy without an upstream', args: ['proxy'], names: /--upstream-kubeconfig/ });
+// No kubeconfig anywhere (no KUBECONFIG, a home without ~/.kube/config): the option that names one is said.
+cases.push({ name: 'proxy without an upstream', args: ['proxy'], names: /--upstream-kubeconfig/, env: { HOME: join(root, 'empty-home'), KUBECONFIG: '' } });
 cases.push({ name: 'proxy upstream missing', args: ['proxy', '--upstream-kubeconfig', join(root, 'nokube')], names: /nokube/ });
 cases.push({ name: 'proxy upstream garbage', args: ['proxy', '--upstream-kubeconfig', file('{{{', 'kc')], names: /kc/ });
 cases.push({
@@ -141,6 +144,8 @@ cases.push({
   names: /127\.0\.0\.1:1|reach|connect|kc/,
 });
 const kubeconfig = file('apiVersion: v1\nkind: Config\nclusters: [ { name: c, cluster: { server: "https://127.0.0.1:1", insecure-skip-tls-verify: true } } ]\ncontexts: [ { name: c, context: { cluster: c, user: u } } ]\ncurrent-context: c\nusers: [ { name: u, user: { token: t } } ]\n', 'kc');
+cases.push({ name: 'proxy --context unknown', args: ['proxy', '--upstream-kubeconfig', kubeconfig, '--context', 'nope'], names: /"nope"/ });
+cases.push({ name: 'test --context unknown', args: ['learn', '--context', 'nope', '-c', good, '-o', join(root, 'ctx')], names: /"nope"/, env: { KUBECONFIG: kubeconfig } });
 cases.push({ name: 'proxy --port a word', args: ['proxy', '--upstream-kubeconfig', kubeconfig, '--port', 'x'], names: /--port/ });
 {
   const out = mkdtempSync(join(root, 'keyed-'));
@@ -190,7 +195,7 @@ planCase('malformed key', '  pattern: intermediate-state\n  description: d\n  fa
 planCase('YAML garbage', '  pattern: [\n', 'p.yaml');
 
 async function runCase(c: Case): Promise<{ c: Case; code: number | null; stderr: string; problems: string[] }> {
-  const child = spawn(process.execPath, [CLI, ...c.args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, KPERTURB_DEBUG: '' } });
+  const child = spawn(process.execPath, [CLI, ...c.args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, KPERTURB_DEBUG: '', ...c.env } });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);

@@ -78,3 +78,52 @@ test('`--kubeconfig-out` onto a file that is not a kubeconfig exits 2 naming it 
   t.notRegex(cluster.stderr(), /\n\s+at /, 'no stack trace');
   t.is(readFileSync(notes, 'utf8'), 'my notes: [not yaml\n');
 });
+
+/** Resolves when the child's stderr holds `marker` (or rejects when it exits first): no polling. */
+function stderrHolds(proc: ReturnType<typeof start>, marker: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (proc.stderr().includes(marker)) resolve();
+    };
+    proc.child.stderr!.on('data', check);
+    check();
+    void proc.exited.then((code) => reject(new Error(`exited (${code}) before "${marker}": ${proc.stderr()}`)));
+  });
+}
+
+test('`kperturb proxy` honours KUBECONFIG (a path list) and --context as kubectl does', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const clusterKc = join(dir, 'cluster.kubeconfig');
+  // The first file of the list sets the current context: a cluster nobody answers for.
+  const first = join(dir, 'first.kubeconfig');
+  writeFileSync(first, 'apiVersion: v1\nkind: Config\nclusters: [{name: gone, cluster: {server: "http://127.0.0.1:9"}}]\nusers: [{name: gone, user: {token: x}}]\ncontexts: [{name: gone, context: {cluster: gone, user: gone}}]\ncurrent-context: gone\n');
+  const cluster = start(['cluster', '--kubeconfig-out', clusterKc]);
+  t.teardown(() => cluster.child.kill('SIGKILL'));
+  await stderrHolds(cluster, 'listening');
+  const env = { ...process.env, KUBECONFIG: `${join(dir, 'missing')}:${first}:${clusterKc}` };
+  const startWith = (args: string[]) => {
+    const child = spawn(process.execPath, [CLI, 'proxy', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let err = '';
+    child.stderr!.on('data', (c) => (err += c));
+    return { child, stderr: () => err, exited: new Promise<number | null>((r) => child.on('exit', (code) => r(code))) };
+  };
+
+  const current = startWith([]);
+  t.is(await current.exited, 2, 'the current context of the merged list is the first file\'s, which does not answer');
+  t.true(current.stderr().includes('KUBECONFIG ('), current.stderr());
+  const unknown = startWith(['--context', 'nope']);
+  t.is(await unknown.exited, 2);
+  t.true(unknown.stderr().includes('a context named "nope" (--context); it has "gone", "kperturb-embedded"'), unknown.stderr());
+
+  const proxyKc = join(dir, 'proxy.kubeconfig');
+  const chosen = startWith(['--context', 'kperturb-embedded', '--kubeconfig-out', proxyKc]);
+  t.teardown(() => chosen.child.kill('SIGKILL'));
+  await stderrHolds(chosen, 'proxy listening');
+  const manifest = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'via-context', namespace: 'default' } });
+  const apply = spawnSync(KUBECTL, ['--kubeconfig', proxyKc, 'apply', '--validate=false', '-f', '-'], { input: manifest, encoding: 'utf8' });
+  t.is(apply.status, 0, apply.stderr);
+  chosen.child.kill('SIGINT');
+  cluster.child.kill('SIGINT');
+  t.is(await chosen.exited, 0, chosen.stderr());
+  t.is(await cluster.exited, 0, cluster.stderr());
+});

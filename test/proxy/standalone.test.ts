@@ -5,6 +5,7 @@ import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { kubeconfigSource } from '../../src/kube/kubeconfig-source.js';
 import { stringify } from 'yaml';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { runStandaloneProxy } from '../../proxy/standalone.js';
@@ -63,7 +64,7 @@ test('the standalone proxy reads an https kubeconfig (CA, client certificate, to
   const logs: string[] = [];
   const kubeconfigOut = join(dir, 'controller.kubeconfig');
   const traceFile = join(dir, 'controller.trace.jsonl');
-  const { proxy, close } = await runStandaloneProxy({ upstreamKubeconfig, kubeconfigOut, traceFile, log: (l) => logs.push(l) });
+  const { proxy, close } = await runStandaloneProxy({ upstreamKubeconfig: kubeconfigSource({ kubeconfig: upstreamKubeconfig }), kubeconfigOut, traceFile, log: (l) => logs.push(l) });
   t.teardown(close);
 
   const api = kubeConfigOf(readFileSync(kubeconfigOut, 'utf8')).makeApiClient(CoreV1Api);
@@ -84,7 +85,7 @@ test('the standalone proxy reads an https kubeconfig (CA, client certificate, to
 });
 
 test('a kubeconfig that cannot be read is a user input error naming the file', async (t) => {
-  const err = await t.throwsAsync(runStandaloneProxy({ upstreamKubeconfig: '/nonexistent/kubeconfig', log: () => {} }));
+  const err = await t.throwsAsync(runStandaloneProxy({ upstreamKubeconfig: kubeconfigSource({ kubeconfig: '/nonexistent/kubeconfig' }), log: () => {} }));
   t.regex(err!.message, /\/nonexistent\/kubeconfig/);
 });
 
@@ -101,7 +102,7 @@ test('the standalone proxy writes the cluster trace from its own watch, sharing 
     const traceFile = join(dir, `${name}.controller.jsonl`);
     const clusterTraceFile = join(dir, `${name}.cluster.jsonl`);
     const kubeconfigOut = join(dir, `${name}.kubeconfig`);
-    const { proxy, close } = await runStandaloneProxy({ upstreamKubeconfig: join(dir, 'upstream.kubeconfig'), kubeconfigOut, traceFile, clusterTraceFile, redactSecrets, log: () => {} });
+    const { proxy, close } = await runStandaloneProxy({ upstreamKubeconfig: kubeconfigSource({ kubeconfig: join(dir, 'upstream.kubeconfig') }), kubeconfigOut, traceFile, clusterTraceFile, redactSecrets, log: () => {} });
     t.regex(proxy.url, /^https:/, 'TLS by default');
     const api = kubeConfigOf(readFileSync(kubeconfigOut, 'utf8')).makeApiClient(CoreV1Api);
     await api.createNamespacedSecret({ namespace: 'default', body: { metadata: { name }, data: { password: value } } });
@@ -157,7 +158,7 @@ test('an exec-plugin upstream token is used, and refreshed after the API server 
       'current-context': 'x',
     }),
   );
-  const { proxy, close } = await runStandaloneProxy({ upstreamKubeconfig: join(dir, 'upstream.kubeconfig'), tls: false, log: () => {} });
+  const { proxy, close } = await runStandaloneProxy({ upstreamKubeconfig: kubeconfigSource({ kubeconfig: join(dir, 'upstream.kubeconfig') }), tls: false, log: () => {} });
   t.teardown(close);
   const headers = { authorization: `Bearer ${proxy.controllerToken}` };
   t.is((await rawRequest(proxy.url, { path: '/api/v1/configmaps', headers })).status, 200);

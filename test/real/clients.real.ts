@@ -5,6 +5,7 @@
  * CRD group.
  */
 import test from 'ava';
+import { kubeconfigSource } from '../../src/kube/kubeconfig-source.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -143,7 +144,7 @@ test('kubectl through the proxy in front of the real control plane: writes pass 
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-real-proxy-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const traceFile = join(dir, 'controller.trace.jsonl');
-  const proxied = await runStandaloneProxy({ upstreamKubeconfig: cp.kubeconfigPath, traceFile, log: () => undefined });
+  const proxied = await runStandaloneProxy({ upstreamKubeconfig: kubeconfigSource({ kubeconfig: cp.kubeconfigPath }), traceFile, log: () => undefined });
   t.teardown(() => proxied.close());
   const kubectl = kubectlFor(t, proxied.proxy.kubeconfigYaml());
 

@@ -32,6 +32,7 @@
  * time per plan on each cluster, and the verdict agreement rates.
  */
 import test, { type ExecutionContext } from 'ava';
+import { kubeconfigSource } from '../../src/kube/kubeconfig-source.js';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -294,7 +295,7 @@ test.serial(`${EXISTING_EXAMPLE} on an existing cluster (--kubeconfig): the same
   writeFileSync(kubeconfig, existing.kubeconfigYaml(), { mode: 0o600 });
   const client = new KubeClient(existing.url, existing.clientOptions());
   t.teardown(() => client.close());
-  const cluster: ClusterChoice = { kind: 'existing', kubeconfig };
+  const cluster: ClusterChoice = { kind: 'existing', kubeconfig: kubeconfigSource({ kubeconfig }) };
   const out = mkdtempSync(join(tmpdir(), 'kperturb-xcheck-existing-out-'));
 
   await waitForBootstrapObjects(client);
