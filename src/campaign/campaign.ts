@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
 import { executeRun, type ClusterChoice } from '../coordinator/run.js';
 import { loadPlanFile, planFileOf, rememberPlanFile, serializePlan, type TestPlan } from '../model/plan.js';
-import { RESULTS_FORMAT, type Alarm, type ContractMode, type PlanResult, type ResultsFile, type RunArtifacts, type RunRecord } from '../model/results.js';
+import { RESULTS_FORMAT, type Alarm, type ContractMode, type NotRunPlan, type PlanResult, type ResultsFile, type RunArtifacts, type RunRecord } from '../model/results.js';
 import { readTrace } from '../model/trace-io.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
 import { InterruptedError, UserInputError } from '../model/errors.js';
@@ -321,7 +321,20 @@ function writeResults(file: string, results: PlanResult[], planned: readonly Tes
   }
   merged.push(...fresh.values());
   const keys = new Set([...merged.map(resultKey), ...planned.map((p) => resultKey({ workload: p.spec.workload, plan: p.metadata.name }))]);
-  const doc: ResultsFile = { format: RESULTS_FORMAT, results: merged, complete, planned: keys.size, ...(shard ? { shard: { index: shard.index, count: shard.count } } : {}) };
+  const have = new Set(merged.map(resultKey));
+  const notRun: NotRunPlan[] = complete
+    ? []
+    : planned
+        .filter((p) => !have.has(resultKey({ workload: p.spec.workload, plan: p.metadata.name })))
+        .map((p) => ({ controller: p.spec.controller, workload: p.spec.workload, plan: p.metadata.name, pattern: p.spec.pattern, description: p.spec.description }));
+  const doc: ResultsFile = {
+    format: RESULTS_FORMAT,
+    results: merged,
+    complete,
+    planned: keys.size,
+    ...(notRun.length > 0 ? { notRun } : {}),
+    ...(shard ? { shard: { index: shard.index, count: shard.count } } : {}),
+  };
   // Written after every plan, through a rename, so an interrupted campaign leaves a readable file.
   writeFileAtomic(file, JSON.stringify(doc, null, 2) + '\n');
 }

@@ -341,13 +341,13 @@ export function buildProgram(): Command {
     .option('--html <file>', 'also write a self-contained HTML page here')
     .action(async (targets: string[], opts: { json?: boolean; junit?: string; html?: string }) => {
       const loaded = loadResults(targets);
-      if (opts.json) process.stdout.write(JSON.stringify(buildJsonReport(loaded.results, loaded.sources, loaded.notes), null, 2) + '\n');
-      else process.stdout.write(renderTerminalReport(loaded.results, { notes: loaded.notes, palette: paletteFor(process.stdout, process.env, output.colour) }));
+      if (opts.json) process.stdout.write(JSON.stringify(buildJsonReport(loaded.results, loaded.sources, loaded.notes, loaded.notRun), null, 2) + '\n');
+      else process.stdout.write(renderTerminalReport(loaded.results, { notes: loaded.notes, notRun: loaded.notRun, palette: paletteFor(process.stdout, process.env, output.colour) }));
       const { junit, html } = opts;
       if (junit) {
         await writeOptionFile('--junit', junit, () => {
           mkdirSync(dirname(resolve(junit)), { recursive: true });
-          writeFileSync(junit, renderJUnit(loaded.results));
+          writeFileSync(junit, renderJUnit(loaded.results, loaded.notRun));
         });
         log(`JUnit XML written to ${junit}`);
       }

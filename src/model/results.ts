@@ -158,6 +158,15 @@ export interface PlanResult {
   inputs?: { planSha256: string; referenceRunsStartedAt: string[]; contract?: 'strict' };
 }
 
+/** A plan a campaign was given but did not run (it was interrupted first): reports list it as such. */
+export interface NotRunPlan {
+  controller: string;
+  workload: string;
+  plan: string;
+  pattern: string;
+  description: string;
+}
+
 export interface ResultsFile {
   format: typeof RESULTS_FORMAT;
   results: PlanResult[];
@@ -165,6 +174,8 @@ export interface ResultsFile {
   complete?: boolean;
   /** How many plans the campaign was given. */
   planned?: number;
+  /** While the campaign is unfinished (`complete: false`): the plans given to it that have no result yet. */
+  notRun?: NotRunPlan[];
   /** Set when the plans were one shard's share (`test --shard I/N`, 0-based): `report` merges the shards. */
   shard?: { index: number; count: number };
 }

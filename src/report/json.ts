@@ -2,7 +2,7 @@
  * The JSON report (`kperturb report --json`): counts per verdict, every alarm flattened with its
  * plan's description (for scripts), the groups by root difference, and the plan results as read.
  */
-import type { Alarm, PlanResult } from '../model/results.js';
+import type { Alarm, NotRunPlan, PlanResult } from '../model/results.js';
 import { countBeyondContract, countVerdicts, groupAlarms, type VerdictCounts } from './groups.js';
 
 export const REPORT_FORMAT = 'kperturb.dev/report/v1';
@@ -26,9 +26,11 @@ export interface JsonReport {
   alarms: ReportAlarm[];
   groups: Array<{ oracle: string; check?: string; object: string; field?: string; reference: unknown[]; test: unknown; message: string; count: number; plans: string[] }>;
   results: PlanResult[];
+  /** Plans an interrupted campaign did not run (absent when there are none). */
+  notRun?: NotRunPlan[];
 }
 
-export function buildJsonReport(results: PlanResult[], sources: string[] = [], notes: string[] = []): JsonReport {
+export function buildJsonReport(results: PlanResult[], sources: string[] = [], notes: string[] = [], notRun: NotRunPlan[] = []): JsonReport {
   return {
     format: REPORT_FORMAT,
     sources,
@@ -49,5 +51,6 @@ export function buildJsonReport(results: PlanResult[], sources: string[] = [], n
       plans: g.plans.map((p) => `${p.controller}/${p.workload}/${p.plan}`),
     })),
     results,
+    ...(notRun.length > 0 ? { notRun } : {}),
   };
 }

@@ -9,7 +9,7 @@ import { basename, join, resolve } from 'node:path';
 import { UserInputError } from '../model/errors.js';
 import { isObject } from '../model/object-key.js';
 import { PATTERNS } from '../model/plan.js';
-import { ORACLE_NAMES, RESULTS_FORMAT, VERDICTS, type PlanResult } from '../model/results.js';
+import { ORACLE_NAMES, RESULTS_FORMAT, VERDICTS, type NotRunPlan, type PlanResult } from '../model/results.js';
 import { checkFormat, readJsonFile, RUN_FILES } from './artifacts.js';
 
 export interface LoadedResults {
@@ -18,6 +18,8 @@ export interface LoadedResults {
   sources: string[];
   /** What a reader should know about them (partial campaigns, unfinished runs, missing shards). */
   notes: string[];
+  /** Plans an interrupted campaign was given and did not run (none that has a result in another file). */
+  notRun: NotRunPlan[];
 }
 
 /** What mergeResults needs beyond LoadedResults: the file each result came from, and the shards read. */
@@ -38,7 +40,7 @@ const MAX_DEPTH = 6;
  */
 export function loadResults(target: string | readonly string[] = DEFAULT_RESULTS_DIR): LoadedResults {
   const targets = typeof target === 'string' ? [target] : target.length > 0 ? target : [DEFAULT_RESULTS_DIR];
-  const gathered: Gathered = { results: [], sources: [], notes: [], resultFiles: [], shards: [] };
+  const gathered: Gathered = { results: [], sources: [], notes: [], notRun: [], resultFiles: [], shards: [] };
   for (const t of targets) gatherTarget(t, gathered);
   return mergeResults(gathered);
 }
@@ -66,8 +68,9 @@ function addVerdictFile(file: string, loaded: Gathered): void {
 }
 
 function addResultsFile(file: string, loaded: Gathered): void {
-  const { results, shard } = readResults(file, loaded.notes);
+  const { results, shard, notRun } = readResults(file, loaded.notes);
   loaded.results.push(...results);
+  loaded.notRun.push(...notRun);
   for (const _ of results) loaded.resultFiles.push(file);
   loaded.sources.push(file);
   const controller = results[0]?.controller;
@@ -98,7 +101,9 @@ function mergeResults(g: Gathered): LoadedResults {
     } else merged[at] = r;
   });
   const notes = [...g.notes, ...missingShards(g.shards)];
-  return { results: merged, sources: g.sources, notes };
+  const notRun = new Map<string, NotRunPlan>();
+  for (const p of g.notRun) if (!byPlan.has(`${p.controller}/${p.workload}/${p.plan}`)) notRun.set(`${p.controller}/${p.workload}/${p.plan}`, p);
+  return { results: merged, sources: g.sources, notes, notRun: [...notRun.values()] };
 }
 
 /** Per controller: shard indices of its count that no results.json came from, and counts that disagree. */
@@ -124,7 +129,17 @@ export function readResultsFile(file: string, notes: string[] = []): PlanResult[
   return readResults(file, notes).results;
 }
 
-function readResults(file: string, notes: string[]): { results: PlanResult[]; shard?: { index: number; count: number } } {
+function readNotRun(value: unknown, file: string): NotRunPlan[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new UserInputError(file, 'notRun', 'a list of plans not run');
+  return value.map((p, i) => {
+    if (!isObject(p)) throw new UserInputError(file, `notRun[${i}]`, 'a plan not run (a mapping)');
+    for (const k of ['controller', 'workload', 'plan', 'pattern', 'description']) if (typeof p[k] !== 'string') throw new UserInputError(file, `notRun[${i}].${k}`, 'a string');
+    return { controller: p.controller as string, workload: p.workload as string, plan: p.plan as string, pattern: p.pattern as string, description: p.description as string };
+  });
+}
+
+function readResults(file: string, notes: string[]): { results: PlanResult[]; notRun: NotRunPlan[]; shard?: { index: number; count: number } } {
   const doc = checkFormat(readJsonFile(file), file, RESULTS_FORMAT);
   if (!Array.isArray(doc.results)) throw new UserInputError(file, 'results', 'a list of plan results');
   const results = doc.results.map((r, i) => validatePlanResult(r, file, `results[${i}]`));
@@ -140,7 +155,8 @@ function readResults(file: string, notes: string[]): { results: PlanResult[]; sh
     const all = typeof doc.planned === 'number' && results.length >= doc.planned;
     notes.push(`${file}: the campaign did not finish (${all ? 'every plan has a result, some from an earlier run' : `${results.length}${typeof doc.planned === 'number' ? ` of ${doc.planned}` : ''} plans have results`})`);
   }
-  return shard ? { results, shard } : { results };
+  const notRun = doc.complete === false ? readNotRun(doc.notRun, file) : [];
+  return shard ? { results, notRun, shard } : { results, notRun };
 }
 
 function searchDirectory(dir: string, depth: number, loaded: Gathered): void {

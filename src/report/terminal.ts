@@ -3,7 +3,7 @@
  * line), then every bug's alarms grouped by root difference (with the plans that found each) and the
  * command that runs each bug's plan again, then the plans that tested nothing and why.
  */
-import type { Alarm, PlanResult } from '../model/results.js';
+import type { Alarm, NotRunPlan, PlanResult } from '../model/results.js';
 import { formatDuration, renderTable } from './table.js';
 import { BEYOND_CONTRACT, findings, groupAlarms, summaryLine } from './groups.js';
 import { PLAIN, type Palette } from './color.js';
@@ -12,6 +12,8 @@ export interface TerminalReportOptions {
   /** Show the controller column (several controllers in one report). */
   controllerColumn?: boolean;
   notes?: readonly string[];
+  /** Plans an interrupted campaign did not run: listed after the table. */
+  notRun?: readonly NotRunPlan[];
   /** Colour (on a terminal only: see color.ts); default none. */
   palette?: Palette;
 }
@@ -71,6 +73,11 @@ export function renderTerminalReport(results: readonly PlanResult[], opts: Termi
     out.push(`note: a verdict marked * had a fault ${BEYOND_CONTRACT} (${results.find((r) => r.beyondContract?.length)!.beyondContract![0]}); no real API server does that, so check such a bug with \`kperturb test --contract strict\` (docs/fidelity.md)`);
   }
   for (const note of opts.notes ?? []) out.push(`note: ${note}`);
+  const notRun = opts.notRun ?? [];
+  if (notRun.length > 0) {
+    const names = notRun.map((p) => `${withController ? `${p.controller}/` : ''}${p.workload}/${p.plan}`);
+    out.push(palette.warn(`not run (${notRun.length}, the campaign was interrupted; rerun the same command to run them): ${names.slice(0, 12).join(', ')}${names.length > 12 ? ', …' : ''}`));
+  }
 
   const found = findings(groupAlarms(results));
   if (found.length > 0) {

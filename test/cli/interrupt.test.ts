@@ -6,7 +6,7 @@
  * would only compete for the machine.
  */
 import test, { type ExecutionContext } from 'ava';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -177,6 +177,14 @@ test.serial('SIGINT during `test`: finished plans keep their results, the runnin
   const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as ResultsFile;
   t.is(results.results.length, finished);
   t.false(results.complete);
+  // The plans it did not get to are named, and CI sees them as skipped rather than not at all.
+  t.is(results.notRun?.length, total - finished);
+  const junit = join(c.out, 'junit.xml');
+  const report = spawnSync(process.execPath, [CLI, 'report', resultsFile, '--junit', junit], { encoding: 'utf8' });
+  t.true(report.stdout.includes(`not run (${total - finished}, the campaign was interrupted`), report.stdout);
+  const xml = readFileSync(junit, 'utf8');
+  t.is(xml.match(/<testcase /g)?.length, total, 'a test case for every plan of the campaign');
+  t.is(xml.match(/<skipped>not run: the campaign was interrupted/g)?.length, total - finished);
   const runDirs = readdirSync(join(c.out, 'stubborn', 'test', 'copy'));
   t.deepEqual(
     runDirs.filter((d) => !existsSync(join(c.out, 'stubborn', 'test', 'copy', d, 'verdict.json'))),

@@ -106,6 +106,24 @@ test('JUnit XML is well-formed and valid by the junit-4 schema: a test case per 
   t.notDeepEqual(junit4Problems(parseXml('<testsuites skipped="1"><testsuite name="s" tests="1"><testcase name="c"><skipped message="m"/></testcase></testsuite></testsuites>')), [], 'the schema check refuses what junit-4 refuses');
 });
 
+test('JUnit XML of an interrupted campaign: the plans it did not run are skipped test cases, valid by the junit-4 schema', (t) => {
+  const { results } = makeCampaign();
+  const r0 = results[0]!;
+  const notRun = [
+    { controller: r0.controller, workload: r0.workload, plan: 'intermediate-0009', pattern: 'intermediate-state', description: 'restart after <x>' },
+    { controller: r0.controller, workload: 'other', plan: 'stale-0001', pattern: 'stale-state', description: 'stale view' },
+  ];
+  const root = parseXml(renderJUnit(results, notRun));
+  t.deepEqual(junit4Problems(root), []);
+  t.like(root.attrs, { tests: '6', failures: '2' });
+  const suites = findAll(root, 'testsuite');
+  t.like(suites[0]!.attrs, { tests: '5', skipped: '2' });
+  t.like(suites[1]!.attrs, { name: `${r0.controller}/other`, tests: '1', skipped: '1' });
+  const missing = findAll(root, 'testcase').filter((c) => c.attrs.name === 'intermediate-0009' || c.attrs.name === 'stale-0001');
+  t.is(missing.length, 2);
+  for (const c of missing) t.regex(findAll(c, 'skipped')[0]!.text, /^not run: the campaign was interrupted/);
+});
+
 test('the HTML page is self-contained and shows the alarm, the fault marker, the timeline and the diff', async (t) => {
   const { out } = makeCampaign();
   const loaded = loadResults(out);
