@@ -25,7 +25,7 @@ import {
 import { ClusterRecorder } from '../recorder/cluster-recorder.js';
 import { redactSecretObjects, TraceSequence, TraceWriter } from '../model/trace-io.js';
 import type { TestPlan } from '../model/plan.js';
-import { END_STATE_FORMAT, RUN_FORMAT, type ContractMode, type EndState, type RunArtifacts, type RunRecord } from '../model/results.js';
+import { END_STATE_FORMAT, RUN_FORMAT, type ContractMode, type EndState, type RunArtifacts, type RunPhase, type RunRecord } from '../model/results.js';
 import type { ClusterChangeEvent } from '../model/trace.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
 import { formatApiPath } from '../model/api-path.js';
@@ -148,6 +148,14 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
 
   const choice = options.cluster ?? { kind: 'embedded' };
   const clusterRecord: ClusterRunRecord = { kind: choice.kind };
+  // Each phase ends where the next begins; `fault` is counted inside `settle` and apart.
+  const phasesMs: NonNullable<RunRecord['phasesMs']> = {};
+  let phaseStart = Date.now();
+  const endPhase = (phase: RunPhase) => {
+    const now = Date.now();
+    phasesMs[phase] = (phasesMs[phase] ?? 0) + now - phaseStart;
+    phaseStart = now;
+  };
 
   try {
     const t0 = Date.now();
@@ -179,6 +187,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
       });
     }
     cleanups.push(() => recorder.stop());
+    endPhase('cluster');
 
     const setupCrds: KubeObject[] = [];
     for (const file of config.setup) {
@@ -189,6 +198,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     }
     await interruptible(waitUntilServed(client, setupCrds, CRD_SERVED_TIMEOUT_MS));
     await recorder.refreshResources();
+    endPhase('setup');
 
     // Stub applications and the controller's names follow the cluster through the recorder; their
     // calls go into the cluster trace (what happened inside the cluster, beside the object changes).
@@ -250,13 +260,16 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
 
     proxy.incarnation = 1;
     options.signal?.throwIfAborted();
+    endPhase('proxy');
     proc.start();
     await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, STARTUP_TIMEOUT_MS, true));
+    endPhase('controllerStart');
 
     const outcome: WorkloadOutcome = await interruptible(runWorkload(client, workload, controllerTrace, { onStep: (i) => (currentStep = i) }));
     record.workloadOutcome = outcome;
     if (!outcome.ok) log(`  workload failed: ${outcome.error}`);
     currentStep = workload.steps.length;
+    endPhase('workload');
 
     const settleDeadline = Date.now() + config.settle.timeoutSeconds * 1000;
     for (;;) {
@@ -265,8 +278,10 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
       // sat silent on its frozen view was not done, it is only now seeing the present.
       let quietSince = 0;
       if (restart) {
+        const faultStart = Date.now();
         await interruptible(restart);
         quietSince = Date.now();
+        phasesMs.fault = (phasesMs.fault ?? 0) + quietSince - faultStart;
         // The restarted controller needs a moment to start before "quiet" means anything.
         await interruptible(waitForWatches(proxy, proc, STARTUP_TIMEOUT_MS));
       }
@@ -282,7 +297,9 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     }
     const beyond = proxyOf?.beyondContract() ?? [];
     if (beyond.length > 0) record.beyondContract = beyond;
+    endPhase('settle');
     endState = await recorder.snapshot();
+    endPhase('endState');
   } catch (err) {
     record.error = err instanceof Error ? err.message : String(err);
     if (!options.signal?.aborted) log(`  run failed: ${record.error}`);
@@ -300,6 +317,8 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     }
     await controllerTrace.close();
     await clusterTrace.close();
+    endPhase('teardown');
+    record.phasesMs = phasesMs;
   }
   if (options.signal?.aborted && record.error !== undefined) {
     rmSync(runDir, { recursive: true, force: true });

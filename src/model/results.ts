@@ -50,7 +50,18 @@ export interface RunRecord {
   controllerExits: Array<{ incarnation: number; code: number | null; signal: string | null; expected: boolean }>;
   /** Set when the run could not be carried out at all (setup failure). */
   error?: string;
+  /** Where the run's wall time went, in ms (see RUN_PHASES; `npm run bench:campaign` summarises them). */
+  phasesMs?: Partial<Record<RunPhase, number>>;
 }
+
+/**
+ * The phases of a run, in order: start the cluster; apply the setup and wait until its CRDs are
+ * served; start the proxy; start the controller and wait until it is quiet; run the workload's steps;
+ * settle (wait until quiet, restarts and stale-view releases included, which `fault` also counts
+ * apart); read the end state; tear everything down.
+ */
+export const RUN_PHASES = ['cluster', 'setup', 'proxy', 'controllerStart', 'workload', 'settle', 'fault', 'endState', 'teardown'] as const;
+export type RunPhase = (typeof RUN_PHASES)[number];
 
 export interface EndState {
   format: typeof END_STATE_FORMAT;

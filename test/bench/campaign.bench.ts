@@ -1,0 +1,167 @@
+/**
+ * Campaign benchmark (a script, not a test): where a plan's wall time goes. It learns and plans three
+ * bundled examples (TypeScript: secret-marker, decommission; Go: stale-deletion), picks the first plan
+ * of each pattern of each, runs every picked plan ROUNDS times with `kperturb test` (one process per
+ * plan, as a user runs one), and prints per plan and as medians per pattern: the wall time of the
+ * command and, from each run's run.json, its phases (cluster start, setup, proxy, controller start,
+ * workload, settle with the fault's restart/release counted apart, end state, teardown); what is
+ * left is Node's start, reading the campaign, the oracles and writing results.
+ *
+ * The same plans' wall times on a baseline commit (default: the previous one, HEAD~1), built in a
+ * temporary git worktree, measured in the same run, give the ratios.
+ *
+ *   npm run bench:campaign
+ *   npm run bench:campaign -- --rounds 3 --baseline main~5
+ *   npm run bench:campaign -- --no-baseline
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { RUN_PHASES, type RunPhase, type RunRecord } from '../../src/model/results.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const arg = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const ROUNDS = Number(arg('--rounds') ?? 2);
+const BASELINE = process.argv.includes('--no-baseline') ? undefined : (arg('--baseline') ?? 'HEAD~1');
+const EXAMPLES = ['secret-marker', 'decommission', 'stale-deletion'];
+
+interface Measured {
+  example: string;
+  pattern: string;
+  plan: string;
+  wallMs: number[];
+  phases: Array<Partial<Record<RunPhase, number>>>;
+}
+
+function median(xs: readonly number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function kperturb(root: string, args: string[]): { wallMs: number; status: number | null; out: string } {
+  const t = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, [join(root, 'bin', 'kperturb.js'), '--quiet', ...args], { encoding: 'utf8' });
+  return { wallMs: Number(process.hrtime.bigint() - t) / 1e6, status: r.status, out: r.stdout + r.stderr };
+}
+
+/** Learns, plans and runs the picked plans of every example with the kperturb in `root`. */
+function measure(root: string, label: string): Measured[] {
+  const out = mkdtempSync(join(tmpdir(), `kperturb-bench-campaign-${label}-`));
+  const measured: Measured[] = [];
+  for (const example of EXAMPLES) {
+    const config = join(root, 'fixtures', 'controllers', example, 'buggy', 'kperturb.yaml');
+    if (!existsSync(config)) continue;
+    for (const stage of ['learn', 'plan']) {
+      const r = kperturb(root, [stage, '-c', config, '-o', out]);
+      if (r.status !== 0) throw new Error(`${label}: kperturb ${stage} ${example} failed: ${r.out}`);
+    }
+    const name = (parse(readFileSync(config, 'utf8')) as { metadata: { name: string } }).metadata.name;
+    const plansDir = join(out, name, 'plans');
+    const plans = readdirSync(plansDir, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
+    const firstOf = new Map<string, string>();
+    for (const f of plans) {
+      const pattern = (parse(readFileSync(join(plansDir, f), 'utf8')) as { spec: { pattern: string } }).spec.pattern;
+      if (!firstOf.has(pattern)) firstOf.set(pattern, f);
+    }
+    for (const [pattern, f] of firstOf) {
+      const m: Measured = { example, pattern, plan: f.replace(/\.yaml$/, ''), wallMs: [], phases: [] };
+      for (let round = 0; round < ROUNDS; round++) {
+        const r = kperturb(root, ['test', join(plansDir, f), '-c', config, '-o', out, '--rerun']);
+        if (r.status !== 0 && r.status !== 1) throw new Error(`${label}: kperturb test ${f} failed: ${r.out}`);
+        m.wallMs.push(r.wallMs);
+        const runJson = findRunJson(join(out, name, 'test'), m.plan.split('/').at(-1)!);
+        if (runJson) m.phases.push((JSON.parse(readFileSync(runJson, 'utf8')) as RunRecord).phasesMs ?? {});
+      }
+      measured.push(m);
+      process.stderr.write(`${label}: ${example} ${m.plan} (${pattern}) ${m.wallMs.map((w) => (w / 1000).toFixed(1)).join(', ')} s\n`);
+    }
+  }
+  rmSync(out, { recursive: true, force: true });
+  return measured;
+}
+
+function findRunJson(testDir: string, plan: string): string | undefined {
+  for (const workload of existsSync(testDir) ? readdirSync(testDir) : []) {
+    const f = join(testDir, workload, plan, 'run.json');
+    if (existsSync(f)) return f;
+  }
+  return undefined;
+}
+
+/** A worktree of `ref` beside this checkout's node_modules, built; undefined when it cannot be. */
+function buildBaseline(ref: string): { root: string; remove(): void } | undefined {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-bench-baseline-'));
+  const root = join(dir, 'kperturb');
+  try {
+    execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', root, ref], { stdio: 'ignore' });
+    symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
+    execFileSync('sh', [join(root, 'scripts', 'build-go-fixtures.sh')], { stdio: 'inherit' });
+  } catch (err) {
+    process.stderr.write(`baseline ${ref} could not be built (${(err as Error).message}); no ratios\n`);
+    return undefined;
+  }
+  return {
+    root,
+    remove: () => {
+      execFileSync('git', ['-C', ROOT, 'worktree', 'remove', '--force', root], { stdio: 'ignore' });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const s = (ms: number) => (Number.isNaN(ms) ? '-' : (ms / 1000).toFixed(2));
+const current = measure(ROOT, 'this commit');
+let baseline: Measured[] = [];
+if (BASELINE) {
+  const b = buildBaseline(BASELINE);
+  if (b) {
+    try {
+      baseline = measure(b.root, BASELINE);
+    } finally {
+      b.remove();
+    }
+  }
+}
+
+const shown = RUN_PHASES;
+console.log(`\nWall time per plan (median of ${ROUNDS} rounds, seconds) and where it went in this commit:`);
+const header = ['example', 'plan', 'pattern', 'wall', ...(BASELINE ? ['base', 'ratio'] : []), ...shown, 'rest'];
+const rows: string[][] = [];
+for (const m of current) {
+  const base = baseline.find((b) => b.example === m.example && b.pattern === m.pattern);
+  const wall = median(m.wallMs);
+  const phase = (p: RunPhase) => median(m.phases.map((x) => x[p] ?? 0));
+  const inRun = RUN_PHASES.filter((p) => p !== 'fault').reduce((sum, p) => sum + phase(p), 0);
+  rows.push([
+    m.example,
+    m.plan.split('/').at(-1)!,
+    m.pattern,
+    s(wall),
+    ...(BASELINE ? [s(base ? median(base.wallMs) : NaN), base ? (wall / median(base.wallMs)).toFixed(2) : '-'] : []),
+    ...shown.map((p) => s(phase(p))),
+    s(wall - inRun),
+  ]);
+}
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ');
+console.log(line(header));
+for (const r of rows) console.log(line(r));
+
+console.log('\nMedian wall time per pattern (seconds):');
+for (const pattern of [...new Set(current.map((m) => m.pattern))]) {
+  const now = median(current.filter((m) => m.pattern === pattern).flatMap((m) => m.wallMs));
+  const before = median(baseline.filter((m) => m.pattern === pattern).flatMap((m) => m.wallMs));
+  console.log(`  ${pattern.padEnd(20)} ${s(now)}${baseline.length > 0 ? `   baseline ${s(before)}   ratio ${(now / before).toFixed(2)}` : ''}`);
+}
