@@ -6,8 +6,9 @@
  *   a new connection epoch starts and the controller is restarted;
  * - stale-restart: from the start of the run the proxy marks the resourceVersion at which the
  *   cluster went through `viewAfter`; when `at` fires the controller is held, killed, its Leases
- *   deleted, and restarted onto a view frozen at that resourceVersion, released `releaseAfterSeconds`
- *   after the restarted controller first read from it;
+ *   deleted, and restarted onto a view frozen at that resourceVersion, released once the restarted
+ *   controller, having read from it, has acted on it and gone quiet (`quietMs`, the quiet window
+ *   that says a run has settled), and at the latest `releaseAfterSeconds` after that first read;
  * - hold-until: entirely in the proxy (hold from `from`, expire with 410 once `until` happened).
  *
  * Each fault says whether it was injected; the trace records when each phase happened, and a fault
@@ -46,6 +47,8 @@ export class PlanFaults {
     private readonly onFired: () => void,
     /** The workload step running now, described (undefined: the workload has ended). */
     private readonly workloadAt: () => string | undefined = () => undefined,
+    /** A stale view is released once the controller has been quiet this long after reading it (0: only at releaseAfterSeconds). */
+    private readonly quietMs = 0,
   ) {
     this.injected = plan.spec.faults.map(() => false);
   }
@@ -127,7 +130,8 @@ export class PlanFaults {
             return async () => {
               // The stale window starts when the restarted controller first reads from the view.
               await Promise.race([view.firstServed, sleep(RESTART_READ_TIMEOUT_MS)]);
-              await sleep(fault.releaseAfterSeconds * 1000);
+              const quiet = await this.quietWithin(fault.releaseAfterSeconds * 1000);
+              this.log(`  stale view released ${quiet ? `once the controller had acted on it and been quiet for ${this.quietMs} ms` : `after ${fault.releaseAfterSeconds} s`}`);
               view.release();
             };
           });
@@ -145,6 +149,26 @@ export class PlanFaults {
           }),
         );
         return;
+    }
+  }
+
+  /**
+   * Waits until the controller has been quiet for quietMs (nothing in flight, nothing started,
+   * finished or delivered; a watch open) or `boundMs` has passed; true when it was quiet.
+   */
+  private async quietWithin(boundMs: number): Promise<boolean> {
+    const deadline = Date.now() + boundMs;
+    const since = Date.now();
+    if (this.quietMs <= 0) {
+      await sleep(boundMs);
+      return false;
+    }
+    for (;;) {
+      const a = this.proxy.activity();
+      const now = Date.now();
+      if (a.inFlight === 0 && a.openWatches > 0 && now - Math.max(a.lastActivityAt, since) >= this.quietMs) return true;
+      if (now >= deadline) return false;
+      await sleep(Math.min(50, this.quietMs / 4, deadline - now));
     }
   }
 

@@ -253,6 +253,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
             if (record.injectedDuringStep === undefined) record.injectedDuringStep = currentStep;
           },
           () => (currentStep >= 0 && currentStep < workload.steps.length ? `step ${currentStep + 1} (${describeStep(workload.steps[currentStep]!)})` : undefined),
+          config.settle.quietMs,
         )
       : undefined;
     faults?.arm();

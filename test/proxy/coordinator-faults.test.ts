@@ -149,6 +149,34 @@ test('stale-restart: the restarted controller lists the cluster as it was and it
   t.is(events.find((e): e is ResponseEvent => e.type === 'response' && e.id === create!.id)?.status, 409);
 });
 
+test('stale-restart: the view is released once the restarted controller has acted on it and gone quiet, not at the bound', async (t) => {
+  const { config, workload, dir } = setup(t);
+  // A bound no test could wait out: the release must come from the controller's quiet.
+  const plan = planOf(
+    [
+      {
+        type: 'stale-restart',
+        at: { write: { verb: 'update', key: 'ConfigMap/default/mirror-src-a', occurrence: 2 } },
+        viewAfter: { key: 'ConfigMap/default/src-a', change: 'create', occurrence: 1 },
+        releaseAfterSeconds: 3600,
+      },
+    ],
+    'stale-state',
+  );
+  const runDir = join(dir, 'run');
+  const logs: string[] = [];
+  const { record } = await executeRun({ config, workload, runDir, plan, log: (l) => logs.push(l) });
+  t.is(record.error, undefined);
+  t.true(record.injected);
+  t.true(record.workloadOutcome.ok, record.workloadOutcome.error);
+  t.true(logs.some((l) => l.includes(`stale view released once the controller had acted on it and been quiet for ${config.settle.quietMs} ms`)), logs.join('\n'));
+  const events = readTrace(runDir);
+  const released = events.find((e): e is FaultEvent => e.type === 'fault' && e.fault === 'stale-restart' && e.phase === 'released')!;
+  const staleCreate = events.find((e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.verb === 'create' && e.key === 'ConfigMap/default/mirror-src-a')!;
+  t.true(staleCreate.seq < released.seq, 'it acted on the stale view before the release');
+  t.true(record.settled, 'and settled on the present afterwards');
+});
+
 test('a fault whose trigger never matches: the run is not injected and its record says which fault and why', async (t) => {
   const { config, workload, dir } = setup(t);
   const runDir = join(dir, 'run');
