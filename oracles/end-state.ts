@@ -4,7 +4,7 @@
  */
 import type { KubeObject, ObjectKey } from '../src/model/object-key.js';
 import { ABSENT, type Alarm } from '../src/model/results.js';
-import { formatPath, type FieldPath } from './field-path.js';
+import { formatPath, type FieldPath } from '../src/model/field-path.js';
 import { formatReferenceValues, formatValue } from './format.js';
 import { isPathMasked, type Masks, type ObjectMask } from './masks.js';
 import { containsUid, withoutUids, type EndStateView } from './object-identity.js';

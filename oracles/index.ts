@@ -57,7 +57,7 @@ export type { MaskRule, ObjectMask } from './masks.js';
 export type { UpdateCountRule } from './update-summary.js';
 export type { VerdictDecision } from './verdict.js';
 export { BUILT_IN_MASK_PATHS, MASKED_KEY_NAMES, learnMasks, globMatches } from './masks.js';
-export { parseFieldPattern, formatPath, FieldPathSyntaxError } from './field-path.js';
+export { parseFieldPattern, formatPath, FieldPathSyntaxError } from '../src/model/field-path.js';
 export { summarizeUpdates } from './update-summary.js';
 export { semanticEqual, looksLikeTimestamp, looksLikeIP } from './semantic.js';
 export { quantitiesEqual } from './quantity.js';

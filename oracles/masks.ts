@@ -7,7 +7,7 @@
  * when it runs in the cluster) given as `controllerObjects`.
  */
 import type { ObjectKey } from '../src/model/object-key.js';
-import { parseFieldPattern, patternCovers, type FieldPath, type FieldPattern } from './field-path.js';
+import { parseFieldPattern, patternCovers, type FieldPath, type FieldPattern } from '../src/model/field-path.js';
 import { childSlots, semanticEqual } from './semantic.js';
 
 /** A user mask: objects whose key matches `keyGlob` (`*` matches anything) ignore `paths` ([] = the whole object). */

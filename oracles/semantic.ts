@@ -7,9 +7,9 @@
  * The end-state oracle and the mask learner walk values with `childSlots`, so both see keyed lists
  * the same way and name their items `[name=web]`.
  */
-import { isIP } from 'node:net';
 import { isObject } from '../src/model/object-key.js';
-import type { PathSegment } from './field-path.js';
+import { isIpAddress } from '../src/model/ip-address.js';
+import type { PathSegment } from '../src/model/field-path.js';
 import { quantitiesEqual } from './quantity.js';
 
 /**
@@ -150,7 +150,7 @@ export function looksLikeIP(value: unknown): boolean {
   const slash = value.indexOf('/');
   const addr = slash < 0 ? value : value.slice(0, slash);
   if (slash >= 0 && !/^\d{1,3}$/.test(value.slice(slash + 1))) return false;
-  return isIP(addr) !== 0;
+  return isIpAddress(addr);
 }
 
 /**

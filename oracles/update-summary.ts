@@ -9,7 +9,7 @@
  */
 import { formatKey, isObject, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
 import type { Alarm, RunArtifacts } from '../src/model/results.js';
-import { ANY_SEGMENT, isKeyedSegment, parseFieldPattern, type FieldPattern } from './field-path.js';
+import { ANY_SEGMENT, isKeyedSegment, parseFieldPattern, type FieldPattern } from '../src/model/field-path.js';
 import { globMatches, type Masks, type MaskRule } from './masks.js';
 import { comparableIdentity } from './object-identity.js';
 import { canonicalJson } from './semantic.js';

@@ -22,7 +22,7 @@
  */
 import type { KubeObject, ObjectKey } from '../src/model/object-key.js';
 import { getField } from '../src/model/fields.js';
-import { matchesLabels, parseLabelSelector } from '../src/cluster/selectors.js';
+import { matchesLabels, parseLabelSelector } from '../src/model/selectors.js';
 import type { ClusterView } from '../src/recorder/cluster-recorder.js';
 import type { RequestFacts } from './classify.js';
 import { statusObject } from './status.js';

@@ -52,7 +52,7 @@ import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../cluster/
 import { isIP } from 'node:net';
 import { DEFAULT_HTTP_ANSWER, type ApplicationConfig, type HostAlias, type HttpAnswer, type HttpRule } from '../model/applications.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../model/label-selector.js';
-import { FieldPathSyntaxError, parseFieldPath, parseFieldPattern } from '../../oracles/field-path.js';
+import { FieldPathSyntaxError, parseFieldPath, parseFieldPattern } from '../model/field-path.js';
 
 export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 

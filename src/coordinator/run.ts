@@ -5,7 +5,7 @@
  * need.
  */
 import type { KubeconfigSource } from '../kube/kubeconfig-source.js';
-import { mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeStep, needsReachableAddresses, type ClusterConfig, type ControllerUnderTest, type Workload } from '../config/config.js';
 import { EmbeddedCluster } from '../cluster/index.js';

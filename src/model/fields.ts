@@ -4,7 +4,7 @@
  * `metadata.labels["app.kubernetes.io/name"]`), so a path written for a mask or printed in an alarm
  * means the same in a wait, a trigger or a field selector.
  */
-import { FieldPathSyntaxError, parseFieldPath, valueAtPath } from '../../oracles/field-path.js';
+import { FieldPathSyntaxError, parseFieldPath, valueAtPath } from './field-path.js';
 import { isObject } from './object-key.js';
 
 export function splitFieldPath(path: string): Array<string | number> {

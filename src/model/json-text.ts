@@ -99,7 +99,7 @@ function objectKey(text: string, i: number, keysAt: Array<string[] | Set<string>
   // Canonical strings have one spelling per value, so comparing the spellings compares the keys.
   const key = text.slice(i + 1, end - 1);
   if (isArrayIndex(key)) return -1;
-  let seen = keysAt[depth];
+  const seen = keysAt[depth];
   if (seen === undefined) {
     keysAt[depth] = [key];
   } else if (Array.isArray(seen)) {

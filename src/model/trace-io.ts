@@ -12,7 +12,6 @@ import {
   TRACE_FORMAT,
   TraceSequence,
   isTraceEventType,
-  type ClusterChangeEvent,
   type ControllerTraceEvent,
   type ClusterTraceEvent,
   type ResponseEvent,

@@ -8,7 +8,7 @@ import { upstreamFromKubeconfig } from '../../proxy/standalone.js';
 import { loadKubeconfig, type KubeconfigSource } from '../kube/kubeconfig-source.js';
 import type { ControllerProxyOptions } from '../../proxy/index.js';
 import { KubeClient, type KubeClientOptions } from '../kube/client.js';
-import { SetupError, UserInputError } from '../model/errors.js';
+import { SetupError } from '../model/errors.js';
 
 /** What the proxy needs to reach a cluster: its url and the credentials to present upstream. */
 export type ProxyUpstreamOptions = Pick<

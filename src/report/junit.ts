@@ -71,6 +71,7 @@ function seconds(ms: number): string {
 /** Escapes text and attribute values; drops characters XML 1.0 cannot carry at all. */
 export function escapeXml(text: string): string {
   return text
+    // eslint-disable-next-line no-control-regex -- the control characters XML 1.0 allows are the point
     .replace(/[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '')
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')

@@ -32,7 +32,7 @@ export class ControllerHosts {
     /** The controller's namespace (`controller.namespace`): names relative to it resolve too. */
     private readonly namespace?: string,
   ) {
-    let base = '';
+    let base: string;
     try {
       base = readFileSync(baseFile, 'utf8');
     } catch {

@@ -431,7 +431,7 @@ class ZkConnection {
 
   /** Sends a watch notification if this connection watches `path` for `type`; watches fire once. */
   trigger(path: string, type: number): void {
-    let fire = false;
+    let fire: boolean;
     if (type === EVENT_NODE_CHILDREN_CHANGED) fire = this.childWatches.delete(path);
     else {
       fire = this.dataWatches.delete(path);

@@ -60,7 +60,7 @@ function prng(seed: number): () => number {
   };
 }
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;
 
 const KINDS: Record<string, { group: string; resource: string; apiVersion: string }> = {
   Database: { group: 'example.com', resource: 'databases', apiVersion: 'example.com/v1' },
@@ -378,7 +378,6 @@ async function child(dir: string, what: 'read' | 'plan'): Promise<void> {
 }
 
 function measure(dir: string, what: 'read' | 'plan'): Record<string, any> {
-  // eslint-disable-line @typescript-eslint/no-explicit-any
   const r = spawnSync(process.execPath, ['--max-old-space-size=4096', fileURLToPath(import.meta.url), `--${what}`, dir], { encoding: 'utf8', maxBuffer: 1 << 24 });
   if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!);

@@ -80,7 +80,7 @@ async function survivors(t: ExecutionContext, pids: number[], timeoutMs = 10_000
 }
 
 /** Starts `learn`, waits until the controller runs, and sends `signal` to kperturb (or calls `interrupt`). */
-async function interruptLearn(t: ExecutionContext, signal: NodeJS.Signals, interrupt = async (cli: ReturnType<typeof startCli>, pidFile: string) => void cli.child.kill(signal)) {
+async function interruptLearn(t: ExecutionContext, signal: NodeJS.Signals, interrupt = async (cli: ReturnType<typeof startCli>, _pidFile: string) => void cli.child.kill(signal)) {
   const c = campaign(1);
   const cli = startCli(['learn', ...c.args]);
   t.teardown(() => cli.child.kill('SIGKILL'));

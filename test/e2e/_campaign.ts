@@ -133,7 +133,7 @@ export function buildGoFixtures(): void {
     execFileSync('sh', [join(repoRoot, 'scripts', 'build-go-fixtures.sh')], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
   } catch (err) {
     const e = err as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`scripts/build-go-fixtures.sh failed: ${e.stderr || e.stdout || e.message}`);
+    throw new Error(`scripts/build-go-fixtures.sh failed: ${e.stderr || e.stdout || e.message}`, { cause: err });
   }
 }
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { FieldPathSyntaxError, formatPath, parseFieldPattern } from '../../oracles/index.js';
-import { ANY_SEGMENT } from '../../oracles/field-path.js';
+import { ANY_SEGMENT } from '../../src/model/field-path.js';
 
 test('mask paths parse dotted keys, indexes, wildcards and quoted keys', (t) => {
   t.deepEqual(parseFieldPattern(''), []);

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { compareRuns, quantitiesEqual, semanticEqual } from '../../oracles/index.js';
-import { formatPath, parseFieldPattern } from '../../oracles/field-path.js';
+import { formatPath, parseFieldPattern } from '../../src/model/field-path.js';
 import { configMap, runWith } from './_runs.js';
 
 const deployment = (spec: Record<string, unknown>, status: Record<string, unknown> = {}) => ({

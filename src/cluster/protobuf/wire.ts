@@ -115,7 +115,7 @@ export class WireReader {
         this.skipGroup(fieldNumber);
         return undefined;
       case WIRE_END_GROUP:
-        this.fail(`end of group for field ${fieldNumber} without a start`);
+        return this.fail(`end of group for field ${fieldNumber} without a start`);
       default:
         this.fail(`illegal wire type ${wireType} for field ${fieldNumber}`);
     }
