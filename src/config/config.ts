@@ -43,10 +43,11 @@
  *
  * Relative paths are relative to the file's directory.
  */
-import { dirname, resolve } from 'node:path';
-import { existsSync, statSync } from 'node:fs';
-import { parseKey, type ObjectKey } from '../model/object-key.js';
-import { Validator, describe, join, quote, readYamlFile } from '../model/validate.js';
+import { basename, dirname, resolve } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { isObject, parseKey, type KubeObject, type ObjectKey } from '../model/object-key.js';
+import { MAX_ALIAS_COUNT, Validator, cut, describe, join, quote, readYamlFile } from '../model/validate.js';
 import type { ExecRule, LogRule } from '../model/exec-rules.js';
 import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../cluster/kube-version.js';
 import { isIP } from 'node:net';
@@ -57,11 +58,41 @@ import { FieldPathSyntaxError, parseFieldPath, parseFieldPattern } from '../../o
 export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 
 export type WorkloadStep =
-  | { apply: string }
+  | { apply: string | InlineResource }
   | { patch: { key: ObjectKey; type: 'merge' | 'json' | 'strategic'; patch: unknown; subresource?: string } }
   | { delete: { key: ObjectKey; propagationPolicy?: 'Orphan' | 'Background' | 'Foreground' } }
   | { waitFor: WaitCondition }
-  | { sleep: number };
+  | { sleep: number }
+  | { assert: ExpectedObjects }
+  | { error: ExpectedObjects }
+  | { command: ProcessStep }
+  | { script: ProcessStep };
+
+/** An object written in the workload itself rather than in a manifest file. */
+export interface InlineResource {
+  resource: KubeObject;
+}
+
+/**
+ * What an `assert` step waits to see (every object matches, partially: src/workload/partial-match.ts)
+ * or an `error` step waits to stop seeing (no object matches), as KUTTL's assert and errors files and
+ * chainsaw's assert and error operations mean them.
+ */
+export interface ExpectedObjects {
+  /** The manifest file they came from (absolute), absent when written inline. */
+  file?: string;
+  objects: KubeObject[];
+  timeoutSeconds: number;
+}
+
+/** A process a `command` or `script` step runs, with KUBECONFIG set to the cluster's. */
+export interface ProcessStep {
+  /** What runs: `[entrypoint, ...args]`, or `[shell, ...shellArgs, content]` for a script. */
+  argv: string[];
+  env: Record<string, string>;
+  workingDir: string;
+  timeoutSeconds: number;
+}
 
 export interface WaitCondition {
   key: ObjectKey;
@@ -437,7 +468,11 @@ function objectKey(v: Validator, raw: unknown, path: string): ObjectKey {
   return key;
 }
 
-const STEP_KINDS = ['apply', 'patch', 'delete', 'waitFor', 'sleep'] as const;
+const STEP_KINDS = ['apply', 'patch', 'delete', 'waitFor', 'sleep', 'assert', 'error', 'command', 'script'] as const;
+
+/** KUTTL's and chainsaw's default for an assert or error. */
+export const DEFAULT_EXPECT_TIMEOUT_SECONDS = 30;
+export const DEFAULT_PROCESS_TIMEOUT_SECONDS = 60;
 
 function validateStep(v: Validator, dir: string, raw: unknown, path: string): WorkloadStep {
   const s = v.object(raw, path);
@@ -449,7 +484,27 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
   const p = join(path, kind);
   switch (kind) {
     case 'apply':
+      if (isObject(s.apply)) {
+        v.onlyKeys(s.apply, p, ['resource']);
+        return { apply: { resource: manifestObject(v, s.apply.resource, join(p, 'resource')) } };
+      }
       return { apply: existingFile(v, dir, v.string(s.apply, p), p) };
+    case 'assert':
+    case 'error':
+      return kind === 'assert' ? { assert: validateExpected(v, dir, s.assert, p) } : { error: validateExpected(v, dir, s.error, p) };
+    case 'command': {
+      const d = v.object(s.command, p);
+      v.onlyKeys(d, p, ['entrypoint', 'args', 'env', 'workingDir', 'timeoutSeconds']);
+      const argv = [v.string(d.entrypoint, join(p, 'entrypoint')), ...(d.args === undefined ? [] : v.array(d.args, join(p, 'args')).map((a, i) => text(v, a, join(join(p, 'args'), i))))];
+      return { command: processStep(v, dir, d, p, argv) };
+    }
+    case 'script': {
+      const d = v.object(s.script, p);
+      v.onlyKeys(d, p, ['content', 'shell', 'shellArgs', 'env', 'workingDir', 'timeoutSeconds']);
+      const shell = v.optionalString(d.shell, join(p, 'shell')) ?? 'sh';
+      const shellArgs = d.shellArgs === undefined ? ['-c'] : v.stringArray(d.shellArgs, join(p, 'shellArgs'));
+      return { script: processStep(v, dir, d, p, [shell, ...shellArgs, v.string(d.content, join(p, 'content'))]) };
+    }
     case 'sleep':
       return { sleep: v.duration(s.sleep, p, 'seconds') };
     case 'delete': {
@@ -509,12 +564,97 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
   }
 }
 
+/** `assert` and `error`: a manifest file (`FILE` or `{ file }`) or one inline `resource`, and a timeout. */
+function validateExpected(v: Validator, dir: string, raw: unknown, path: string): ExpectedObjects {
+  if (typeof raw === 'string') {
+    const file = existingFile(v, dir, raw, path);
+    return { file, objects: loadManifestObjects(file), timeoutSeconds: DEFAULT_EXPECT_TIMEOUT_SECONDS };
+  }
+  const d = v.object(raw, path);
+  v.onlyKeys(d, path, ['file', 'resource', 'timeoutSeconds']);
+  const timeoutSeconds = v.optionalDuration(d.timeoutSeconds, join(path, 'timeoutSeconds'), 'seconds', 0.1) ?? DEFAULT_EXPECT_TIMEOUT_SECONDS;
+  if ((d.file === undefined) === (d.resource === undefined)) v.fail(path, 'either file (a manifest file) or resource (one object), not both or neither');
+  if (d.resource !== undefined) return { objects: [manifestObject(v, d.resource, join(path, 'resource'))], timeoutSeconds };
+  const file = existingFile(v, dir, v.string(d.file, join(path, 'file')), join(path, 'file'));
+  return { file, objects: loadManifestObjects(file), timeoutSeconds };
+}
+
+/** An object to apply or expect: apiVersion and kind say which resource; the rest is its content. */
+function manifestObject(v: Validator, raw: unknown, path: string): KubeObject {
+  const o = v.object(raw, path);
+  v.string(o.apiVersion, join(path, 'apiVersion'));
+  v.string(o.kind, join(path, 'kind'));
+  if (o.metadata !== undefined) {
+    const md = v.object(o.metadata, join(path, 'metadata'));
+    v.optionalString(md.name, join(path, 'metadata.name'));
+    v.optionalString(md.namespace, join(path, 'metadata.namespace'));
+    if (md.labels !== undefined) {
+      for (const [k, value] of Object.entries(v.object(md.labels, join(path, 'metadata.labels')))) text(v, value, join(join(path, 'metadata.labels'), k));
+    }
+  }
+  return o as KubeObject;
+}
+
+/** The objects of a manifest file, each checked as manifestObject does; errors name the document. */
+export function loadManifestObjects(file: string): KubeObject[] {
+  const v = new Validator(file);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    return v.fail('', `a readable manifest file (${(err as NodeJS.ErrnoException).code})`);
+  }
+  const objects: KubeObject[] = [];
+  for (const [i, doc] of parseAllDocuments(text).entries()) {
+    const at = `document ${i + 1}`;
+    if (doc.errors.length > 0) v.fail(at, `valid YAML (${cut(doc.errors[0]!.message.split('\n')[0]!)})`);
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (err) {
+      v.fail(at, `YAML whose aliases expand to a bounded size (${cut((err as Error).message)})`);
+    }
+    if (value === null || value === undefined) continue;
+    objects.push(manifestObject(v, value, at));
+  }
+  if (objects.length === 0) v.fail('', 'at least one object');
+  return objects;
+}
+
+function processStep(v: Validator, dir: string, d: Record<string, unknown>, path: string, argv: string[]): ProcessStep {
+  const env: Record<string, string> = {};
+  if (d.env !== undefined) {
+    for (const [k, value] of Object.entries(v.object(d.env, join(path, 'env')))) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) v.fail(join(join(path, 'env'), k), 'an environment variable name of letters, digits and underscores');
+      env[k] = text(v, value, join(join(path, 'env'), k));
+    }
+  }
+  const workingDir = d.workingDir === undefined ? dir : existingDirectory(v, resolve(dir, v.string(d.workingDir, join(path, 'workingDir'))), join(path, 'workingDir'));
+  const timeoutSeconds = v.optionalDuration(d.timeoutSeconds, join(path, 'timeoutSeconds'), 'seconds', 0.1) ?? DEFAULT_PROCESS_TIMEOUT_SECONDS;
+  return { argv, env, workingDir, timeoutSeconds };
+}
+
 export function describeStep(step: WorkloadStep): string {
-  if ('apply' in step) return `apply ${step.apply.split('/').slice(-1)[0]}`;
+  if ('apply' in step) return typeof step.apply === 'string' ? `apply ${basename(step.apply)}` : `apply ${describeObject(step.apply.resource)}`;
+  if ('assert' in step || 'error' in step) {
+    const [verb, e] = 'assert' in step ? ['assert', step.assert] : ['error', step.error];
+    const what = e.file ? basename(e.file) : e.objects.map(describeObject).join(', ');
+    return `${verb} ${what} (${e.timeoutSeconds}s)`;
+  }
+  if ('command' in step) return `command ${cut(step.command.argv.join(' '))}`;
+  if ('script' in step) return `script ${cut(step.script.argv.at(-1)!.split('\n')[0]!)}`;
   if ('patch' in step) return `patch ${step.patch.key}${step.patch.subresource ? '/' + step.patch.subresource : ''} (${step.patch.type})`;
   if ('delete' in step) return `delete ${step.delete.key}`;
   if ('sleep' in step) return `sleep ${step.sleep}s`;
   const w = step.waitFor;
   const what = w.absent ? 'absent' : w.condition ? `condition ${w.condition}` : w.field ? `${w.field} == ${JSON.stringify(w.equals)}` : 'exists';
   return `wait for ${w.key} ${what} (${w.timeoutSeconds}s${w.onTimeout === 'continue' ? ', then go on' : ''})`;
+}
+
+/** `Kind/name` (or `Kind` with its labels when it names none), for step descriptions. */
+export function describeObject(obj: KubeObject): string {
+  const name = obj.metadata?.name;
+  if (name) return `${obj.kind}/${obj.metadata?.namespace ? obj.metadata.namespace + '/' : ''}${name}`;
+  const labels = Object.entries(obj.metadata?.labels ?? {}).map(([k, v]) => `${k}=${v}`);
+  return `${obj.kind}${labels.length > 0 ? `[${labels.join(',')}]` : ''}`;
 }
