@@ -16,6 +16,7 @@
  *     namespace: default            # with clusterDNS: also <svc>, <pod>.<svc> (relative to it) and <svc>.<ns>
  *   setup: [crd.yaml]               # manifests applied before the controller starts
  *   workloads:
+ *     e2e: { chainsaw: tests/e2e/basic }   # or kuttl: DIR: a chainsaw test or KUTTL test case (src/workload/import)
  *     create:
  *       steps:
  *         - apply: db.yaml
@@ -54,6 +55,8 @@ import { isIP } from 'node:net';
 import { DEFAULT_HTTP_ANSWER, type ApplicationConfig, type HostAlias, type HttpAnswer, type HttpRule } from '../model/applications.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../model/label-selector.js';
 import { FieldPathSyntaxError, parseFieldPath, parseFieldPattern } from '../../oracles/field-path.js';
+import { importChainsaw } from '../workload/import/chainsaw.js';
+import { importKuttl } from '../workload/import/kuttl.js';
 
 export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 
@@ -234,7 +237,12 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     const wpath = join('workloads', wname);
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(wname)) v.fail(wpath, 'a workload name of lowercase letters, digits and dashes');
     const w = v.object(wraw, wpath);
-    v.onlyKeys(w, wpath, ['steps']);
+    v.onlyKeys(w, wpath, ['steps', 'chainsaw', 'kuttl']);
+    const suite = suiteReference(v, dir, w, wpath);
+    if (suite) {
+      workloads.set(wname, { name: wname, steps: suite.steps.map((s, i) => validateStep(v, dir, s, `${suite.path} (imported step ${i + 1})`)) });
+      continue;
+    }
     const steps = v.array(w.steps, join(wpath, 'steps'));
     if (steps.length === 0) v.fail(join(wpath, 'steps'), 'at least one step');
     workloads.set(wname, { name: wname, steps: steps.map((s, i) => validateStep(v, dir, s, join(join(wpath, 'steps'), i))) });
@@ -280,6 +288,22 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   });
   const cluster = validateClusterSection(v, top.cluster);
   return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks, countUpdates, exec, logs, applications, cluster };
+}
+
+/**
+ * `chainsaw: DIR` or `kuttl: DIR` instead of `steps`: the one test in DIR, imported as
+ * `kperturb import` does (src/workload/import/); its refusals name the test's own file.
+ */
+function suiteReference(v: Validator, dir: string, w: Record<string, unknown>, wpath: string): { steps: Array<Record<string, unknown>>; path: string } | undefined {
+  const given = (['steps', 'chainsaw', 'kuttl'] as const).filter((k) => w[k] !== undefined);
+  if (given.length !== 1) v.fail(wpath, `one of steps, chainsaw (a chainsaw test directory) or kuttl (a KUTTL test case directory) (got ${given.length === 0 ? 'none' : given.join(', ')})`);
+  const format = given[0]!;
+  if (format === 'steps') return undefined;
+  const path = join(wpath, format);
+  const target = existingDirectory(v, resolve(dir, v.string(w[format], path)), path);
+  const result = format === 'chainsaw' ? importChainsaw(target) : importKuttl(target);
+  if (result.workloads.length !== 1) v.fail(path, `a directory of one test (${target} holds ${result.workloads.length}: ${result.workloads.map((x) => x.name).join(', ')}); name one of them`);
+  return { steps: result.workloads[0]!.steps, path };
 }
 
 const HOSTNAME = /^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*$/;
@@ -564,17 +588,23 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
   }
 }
 
-/** `assert` and `error`: a manifest file (`FILE` or `{ file }`) or one inline `resource`, and a timeout. */
+/** `assert` and `error`: a manifest file (`FILE` or `{ file }`), inline `resource` or `resources`, and a timeout. */
 function validateExpected(v: Validator, dir: string, raw: unknown, path: string): ExpectedObjects {
   if (typeof raw === 'string') {
     const file = existingFile(v, dir, raw, path);
     return { file, objects: loadManifestObjects(file), timeoutSeconds: DEFAULT_EXPECT_TIMEOUT_SECONDS };
   }
   const d = v.object(raw, path);
-  v.onlyKeys(d, path, ['file', 'resource', 'timeoutSeconds']);
+  v.onlyKeys(d, path, ['file', 'resource', 'resources', 'timeoutSeconds']);
   const timeoutSeconds = v.optionalDuration(d.timeoutSeconds, join(path, 'timeoutSeconds'), 'seconds', 0.1) ?? DEFAULT_EXPECT_TIMEOUT_SECONDS;
-  if ((d.file === undefined) === (d.resource === undefined)) v.fail(path, 'either file (a manifest file) or resource (one object), not both or neither');
+  const given = (['file', 'resource', 'resources'] as const).filter((k) => d[k] !== undefined);
+  if (given.length !== 1) v.fail(path, `one of file (a manifest file), resource (one object) or resources (a list of objects) (got ${given.length === 0 ? 'none' : given.join(', ')})`);
   if (d.resource !== undefined) return { objects: [manifestObject(v, d.resource, join(path, 'resource'))], timeoutSeconds };
+  if (d.resources !== undefined) {
+    const list = v.array(d.resources, join(path, 'resources'));
+    if (list.length === 0) v.fail(join(path, 'resources'), 'at least one object');
+    return { objects: list.map((o, i) => manifestObject(v, o, join(join(path, 'resources'), i))), timeoutSeconds };
+  }
   const file = existingFile(v, dir, v.string(d.file, join(path, 'file')), join(path, 'file'));
   return { file, objects: loadManifestObjects(file), timeoutSeconds };
 }

@@ -14,7 +14,7 @@ import { describeObject } from '../config/config.js';
 
 /** What the trace records of a finished assert or error step (see WorkloadStepEvent). */
 export interface ExpectationOutcome {
-  /** Times the condition was evaluated; only when one named object decides it (see expectedKeys). */
+  /** Times the condition was evaluated; only when one named object decides it (see namedObjectKeys). */
   polls?: number;
   metAt?: string;
 }
@@ -27,16 +27,17 @@ interface Watched {
 }
 
 /**
- * The keys of the named expected objects, for the trace's `keys`. The planner reads a wait's first
- * key and `metAt` as "this object's change met it", so only a step about one named object says more.
+ * The keys of the named objects among `objects`, for the trace's `keys`; an object without a namespace
+ * is in `default` when its kind is namespaced (where an apply puts it). For a wait, the planner reads
+ * the first key and `metAt` as "this object's change met it", so only one named object says more.
  */
-export async function expectedKeys(client: KubeClient, e: ExpectedObjects): Promise<ObjectKey[]> {
+export async function namedObjectKeys(client: KubeClient, objects: readonly KubeObject[]): Promise<ObjectKey[]> {
   const keys: ObjectKey[] = [];
-  for (const obj of e.objects) {
+  for (const obj of objects) {
     const name = obj.metadata?.name;
-    if (!name) continue;
-    const info = await client.resources.byKind(obj.kind!, obj.apiVersion);
-    keys.push(formatKey(obj.kind!, info?.namespaced === false ? undefined : (obj.metadata?.namespace ?? 'default'), name));
+    if (!name || !obj.kind) continue;
+    const info = await client.resources.byKind(obj.kind, obj.apiVersion);
+    keys.push(formatKey(obj.kind, info?.namespaced === false ? undefined : (obj.metadata?.namespace ?? 'default'), name));
   }
   return keys;
 }

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { describeStep, type InlineResource, type WaitCondition, type Workload, type WorkloadStep } from '../config/config.js';
-import { expectedKeys, waitForExpectation } from './expectations.js';
+import { namedObjectKeys, waitForExpectation } from './expectations.js';
 import { ProcessStepError, runProcessStep } from './process-step.js';
 import { getField } from '../model/fields.js';
 import { MAX_ALIAS_COUNT, cut } from '../model/validate.js';
@@ -55,7 +55,7 @@ export async function runWorkload(client: KubeClient, workload: Workload, trace:
 async function stepTarget(client: KubeClient, step: WorkloadStep): Promise<{ action: WorkloadStepAction; keys?: ObjectKey[] }> {
   if ('apply' in step) {
     try {
-      return { action: 'write', keys: manifestsOf(step.apply).map((o) => keyOf(o)).filter((k): k is ObjectKey => k !== undefined) };
+      return { action: 'write', keys: await namedObjectKeys(client, manifestsOf(step.apply)) };
     } catch {
       return { action: 'write' };
     }
@@ -66,7 +66,7 @@ async function stepTarget(client: KubeClient, step: WorkloadStep): Promise<{ act
   if ('command' in step || 'script' in step) return { action: 'write' };
   if ('assert' in step || 'error' in step) {
     try {
-      return { action: 'wait', keys: await expectedKeys(client, 'assert' in step ? step.assert : step.error) };
+      return { action: 'wait', keys: await namedObjectKeys(client, ('assert' in step ? step.assert : step.error).objects) };
     } catch {
       return { action: 'wait' };
     }

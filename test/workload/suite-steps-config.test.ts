@@ -54,7 +54,7 @@ test('the new steps load: assert and error read their objects, command and scrip
 test('each mistake in the new steps is named by its path and what was expected', (t) => {
   const cases: Array<[string, Record<string, string>, string, RegExp]> = [
     ['      - assert: missing.yaml\n', {}, 'workloads.w.steps[0].assert', /a manifest file that exists/],
-    ['      - assert: { file: a.yaml, resource: { apiVersion: v1, kind: X } }\n', { 'a.yaml': 'kind: X' }, 'workloads.w.steps[0].assert', /either file .* or resource/],
+    ['      - assert: { file: a.yaml, resource: { apiVersion: v1, kind: X } }\n', { 'a.yaml': 'kind: X' }, 'workloads.w.steps[0].assert', /one of file .*, resource .* or resources .* \(got file, resource\)/],
     ['      - error: { resource: { kind: ConfigMap } }\n', {}, 'workloads.w.steps[0].error.resource.apiVersion', /a non-empty string/],
     ['      - assert: { file: a.yaml, timeoutSecond: 3 }\n', { 'a.yaml': 'kind: X' }, 'workloads.w.steps[0].assert.timeoutSecond', /no such field/],
     ['      - command: { args: [get] }\n', {}, 'workloads.w.steps[0].command.entrypoint', /a non-empty string/],
