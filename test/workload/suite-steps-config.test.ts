@@ -3,9 +3,10 @@
  * the file, the path inside it and what was expected for each kind of mistake.
  */
 import test from 'ava';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/config.js';
 import { UserInputError } from '../../src/model/errors.js';
 
@@ -74,4 +75,23 @@ test('an object in an assert file without a kind is named by the file and its do
   const err = inputError(t, file);
   t.true(err.file!.endsWith('01-assert.yaml'));
   t.is(err.at, 'document 2.kind');
+});
+
+test('a workload can name a chainsaw or KUTTL test directory instead of steps; a refusal names the test file', (t) => {
+  const suites = fileURLToPath(new URL('../../../test/workload/suites/secret-marker', import.meta.url));
+  const file = configWith(t, '');
+  const config = (workloads: string): string => {
+    writeFileSync(file, `${HEAD}workloads:\n${workloads}`);
+    return file;
+  };
+  const loaded = loadConfig(config(`  a: { chainsaw: ${join(suites, 'chainsaw', 'create-and-upgrade')} }\n  b: { kuttl: ${join(suites, 'kuttl', 'create-and-upgrade')} }\n`));
+  t.like(loaded.workloads.get('a')!.steps[1], { assert: { timeoutSeconds: 30 } });
+  t.like(loaded.workloads.get('b')!.steps[4], { error: { timeoutSeconds: 30 } });
+  t.is(inputError(t, config(`  a: { chainsaw: ${join(suites, 'chainsaw')}, steps: [] }\n`)).at, 'workloads.a');
+  const refused = join(file, '..', 'refused');
+  mkdirSync(refused);
+  writeFileSync(join(refused, 'chainsaw-test.yaml'), 'apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: { name: t }\nspec:\n  steps:\n  - try:\n    - sleep: { duration: forever }\n');
+  const err = inputError(t, config('  a: { chainsaw: refused }\n'));
+  t.is(err.file, join(refused, 'chainsaw-test.yaml'));
+  t.is(err.at, 'spec.steps[0].try[0].sleep.duration');
 });
