@@ -115,8 +115,9 @@ test('a script that exits non-zero fails the workload with its exit code and wha
 test('a command that outlives its timeout is stopped with everything it started, and fails the step', async (t) => {
   const { dir, run } = await setup(t);
   const pidFile = join(dir, 'child.pid');
-  // The shell starts a child; the timeout must end the child too, not only the shell.
-  const { outcome } = await run({ script: proc(['sh', '-c', `sleep 60 & echo $! > ${pidFile}; wait`], dir, 0.5) });
+  // The shell starts a child (its output elsewhere, so the step ends when the shell does); the
+  // timeout must end the child too, not only the shell.
+  const { outcome } = await run({ script: proc(['sh', '-c', `sleep 60 >/dev/null 2>&1 & echo $! > ${pidFile}; wait`], dir, 0.5) });
   t.false(outcome.ok);
   t.regex(outcome.error!, /sh did not finish within 0\.5s/);
   const child = readFileSync(pidFile, 'utf8').trim();
