@@ -45,10 +45,9 @@
  * Relative paths are relative to the file's directory.
  */
 import { basename, dirname, resolve } from 'node:path';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
+import { existsSync, statSync } from 'node:fs';
 import { isObject, parseKey, type KubeObject, type ObjectKey } from '../model/object-key.js';
-import { MAX_ALIAS_COUNT, Validator, cut, describe, join, quote, readYamlFile } from '../model/validate.js';
+import { Validator, cut, describe, join, quote, readYamlFile } from '../model/validate.js';
 import type { ExecRule, LogRule } from '../model/exec-rules.js';
 import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../cluster/kube-version.js';
 import { isIP } from 'node:net';
@@ -57,6 +56,7 @@ import type { LabelSelector, LabelSelectorRequirement } from '../model/label-sel
 import { FieldPathSyntaxError, parseFieldPath, parseFieldPattern } from '../../oracles/field-path.js';
 import { importChainsaw } from '../workload/import/chainsaw.js';
 import { importKuttl } from '../workload/import/kuttl.js';
+import { readDocuments } from '../workload/import/suite.js';
 
 export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 
@@ -628,25 +628,7 @@ function manifestObject(v: Validator, raw: unknown, path: string): KubeObject {
 /** The objects of a manifest file, each checked as manifestObject does; errors name the document. */
 export function loadManifestObjects(file: string): KubeObject[] {
   const v = new Validator(file);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    return v.fail('', `a readable manifest file (${(err as NodeJS.ErrnoException).code})`);
-  }
-  const objects: KubeObject[] = [];
-  for (const [i, doc] of parseAllDocuments(text).entries()) {
-    const at = `document ${i + 1}`;
-    if (doc.errors.length > 0) v.fail(at, `valid YAML (${cut(doc.errors[0]!.message.split('\n')[0]!)})`);
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-    } catch (err) {
-      v.fail(at, `YAML whose aliases expand to a bounded size (${cut((err as Error).message)})`);
-    }
-    if (value === null || value === undefined) continue;
-    objects.push(manifestObject(v, value, at));
-  }
+  const objects = readDocuments(file).map((doc, i) => manifestObject(v, doc, `document ${i + 1}`));
   if (objects.length === 0) v.fail('', 'at least one object');
   return objects;
 }
