@@ -296,7 +296,8 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
  */
 function suiteReference(v: Validator, dir: string, w: Record<string, unknown>, wpath: string): { steps: Array<Record<string, unknown>>; path: string } | undefined {
   const given = (['steps', 'chainsaw', 'kuttl'] as const).filter((k) => w[k] !== undefined);
-  if (given.length !== 1) v.fail(wpath, `one of steps, chainsaw (a chainsaw test directory) or kuttl (a KUTTL test case directory) (got ${given.length === 0 ? 'none' : given.join(', ')})`);
+  if (given.length === 0) v.fail(join(wpath, 'steps'), 'a list of steps (or chainsaw: DIR, or kuttl: DIR, instead of steps)');
+  if (given.length > 1) v.fail(wpath, `one of steps, chainsaw (a chainsaw test directory) or kuttl (a KUTTL test case directory) (got ${given.join(', ')})`);
   const format = given[0]!;
   if (format === 'steps') return undefined;
   const path = join(wpath, format);
