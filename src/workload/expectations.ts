@@ -5,12 +5,11 @@
  * its namespace whose labels include its labels (KUTTL's and chainsaw's rule). Objects without a
  * namespace are looked for in `default`, the namespace an `apply` puts them in.
  */
-import { type ExpectedObjects } from '../config/config.js';
+import { describeObject, type ExpectedObjects } from '../config/config.js';
 import { InformerFactory, type Informer } from '../kube/informer.js';
 import type { KubeClient } from '../kube/client.js';
 import { formatKey, type KubeObject, type ObjectKey } from '../model/object-key.js';
 import { partialMismatch } from './partial-match.js';
-import { describeObject } from '../config/config.js';
 
 /** What the trace records of a finished assert or error step (see WorkloadStepEvent). */
 export interface ExpectationOutcome {

@@ -213,8 +213,9 @@ class TestContext {
     if (body.ref !== undefined) {
       const ref = isObject(body.ref) ? body.ref : this.fail(`${path}.ref`, 'a mapping with apiVersion, kind and name');
       this.checkKeys(ref, `${path}.ref`, { known: ['apiVersion', 'kind', 'name', 'namespace', 'labels'] });
+      if (typeof ref.kind !== 'string') this.fail(`${path}.ref.kind`, 'the kind of the object to delete');
       const metadata = { ...(typeof ref.name === 'string' ? { name: ref.name } : {}), ...(typeof ref.namespace === 'string' ? { namespace: ref.namespace } : {}) };
-      targets.push({ object: { apiVersion: String(ref.apiVersion), kind: String(ref.kind), metadata }, at: `${path}.ref` });
+      targets.push({ object: { kind: ref.kind, metadata }, at: `${path}.ref` });
     } else {
       for (const s of this.sources(body, path)) {
         for (const [i, object] of (s.file ? this.objectsOf(s.file) : [s.object!]).entries()) targets.push({ object, at: s.file ? `${path}.file (object ${i + 1})` : `${path}.resource` });
@@ -224,9 +225,7 @@ class TestContext {
     if (policy !== undefined && policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') this.fail(`${path}.deletionPropagationPolicy`, `Orphan, Background or Foreground (got ${quote(policy)})`);
     return targets.flatMap(({ object, at }) => {
       const name = object.metadata?.name;
-      if (typeof object.kind !== 'string' || object.kind === 'undefined' || !name) {
-        this.fail(at, 'a kind and a name: kperturb deletes one named object at a time (not by labels or all of a kind)');
-      }
+      if (!object.kind || !name) this.fail(at, 'a kind and a name: kperturb deletes one named object at a time (not by labels or all of a kind)');
       const key = keyFor(object.kind, object.metadata?.namespace, name);
       // chainsaw waits until the object is gone; so does the wait after the delete.
       return [{ delete: { key, ...(policy ? { propagationPolicy: policy } : {}) } }, { waitFor: { key, absent: true, timeoutSeconds } }];
