@@ -13,6 +13,7 @@ import { formatShard, parseShard, referenceWeights, shardPlans } from '../campai
 import { renderJob } from '../campaign/job.js';
 import { DEMO_PARALLEL } from '../campaign/limiter.js';
 import { InterruptedError, UserInputError, SetupError } from '../model/errors.js';
+import { registerImport } from './import.js';
 import { interruptExitCode, stopOnInterrupt } from './signals.js';
 import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../cluster/kube-version.js';
 import { renderTable, formatDuration } from '../report/table.js';
@@ -434,6 +435,7 @@ export function buildProgram(): Command {
       if (results.examples.some((e) => e.error)) process.exitCode = 2;
     });
 
+  registerImport(program);
   return program;
 }
 

@@ -16,6 +16,7 @@
  *     namespace: default            # with clusterDNS: also <svc>, <pod>.<svc> (relative to it) and <svc>.<ns>
  *   setup: [crd.yaml]               # manifests applied before the controller starts
  *   workloads:
+ *     e2e: { chainsaw: tests/e2e/basic }   # or kuttl: DIR: a chainsaw test or KUTTL test case (src/workload/import)
  *     create:
  *       steps:
  *         - apply: db.yaml
@@ -43,25 +44,58 @@
  *
  * Relative paths are relative to the file's directory.
  */
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
-import { parseKey, type ObjectKey } from '../model/object-key.js';
-import { Validator, describe, join, quote, readYamlFile } from '../model/validate.js';
+import { isObject, parseKey, type KubeObject, type ObjectKey } from '../model/object-key.js';
+import { Validator, cut, describe, join, quote, readYamlFile } from '../model/validate.js';
 import type { ExecRule, LogRule } from '../model/exec-rules.js';
 import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../cluster/kube-version.js';
 import { isIP } from 'node:net';
 import { DEFAULT_HTTP_ANSWER, type ApplicationConfig, type HostAlias, type HttpAnswer, type HttpRule } from '../model/applications.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../model/label-selector.js';
 import { FieldPathSyntaxError, parseFieldPath, parseFieldPattern } from '../model/field-path.js';
+import { importChainsaw } from '../workload/import/chainsaw.js';
+import { importKuttl } from '../workload/import/kuttl.js';
+import { readDocuments } from '../workload/import/suite.js';
 
 export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 
 export type WorkloadStep =
-  | { apply: string }
+  | { apply: string | InlineResource }
   | { patch: { key: ObjectKey; type: 'merge' | 'json' | 'strategic'; patch: unknown; subresource?: string } }
   | { delete: { key: ObjectKey; propagationPolicy?: 'Orphan' | 'Background' | 'Foreground' } }
   | { waitFor: WaitCondition }
-  | { sleep: number };
+  | { sleep: number }
+  | { assert: ExpectedObjects }
+  | { error: ExpectedObjects }
+  | { command: ProcessStep }
+  | { script: ProcessStep };
+
+/** An object written in the workload itself rather than in a manifest file. */
+export interface InlineResource {
+  resource: KubeObject;
+}
+
+/**
+ * What an `assert` step waits to see (every object matches, partially: src/workload/partial-match.ts)
+ * or an `error` step waits to stop seeing (no object matches), as KUTTL's assert and errors files and
+ * chainsaw's assert and error operations mean them.
+ */
+export interface ExpectedObjects {
+  /** The manifest file they came from (absolute), absent when written inline. */
+  file?: string;
+  objects: KubeObject[];
+  timeoutSeconds: number;
+}
+
+/** A process a `command` or `script` step runs, with KUBECONFIG set to the cluster's. */
+export interface ProcessStep {
+  /** What runs: `[entrypoint, ...args]`, or `[shell, ...shellArgs, content]` for a script. */
+  argv: string[];
+  env: Record<string, string>;
+  workingDir: string;
+  timeoutSeconds: number;
+}
 
 export interface WaitCondition {
   key: ObjectKey;
@@ -203,7 +237,12 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     const wpath = join('workloads', wname);
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(wname)) v.fail(wpath, 'a workload name of lowercase letters, digits and dashes');
     const w = v.object(wraw, wpath);
-    v.onlyKeys(w, wpath, ['steps']);
+    v.onlyKeys(w, wpath, ['steps', 'chainsaw', 'kuttl']);
+    const suite = suiteReference(v, dir, w, wpath);
+    if (suite) {
+      workloads.set(wname, { name: wname, steps: suite.steps.map((s, i) => validateStep(v, dir, s, `${suite.path} (imported step ${i + 1})`)) });
+      continue;
+    }
     const steps = v.array(w.steps, join(wpath, 'steps'));
     if (steps.length === 0) v.fail(join(wpath, 'steps'), 'at least one step');
     workloads.set(wname, { name: wname, steps: steps.map((s, i) => validateStep(v, dir, s, join(join(wpath, 'steps'), i))) });
@@ -249,6 +288,23 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   });
   const cluster = validateClusterSection(v, top.cluster);
   return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks, countUpdates, exec, logs, applications, cluster };
+}
+
+/**
+ * `chainsaw: DIR` or `kuttl: DIR` instead of `steps`: the one test in DIR, imported as
+ * `kperturb import` does (src/workload/import/); its refusals name the test's own file.
+ */
+function suiteReference(v: Validator, dir: string, w: Record<string, unknown>, wpath: string): { steps: Array<Record<string, unknown>>; path: string } | undefined {
+  const given = (['steps', 'chainsaw', 'kuttl'] as const).filter((k) => w[k] !== undefined);
+  if (given.length === 0) v.fail(join(wpath, 'steps'), 'a list of steps (or chainsaw: DIR, or kuttl: DIR, instead of steps)');
+  if (given.length > 1) v.fail(wpath, `one of steps, chainsaw (a chainsaw test directory) or kuttl (a KUTTL test case directory) (got ${given.join(', ')})`);
+  const format = given[0]!;
+  if (format === 'steps') return undefined;
+  const path = join(wpath, format);
+  const target = existingDirectory(v, resolve(dir, v.string(w[format], path)), path);
+  const result = format === 'chainsaw' ? importChainsaw(target) : importKuttl(target);
+  if (result.workloads.length !== 1) v.fail(path, `a directory of one test (${target} holds ${result.workloads.length}: ${result.workloads.map((x) => x.name).join(', ')}); name one of them`);
+  return { steps: result.workloads[0]!.steps, path };
 }
 
 const HOSTNAME = /^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*$/;
@@ -437,7 +493,11 @@ function objectKey(v: Validator, raw: unknown, path: string): ObjectKey {
   return key;
 }
 
-const STEP_KINDS = ['apply', 'patch', 'delete', 'waitFor', 'sleep'] as const;
+const STEP_KINDS = ['apply', 'patch', 'delete', 'waitFor', 'sleep', 'assert', 'error', 'command', 'script'] as const;
+
+/** KUTTL's and chainsaw's default for an assert or error. */
+export const DEFAULT_EXPECT_TIMEOUT_SECONDS = 30;
+export const DEFAULT_PROCESS_TIMEOUT_SECONDS = 60;
 
 function validateStep(v: Validator, dir: string, raw: unknown, path: string): WorkloadStep {
   const s = v.object(raw, path);
@@ -449,7 +509,27 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
   const p = join(path, kind);
   switch (kind) {
     case 'apply':
+      if (isObject(s.apply)) {
+        v.onlyKeys(s.apply, p, ['resource']);
+        return { apply: { resource: manifestObject(v, s.apply.resource, join(p, 'resource')) } };
+      }
       return { apply: existingFile(v, dir, v.string(s.apply, p), p) };
+    case 'assert':
+    case 'error':
+      return kind === 'assert' ? { assert: validateExpected(v, dir, s.assert, p) } : { error: validateExpected(v, dir, s.error, p) };
+    case 'command': {
+      const d = v.object(s.command, p);
+      v.onlyKeys(d, p, ['entrypoint', 'args', 'env', 'workingDir', 'timeoutSeconds']);
+      const argv = [v.string(d.entrypoint, join(p, 'entrypoint')), ...(d.args === undefined ? [] : v.array(d.args, join(p, 'args')).map((a, i) => text(v, a, join(join(p, 'args'), i))))];
+      return { command: processStep(v, dir, d, p, argv) };
+    }
+    case 'script': {
+      const d = v.object(s.script, p);
+      v.onlyKeys(d, p, ['content', 'shell', 'shellArgs', 'env', 'workingDir', 'timeoutSeconds']);
+      const shell = v.optionalString(d.shell, join(p, 'shell')) ?? 'sh';
+      const shellArgs = d.shellArgs === undefined ? ['-c'] : v.stringArray(d.shellArgs, join(p, 'shellArgs'));
+      return { script: processStep(v, dir, d, p, [shell, ...shellArgs, v.string(d.content, join(p, 'content'))]) };
+    }
     case 'sleep':
       return { sleep: v.duration(s.sleep, p, 'seconds') };
     case 'delete': {
@@ -509,12 +589,85 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
   }
 }
 
+/** `assert` and `error`: a manifest file (`FILE` or `{ file }`), inline `resource` or `resources`, and a timeout. */
+function validateExpected(v: Validator, dir: string, raw: unknown, path: string): ExpectedObjects {
+  if (typeof raw === 'string') {
+    const file = existingFile(v, dir, raw, path);
+    return { file, objects: loadManifestObjects(file), timeoutSeconds: DEFAULT_EXPECT_TIMEOUT_SECONDS };
+  }
+  const d = v.object(raw, path);
+  v.onlyKeys(d, path, ['file', 'resource', 'resources', 'timeoutSeconds']);
+  const timeoutSeconds = v.optionalDuration(d.timeoutSeconds, join(path, 'timeoutSeconds'), 'seconds', 0.1) ?? DEFAULT_EXPECT_TIMEOUT_SECONDS;
+  const given = (['file', 'resource', 'resources'] as const).filter((k) => d[k] !== undefined);
+  if (given.length !== 1) v.fail(path, `one of file (a manifest file), resource (one object) or resources (a list of objects) (got ${given.length === 0 ? 'none' : given.join(', ')})`);
+  if (d.resource !== undefined) return { objects: [manifestObject(v, d.resource, join(path, 'resource'))], timeoutSeconds };
+  if (d.resources !== undefined) {
+    const list = v.array(d.resources, join(path, 'resources'));
+    if (list.length === 0) v.fail(join(path, 'resources'), 'at least one object');
+    return { objects: list.map((o, i) => manifestObject(v, o, join(join(path, 'resources'), i))), timeoutSeconds };
+  }
+  const file = existingFile(v, dir, v.string(d.file, join(path, 'file')), join(path, 'file'));
+  return { file, objects: loadManifestObjects(file), timeoutSeconds };
+}
+
+/** An object to apply or expect: apiVersion and kind say which resource; the rest is its content. */
+function manifestObject(v: Validator, raw: unknown, path: string): KubeObject {
+  const o = v.object(raw, path);
+  v.string(o.apiVersion, join(path, 'apiVersion'));
+  v.string(o.kind, join(path, 'kind'));
+  if (o.metadata !== undefined) {
+    const md = v.object(o.metadata, join(path, 'metadata'));
+    v.optionalString(md.name, join(path, 'metadata.name'));
+    v.optionalString(md.namespace, join(path, 'metadata.namespace'));
+    if (md.labels !== undefined) {
+      for (const [k, value] of Object.entries(v.object(md.labels, join(path, 'metadata.labels')))) text(v, value, join(join(path, 'metadata.labels'), k));
+    }
+  }
+  return o as KubeObject;
+}
+
+/** The objects of a manifest file, each checked as manifestObject does; errors name the document. */
+export function loadManifestObjects(file: string): KubeObject[] {
+  const v = new Validator(file);
+  const objects = readDocuments(file).map((doc, i) => manifestObject(v, doc, `document ${i + 1}`));
+  if (objects.length === 0) v.fail('', 'at least one object');
+  return objects;
+}
+
+function processStep(v: Validator, dir: string, d: Record<string, unknown>, path: string, argv: string[]): ProcessStep {
+  const env: Record<string, string> = {};
+  if (d.env !== undefined) {
+    for (const [k, value] of Object.entries(v.object(d.env, join(path, 'env')))) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) v.fail(join(join(path, 'env'), k), 'an environment variable name of letters, digits and underscores');
+      env[k] = text(v, value, join(join(path, 'env'), k));
+    }
+  }
+  const workingDir = d.workingDir === undefined ? dir : existingDirectory(v, resolve(dir, v.string(d.workingDir, join(path, 'workingDir'))), join(path, 'workingDir'));
+  const timeoutSeconds = v.optionalDuration(d.timeoutSeconds, join(path, 'timeoutSeconds'), 'seconds', 0.1) ?? DEFAULT_PROCESS_TIMEOUT_SECONDS;
+  return { argv, env, workingDir, timeoutSeconds };
+}
+
 export function describeStep(step: WorkloadStep): string {
-  if ('apply' in step) return `apply ${step.apply.split('/').slice(-1)[0]}`;
+  if ('apply' in step) return typeof step.apply === 'string' ? `apply ${basename(step.apply)}` : `apply ${describeObject(step.apply.resource)}`;
+  if ('assert' in step || 'error' in step) {
+    const [verb, e] = 'assert' in step ? ['assert', step.assert] : ['error', step.error];
+    const what = e.file ? basename(e.file) : e.objects.map(describeObject).join(', ');
+    return `${verb} ${what} (${e.timeoutSeconds}s)`;
+  }
+  if ('command' in step) return `command ${cut(step.command.argv.join(' '))}`;
+  if ('script' in step) return `script ${cut(step.script.argv.at(-1)!.split('\n')[0]!)}`;
   if ('patch' in step) return `patch ${step.patch.key}${step.patch.subresource ? '/' + step.patch.subresource : ''} (${step.patch.type})`;
   if ('delete' in step) return `delete ${step.delete.key}`;
   if ('sleep' in step) return `sleep ${step.sleep}s`;
   const w = step.waitFor;
   const what = w.absent ? 'absent' : w.condition ? `condition ${w.condition}` : w.field ? `${w.field} == ${JSON.stringify(w.equals)}` : 'exists';
   return `wait for ${w.key} ${what} (${w.timeoutSeconds}s${w.onTimeout === 'continue' ? ', then go on' : ''})`;
+}
+
+/** `Kind/name` (or `Kind` with its labels when it names none), for step descriptions. */
+export function describeObject(obj: KubeObject): string {
+  const name = obj.metadata?.name;
+  if (name) return `${obj.kind}/${obj.metadata?.namespace ? obj.metadata.namespace + '/' : ''}${name}`;
+  const labels = Object.entries(obj.metadata?.labels ?? {}).map(([k, v]) => `${k}=${v}`);
+  return `${obj.kind}${labels.length > 0 ? `[${labels.join(',')}]` : ''}`;
 }

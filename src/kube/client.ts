@@ -7,6 +7,8 @@ import https from 'node:https';
 import { formatApiPath, splitApiVersion } from '../model/api-path.js';
 import { formatKey, isObject, parseKey, type KubeObject, type ObjectKey } from '../model/object-key.js';
 import { ResourceMapper, type ResourceInfo } from './discovery.js';
+import { kubeconfigYaml } from './kubeconfig.js';
+import { tokenPathPrefix } from './bearer-auth.js';
 
 export interface KubeClientOptions {
   caPem?: string;
@@ -67,6 +69,17 @@ export class KubeClient {
 
   close(): void {
     this.agent.destroy();
+  }
+
+  /**
+   * A kubeconfig that reaches the same server with the same credentials (for processes kperturb runs).
+   * Over plain HTTP the token also goes into the server's path, as the embedded cluster's own
+   * kubeconfig has it: client-go sends no token over plain HTTP.
+   */
+  kubeconfig(): string {
+    const { caPem, token, clientCertPem, clientKeyPem } = this.options;
+    const server = token && this.url.protocol === 'http:' ? this.server.replace(/\/+$/, '') + tokenPathPrefix(token) : this.server;
+    return kubeconfigYaml(server, { ...(caPem ? { caPem } : {}), ...(token ? { token } : {}), ...(clientCertPem && clientKeyPem ? { clientCertPem, clientKeyPem } : {}) });
   }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {

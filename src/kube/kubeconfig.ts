@@ -9,13 +9,22 @@ export interface KubeconfigOptions {
   /** PEM of the CA that signed the server's certificate (https servers). */
   caPem?: string;
   token?: string;
+  /** Client certificate and key (PEM) for servers that authenticate by certificate. */
+  clientCertPem?: string;
+  clientKeyPem?: string;
 }
 
 export function kubeconfigYaml(server: string, options: KubeconfigOptions = {}): string {
   const name = options.name ?? 'kperturb';
   const cluster: Record<string, unknown> = { server };
+  // @kubernetes/client-node refuses http:// servers without it; kubectl and client-go ignore it there.
+  if (server.startsWith('http://')) cluster['insecure-skip-tls-verify'] = true;
   if (options.caPem) cluster['certificate-authority-data'] = Buffer.from(options.caPem).toString('base64');
   const user: Record<string, unknown> = options.token ? { token: options.token } : {};
+  if (options.clientCertPem && options.clientKeyPem) {
+    user['client-certificate-data'] = Buffer.from(options.clientCertPem).toString('base64');
+    user['client-key-data'] = Buffer.from(options.clientKeyPem).toString('base64');
+  }
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',

@@ -1,6 +1,6 @@
 /**
  * Dotted field paths (`status.phase`, `spec.containers[0].image`, `data.tls\.crt`) over plain JSON.
- * getField reads the user-facing syntax of oracles/field-path.ts too (`status.conditions[type=Ready].status`,
+ * getField reads the user-facing syntax of model/field-path.ts too (`status.conditions[type=Ready].status`,
  * `metadata.labels["app.kubernetes.io/name"]`), so a path written for a mask or printed in an alarm
  * means the same in a wait, a trigger or a field selector.
  */

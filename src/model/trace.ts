@@ -171,6 +171,8 @@ export interface WorkloadStepEvent extends Stamped {
   metAt?: string;
   /** On `done` of a wait with `onTimeout: continue` whose condition never held: the workload went on. */
   timedOut?: boolean;
+  /** On `done` or `failed` of a command or script: what it printed (its last part). */
+  output?: string;
 }
 
 export type WorkloadStepAction = 'write' | 'wait' | 'sleep';

@@ -1,11 +1,14 @@
 /**
  * Runs a workload's steps against the cluster, as the user (not through the proxy): apply manifests,
- * patch, delete, wait for conditions, sleep. Each step is recorded in the controller trace so that a
+ * patch, delete, wait for conditions, sleep, assert or refute objects (expectations.ts), run commands
+ * (process-step.ts). Each step is recorded in the controller trace so that a
  * run's timeline shows what the user did between what the controller saw.
  */
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { describeStep, type WaitCondition, type Workload, type WorkloadStep } from '../config/config.js';
+import { describeStep, type InlineResource, type WaitCondition, type Workload, type WorkloadStep } from '../config/config.js';
+import { namedObjectKeys, waitForExpectation } from './expectations.js';
+import { ProcessStepError, runProcessStep } from './process-step.js';
 import { getField } from '../model/fields.js';
 import { MAX_ALIAS_COUNT, cut } from '../model/validate.js';
 import { keyOf, type KubeObject, type ObjectKey } from '../model/object-key.js';
@@ -29,13 +32,14 @@ export async function runWorkload(client: KubeClient, workload: Workload, trace:
   for (const [index, step] of workload.steps.entries()) {
     const description = describeStep(step);
     hooks.onStep?.(index);
-    trace.append({ type: 'workload-step', index, description, phase: 'start', ...stepTarget(step) });
+    trace.append({ type: 'workload-step', index, description, phase: 'start', ...(await stepTarget(client, step)) });
     try {
       const outcome = await runStep(client, step, hooks);
       trace.append({ type: 'workload-step', index, description, phase: 'done', ...outcome });
     } catch (err) {
       const error = (err as Error).message;
-      trace.append({ type: 'workload-step', index, description, phase: 'failed', error });
+      const output = err instanceof ProcessStepError ? { output: err.output } : {};
+      trace.append({ type: 'workload-step', index, description, phase: 'failed', error, ...output });
       return { ok: false, failedStep: index, error: `step ${index + 1} (${description}): ${error}` };
     }
   }
@@ -45,12 +49,13 @@ export async function runWorkload(client: KubeClient, workload: Workload, trace:
 /**
  * What a step does and to which objects, for the trace: the planner tells the workload's writes from
  * the cluster's and sees which waits they came after. An unreadable manifest names no keys here (the
- * step itself reports the error).
+ * step itself reports the error). Asserts and errors only read: they are waits. A command or script
+ * may write anything (kubectl apply), so it counts as a write whose objects are unknown.
  */
-function stepTarget(step: WorkloadStep): { action: WorkloadStepAction; keys?: ObjectKey[] } {
+async function stepTarget(client: KubeClient, step: WorkloadStep): Promise<{ action: WorkloadStepAction; keys?: ObjectKey[] }> {
   if ('apply' in step) {
     try {
-      return { action: 'write', keys: readManifests(step.apply).map((o) => keyOf(o)).filter((k): k is ObjectKey => k !== undefined) };
+      return { action: 'write', keys: await namedObjectKeys(client, manifestsOf(step.apply)) };
     } catch {
       return { action: 'write' };
     }
@@ -58,7 +63,19 @@ function stepTarget(step: WorkloadStep): { action: WorkloadStepAction; keys?: Ob
   if ('patch' in step) return { action: 'write', keys: [step.patch.key] };
   if ('delete' in step) return { action: 'write', keys: [step.delete.key] };
   if ('sleep' in step) return { action: 'sleep' };
+  if ('command' in step || 'script' in step) return { action: 'write' };
+  if ('assert' in step || 'error' in step) {
+    try {
+      return { action: 'wait', keys: await namedObjectKeys(client, ('assert' in step ? step.assert : step.error).objects) };
+    } catch {
+      return { action: 'wait' };
+    }
+  }
   return { action: 'wait', keys: [step.waitFor.key] };
+}
+
+function manifestsOf(apply: string | InlineResource): KubeObject[] {
+  return typeof apply === 'string' ? readManifests(apply) : [apply.resource];
 }
 
 export function readManifests(file: string): KubeObject[] {
@@ -78,12 +95,12 @@ export function readManifests(file: string): KubeObject[] {
 }
 
 /** What the trace records of a finished step (see WorkloadStepEvent). */
-type StepOutcome = Pick<WorkloadStepEvent, 'wrote' | 'polls' | 'metAt' | 'timedOut'>;
+type StepOutcome = Pick<WorkloadStepEvent, 'wrote' | 'polls' | 'metAt' | 'timedOut' | 'output'>;
 
 async function runStep(client: KubeClient, step: WorkloadStep, hooks: WorkloadHooks): Promise<StepOutcome> {
   if ('apply' in step) {
     const wrote: NonNullable<StepOutcome['wrote']> = [];
-    for (const obj of readManifests(step.apply)) wrote.push(...answered(await client.apply(obj)));
+    for (const obj of manifestsOf(step.apply)) wrote.push(...answered(await client.apply(obj)));
     return { wrote };
   } else if ('patch' in step) {
     return { wrote: answered(await client.patch(step.patch.key, step.patch.type, step.patch.patch, step.patch.subresource)) };
@@ -94,6 +111,12 @@ async function runStep(client: KubeClient, step: WorkloadStep, hooks: WorkloadHo
   } else if ('sleep' in step) {
     await sleep(step.sleep * 1000);
     return {};
+  } else if ('assert' in step) {
+    return waitForExpectation(client, step.assert, 'assert', hooks.cancelled);
+  } else if ('error' in step) {
+    return waitForExpectation(client, step.error, 'error', hooks.cancelled);
+  } else if ('command' in step || 'script' in step) {
+    return runProcessStep('command' in step ? step.command : step.script, client.kubeconfig());
   } else {
     return waitFor(client, step.waitFor, hooks);
   }

@@ -91,6 +91,12 @@ configCase('wait timeout huge', HEAD + GOOD_CONTROLLER + 'workloads: { w: { step
 configCase('wait onTimeout unknown', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, onTimeout: shrug } } ] } }\n', 'workloads.w.steps[0].waitFor');
 configCase('delete a malformed key', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { delete: "x" } ] } }\n', 'workloads.w.steps[0].delete');
 configCase('patch without a patch', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { patch: { key: ConfigMap/default/a } } ] } }\n', 'workloads.w.steps[0].patch');
+configCase('assert a missing file', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { assert: missing.yaml } ] } }\n', 'workloads.w.steps[0].assert');
+configCase('assert file and resource', HEAD + GOOD_CONTROLLER + `workloads: { w: { steps: [ { assert: { file: ${file('kind: X', 'x.yaml')}, resource: { apiVersion: v1, kind: X } } } ] } }\n`, 'workloads.w.steps[0].assert');
+configCase('error timeout huge', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { error: { resource: { apiVersion: v1, kind: X }, timeoutSeconds: 1e9 } } ] } }\n', 'workloads.w.steps[0].error.timeoutSeconds');
+configCase('command without an entrypoint', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { command: { args: [x] } } ] } }\n', 'workloads.w.steps[0].command.entrypoint');
+configCase('script content a number', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { script: { content: 5 } } ] } }\n', 'workloads.w.steps[0].script.content');
+configCase('chainsaw directory missing', HEAD + GOOD_CONTROLLER + 'workloads: { w: { chainsaw: /nonexistent/tests } }\n', 'workloads.w.chainsaw');
 configCase('setup a directory', HEAD + GOOD_CONTROLLER + `setup: [ ${root} ]\n` + GOOD_WORKLOADS, 'setup[0]');
 configCase('setup a missing file', HEAD + GOOD_CONTROLLER + 'setup: [ missing.yaml ]\n' + GOOD_WORKLOADS, 'setup[0]');
 configCase('setup not a list', HEAD + GOOD_CONTROLLER + 'setup: 12\n' + GOOD_WORKLOADS, 'setup');
@@ -110,6 +116,9 @@ configCase('test with the same bad config', HEAD + 'controller: { command: 7 }\n
 // Options.
 const good = file(HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS);
 cases.push({ name: 'unknown command', args: ['frobnicate'], names: /frobnicate/ });
+cases.push({ name: 'import an unknown format', args: ['import', 'ginkgo', root], names: /ginkgo/ });
+cases.push({ name: 'import a directory without tests', args: ['import', 'kuttl', root], names: new RegExp(escape(root)) });
+cases.push({ name: 'import a chainsaw test kperturb cannot express', args: ['import', 'chainsaw', file('apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: { name: t }\nspec:\n  steps:\n  - try:\n    - sleep: { duration: 1s }\n  bindings: [{ name: a, value: b }]\n', 'chainsaw-test.yaml')], names: /chainsaw-test\.yaml at spec\.bindings/ });
 cases.push({ name: 'unknown option', args: ['learn', '--no-such-flag'], names: /--no-such-flag/ });
 cases.push({ name: 'learn -w an unknown workload', args: ['learn', '-c', good, '-o', join(root, 'o1'), '-w', 'nope'], names: /nope/ });
 cases.push({ name: 'learn --serialize 0', args: ['learn', '-c', good, '-o', join(root, 'o2'), '--serialize', '0'], names: /--serialize/ });
