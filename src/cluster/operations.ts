@@ -562,7 +562,6 @@ export class Operations {
 
   /** POST pods/{name}/binding: assigns the pod to a node (the scheduler's write). */
   bind(scope: Scope, name: string, body: unknown, options: WriteOptions = {}): Result {
-    const { def } = scope;
     if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type Binding): the body is not a JSON object');
     const meta = isObject(body.metadata) ? body.metadata : {};
     if (meta.name !== undefined && meta.name !== name) throw badRequest('name in URL does not match name in Binding object');

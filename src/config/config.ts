@@ -562,7 +562,7 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
       if (d.condition !== undefined) {
         // kubectl wait --for=condition=Ready: the condition of that type has status "True".
         const type = v.string(d.condition, join(p, 'condition'));
-        if (!/^[A-Za-z0-9_.\/-]+$/.test(type)) v.fail(join(p, 'condition'), `a condition type such as Ready (got ${JSON.stringify(type)})`);
+        if (!/^[A-Za-z0-9_./-]+$/.test(type)) v.fail(join(p, 'condition'), `a condition type such as Ready (got ${JSON.stringify(type)})`);
         if (d.field !== undefined || 'equals' in d) v.fail(p, 'either condition or field/equals, not both');
         cond.condition = type;
         cond.field = `status.conditions[type=${type}].status`;

@@ -87,7 +87,7 @@ export function readManifests(file: string): KubeObject[] {
     try {
       obj = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as KubeObject | null;
     } catch (err) {
-      throw new Error(`${file}: document ${i + 1}: ${cut((err as Error).message)}`);
+      throw new Error(`${file}: document ${i + 1}: ${cut((err as Error).message)}`, { cause: err });
     }
     if (obj) objects.push(obj);
   }
@@ -132,7 +132,7 @@ const POLL_MS = 100;
 
 async function waitFor(client: KubeClient, cond: WaitCondition, hooks: WorkloadHooks): Promise<StepOutcome> {
   const deadline = Date.now() + cond.timeoutSeconds * 1000;
-  let last: string = 'not checked yet';
+  let last: string;
   for (let polls = 1; ; polls++) {
     const obj = await client.get(cond.key);
     const met = () => ({ polls, ...(obj?.metadata?.resourceVersion ? { metAt: obj.metadata.resourceVersion } : {}) });

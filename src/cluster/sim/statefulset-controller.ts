@@ -29,7 +29,6 @@ import type { Informer } from '../../kube/informer.js';
 import {
   clone,
   controllerRef,
-  deepEqual,
   isBeingDeleted,
   isControlledBy,
   isPodAvailable,
