@@ -48,11 +48,17 @@ export async function startSimCluster(t: ExecutionContext, simulation: Simulatio
 export const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 
 /**
+ * The least time `eventually` gives a condition before it fails: its timeout guards against a hang,
+ * it does not measure speed, and a loaded 2-core machine may be many times slower than an idle one.
+ */
+const MIN_GUARD_MS = 30_000;
+
+/**
  * Polls `probe` until it returns a value that is not undefined/false; fails with `what` (and the
- * simulation log) after `timeoutMs`.
+ * simulation log) after `timeoutMs` (at least MIN_GUARD_MS).
  */
 export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 5000, log?: string[]): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + Math.max(timeoutMs, MIN_GUARD_MS);
   let last: unknown;
   for (;;) {
     try {

@@ -87,6 +87,8 @@ test('StatefulSet OrderedReady: pods one at a time after their PVCs; scale-down 
     const s = await apps.readNamespacedStatefulSet({ name: 'db', namespace: 'default' });
     return s.status?.readyReplicas === 3 && s.status.availableReplicas === 3 ? s : undefined;
   }, 8000, log);
+  // A read can show the set ready before the watch has delivered the last pod's change: wait for the watch.
+  await eventually('the watch to show db-2 ready', async () => seen.includes('db-2 ready'), 8000, log);
   t.deepEqual(seen.slice(0, 6), ['db-0 created', 'db-0 ready', 'db-1 created', 'db-1 ready', 'db-2 created', 'db-2 ready'], 'each pod waits for the previous one to be Running and Ready');
   t.like(ready.status, { replicas: 3, currentReplicas: 3, updatedReplicas: 3, observedGeneration: 1 });
   t.is(ready.status!.currentRevision, ready.status!.updateRevision);
@@ -110,6 +112,7 @@ test('StatefulSet OrderedReady: pods one at a time after their PVCs; scale-down 
   seen.length = 0;
   await apps.patchNamespacedStatefulSet({ name: 'db', namespace: 'default', body: { spec: { replicas: 1 } } }, mergePatch);
   await eventually('scaled down to 1', async () => (await podNames(core, 'default', 'app=db')).join() === 'db-0', 5000, log);
+  await eventually('the watch to show both deletions', async () => seen.filter((s) => s.endsWith('deleted')).length >= 2, 5000, log);
   t.deepEqual(seen.filter((s) => s.endsWith('deleted')), ['db-2 deleted', 'db-1 deleted'], 'the highest ordinal goes first');
   const kept = await core.listNamespacedPersistentVolumeClaim({ namespace: 'default' });
   t.is(kept.items.length, 3, 'PVCs are kept on scale-down');
