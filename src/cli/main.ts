@@ -360,6 +360,18 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('schema')
+    .description('print the JSON Schema of kperturb.yaml (config) or of a TestPlan (plan), for editors (yaml-language-server) and CI checks')
+    .argument('[which]', 'config or plan', 'config')
+    .option('--path', 'print the path of the schema file (in this installation) instead of its content')
+    .action(async (which: string, opts: { path?: boolean }) => {
+      const { SCHEMA_NAMES, schemaFile } = await import('../model/schemas.js');
+      if (!(SCHEMA_NAMES as readonly string[]).includes(which)) throw new UserInputError(undefined, 'schema', `one of ${SCHEMA_NAMES.join(', ')} (got ${JSON.stringify(which)})`);
+      const file = schemaFile(which as (typeof SCHEMA_NAMES)[number]);
+      process.stdout.write(opts.path ? `${file}\n` : readFileSync(file, 'utf8'));
+    });
+
+  program
     .command('diff')
     .description('the end-state and update-summary differences between two run directories')
     .argument('<reference-run>', 'a run directory (e.g. .kperturb/<controller>/learn/<workload>/ref-1)')

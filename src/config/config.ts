@@ -54,6 +54,7 @@ import { isIP } from 'node:net';
 import { DEFAULT_HTTP_ANSWER, type ApplicationConfig, type HostAlias, type HttpAnswer, type HttpRule } from '../model/applications.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../model/label-selector.js';
 import { FieldPathSyntaxError, parseFieldPath, parseFieldPattern } from '../model/field-path.js';
+import { allowedKeys } from '../model/schemas.js';
 import { importChainsaw } from '../workload/import/chainsaw.js';
 import { importKuttl } from '../workload/import/kuttl.js';
 import { readDocuments } from '../workload/import/suite.js';
@@ -196,13 +197,13 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   // apiVersion and kind first: a plan or a manifest given as a config is told so, not that its fields are unknown.
   if (top.apiVersion !== CONFIG_API_VERSION) v.fail('apiVersion', `"${CONFIG_API_VERSION}" (got ${quote(top.apiVersion)})`);
   if (top.kind !== 'ControllerUnderTest') v.fail('kind', `"ControllerUnderTest" (got ${quote(top.kind)})`);
-  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'controller', 'setup', 'workloads', 'referenceRuns', 'settle', 'masks', 'countUpdates', 'exec', 'logs', 'applications', 'cluster']);
+  v.onlyKeys(top, '', allowedKeys('config', ''));
   const metadata = v.object(top.metadata, 'metadata');
   const name = v.string(metadata.name, 'metadata.name');
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) v.fail('metadata.name', 'a lowercase name of letters, digits and dashes');
 
   const c = v.object(top.controller, 'controller');
-  v.onlyKeys(c, 'controller', ['command', 'args', 'env', 'workingDir', 'maxParallel', 'ports', 'hostAliases', 'clusterDNS', 'namespace']);
+  v.onlyKeys(c, 'controller', allowedKeys('config', 'controller'));
   const env: Record<string, string> = {};
   if (c.env !== undefined) {
     for (const [k, val] of Object.entries(v.object(c.env, 'controller.env'))) {
@@ -237,7 +238,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     const wpath = join('workloads', wname);
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(wname)) v.fail(wpath, 'a workload name of lowercase letters, digits and dashes');
     const w = v.object(wraw, wpath);
-    v.onlyKeys(w, wpath, ['steps', 'chainsaw', 'kuttl']);
+    v.onlyKeys(w, wpath, allowedKeys('config', 'workloads/*'));
     const suite = suiteReference(v, dir, w, wpath);
     if (suite) {
       workloads.set(wname, { name: wname, steps: suite.steps.map((s, i) => validateStep(v, dir, s, `${suite.path} (imported step ${i + 1})`)) });
@@ -251,7 +252,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   // Each reference run is a whole run of the workload: a hundred is already hours.
   const referenceRuns = v.optionalNumber(top.referenceRuns, 'referenceRuns', { min: 1, max: 100, integer: true }) ?? 2;
   const settleRaw = top.settle === undefined ? {} : v.object(top.settle, 'settle');
-  v.onlyKeys(settleRaw, 'settle', ['quietMs', 'timeoutSeconds']);
+  v.onlyKeys(settleRaw, 'settle', allowedKeys('config', 'settle'));
   const settle = {
     quietMs: v.optionalDuration(settleRaw.quietMs, 'settle.quietMs', 'ms', 50) ?? 1000,
     timeoutSeconds: v.optionalDuration(settleRaw.timeoutSeconds, 'settle.timeoutSeconds', 'seconds', 1) ?? 30,
@@ -259,7 +260,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const keyPathRules = (section: 'masks' | 'countUpdates') => (top[section] === undefined ? [] : v.array(top[section], section)).map((m, i) => {
     const p = join(section, i);
     const mo = v.object(m, p);
-    v.onlyKeys(mo, p, ['workload', 'key', 'paths']);
+    v.onlyKeys(mo, p, allowedKeys('config', `${section}/*`));
     const workload = v.optionalString(mo.workload, join(p, 'workload'));
     if (workload !== undefined && !workloads.has(workload)) v.fail(join(p, 'workload'), `the name of a workload in this file (${[...workloads.keys()].join(', ')})`);
     const mask: MaskConfig = { key: v.string(mo.key, join(p, 'key')), paths: mo.paths === undefined ? [] : v.stringArray(mo.paths, join(p, 'paths')) };
@@ -311,7 +312,7 @@ const HOSTNAME = /^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z
 
 function validateHostAlias(v: Validator, raw: unknown, path: string): HostAlias {
   const a = v.object(raw, path);
-  v.onlyKeys(a, path, ['ip', 'hostnames']);
+  v.onlyKeys(a, path, allowedKeys('config', 'definitions/hostAlias'));
   const ip = v.string(a.ip, join(path, 'ip'));
   if (isIP(ip) === 0) v.fail(join(path, 'ip'), `an IPv4 or IPv6 address (got ${quote(ip)})`);
   const hostnames = v.stringArray(a.hostnames, join(path, 'hostnames'));
@@ -324,7 +325,7 @@ function validateHostAlias(v: Validator, raw: unknown, path: string): HostAlias 
 
 function validateLabelSelector(v: Validator, raw: unknown, path: string): LabelSelector {
   const s = v.object(raw, path);
-  v.onlyKeys(s, path, ['matchLabels', 'matchExpressions']);
+  v.onlyKeys(s, path, allowedKeys('config', 'definitions/labelSelector'));
   const selector: LabelSelector = {};
   if (s.matchLabels !== undefined) {
     const labels: Record<string, string> = {};
@@ -335,7 +336,7 @@ function validateLabelSelector(v: Validator, raw: unknown, path: string): LabelS
     selector.matchExpressions = v.array(s.matchExpressions, join(path, 'matchExpressions')).map((e, i) => {
       const p = join(join(path, 'matchExpressions'), i);
       const eo = v.object(e, p);
-      v.onlyKeys(eo, p, ['key', 'operator', 'values']);
+      v.onlyKeys(eo, p, allowedKeys('config', 'definitions/labelSelector/matchExpressions/*'));
       const req: LabelSelectorRequirement = { key: v.string(eo.key, join(p, 'key')), operator: v.oneOf(eo.operator, join(p, 'operator'), ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const) };
       if (eo.values !== undefined) req.values = v.stringArray(eo.values, join(p, 'values'));
       if ((req.operator === 'In' || req.operator === 'NotIn') && !req.values?.length) v.fail(join(p, 'values'), `at least one value for operator ${req.operator}`);
@@ -363,7 +364,7 @@ function validateHttpAnswer(v: Validator, a: Record<string, unknown>, path: stri
 
 function validateApplication(v: Validator, raw: unknown, path: string): ApplicationConfig {
   const a = v.object(raw, path);
-  v.onlyKeys(a, path, ['name', 'protocol', 'port', 'namespace', 'pods', 'services', 'http']);
+  v.onlyKeys(a, path, allowedKeys('config', 'definitions/application'));
   const name = v.string(a.name, join(path, 'name'));
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) v.fail(join(path, 'name'), 'a lowercase name of letters, digits and dashes');
   const protocol = v.oneOf(a.protocol, join(path, 'protocol'), ['zookeeper', 'http'] as const);
@@ -381,11 +382,11 @@ function validateApplication(v: Validator, raw: unknown, path: string): Applicat
   if (a.http !== undefined) {
     if (protocol !== 'http') v.fail(join(path, 'http'), 'no http section for protocol ' + protocol);
     const h = v.object(a.http, join(path, 'http'));
-    v.onlyKeys(h, join(path, 'http'), ['rules', 'default']);
+    v.onlyKeys(h, join(path, 'http'), allowedKeys('config', 'definitions/application/http'));
     const rules = (h.rules === undefined ? [] : v.array(h.rules, join(path, 'http.rules'))).map((r, i): HttpRule => {
       const p = join(join(path, 'http.rules'), i);
       const ro = v.object(r, p);
-      v.onlyKeys(ro, p, ['method', 'path', 'bodyContains', 'state', 'setState', 'status', 'json', 'text', 'headers']);
+      v.onlyKeys(ro, p, allowedKeys('config', 'definitions/application/http/rules/*'));
       const rule: HttpRule = { ...validateHttpAnswer(v, ro, p), path: v.string(ro.path, join(p, 'path')) };
       for (const field of ['bodyContains', 'state', 'setState'] as const) {
         const value = v.optionalString(ro[field], join(p, field));
@@ -399,7 +400,7 @@ function validateApplication(v: Validator, raw: unknown, path: string): Applicat
     let answer = DEFAULT_HTTP_ANSWER;
     if (h.default !== undefined) {
       const d = v.object(h.default, join(path, 'http.default'));
-      v.onlyKeys(d, join(path, 'http.default'), ['status', 'json', 'text', 'headers']);
+      v.onlyKeys(d, join(path, 'http.default'), allowedKeys('config', 'definitions/application/http/default'));
       answer = validateHttpAnswer(v, d, join(path, 'http.default'));
     }
     app.http = { rules, default: answer };
@@ -427,7 +428,7 @@ function ruleTarget(v: Validator, r: Record<string, unknown>, path: string): { n
 
 function validateExecRule(v: Validator, raw: unknown, path: string): ExecRule {
   const r = v.object(raw, path);
-  v.onlyKeys(r, path, ['namespace', 'pod', 'container', 'command', 'commandContains', 'exitCode', 'stdout', 'stderr']);
+  v.onlyKeys(r, path, allowedKeys('config', 'definitions/execRule'));
   const rule: ExecRule = {
     ...ruleTarget(v, r, path),
     exitCode: 0,
@@ -451,7 +452,7 @@ function validateExecRule(v: Validator, raw: unknown, path: string): ExecRule {
 
 function validateLogRule(v: Validator, raw: unknown, path: string): LogRule {
   const r = v.object(raw, path);
-  v.onlyKeys(r, path, ['namespace', 'pod', 'container', 'text']);
+  v.onlyKeys(r, path, allowedKeys('config', 'definitions/logRule'));
   if (r.text === undefined) v.fail(join(path, 'text'), 'the log text (a string, may be empty)');
   return { ...ruleTarget(v, r, path), text: text(v, r.text, join(path, 'text')) };
 }
@@ -459,7 +460,7 @@ function validateLogRule(v: Validator, raw: unknown, path: string): LogRule {
 function validateClusterSection(v: Validator, raw: unknown): ClusterConfig {
   if (raw === undefined) return {};
   const c = v.object(raw, 'cluster');
-  v.onlyKeys(c, 'cluster', ['kubernetesVersion']);
+  v.onlyKeys(c, 'cluster', allowedKeys('config', 'cluster'));
   const out: ClusterConfig = {};
   if (c.kubernetesVersion !== undefined) {
     const path = 'cluster.kubernetesVersion';
@@ -510,7 +511,7 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
   switch (kind) {
     case 'apply':
       if (isObject(s.apply)) {
-        v.onlyKeys(s.apply, p, ['resource']);
+        v.onlyKeys(s.apply, p, allowedKeys('config', 'definitions/step/apply'));
         return { apply: { resource: manifestObject(v, s.apply.resource, join(p, 'resource')) } };
       }
       return { apply: existingFile(v, dir, v.string(s.apply, p), p) };
@@ -519,13 +520,13 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
       return kind === 'assert' ? { assert: validateExpected(v, dir, s.assert, p) } : { error: validateExpected(v, dir, s.error, p) };
     case 'command': {
       const d = v.object(s.command, p);
-      v.onlyKeys(d, p, ['entrypoint', 'args', 'env', 'workingDir', 'timeoutSeconds']);
+      v.onlyKeys(d, p, allowedKeys('config', 'definitions/step/command'));
       const argv = [v.string(d.entrypoint, join(p, 'entrypoint')), ...(d.args === undefined ? [] : v.array(d.args, join(p, 'args')).map((a, i) => text(v, a, join(join(p, 'args'), i))))];
       return { command: processStep(v, dir, d, p, argv) };
     }
     case 'script': {
       const d = v.object(s.script, p);
-      v.onlyKeys(d, p, ['content', 'shell', 'shellArgs', 'env', 'workingDir', 'timeoutSeconds']);
+      v.onlyKeys(d, p, allowedKeys('config', 'definitions/step/script'));
       const shell = v.optionalString(d.shell, join(p, 'shell')) ?? 'sh';
       const shellArgs = d.shellArgs === undefined ? ['-c'] : v.stringArray(d.shellArgs, join(p, 'shellArgs'));
       return { script: processStep(v, dir, d, p, [shell, ...shellArgs, v.string(d.content, join(p, 'content'))]) };
@@ -534,14 +535,14 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
       return { sleep: v.duration(s.sleep, p, 'seconds') };
     case 'delete': {
       const d = v.object(s.delete, p);
-      v.onlyKeys(d, p, ['key', 'propagationPolicy']);
+      v.onlyKeys(d, p, allowedKeys('config', 'definitions/step/delete'));
       const step: { key: ObjectKey; propagationPolicy?: 'Orphan' | 'Background' | 'Foreground' } = { key: objectKey(v, d.key, join(p, 'key')) };
       if (d.propagationPolicy !== undefined) step.propagationPolicy = v.oneOf(d.propagationPolicy, join(p, 'propagationPolicy'), ['Orphan', 'Background', 'Foreground'] as const);
       return { delete: step };
     }
     case 'patch': {
       const d = v.object(s.patch, p);
-      v.onlyKeys(d, p, ['key', 'type', 'patch', 'subresource']);
+      v.onlyKeys(d, p, allowedKeys('config', 'definitions/step/patch'));
       if (d.patch === undefined) v.fail(join(p, 'patch'), 'the patch body (a mapping, or a list for type json)');
       const type = d.type === undefined ? 'merge' : v.oneOf(d.type, join(p, 'type'), ['merge', 'json', 'strategic'] as const);
       if (type === 'json') v.array(d.patch, join(p, 'patch'));
@@ -553,7 +554,7 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
     }
     case 'waitFor': {
       const d = v.object(s.waitFor, p);
-      v.onlyKeys(d, p, ['key', 'absent', 'field', 'equals', 'condition', 'timeoutSeconds', 'onTimeout']);
+      v.onlyKeys(d, p, allowedKeys('config', 'definitions/step/waitFor'));
       const cond: WaitCondition = {
         key: objectKey(v, d.key, join(p, 'key')),
         timeoutSeconds: v.optionalDuration(d.timeoutSeconds, join(p, 'timeoutSeconds'), 'seconds', 0.1) ?? 60,
@@ -596,7 +597,7 @@ function validateExpected(v: Validator, dir: string, raw: unknown, path: string)
     return { file, objects: loadManifestObjects(file), timeoutSeconds: DEFAULT_EXPECT_TIMEOUT_SECONDS };
   }
   const d = v.object(raw, path);
-  v.onlyKeys(d, path, ['file', 'resource', 'resources', 'timeoutSeconds']);
+  v.onlyKeys(d, path, allowedKeys('config', 'definitions/step/assert'));
   const timeoutSeconds = v.optionalDuration(d.timeoutSeconds, join(path, 'timeoutSeconds'), 'seconds', 0.1) ?? DEFAULT_EXPECT_TIMEOUT_SECONDS;
   const given = (['file', 'resource', 'resources'] as const).filter((k) => d[k] !== undefined);
   if (given.length !== 1) v.fail(path, `one of file (a manifest file), resource (one object) or resources (a list of objects) (got ${given.length === 0 ? 'none' : given.join(', ')})`);

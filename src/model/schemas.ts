@@ -1,0 +1,65 @@
+/**
+ * The JSON Schemas of kperturb's files (schemas/ in the package: kperturb.yaml and TestPlan), which
+ * editors use to complete and check them and `kperturb schema` prints. The validators take the
+ * fields they allow from them (`allowedKeys`), so that a field the schema does not describe is
+ * refused and the two cannot drift apart; test/model/schemas.test.ts checks every bundled file
+ * against the schemas with a standard JSON Schema validator.
+ */
+import { readFileSync } from 'node:fs';
+import { isObject } from './object-key.js';
+
+export const SCHEMA_NAMES = ['config', 'plan'] as const;
+export type SchemaName = (typeof SCHEMA_NAMES)[number];
+
+const FILES: Record<SchemaName, string> = { config: 'kperturb.schema.json', plan: 'testplan.schema.json' };
+
+/** The schema file's path: schemas/ beside dist/ (this file is dist/src/model/schemas.js). */
+export function schemaFile(name: SchemaName): string {
+  return new URL(`../../../schemas/${FILES[name]}`, import.meta.url).pathname;
+}
+
+const loaded = new Map<SchemaName, Record<string, unknown>>();
+
+export function schema(name: SchemaName): Record<string, unknown> {
+  let s = loaded.get(name);
+  if (!s) {
+    s = JSON.parse(readFileSync(schemaFile(name), 'utf8')) as Record<string, unknown>;
+    loaded.set(name, s);
+  }
+  return s;
+}
+
+/**
+ * The property names the schema allows at `at`, a `/`-separated walk from the root: property names,
+ * `*` for a map's values or a list's items, `definitions/NAME` for a definition; `$ref`s are followed
+ * and, in a `oneOf`, the branch that has the next property (or, at the end, the object branch).
+ */
+export function allowedKeys(name: SchemaName, at: string): string[] {
+  const root = schema(name);
+  const resolve = (node: unknown): Record<string, unknown> => {
+    let n = node;
+    for (let hops = 0; isObject(n) && typeof n.$ref === 'string'; hops++) {
+      if (hops > 20) break;
+      n = (n.$ref as string).replace(/^#\//, '').split('/').reduce<unknown>((o, k) => (isObject(o) ? o[k] : undefined), root);
+    }
+    if (!isObject(n)) throw new Error(`schema ${name}: nothing at ${at}`);
+    return n;
+  };
+  const branches = (node: Record<string, unknown>): Array<Record<string, unknown>> => [node, ...(Array.isArray(node.oneOf) ? node.oneOf.map(resolve) : [])];
+  let node = resolve(root);
+  const segments = at === '' ? [] : at.split('/');
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    if (seg === 'definitions') {
+      node = resolve((root.definitions as Record<string, unknown>)[segments[++i]!]);
+      continue;
+    }
+    const next = branches(node)
+      .map((b) => (seg === '*' ? (b.items ?? (isObject(b.additionalProperties) ? b.additionalProperties : undefined)) : isObject(b.properties) ? b.properties[seg] : undefined))
+      .find((x) => x !== undefined);
+    node = resolve(next);
+  }
+  const object = branches(node).find((b) => isObject(b.properties));
+  if (!object) throw new Error(`schema ${name}: no object at ${at}`);
+  return Object.keys(object.properties as Record<string, unknown>);
+}
