@@ -81,12 +81,13 @@ test('another kubeconfig keeps its clusters, users, contexts and comments; ours 
 
 test('a file that is not a kubeconfig is refused, named, and left as it was', (t) => {
   const dir = tempDir(t);
-  for (const [name, content] of [
+  const cases: Array<[string, string]> = [
     ['notes.txt', 'just some notes: [unclosed\n'],
     ['pod.yaml', 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n'],
     ['list.yaml', '- a\n- b\n'],
     ['bad-clusters.yaml', 'apiVersion: v1\nkind: Config\nclusters: {}\n'],
-  ]) {
+  ];
+  for (const [name, content] of cases) {
     const file = join(dir, name);
     writeFileSync(file, content);
     const err = t.throws(() => writeKubeconfigFile(file, kubeconfigYaml('http://127.0.0.1:5', { name: 'kperturb-embedded' })), { instanceOf: UserInputError });

@@ -274,7 +274,7 @@ test('bookkeeping writes (leader election) are never stale-state writes', (t) =>
     .write('update', lease).events;
   const out = plan(trace);
   t.deepEqual(stale(out), []);
-  t.true(stages(out, 'stale-state')['effective-writes'] > 0);
+  t.true((stages(out, 'stale-state')['effective-writes'] ?? 0) > 0);
   t.is(stages(out, 'stale-state').deterministic, 0);
 });
 
