@@ -6,7 +6,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type https from 'node:https';
-import { SetupError, UserInputError } from '../src/model/errors.js';
+import { KubeconfigError, SetupError } from '../src/model/errors.js';
 import { TraceSequence, TraceWriter } from '../src/model/trace-io.js';
 import type { TraceSink } from '../src/model/trace.js';
 import { KubeClient } from '../src/kube/client.js';
@@ -51,11 +51,11 @@ export async function upstreamFromKubeconfig(source: KubeconfigSource): Promise<
   const kc = loadKubeconfig(source);
   const file = source.label;
   const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new UserInputError(file, source.context !== undefined ? `contexts[${source.context}]` : 'current-context', `a ${source.context !== undefined ? '' : 'current '}context that names a cluster`);
+  if (!cluster) throw new KubeconfigError(file, source.context !== undefined ? `contexts[${source.context}]` : 'current-context', `a ${source.context !== undefined ? '' : 'current '}context that names a cluster`);
   // Over plain http:// there is nothing to verify (client-node insists on the flag for http servers,
   // which is why the embedded cluster's kubeconfig carries it); over https the proxy needs a CA.
   if (cluster.skipTLSVerify && !cluster.server.startsWith('http://')) {
-    throw new UserInputError(file, `clusters[${cluster.name}]`, 'a cluster with a CA (insecure-skip-tls-verify is not supported by the proxy)');
+    throw new KubeconfigError(file, `clusters[${cluster.name}]`, 'a cluster with a CA (insecure-skip-tls-verify is not supported by the proxy)');
   }
   const tls: https.RequestOptions = {};
   try {
@@ -96,12 +96,12 @@ const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE
 /** Every certificate of a PEM bundle must parse; a bundle with none is refused too. */
 function checkCertificates(bundle: string, file: string, at: string): void {
   const blocks = bundle.match(PEM_CERTIFICATE) ?? [];
-  if (blocks.length === 0) throw new UserInputError(file, at, 'PEM CA certificates (found no -----BEGIN CERTIFICATE----- block)');
+  if (blocks.length === 0) throw new KubeconfigError(file, at, 'PEM CA certificates (found no -----BEGIN CERTIFICATE----- block)');
   blocks.forEach((block, i) => {
     try {
       new X509Certificate(block);
     } catch (err) {
-      throw new UserInputError(file, at, `valid PEM CA certificates (certificate ${i + 1} of ${blocks.length} does not parse: ${(err as Error).message})`);
+      throw new KubeconfigError(file, at, `valid PEM CA certificates (certificate ${i + 1} of ${blocks.length} does not parse: ${(err as Error).message})`);
     }
   });
 }

@@ -12,7 +12,7 @@ import { CampaignLayout } from '../campaign/layout.js';
 import { formatShard, parseShard, referenceWeights, shardPlans } from '../campaign/shard.js';
 import { renderJob } from '../campaign/job.js';
 import { DEMO_PARALLEL } from '../campaign/limiter.js';
-import { InterruptedError, UserInputError, SetupError } from '../model/errors.js';
+import { InterruptedError, SetupError, UserInputError, errorCode } from '../model/errors.js';
 import { registerImport } from './import.js';
 import { interruptExitCode, stopOnInterrupt } from './signals.js';
 import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../cluster/kube-version.js';
@@ -34,7 +34,7 @@ function relativeOrAbsolute(path: string): string {
 }
 
 /** Set from the global options before a command runs (`--quiet`, `--verbose`, `--no-color`). */
-const output: { verbosity: Verbosity; colour: boolean } = { verbosity: 'normal', colour: true };
+const output: { verbosity: Verbosity; colour: boolean; jsonErrors: boolean } = { verbosity: 'normal', colour: true, jsonErrors: false };
 
 /** Information on stderr; `--quiet` drops it. */
 const log = (line: string) => {
@@ -162,7 +162,9 @@ export function buildProgram(): Command {
     .option('--no-color', 'no colour (also: NO_COLOR set; colour is only used on a terminal)')
     .showHelpAfterError()
     .exitOverride()
-    .hook('preAction', (cmd) => {
+    .hook('preAction', (cmd, action) => {
+      // A command asked for JSON on stdout (`report --json`, `diff --json`) gets its error as JSON too.
+      output.jsonErrors = action.opts<{ json?: unknown }>().json === true;
       const o = cmd.opts<{ quiet?: boolean; verbose?: boolean; color: boolean }>();
       if (o.quiet && o.verbose) throw new UserInputError(undefined, '--quiet', 'either --quiet or --verbose, not both');
       output.verbosity = o.quiet ? 'quiet' : o.verbose ? 'verbose' : 'normal';
@@ -480,16 +482,18 @@ export async function main(argv: string[]): Promise<number> {
       // --help and --version end here too, with exit code 0.
       return err.exitCode === 0 ? 0 : 2;
     }
+    const code = errorCode(err);
+    const message = err instanceof Error ? err.message : String(err);
+    if (output.jsonErrors) {
+      const where = err instanceof UserInputError ? { ...(err.file !== undefined ? { file: err.file } : {}), ...(err.at !== undefined ? { at: err.at } : {}) } : {};
+      process.stdout.write(JSON.stringify({ error: { code, message, ...where } }, null, 2) + '\n');
+    }
     if (err instanceof InterruptedError) {
-      logError(`kperturb: interrupted: ${err.message}; rerun the same command to continue`);
+      logError(`kperturb: interrupted: ${message}; rerun the same command to continue [${code}]`);
       return interruptExitCode() ?? 130;
     }
-    if (err instanceof UserInputError || err instanceof SetupError) {
-      logError(`kperturb: ${err.message}`);
-      return 2;
-    }
-    logError(`kperturb: ${err instanceof Error ? err.message : String(err)}`);
-    if (process.env.KPERTURB_DEBUG && err instanceof Error) logError(err.stack ?? '');
+    logError(`kperturb: ${message} [${code}]`);
+    if (code === 'KP_E_INTERNAL' && process.env.KPERTURB_DEBUG && err instanceof Error) logError(err.stack ?? '');
     return 2;
   }
 }

@@ -187,11 +187,11 @@ export function needsReachableAddresses(config: ControllerUnderTest): boolean {
 
 export function loadConfig(file: string): ControllerUnderTest {
   const abs = resolve(file);
-  return validateConfig(readYamlFile(abs), abs);
+  return validateConfig(readYamlFile(abs, 'KP_E_CONFIG'), abs);
 }
 
 export function validateConfig(doc: unknown, file: string): ControllerUnderTest {
-  const v = new Validator(file);
+  const v = new Validator(file, 'KP_E_CONFIG');
   const dir = dirname(file);
   const top = v.object(doc, '');
   // apiVersion and kind first: a plan or a manifest given as a config is told so, not that its fields are unknown.
@@ -629,7 +629,7 @@ function manifestObject(v: Validator, raw: unknown, path: string): KubeObject {
 
 /** The objects of a manifest file, each checked as manifestObject does; errors name the document. */
 export function loadManifestObjects(file: string): KubeObject[] {
-  const v = new Validator(file);
+  const v = new Validator(file, 'KP_E_CONFIG');
   const objects = readDocuments(file).map((doc, i) => manifestObject(v, doc, `document ${i + 1}`));
   if (objects.length === 0) v.fail('', 'at least one object');
   return objects;

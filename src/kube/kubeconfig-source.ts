@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { UserInputError } from '../model/errors.js';
+import { KubeconfigError, UserInputError } from '../model/errors.js';
 
 export interface KubeconfigSource {
   /** The files, in precedence order (one for `--kubeconfig`). */
@@ -41,10 +41,10 @@ export function kubeconfigSource(flags: { kubeconfig?: string; context?: string 
  */
 export function loadKubeconfig(source: KubeconfigSource): KubeConfig {
   if (source.defaultedFor !== undefined && !existsSync(source.files[0]!)) {
-    throw new UserInputError(undefined, source.defaultedFor, `a kubeconfig file (none given, KUBECONFIG is not set and ${source.label} does not exist)`);
+    throw new KubeconfigError(undefined, source.defaultedFor, `a kubeconfig file (none given, KUBECONFIG is not set and ${source.label} does not exist)`);
   }
   const present = source.files.length === 1 ? source.files : source.files.filter((f) => existsSync(f));
-  if (present.length === 0) throw new UserInputError(source.label, undefined, 'at least one existing kubeconfig file (none of the list exists)');
+  if (present.length === 0) throw new KubeconfigError(source.label, undefined, 'at least one existing kubeconfig file (none of the list exists)');
   const merged = { clusters: new Map<string, KubeConfig['clusters'][number]>(), users: new Map<string, KubeConfig['users'][number]>(), contexts: new Map<string, KubeConfig['contexts'][number]>(), currentContext: '' };
   for (const file of present) {
     const kc = new KubeConfig();
@@ -52,7 +52,7 @@ export function loadKubeconfig(source: KubeconfigSource): KubeConfig {
       // client-node resolves the file's relative paths (certificate-authority, token files) against its directory.
       kc.loadFromFile(file);
     } catch (err) {
-      throw new UserInputError(file, undefined, `a readable kubeconfig (${(err as Error).message})`);
+      throw new KubeconfigError(file, undefined, `a readable kubeconfig (${(err as Error).message})`);
     }
     // The first file to set a name wins, as in kubectl.
     for (const c of kc.clusters) if (!merged.clusters.has(c.name)) merged.clusters.set(c.name, c);
@@ -63,7 +63,7 @@ export function loadKubeconfig(source: KubeconfigSource): KubeConfig {
   const current = source.context ?? merged.currentContext;
   if (source.context !== undefined && !merged.contexts.has(source.context)) {
     const known = [...merged.contexts.keys()];
-    throw new UserInputError(source.label, 'contexts', `a context named ${JSON.stringify(source.context)} (--context); it has ${known.length === 0 ? 'none' : known.map((k) => JSON.stringify(k)).join(', ')}`);
+    throw new KubeconfigError(source.label, 'contexts', `a context named ${JSON.stringify(source.context)} (--context); it has ${known.length === 0 ? 'none' : known.map((k) => JSON.stringify(k)).join(', ')}`);
   }
   const kc = new KubeConfig();
   kc.loadFromOptions({ clusters: [...merged.clusters.values()], users: [...merged.users.values()], contexts: [...merged.contexts.values()], currentContext: current });

@@ -1,7 +1,7 @@
 /** Writing kubeconfig files for the servers kperturb starts (embedded cluster, proxy). */
 import { readFileSync } from 'node:fs';
 import { isMap, isSeq, parse as parseYaml, parseDocument, stringify } from 'yaml';
-import { UserInputError } from '../model/errors.js';
+import { KubeconfigError, UserInputError } from '../model/errors.js';
 import { writePrivateFile } from '../model/private-file.js';
 
 export interface KubeconfigOptions {
@@ -49,22 +49,22 @@ export function writeKubeconfigFile(file: string, yaml: string): void {
   try {
     existing = readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new UserInputError(file, undefined, `a kubeconfig file kperturb can read and add its context to (${(err as Error).message})`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new KubeconfigError(file, undefined, `a kubeconfig file kperturb can read and add its context to (${(err as Error).message})`);
   }
   const text = existing === undefined || existing.trim() === '' ? yaml : mergeKubeconfig(file, existing, yaml);
   try {
     writePrivateFile(file, text);
   } catch (err) {
-    throw new UserInputError(file, undefined, `a path where the kubeconfig can be written (${(err as Error).message})`);
+    throw new KubeconfigError(file, undefined, `a path where the kubeconfig can be written (${(err as Error).message})`);
   }
 }
 
 function mergeKubeconfig(file: string, existing: string, yaml: string): string {
   const notOverwritten = 'it was not changed';
   const doc = parseDocument(existing);
-  if (doc.errors.length > 0 || !isMap(doc.contents)) throw new UserInputError(file, undefined, `a kubeconfig (YAML map) to add the context to; the file is not one, so ${notOverwritten}`);
+  if (doc.errors.length > 0 || !isMap(doc.contents)) throw new KubeconfigError(file, undefined, `a kubeconfig (YAML map) to add the context to; the file is not one, so ${notOverwritten}`);
   const kind = doc.get('kind');
-  if (kind !== undefined && kind !== null && kind !== 'Config') throw new UserInputError(file, 'kind', `"Config" (a kubeconfig) to add the context to; ${notOverwritten}`);
+  if (kind !== undefined && kind !== null && kind !== 'Config') throw new KubeconfigError(file, 'kind', `"Config" (a kubeconfig) to add the context to; ${notOverwritten}`);
   const ours = parseYaml(yaml) as Record<(typeof KUBECONFIG_LISTS)[number], Array<{ name: string }>> & { 'current-context': string };
   for (const list of KUBECONFIG_LISTS) {
     let seq = doc.get(list);
@@ -72,7 +72,7 @@ function mergeKubeconfig(file: string, existing: string, yaml: string): string {
       doc.set(list, doc.createNode([]));
       seq = doc.get(list);
     }
-    if (!isSeq(seq)) throw new UserInputError(file, list, `a list; ${notOverwritten}`);
+    if (!isSeq(seq)) throw new KubeconfigError(file, list, `a list; ${notOverwritten}`);
     if (seq.items.length === 0) seq.flow = false;
     for (const entry of ours[list]) {
       const at = seq.items.findIndex((item) => isMap(item) && item.get('name') === entry.name);

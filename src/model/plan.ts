@@ -139,7 +139,7 @@ export function serializePlan(plan: TestPlan): string {
 const planFiles = new WeakMap<TestPlan, string>();
 
 export function loadPlanFile(file: string): TestPlan {
-  const plan = validatePlan(readYamlFile(file), file);
+  const plan = validatePlan(readYamlFile(file, 'KP_E_PLAN'), file);
   planFiles.set(plan, file);
   return plan;
 }
@@ -155,7 +155,7 @@ export function planFileOf(plan: TestPlan): string | undefined {
 }
 
 export function validatePlan(doc: unknown, file: string): TestPlan {
-  const v = new Validator(file);
+  const v = new Validator(file, 'KP_E_PLAN');
   const top = v.object(doc, '');
   // apiVersion and kind first: a config or a manifest given as a plan is told so, not that its fields are unknown.
   if (top.apiVersion !== PLAN_API_VERSION) v.fail('apiVersion', `"${PLAN_API_VERSION}" (got ${quote(top.apiVersion)})`);

@@ -4,7 +4,7 @@ import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isObject, type KubeObject } from './object-key.js';
 import { isCanonicalJson } from './json-text.js';
-import { UserInputError } from './errors.js';
+import { ResultsError } from './errors.js';
 import { quote } from './validate.js';
 import { hashSecretValue, isHashedSecretValue } from './secret-hash.js';
 import {
@@ -243,30 +243,30 @@ export async function* readTrace(file: string): AsyncGenerator<TraceEvent> {
       try {
         parsed = JSON.parse(line);
       } catch {
-        throw new UserInputError(file, `line ${lineNo}`, 'a complete JSON trace event (the file may be truncated or hand-edited)');
+        throw new ResultsError(file, `line ${lineNo}`, 'a complete JSON trace event (the file may be truncated or hand-edited)');
       }
       if (!isObject(parsed) || typeof parsed.type !== 'string' || typeof parsed.seq !== 'number') {
-        throw new UserInputError(file, `line ${lineNo}`, 'an object with a string "type" and a numeric "seq"');
+        throw new ResultsError(file, `line ${lineNo}`, 'an object with a string "type" and a numeric "seq"');
       }
       if (!isTraceEventType(parsed.type)) {
-        throw new UserInputError(file, `line ${lineNo}`, `an event of a known type (${TRACE_EVENT_TYPES.join(', ')}; got ${quote(parsed.type)})`);
+        throw new ResultsError(file, `line ${lineNo}`, `an event of a known type (${TRACE_EVENT_TYPES.join(', ')}; got ${quote(parsed.type)})`);
       }
       if (!sawHeader) {
         if (parsed.type !== 'header' || parsed.format !== TRACE_FORMAT) {
-          throw new UserInputError(file, 'line 1', `a header line with format "${TRACE_FORMAT}" (is this a kperturb trace of this version?)`);
+          throw new ResultsError(file, 'line 1', `a header line with format "${TRACE_FORMAT}" (is this a kperturb trace of this version?)`);
         }
         sawHeader = true;
       }
       yield parsed as unknown as TraceEvent;
     }
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new UserInputError(file, undefined, 'an existing trace file');
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new ResultsError(file, undefined, 'an existing trace file');
     throw err;
   } finally {
     lines.close();
     input.destroy();
   }
-  if (!sawHeader) throw new UserInputError(file, undefined, 'a non-empty kperturb trace');
+  if (!sawHeader) throw new ResultsError(file, undefined, 'a non-empty kperturb trace');
 }
 
 export async function readTraceAll(file: string): Promise<TraceEvent[]> {

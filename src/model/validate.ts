@@ -4,14 +4,18 @@
  */
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument, type YAMLParseError } from 'yaml';
-import { UserInputError } from './errors.js';
+import { UserInputError, type ErrorCode } from './errors.js';
 import { isObject } from './object-key.js';
 
 export class Validator {
-  constructor(readonly file: string) {}
+  constructor(
+    readonly file: string,
+    /** The code of the errors it throws: which kind of file this is. */
+    readonly code: ErrorCode = 'KP_E_INPUT',
+  ) {}
 
   fail(path: string, expected: string): never {
-    throw new UserInputError(this.file, path || '(top level)', expected);
+    throw new UserInputError(this.file, path || '(top level)', expected, this.code);
   }
 
   object(value: unknown, path: string): Record<string, unknown> {
@@ -118,32 +122,32 @@ export function cut(text: string): string {
   return text.length <= ECHO_CHARS ? text : `${text.slice(0, ECHO_CHARS)}... (${text.length - ECHO_CHARS} more characters)`;
 }
 
-/** Reads a YAML (or JSON) file; syntax errors name the file, line and column. */
-export function readYamlFile(file: string): unknown {
+/** Reads a YAML (or JSON) file; syntax errors name the file, line and column (and carry `code`). */
+export function readYamlFile(file: string, code: ErrorCode = 'KP_E_INPUT'): unknown {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UserInputError(file, undefined, code === 'ENOENT' ? 'an existing file (not found)' : `a readable file (${code})`);
+    const errno = (err as NodeJS.ErrnoException).code;
+    throw new UserInputError(file, undefined, errno === 'ENOENT' ? 'an existing file (not found)' : `a readable file (${errno})`, code);
   }
-  return parseYamlText(text, file);
+  return parseYamlText(text, file, code);
 }
 
-export function parseYamlText(text: string, file: string): unknown {
+export function parseYamlText(text: string, file: string, code: ErrorCode = 'KP_E_INPUT'): unknown {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: false, lineCounter });
   if (doc.errors.length > 0) {
     const e: YAMLParseError = doc.errors[0]!;
     const pos = lineCounter.linePos(e.pos[0]);
     const at = `line ${pos.line}, column ${pos.col}`;
-    throw new UserInputError(file, at, `valid YAML (${e.code}: ${cut(e.message.split('\n')[0]!)})`);
+    throw new UserInputError(file, at, `valid YAML (${e.code}: ${cut(e.message.split('\n')[0]!)})`, code);
   }
   try {
     return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (err) {
     // The yaml package refuses documents whose aliases expand too often (a "billion laughs" bomb).
-    throw new UserInputError(file, undefined, `YAML whose aliases (*name) expand to a bounded size (the parser stopped: ${cut((err as Error).message)})`);
+    throw new UserInputError(file, undefined, `YAML whose aliases (*name) expand to a bounded size (the parser stopped: ${cut((err as Error).message)})`, code);
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UserInputError } from '../model/errors.js';
+import { ResultsError, UserInputError } from '../model/errors.js';
 import { isObject } from '../model/object-key.js';
 import { END_STATE_FORMAT, RUN_FORMAT, type EndState, type RunArtifacts, type RunRecord } from '../model/results.js';
 import { readTrace, readTraceAll } from '../model/trace-io.js';
@@ -28,22 +28,22 @@ export function readJsonFile(file: string): unknown {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new UserInputError(file, undefined, code === 'ENOENT' ? 'an existing file (not found)' : `a readable file (${code})`);
+    throw new ResultsError(file, undefined, code === 'ENOENT' ? 'an existing file (not found)' : `a readable file (${code})`);
   }
-  if (text.trim() === '') throw new UserInputError(file, undefined, 'a JSON document (the file is empty: was the run interrupted?)');
+  if (text.trim() === '') throw new ResultsError(file, undefined, 'a JSON document (the file is empty: was the run interrupted?)');
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
-    throw new UserInputError(file, undefined, `a complete JSON document (${detail}; the file may be truncated or hand-edited)`);
+    throw new ResultsError(file, undefined, `a complete JSON document (${detail}; the file may be truncated or hand-edited)`);
   }
 }
 
 /** Checks the `format` field every kperturb file starts with. */
 export function checkFormat(doc: unknown, file: string, format: string): Record<string, unknown> {
-  if (!isObject(doc)) throw new UserInputError(file, '(top level)', `a JSON object with "format": "${format}"`);
+  if (!isObject(doc)) throw new ResultsError(file, '(top level)', `a JSON object with "format": "${format}"`);
   if (doc.format !== format) {
-    throw new UserInputError(
+    throw new ResultsError(
       file,
       'format',
       `"${format}" (got ${JSON.stringify(doc.format)}: written by another version of kperturb, or not a kperturb file)`,
@@ -55,7 +55,7 @@ export function checkFormat(doc: unknown, file: string, format: string): Record<
 export function readRunRecord(file: string): RunRecord {
   const doc = checkFormat(readJsonFile(file), file, RUN_FORMAT);
   const fail = (path: string, expected: string): never => {
-    throw new UserInputError(file, path, expected);
+    throw new ResultsError(file, path, expected);
   };
   for (const f of ['controller', 'workload', 'startedAt'] as const) if (typeof doc[f] !== 'string') fail(f, 'a string');
   if (typeof doc.durationMs !== 'number') fail('durationMs', 'a number');
@@ -73,9 +73,9 @@ export function readRunRecord(file: string): RunRecord {
 
 export function readEndState(file: string): EndState {
   const doc = checkFormat(readJsonFile(file), file, END_STATE_FORMAT);
-  if (!isObject(doc.objects)) throw new UserInputError(file, 'objects', 'a mapping from object key to object');
+  if (!isObject(doc.objects)) throw new ResultsError(file, 'objects', 'a mapping from object key to object');
   for (const [key, obj] of Object.entries(doc.objects)) {
-    if (!isObject(obj)) throw new UserInputError(file, `objects["${key}"]`, 'an object');
+    if (!isObject(obj)) throw new ResultsError(file, `objects["${key}"]`, 'an object');
   }
   return doc as unknown as EndState;
 }
@@ -121,7 +121,7 @@ export interface LoadedRun {
 /** What the oracles need of a finished run directory, validated (traces streamed, not kept). */
 export async function loadRunDir(dir: string): Promise<LoadedRun> {
   if (!existsSync(join(dir, RUN_FILES.record))) {
-    throw new UserInputError(dir, undefined, `a kperturb run directory (no ${RUN_FILES.record} in it)`);
+    throw new ResultsError(dir, undefined, `a kperturb run directory (no ${RUN_FILES.record} in it)`);
   }
   const record = readRunRecord(join(dir, RUN_FILES.record));
   const endState = readEndState(join(dir, RUN_FILES.endState));

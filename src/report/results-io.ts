@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { UserInputError } from '../model/errors.js';
+import { ResultsError, UserInputError } from '../model/errors.js';
 import { isObject } from '../model/object-key.js';
 import { PATTERNS } from '../model/plan.js';
 import { ORACLE_NAMES, RESULTS_FORMAT, VERDICTS, type NotRunPlan, type PlanResult } from '../model/results.js';
@@ -48,12 +48,12 @@ export function loadResults(target: string | readonly string[] = DEFAULT_RESULTS
 function gatherTarget(target: string, loaded: Gathered): void {
   const path = resolve(target);
   if (!existsSync(path)) {
-    throw new UserInputError(target, undefined, target === DEFAULT_RESULTS_DIR ? 'a results directory (none here: run `kperturb test` first, or name a results.json)' : 'an existing results.json, verdict.json or directory');
+    throw new ResultsError(target, undefined, target === DEFAULT_RESULTS_DIR ? 'a results directory (none here: run `kperturb test` first, or name a results.json)' : 'an existing results.json, verdict.json or directory');
   }
   const before = loaded.sources.length;
   if (statSync(path).isDirectory()) {
     searchDirectory(path, 0, loaded);
-    if (loaded.sources.length === before) throw new UserInputError(target, undefined, 'a directory holding results.json or test runs with verdict.json (found none)');
+    if (loaded.sources.length === before) throw new ResultsError(target, undefined, 'a directory holding results.json or test runs with verdict.json (found none)');
   } else if (basename(path) === RUN_FILES.verdict) {
     addVerdictFile(path, loaded);
   } else {
@@ -90,7 +90,7 @@ function mergeResults(g: Gathered): LoadedResults {
       const seen = references.get(campaign);
       if (!seen) references.set(campaign, { refs, file });
       else if (seen.refs !== refs) {
-        throw new UserInputError(file, undefined, `results judged against the same reference runs of ${campaign} as ${seen.file} (these were judged against other reference runs, e.g. from another \`kperturb learn\`: merging them would mix two campaigns)`);
+        throw new ResultsError(file, undefined, `results judged against the same reference runs of ${campaign} as ${seen.file} (these were judged against other reference runs, e.g. from another \`kperturb learn\`: merging them would mix two campaigns)`);
       }
     }
     const key = `${r.controller}/${r.workload}/${r.plan}`;
@@ -131,23 +131,23 @@ export function readResultsFile(file: string, notes: string[] = []): PlanResult[
 
 function readNotRun(value: unknown, file: string): NotRunPlan[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value)) throw new UserInputError(file, 'notRun', 'a list of plans not run');
+  if (!Array.isArray(value)) throw new ResultsError(file, 'notRun', 'a list of plans not run');
   return value.map((p, i) => {
-    if (!isObject(p)) throw new UserInputError(file, `notRun[${i}]`, 'a plan not run (a mapping)');
-    for (const k of ['controller', 'workload', 'plan', 'pattern', 'description']) if (typeof p[k] !== 'string') throw new UserInputError(file, `notRun[${i}].${k}`, 'a string');
+    if (!isObject(p)) throw new ResultsError(file, `notRun[${i}]`, 'a plan not run (a mapping)');
+    for (const k of ['controller', 'workload', 'plan', 'pattern', 'description']) if (typeof p[k] !== 'string') throw new ResultsError(file, `notRun[${i}].${k}`, 'a string');
     return { controller: p.controller as string, workload: p.workload as string, plan: p.plan as string, pattern: p.pattern as string, description: p.description as string };
   });
 }
 
 function readResults(file: string, notes: string[]): { results: PlanResult[]; notRun: NotRunPlan[]; shard?: { index: number; count: number } } {
   const doc = checkFormat(readJsonFile(file), file, RESULTS_FORMAT);
-  if (!Array.isArray(doc.results)) throw new UserInputError(file, 'results', 'a list of plan results');
+  if (!Array.isArray(doc.results)) throw new ResultsError(file, 'results', 'a list of plan results');
   const results = doc.results.map((r, i) => validatePlanResult(r, file, `results[${i}]`));
   let shard: { index: number; count: number } | undefined;
   if (doc.shard !== undefined) {
     const sh = doc.shard as { index?: unknown; count?: unknown } | null;
     const ok = isObject(sh) && Number.isInteger(sh.index) && Number.isInteger(sh.count) && (sh.count as number) >= 1 && (sh.index as number) >= 0 && (sh.index as number) < (sh.count as number);
-    if (!ok) throw new UserInputError(file, 'shard', 'a shard {index, count} with 0 <= index < count');
+    if (!ok) throw new ResultsError(file, 'shard', 'a shard {index, count} with 0 <= index < count');
     shard = { index: sh.index as number, count: sh.count as number };
   }
   if (doc.complete === false) {
@@ -203,7 +203,7 @@ function findRunDirs(dir: string, depth: number): string[] {
 /** Checks one plan result as written by `kperturb test` (results.json entry or verdict.json). */
 export function validatePlanResult(value: unknown, file: string, at: string): PlanResult {
   const fail = (path: string, expected: string): never => {
-    throw new UserInputError(file, path, expected);
+    throw new ResultsError(file, path, expected);
   };
   const sub = (k: string) => (at === '(top level)' ? k : `${at}.${k}`);
   if (!isObject(value)) fail(at, 'a plan result (a mapping)');

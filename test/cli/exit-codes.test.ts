@@ -154,3 +154,29 @@ test('--version prints the package version and exits 0', (t) => {
   const { version } = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { version: string };
   t.is(r.stdout.trim(), version);
 });
+
+test('every error carries its stable code: in the message, and as error.code in --json output', (t) => {
+  const { file: config } = tempConfig(HEAD + 'controller: { command: 7 }\nworkloads: {}\n');
+  t.regex(run(['learn', '-c', config]).stderr, /controller\.command: .* \[KP_E_CONFIG\]\n$/);
+  const { dir } = tempConfig(HEAD);
+  const planFile = join(dir, 'p.yaml');
+  writeFileSync(planFile, 'apiVersion: kperturb.dev/v1\nkind: TestPlan\nmetadata: { name: p }\nspec: { faults: [] }\n');
+  const { file: good } = tempConfig(HEAD + 'controller: { command: "true" }\nworkloads: { w: { steps: [ { sleep: 0 } ] } }\n');
+  t.regex(run(['test', planFile, '-c', good, '-o', join(dir, 'out')]).stderr, /p\.yaml at spec\.faults: .* \[KP_E_PLAN\]\n$/);
+  const kubeconfig = join(dir, 'kc');
+  writeFileSync(kubeconfig, '{{{');
+  t.regex(run(['proxy', '--upstream-kubeconfig', kubeconfig]).stderr, /\[KP_E_KUBECONFIG\]\n$/);
+  t.regex(run(['test', '-c', good, '-j', '0']).stderr, /--parallel: .* \[KP_E_INPUT\]\n$/);
+  t.regex(run(['schema', 'nope']).stderr, /\[KP_E_INPUT\]\n$/);
+
+  const { resultsFile } = makeCampaign();
+  writeFileSync(resultsFile, '{"format": "kperturb.dev/results/v1", "results": [ {');
+  const text = run(['report', resultsFile]);
+  t.regex(text.stderr, /\[KP_E_RESULTS\]\n$/);
+  const json = run(['report', resultsFile, '--json']);
+  t.is(json.status, 2);
+  const { error } = JSON.parse(json.stdout) as { error: { code: string; message: string; file?: string } };
+  t.is(error.code, 'KP_E_RESULTS');
+  t.is(error.file, resultsFile);
+  t.true(json.stderr.includes(error.message), 'the same message on stderr');
+});

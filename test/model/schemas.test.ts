@@ -114,5 +114,5 @@ test('kperturb schema prints each schema (and --path its file); an unknown name 
   t.is(cli(['plan', '--path']).stdout.trim(), join(ROOT, 'schemas', 'testplan.schema.json'));
   const bad = cli(['nope']);
   t.is(bad.status, 2);
-  t.is(bad.stderr, 'kperturb: at schema: one of config, plan (got "nope")\n');
+  t.is(bad.stderr, 'kperturb: at schema: one of config, plan (got "nope") [KP_E_INPUT]\n');
 });
