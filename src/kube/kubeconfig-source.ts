@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeconfigError, UserInputError } from '../model/errors.js';
+import { KubeconfigError } from '../model/errors.js';
 
 export interface KubeconfigSource {
   /** The files, in precedence order (one for `--kubeconfig`). */

@@ -1,7 +1,7 @@
 /** Writing kubeconfig files for the servers kperturb starts (embedded cluster, proxy). */
 import { readFileSync } from 'node:fs';
 import { isMap, isSeq, parse as parseYaml, parseDocument, stringify } from 'yaml';
-import { KubeconfigError, UserInputError } from '../model/errors.js';
+import { KubeconfigError } from '../model/errors.js';
 import { writePrivateFile } from '../model/private-file.js';
 
 export interface KubeconfigOptions {

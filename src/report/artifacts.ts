@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ResultsError, UserInputError } from '../model/errors.js';
+import { ResultsError } from '../model/errors.js';
 import { isObject } from '../model/object-key.js';
 import { END_STATE_FORMAT, RUN_FORMAT, type EndState, type RunArtifacts, type RunRecord } from '../model/results.js';
 import { readTrace, readTraceAll } from '../model/trace-io.js';

@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { ResultsError, UserInputError } from '../model/errors.js';
+import { ResultsError } from '../model/errors.js';
 import { isObject } from '../model/object-key.js';
 import { PATTERNS } from '../model/plan.js';
 import { ORACLE_NAMES, RESULTS_FORMAT, VERDICTS, type NotRunPlan, type PlanResult } from '../model/results.js';
