@@ -7,11 +7,11 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { importChainsaw } from '../workload/import/chainsaw.js';
-import { importKuttl } from '../workload/import/kuttl.js';
-import { renderWorkloads } from '../workload/import/suite.js';
-import { UserInputError } from '../model/errors.js';
-import { writeOptionFile } from './output-file.js';
+import { importChainsaw } from '../../workload/import/chainsaw.js';
+import { importKuttl } from '../../workload/import/kuttl.js';
+import { renderWorkloads } from '../../workload/import/suite.js';
+import { UserInputError } from '../../model/errors.js';
+import { writeOptionFile } from '../output-file.js';
 
 const IMPORTERS = { chainsaw: importChainsaw, kuttl: importKuttl } as const;
 
