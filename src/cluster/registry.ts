@@ -7,6 +7,7 @@
 import type { KubeObject } from '../model/object-key.js';
 import type { FieldError, GroupResource } from './api-error.js';
 import type { CustomResourceSchemas } from './crd-schema.js';
+import type { PrinterColumn } from './table.js';
 
 /**
  * How one list field merges, for strategic merge patch (patchStrategy/patchMergeKey in k8s.io/api) and
@@ -143,6 +144,8 @@ export interface ResourceDefinition {
   schemas?: Readonly<Record<string, unknown>>;
   /** A CRD-defined kind's structural schemas (pruning and defaulting, see crd-schema.ts). */
   crdSchemas?: CustomResourceSchemas;
+  /** A CRD-defined kind's additionalPrinterColumns by version (the Table format, see table.ts). */
+  printerColumns?: Readonly<Record<string, readonly PrinterColumn[]>>;
   /**
    * Typed built-in lists are encoded without kind/apiVersion on their items; CR lists are unstructured
    * and keep them. Faithful to what a real kube-apiserver sends.
