@@ -86,6 +86,11 @@ export interface ResourceStrategy {
    * kube-apiserver's validation takes the request's group-version; undefined for the server's own
    * writes (status updates of its controllers), which skip those checks.
    */
+  /**
+   * A review kind (SelfSubjectAccessReview): a create answers the object with this status and stores
+   * nothing, as kube-apiserver's review registries do.
+   */
+  review?(obj: KubeObject): Record<string, unknown>;
   validate?(obj: KubeObject, old: KubeObject | undefined, requestVersion: string | undefined): FieldError[];
   /** Mutates an object on its first DELETE, before finalizers are considered (e.g. a namespace turns Terminating). */
   prepareForDelete?(obj: KubeObject): void;

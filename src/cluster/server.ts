@@ -294,6 +294,16 @@ export class ApiServer {
       case 'create': {
         if (subresource || name !== undefined) throw methodNotAllowed();
         if (def.namespaced && scope.namespace === undefined) throw methodNotAllowed();
+        const review = def.strategy.review;
+        if (review) {
+          // The answer does not depend on the request (everything is allowed), so a protobuf body (kubectl
+          // auth can-i sends one) is not decoded: only JSON and YAML specs are echoed back.
+          const raw = await readBody(req);
+          const sent = mediaType(req) === KUBERNETES_PROTOBUF_MEDIA_TYPE ? {} : decodeBody(raw, mediaType(req), def.kind);
+          if (!isObject(sent)) throw badRequest(`the object provided is unrecognized (must be of type ${def.kind})`);
+          result = { code: 201, body: { ...sent, kind: def.kind, apiVersion: `${def.group}/${path.version}`, metadata: isObject(sent.metadata) ? sent.metadata : {}, status: review(sent as KubeObject) } as KubeObject };
+          break;
+        }
         result = ops.create(scope, await body(def.kind), writeOptions());
         break;
       }

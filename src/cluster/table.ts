@@ -451,6 +451,62 @@ function controllerRevisionCells(r: KubeObject, now: number): Cell[] {
   return [name(r), controller, num(r.revision), age(r, now)];
 }
 
+/** At most three items, then `+ N more...`, as the printers shorten lists. */
+function firstThree(items: readonly string[], empty: string): string {
+  if (items.length === 0) return empty;
+  return items.length > 3 ? `${items.slice(0, 3).join(',')} + ${items.length - 3} more...` : items.join(',');
+}
+
+function ingressCells(i: KubeObject, now: number): Cell[] {
+  const spec = obj(i.spec);
+  const rules = arr(spec.rules);
+  const hosts = rules.slice(0, 3).map((r) => str(r.host)).filter(Boolean);
+  const hostsText = hosts.length === 0 ? '*' : rules.length > 3 ? `${hosts.join(',')} + ${rules.length - 3} more...` : hosts.join(',');
+  const addresses = [...new Set(arr(obj(obj(i.status).loadBalancer).ingress).map((a) => str(a.ip) || str(a.hostname)).filter(Boolean))].sort().join(',');
+  return [name(i), str(spec.ingressClassName) || '<none>', hostsText, addresses, arr(spec.tls).length ? '80, 443' : '80', age(i, now)];
+}
+
+function endpointSliceCells(e: KubeObject, now: number): Cell[] {
+  const ports = arr(e.ports).map((p) => (typeof p.port === 'number' ? String(p.port) : str(p.name) || '*'));
+  const addresses = arr(e.endpoints).flatMap((ep) => (Array.isArray(ep.addresses) ? ep.addresses.map(String) : []));
+  return [name(e), str(e.addressType), firstThree(ports, '<unset>'), firstThree(addresses, '<unset>'), age(e, now)];
+}
+
+/** printHorizontalPodAutoscaler's TARGETS: each metric's current value against its target. */
+function hpaTargets(spec: Obj, status: Obj): string {
+  const metrics = arr(spec.metrics);
+  if (metrics.length === 0) return '<none>';
+  const current = arr(status.currentMetrics);
+  const texts = metrics.map((m) => {
+    if (m.type !== 'Resource' && m.type !== 'ContainerResource') return '<unknown>/<unknown>';
+    const source = obj(m.type === 'Resource' ? m.resource : m.containerResource);
+    const target = obj(source.target);
+    const observed = obj(obj(current.find((c) => c.type === m.type && str(obj(c.type === 'Resource' ? c.resource : c.containerResource).name) === str(source.name))?.[m.type === 'Resource' ? 'resource' : 'containerResource']).current);
+    if (typeof target.averageUtilization === 'number') {
+      const now = typeof observed.averageUtilization === 'number' ? `${observed.averageUtilization}%` : '<unknown>';
+      return `${str(source.name)}: ${now}/${target.averageUtilization}%`;
+    }
+    const now = observed.averageValue !== undefined ? String(observed.averageValue) : '<unknown>';
+    return `${str(source.name)}: ${now}/${String(target.averageValue ?? '<unknown>')}`;
+  });
+  return texts.length > 4 ? `${texts.slice(0, 4).join(', ')} + ${texts.length - 4} more...` : texts.join(', ');
+}
+
+function hpaCells(h: KubeObject, now: number): Cell[] {
+  const spec = obj(h.spec);
+  const status = obj(h.status);
+  const ref = obj(spec.scaleTargetRef);
+  return [
+    name(h),
+    `${str(ref.kind)}/${str(ref.name)}`,
+    hpaTargets(spec, status),
+    typeof spec.minReplicas === 'number' ? String(spec.minReplicas) : '<unset>',
+    String(num(spec.maxReplicas)),
+    String(num(status.currentReplicas)),
+    age(h, now),
+  ];
+}
+
 function createdAt(o: KubeObject): string {
   const t = Date.parse(o.metadata?.creationTimestamp ?? '');
   return Number.isNaN(t) ? '0001-01-01T00:00:00Z' : new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -589,6 +645,24 @@ const PRINTERS: Readonly<Record<string, Printer>> = {
   'admissionregistration.k8s.io/validatingwebhookconfigurations': {
     columns: columns('Name:string', 'Webhooks:integer', 'Age:string'),
     cells: (o, now) => [name(o), arr(o.webhooks).length, age(o, now)],
+  },
+  'networking.k8s.io/ingresses': { columns: columns('Name:string', 'Class:string', 'Hosts:string', 'Address:string', 'Ports:string', 'Age:string'), cells: ingressCells },
+  'networking.k8s.io/ingressclasses': {
+    columns: columns('Name:string', 'Controller:string', 'Parameters:string', 'Age:string'),
+    cells: (o, now) => {
+      const p = isObject(obj(o.spec).parameters) ? obj(obj(o.spec).parameters) : undefined;
+      const parameters = p ? `${str(p.kind)}${typeof p.apiGroup === 'string' ? `.${p.apiGroup}` : ''}/${str(p.name)}` : '<none>';
+      return [name(o), str(obj(o.spec).controller), parameters, age(o, now)];
+    },
+  },
+  'networking.k8s.io/networkpolicies': {
+    columns: columns('Name:string', 'Pod-Selector:string', 'Age:string'),
+    cells: (o, now) => [name(o), formatLabelSelector(obj(o.spec).podSelector), age(o, now)],
+  },
+  'discovery.k8s.io/endpointslices': { columns: columns('Name:string', 'AddressType:string', 'Ports:string', 'Endpoints:string', 'Age:string'), cells: endpointSliceCells },
+  'autoscaling/horizontalpodautoscalers': {
+    columns: columns('Name:string', 'Reference:string', 'Targets:string', 'MinPods:string', 'MaxPods:string', 'Replicas:string', 'Age:string'),
+    cells: hpaCells,
   },
 };
 // events.k8s.io Events are printed through the core Event printer, as kube-apiserver converts them.
