@@ -101,6 +101,7 @@ export function definitionFromCrd(crd: KubeObject): ResourceDefinition | undefin
     ...(scale ? { scale } : {}),
     crdSchemas,
     printerColumns: printerColumnsOfCrd(crd),
+    schemas: Object.fromEntries(served.filter((v) => isObject(v.schema) && isObject(v.schema.openAPIV3Schema)).map((v) => [v.name as string, (v.schema as Record<string, unknown>).openAPIV3Schema])),
     listItemsCarryTypeMeta: true,
     definedBy: crd.metadata!.name!,
     strategy: {

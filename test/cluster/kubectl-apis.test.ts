@@ -4,7 +4,7 @@
  * and `kubectl auth can-i` (authorization.k8s.io self-reviews).
  */
 import test from 'ava';
-import { kubectlFor, ok } from './kubectl-helper.js';
+import { applyCrds, exampleCrd, kubectlFor, ok } from './kubectl-helper.js';
 
 test('kubectl auth can-i answers yes (RBAC is not enforced), also with --list', async (t) => {
   const kubectl = await kubectlFor(t);
@@ -78,4 +78,33 @@ spec:
   for (const line of [/^ingresses\s+ing\s+networking\.k8s\.io\/v1\s+true\s+Ingress$/m, /^endpointslices\s+discovery\.k8s\.io\/v1\s+true\s+EndpointSlice$/m, /^horizontalpodautoscalers\s+hpa\s+autoscaling\/v2\s+true\s+HorizontalPodAutoscaler$/m, /^selfsubjectaccessreviews\s+authorization\.k8s\.io\/v1\s+false\s+SelfSubjectAccessReview$/m]) {
     t.regex(resources, line);
   }
+});
+
+test('kubectl explain shows a CRD version schema: fields, types and descriptions', async (t) => {
+  const kubectl = await kubectlFor(t);
+  await applyCrds(
+    t,
+    kubectl,
+    exampleCrd(
+      'Widget',
+      'widgets',
+      'Namespaced',
+      `
+    schema:
+      openAPIV3Schema:
+        type: object
+        description: A widget.
+        properties:
+          spec:
+            type: object
+            description: What the widget should be.
+            properties:
+              size: {type: integer, description: How big the widget is.}`,
+    ),
+  );
+  const spec = await ok(t, kubectl, 'explain', 'widgets.spec');
+  t.regex(spec, /^KIND:\s+Widget$/m);
+  t.regex(spec, /DESCRIPTION:\n\s+What the widget should be\./);
+  t.regex(spec, /^\s+size\s+<integer>\n\s+How big the widget is\.$/m);
+  t.regex(await ok(t, kubectl, 'explain', 'widget', '--recursive'), /^\s+spec\s+<Object>\n\s+size\s+<integer>$/m);
 });

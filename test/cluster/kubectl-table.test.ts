@@ -3,7 +3,7 @@
  * kinds, a CRD's additionalPrinterColumns, and the default Name / Created At for other kinds.
  */
 import test from 'ava';
-import { kubectlFor, ok } from './kubectl-helper.js';
+import { applyCrds, exampleCrd, kubectlFor, ok } from './kubectl-helper.js';
 
 /** The header line of kubectl's table output, as a list of column names. */
 function header(output: string): string[] {
@@ -97,19 +97,14 @@ test('kubectl get -w prints table rows for each change', async (t) => {
 
 test('kubectl get shows a CRD version additionalPrinterColumns, Age when it has none, and CREATED AT for CRDs themselves', async (t) => {
   const kubectl = await kubectlFor(t);
-  const crd = kubectl.file(
-    'crd.yaml',
-    `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
+  await applyCrds(
+    t,
+    kubectl,
+    exampleCrd(
+      'Widget',
+      'widgets',
+      'Namespaced',
+      `
     subresources: {status: {}}
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
@@ -118,25 +113,10 @@ spec:
     - {name: Phase, type: string, jsonPath: .status.phase}
     - {name: Ready, type: string, jsonPath: '.status.conditions[?(@.type=="Ready")].status'}
     - {name: Owner, type: string, jsonPath: '.metadata.labels.owner', priority: 1}
-    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gadgets.example.com}
-spec:
-  group: example.com
-  scope: Cluster
-  names: {plural: gadgets, singular: gadget, kind: Gadget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`,
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}`,
+    ),
+    exampleCrd('Gadget', 'gadgets', 'Cluster', '    schema:\n      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}'),
   );
-  await ok(t, kubectl, 'apply', '-f', crd);
-  await ok(t, kubectl, 'wait', '--for', 'condition=Established', 'crd/widgets.example.com', 'crd/gadgets.example.com', '--timeout=10s');
   const crs = kubectl.file(
     'crs.yaml',
     `apiVersion: example.com/v1
