@@ -178,7 +178,7 @@ function podCells(pod: KubeObject, now: number): Cell[] {
   const status = obj(pod.status);
   const initContainers = arr(spec.initContainers);
   const restartable = new Set(initContainers.filter((c) => c.restartPolicy === 'Always').map((c) => str(c.name)));
-  let total = arr(spec.containers).length + restartable.size;
+  const total = arr(spec.containers).length + restartable.size;
   let ready = 0;
   let restarts = 0;
   let restartableRestarts = 0;
@@ -256,7 +256,6 @@ function podCells(pod: KubeObject, now: number): Cell[] {
     gates.length === 0
       ? '<none>'
       : `${gates.filter((g) => conditions.find((c) => c.type === g.conditionType)?.status === 'True').length}/${gates.length}`;
-  total = Math.max(total, 0);
   return [
     name(pod),
     `${ready}/${total}`,
