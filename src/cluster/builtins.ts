@@ -14,6 +14,7 @@ import { CONDITIONS_LIST_RULES, OBJECT_META_LIST_RULES } from './kinds/list-rule
 import { coreDefinitions } from './kinds/core.js';
 import { DEFAULT_NETWORK, type ClusterNetwork } from './network.js';
 import { workloadDefinitions } from './kinds/apps.js';
+import { networkingDefinitions } from './kinds/networking.js';
 import { admissionRegistrationDefinitions, CRD_V1BETA1_CONVERSION } from './kinds/legacy.js';
 import { DEFAULT_KUBERNETES_VERSION, definitionsForRelease, parseKubernetesVersion, type KubernetesVersion } from './kube-version.js';
 
@@ -369,7 +370,7 @@ function validateCrd(obj: KubeObject, old: KubeObject | undefined, requestVersio
  * `network`.
  */
 export function builtinDefinitions(release: KubernetesVersion = parseKubernetesVersion(DEFAULT_KUBERNETES_VERSION)!, network: ClusterNetwork = DEFAULT_NETWORK): ResourceDefinition[] {
-  const all = [namespaceDefinition(), configMapDefinition(), secretDefinition(), ...coreDefinitions(network), ...workloadDefinitions(), crdDefinition(), ...admissionRegistrationDefinitions()];
+  const all = [namespaceDefinition(), configMapDefinition(), secretDefinition(), ...coreDefinitions(network), ...workloadDefinitions(), crdDefinition(), ...admissionRegistrationDefinitions(), ...networkingDefinitions()];
   return definitionsForRelease(all, release);
 }
 

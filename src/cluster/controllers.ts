@@ -16,6 +16,7 @@ import type { Operations } from './operations.js';
 import { ALL_VERBS, compareKubeVersions, storageKey, type ListRule, type ListRules, type ResourceDefinition, type ResourceRegistry, type ScalePaths } from './registry.js';
 import { OBJECT_META_LIST_RULES } from './kinds/list-rules.js';
 import { customResourceSchemas, validateEmbeddedResources } from './crd-schema.js';
+import { printerColumnsOfCrd } from './table.js';
 import type { ObjectStore, StoreChange } from './store.js';
 
 const CRD_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';
@@ -99,6 +100,8 @@ export function definitionFromCrd(crd: KubeObject): ResourceDefinition | undefin
     subresources: [...(status ? ['status'] : []), ...(scale ? ['scale'] : [])],
     ...(scale ? { scale } : {}),
     crdSchemas,
+    printerColumns: printerColumnsOfCrd(crd),
+    schemas: Object.fromEntries(served.filter((v) => isObject(v.schema) && isObject(v.schema.openAPIV3Schema)).map((v) => [v.name as string, (v.schema as Record<string, unknown>).openAPIV3Schema])),
     listItemsCarryTypeMeta: true,
     definedBy: crd.metadata!.name!,
     strategy: {

@@ -66,6 +66,11 @@ const LIFECYCLES: Readonly<Record<string, readonly ServedSpan[]>> = {
   'clusterroles.rbac.authorization.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
   'clusterrolebindings.rbac.authorization.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
   'storageclasses.storage.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
+  // Only the GA versions are served (their betas are not modelled): from the release they went GA.
+  'ingresses.networking.k8s.io': [{ version: 'v1', from: 19 }],
+  'ingressclasses.networking.k8s.io': [{ version: 'v1', from: 19 }],
+  'endpointslices.discovery.k8s.io': [{ version: 'v1', from: 21 }],
+  'horizontalpodautoscalers.autoscaling': [{ version: 'v2', from: 23 }, { version: 'v1' }],
 };
 
 /** The versions of a built-in kind the release serves, highest priority first. */

@@ -58,6 +58,32 @@ function operations(def: ResourceDefinition, version: string): Record<string, Ob
   return paths;
 }
 
+/**
+ * A kind's schema: a CRD version's own openAPIV3Schema (so `kubectl explain` shows its fields and
+ * descriptions) with the object's apiVersion, kind and metadata, as apiextensions-apiserver publishes
+ * it; open (`type: object`, unknown fields kept) for built-in kinds.
+ */
+function componentSchema(def: ResourceDefinition, version: string): Obj {
+  const gvk = [{ group: def.group, version, kind: def.kind }];
+  const crdSchema = def.schemas?.[version];
+  if (typeof crdSchema !== 'object' || crdSchema === null || Array.isArray(crdSchema)) {
+    return { type: 'object', 'x-kubernetes-group-version-kind': gvk, 'x-kubernetes-preserve-unknown-fields': true };
+  }
+  const schema = crdSchema as Obj;
+  const own = typeof schema.properties === 'object' && schema.properties !== null ? (schema.properties as Obj) : {};
+  return {
+    ...schema,
+    type: 'object',
+    properties: {
+      apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.' },
+      kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to.' },
+      metadata: { type: 'object', description: "Standard object's metadata." },
+      ...own,
+    },
+    'x-kubernetes-group-version-kind': gvk,
+  };
+}
+
 /** The OpenAPI v3 document of one group-version (`api/v1`, `apis/apps/v1`), or undefined. */
 export function openApiV3Document(registry: ResourceRegistry, path: string): Obj | undefined {
   const m = /^(?:api\/([^/]+)|apis\/([^/]+)\/([^/]+))$/.exec(path);
@@ -70,11 +96,7 @@ export function openApiV3Document(registry: ResourceRegistry, path: string): Obj
   const schemas: Record<string, Obj> = {};
   for (const def of defs) {
     Object.assign(paths, operations(def, version));
-    schemas[schemaName(def, version)] = {
-      type: 'object',
-      'x-kubernetes-group-version-kind': [{ group: def.group, version, kind: def.kind }],
-      'x-kubernetes-preserve-unknown-fields': true,
-    };
+    schemas[schemaName(def, version)] = componentSchema(def, version);
   }
   return { openapi: '3.0.0', info: { title: 'Kubernetes', version: 'v1.32.0' }, paths, components: { schemas } };
 }

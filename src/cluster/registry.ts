@@ -7,6 +7,7 @@
 import type { KubeObject } from '../model/object-key.js';
 import type { FieldError, GroupResource } from './api-error.js';
 import type { CustomResourceSchemas } from './crd-schema.js';
+import type { PrinterColumn } from './table.js';
 
 /**
  * How one list field merges, for strategic merge patch (patchStrategy/patchMergeKey in k8s.io/api) and
@@ -85,6 +86,11 @@ export interface ResourceStrategy {
    * kube-apiserver's validation takes the request's group-version; undefined for the server's own
    * writes (status updates of its controllers), which skip those checks.
    */
+  /**
+   * A review kind (SelfSubjectAccessReview): a create answers the object with this status and stores
+   * nothing, as kube-apiserver's review registries do.
+   */
+  review?(obj: KubeObject): Record<string, unknown>;
   validate?(obj: KubeObject, old: KubeObject | undefined, requestVersion: string | undefined): FieldError[];
   /** Mutates an object on its first DELETE, before finalizers are considered (e.g. a namespace turns Terminating). */
   prepareForDelete?(obj: KubeObject): void;
@@ -143,6 +149,8 @@ export interface ResourceDefinition {
   schemas?: Readonly<Record<string, unknown>>;
   /** A CRD-defined kind's structural schemas (pruning and defaulting, see crd-schema.ts). */
   crdSchemas?: CustomResourceSchemas;
+  /** A CRD-defined kind's additionalPrinterColumns by version (the Table format, see table.ts). */
+  printerColumns?: Readonly<Record<string, readonly PrinterColumn[]>>;
   /**
    * Typed built-in lists are encoded without kind/apiVersion on their items; CR lists are unstructured
    * and keep them. Faithful to what a real kube-apiserver sends.

@@ -20,6 +20,7 @@ import {
 } from './api-error.js';
 import { aggregatedDiscovery, apiGroupDocument, apiGroupList, apiResourceList, apiVersions, versionInfo, wantsAggregatedDiscovery } from './discovery.js';
 import { openApiV3Document, openApiV3Root } from './openapi.js';
+import { tableRequestOf, toTable, type TableRequest } from './table.js';
 import {
   DEFAULT_FIELD_MANAGER,
   Operations,
@@ -288,11 +289,21 @@ export class ApiServer {
         break;
       case 'watch':
         if (subresource) throw methodNotAllowed();
-        this.serveWatch(scope, name, query, res);
+        this.serveWatch(scope, name, query, res, tableRequestOf(req.headers.accept, query.get('includeObject')));
         return;
       case 'create': {
         if (subresource || name !== undefined) throw methodNotAllowed();
         if (def.namespaced && scope.namespace === undefined) throw methodNotAllowed();
+        const review = def.strategy.review;
+        if (review) {
+          // The answer does not depend on the request (everything is allowed), so a protobuf body (kubectl
+          // auth can-i sends one) is not decoded: only JSON and YAML specs are echoed back.
+          const raw = await readBody(req);
+          const sent = mediaType(req) === KUBERNETES_PROTOBUF_MEDIA_TYPE ? {} : decodeBody(raw, mediaType(req), def.kind);
+          if (!isObject(sent)) throw badRequest(`the object provided is unrecognized (must be of type ${def.kind})`);
+          result = { code: 201, body: { ...sent, kind: def.kind, apiVersion: `${def.group}/${path.version}`, metadata: isObject(sent.metadata) ? sent.metadata : {}, status: review(sent as KubeObject) } as KubeObject };
+          break;
+        }
         result = ops.create(scope, await body(def.kind), writeOptions());
         break;
       }
@@ -328,6 +339,12 @@ export class ApiServer {
         throw methodNotAllowed();
     }
     if (result.warnings) res.setHeader('Warning', result.warnings.map(warningHeader));
+    // kubectl get asks for a Table; reads answer one, writes and errors stay objects as in Kubernetes.
+    const table = (verb === 'get' || verb === 'list') && result.code === 200 ? tableRequestOf(req.headers.accept, query.get('includeObject')) : undefined;
+    if (table) {
+      sendJson(res, 200, toTable(def, path.version, result.body as KubeObject, table), pretty);
+      return;
+    }
     sendJson(res, result.code, result.body, pretty);
   }
 
@@ -437,7 +454,7 @@ export class ApiServer {
     return options;
   }
 
-  private serveWatch(scope: Scope, name: string | undefined, query: URLSearchParams, res: ServerResponse): void {
+  private serveWatch(scope: Scope, name: string | undefined, query: URLSearchParams, res: ServerResponse, table: TableRequest | undefined): void {
     const { def } = scope;
     const selection = parseSelection(def, query.get('labelSelector'), query.get('fieldSelector'));
     const resourceVersion = parseResourceVersion(query.get('resourceVersion'));
@@ -457,6 +474,6 @@ export class ApiServer {
       errors.push({ type: 'Forbidden' as const, field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' });
     }
     if (errors.length > 0) throw invalid('ListOptions', 'meta.k8s.io', '', errors);
-    this.ctx.watches.open({ scope, name, selection, resourceVersion, allowBookmarks, timeoutSeconds, sendInitialEvents }, res);
+    this.ctx.watches.open({ scope, name, selection, resourceVersion, allowBookmarks, timeoutSeconds, sendInitialEvents, ...(table ? { table } : {}) }, res);
   }
 }

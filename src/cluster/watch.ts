@@ -16,6 +16,7 @@ import type { KubeObject } from '../model/object-key.js';
 import { expired, resourceVersionTooLarge } from './api-error.js';
 import { present, selects, type Scope, type Selection } from './operations.js';
 import { storageKey } from './registry.js';
+import { toTable, type TableRequest } from './table.js';
 import type { ObjectStore, StoreChange } from './store.js';
 
 export interface WatchRequest {
@@ -28,6 +29,8 @@ export interface WatchRequest {
   allowBookmarks: boolean;
   timeoutSeconds?: number;
   sendInitialEvents?: boolean;
+  /** Events carry Tables instead of objects (kubectl get -w asks for them, see table.ts). */
+  table?: TableRequest;
 }
 
 /** What a new stream sends first: the current state as ADDED events, or retained changes. */
@@ -145,6 +148,11 @@ class WatchStream {
 
   private send(type: EventType, obj: KubeObject): void {
     const { def, version } = this.request.scope;
+    const table = this.request.table;
+    if (table) {
+      this.write({ type, object: toTable(def, version, present(def, version, obj), table) });
+      return;
+    }
     this.writeLine(encodeEvent(type, obj, `${def.group}/${def.kind}`, () => JSON.stringify({ type, object: present(def, version, obj) }) + '\n', version));
   }
 

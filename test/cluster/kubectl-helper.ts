@@ -70,3 +70,30 @@ export async function ok(t: ExecutionContext, kubectl: Kubectl, ...args: string[
   t.is(res.code, 0, `kubectl ${args.join(' ')} failed: ${res.stderr}`);
   return res.stdout;
 }
+
+/**
+ * A CustomResourceDefinition of `example.com` with one served and stored version v1; `versionFields`
+ * is the rest of that version (schema, subresources, additionalPrinterColumns), indented by 4.
+ */
+export function exampleCrd(kind: string, plural: string, scope: 'Namespaced' | 'Cluster', versionFields: string): string {
+  return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ${plural}.example.com}
+spec:
+  group: example.com
+  scope: ${scope}
+  names: {plural: ${plural}, singular: ${kind.toLowerCase()}, kind: ${kind}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+${versionFields.replace(/^\n+|\s+$/g, '')}
+`;
+}
+
+/** Applies CRDs (exampleCrd manifests) and waits until they are Established. */
+export async function applyCrds(t: ExecutionContext, kubectl: Kubectl, ...crds: string[]): Promise<void> {
+  await ok(t, kubectl, 'apply', '-f', kubectl.file('crds.yaml', crds.join('---\n')));
+  const names = crds.map((crd) => `crd/${/metadata: \{name: ([^}]+)\}/.exec(crd)![1]!}`);
+  await ok(t, kubectl, 'wait', '--for', 'condition=Established', ...names, '--timeout=10s');
+}

@@ -37,6 +37,7 @@ import {
   status,
   str,
   templateHash,
+  asGoTemplate,
   type Condition,
 } from './objects.js';
 import type { CoreEventRecorder } from './events.js';
@@ -143,7 +144,7 @@ export class DeploymentController {
   }
 
   private templateWithoutHash(template: unknown): unknown {
-    const t = clone(isObject(template) ? template : {}) as Record<string, unknown>;
+    const t = clone(asGoTemplate(isObject(template) ? template : {})) as Record<string, unknown>;
     const md = isObject(t.metadata) ? t.metadata : undefined;
     if (md && isObject(md.labels)) {
       delete md.labels[POD_TEMPLATE_HASH];

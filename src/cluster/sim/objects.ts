@@ -208,8 +208,20 @@ function canonicalJson(value: unknown): string {
  * in-memory representation) but are equally stable.
  */
 export function templateHash(template: unknown, collisionCount?: number): string {
-  const text = canonicalJson(template) + (collisionCount ? `#${collisionCount}` : '');
+  const text = canonicalJson(asGoTemplate(template)) + (collisionCount ? `#${collisionCount}` : '');
   return safeEncode(String(fnv32a(text)));
+}
+
+/**
+ * A pod template as the Go types see it: `metadata.creationTimestamp: null` is dropped, as Go decodes
+ * null and absent to the same zero time (and encodes both as null). Clients differ on sending it
+ * (kubectl create does, kubectl apply does not, `rollout undo` copies it from the ReplicaSet), so the
+ * hash and template comparisons must not see it, or `rollout undo` would create a new ReplicaSet.
+ */
+export function asGoTemplate(template: unknown): unknown {
+  if (!isObject(template) || !isObject(template.metadata) || template.metadata.creationTimestamp !== null) return template;
+  const { creationTimestamp: _dropped, ...metadata } = template.metadata;
+  return { ...template, metadata };
 }
 
 export function shortHash(text: string): string {
