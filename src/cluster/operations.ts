@@ -44,7 +44,7 @@ import { validateMetaUpdate, validateObjectMeta } from './validation.js';
 export interface Scope {
   def: ResourceDefinition;
   version: string;
-  namespace?: string;
+  namespace?: string | undefined;
 }
 
 export interface WriteOptions {
@@ -68,7 +68,7 @@ export interface PatchOptions extends WriteOptions {
 export type PropagationPolicy = 'Orphan' | 'Background' | 'Foreground';
 
 export interface DeleteOptions extends WriteOptions {
-  preconditions?: { uid?: string; resourceVersion?: string };
+  preconditions?: { uid?: string | undefined; resourceVersion?: string | undefined };
   gracePeriodSeconds?: number;
   propagationPolicy?: PropagationPolicy;
   /** Deprecated boolean form of the propagation policy; wins over it when set. */

@@ -91,11 +91,11 @@ export function isPodActive(pod: KubeObject): boolean {
 export interface Condition {
   type: string;
   status: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-  lastUpdateTime?: string;
-  lastProbeTime?: string | null;
+  reason?: string | undefined;
+  message?: string | undefined;
+  lastTransitionTime?: string | undefined;
+  lastUpdateTime?: string | undefined;
+  lastProbeTime?: string | null | undefined;
   [field: string]: unknown;
 }
 

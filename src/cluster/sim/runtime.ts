@@ -199,7 +199,7 @@ export class WorkRunner {
 export interface DeleteOptions {
   propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
   gracePeriodSeconds?: number;
-  preconditions?: { uid?: string; resourceVersion?: string };
+  preconditions?: { uid?: string | undefined; resourceVersion?: string | undefined };
 }
 
 export type PatchKind = 'merge' | 'strategic' | 'json';
