@@ -138,14 +138,14 @@ export interface PlanSummary {
 
 /** A reference run's controller and cluster traces as one stream in seq order (read, never loaded). */
 function mergedTrace(runDir: string): AsyncIterable<TraceEvent> {
-  return mergeTracesBySeq([readTrace(join(runDir, 'controller.trace.jsonl')), readTrace(join(runDir, 'cluster.trace.jsonl'))]);
+  return mergeTracesBySeq([readTrace(join(runDir, RUN_FILES.controllerTrace)), readTrace(join(runDir, RUN_FILES.clusterTrace))]);
 }
 
 function referenceDirs(layout: CampaignLayout, config: ControllerUnderTest, workload: string): string[] {
   const dirs: string[] = [];
   for (let n = 1; n <= config.referenceRuns; n++) {
     const dir = layout.referenceRun(workload, n);
-    if (existsSync(join(dir, 'run.json'))) dirs.push(dir);
+    if (existsSync(join(dir, RUN_FILES.record))) dirs.push(dir);
   }
   if (dirs.length === 0) {
     throw new UserInputError(layout.root, undefined, `reference runs of workload "${workload}" (none found: run \`kperturb learn\` first)`);
@@ -156,7 +156,7 @@ function referenceDirs(layout: CampaignLayout, config: ControllerUnderTest, work
 /** The normal-delivery runs `learn --serialize` made beside the reference runs (none for other learn directories). */
 function normalDeliveryDirs(layout: CampaignLayout, workload: string): string[] {
   const dirs: string[] = [];
-  for (let n = 1; existsSync(join(layout.normalDeliveryRun(workload, n), 'run.json')); n++) dirs.push(layout.normalDeliveryRun(workload, n));
+  for (let n = 1; existsSync(join(layout.normalDeliveryRun(workload, n), RUN_FILES.record)); n++) dirs.push(layout.normalDeliveryRun(workload, n));
   return dirs;
 }
 

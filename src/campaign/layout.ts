@@ -13,6 +13,7 @@
  *                                                  model/secret-hash.ts), one for every controller in <out>
  */
 import { join } from 'node:path';
+import { RESULTS_FILE } from '../model/run-files.js';
 
 export class CampaignLayout {
   constructor(
@@ -43,7 +44,7 @@ export class CampaignLayout {
     return join(this.root, 'confirm', workload);
   }
   get resultsFile(): string {
-    return join(this.root, 'results.json');
+    return join(this.root, RESULTS_FILE);
   }
   get secretHashKeyFile(): string {
     return join(this.out, 'secret-hash.key');

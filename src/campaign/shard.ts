@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { UserInputError } from '../model/errors.js';
 import type { TestPlan } from '../model/plan.js';
 import type { CampaignLayout } from './layout.js';
+import { RUN_FILES } from '../model/run-files.js';
 
 export interface Shard {
   /** 0-based. */
@@ -60,7 +61,7 @@ export function referenceWeights(layout: CampaignLayout): PlanWeight {
     let ms = perWorkload.get(workload);
     if (ms === undefined) {
       ms = 1000;
-      const file = join(layout.referenceRun(workload, 1), 'run.json');
+      const file = join(layout.referenceRun(workload, 1), RUN_FILES.record);
       if (existsSync(file)) {
         try {
           const d = (JSON.parse(readFileSync(file, 'utf8')) as { durationMs?: unknown }).durationMs;

@@ -5,7 +5,8 @@
  * need.
  */
 import type { KubeconfigSource } from '../kube/kubeconfig-source.js';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { RUN_FILES } from '../model/run-files.js';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeStep, needsReachableAddresses, type ClusterConfig, type ControllerUnderTest, type Workload } from '../config/config.js';
 import { EmbeddedCluster } from '../cluster/index.js';
@@ -72,7 +73,7 @@ export interface ClusterRunRecord {
   cleanup?: CleanupReport;
 }
 
-export const CLUSTER_RECORD_FILE = 'cluster.json';
+export const CLUSTER_RECORD_FILE = RUN_FILES.clusterRecord;
 
 export interface RunOptions {
   config: ControllerUnderTest;
@@ -126,9 +127,9 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
   mkdirSync(runDir, { recursive: true });
   const started = Date.now();
   const sequence = new TraceSequence();
-  const controllerTrace = new TraceWriter(join(runDir, 'controller.trace.jsonl'), 'controller', sequence);
+  const controllerTrace = new TraceWriter(join(runDir, RUN_FILES.controllerTrace), 'controller', sequence);
   // The run's outcome carries the cluster's changes (read back below); nothing reads the controller trace in memory.
-  const clusterTrace = new TraceWriter(join(runDir, 'cluster.trace.jsonl'), 'cluster', sequence, { keepEvents: true });
+  const clusterTrace = new TraceWriter(join(runDir, RUN_FILES.clusterTrace), 'cluster', sequence, { keepEvents: true });
 
   const cleanups: Array<() => Promise<void> | void> = [];
   const record: RunRecord = {
@@ -228,7 +229,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     });
     proxyOf = proxy;
     cleanups.push(() => proxy.stop());
-    const kubeconfigFile = join(runDir, 'controller.kubeconfig');
+    const kubeconfigFile = join(runDir, RUN_FILES.controllerKubeconfig);
     writePrivateFile(kubeconfigFile, proxy.kubeconfigYaml());
     // Fixed ports: one run at a time per port on this machine; the lock goes after the controller has stopped.
     if (config.controller.ports.length > 0) {
@@ -237,7 +238,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
       });
       cleanups.push(releasePorts);
     }
-    const proc = new ControllerProcess(config, kubeconfigFile, join(runDir, 'controller.log'), controllerTrace, wrapController);
+    const proc = new ControllerProcess(config, kubeconfigFile, join(runDir, RUN_FILES.controllerLog), controllerTrace, wrapController);
     controller = proc;
     cleanups.push(() => proc.stop());
 
@@ -326,12 +327,12 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     throw new InterruptedError(`the run in ${runDir} was interrupted`);
   }
   record.durationMs = Date.now() - started;
-  writeFileAtomic(join(runDir, 'run.json'), JSON.stringify(record, null, 2) + '\n');
+  writeFileAtomic(join(runDir, RUN_FILES.record), JSON.stringify(record, null, 2) + '\n');
   // Secret values stay off the disk, as in the traces; the oracles compare the hashes (equal values,
   // equal hashes), for test runs kept in memory as for reference runs read back from the file.
   redactSecretObjects(endState);
   const endStateFile: EndState = { format: END_STATE_FORMAT, objects: endState };
-  writeFileAtomic(join(runDir, 'end-state.json'), JSON.stringify(endStateFile, null, 2) + '\n');
+  writeFileAtomic(join(runDir, RUN_FILES.endState), JSON.stringify(endStateFile, null, 2) + '\n');
   writeFileAtomic(join(runDir, CLUSTER_RECORD_FILE), JSON.stringify(clusterRecord, null, 2) + '\n');
   const clusterChanges = clusterTrace.events.filter((e): e is ClusterChangeEvent => e.type === 'cluster-change');
   return { record, artifacts: { endState, clusterChanges } };
@@ -502,16 +503,4 @@ async function waitUntilQuiet(
 async function waitForWatches(proxy: ControllerProxy, proc: ControllerProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline && proc.running && proxy.activity().openWatches === 0) await sleep(20);
-}
-
-/** Loads a finished run directory's artifacts (for comparing against later test runs). */
-export function loadRunArtifacts(runDir: string): RunArtifacts {
-  const endState = JSON.parse(readFileSync(join(runDir, 'end-state.json'), 'utf8')) as EndState;
-  const clusterChanges: ClusterChangeEvent[] = [];
-  for (const line of readFileSync(join(runDir, 'cluster.trace.jsonl'), 'utf8').split('\n')) {
-    if (!line) continue;
-    const e = JSON.parse(line) as ClusterChangeEvent;
-    if (e.type === 'cluster-change') clusterChanges.push(e);
-  }
-  return { endState: endState.objects, clusterChanges };
 }

@@ -12,14 +12,9 @@ import { readTrace, readTraceAll } from '../model/trace-io.js';
 import type { ClusterChangeEvent, TraceEvent } from '../model/trace.js';
 import { ControllerActivitySummarizer } from '../../oracles/controller-activity.js';
 
-export const RUN_FILES = {
-  record: 'run.json',
-  endState: 'end-state.json',
-  controllerTrace: 'controller.trace.jsonl',
-  clusterTrace: 'cluster.trace.jsonl',
-  controllerLog: 'controller.log',
-  verdict: 'verdict.json',
-} as const;
+import { RUN_FILES } from '../model/run-files.js';
+
+export { RUN_FILES };
 
 /** Parses a JSON file; a missing, empty or cut-off file is reported as such. */
 export function readJsonFile(file: string): unknown {

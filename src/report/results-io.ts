@@ -11,6 +11,7 @@ import { isObject } from '../model/object-key.js';
 import { PATTERNS } from '../model/plan.js';
 import { ORACLE_NAMES, RESULTS_FORMAT, VERDICTS, type NotRunPlan, type PlanResult } from '../model/results.js';
 import { checkFormat, readJsonFile, RUN_FILES } from './artifacts.js';
+import { RESULTS_FILE } from '../model/run-files.js';
 
 export interface LoadedResults {
   results: PlanResult[];
@@ -160,7 +161,7 @@ function readResults(file: string, notes: string[]): { results: PlanResult[]; no
 }
 
 function searchDirectory(dir: string, depth: number, loaded: Gathered): void {
-  const resultsFile = join(dir, 'results.json');
+  const resultsFile = join(dir, RESULTS_FILE);
   if (existsSync(resultsFile)) {
     addResultsFile(resultsFile, loaded);
     return;

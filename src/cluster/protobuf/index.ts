@@ -16,8 +16,6 @@ import { ProtobufWireError, readWireMessage, type WireValue } from './wire.js';
 export const KUBERNETES_PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 /** `k8s\0`, in front of every Kubernetes protobuf body. */
 export const KUBERNETES_PROTOBUF_MAGIC: Uint8Array = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
-/** The k8s.io/api version whose schemas the decoder uses. */
-export const KUBERNETES_PROTOBUF_SCHEMA_VERSION = schema.version;
 
 export type KubernetesProtobufErrorCode =
   /** Not a Kubernetes protobuf body: empty, no magic, or the envelope does not parse. */

@@ -253,11 +253,6 @@ export function podFromTemplate(owner: KubeObject, template: { metadata: Record<
   return { apiVersion: 'v1', kind: 'Pod', metadata, spec: clone(template.spec) };
 }
 
-export function containerNames(pod: KubeObject): string[] {
-  const c = spec(pod).containers;
-  return Array.isArray(c) ? c.filter(isObject).map((x) => str(x.name)) : [];
-}
-
 /** The PVC names a pod mounts. */
 export function claimNames(pod: KubeObject): string[] {
   const volumes = spec(pod).volumes;
