@@ -3,8 +3,8 @@
  * the proxy. Both commands must stop cleanly on SIGINT, and the trace must hold kubectl's requests.
  */
 import test from 'ava';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,21 +12,24 @@ import { fileURLToPath } from 'node:url';
 const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
 const KUBECTL = process.env.KUBECTL ?? 'kubectl';
 
-async function waitForFile(file: string, child: ChildProcess, stderr: () => string, marker = 'server:'): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (existsSync(file) && readFileSync(file, 'utf8').includes(marker)) return;
-    if (child.exitCode !== null) throw new Error(`exited early (${child.exitCode}): ${stderr()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${file} never appeared: ${stderr()}`);
-}
-
 function start(args: string[]) {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (c) => (err += c));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   return { child, stderr: () => err, exited };
+}
+
+/** Resolves when the child's stderr holds `marker` (or rejects when it exits first): no polling. */
+function stderrHolds(proc: ReturnType<typeof start>, marker: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (proc.stderr().includes(marker)) resolve();
+    };
+    proc.child.stderr!.on('data', check);
+    check();
+    void proc.exited.then((code) => reject(new Error(`exited (${code}) before "${marker}": ${proc.stderr()}`)));
+  });
 }
 
 test('kubectl works through `kperturb proxy` in front of `kperturb cluster`, and both stop on SIGINT', async (t) => {
@@ -42,7 +45,8 @@ test('kubectl works through `kperturb proxy` in front of `kperturb cluster`, and
 
   const cluster = start(['cluster', '--kubeconfig-out', clusterKc]);
   t.teardown(() => cluster.child.kill('SIGKILL'));
-  await waitForFile(clusterKc, cluster.child, cluster.stderr, 'kperturb-embedded');
+  // The kubeconfig is written before the server says it listens: wait for that line, however long a loaded machine takes.
+  await stderrHolds(cluster, 'listening');
   t.is(statSync(clusterKc).mode & 0o777, 0o600, 'the cluster kubeconfig holds its token: 0600');
   const contexts = spawnSync(KUBECTL, ['--kubeconfig', clusterKc, 'config', 'get-contexts', '-o', 'name'], { encoding: 'utf8' });
   t.deepEqual(contexts.stdout.trim().split('\n').sort(), ['kperturb-embedded', 'prod'], contexts.stderr);
@@ -50,7 +54,7 @@ test('kubectl works through `kperturb proxy` in front of `kperturb cluster`, and
   t.is((await fetch(`${server}/api/v1/namespaces/default/secrets`)).status, 401, 'no token, no answer');
   const proxy = start(['proxy', '--upstream-kubeconfig', clusterKc, '--kubeconfig-out', proxyKc, '--trace', trace]);
   t.teardown(() => proxy.child.kill('SIGKILL'));
-  await waitForFile(proxyKc, proxy.child, proxy.stderr);
+  await stderrHolds(proxy, 'proxy listening');
   t.is(statSync(proxyKc).mode & 0o777, 0o600, 'the proxy kubeconfig holds its token: 0600');
 
   const manifest = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'through-proxy', namespace: 'default' }, data: { a: '1' } });
@@ -79,17 +83,6 @@ test('`--kubeconfig-out` onto a file that is not a kubeconfig exits 2 naming it 
   t.is(readFileSync(notes, 'utf8'), 'my notes: [not yaml\n');
 });
 
-/** Resolves when the child's stderr holds `marker` (or rejects when it exits first): no polling. */
-function stderrHolds(proc: ReturnType<typeof start>, marker: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (proc.stderr().includes(marker)) resolve();
-    };
-    proc.child.stderr!.on('data', check);
-    check();
-    void proc.exited.then((code) => reject(new Error(`exited (${code}) before "${marker}": ${proc.stderr()}`)));
-  });
-}
 
 test('`kperturb proxy` honours KUBECONFIG (a path list) and --context as kubectl does', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
