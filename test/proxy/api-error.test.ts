@@ -1,0 +1,82 @@
+import test from 'ava';
+import { rawRequest, proxyAuth, startRecordedProxy, waitFor, type RawResponse } from './helpers.js';
+import type { ControllerProxy } from '../../proxy/index.js';
+import type { ApiErrorFault } from '../../src/model/plan.js';
+
+const CM = '/api/v1/namespaces/default/configmaps';
+const json = { 'content-type': 'application/json' };
+
+function create(proxy: ControllerProxy, body: object): Promise<RawResponse> {
+  return rawRequest(proxy.url, { method: 'POST', path: CM, headers: { ...proxyAuth(proxy), ...json }, body: JSON.stringify(body) });
+}
+
+function put(proxy: ControllerProxy, name: string, body: object): Promise<RawResponse> {
+  return rawRequest(proxy.url, { method: 'PUT', path: `${CM}/${name}`, headers: { ...proxyAuth(proxy), ...json }, body: JSON.stringify(body) });
+}
+
+test('api-error conflict answers the matching update with the Status kube-apiserver writes, without applying it, once', async (t) => {
+  const { proxy, client, trace } = await startRecordedProxy(t);
+  await create(proxy, { metadata: { name: 'a' }, data: { v: '1' } });
+  const fault: ApiErrorFault = { type: 'api-error', on: { verb: 'update', key: 'ConfigMap/default/a', occurrence: 1 }, answer: 'conflict' };
+  let fired = 0;
+  const armed = proxy.armApiError(fault, 0, () => fired++);
+  const res = await put(proxy, 'a', { metadata: { name: 'a' }, data: { v: '2' } });
+  t.is(res.status, 409);
+  t.deepEqual(JSON.parse(res.body.toString()), {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'Operation cannot be fulfilled on configmaps "a": the object has been modified; please apply your changes to the latest version and try again',
+    reason: 'Conflict',
+    code: 409,
+    details: { name: 'a', kind: 'configmaps' },
+  });
+  t.is(((await client.get('ConfigMap/default/a'))?.data as Record<string, string> | undefined)?.v, '1', 'the update was not applied');
+  t.true(armed.fired);
+  t.is(fired, 1);
+  // One-shot: the next update goes through.
+  t.is((await put(proxy, 'a', { metadata: { name: 'a' }, data: { v: '3' } })).status, 200);
+  t.is(((await client.get('ConfigMap/default/a'))?.data as Record<string, string> | undefined)?.v, '3');
+  const faults = trace.ofType('fault').filter((f) => f.fault === 'api-error');
+  t.deepEqual(faults.map((f) => f.phase), ['triggered', 'applied']);
+});
+
+test('api-error too-many-requests carries Retry-After and details.retryAfterSeconds; the n-th request is the one failed', async (t) => {
+  const { proxy } = await startRecordedProxy(t);
+  await create(proxy, { metadata: { name: 'a' }, data: { v: '1' } });
+  proxy.armApiError({ type: 'api-error', on: { verb: 'update', key: 'ConfigMap/default/a', occurrence: 2 }, answer: 'too-many-requests' });
+  t.is((await put(proxy, 'a', { metadata: { name: 'a' }, data: { v: '2' } })).status, 200, 'the 1st update passes');
+  const res = await put(proxy, 'a', { metadata: { name: 'a' }, data: { v: '3' } });
+  t.is(res.status, 429);
+  t.is(res.headers['retry-after'], '1');
+  t.like(JSON.parse(res.body.toString()), { reason: 'TooManyRequests', code: 429, details: { retryAfterSeconds: 1 } });
+});
+
+test('api-error lost-response applies a generateName create upstream and resets the connection before the answer', async (t) => {
+  const { proxy, client, trace } = await startRecordedProxy(t);
+  const armed = proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/child-*#1', occurrence: 1 }, answer: 'lost-response' });
+  const outcome = await create(proxy, { metadata: { generateName: 'child-' }, data: { v: '1' } }).then(
+    (r) => `answered ${r.status}`,
+    (err: NodeJS.ErrnoException) => `failed ${err.code ?? err.message}`,
+  );
+  t.regex(outcome, /^failed (ECONNRESET|socket hang up)/);
+  t.true(armed.fired);
+  await waitFor('the object to exist', async () => ((await client.list({ group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [], subresources: [] })).items.some((o) => o.metadata?.generateName === 'child-')));
+  const response = trace.ofType('response').find((r) => r.status === 201);
+  t.truthy(response, 'the trace records the answer the controller never got');
+  // The retried create is the 2nd of the family: it passes.
+  t.is((await create(proxy, { metadata: { generateName: 'child-' } })).status, 201);
+});
+
+test('api-error internal-error and timeout answer with their Status; an unmatched fault says what came', async (t) => {
+  const { proxy, client } = await startRecordedProxy(t);
+  proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/b', occurrence: 1 }, answer: 'internal-error' });
+  const never = proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/zzz', occurrence: 1 }, answer: 'timeout' });
+  const res = await create(proxy, { metadata: { name: 'b' } });
+  t.is(res.status, 500);
+  t.like(JSON.parse(res.body.toString()), { reason: 'InternalError', code: 500, message: 'Internal error occurred: etcdserver: request timed out', details: { causes: [{ message: 'etcdserver: request timed out' }] } });
+  t.is(await client.get('ConfigMap/default/b'), undefined, 'not applied');
+  t.false(never.fired);
+  t.regex(never.whyNotFired() ?? '', /never matched.*ConfigMap\/default\/b/);
+});
