@@ -24,18 +24,25 @@ export class ControllerActivitySummarizer {
   private readonly writes: Array<{ seq: number; key: string; subresource?: string }> = [];
   private workloadEnd: number | undefined;
   private lastFault = 0;
+  /** Requests an api-error fault answered: their errors are the fault's, not the controller's. */
+  private readonly injected = new Set<number>();
 
   add(e: TraceEvent): void {
     if (e.type === 'workload-step') this.workloadEnd = Math.max(this.workloadEnd ?? 0, e.seq);
     // Writes while a fault still shapes the controller's view (a stale view before its release, a
     // hold) are the fault's doing: a controller retrying from a frozen cache until it catches up.
-    else if (e.type === 'fault') this.lastFault = Math.max(this.lastFault, e.seq);
+    else if (e.type === 'fault') {
+      this.lastFault = Math.max(this.lastFault, e.seq);
+      if (e.fault === 'api-error' && e.requestId !== undefined) this.injected.add(e.requestId);
+    }
     else if (e.type === 'request') this.requests.set(e.id, e);
     else if (e.type === 'response') {
       const req = this.requests.get(e.id);
       this.requests.delete(e.id);
       if (!req) return;
-      if (e.status >= 400) this.addError(req, e);
+      if (e.status >= 400) {
+        if (!this.injected.has(e.id)) this.addError(req, e);
+      }
       // Writes that took effect count; failed ones retried with backoff (409 on a stale cache) and
       // leader-election renewals are how a healthy controller behaves.
       else if (isSuccessStatus(e.status) && WRITE_VERBS.has(req.verb) && req.key && !isBookkeepingKey(req.key) && !isDryRun(req.query)) {

@@ -82,7 +82,8 @@ export const ORACLE_NAMES: readonly OracleName[] = ['end-state', 'update-summary
  * What exactly an oracle found, one word per kind of difference (stable across versions, for
  * grouping, confirmation and CI filters):
  *   end-state:      missing (in the references, not in the test run), unexpected (the reverse),
- *                   value (a field differs), generated-count (objects with a generated name)
+ *                   value (a field differs), generated-count (objects with a generated name),
+ *                   duplicate-children (two generated children of one owner where references have one)
  *   update-summary: created, deleted (count of ADDED / DELETED), updated (changes of a chosen field)
  *   liveness:       workload-timeout, workload-failed, not-quiet, endless-writes
  *   health:         crash-log (panic, uncaught exception, stack trace), unexpected-exit, api-error
@@ -92,6 +93,7 @@ export type AlarmCheck =
   | 'unexpected'
   | 'value'
   | 'generated-count'
+  | 'duplicate-children'
   | 'created'
   | 'deleted'
   | 'updated'
