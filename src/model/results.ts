@@ -85,7 +85,8 @@ export const ORACLE_NAMES: readonly OracleName[] = ['end-state', 'update-summary
  *                   value (a field differs), generated-count (objects with a generated name),
  *                   duplicate-children (two generated children of one owner where references have one)
  *   update-summary: created, deleted (count of ADDED / DELETED), updated (changes of a chosen field)
- *   liveness:       workload-timeout, workload-failed, not-quiet, endless-writes
+ *   liveness:       workload-timeout, workload-failed, not-quiet, endless-writes, retry-loop (a failing
+ *                   write retried without end after the fault)
  *   health:         crash-log (panic, uncaught exception, stack trace), unexpected-exit, api-error
  */
 export type AlarmCheck =
@@ -101,6 +102,7 @@ export type AlarmCheck =
   | 'workload-failed'
   | 'not-quiet'
   | 'endless-writes'
+  | 'retry-loop'
   | 'crash-log'
   | 'unexpected-exit'
   | 'api-error';
