@@ -1,4 +1,5 @@
 import test from 'ava';
+import http from 'node:http';
 import { rawRequest, proxyAuth, startRecordedProxy, waitFor, type RawResponse } from './helpers.js';
 import type { ControllerProxy } from '../../proxy/index.js';
 import type { ApiErrorFault } from '../../src/model/plan.js';
@@ -79,4 +80,51 @@ test('api-error internal-error and timeout answer with their Status; an unmatche
   t.is(await client.get('ConfigMap/default/b'), undefined, 'not applied');
   t.false(never.fired);
   t.regex(never.whyNotFired() ?? '', /never matched.*ConfigMap\/default\/b/);
+});
+
+/** A raw watch of ConfigMaps (from `resourceVersion` if given): its status, and its body once it ends. */
+function rawWatch(proxy: ControllerProxy, resourceVersion?: string): Promise<{ status: number; ended: Promise<string> }> {
+  const u = new URL(proxy.url);
+  const rv = resourceVersion ? `&resourceVersion=${resourceVersion}` : '';
+  return new Promise((resolve, reject) => {
+    const req = http.request({ hostname: u.hostname, port: u.port, path: `${CM}?watch=true&timeoutSeconds=600${rv}`, headers: proxyAuth(proxy), agent: false });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      const ended = new Promise<string>((done) => {
+        res.on('end', () => done(Buffer.concat(chunks).toString()));
+        res.on('error', () => done(`reset after: ${Buffer.concat(chunks).toString()}`));
+        res.on('aborted', () => done(`reset after: ${Buffer.concat(chunks).toString()}`));
+      });
+      resolve({ status: res.statusCode ?? 0, ended });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('watch-end closes the kind\'s watches when its trigger fires, and with expire answers the re-watch 410 Expired', async (t) => {
+  const { proxy, trace } = await startRecordedProxy(t);
+  let streams: number[] | undefined;
+  proxy.armWatchEnd({ type: 'watch-end', kind: 'ConfigMap', at: { write: { verb: 'create', key: 'ConfigMap/default/go', occurrence: 1 } }, mode: 'close', expire: true }, 0, (s) => (streams = s));
+  const first = await rawWatch(proxy);
+  t.is(first.status, 200);
+  await waitFor('the watch to be open', () => proxy.activity().openWatches === 1);
+  const created = await create(proxy, { metadata: { name: 'go' } });
+  t.is(created.status, 201);
+  await first.ended;
+  t.is(streams?.length, 1, 'the open ConfigMap watch was closed');
+  const rv = JSON.parse(created.body.toString()).metadata.resourceVersion as string;
+  const again = await rawWatch(proxy, rv);
+  t.is(again.status, 200);
+  const event = JSON.parse((await again.ended).trim()) as { type: string; object: { code: number; reason: string } };
+  t.like(event, { type: 'ERROR', object: { code: 410, reason: 'Expired' } });
+  // Once: the relist's watch is served live.
+  const live = await rawWatch(proxy, rv);
+  t.is(live.status, 200);
+  await waitFor('the live watch', () => proxy.activity().openWatches === 1);
+  t.deepEqual(
+    trace.ofType('fault').filter((f) => f.fault === 'watch-end').map((f) => f.phase),
+    ['triggered', 'expired'],
+  );
 });
