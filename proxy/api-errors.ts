@@ -84,10 +84,13 @@ export function requestMatchKey(facts: RequestFacts, body: Buffer, fold: (key: O
   if (facts.key) return fold(facts.key);
   const kind = facts.resource?.kind;
   if (facts.verb !== 'create' || !kind || facts.resource?.subresource) return undefined;
+  // Named in a body the classifier could not read (protobuf, client-go's default for built-in kinds),
+  // or not named at all (generateName).
   const meta = createBodyMetadata(facts, body, kind);
+  const namespace = facts.resource?.namespaced === false ? undefined : (facts.apiPath?.namespace ?? (typeof meta?.namespace === 'string' ? meta.namespace : undefined));
+  if (typeof meta?.name === 'string' && meta.name !== '') return fold(formatKey(kind, namespace, meta.name));
   const prefix = typeof meta?.generateName === 'string' ? meta.generateName : undefined;
   if (!prefix) return undefined;
-  const namespace = facts.resource?.namespaced === false ? undefined : (facts.apiPath?.namespace ?? (typeof meta?.namespace === 'string' ? meta.namespace : undefined));
   return nextGenerated(formatKey(kind, namespace, prefix));
 }
 

@@ -3,6 +3,7 @@ import http from 'node:http';
 import { rawRequest, proxyAuth, startRecordedProxy, waitFor, type RawResponse } from './helpers.js';
 import type { ControllerProxy } from '../../proxy/index.js';
 import type { ApiErrorFault } from '../../src/model/plan.js';
+import { kubernetesBody, type Field } from '../cluster/protobuf/encode.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const json = { 'content-type': 'application/json' };
@@ -127,4 +128,18 @@ test('watch-end closes the kind\'s watches when its trigger fires, and with expi
     trace.ofType('fault').filter((f) => f.fault === 'watch-end').map((f) => f.phase),
     ['triggered', 'expired'],
   );
+});
+
+test('api-error matches creates whose body is protobuf (client-go\'s default for built-in kinds), named or generated', async (t) => {
+  const { proxy, client } = await startRecordedProxy(t);
+  const meta = (fields: Field[]) => [{ n: 1, message: fields }];
+  const post = (fields: Field[]) =>
+    rawRequest(proxy.url, { method: 'POST', path: CM, headers: { ...proxyAuth(proxy), 'content-type': 'application/vnd.kubernetes.protobuf' }, body: kubernetesBody('v1', 'ConfigMap', meta(fields)) });
+  const named = proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/pb', occurrence: 1 }, answer: 'internal-error' });
+  const generated = proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/gen-*#1', occurrence: 1 }, answer: 'service-unavailable' });
+  t.is((await post([{ n: 1, bytes: 'pb' }, { n: 3, bytes: 'default' }])).status, 500);
+  t.true(named.fired);
+  t.is(await client.get('ConfigMap/default/pb'), undefined, 'not applied');
+  t.is((await post([{ n: 2, bytes: 'gen-' }, { n: 3, bytes: 'default' }])).status, 503);
+  t.true(generated.fired);
 });
