@@ -143,3 +143,17 @@ test('api-error matches creates whose body is protobuf (client-go\'s default for
   t.is((await post([{ n: 2, bytes: 'gen-' }, { n: 3, bytes: 'default' }])).status, 503);
   t.true(generated.fired);
 });
+
+test('api-error slow applies the write and delivers its answer once the hold is over', async (t) => {
+  const { proxy, client, trace } = await startRecordedProxy(t);
+  proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/late', occurrence: 1 }, answer: 'slow', slowSeconds: 1 });
+  let answered = false;
+  const answer = create(proxy, { metadata: { name: 'late' } }).finally(() => (answered = true));
+  // The write is applied upstream while the controller still waits for its answer (held 1 s, far
+  // longer than the poll that sees the fault applied).
+  await waitFor('the applied fault', () => trace.ofType('fault').some((f) => f.fault === 'api-error' && f.phase === 'applied'));
+  t.truthy(await client.get('ConfigMap/default/late'));
+  t.false(answered, 'the answer is still held');
+  t.is((await answer).status, 201);
+  t.regex(trace.ofType('fault').find((f) => f.phase === 'applied')!.detail, /answered 201; holding the answer 1 s/);
+});
