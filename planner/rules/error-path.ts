@@ -28,6 +28,9 @@ export const ERROR_PATH_ANSWERS: Record<TriggerWriteVerb, readonly ApiErrorAnswe
   delete: ['lost-response', 'internal-error'],
 };
 
+/** Every verb gets this many answers (ERROR_PATH_ANSWERS), so stage counts are the intermediate ones times this. */
+const ANSWERS_PER_WRITE = 2;
+
 export const errorPathRule: PlanningRule = {
   pattern: 'error-path',
   namePrefix: 'error',
@@ -40,9 +43,8 @@ export const errorPathRule: PlanningRule = {
       const on: WriteTrigger = { ...trigger, occurrence: requestOccurrence.get(w.index) ?? trigger.occurrence };
       for (const answer of ERROR_PATH_ANSWERS[trigger.verb]) candidates.push(candidateFor({ type: 'api-error', on, answer }));
     }
-    // The last stage counts plans, not writes: each write makes one plan per answer.
-    const last = stages[stages.length - 1]!;
-    return { candidates, stages: [...stages.slice(0, -1), { stage: last.stage, plans: candidates.length }] };
+    // Stages count plans, as every pattern's do: each write left at a stage makes one per answer.
+    return { candidates, stages: stages.map((s) => ({ stage: s.stage, plans: s.plans * ANSWERS_PER_WRITE })) };
   },
 };
 
