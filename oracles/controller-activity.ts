@@ -4,7 +4,7 @@
  * object (Leases and Events aside) after the workload's last step and the last fault event. Pure:
  * trace events in, a small summary out.
  */
-import type { ApiErrorCount, ControllerActivity, WriteCount } from '../src/model/controller-activity.js';
+import type { ApiErrorCount, ControllerActivity, FailedWriteCount, WriteCount } from '../src/model/controller-activity.js';
 import { isObject } from '../src/model/object-key.js';
 import { WRITE_VERBS } from '../src/model/api-path.js';
 import { isBookkeepingKey } from '../src/model/bookkeeping.js';
@@ -22,20 +22,32 @@ export class ControllerActivitySummarizer {
   private readonly requests = new Map<number, RequestEvent>();
   private readonly errors = new Map<string, ApiErrorCount>();
   private readonly writes: Array<{ seq: number; key: string; subresource?: string }> = [];
+  private readonly failedWrites: Array<{ seq: number; key: string; subresource?: string; status: number }> = [];
   private workloadEnd: number | undefined;
   private lastFault = 0;
+  /** Requests an api-error fault answered: their errors are the fault's, not the controller's. */
+  private readonly injected = new Set<number>();
 
   add(e: TraceEvent): void {
     if (e.type === 'workload-step') this.workloadEnd = Math.max(this.workloadEnd ?? 0, e.seq);
     // Writes while a fault still shapes the controller's view (a stale view before its release, a
     // hold) are the fault's doing: a controller retrying from a frozen cache until it catches up.
-    else if (e.type === 'fault') this.lastFault = Math.max(this.lastFault, e.seq);
+    else if (e.type === 'fault') {
+      this.lastFault = Math.max(this.lastFault, e.seq);
+      if (e.fault === 'api-error' && e.requestId !== undefined) this.injected.add(e.requestId);
+    }
     else if (e.type === 'request') this.requests.set(e.id, e);
     else if (e.type === 'response') {
       const req = this.requests.get(e.id);
       this.requests.delete(e.id);
       if (!req) return;
-      if (e.status >= 400) this.addError(req, e);
+      if (e.status >= 400) {
+        if (this.injected.has(e.id)) return;
+        this.addError(req, e);
+        if (WRITE_VERBS.has(req.verb) && req.key && !isBookkeepingKey(req.key) && !isDryRun(req.query)) {
+          this.failedWrites.push({ seq: req.seq, key: req.key, status: e.status, ...(req.resource?.subresource ? { subresource: req.resource.subresource } : {}) });
+        }
+      }
       // Writes that took effect count; failed ones retried with backoff (409 on a stale cache) and
       // leader-election renewals are how a healthy controller behaves.
       else if (isSuccessStatus(e.status) && WRITE_VERBS.has(req.verb) && req.key && !isBookkeepingKey(req.key) && !isDryRun(req.query)) {
@@ -77,7 +89,20 @@ export class ControllerActivitySummarizer {
       c.count++;
       counts.set(k, c);
     }
-    activity.writesAfterWorkload = [...counts.values()].sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    activity.writesAfterWorkload = [...counts.values()].sort(byCount);
+    const failed = new Map<string, FailedWriteCount>();
+    for (const w of this.failedWrites) {
+      if (w.seq <= end) continue;
+      const k = `${w.key} ${w.subresource ?? ''} ${w.status}`;
+      const c = failed.get(k) ?? { key: w.key, ...(w.subresource ? { subresource: w.subresource } : {}), status: w.status, count: 0 };
+      c.count++;
+      failed.set(k, c);
+    }
+    activity.failedWritesAfterWorkload = [...failed.values()].sort(byCount);
     return activity;
   }
+}
+
+function byCount(a: WriteCount, b: WriteCount): number {
+  return b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 }

@@ -2,11 +2,13 @@
  * Differential oracles: compare what a test run did with what the reference runs did, and raise an
  * alarm for every difference that masks do not explain. Pure: run artifacts in, alarms out.
  *
- * - end state (end-state.ts) and update summaries (update-summary.ts): `compareRuns`;
+ * - end state (end-state.ts, with the named duplicate-children alarm of duplicate-children.ts) and
+ *   update summaries (update-summary.ts): `compareRuns`;
  * - liveness (liveness.ts) and controller health (health.ts): with those, `runAlarms`;
  * - the verdict (verdict.ts): `judgeTestRun`, and `applyConfirmation` for `test --confirm`.
  */
 import type { Alarm, RunArtifacts, RunRecord } from '../src/model/results.js';
+import { duplicateChildren } from './duplicate-children.js';
 import { compareEndStates } from './end-state.js';
 import { compareHealth } from './health.js';
 import { livenessAlarms } from './liveness.js';
@@ -30,7 +32,11 @@ export function compareRuns(references: RunArtifacts[], test: RunArtifacts, opti
   const refViews = references.map((r) => endStateView(r.endState));
   const testView = endStateView(test.endState);
   const masks = new Masks(options.extraMasks ?? [], learnMasks(refViews.map((v) => v.named)), options.controllerObjects ?? []);
-  const alarms = [...compareEndStates(refViews, testView, masks), ...compareUpdateSummaries(references, test, masks, options.countUpdates ?? [])];
+  const duplicates = duplicateChildren(references.map((r) => r.endState), test.endState, masks);
+  // The named alarm says what the bare count of generated objects means: keep it instead.
+  const named = new Set(duplicates.map((a) => a.object));
+  const endState = compareEndStates(refViews, testView, masks).filter((a) => !(a.check === 'generated-count' && named.has(a.object)));
+  const alarms = [...endState, ...duplicates, ...compareUpdateSummaries(references, test, masks, options.countUpdates ?? [])];
   return alarms.sort(compareAlarms);
 }
 
@@ -63,5 +69,6 @@ export { semanticEqual, looksLikeTimestamp, looksLikeIP } from './semantic.js';
 export { quantitiesEqual } from './quantity.js';
 export { scanControllerLog, compareHealth } from './health.js';
 export { livenessAlarms } from './liveness.js';
+export { duplicateChildren } from './duplicate-children.js';
 export { summarizeControllerTrace } from './controller-activity.js';
 export { decideVerdict, applyConfirmation, alarmSignature } from './verdict.js';

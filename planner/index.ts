@@ -11,6 +11,7 @@ import { PLAN_API_VERSION, PATTERNS, type Pattern, type TestPlan } from '../src/
 import type { TraceEvent } from '../src/model/trace.js';
 import type { StageCount } from './pruning.js';
 import { intermediateStateRule } from './rules/intermediate-state.js';
+import { errorPathRule } from './rules/error-path.js';
 import { staleStateRule } from './rules/stale-state.js';
 import { unobservedStateRule } from './rules/unobserved-state.js';
 import type { PlanningRule } from './rules/rule.js';
@@ -75,7 +76,7 @@ export interface PlannerOutput {
   normalDelivery: { events: number[]; unreproducedTriggers: number };
 }
 
-export const DEFAULT_RULES: readonly PlanningRule[] = [intermediateStateRule, staleStateRule, unobservedStateRule];
+export const DEFAULT_RULES: readonly PlanningRule[] = [intermediateStateRule, staleStateRule, unobservedStateRule, errorPathRule];
 
 const DEFAULTS = { prune: true, quietMs: 1000, staleReleaseSeconds: 5, maxTriggerFields: 5 };
 
@@ -170,5 +171,6 @@ export type { RunAnalysis, ChangeRecord, DeliveryRecord, WriteRecord, CausalityM
 export { RunAnalyzer, analyzeRun } from './trace-analysis.js';
 export type { TriggerMask } from './triggers.js';
 export { intermediateStateRule } from './rules/intermediate-state.js';
+export { errorPathRule } from './rules/error-path.js';
 export { staleStateRule } from './rules/stale-state.js';
 export { unobservedStateRule } from './rules/unobserved-state.js';

@@ -23,6 +23,7 @@ import { endToEndHeaders, upstreamRequestHeaders } from './headers.js';
 import { upstreamFailureStatus } from './status.js';
 import type { Upstream } from './upstream.js';
 import { WatchRelay, encodeWatchEvent, type RelayedWatchEvent, type WatchEventStage } from './watch-relay.js';
+import { expiredStatus } from './watch-holds.js';
 import { completedWrite, type CompletedWrite } from './write-triggers.js';
 import { isSuccessStatus, isTriggerWriteVerb } from '../src/model/controller-write.js';
 
@@ -30,8 +31,14 @@ import { isSuccessStatus, isTriggerWriteVerb } from '../src/model/controller-wri
 export interface RequestPlan {
   /** Wait this long before forwarding (the delay fault). */
   delayMs?: number;
-  /** Answer locally, without asking the API server (e.g. the WatchList 422 of a stale view). */
-  answer?: { status: number; object: KubeObject };
+  /** Answer locally, without asking the API server (e.g. the WatchList 422 of a stale view, an api-error fault). */
+  answer?: { status: number; object: KubeObject; headers?: Record<string, string> };
+  /** api-error `lost-response`: forward, then reset the controller's stream instead of answering. */
+  loseResponse?: boolean;
+  /** api-error `slow`: forward, then hold the answer this long before delivering it. */
+  holdAnswerMs?: number;
+  /** watch-end with expire: answer this watch with an in-stream 410 Expired right away (the client relists). */
+  expireWatch?: boolean;
   /** Replace a successful JSON list answer (a stale view's list); undefined keeps the live answer. */
   rewriteList?: (live: KubeObject) => KubeObject | undefined;
   /**
@@ -53,8 +60,8 @@ export interface ExchangeHost {
   touch(): void;
   /** Tells the controller's housekeeping (leader election, Events) from its work, for settle. */
   readonly housekeeping: HousekeepingRequests;
-  /** The request is classified and about to be admitted: faults on whole requests. */
-  plan(exchange: Exchange): RequestPlan | undefined;
+  /** The request is classified and about to be admitted: faults on whole requests (`body` as received). */
+  plan(exchange: Exchange, body: Buffer): RequestPlan | undefined;
   /** The stages this watch stream's events pass (cluster sync, holds, serialized delivery). */
   watchStages(exchange: Exchange): WatchEventStage[];
   /** A successful non-dry-run write completed upstream; may hold the exchange's epoch. */
@@ -179,7 +186,7 @@ export class Exchange implements EpochMember {
   private classified(facts: RequestFacts, body: Buffer): void {
     this.factsValue = facts;
     if (this.closed) return;
-    this.requestPlan = this.host.plan(this);
+    this.requestPlan = this.host.plan(this, body);
     this.admit(body);
   }
 
@@ -201,7 +208,11 @@ export class Exchange implements EpochMember {
     this.recordRequest(f);
     const plan = this.requestPlan;
     if (plan?.answer) {
-      this.answerLocally(plan.answer.status, plan.answer.object);
+      this.answerLocally(plan.answer.status, plan.answer.object, plan.answer.headers);
+      return;
+    }
+    if (plan?.expireWatch && f.isWatch) {
+      this.openExpiredWatch();
       return;
     }
     if (plan?.heldWatch && f.isWatch) {
@@ -226,10 +237,20 @@ export class Exchange implements EpochMember {
     up.end(body);
   }
 
-  private answerLocally(status: number, object: KubeObject): void {
+  private answerLocally(status: number, object: KubeObject, headers: Record<string, string> = {}): void {
     this.recordResponse(status, object);
     this.requestPlan?.onAnswered?.(status);
-    this.deliver(status, undefined, { 'content-type': 'application/json' }, Buffer.from(JSON.stringify(object)));
+    this.deliver(status, undefined, { ...headers, 'content-type': 'application/json' }, Buffer.from(JSON.stringify(object)));
+  }
+
+  /** A watch the API server would refuse as too old: HTTP 200, then an in-stream ERROR 410 Expired. */
+  private openExpiredWatch(): void {
+    this.recordResponse(200, undefined);
+    this.requestPlan?.onAnswered?.(200);
+    const relay = this.makeRelay(true);
+    relay.open({ 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+    this.endReason = 'the proxy answered the re-watch with 410 Expired (watch-end fault)';
+    relay.endWith(encodeWatchEvent('ERROR', expiredStatus()));
   }
 
   private onUpstreamResponse(upRes: http.IncomingMessage): void {
@@ -308,6 +329,16 @@ export class Exchange implements EpochMember {
     this.recordResponse(status, object);
     this.afterUpstreamAnswer(status, object);
     this.requestPlan?.onAnswered?.(status);
+    if (this.requestPlan?.loseResponse) {
+      // The write is applied upstream; the controller never learns how it went.
+      this.reset('the proxy reset the stream before the answer reached the controller (api-error lost-response)');
+      return;
+    }
+    const hold = this.requestPlan?.holdAnswerMs ?? 0;
+    if (hold > 0) {
+      setTimeout(() => this.deliver(status, upRes.statusMessage, headers, bytes), hold).unref();
+      return;
+    }
     this.deliver(status, upRes.statusMessage, headers, bytes);
   }
 

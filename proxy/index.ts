@@ -27,11 +27,12 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { kubeconfigYaml } from '../src/kube/kubeconfig.js';
 import { answerUnauthorized, BearerTokenCheck, newBearerToken, refuseUpgradeUnauthorized, tokenPathPrefix } from '../src/kube/bearer-auth.js';
 import { HousekeepingRequests } from '../src/model/bookkeeping.js';
-import { describeChange, describeTrigger, describeWrite, type ChangeTrigger, type HoldUntilFault, type Trigger, type WriteTrigger } from '../src/model/plan.js';
+import { describeApiError, describeChange, describeTrigger, describeWatchEnd, describeWrite, type ApiErrorFault, type ChangeTrigger, type HoldUntilFault, type Trigger, type WatchEndFault, type WriteTrigger } from '../src/model/plan.js';
+import { apiErrorAction, nameForMessage, requestMatchKey } from './api-errors.js';
 import type { RequestVerb } from '../src/model/api-path.js';
-import type { ObjectKey } from '../src/model/object-key.js';
+import { parseKey, type ObjectKey } from '../src/model/object-key.js';
 import type { FaultEvent, TraceSink, Unstamped } from '../src/model/trace.js';
-import { WriteOccurrenceCounter } from '../src/model/controller-write.js';
+import { isTriggerWriteVerb, WriteOccurrenceCounter } from '../src/model/controller-write.js';
 import { ChangeOccurrenceCounter, describeNearMiss, matchesChange } from '../src/model/change-match.js';
 import { TriggerEvaluator } from '../src/model/trigger-eval.js';
 import type { ClusterView, ObservedChange } from '../src/recorder/cluster-recorder.js';
@@ -193,6 +194,25 @@ export interface DisconnectOptions {
   kind?: string;
 }
 
+/** An armed api-error fault (see armApiError). */
+export interface ArmedApiError {
+  readonly fired: boolean;
+  /** Until it fires: how many matching requests came (and of what). */
+  whyNotFired(): string | undefined;
+  cancel(): void;
+}
+
+interface ApiErrorEntry {
+  fault: ApiErrorFault;
+  faultIndex: number | undefined;
+  /** Matching write requests so far. */
+  seen: number;
+  /** Requests of the same verb and kind under other keys (for whyNotFired). */
+  nearKeys: Set<ObjectKey>;
+  fired: boolean;
+  onFired: (requestId: number) => void;
+}
+
 interface ArmedEntry {
   evaluator: TriggerEvaluator;
   onFire: (info: TriggerFired, epoch: Epoch | undefined) => void;
@@ -242,6 +262,9 @@ export class ControllerProxy {
   private readonly staleViews = new WeakMap<Epoch, StaleView>();
   private readonly beyondContractReasons = new Set<string>();
   private readonly delays: Array<{ match: RequestMatch; ms: number }> = [];
+  private apiErrors: ApiErrorEntry[] = [];
+  /** watch-end with expire: kinds whose next watch is answered 410 Expired (the resumed watch's resourceVersion is "too old"). */
+  private readonly expireNextWatch = new Map<string, number | undefined>();
   private readonly leaderRecords = new LeaderRecords();
   private readonly sessions = new Map<http2.Http2Session, Epoch>();
   private readonly closeWhenIdle = new Set<ClientConnection>();
@@ -356,7 +379,7 @@ export class ControllerProxy {
         this.lastActivityAt = Date.now();
       },
       housekeeping: this.housekeeping,
-      plan: (ex) => this.planRequest(ex),
+      plan: (ex, body) => this.planRequest(ex, body),
       watchStages: (ex) => this.watchStages(ex),
       completedWrite: (write, epoch, ex) => this.onCompletedWrite(write, epoch, ex),
       finished: (ex) => {
@@ -571,6 +594,83 @@ export class ControllerProxy {
     };
   }
 
+  // --- error paths ------------------------------------------------------------------------------
+
+  /**
+   * api-error: the n-th write request matching `fault.on` gets `fault.answer` (see api-errors.ts):
+   * a Status answered without forwarding, a lost response (forwarded, applied, then the stream reset)
+   * or a slow answer. One-shot. `onFired` runs when the request matches, before anything is answered.
+   */
+  armApiError(fault: ApiErrorFault, faultIndex?: number, onFired: (requestId: number) => void = () => {}): ArmedApiError {
+    const entry: ApiErrorEntry = { fault, faultIndex, seen: 0, nearKeys: new Set(), fired: false, onFired };
+    this.apiErrors.push(entry);
+    return {
+      get fired() {
+        return entry.fired;
+      },
+      whyNotFired: () => {
+        if (entry.fired) return undefined;
+        const on = fault.on;
+        if (entry.seen > 0) return `only ${entry.seen} matching request(s) came, the ${entry.fault.on.occurrence}th was awaited`;
+        const near = [...entry.nearKeys].slice(0, 3).join(', ');
+        return `never matched: the controller never sent a ${on.verb} of ${on.key}${on.subresource ? ` ${on.subresource}` : ''}${near ? ` (it sent ${on.verb}s of ${near})` : ''}`;
+      },
+      cancel: () => {
+        this.apiErrors = this.apiErrors.filter((e) => e !== entry);
+      },
+    };
+  }
+
+  private planApiError(ex: Exchange, body: Buffer): RequestPlan | undefined {
+    const f = ex.facts!;
+    if (f.dryRun || !isTriggerWriteVerb(f.verb)) return undefined;
+    const candidates = this.apiErrors.filter((e) => e.fault.on.verb === f.verb && (e.fault.on.subresource ?? undefined) === (f.resource?.subresource ?? undefined));
+    if (candidates.length === 0) return undefined;
+    const key = requestMatchKey(f, body, (k) => this.triggerKeys.fold(k), (family) => this.triggerKeys.nextGenerated(family));
+    for (const entry of candidates) {
+      if (key === entry.fault.on.key) entry.seen++;
+      else if (key && parseKey(key)?.kind === parseKey(entry.fault.on.key)?.kind) entry.nearKeys.add(key);
+    }
+    for (const entry of candidates) {
+      if (key !== entry.fault.on.key || entry.seen !== entry.fault.on.occurrence) continue;
+      entry.fired = true;
+      this.apiErrors = this.apiErrors.filter((e) => e !== entry);
+      const idx = entry.faultIndex !== undefined ? { faultIndex: entry.faultIndex } : {};
+      const description = describeApiError(entry.fault);
+      this.fault({ fault: 'api-error', phase: 'triggered', requestId: ex.id, key, ...idx, detail: description });
+      try {
+        entry.onFired(ex.id);
+      } catch (err) {
+        this.log(`a fault callback failed: ${(err as Error).message}`);
+      }
+      const action = apiErrorAction(entry.fault, f, nameForMessage(key));
+      const applied = (detail: string) => this.fault({ fault: 'api-error', phase: 'applied', requestId: ex.id, key, ...idx, detail });
+      switch (action.kind) {
+        case 'answer':
+          return { answer: action.answer, onAnswered: (status) => applied(`answered ${status} ${String(action.answer.object.reason)} without forwarding (not applied)`) };
+        case 'lose-response':
+          return { loseResponse: true, onAnswered: (status) => applied(`the API server answered ${status}; the stream was reset before the controller got it`) };
+        case 'delay-answer':
+          return { holdAnswerMs: action.ms, onAnswered: (status) => applied(`the API server answered ${status}; holding the answer ${action.ms / 1000} s`) };
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * watch-end: when `fault.at` fires, end the controller's open watch streams of `fault.kind`
+   * (cleanly or with a reset); with `expire`, its next resumed watch of that kind gets 410 Expired.
+   */
+  armWatchEnd(fault: WatchEndFault, faultIndex?: number, onFired: (streams: number[]) => void = () => {}): ArmedTrigger {
+    return this.armTrigger(fault.at, () => {
+      const idx = faultIndex !== undefined ? { faultIndex } : {};
+      this.fault({ fault: 'watch-end', phase: 'triggered', ...idx, detail: describeWatchEnd(fault) });
+      if (fault.expire) this.expireNextWatch.set(fault.kind, faultIndex);
+      const { streams } = this.disconnect({ target: 'watches', mode: fault.mode === 'close' ? 'graceful' : 'reset', kind: fault.kind });
+      onFired(streams);
+    });
+  }
+
   // --- watch holds ------------------------------------------------------------------------------
 
   /** Holds the controller's watch delivery for a key or a kind (see watch-holds.ts). */
@@ -716,11 +816,20 @@ export class ControllerProxy {
     return view;
   }
 
-  private planRequest(ex: Exchange): RequestPlan | undefined {
+  private planRequest(ex: Exchange, body: Buffer): RequestPlan | undefined {
     const f = ex.facts!;
     let plan: RequestPlan | undefined;
     const delay = this.delays.find((d) => requestMatches(d.match, f));
     if (delay) plan = { delayMs: delay.ms };
+    const apiError = this.apiErrors.length > 0 ? this.planApiError(ex, body) : undefined;
+    if (apiError) return { ...plan, ...apiError };
+    if (f.isWatch && f.resource?.kind && this.expireNextWatch.has(f.resource.kind) && (f.query.resourceVersion ?? '') !== '' && f.query.resourceVersion !== '0') {
+      // Only a resumed watch (from a resourceVersion) can be too old; a fresh one is answered live.
+      const faultIndex = this.expireNextWatch.get(f.resource.kind);
+      this.expireNextWatch.delete(f.resource.kind);
+      this.fault({ fault: 'watch-end', phase: 'expired', requestId: ex.id, ...(faultIndex !== undefined ? { faultIndex } : {}), detail: `answered the controller's re-watch of ${f.resource.kind} from resourceVersion ${f.query.resourceVersion} with 410 Expired; it relists` });
+      return { ...plan, expireWatch: true };
+    }
     const view = this.staleViews.get(ex.epoch);
     if (!view || view.released) return plan;
     const rv = f.query.resourceVersion;

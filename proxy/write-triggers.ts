@@ -66,4 +66,9 @@ export class TriggerKeys {
   fold(key: ObjectKey): ObjectKey {
     return this.folder.fold(key);
   }
+
+  /** The key the next object created with this generateName family will be known by. */
+  nextGenerated(family: ObjectKey): ObjectKey {
+    return this.folder.nextInFamily(family);
+  }
 }

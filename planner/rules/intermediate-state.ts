@@ -15,61 +15,70 @@
  *   deduplicated      one plan per cluster state the crash exposes (the last write leading to it is kept)
  */
 import { describeWrite, type WriteTrigger } from '../../src/model/plan.js';
-import { StageCounter } from '../pruning.js';
+import { StageCounter, type StageCount } from '../pruning.js';
 import { isSuccess, type WriteRecord } from '../trace-analysis.js';
-import type { PlanCandidate, PlanningRule } from './rule.js';
+import type { PlanCandidate, PlanningRule, RuleContext } from './rule.js';
 
 export const intermediateStateRule: PlanningRule = {
   pattern: 'intermediate-state',
   namePrefix: 'intermediate',
-  plan({ main, triggers, prune }) {
-    const writes = main.writes;
-    if (!prune) {
-      const stages = new StageCounter(['baseline', 'expressible']);
-      stages.add('baseline', writes.length);
-      const candidates = writes.filter((w) => w.trigger && isSuccess(w)).map((w) => candidateFor(w.trigger!));
-      stages.add('expressible', candidates.length);
-      return { candidates, stages: stages.result() };
-    }
-    const effective = (w: WriteRecord) => isSuccess(w) && w.effect === 'effective';
-    // The last (effective) non-bookkeeping write of each reconcile.
-    const lastWrite = new Map<number, number>();
-    const lastEffective = new Map<number, number>();
-    for (const w of writes) {
-      if (w.bookkeeping) continue;
-      lastWrite.set(w.reconcile, w.index);
-      if (effective(w)) lastEffective.set(w.reconcile, w.index);
-    }
-    const stages = new StageCounter();
-    stages.add('baseline', writes.length);
-    const kept: WriteRecord[] = [];
-    for (const w of writes) {
-      if ((lastWrite.get(w.reconcile) ?? -1) <= w.index) continue;
-      stages.add('causality');
-      if (!effective(w) || (lastEffective.get(w.reconcile) ?? -1) <= w.index) continue;
-      stages.add('effective-writes');
-      if (!w.trigger || w.bookkeeping || !triggers.deterministicWrite(w.trigger)) continue;
-      stages.add('deterministic');
-      kept.push(w);
-    }
-    // Same exposed state, same test: keep the last write that leads to it (less of the workload is left
-    // to paper over what the restarted controller does).
-    const seen = new Set<string>();
-    const unique: WriteRecord[] = [];
-    for (let i = kept.length - 1; i >= 0; i--) {
-      const w = kept[i]!;
-      const state = main.stateAfter(w.effectChange);
-      if (state !== undefined) {
-        if (seen.has(state)) continue;
-        seen.add(state);
-      }
-      unique.push(w);
-    }
-    unique.reverse();
-    stages.add('deduplicated', unique.length);
-    return { candidates: unique.map((w) => candidateFor(w.trigger!)), stages: stages.result() };
+  plan(context) {
+    const { writes, stages } = intermediateWrites(context);
+    return { candidates: writes.map((w) => candidateFor(w.trigger!)), stages };
   },
 };
+
+/**
+ * The writes this pattern plans a crash after, in trace order, and the count after each stage (with
+ * pruning off: every successful write a trigger can name). The error-path rule fails the same writes.
+ */
+export function intermediateWrites({ main, triggers, prune }: RuleContext): { writes: WriteRecord[]; stages: StageCount[] } {
+  const writes = main.writes;
+  if (!prune) {
+    const stages = new StageCounter(['baseline', 'expressible']);
+    stages.add('baseline', writes.length);
+    const expressible = writes.filter((w) => w.trigger && isSuccess(w));
+    stages.add('expressible', expressible.length);
+    return { writes: expressible, stages: stages.result() };
+  }
+  const effective = (w: WriteRecord) => isSuccess(w) && w.effect === 'effective';
+  // The last (effective) non-bookkeeping write of each reconcile.
+  const lastWrite = new Map<number, number>();
+  const lastEffective = new Map<number, number>();
+  for (const w of writes) {
+    if (w.bookkeeping) continue;
+    lastWrite.set(w.reconcile, w.index);
+    if (effective(w)) lastEffective.set(w.reconcile, w.index);
+  }
+  const stages = new StageCounter();
+  stages.add('baseline', writes.length);
+  const kept: WriteRecord[] = [];
+  for (const w of writes) {
+    if ((lastWrite.get(w.reconcile) ?? -1) <= w.index) continue;
+    stages.add('causality');
+    if (!effective(w) || (lastEffective.get(w.reconcile) ?? -1) <= w.index) continue;
+    stages.add('effective-writes');
+    if (!w.trigger || w.bookkeeping || !triggers.deterministicWrite(w.trigger)) continue;
+    stages.add('deterministic');
+    kept.push(w);
+  }
+  // Same exposed state, same test: keep the last write that leads to it (less of the workload is left
+  // to paper over what the restarted controller does).
+  const seen = new Set<string>();
+  const unique: WriteRecord[] = [];
+  for (let i = kept.length - 1; i >= 0; i--) {
+    const w = kept[i]!;
+    const state = main.stateAfter(w.effectChange);
+    if (state !== undefined) {
+      if (seen.has(state)) continue;
+      seen.add(state);
+    }
+    unique.push(w);
+  }
+  unique.reverse();
+  stages.add('deduplicated', unique.length);
+  return { writes: unique, stages: stages.result() };
+}
 
 function candidateFor(trigger: WriteTrigger): PlanCandidate {
   return {

@@ -42,6 +42,7 @@ export const DEMO_SELECTION: Readonly<Record<string, Pattern>> = {
   'secret-marker': 'intermediate-state',
   'stale-deletion': 'stale-state',
   decommission: 'unobserved-state',
+  'snapshot-copy': 'error-path',
 };
 
 /** Serialized delivery during the demo's reference runs: sharper causality, far fewer plans. */

@@ -9,13 +9,16 @@
  *   deleted, and restarted onto a view frozen at that resourceVersion, released once the restarted
  *   controller, having read from it, has acted on it and gone quiet (`quietMs`, the quiet window
  *   that says a run has settled), and at the latest `releaseAfterSeconds` after that first read;
- * - hold-until: entirely in the proxy (hold from `from`, expire with 410 once `until` happened).
+ * - hold-until: entirely in the proxy (hold from `from`, expire with 410 once `until` happened);
+ * - api-error: entirely in the proxy (the n-th matching write request gets an error, a lost
+ *   response or a slow answer; one-shot);
+ * - watch-end: entirely in the proxy (when `at` fires, the kind's watches end; optionally 410 on resume).
  *
  * Each fault says whether it was injected; the trace records when each phase happened, and a fault
  * whose trigger never matched gets a `not-injected` fault event at the end of the run.
  */
 import type { ControllerProxy, HoldUntilState } from '../../proxy/index.js';
-import { describeChange, describeTrigger, describeWrite, type Fault, type TestPlan } from '../model/plan.js';
+import { describeApiError, describeChange, describeTrigger, describeWatchEnd, describeWrite, type Fault, type TestPlan } from '../model/plan.js';
 import type { TraceSink } from '../model/trace.js';
 import type { ControllerProcess } from './controller-process.js';
 import { sleep } from '../workload/runner.js';
@@ -139,6 +142,30 @@ export class PlanFaults {
         this.pendingWhy.set(i, () => armed.whyNotFired() ?? mark.whyNotFired());
         return;
       }
+      case 'api-error': {
+        const armed = this.proxy.armApiError(fault, i, () => {
+          this.injected[i] = true;
+          this.onFired();
+          this.log(`  fault fired: ${describeApiError(fault)}`);
+        });
+        this.pendingWhy.set(i, () => armed.whyNotFired());
+        return;
+      }
+      case 'watch-end': {
+        const armed = this.proxy.armWatchEnd(fault, i, (streams) => {
+          if (streams.length === 0) {
+            const detail = `${describeTrigger(fault.at)} happened while the controller had no open ${fault.kind} watch`;
+            this.refused.set(i, detail);
+            this.trace.append({ type: 'fault', fault: 'watch-end', phase: 'not-injected', faultIndex: i, detail });
+            return;
+          }
+          this.injected[i] = true;
+          this.onFired();
+          this.log(`  fault fired: ${describeWatchEnd(fault)} (${streams.length} stream(s))`);
+        });
+        this.pendingWhy.set(i, () => armed.whyNotFired());
+        return;
+      }
       case 'hold-until':
         this.holdUntil.set(
           i,
@@ -219,5 +246,9 @@ function describeFault(f: Fault, holdUntil: HoldUntilState | undefined, workload
               : ' (the change to hold from never happened)';
       return `hold ${f.key} from ${describeChange(f.from)} until ${describeChange(f.until)}${where}`;
     }
+    case 'api-error':
+      return describeApiError(f);
+    case 'watch-end':
+      return describeWatchEnd(f);
   }
 }

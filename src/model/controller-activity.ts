@@ -26,8 +26,18 @@ export interface WriteCount {
   count: number;
 }
 
+/** Failed (4xx/5xx) write requests to one object and subresource, by the status they got. */
+export interface FailedWriteCount extends WriteCount {
+  status: number;
+}
+
 export interface ControllerActivity {
   apiErrors: ApiErrorCount[];
   /** Writes after the workload's last step and the last fault event; absent when the trace records no workload steps. */
   writesAfterWorkload?: WriteCount[];
+  /**
+   * Failed writes after the same point (answers an api-error fault made left out): a controller that
+   * retries a write that cannot succeed without backing off. Absent like writesAfterWorkload.
+   */
+  failedWritesAfterWorkload?: FailedWriteCount[];
 }

@@ -48,6 +48,14 @@ export class GeneratedNameFolder {
     return foldedKey;
   }
 
+  /**
+   * The folded key the next object created in `family` (`Kind/namespace/<prefix>`, as formatKey
+   * writes it) will get: what a create request with that generateName is about to make.
+   */
+  nextInFamily(family: ObjectKey): ObjectKey {
+    return `${family}*#${(this.counts.get(family) ?? 0) + 1}`;
+  }
+
   /** The folded key of an object seen created with a generated name, else the key itself. */
   fold(key: ObjectKey): ObjectKey {
     return this.folded.get(key) ?? key;

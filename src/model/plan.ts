@@ -18,7 +18,7 @@ import { Validator, readYamlFile, join, quote } from './validate.js';
 import { parseKey, type ObjectKey } from './object-key.js';
 
 export const PLAN_API_VERSION = 'kperturb.dev/v1';
-export const PATTERNS = ['intermediate-state', 'stale-state', 'unobserved-state'] as const;
+export const PATTERNS = ['intermediate-state', 'stale-state', 'unobserved-state', 'error-path'] as const;
 export type Pattern = (typeof PATTERNS)[number];
 export const TRIGGER_WRITE_VERBS = ['create', 'update', 'patch', 'delete'] as const;
 export type TriggerWriteVerb = (typeof TRIGGER_WRITE_VERBS)[number];
@@ -103,8 +103,52 @@ export interface HoldUntilFault {
   until: ChangeTrigger;
 }
 
-export type Fault = CrashAfterWriteFault | StaleRestartFault | HoldUntilFault;
-export const FAULT_TYPES = ['crash-after-write', 'stale-restart', 'hold-until'] as const;
+/**
+ * How an api-error fault answers the write it matches. The error answers are made by the proxy, not
+ * forwarded (the write is not applied), each with the Status kube-apiserver writes in that case
+ * (proxy/api-errors.ts). `lost-response`: the write is forwarded and applied, then the controller's
+ * stream is reset before the answer reaches it (the ambiguous outcome). `slow`: the write is
+ * forwarded and applied, and its answer held `slowSeconds` (past the client's timeout) before delivery.
+ */
+export const API_ERROR_ANSWERS = ['conflict', 'too-many-requests', 'internal-error', 'service-unavailable', 'timeout', 'lost-response', 'slow'] as const;
+export type ApiErrorAnswer = (typeof API_ERROR_ANSWERS)[number];
+
+/** Bounds of a slow answer: long enough to outlast a client timeout, short enough for a test run. */
+export const SLOW_SECONDS_MAX = 120;
+export const SLOW_SECONDS_DEFAULT = 35;
+
+/**
+ * Error path: the n-th write REQUEST of the controller matching `on` (verb, key, subresource; counted
+ * when the request arrives, failed ones included, unlike the other faults' triggers which count
+ * successful writes) gets `answer` instead of its normal outcome. One-shot: later requests pass.
+ */
+export interface ApiErrorFault {
+  type: 'api-error';
+  on: WriteTrigger;
+  answer: ApiErrorAnswer;
+  /** `slow` only: how long the answer is held (default SLOW_SECONDS_DEFAULT, at most SLOW_SECONDS_MAX). */
+  slowSeconds?: number;
+}
+
+export const WATCH_END_MODES = ['close', 'reset'] as const;
+export type WatchEndMode = (typeof WATCH_END_MODES)[number];
+
+/**
+ * Error path on the watch side: when `at` fires, end the controller's open watch streams of `kind`
+ * early, cleanly (`close`: the client re-watches from its last resourceVersion) or with a reset
+ * (`reset`: RST_STREAM / TCP reset). With `expire`, the first re-watch of that kind is answered
+ * 410 Expired (its resourceVersion is too old), so the client relists.
+ */
+export interface WatchEndFault {
+  type: 'watch-end';
+  kind: string;
+  at: Trigger;
+  mode: WatchEndMode;
+  expire?: boolean;
+}
+
+export type Fault = CrashAfterWriteFault | StaleRestartFault | HoldUntilFault | ApiErrorFault | WatchEndFault;
+export const FAULT_TYPES = ['crash-after-write', 'stale-restart', 'hold-until', 'api-error', 'watch-end'] as const;
 
 export interface TestPlan {
   apiVersion: typeof PLAN_API_VERSION;
@@ -125,6 +169,25 @@ export function ordinal(n: number): string {
 }
 
 const VERB_PAST: Record<TriggerWriteVerb, string> = { create: 'creates', update: 'updates', patch: 'patches', delete: 'deletes' };
+
+const ANSWER_TEXT: Record<ApiErrorAnswer, string> = {
+  conflict: 'a 409 Conflict',
+  'too-many-requests': 'a 429 Too Many Requests (Retry-After)',
+  'internal-error': 'a 500 Internal Server Error',
+  'service-unavailable': 'a 503 Service Unavailable',
+  timeout: 'a 504 Timeout',
+  'lost-response': 'a lost response (applied, then the connection reset)',
+  slow: 'a slow answer (applied, answered late)',
+};
+
+export function describeApiError(f: ApiErrorFault): string {
+  const slow = f.answer === 'slow' ? ` after ${f.slowSeconds ?? SLOW_SECONDS_DEFAULT} s` : '';
+  return `answer ${ANSWER_TEXT[f.answer]}${slow} when the controller ${describeWrite(f.on).replace(/ time\)$/, ' request)')}`;
+}
+
+export function describeWatchEnd(f: WatchEndFault): string {
+  return `${f.mode === 'close' ? 'close' : 'reset'} the controller's ${f.kind} watches${f.expire ? ' (then 410 Expired on the re-watch)' : ''} when ${describeTrigger(f.at)}`;
+}
 
 export function describeWrite(t: WriteTrigger): string {
   const sub = t.subresource ? ` ${t.subresource}` : '';
@@ -206,6 +269,30 @@ function validateFault(v: Validator, raw: unknown, path: string): Fault {
         from: validateChangeTrigger(v, f.from, join(path, 'from')),
         until: validateChangeTrigger(v, f.until, join(path, 'until')),
       };
+    case 'api-error': {
+      v.onlyKeys(f, path, ['type', 'on', 'answer', 'slowSeconds']);
+      const on = validateWriteTrigger(v, f.on, join(path, 'on'));
+      const answer = v.oneOf(f.answer, join(path, 'answer'), API_ERROR_ANSWERS);
+      // kube-apiserver answers a create that collides with 409 AlreadyExists, never Conflict.
+      if (answer === 'conflict' && on.verb === 'create') v.fail(join(path, 'answer'), 'an answer a create can get (a create never gets 409 Conflict: kube-apiserver answers AlreadyExists)');
+      if (f.slowSeconds === undefined) return { type, on, answer };
+      if (answer !== 'slow') v.fail(join(path, 'slowSeconds'), `no slowSeconds unless answer is slow (answer is ${answer})`);
+      const slowSeconds = v.number(f.slowSeconds, join(path, 'slowSeconds'), { min: 1, max: SLOW_SECONDS_MAX });
+      return { type, on, answer, slowSeconds };
+    }
+    case 'watch-end': {
+      v.onlyKeys(f, path, ['type', 'kind', 'at', 'mode', 'expire']);
+      const kind = v.string(f.kind, join(path, 'kind'));
+      if (!/^[A-Z][A-Za-z0-9]*$/.test(kind)) v.fail(join(path, 'kind'), `a kind such as ConfigMap (got ${quote(kind)})`);
+      const fault: WatchEndFault = {
+        type,
+        kind,
+        at: validateTrigger(v, f.at, join(path, 'at')),
+        mode: v.oneOf(f.mode, join(path, 'mode'), WATCH_END_MODES),
+      };
+      if (f.expire !== undefined) fault.expire = v.boolean(f.expire, join(path, 'expire'));
+      return fault;
+    }
   }
 }
 

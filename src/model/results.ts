@@ -93,9 +93,11 @@ export const ORACLE_NAMES: readonly OracleName[] = ['end-state', 'update-summary
  * What exactly an oracle found, one word per kind of difference (stable across versions, for
  * grouping, confirmation and CI filters):
  *   end-state:      missing (in the references, not in the test run), unexpected (the reverse),
- *                   value (a field differs), generated-count (objects with a generated name)
+ *                   value (a field differs), generated-count (objects with a generated name),
+ *                   duplicate-children (two generated children of one owner where references have one)
  *   update-summary: created, deleted (count of ADDED / DELETED), updated (changes of a chosen field)
- *   liveness:       workload-timeout, workload-failed, not-quiet, endless-writes
+ *   liveness:       workload-timeout, workload-failed, not-quiet, endless-writes, retry-loop (a failing
+ *                   write retried without end after the fault)
  *   health:         crash-log (panic, uncaught exception, stack trace), unexpected-exit, api-error
  */
 export type AlarmCheck =
@@ -103,6 +105,7 @@ export type AlarmCheck =
   | 'unexpected'
   | 'value'
   | 'generated-count'
+  | 'duplicate-children'
   | 'created'
   | 'deleted'
   | 'updated'
@@ -110,6 +113,7 @@ export type AlarmCheck =
   | 'workload-failed'
   | 'not-quiet'
   | 'endless-writes'
+  | 'retry-loop'
   | 'crash-log'
   | 'unexpected-exit'
   | 'api-error';

@@ -112,6 +112,7 @@ function fieldCell(a: Alarm): string {
     missing: 'whole object',
     unexpected: 'whole object',
     'generated-count': 'number of objects',
+    'duplicate-children': 'children of one owner',
     created: 'times created',
     deleted: 'times deleted',
   };

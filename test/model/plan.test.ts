@@ -69,3 +69,23 @@ test('triggers describe themselves in words', (t) => {
     'Database/default/db1 is deleted (1st time), then the controller deletes StatefulSet/default/web (1st time)',
   );
 });
+
+test('error-path faults round-trip, and bad ones are rejected at the exact path', (t) => {
+  const faults = [
+    { type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/s1-*#1', occurrence: 1 }, answer: 'lost-response' },
+    { type: 'api-error', on: { verb: 'patch', key: 'Snapshot/default/s1', subresource: 'status', occurrence: 2 }, answer: 'slow', slowSeconds: 40 },
+    { type: 'watch-end', kind: 'ConfigMap', at: { write: { verb: 'create', key: 'ConfigMap/default/a', occurrence: 1 } }, mode: 'reset', expire: true },
+  ];
+  const plan = { ...base(faults), spec: { ...base(faults).spec, pattern: 'error-path' } };
+  const validated = validatePlan(plan, 'p.yaml');
+  t.deepEqual(validated, plan as unknown as TestPlan);
+  t.deepEqual(validatePlan(parse(serializePlan(validated)), 'p.yaml'), validated);
+  const on = { verb: 'update', key: 'A/b/c', occurrence: 1 };
+  failsAt(t, [{ type: 'api-error', on, answer: 'teapot' }], 'spec.faults[0].answer');
+  failsAt(t, [{ type: 'api-error', on: { ...on, verb: 'create' }, answer: 'conflict' }], 'spec.faults[0].answer');
+  failsAt(t, [{ type: 'api-error', on, answer: 'conflict', slowSeconds: 5 }], 'spec.faults[0].slowSeconds');
+  failsAt(t, [{ type: 'api-error', on, answer: 'slow', slowSeconds: 100000 }], 'spec.faults[0].slowSeconds');
+  failsAt(t, [{ type: 'api-error', on: { ...on, occurrence: 0 }, answer: 'slow' }], 'spec.faults[0].on.occurrence');
+  failsAt(t, [{ type: 'watch-end', kind: 'configmaps', at: { write: on }, mode: 'close' }], 'spec.faults[0].kind');
+  failsAt(t, [{ type: 'watch-end', kind: 'ConfigMap', at: { write: on }, mode: 'slam' }], 'spec.faults[0].mode');
+});

@@ -135,3 +135,20 @@ test('the trace summary groups error answers and counts writes after the last wo
   ];
   t.deepEqual(summarizeControllerTrace(stale).writesAfterWorkload, [{ key: 'ConfigMap/default/c', count: 1 }]);
 });
+
+test('an error an api-error fault answered is the fault, not the controller: it is left out of the summary', (t) => {
+  let seq = 0;
+  const ev = <E extends object>(e: E) => ({ seq: ++seq, ts: 0, ...e }) as unknown as TraceEvent;
+  const resource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' };
+  const trace = [
+    ev({ type: 'request', id: 1, incarnation: 1, method: 'POST', path: '/x', query: {}, verb: 'create', key: 'ConfigMap/default/a', resource }),
+    ev({ type: 'fault', fault: 'api-error', phase: 'triggered', requestId: 1, detail: 'answer a 500' }),
+    ev({ type: 'response', id: 1, status: 500, durationMs: 1, object: { kind: 'Status', reason: 'InternalError', message: 'Internal error occurred' } }),
+    ev({ type: 'request', id: 2, incarnation: 1, method: 'POST', path: '/x', query: {}, verb: 'create', key: 'ConfigMap/default/b', resource }),
+    ev({ type: 'response', id: 2, status: 500, durationMs: 1, object: { kind: 'Status', reason: 'InternalError', message: 'Internal error occurred' } }),
+  ];
+  t.deepEqual(
+    summarizeControllerTrace(trace).apiErrors.map((e) => e.example.key),
+    ['ConfigMap/default/b'],
+  );
+});

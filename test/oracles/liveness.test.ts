@@ -1,5 +1,6 @@
 import test from 'ava';
-import { livenessAlarms } from '../../oracles/index.js';
+import { livenessAlarms, summarizeControllerTrace } from '../../oracles/index.js';
+import type { TraceEvent } from '../../src/model/trace.js';
 import { activity, record, runWithHealth } from './_health.js';
 
 test('a workload wait that times out after the fault is a liveness alarm', (t) => {
@@ -33,4 +34,29 @@ test('endless writes to one object after the workload alarm even when the run se
 
 test('a run that completed and settled raises no liveness alarm', (t) => {
   t.deepEqual(livenessAlarms(record(), [runWithHealth()], runWithHealth()), []);
+});
+
+test('a controller that keeps retrying a failing write after one injected error is a retry loop; one that backs off and converges is not', (t) => {
+  let seq = 0;
+  const ev = <E extends object>(e: E) => ({ seq: ++seq, ts: 0, ...e }) as unknown as TraceEvent;
+  const resource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' };
+  let id = 0;
+  const create = (status: number, faulted = false) => {
+    const n = ++id;
+    return [
+      ev({ type: 'request', id: n, incarnation: 1, method: 'POST', path: '/x', query: {}, verb: 'create', key: 'ConfigMap/default/s1-data', resource }),
+      ...(faulted ? [ev({ type: 'fault', fault: 'api-error', phase: 'triggered', requestId: n, detail: 'lost response' })] : []),
+      ev({ type: 'response', id: n, status, durationMs: 1, object: { kind: 'Status', reason: status === 409 ? 'AlreadyExists' : undefined } }),
+    ];
+  };
+  const start = () => [ev({ type: 'workload-step', index: 0, description: 'apply', phase: 'done' })];
+  const reference = runWithHealth({ controllerActivity: summarizeControllerTrace([...start(), ...create(201)]) });
+  // The lost answer's create was applied; the controller retries it forever, AlreadyExists every time.
+  const hot = summarizeControllerTrace([...start(), ...create(201, true), ...Array.from({ length: 25 }, () => create(409)).flat()]);
+  const alarms = livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: hot }));
+  t.deepEqual(alarms.map((a) => [a.check, a.object, a.reference, a.test]), [['retry-loop', 'ConfigMap/default/s1-data', [0], 25]]);
+  t.regex(alarms[0]!.message, /kept retrying ConfigMap\/default\/s1-data .* failing with 409 25 time\(s\)/);
+  // Backs off: one failed retry, then it reads, finds the object and stops.
+  const converges = summarizeControllerTrace([...start(), ...create(201, true), ...create(409)]);
+  t.deepEqual(livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: converges })), []);
 });

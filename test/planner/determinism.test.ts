@@ -42,9 +42,9 @@ function text(out: PlannerOutput): string {
   return out.plans.map(serializePlan).join('---\n') + JSON.stringify(out.stats);
 }
 
-test('the rich trace yields plans of all three patterns, each a valid plan file', (t) => {
+test('the rich trace yields plans of all four patterns, each a valid plan file', (t) => {
   const out = planTests({ controller: 'c', workload: 'w', references: [richRun(), richRun()] });
-  t.deepEqual([...new Set(out.plans.map((p) => p.spec.pattern))], ['intermediate-state', 'stale-state', 'unobserved-state']);
+  t.deepEqual([...new Set(out.plans.map((p) => p.spec.pattern))], ['intermediate-state', 'stale-state', 'unobserved-state', 'error-path']);
   for (const p of out.plans) {
     t.deepEqual(validatePlan(parse(serializePlan(p)), `${p.metadata.name}.yaml`), p);
     t.false(p.spec.description.includes('\n'));

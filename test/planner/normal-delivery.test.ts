@@ -54,6 +54,8 @@ function triggersOf(p: TestPlan): Trigger[] {
   return p.spec.faults.flatMap((f): Trigger[] => {
     if (f.type === 'crash-after-write') return [{ write: f.after }];
     if (f.type === 'stale-restart') return [f.at, { change: f.viewAfter }];
+    if (f.type === 'api-error') return [{ write: f.on }];
+    if (f.type === 'watch-end') return [f.at];
     return [{ change: f.from }, { change: f.until }];
   });
 }

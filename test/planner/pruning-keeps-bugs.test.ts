@@ -89,6 +89,7 @@ function exposure(events: TraceEvent[], fault: Fault): Exposure {
     const until = firesAt(events, { change: fault.until });
     return from === undefined || until === undefined ? 'never' : `hold ${fault.key} ${from}..${until}`;
   }
+  if (fault.type !== 'stale-restart') return 'never';
   const view = firesAt(events, { change: fault.viewAfter });
   const at = firesAt(events, fault.at);
   return view === undefined || at === undefined ? 'never' : `stale ${stateAt(events, view)} @ ${stateAt(events, at)}`;

@@ -86,7 +86,8 @@ const EXAMPLES: ExampleSpec[] = [
     // and Sieve's (from its deletionTimestamp until the grace period goes to 0). The first hold of
     // the pod by `prefer` alone now hides a window the operator does not need to see.
     catchingPlan: /hide every change of Pod\/default\/dc1-1 from the controller from when Pod\/default\/dc1-1 is (created \(1st time\) until Pod\/default\/dc1-1 is deleted|updated \(metadata\.deletionGracePeriodSeconds: undefined -> 30)/,
-  },
+  },  // The lost answer of the copy's create: the API server applied it, so the retry makes a second copy.
+  { example: 'snapshot-copy', go: true, pattern: 'error-path', involved: ['ConfigMap/default/s1-*'], catchingPlan: /lost response .* creates ConfigMap\/default\/s1-\*#1/ },
 ];
 
 /** One plan per pattern; for the bug's pattern, every plan that may catch it (`catchingPlan`). */

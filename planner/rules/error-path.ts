@@ -1,0 +1,67 @@
+/**
+ * Error path: the writes whose failure the controller must survive, failed on purpose, with answers
+ * kube-apiserver gives (proxy/api-errors.ts). For each write the intermediate-state rule keeps after
+ * its pruning (causality, effective writes, determinism, one per exposed state: the writes the
+ * controller builds on), a few plans, each failing that write request once with an answer that can
+ * change what the controller does next:
+ *   create          lost-response (applied, the answer lost: a retried create meets AlreadyExists, a
+ *                   retried generateName create makes a twin) and internal-error (500, not applied)
+ *   update, patch   conflict (409, the optimistic-concurrency failure every writer must retry) and
+ *                   internal-error
+ *   delete          lost-response (a retried delete meets NotFound) and internal-error
+ * Answers left out of generated plans (hand-written plans may use them): too-many-requests and
+ * timeout carry Retry-After, which client-go obeys by retrying the request itself, so the controller
+ * never sees them once; service-unavailable is handled as the 500 is; slow only delays.
+ *
+ * The fault counts write requests, failed ones included; the reference trace's trigger counts
+ * successful writes, so the occurrence is recounted here over every request of that write.
+ */
+import { describeApiError, type ApiErrorAnswer, type ApiErrorFault, type TriggerWriteVerb, type WriteTrigger } from '../../src/model/plan.js';
+import type { WriteRecord } from '../trace-analysis.js';
+import { intermediateWrites } from './intermediate-state.js';
+import type { PlanCandidate, PlanningRule } from './rule.js';
+
+export const ERROR_PATH_ANSWERS: Record<TriggerWriteVerb, readonly ApiErrorAnswer[]> = {
+  create: ['lost-response', 'internal-error'],
+  update: ['conflict', 'internal-error'],
+  patch: ['conflict', 'internal-error'],
+  delete: ['lost-response', 'internal-error'],
+};
+
+/** Every verb gets this many answers (ERROR_PATH_ANSWERS), so stage counts are the intermediate ones times this. */
+const ANSWERS_PER_WRITE = 2;
+
+export const errorPathRule: PlanningRule = {
+  pattern: 'error-path',
+  namePrefix: 'error',
+  plan(context) {
+    const { writes, stages } = intermediateWrites(context);
+    const requestOccurrence = requestOccurrences(context.main.writes);
+    const candidates: PlanCandidate[] = [];
+    for (const w of writes) {
+      const trigger = w.trigger!;
+      const on: WriteTrigger = { ...trigger, occurrence: requestOccurrence.get(w.index) ?? trigger.occurrence };
+      for (const answer of ERROR_PATH_ANSWERS[trigger.verb]) candidates.push(candidateFor({ type: 'api-error', on, answer }));
+    }
+    // Stages count plans, as every pattern's do: each write left at a stage makes one per answer.
+    return { candidates, stages: stages.map((s) => ({ stage: s.stage, plans: s.plans * ANSWERS_PER_WRITE })) };
+  },
+};
+
+/** For each write (by index): the how-many-th request of its verb, key and subresource it was. */
+function requestOccurrences(writes: readonly WriteRecord[]): Map<number, number> {
+  const counts = new Map<string, number>();
+  const out = new Map<number, number>();
+  for (const w of writes) {
+    if (w.dryRun || !w.key) continue;
+    const id = `${w.verb} ${w.key} ${w.subresource ?? ''}`;
+    const n = (counts.get(id) ?? 0) + 1;
+    counts.set(id, n);
+    out.set(w.index, n);
+  }
+  return out;
+}
+
+function candidateFor(fault: ApiErrorFault): PlanCandidate {
+  return { description: describeApiError(fault), faults: [fault] };
+}

@@ -1,0 +1,51 @@
+import test from 'ava';
+import type { PlannerOutput } from '../../planner/index.js';
+import type { ApiErrorFault } from '../../src/model/plan.js';
+import { TraceBuilder } from './_trace-builder.js';
+import { DB, SECRET, faultsOf, plan, plansOf, stages } from './_helpers.js';
+
+function apiErrors(out: PlannerOutput): ApiErrorFault[] {
+  return faultsOf(out, 'error-path').map((f) => {
+    if (f.type !== 'api-error') throw new Error(`unexpected fault ${f.type}`);
+    return f;
+  });
+}
+
+test('each write the intermediate-state rule keeps gets the answers that can change its outcome', (t) => {
+  const trace = new TraceBuilder({ setup: { 'ConfigMap/default/old': {} } })
+    .write('create', SECRET)
+    .write('create', DB)
+    .write('patch', DB, { subresource: 'status' })
+    .write('delete', 'ConfigMap/default/old')
+    .write('update', DB).events;
+  const out = plan(trace);
+  t.deepEqual(
+    apiErrors(out).map((f) => `${f.on.verb} ${f.on.key}${f.on.subresource ? ` ${f.on.subresource}` : ''} #${f.on.occurrence}: ${f.answer}`),
+    [
+      `create ${SECRET} #1: lost-response`,
+      `create ${SECRET} #1: internal-error`,
+      `create ${DB} #1: lost-response`,
+      `create ${DB} #1: internal-error`,
+      `patch ${DB} status #1: conflict`,
+      `patch ${DB} status #1: internal-error`,
+      'delete ConfigMap/default/old #1: lost-response',
+      'delete ConfigMap/default/old #1: internal-error',
+    ],
+  );
+  t.is(plansOf(out, 'error-path')[0]!.metadata.name, 'error-0001');
+  t.is(plansOf(out, 'error-path')[0]!.spec.description, `answer a lost response (applied, then the connection reset) when the controller creates ${SECRET} (1st request)`);
+  // The same writes and pruning as intermediate-state; every stage counts plans (two per write).
+  t.is(faultsOf(out, 'intermediate-state').length, 4);
+  const doubled = Object.fromEntries(Object.entries(stages(out, 'intermediate-state')).map(([stage, n]) => [stage, n * 2]));
+  t.deepEqual(stages(out, 'error-path'), doubled);
+});
+
+test('the fault counts requests, failed ones included: the occurrence is recounted from the successful write', (t) => {
+  const trace = new TraceBuilder()
+    .write('update', DB, { status: 409 })
+    .write('update', DB)
+    .write('create', SECRET).events;
+  const [conflict] = apiErrors(plan(trace));
+  // The 2nd update request is the 1st successful update.
+  t.deepEqual(conflict!.on, { verb: 'update', key: DB, occurrence: 2 });
+});
