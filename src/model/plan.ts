@@ -15,6 +15,7 @@
  */
 import { stringify } from 'yaml';
 import { Validator, readYamlFile, join, quote } from './validate.js';
+import { allowedKeys, allowedKeysOfBranch } from './schemas.js';
 import { parseKey, type ObjectKey } from './object-key.js';
 
 export const PLAN_API_VERSION = 'kperturb.dev/v1';
@@ -223,11 +224,11 @@ export function validatePlan(doc: unknown, file: string): TestPlan {
   // apiVersion and kind first: a config or a manifest given as a plan is told so, not that its fields are unknown.
   if (top.apiVersion !== PLAN_API_VERSION) v.fail('apiVersion', `"${PLAN_API_VERSION}" (got ${quote(top.apiVersion)})`);
   if (top.kind !== 'TestPlan') v.fail('kind', `"TestPlan" (got ${quote(top.kind)})`);
-  v.onlyKeys(top, '', ['apiVersion', 'kind', 'metadata', 'spec']);
+  v.onlyKeys(top, '', allowedKeys('plan', ''));
   const metadata = v.object(top.metadata, 'metadata');
   const name = v.string(metadata.name, 'metadata.name');
   const spec = v.object(top.spec, 'spec');
-  v.onlyKeys(spec, 'spec', ['controller', 'workload', 'pattern', 'description', 'faults']);
+  v.onlyKeys(spec, 'spec', allowedKeys('plan', 'spec'));
   const faultsRaw = v.array(spec.faults, 'spec.faults');
   if (faultsRaw.length === 0) v.fail('spec.faults', 'at least one fault');
   const faults = faultsRaw.map((f, i) => validateFault(v, f, join('spec.faults', i)));
@@ -245,15 +246,20 @@ export function validatePlan(doc: unknown, file: string): TestPlan {
   };
 }
 
+/** A fault type's fields, from the plan schema's branch of that type. */
+function faultKeys(type: (typeof FAULT_TYPES)[number]): string[] {
+  return allowedKeysOfBranch('plan', 'definitions/fault', 'type', type);
+}
+
 function validateFault(v: Validator, raw: unknown, path: string): Fault {
   const f = v.object(raw, path);
   const type = v.oneOf(f.type, join(path, 'type'), FAULT_TYPES);
   switch (type) {
     case 'crash-after-write':
-      v.onlyKeys(f, path, ['type', 'after']);
+      v.onlyKeys(f, path, faultKeys(type));
       return { type, after: validateWriteTrigger(v, f.after, join(path, 'after')) };
     case 'stale-restart':
-      v.onlyKeys(f, path, ['type', 'at', 'viewAfter', 'releaseAfterSeconds', 'kinds']);
+      v.onlyKeys(f, path, faultKeys(type));
       return {
         type,
         at: validateTrigger(v, f.at, join(path, 'at')),
@@ -262,7 +268,7 @@ function validateFault(v: Validator, raw: unknown, path: string): Fault {
         ...(f.kinds !== undefined ? { kinds: validateKinds(v, f.kinds, join(path, 'kinds')) } : {}),
       };
     case 'hold-until':
-      v.onlyKeys(f, path, ['type', 'key', 'from', 'until']);
+      v.onlyKeys(f, path, faultKeys(type));
       return {
         type,
         key: validateKey(v, f.key, join(path, 'key')),
@@ -270,7 +276,7 @@ function validateFault(v: Validator, raw: unknown, path: string): Fault {
         until: validateChangeTrigger(v, f.until, join(path, 'until')),
       };
     case 'api-error': {
-      v.onlyKeys(f, path, ['type', 'on', 'answer', 'slowSeconds']);
+      v.onlyKeys(f, path, faultKeys(type));
       const on = validateWriteTrigger(v, f.on, join(path, 'on'));
       const answer = v.oneOf(f.answer, join(path, 'answer'), API_ERROR_ANSWERS);
       // kube-apiserver answers a create that collides with 409 AlreadyExists, never Conflict.
@@ -281,7 +287,7 @@ function validateFault(v: Validator, raw: unknown, path: string): Fault {
       return { type, on, answer, slowSeconds };
     }
     case 'watch-end': {
-      v.onlyKeys(f, path, ['type', 'kind', 'at', 'mode', 'expire']);
+      v.onlyKeys(f, path, faultKeys(type));
       const kind = v.string(f.kind, join(path, 'kind'));
       if (!/^[A-Z][A-Za-z0-9]*$/.test(kind)) v.fail(join(path, 'kind'), `a kind such as ConfigMap (got ${quote(kind)})`);
       const fault: WatchEndFault = {
@@ -313,7 +319,7 @@ function validateKey(v: Validator, raw: unknown, path: string): ObjectKey {
 
 export function validateWriteTrigger(v: Validator, raw: unknown, path: string): WriteTrigger {
   const after = v.object(raw, path);
-  v.onlyKeys(after, path, ['verb', 'key', 'subresource', 'occurrence']);
+  v.onlyKeys(after, path, allowedKeys('plan', 'definitions/writeTrigger'));
   const verb = v.oneOf(after.verb, join(path, 'verb'), TRIGGER_WRITE_VERBS);
   const key = validateKey(v, after.key, join(path, 'key'));
   const sub = v.optionalString(after.subresource, join(path, 'subresource'));
@@ -323,7 +329,7 @@ export function validateWriteTrigger(v: Validator, raw: unknown, path: string): 
 
 export function validateChangeTrigger(v: Validator, raw: unknown, path: string): ChangeTrigger {
   const c = v.object(raw, path);
-  v.onlyKeys(c, path, ['key', 'change', 'fields', 'occurrence']);
+  v.onlyKeys(c, path, allowedKeys('plan', 'definitions/changeTrigger'));
   const trigger: ChangeTrigger = {
     key: validateKey(v, c.key, join(path, 'key')),
     change: v.oneOf(c.change, join(path, 'change'), CHANGE_TYPES),
@@ -333,7 +339,7 @@ export function validateChangeTrigger(v: Validator, raw: unknown, path: string):
     trigger.fields = v.array(c.fields, join(path, 'fields')).map((fc, i) => {
       const fp = join(join(path, 'fields'), i);
       const o = v.object(fc, fp);
-      v.onlyKeys(o, fp, ['path', 'before', 'after']);
+      v.onlyKeys(o, fp, allowedKeys('plan', 'definitions/changeTrigger/fields/*'));
       const change: FieldChange = { path: v.string(o.path, join(fp, 'path')) };
       if ('before' in o) change.before = o.before;
       if ('after' in o) change.after = o.after;

@@ -63,3 +63,19 @@ export function allowedKeys(name: SchemaName, at: string): string[] {
   if (!object) throw new Error(`schema ${name}: no object at ${at}`);
   return Object.keys(object.properties as Record<string, unknown>);
 }
+
+/**
+ * The property names of the `oneOf` branch at `at` whose `discriminator` property is the constant
+ * `value` (a fault's fields by its `type`).
+ */
+export function allowedKeysOfBranch(name: SchemaName, at: string, discriminator: string, value: string): string[] {
+  const root = schema(name);
+  const node = at.split('/').reduce<unknown>((o, k) => (isObject(o) ? o[k] : undefined), root);
+  const branches = isObject(node) && Array.isArray(node.oneOf) ? node.oneOf : [];
+  for (const b of branches) {
+    if (!isObject(b) || !isObject(b.properties)) continue;
+    const d = b.properties[discriminator];
+    if (isObject(d) && d.const === value) return Object.keys(b.properties);
+  }
+  throw new Error(`schema ${name}: no branch of ${at} with ${discriminator} ${value}`);
+}

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { validateConfig } from '../../src/config/config.js';
 import { validatePlan } from '../../src/model/plan.js';
-import { allowedKeys, schema } from '../../src/model/schemas.js';
+import { allowedKeys, allowedKeysOfBranch, schema } from '../../src/model/schemas.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const ajv = new Ajv({ allErrors: true, strict: false });
@@ -47,6 +47,9 @@ const everyFault = plan([
     releaseAfterSeconds: 5,
     kinds: ['Database'],
   },
+  { type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/s1-*#1', occurrence: 1 }, answer: 'lost-response' },
+  { type: 'api-error', on: { verb: 'update', key: 'ConfigMap/default/s1', occurrence: 2 }, answer: 'slow', slowSeconds: 40 },
+  { type: 'watch-end', kind: 'ConfigMap', at: { change: { key: 'ConfigMap/default/s1', change: 'create', occurrence: 1 } }, mode: 'reset', expire: true },
   { type: 'hold-until', key: 'Pod/default/web-0', from: { key: 'Pod/default/web-0', change: 'update', fields: [{ path: 'metadata.deletionTimestamp', before: null }], occurrence: 1 }, until: { key: 'Pod/default/web-0', change: 'delete', occurrence: 1 } },
 ]);
 
@@ -62,6 +65,8 @@ test('what the plan validator refuses for its shape, the schema refuses too', (t
     ['occurrence 0', plan([{ type: 'crash-after-write', after: { verb: 'create', key: 'A/b', occurrence: 0 } }])],
     ['two trigger forms', plan([{ type: 'stale-restart', at: { write: { verb: 'create', key: 'A/b', occurrence: 1 }, change: { key: 'A/b', change: 'create', occurrence: 1 } }, viewAfter: { key: 'A/b', change: 'create', occurrence: 1 }, releaseAfterSeconds: 5 }])],
     ['no faults', plan([])],
+    ['an api-error answer it does not know', plan([{ type: 'api-error', on: { verb: 'update', key: 'A/b', occurrence: 1 }, answer: 'teapot' }])],
+    ['a watch-end without a mode', plan([{ type: 'watch-end', kind: 'ConfigMap', at: { change: { key: 'A/b', change: 'create', occurrence: 1 } } }])],
   ];
   for (const [what, doc] of bad) {
     t.throws(() => validatePlan(doc, 'p.yaml'), undefined, `validator: ${what}`);
@@ -105,6 +110,9 @@ test('the validators take their allowed fields from the schema', (t) => {
   const err = t.throws(() => validateConfig(config({}, { waitFor: { key: 'A/b', timeoutSecond: 3 } }), join(ROOT, 'kperturb.yaml')));
   t.true(err!.message.includes(`no such field here (allowed: ${allowedKeys('config', 'definitions/step/waitFor').join(', ')})`), err!.message);
   t.throws(() => allowedKeys('config', 'definitions/nope'), undefined, 'a walk that leads nowhere is a programming error, not an empty list');
+  t.deepEqual(allowedKeysOfBranch('plan', 'definitions/fault', 'type', 'api-error'), ['type', 'on', 'answer', 'slowSeconds']);
+  const planErr = t.throws(() => validatePlan(plan([{ type: 'watch-end', kind: 'ConfigMap', at: { change: { key: 'A/b', change: 'create', occurrence: 1 } }, mode: 'close', expires: true }]), 'p.yaml'));
+  t.true(planErr!.message.includes('no such field here (allowed: type, kind, at, mode, expire)'), planErr!.message);
 });
 
 test('kperturb schema prints each schema (and --path its file); an unknown name is bad input', (t) => {
