@@ -4,7 +4,7 @@
  * line, against a bare `node -e 0` in the same run (most of the CLI's time is Node itself and
  * loading the modules). Medians of `rounds` runs.
  *
- *   node dist/test/cluster/start.bench.js [rounds]
+ *   node dist/test/bench/cluster-start.bench.js [rounds]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

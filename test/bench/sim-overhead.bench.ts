@@ -3,10 +3,10 @@
  * measured alternately in one process (so both see the same machine load), plus a small workload
  * (a ConfigMap and a Secret written and read back, as the secret-marker example does).
  *
- *   node dist/test/cluster/sim/overhead.bench.js [rounds]
+ *   node dist/test/bench/sim-overhead.bench.js [rounds]
  */
-import { EmbeddedCluster } from '../../../src/cluster/index.js';
-import { KubeClient } from '../../../src/kube/client.js';
+import { EmbeddedCluster } from '../../src/cluster/index.js';
+import { KubeClient } from '../../src/kube/client.js';
 
 async function once(simulation: boolean): Promise<{ startMs: number; workMs: number; stopMs: number; cpuMs: number }> {
   const cpu0 = process.cpuUsage();

@@ -4,11 +4,11 @@
  * with Events on and off. Every write moves the cluster's resourceVersion by one, so the difference
  * of the final resourceVersions is the Events' writes.
  *
- *   node dist/test/cluster/sim/events.bench.js [rounds]
+ *   node dist/test/bench/sim-events.bench.js [rounds]
  */
-import { EmbeddedCluster } from '../../../src/cluster/index.js';
-import { KubeClient } from '../../../src/kube/client.js';
-import type { KubeObject } from '../../../src/model/object-key.js';
+import { EmbeddedCluster } from '../../src/cluster/index.js';
+import { KubeClient } from '../../src/kube/client.js';
+import type { KubeObject } from '../../src/model/object-key.js';
 
 const labels = { app: 'db' };
 

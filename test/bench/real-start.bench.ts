@@ -3,7 +3,7 @@
  * by a fresh etcd data directory (a new control plane per plan). Prints numbers, asserts nothing.
  * The embedded cluster's start in the same run is the baseline.
  *
- *   npm run build && node dist/test/real/start-time.bench.js [rounds=5]
+ *   npm run build && node dist/test/bench/real-start.bench.js [rounds=5]
  */
 import { EmbeddedCluster } from '../../src/cluster/index.js';
 import { RealCluster, startRealControlPlane } from '../../src/realcluster/index.js';
