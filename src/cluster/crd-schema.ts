@@ -34,7 +34,7 @@ type Obj = Record<string, unknown>;
 export interface Structural {
   type?: string;
   properties?: ReadonlyMap<string, Structural>;
-  items?: Structural;
+  items?: Structural | undefined;
   /** `additionalProperties`: a schema, or `true`/`false` (schema undefined). */
   additionalProperties?: { schema?: Structural; allows: boolean };
   /** The default value, already pruned (undefined when there is none; a `null` default is none, as in Go). */

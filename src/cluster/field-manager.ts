@@ -217,7 +217,7 @@ interface Managed {
   id: ManagerId;
   set: FieldSet;
   time?: string;
-  original?: ManagedFieldsEntry;
+  original?: ManagedFieldsEntry | undefined;
 }
 
 /** Decodes stored managedFields; invalid entries are dropped. */

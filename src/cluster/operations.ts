@@ -48,21 +48,21 @@ export interface Scope {
 }
 
 export interface WriteOptions {
-  dryRun?: boolean;
+  dryRun?: boolean | undefined;
   /** The field manager recorded in managedFields (`fieldManager=`, else derived from the User-Agent). */
-  fieldManager?: string;
+  fieldManager?: string | undefined;
   /**
    * `fieldValidation=`: what unknown fields of a custom resource do (they are pruned either way):
    * Strict fails the request, Warn (the server's default) answers with warnings, Ignore says nothing.
    */
-  fieldValidation?: FieldValidation;
+  fieldValidation?: FieldValidation | undefined;
 }
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
 export interface PatchOptions extends WriteOptions {
   /** Server-side apply: take ownership of conflicting fields. */
-  force?: boolean;
+  force?: boolean | undefined;
 }
 
 export type PropagationPolicy = 'Orphan' | 'Background' | 'Foreground';
@@ -76,12 +76,12 @@ export interface DeleteOptions extends WriteOptions {
 }
 
 export interface ListOptions {
-  labelSelector?: string | null;
-  fieldSelector?: string | null;
-  limit?: number;
-  continueToken?: string | null;
-  resourceVersion?: string | null;
-  resourceVersionMatch?: string | null;
+  labelSelector?: string | null | undefined;
+  fieldSelector?: string | null | undefined;
+  limit?: number | undefined;
+  continueToken?: string | null | undefined;
+  resourceVersion?: string | null | undefined;
+  resourceVersionMatch?: string | null | undefined;
 }
 
 export interface Result {

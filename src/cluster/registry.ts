@@ -117,7 +117,7 @@ export interface ResourceDefinition {
    * `versions[0]`. A kind keeps storing its newest form when the emulated release serves only an
    * older one, so every version reads the same objects.
    */
-  storageVersion?: string;
+  storageVersion?: string | undefined;
   /** Plural resource name, as in URLs. */
   resource: string;
   singularName: string;
@@ -130,27 +130,27 @@ export interface ResourceDefinition {
   /** Subresources served beside the main resource: status, scale, binding, eviction, finalize. */
   subresources: readonly string[];
   /** Replica paths when `scale` is served. */
-  scale?: ScalePaths;
+  scale?: ScalePaths | undefined;
   /**
    * Storage bucket shared with another API group's view of the same objects (core/v1 events and
    * events.k8s.io/v1 events); default: the resource's own key.
    */
-  storageResource?: string;
+  storageResource?: string | undefined;
   /** Converts this API's form to and from the shared storage form (only with `storageResource`). */
-  conversion?: Conversion;
+  conversion?: Conversion | undefined;
   /**
    * Per served version, conversion to and from the storage version's form (policy/v1beta1 to
    * policy/v1, apiextensions v1beta1 to v1); wins over `conversion` for that version.
    */
-  versionConversions?: Readonly<Record<string, Conversion>>;
+  versionConversions?: Readonly<Record<string, Conversion>> | undefined;
   /** Strategic merge list rules of a version whose Go types differ from the storage version's. */
-  versionListRules?: Readonly<Record<string, ListRules>>;
+  versionListRules?: Readonly<Record<string, ListRules>> | undefined;
   /** The OpenAPI v3 schema of a CRD-defined version, by version name (pruning is not done, SSA reads list types). */
-  schemas?: Readonly<Record<string, unknown>>;
+  schemas?: Readonly<Record<string, unknown>> | undefined;
   /** A CRD-defined kind's structural schemas (pruning and defaulting, see crd-schema.ts). */
-  crdSchemas?: CustomResourceSchemas;
+  crdSchemas?: CustomResourceSchemas | undefined;
   /** A CRD-defined kind's additionalPrinterColumns by version (the Table format, see table.ts). */
-  printerColumns?: Readonly<Record<string, readonly PrinterColumn[]>>;
+  printerColumns?: Readonly<Record<string, readonly PrinterColumn[]>> | undefined;
   /**
    * Typed built-in lists are encoded without kind/apiVersion on their items; CR lists are unstructured
    * and keep them. Faithful to what a real kube-apiserver sends.
@@ -160,7 +160,7 @@ export interface ResourceDefinition {
   /** `builtin`, or the name of the CustomResourceDefinition that defines this kind. */
   definedBy: string;
   /** Set while the defining CRD is being deleted: creates are refused. */
-  terminating?: boolean;
+  terminating?: boolean | undefined;
 }
 
 export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;

@@ -22,15 +22,15 @@ import type { ObjectStore, StoreChange } from './store.js';
 export interface WatchRequest {
   scope: Scope;
   /** Watch of a single object (a named watch URL). */
-  name?: string;
+  name?: string | undefined;
   selection: Selection;
   /** Parsed resourceVersion; undefined when unset. */
-  resourceVersion?: number;
+  resourceVersion?: number | undefined;
   allowBookmarks: boolean;
-  timeoutSeconds?: number;
-  sendInitialEvents?: boolean;
+  timeoutSeconds?: number | undefined;
+  sendInitialEvents?: boolean | undefined;
   /** Events carry Tables instead of objects (kubectl get -w asks for them, see table.ts). */
-  table?: TableRequest;
+  table?: TableRequest | undefined;
 }
 
 /** What a new stream sends first: the current state as ADDED events, or retained changes. */

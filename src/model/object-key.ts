@@ -28,8 +28,8 @@ export function parseKey(key: string): ObjectKeyParts | undefined {
 
 /** Minimal shape of any Kubernetes object as it travels on the wire. */
 export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
   metadata?: {
     name?: string | undefined;
     generateName?: string | undefined;
@@ -46,7 +46,7 @@ export interface KubeObject {
     ownerReferences?: OwnerReference[] | undefined;
     managedFields?: unknown[] | undefined;
     [field: string]: unknown;
-  };
+  } | undefined;
   [field: string]: unknown;
 }
 

@@ -30,28 +30,28 @@ export interface RunRecord {
   controller: string;
   workload: string;
   /** Absent for reference runs. */
-  plan?: string;
+  plan?: string | undefined;
   startedAt: string;
   durationMs: number;
   workloadOutcome: { ok: boolean; failedStep?: number; error?: string };
   /** For test runs: did every fault of the plan fire? */
-  injected?: boolean;
+  injected?: boolean | undefined;
   /** For each of the plan's faults that did not take effect, why not (absent when all did). */
-  notInjected?: string[];
+  notInjected?: string[] | undefined;
   /**
    * Why what the faults served went beyond the Kubernetes API contract (absent when it stayed
    * within; see docs/fidelity.md). A bug found so may be an artifact of the fault.
    */
-  beyondContract?: string[];
+  beyondContract?: string[] | undefined;
   /** Index of the workload step running when the first fault fired (undefined if none fired). */
-  injectedDuringStep?: number;
+  injectedDuringStep?: number | undefined;
   /** Did the controller become quiet after the workload within the settle timeout? */
   settled: boolean;
   controllerExits: Array<{ incarnation: number; code: number | null; signal: string | null; expected: boolean }>;
   /** Set when the run could not be carried out at all (setup failure). */
-  error?: string;
+  error?: string | undefined;
   /** Where the run's wall time went, in ms (see RUN_PHASES; `npm run bench:campaign` summarises them). */
-  phasesMs?: Partial<Record<RunPhase, number>>;
+  phasesMs?: Partial<Record<RunPhase, number>> | undefined;
 }
 
 /**

@@ -63,7 +63,7 @@ export interface ResponseEvent extends Stamped {
   id: number;
   status: number;
   /** The decoded JSON answer (an object, a list, or a Status); absent for watches and non-JSON answers. */
-  object?: KubeObject;
+  object?: KubeObject | undefined;
   durationMs: number;
 }
 

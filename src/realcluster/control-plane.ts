@@ -69,7 +69,7 @@ export interface RealControlPlane {
   readonly kubeconfigPath: string;
   readonly workDir: string;
   readonly startTimes: ControlPlaneStartTimes;
-  readonly pids: { etcd?: number; apiserver?: number; controllerManager?: number };
+  readonly pids: { etcd?: number | undefined; apiserver?: number | undefined; controllerManager?: number | undefined };
   /** Admin kubeconfig (context `kperturb-real`, namespace default), CA embedded. */
   kubeconfigYaml(): string;
   /** What KubeClient needs to talk to the API server as the admin. */

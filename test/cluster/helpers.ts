@@ -67,7 +67,7 @@ export async function raw(
   contentType = 'application/json',
   headers: Record<string, string> = {},
 ): Promise<{ status: number; json: any; headers: Headers }> {
-  const res = await fetch(cluster.url + path, { method, body: body as BodyInit | undefined, headers: { ...clusterAuth(cluster), ...(body === undefined ? {} : { 'Content-Type': contentType }), ...headers } });
+  const res = await fetch(cluster.url + path, { method, ...(body === undefined ? {} : { body: body as BodyInit }), headers: { ...clusterAuth(cluster), ...(body === undefined ? {} : { 'Content-Type': contentType }), ...headers } });
   const text = await res.text();
   let json: unknown;
   try {

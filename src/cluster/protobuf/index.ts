@@ -46,8 +46,8 @@ export interface DecodedKubernetesObject {
 
 /** What the endpoint implies when the envelope leaves apiVersion or kind empty (Go's copyKindDefaults). */
 export interface KindDefaults {
-  apiVersion?: string;
-  kind?: string;
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
 }
 
 const renderer = new GoJsonRenderer(schema);

@@ -46,7 +46,7 @@ interface PodState {
   terminatingSince?: number;
   deleted?: boolean;
   /** The volume it waits for, as `<kind> <name>`, after a FailedMount. */
-  waitingFor?: string;
+  waitingFor?: string | undefined;
 }
 
 export class Kubelets {
