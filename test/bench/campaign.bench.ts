@@ -48,7 +48,7 @@ function median(xs: readonly number[]): number {
 
 function kperturb(root: string, args: string[]): { wallMs: number; status: number | null; out: string } {
   const t = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, [join(root, 'bin', 'kperturb.js'), '--quiet', ...args], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(root, 'bin', 'kperturb.js'), ...args], { encoding: 'utf8' });
   return { wallMs: Number(process.hrtime.bigint() - t) / 1e6, status: r.status, out: r.stdout + r.stderr };
 }
 
