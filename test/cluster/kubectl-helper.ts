@@ -14,7 +14,7 @@ export interface Kubectl {
   /** Writes a file in the test's scratch directory and returns its path. */
   file(name: string, content: string): string;
   /** Starts a long-running kubectl (get -w); `stop()` kills it and resolves with its output. */
-  spawn(...args: string[]): { output(): string; stop(): Promise<string> };
+  spawn(...args: string[]): { output(): string; until(holds: (output: string) => boolean, what: string): Promise<void>; stop(): Promise<string> };
   env: TestCluster;
   /** The same kubectl with extra environment variables (e.g. KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false). */
   withEnv(extra: Record<string, string>): (...args: string[]) => Promise<{ code: number; stdout: string; stderr: string }>;
@@ -35,7 +35,7 @@ export async function kubectlFor(t: ExecutionContext, options: EmbeddedClusterOp
     (env: NodeJS.ProcessEnv) =>
     (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
       new Promise((resolve) => {
-        execFile(KUBECTL, args, { env, timeout: 30_000 }, (err, stdout, stderr) => {
+        execFile(KUBECTL, args, { env, timeout: 100_000 }, (err, stdout, stderr) => {
           const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
           resolve({ code, stdout, stderr });
         });
@@ -50,16 +50,35 @@ export async function kubectlFor(t: ExecutionContext, options: EmbeddedClusterOp
   run.spawn = (...args) => {
     const child = spawn(KUBECTL, args, { env: processEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const waiters = new Set<() => void>();
+    const append = (d: Buffer) => {
+      out += d.toString();
+      for (const check of [...waiters]) check();
+    };
+    child.stdout.on('data', append);
+    child.stderr.on('data', append);
     const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+    /** Resolves when the output so far satisfies `holds` (on each chunk kubectl prints: no polling); rejects if kubectl exits first. */
+    const until = (holds: (output: string) => boolean, what: string): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          if (!holds(out)) return;
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+        check();
+        void exited.then(() => {
+          if (waiters.delete(check)) reject(new Error(`kubectl ${args.join(' ')} exited before ${what}: ${out}`));
+        });
+      });
     const stop = async (): Promise<string> => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
       return out;
     };
     t.teardown(stop);
-    return { output: () => out, stop };
+    return { output: () => out, until, stop };
   };
   run.env = env;
   return run;
@@ -95,5 +114,5 @@ ${versionFields.replace(/^\n+|\s+$/g, '')}
 export async function applyCrds(t: ExecutionContext, kubectl: Kubectl, ...crds: string[]): Promise<void> {
   await ok(t, kubectl, 'apply', '-f', kubectl.file('crds.yaml', crds.join('---\n')));
   const names = crds.map((crd) => `crd/${/metadata: \{name: ([^}]+)\}/.exec(crd)![1]!}`);
-  await ok(t, kubectl, 'wait', '--for', 'condition=Established', ...names, '--timeout=10s');
+  await ok(t, kubectl, 'wait', '--for', 'condition=Established', ...names, '--timeout=90s');
 }

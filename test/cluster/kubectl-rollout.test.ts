@@ -21,12 +21,12 @@ spec:
 `,
   );
   await ok(t, kubectl, 'apply', '-f', manifest);
-  await ok(t, kubectl, 'rollout', 'status', 'deployment/app', '--timeout=20s');
+  await ok(t, kubectl, 'rollout', 'status', 'deployment/app', '--timeout=90s');
   const first = (await ok(t, kubectl, 'get', 'rs', '-l', 'app=app', '-o', 'jsonpath={.items[0].metadata.name}')).trim();
   await ok(t, kubectl, 'set', 'image', 'deployment/app', 'c=nginx:1.27');
-  await ok(t, kubectl, 'rollout', 'status', 'deployment/app', '--timeout=20s');
+  await ok(t, kubectl, 'rollout', 'status', 'deployment/app', '--timeout=90s');
   t.regex(await ok(t, kubectl, 'rollout', 'undo', 'deployment/app'), /deployment.apps\/app rolled back/);
-  await ok(t, kubectl, 'rollout', 'status', 'deployment/app', '--timeout=20s');
+  await ok(t, kubectl, 'rollout', 'status', 'deployment/app', '--timeout=90s');
 
   const names = (await ok(t, kubectl, 'get', 'rs', '-l', 'app=app', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.spec.replicas}{"\\n"}{end}')).trim().split('\n').sort();
   t.is(names.length, 2, `no third ReplicaSet: ${names.join(', ')}`);

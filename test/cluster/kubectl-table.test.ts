@@ -26,9 +26,9 @@ test('kubectl get shows kube-apiserver columns for pods (and -o wide), nodes, de
     'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n',
   );
   await ok(t, kubectl, 'apply', '-f', pvc);
-  await ok(t, kubectl, 'wait', '--for=condition=Available', 'deployment/web', '--timeout=20s');
-  await ok(t, kubectl, 'wait', '--for=condition=Complete', 'job/once', '--timeout=20s');
-  await ok(t, kubectl, 'wait', '--for=jsonpath={.status.phase}=Bound', 'pvc/data', '--timeout=20s');
+  await ok(t, kubectl, 'wait', '--for=condition=Available', 'deployment/web', '--timeout=90s');
+  await ok(t, kubectl, 'wait', '--for=condition=Complete', 'job/once', '--timeout=90s');
+  await ok(t, kubectl, 'wait', '--for=jsonpath={.status.phase}=Bound', 'pvc/data', '--timeout=90s');
 
   const pods = await ok(t, kubectl, 'get', 'pods');
   t.deepEqual(header(pods), ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
@@ -81,14 +81,16 @@ test('kubectl get shows kube-apiserver columns for pods (and -o wide), nodes, de
 test('kubectl get -w prints table rows for each change', async (t) => {
   const kubectl = await kubectlFor(t, { simulation: {} });
   await ok(t, kubectl, 'create', 'deployment', 'web', '--image=nginx', '--replicas=1');
-  await ok(t, kubectl, 'wait', '--for=condition=Available', 'deployment/web', '--timeout=20s');
+  await ok(t, kubectl, 'wait', '--for=condition=Available', 'deployment/web', '--timeout=90s');
   const watch = kubectl.spawn('get', 'pods', '-w');
+  // The watch starts from the list it printed: only once the running pod is printed does scaling
+  // show the new pod from its creation on (otherwise a loaded machine can list it already Running).
+  const running = (output: string): number => (output.match(/^web-\S+\s+1\/1\s+Running/gm) ?? []).length;
+  await watch.until((output) => running(output) >= 1, 'the running pod is listed');
   await ok(t, kubectl, 'scale', 'deployment/web', '--replicas=2');
-  await ok(t, kubectl, 'wait', '--for=jsonpath={.status.availableReplicas}=2', 'deployment/web', '--timeout=20s');
+  await ok(t, kubectl, 'wait', '--for=jsonpath={.status.availableReplicas}=2', 'deployment/web', '--timeout=90s');
   // The deployment is available once both pods run; wait for the watch to print the second one.
-  const running = (): number => (watch.output().match(/^web-\S+\s+1\/1\s+Running/gm) ?? []).length;
-  const deadline = Date.now() + 10_000;
-  while (running() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await watch.until((output) => running(output) >= 2, 'the second pod is shown running');
   const output = await watch.stop();
   t.regex(output, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\n/);
   t.regex(output, /^web-\S+\s+0\/1\s+(Pending|ContainerCreating)\s+0\s+\S+$/m, 'the new pod is shown with its status, not as NAME AGE');

@@ -50,7 +50,7 @@ spec:
   );
   const cr = kubectl.file('cr.yaml', 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n');
   t.regex(await ok(t, kubectl, 'apply', '-f', crd), /customresourcedefinition.apiextensions.k8s.io\/widgets.example.com created/);
-  await ok(t, kubectl, 'wait', '--for', 'condition=Established', 'crd/widgets.example.com', '--timeout=10s');
+  await ok(t, kubectl, 'wait', '--for', 'condition=Established', 'crd/widgets.example.com', '--timeout=90s');
   t.regex(await ok(t, kubectl, 'apply', '-f', cr), /widget.example.com\/w1 created/);
   t.regex(await ok(t, kubectl, 'get', 'widgets'), /^w1\s/m);
   const got = JSON.parse(await ok(t, kubectl, 'get', 'wd', 'w1', '-o', 'json'));
@@ -100,7 +100,7 @@ spec:
 `,
   );
   await ok(t, kubectl, 'apply', '-f', crd);
-  await ok(t, kubectl, 'wait', '--for', 'condition=Established', 'crd/queues.example.com', '--timeout=10s');
+  await ok(t, kubectl, 'wait', '--for', 'condition=Established', 'crd/queues.example.com', '--timeout=90s');
   const typo = await kubectl('apply', '-f', kubectl.file('typo.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replicas: 3\n  replica: 3\n'));
   t.not(typo.code, 0);
   t.regex(typo.stderr, /Error from server \(BadRequest\): error when creating ".*typo.yaml": Queue in version "v1" cannot be handled as a Queue: strict decoding error: unknown field "spec.replica"/);
@@ -150,9 +150,9 @@ test('kubectl apply (validated), strategic patch, scale and wait on a Deployment
   t.is(await ok(t, kubectl, 'get', 'deploy', 'web', '-o', 'jsonpath={.metadata.generation}'), '3');
 
   t.regex(await ok(t, kubectl, 'scale', 'deploy', 'web', '--replicas=5'), /scaled/);
-  await ok(t, kubectl, 'wait', '--for=jsonpath={.spec.replicas}=5', 'deploy/web', '--timeout=10s');
+  await ok(t, kubectl, 'wait', '--for=jsonpath={.spec.replicas}=5', 'deploy/web', '--timeout=90s');
   await ok(t, kubectl, 'patch', 'deploy', 'web', '--subresource=status', '--type=merge', '-p', '{"status":{"conditions":[{"type":"Available","status":"True","reason":"MinimumReplicasAvailable"}]}}');
-  t.regex(await ok(t, kubectl, 'wait', '--for=condition=Available', 'deploy/web', '--timeout=10s'), /condition met/);
+  t.regex(await ok(t, kubectl, 'wait', '--for=condition=Available', 'deploy/web', '--timeout=90s'), /condition met/);
 
   const invalid = await kubectl('apply', '-f', kubectl.file('bad.yaml', DEPLOYMENT.replace('name: web\n', 'name: bad\n').replace('labels: {app: web}', 'labels: {app: other}')));
   t.not(invalid.code, 0);
@@ -177,7 +177,7 @@ test('kubectl apply --server-side with a conflict, get -w, delete --cascade and 
   const marked = JSON.parse(await ok(t, kubectl, 'get', 'cm', 'shared', '-o', 'json'));
   t.deepEqual(marked.metadata.finalizers, ['foregroundDeletion'], 'the API records foreground deletion; the garbage collector finishes it');
   t.truthy(marked.metadata.deletionTimestamp);
-  const waiting = kubectl('wait', '--for=delete', 'cm/shared', '--timeout=20s');
+  const waiting = kubectl('wait', '--for=delete', 'cm/shared', '--timeout=90s');
   await ok(t, kubectl, 'patch', 'cm', 'shared', '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
   t.is((await waiting).code, 0);
 
