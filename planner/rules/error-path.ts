@@ -15,8 +15,22 @@
  *
  * The fault counts write requests, failed ones included; the reference trace's trigger counts
  * successful writes, so the occurrence is recounted here over every request of that write.
+ *
+ * Watch side: of those same writes, the ones whose echo the controller saw on a watch mark the moments
+ * it waits on that kind's watch for the result of its own work. For each such kind, two plans end
+ * the controller's watches of it (watch-end) right after one of those writes:
+ *   first write of the kind  reset, then 410 Expired on the re-watch: the controller must relist
+ *                            before it sees the echo (an informer does; a hand-rolled watch loop that
+ *                            resumes from a remembered resourceVersion, or that gives up, does not)
+ *   last write of the kind   a clean close: the client re-watches from its last resourceVersion and
+ *                            must not lose or repeat the events in between
+ * One of each per kind (the same write gives one plan, the reset), so the count grows with the kinds
+ * the controller writes and watches, not with its writes; they follow the api-error plans, whose
+ * names stay as they were.
  */
-import { describeApiError, type ApiErrorAnswer, type ApiErrorFault, type TriggerWriteVerb, type WriteTrigger } from '../../src/model/plan.js';
+import { parseKey } from '../../src/model/object-key.js';
+import { describeApiError, describeWatchEnd, type ApiErrorAnswer, type ApiErrorFault, type TriggerWriteVerb, type WatchEndFault, type WriteTrigger } from '../../src/model/plan.js';
+import type { RunAnalysis } from '../trace-analysis.js';
 import type { WriteRecord } from '../trace-analysis.js';
 import { intermediateWrites } from './intermediate-state.js';
 import type { PlanCandidate, PlanningRule } from './rule.js';
@@ -43,8 +57,12 @@ export const errorPathRule: PlanningRule = {
       const on: WriteTrigger = { ...trigger, occurrence: requestOccurrence.get(w.index) ?? trigger.occurrence };
       for (const answer of ERROR_PATH_ANSWERS[trigger.verb]) candidates.push(candidateFor({ type: 'api-error', on, answer }));
     }
-    // Stages count plans, as every pattern's do: each write left at a stage makes one per answer.
-    return { candidates, stages: stages.map((s) => ({ stage: s.stage, plans: s.plans * ANSWERS_PER_WRITE })) };
+    const watchEnds = watchEndFaults(context.main, writes);
+    for (const fault of watchEnds) candidates.push({ description: describeWatchEnd(fault), faults: [fault] });
+    // Stages count plans, as every pattern's do: each write left at a stage makes one per answer. The
+    // watch-end plans (at most two per kind, chosen from the writes left at the end) count at every
+    // stage, so that no stage seems to add plans.
+    return { candidates, stages: stages.map((s) => ({ stage: s.stage, plans: s.plans * ANSWERS_PER_WRITE + watchEnds.length })) };
   },
 };
 
@@ -60,6 +78,25 @@ function requestOccurrences(writes: readonly WriteRecord[]): Map<number, number>
     out.set(w.index, n);
   }
   return out;
+}
+
+/** Per kind whose writes (of `writes`) the controller saw echoed on a watch: a reset + 410 after the first, a clean close after the last. */
+function watchEndFaults(main: RunAnalysis, writes: readonly WriteRecord[]): WatchEndFault[] {
+  const byKind = new Map<string, WriteTrigger[]>();
+  for (const w of writes) {
+    const change = w.effectChange >= 0 ? main.changes[w.effectChange] : undefined;
+    const kind = w.trigger && change?.watched ? parseKey(w.trigger.key)?.kind : undefined;
+    if (!kind || !w.trigger) continue;
+    const list = byKind.get(kind) ?? [];
+    list.push(w.trigger);
+    byKind.set(kind, list);
+  }
+  const faults: WatchEndFault[] = [];
+  for (const [kind, triggers] of byKind) {
+    faults.push({ type: 'watch-end', kind, at: { write: triggers[0]! }, mode: 'reset', expire: true });
+    if (triggers.length > 1) faults.push({ type: 'watch-end', kind, at: { write: triggers[triggers.length - 1]! }, mode: 'close' });
+  }
+  return faults;
 }
 
 function candidateFor(fault: ApiErrorFault): PlanCandidate {

@@ -1,14 +1,11 @@
 import test from 'ava';
 import type { PlannerOutput } from '../../planner/index.js';
-import type { ApiErrorFault } from '../../src/model/plan.js';
+import type { ApiErrorFault, WatchEndFault } from '../../src/model/plan.js';
 import { TraceBuilder } from './_trace-builder.js';
-import { DB, SECRET, faultsOf, plan, plansOf, stages } from './_helpers.js';
+import { CM, DB, SECRET, STS, faultsOf, plan, plansOf, stages } from './_helpers.js';
 
 function apiErrors(out: PlannerOutput): ApiErrorFault[] {
-  return faultsOf(out, 'error-path').map((f) => {
-    if (f.type !== 'api-error') throw new Error(`unexpected fault ${f.type}`);
-    return f;
-  });
+  return faultsOf(out, 'error-path').filter((f): f is ApiErrorFault => f.type === 'api-error');
 }
 
 test('each write the intermediate-state rule keeps gets the answers that can change its outcome', (t) => {
@@ -48,4 +45,31 @@ test('the fault counts requests, failed ones included: the occurrence is recount
   const [conflict] = apiErrors(plan(trace));
   // The 2nd update request is the 1st successful update.
   t.deepEqual(conflict!.on, { verb: 'update', key: DB, occurrence: 2 });
+});
+
+function watchEnds(out: PlannerOutput): WatchEndFault[] {
+  return faultsOf(out, 'error-path').filter((f): f is WatchEndFault => f.type === 'watch-end');
+}
+
+test('a kind whose writes the controller saw echoed gets its watches ended after the first (reset, 410) and the last (clean close) of them', (t) => {
+  const trace = new TraceBuilder()
+    .write('create', SECRET, { deliver: true })
+    .write('create', DB, { deliver: true })
+    .write('create', CM)
+    .write('update', DB, { deliver: true })
+    .write('patch', DB, { deliver: true })
+    .write('create', STS).events;
+  const out = plan(trace);
+  t.deepEqual(
+    watchEnds(out).map((f) => `${f.kind} ${f.mode}${f.expire ? ' expire' : ''} after ${'write' in f.at ? `${f.at.write.verb} ${f.at.write.key} #${f.at.write.occurrence}` : '?'}`),
+    [`Secret reset expire after create ${SECRET} #1`, `Database reset expire after create ${DB} #1`, `Database close after patch ${DB} #1`],
+  );
+  // A kind the controller does not watch (ConfigMap here) gets none; the api-error plans keep their names.
+  const apiErrorPlans = faultsOf(out, 'intermediate-state').length * 2;
+  t.deepEqual(faultsOf(out, 'error-path').slice(0, apiErrorPlans).map((f) => f.type), Array<string>(apiErrorPlans).fill('api-error'));
+  const watchEndPlan = plansOf(out, 'error-path')[apiErrorPlans]!;
+  t.is(watchEndPlan.metadata.name, `error-${String(apiErrorPlans + 1).padStart(4, '0')}`);
+  t.is(watchEndPlan.spec.description, `reset the controller's Secret watches (then 410 Expired on the re-watch) when the controller creates ${SECRET} (1st time)`);
+  const intermediate = stages(out, 'intermediate-state');
+  t.deepEqual(stages(out, 'error-path'), Object.fromEntries(Object.entries(intermediate).map(([stage, n]) => [stage, n * 2 + 3])));
 });
