@@ -1,8 +1,9 @@
 /**
  * Summarises a controller trace for the health and liveness oracles: which API errors the
  * controller got (grouped by status, verb and resource) and how often it successfully wrote each
- * object (Leases and Events aside) after the workload's last step and the last fault event. Pure:
- * trace events in, a small summary out.
+ * object (Leases and Events aside) after the workload's last step and the last fault event (a fault
+ * that ended watches lasts until the controller watches those resources again). Pure: trace events
+ * in, a small summary out.
  */
 import type { ApiErrorCount, ControllerActivity, FailedWriteCount, WriteCount } from '../src/model/controller-activity.js';
 import { isObject } from '../src/model/object-key.js';
@@ -27,6 +28,10 @@ export class ControllerActivitySummarizer {
   private lastFault = 0;
   /** Requests an api-error fault answered: their errors are the fault's, not the controller's. */
   private readonly injected = new Set<number>();
+  /** Watch request id -> its resource, for the streams a fault ends. */
+  private readonly watchResource = new Map<number, string>();
+  /** Resources whose watches a fault ended (watch-end, an expired hold) and that the controller has not watched again yet. */
+  private readonly blind = new Set<string>();
 
   add(e: TraceEvent): void {
     if (e.type === 'workload-step') this.workloadEnd = Math.max(this.workloadEnd ?? 0, e.seq);
@@ -35,8 +40,22 @@ export class ControllerActivitySummarizer {
     else if (e.type === 'fault') {
       this.lastFault = Math.max(this.lastFault, e.seq);
       if (e.fault === 'api-error' && e.requestId !== undefined) this.injected.add(e.requestId);
+      // Until it watches those resources again (client-go backs off, then relists), the controller
+      // acts on a cache that misses their changes: its failed writes meanwhile (409s on its own
+      // objects) are the fault's doing, as under a stale view.
+      for (const id of [...(e.streams ?? []), ...(e.fault === 'watch-end' && e.phase === 'expired' && e.requestId !== undefined ? [e.requestId] : [])]) {
+        const resource = this.watchResource.get(id);
+        if (resource !== undefined) this.blind.add(resource);
+      }
     }
-    else if (e.type === 'request') this.requests.set(e.id, e);
+    else if (e.type === 'request') {
+      this.requests.set(e.id, e);
+      if (e.verb === 'watch' && e.resource) {
+        const resource = `${e.resource.group}/${e.resource.resource}`;
+        this.watchResource.set(e.id, resource);
+        if (this.blind.delete(resource)) this.lastFault = Math.max(this.lastFault, e.seq);
+      }
+    }
     else if (e.type === 'response') {
       const req = this.requests.get(e.id);
       this.requests.delete(e.id);

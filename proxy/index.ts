@@ -282,6 +282,8 @@ export class ControllerProxy {
   /** Watch stream id -> its resource (`group/resource`), and the resources expired streams await a new watch of. */
   private readonly watchResource = new Map<number, string>();
   private readonly awaitingRelist = new Set<string>();
+  /** Watch requests answered 410 Expired by a watch-end fault (they do not end awaitingRelist). */
+  private readonly expiredWatches = new Set<number>();
   private readonly protocolCounts = { h2: 0, http1: 0 };
   private readonly epochOf = new WeakMap<object, Epoch>();
   private stopped = false;
@@ -667,6 +669,12 @@ export class ControllerProxy {
       this.fault({ fault: 'watch-end', phase: 'triggered', ...idx, detail: describeWatchEnd(fault) });
       if (fault.expire) this.expireNextWatch.set(fault.kind, faultIndex);
       const { streams } = this.disconnect({ target: 'watches', mode: fault.mode === 'close' ? 'graceful' : 'reset', kind: fault.kind });
+      // The run has not settled until the controller watches that kind again (client-go backs off
+      // for about a second before it re-watches or relists): a quiet controller meanwhile is blind.
+      for (const id of streams) {
+        const resource = this.watchResource.get(id);
+        if (resource !== undefined) this.awaitingRelist.add(resource);
+      }
       onFired(streams);
     });
   }
@@ -827,6 +835,7 @@ export class ControllerProxy {
       // Only a resumed watch (from a resourceVersion) can be too old; a fresh one is answered live.
       const faultIndex = this.expireNextWatch.get(f.resource.kind);
       this.expireNextWatch.delete(f.resource.kind);
+      this.expiredWatches.add(ex.id);
       this.fault({ fault: 'watch-end', phase: 'expired', requestId: ex.id, ...(faultIndex !== undefined ? { faultIndex } : {}), detail: `answered the controller's re-watch of ${f.resource.kind} from resourceVersion ${f.query.resourceVersion} with 410 Expired; it relists` });
       return { ...plan, expireWatch: true };
     }
@@ -885,7 +894,8 @@ export class ControllerProxy {
       // A new watch of a resource whose stream was expired: the controller has relisted it.
       const resource = `${f.resource.group}/${f.resource.resource}`;
       this.watchResource.set(ex.id, resource);
-      this.awaitingRelist.delete(resource);
+      // A re-watch answered 410 Expired is not the controller watching again: it relists first.
+      if (!this.expiredWatches.delete(ex.id)) this.awaitingRelist.delete(resource);
     }
     if (view && f.resource) {
       stages.push(clusterSyncStage({ alive: () => ex.alive, group: f.resource.group, resource: f.resource.resource }, view, () => this.needsClusterSync()));

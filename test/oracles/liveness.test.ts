@@ -60,3 +60,36 @@ test('a controller that keeps retrying a failing write after one injected error 
   const converges = summarizeControllerTrace([...start(), ...create(201, true), ...create(409)]);
   t.deepEqual(livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: converges })), []);
 });
+
+test('failed writes while a watch-end fault leaves the controller blind (until it watches that resource again) are the fault\'s; after it, a retry loop is the controller\'s', (t) => {
+  let seq = 0;
+  const ev = <E extends object>(e: E) => ({ seq: ++seq, ts: 0, ...e }) as unknown as TraceEvent;
+  const resource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' };
+  let id = 0;
+  const watch = () => {
+    const n = ++id;
+    return { id: n, events: [ev({ type: 'request', id: n, incarnation: 1, method: 'GET', path: '/api/v1/configmaps', query: { watch: 'true' }, verb: 'watch', resource }), ev({ type: 'response', id: n, status: 200, durationMs: 1 })] };
+  };
+  const patch = (status: number) => {
+    const n = ++id;
+    return [
+      ev({ type: 'request', id: n, incarnation: 1, method: 'PATCH', path: '/x', query: {}, verb: 'patch', key: 'ConfigMap/default/r1-members', resource }),
+      ev({ type: 'response', id: n, status, durationMs: 1, object: { kind: 'Status', reason: 'Conflict' } }),
+    ];
+  };
+  const conflicts = (n: number) => Array.from({ length: n }, () => patch(409)).flat();
+  const first = watch();
+  const start = [ev({ type: 'workload-step', index: 0, description: 'apply', phase: 'done' }), ...first.events];
+  // The fault resets the ConfigMap watch; the re-watch is answered 410; the controller relists and watches again.
+  const reset = ev({ type: 'fault', fault: 'disconnect', phase: 'applied', streams: [first.id], detail: 'reset watches of kind ConfigMap' });
+  const rewatch = watch();
+  const expired = ev({ type: 'fault', fault: 'watch-end', phase: 'expired', requestId: rewatch.id, detail: '410' });
+  const blind = [...start, reset, ...conflicts(3), ...rewatch.events, expired, ...conflicts(12)];
+  const reference = runWithHealth({ controllerActivity: summarizeControllerTrace(start) });
+  // Twelve 409s while its cache missed its own writes, then a fresh watch and nothing more: it recovered.
+  const recovered = summarizeControllerTrace([...blind, ...watch().events]);
+  t.deepEqual(livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: recovered })), []);
+  // The same, but it goes on failing once it watches again: a retry loop.
+  const hot = summarizeControllerTrace([...blind, ...watch().events, ...conflicts(12)]);
+  t.deepEqual(livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: hot })).map((a) => [a.check, a.test]), [['retry-loop', 12]]);
+});

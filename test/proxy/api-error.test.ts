@@ -115,15 +115,19 @@ test('watch-end closes the kind\'s watches when its trigger fires, and with expi
   t.is(created.status, 201);
   await first.ended;
   t.is(streams?.length, 1, 'the open ConfigMap watch was closed');
+  // Not settled while the controller is blind to ConfigMaps: until it watches them again.
+  t.is(proxy.activity().awaitingRelist, 1);
   const rv = JSON.parse(created.body.toString()).metadata.resourceVersion as string;
   const again = await rawWatch(proxy, rv);
   t.is(again.status, 200);
   const event = JSON.parse((await again.ended).trim()) as { type: string; object: { code: number; reason: string } };
   t.like(event, { type: 'ERROR', object: { code: 410, reason: 'Expired' } });
+  t.is(proxy.activity().awaitingRelist, 1, 'a re-watch answered 410 is not watching again: the controller must relist');
   // Once: the relist's watch is served live.
   const live = await rawWatch(proxy, rv);
   t.is(live.status, 200);
   await waitFor('the live watch', () => proxy.activity().openWatches === 1);
+  t.is(proxy.activity().awaitingRelist, 0);
   t.deepEqual(
     trace.ofType('fault').filter((f) => f.fault === 'watch-end').map((f) => f.phase),
     ['triggered', 'expired'],
