@@ -5,6 +5,7 @@
  * within a few minutes on 2 cores; `all` runs every example on every pattern (about ten times longer).
  */
 import { existsSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config/config.js';
@@ -16,6 +17,10 @@ import { formatDuration, renderTable } from '../report/table.js';
 import { learn, plan, test, type Log, type TestProgress } from './campaign.js';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { DEMO_PARALLEL, Limiter } from './limiter.js';
+import { ProcessGroup } from '../process/groups.js';
+
+/** What the Go examples' first build costs (measured: docs/cli.md, `kperturb demo`). */
+const GO_COLD_BUILD = 'with empty Go caches about 2.6 min of CPU plus module downloads: 3-8 min on 2 cores; seconds once cached';
 
 export const DEMO_RESULTS_FORMAT = 'kperturb.dev/demo-results/v1';
 
@@ -80,31 +85,39 @@ export interface DemoOptions {
   confirm?: boolean;
   /** Every example on every pattern, instead of DEMO_SELECTION. */
   all?: boolean;
+  /** Example directory -> pattern: what the default run tests (default DEMO_SELECTION). */
+  selection?: Readonly<Record<string, Pattern>>;
   /** Plans run at once, across all examples (default DEMO_PARALLEL). */
   parallel?: number;
   /** Where the runs run (default: a fresh embedded cluster each); see ClusterChoice. */
   cluster?: ClusterChoice;
   /** Stops the demo (SIGINT, SIGTERM); see CampaignOptions.signal. */
   signal?: AbortSignal;
+  /** Builds the Go examples' binary (default buildGoExamples: scripts/build-go-fixtures.sh); tests replace it. */
+  buildGoExamples?: (log: Log, signal?: AbortSignal) => Promise<void>;
 }
 
 export { DEMO_PARALLEL } from './limiter.js';
 
 /**
- * Learns and plans every example first, then tests all plans, so that progress knows the total.
- * An example's time is its learn, plan and test time.
+ * Each example (and workload) is a pipeline: learn, plan, then test its plans. Learning is one
+ * example at a time (reference runs, serialized ones above all, want a machine that is not also
+ * learning something else); the tests of the examples already planned run meanwhile, within one
+ * limit over all examples. So the first bug is shown while later examples still learn, and the Go
+ * examples, whose one-time build runs in the background (goBuild), come last without holding up the
+ * rest. The results keep the examples' order. An example's time is its learn, plan and test time.
  */
 export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
   const started = Date.now();
   const orInterrupted = (err: unknown) => (opts.signal?.aborted ? new InterruptedError(`results so far in ${opts.out}`) : err);
-  const prepared: Array<{ config: ControllerUnderTest; workload: string; plans: TestPlan[]; prepMs: number; error?: string; skipped?: string }> = [];
+  const selected: Array<{ config: ControllerUnderTest; workload: string; wanted: (p: TestPlan) => boolean }> = [];
   const bundled = findExampleConfigs().map((file) => ({ file, config: loadConfig(file) }));
   const unknown = (opts.only ?? []).filter((name) => !bundled.some((e) => e.config.name === name));
   if (unknown.length > 0) {
     throw new UserInputError(undefined, '--only', `names of bundled examples (${bundled.map((e) => e.config.name).join(', ')}); got ${unknown.map((n) => JSON.stringify(n)).join(', ')}`);
   }
   for (const { file, config } of bundled) {
-    const pattern = DEMO_SELECTION[exampleLabel(file).split('/')[0]!];
+    const pattern = (opts.selection ?? DEMO_SELECTION)[exampleLabel(file).split('/')[0]!];
     if (opts.only && opts.only.length > 0) {
       if (!opts.only.includes(config.name)) continue;
     } else if (!opts.all && !pattern) {
@@ -112,46 +125,40 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
     }
     // --only and --all test every pattern; the default selection tests each example's own pattern.
     const wanted = (p: TestPlan) => opts.all || (opts.only?.length ?? 0) > 0 || !pattern || p.spec.pattern === pattern;
-    const notBuilt = missingControllerBinary(config);
-    for (const workload of config.workloads.keys()) {
-      if (notBuilt) {
-        opts.log(`demo: skipping ${config.name}/${workload}: ${notBuilt}`);
-        prepared.push({ config, workload, plans: [], prepMs: 0, skipped: notBuilt });
-        continue;
-      }
-      const t0 = Date.now();
-      const learned = await learn(config, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}), workloads: [workload], serialize: { quietMs: DEMO_SERIALIZE_QUIET_MS } }).catch((err: unknown) => {
-        throw orInterrupted(err);
-      });
-      const failed = learned.flatMap((l) => l.runs).find((r) => !r.ok);
-      if (failed) {
-        // Plans from a broken reference would be meaningless; the other examples still run.
-        prepared.push({ config, workload, plans: [], prepMs: Date.now() - t0, error: `a reference run failed: ${failed.error} (see ${failed.dir})` });
-        continue;
-      }
-      const [planned] = await plan(config, { out: opts.out, log: opts.log, workloads: [workload] });
-      prepared.push({ config, workload, plans: planned!.plans.filter(wanted), prepMs: Date.now() - t0 });
-    }
+    for (const workload of config.workloads.keys()) selected.push({ config, workload, wanted });
   }
+  const goBuild = selected.some((s) => usesGoExamplesBinary(s.config)) ? (opts.buildGoExamples ?? buildGoExamples)(opts.log, opts.signal) : Promise.resolve();
   const progress = opts.progress;
-  progress?.begin(prepared.reduce((n, p) => n + p.plans.length, 0));
-  // test() announces each call's plans; the grand total is known already.
-  const perCall: TestProgress | undefined = progress && { begin: () => undefined, planStarted: (l) => progress.planStarted(l), planFinished: (r) => progress.planFinished(r) };
+  progress?.begin(0);
+  const learning = new Limiter(1);
   // One limit over all examples: their plans share the machine, not one example at a time.
   const limiter = new Limiter(opts.parallel ?? DEMO_PARALLEL);
   const outcomes = await Promise.allSettled(
-    prepared.map(async (p): Promise<DemoExampleResult> => {
-      const t0 = Date.now();
-      if (p.error || p.skipped) {
-        return { example: p.config.name, workload: p.workload, plansGenerated: 0, bugs: 0, durationMs: p.prepMs, plans: [], ...(p.error ? { error: p.error } : { skipped: p.skipped! }) };
+    selected.map(async ({ config, workload, wanted }): Promise<DemoExampleResult> => {
+      const base = { example: config.name, workload, plansGenerated: 0, bugs: 0, plans: [] };
+      if (usesGoExamplesBinary(config)) await goBuild;
+      const notBuilt = missingControllerBinary(config);
+      if (notBuilt) {
+        opts.log(`demo: skipping ${config.name}/${workload}: ${notBuilt}`);
+        return { ...base, durationMs: 0, skipped: notBuilt };
       }
-      const results = await test(p.config, p.plans, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}), limiter, confirm: opts.confirm ?? true, ...(perCall ? { progress: perCall } : {}) });
+      const t0 = Date.now();
+      const prepared = await learning.run(async (): Promise<{ plans: TestPlan[] } | { error: string }> => {
+        if (opts.signal?.aborted) throw new InterruptedError(`results so far in ${opts.out}`);
+        const learned = await learn(config, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}), workloads: [workload], serialize: { quietMs: DEMO_SERIALIZE_QUIET_MS } });
+        const failed = learned.flatMap((l) => l.runs).find((r) => !r.ok);
+        // Plans from a broken reference would be meaningless; the other examples still run.
+        if (failed) return { error: `a reference run failed: ${failed.error} (see ${failed.dir})` };
+        const [planned] = await plan(config, { out: opts.out, log: opts.log, workloads: [workload] });
+        return { plans: planned!.plans.filter(wanted) };
+      });
+      if ('error' in prepared) return { ...base, durationMs: Date.now() - t0, error: prepared.error };
+      const results = await test(config, prepared.plans, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}), limiter, confirm: opts.confirm ?? true, ...(progress ? { progress } : {}) });
       return {
-        example: p.config.name,
-        workload: p.workload,
-        plansGenerated: p.plans.length,
+        ...base,
+        plansGenerated: prepared.plans.length,
         bugs: results.filter((r) => r.verdict === 'bug').length,
-        durationMs: p.prepMs + Date.now() - t0,
+        durationMs: Date.now() - t0,
         plans: results.map((r) => ({
           plan: r.plan,
           pattern: r.pattern,
@@ -209,6 +216,35 @@ export function missingControllerBinary(config: ControllerUnderTest): string | u
   const file = resolve(workingDir, command);
   if (existsSync(file)) return undefined;
   return `its controller ${relative(process.cwd(), file) || file} is not built (the Go examples need \`go\`: npm run build:go-fixtures)`;
+}
+
+/** The Go examples share one binary, fixtures/controllers/go/bin/kperturb-fixtures. */
+function usesGoExamplesBinary(config: ControllerUnderTest): boolean {
+  const { command, workingDir } = config.controller;
+  return command.includes('/') && resolve(workingDir, command) === GO_EXAMPLES_BINARY();
+}
+
+const GO_EXAMPLES_BINARY = () => join(bundledExamplesDir(), 'go', 'bin', 'kperturb-fixtures');
+
+/**
+ * Builds the Go examples in the background with scripts/build-go-fixtures.sh (a no-op in
+ * milliseconds when the binary is up to date; without `go` it says so and the Go examples are
+ * skipped). Its own lines (building..., built in N s) go to the log. Never rejects: a failed build
+ * leaves the binary missing, and those examples say so.
+ */
+export function buildGoExamples(log: Log, signal?: AbortSignal): Promise<void> {
+  const script = join(bundledExamplesDir(), '..', '..', 'scripts', 'build-go-fixtures.sh');
+  if (!existsSync(script) || signal?.aborted) return Promise.resolve();
+  if (!existsSync(GO_EXAMPLES_BINARY())) {
+    log(`demo: building the Go examples in the background, once (${GO_COLD_BUILD}); the others run meanwhile`);
+  }
+  // Its own process group: an interrupted demo ends the build with everything go started.
+  const build = new ProcessGroup('sh', [script], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const stop = () => void build.stop(2000);
+  signal?.addEventListener('abort', stop, { once: true });
+  if (build.child.stderr) createInterface({ input: build.child.stderr }).on('line', (line) => log(`demo: ${line}`));
+  build.child.on('error', (err) => log(`demo: could not build the Go examples: ${err.message}`));
+  return build.exited.then(() => signal?.removeEventListener('abort', stop));
 }
 
 export function exampleLabel(file: string): string {

@@ -1,0 +1,52 @@
+/**
+ * The demo is a pipeline per example: the first bug shows while the Go examples' one-time build is
+ * still running (issue 16: a fresh clone's `npm start` shows a bug within 90 s), and the Go examples
+ * run once it is done, in the results' usual order.
+ */
+import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildGoExamples, runDemo } from '../../src/campaign/demo.js';
+import type { PlanResult } from '../../src/model/results.js';
+
+test('a bug of a TypeScript example is reported while the Go examples are still building; the Go ones run after', async (t) => {
+  const out = mkdtempSync(join(tmpdir(), 'kperturb-demo-'));
+  t.teardown(() => rmSync(out, { recursive: true, force: true }));
+  const finished: Array<{ result: PlanResult; buildDone: boolean }> = [];
+  let buildDone = false;
+  let releaseBuild!: () => void;
+  const buildReleased = new Promise<void>((resolve) => (releaseBuild = resolve));
+  const results = await runDemo({
+    out,
+    log: () => undefined,
+    confirm: false,
+    selection: { 'secret-marker': 'intermediate-state', 'snapshot-copy': 'error-path' },
+    // The build ends only once a bug was reported (or every TypeScript plan has finished).
+    buildGoExamples: async (log, signal) => {
+      await buildReleased;
+      await buildGoExamples(log, signal);
+      buildDone = true;
+    },
+    progress: {
+      begin: () => undefined,
+      planStarted: () => undefined,
+      planFinished: (result) => {
+        finished.push({ result, buildDone });
+        if (result.verdict === 'bug' || finished.filter((f) => f.result.controller.startsWith('secret-marker')).length === 8) releaseBuild();
+      },
+    },
+  });
+  const firstBug = finished.find((f) => f.result.verdict === 'bug');
+  t.truthy(firstBug, 'a bug was found');
+  t.false(firstBug!.buildDone, 'the first bug came before the Go build ended');
+  t.regex(firstBug!.result.controller, /^secret-marker-buggy$/);
+  // Every Go example's plan ran after its binary's build.
+  const goPlans = finished.filter((f) => f.result.controller.startsWith('snapshot-copy'));
+  t.true(goPlans.length > 0);
+  t.true(goPlans.every((f) => f.buildDone));
+  // Results keep the examples' order (by directory), whatever order they finished in.
+  t.deepEqual(results.examples.map((e) => e.example), ['secret-marker-buggy', 'secret-marker-fixed', 'snapshot-copy-buggy', 'snapshot-copy-fixed']);
+  t.is(results.examples.find((e) => e.example === 'snapshot-copy-buggy')!.bugs > 0, true);
+  t.is(results.examples.find((e) => e.example === 'snapshot-copy-fixed')!.bugs, 0);
+});
