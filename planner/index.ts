@@ -174,3 +174,4 @@ export { intermediateStateRule } from './rules/intermediate-state.js';
 export { errorPathRule } from './rules/error-path.js';
 export { staleStateRule } from './rules/stale-state.js';
 export { unobservedStateRule } from './rules/unobserved-state.js';
+export { learnedQuietMs, SilenceMeter, QUIET_WINDOW_FACTOR, QUIET_WINDOW_FLOOR_MS } from './quiet-window.js';

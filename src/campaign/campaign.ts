@@ -11,7 +11,7 @@ import { readTrace } from '../model/trace-io.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
 import { InterruptedError, UserInputError } from '../model/errors.js';
 import type { TraceEvent } from '../model/trace.js';
-import { planTestsStreaming, type PruningStats } from '../../planner/index.js';
+import { learnedQuietMs, planTestsStreaming, SilenceMeter, type PruningStats } from '../../planner/index.js';
 import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '../../oracles/index.js';
 import { loadHealthInputs, loadRunDir, readJsonFile, readRunRecord, RUN_FILES } from '../report/artifacts.js';
 import { validatePlanResult } from '../report/results-io.js';
@@ -280,6 +280,28 @@ function oracleOptions(config: ControllerUnderTest, workload: string): OracleOpt
 }
 
 /** A run's artifacts with the health and liveness inputs read back from its directory. */
+/**
+ * The configuration a workload's test runs use: with no `settle.quietMs` in kperturb.yaml, the quiet
+ * window learned from its reference runs' controller traces (planner/quiet-window.ts), so that a
+ * controller that never stays silent long before acting again does not make every plan wait the
+ * default second at each settle.
+ */
+async function settleConfig(config: ControllerUnderTest, workload: string, referenceDirs: readonly string[], log: Log): Promise<ControllerUnderTest> {
+  if (config.settle.quietMsGiven !== false || referenceDirs.length === 0) return config;
+  const silences: number[] = [];
+  for (const dir of referenceDirs) {
+    const meter = new SilenceMeter(config.settle.quietMs);
+    const file = join(dir, RUN_FILES.controllerTrace);
+    if (!existsSync(file)) return config;
+    for await (const e of readTrace(file)) meter.add(e);
+    silences.push(meter.result());
+  }
+  const quietMs = learnedQuietMs(silences, config.settle.quietMs);
+  if (quietMs === config.settle.quietMs) return config;
+  log(`${config.name}/${workload}: runs settle after ${quietMs} ms of quiet (the reference runs' controller was never silent longer than ${Math.max(...silences)} ms before acting again; settle.quietMs in kperturb.yaml sets it)`);
+  return { ...config, settle: { ...config.settle, quietMs } };
+}
+
 async function fullArtifacts(runDir: string, record: RunRecord, artifacts: RunArtifacts): Promise<RunArtifacts> {
   return { ...artifacts, ...(await loadHealthInputs(runDir, record)) };
 }
@@ -396,25 +418,25 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
   const concurrent = limiter.slots > 1;
   // Loaded once per workload, and the confirmation run made once per workload, even when several
   // plans ask at the same time: both are kept as promises.
-  const references = new Map<string, Promise<{ dirs: string[]; runs: RunArtifacts[] }>>();
+  const references = new Map<string, Promise<{ dirs: string[]; runs: RunArtifacts[]; config: ControllerUnderTest }>>();
   const referencesOf = (workload: string) => {
     let refs = references.get(workload);
     if (!refs) {
       const dirs = referenceDirs(layout, config, workload);
-      refs = Promise.all(dirs.map(async (d) => (await loadRunDir(d)).artifacts)).then((runs) => ({ dirs, runs }));
+      refs = Promise.all([Promise.all(dirs.map(async (d) => (await loadRunDir(d)).artifacts)), settleConfig(config, workload, dirs, opts.log)]).then(([runs, settled]) => ({ dirs, runs, config: settled }));
       references.set(workload, refs);
     }
     return refs;
   };
   const confirmations = new Map<string, Promise<{ runDir: string; alarms: Alarm[] }>>();
-  const confirmationOf = (workload: Workload, refs: RunArtifacts[], options: OracleOptions) => {
+  const confirmationOf = (workload: Workload, refs: RunArtifacts[], runConfig: ControllerUnderTest, options: OracleOptions) => {
     let confirmation = confirmations.get(workload.name);
     if (!confirmation) {
       confirmation = (async () => {
         const confirmDir = layout.confirmationRun(workload.name);
         const replacement = replaceDirectory(confirmDir);
         opts.log(`confirm ${config.name}/${workload.name}: re-running the workload without faults to check the alarmed fields are deterministic`);
-        const c = await executeRun({ config, workload, runDir: replacement.path, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+        const c = await executeRun({ config: runConfig, workload, runDir: replacement.path, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
         const cArtifacts = await fullArtifacts(replacement.path, c.record, c.artifacts);
         replacement.commit();
         if (c.record.error) opts.log(`  the confirmation run failed (${c.record.error}); alarms stay unconfirmed`);
@@ -457,12 +479,12 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
     opts.progress?.planStarted(`${p.metadata.name}: ${p.spec.description}`);
     // Lines of concurrent runs interleave: each says which plan it belongs to.
     const log: Log = concurrent ? (line) => opts.log(`[${p.metadata.name}] ${line.trimStart()}`) : opts.log;
-    const run = await executeRun({ config, workload, runDir: replacement.path, plan: p, log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.contract ? { contract: opts.contract } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    const run = await executeRun({ config: refs.config, workload, runDir: replacement.path, plan: p, log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.contract ? { contract: opts.contract } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
     const artifacts = await fullArtifacts(replacement.path, run.record, run.artifacts);
     let decision = judgeTestRun(refs.runs, artifacts, run.record, options);
     let confirmation: { runDir: string; alarms: Alarm[] } | undefined;
     if (opts.confirm && decision.verdict === 'bug') {
-      confirmation = await confirmationOf(workload, refs.runs, options);
+      confirmation = await confirmationOf(workload, refs.runs, refs.config, options);
       decision = applyConfirmation(decision, confirmation.alarms);
     }
     const result: PlanResult = {

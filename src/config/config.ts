@@ -158,7 +158,8 @@ export interface ControllerUnderTest {
   setup: string[];
   workloads: Map<string, Workload>;
   referenceRuns: number;
-  settle: { quietMs: number; timeoutSeconds: number };
+  /** quietMsGiven: false when kperturb.yaml leaves quietMs to its default (test runs then learn it from the reference runs). */
+  settle: { quietMs: number; timeoutSeconds: number; quietMsGiven?: boolean };
   masks: MaskConfig[];
   /** Fields whose changes the update-summary oracle counts (same shape as masks; paths required). */
   countUpdates: MaskConfig[];
@@ -256,6 +257,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const settle = {
     quietMs: v.optionalDuration(settleRaw.quietMs, 'settle.quietMs', 'ms', 50) ?? 1000,
     timeoutSeconds: v.optionalDuration(settleRaw.timeoutSeconds, 'settle.timeoutSeconds', 'seconds', 1) ?? 30,
+    quietMsGiven: settleRaw.quietMs !== undefined,
   };
   const keyPathRules = (section: 'masks' | 'countUpdates') => (top[section] === undefined ? [] : v.array(top[section], section)).map((m, i) => {
     const p = join(section, i);

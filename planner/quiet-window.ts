@@ -1,0 +1,56 @@
+/**
+ * The quiet window a controller's runs settle on, learned from its reference runs. A run has settled
+ * when the controller has been quiet (nothing in flight, nothing delivered) for `quietMs`; the
+ * default (1 s) must cover any controller, so every plan waits a whole second several times (at the
+ * controller's start, after the workload, after a restart) although most controllers, once they
+ * fall silent for a few tens of milliseconds, make no further request.
+ *
+ * What the window must cover is the longest a controller stays silent and then, with nothing new
+ * shown to it, makes another request: its processing between two writes, a short requeue, an
+ * error back-off. A silence that a watch event ends is not one: something else woke it. So over
+ * the reference traces: each silence before a request of the controller (from its last request,
+ * answer or watch event, in the same process), shorter than the configured window (longer ones
+ * already fall outside it: the reference runs settled across them). The learned window is
+ * QUIET_WINDOW_FACTOR times the longest, at least QUIET_WINDOW_FLOOR_MS, at most the configured one.
+ * Leader-election renewals (bookkeeping kinds) and watch bookmarks are not activity, as in settle.
+ */
+import { isBookkeepingKey } from '../src/model/bookkeeping.js';
+import type { TraceEvent } from '../src/model/trace.js';
+
+export const QUIET_WINDOW_FACTOR = 3;
+export const QUIET_WINDOW_FLOOR_MS = 250;
+
+/** Fed one controller trace in order: the longest silence before a request, below a cap. */
+export class SilenceMeter {
+  private readonly incarnationOf = new Map<number, number>();
+  private last: { ts: number; incarnation: number } | undefined;
+  private longest = 0;
+
+  constructor(private readonly capMs: number) {}
+
+  add(e: TraceEvent): void {
+    if (e.type === 'request') {
+      if (e.key !== undefined && isBookkeepingKey(e.key)) return;
+      this.incarnationOf.set(e.id, e.incarnation);
+      if (this.last && this.last.incarnation === e.incarnation) {
+        const silence = e.ts - this.last.ts;
+        if (silence < this.capMs) this.longest = Math.max(this.longest, silence);
+      }
+      this.last = { ts: e.ts, incarnation: e.incarnation };
+    } else if (e.type === 'response' || (e.type === 'watch-event' && e.eventType !== 'BOOKMARK' && !(e.key !== undefined && isBookkeepingKey(e.key)))) {
+      const incarnation = this.incarnationOf.get(e.id);
+      if (incarnation !== undefined) this.last = { ts: e.ts, incarnation };
+    }
+  }
+
+  /** The longest silence before a request, in ms (0: none seen). */
+  result(): number {
+    return this.longest;
+  }
+}
+
+/** The window for test runs, from each reference run's longest silence (see above). */
+export function learnedQuietMs(longestSilences: readonly number[], configuredMs: number): number {
+  const longest = Math.max(0, ...longestSilences);
+  return Math.min(configuredMs, Math.max(QUIET_WINDOW_FLOOR_MS, Math.ceil(longest * QUIET_WINDOW_FACTOR)));
+}

@@ -1,0 +1,41 @@
+import test from 'ava';
+import { learnedQuietMs, QUIET_WINDOW_FLOOR_MS, SilenceMeter } from '../../planner/index.js';
+import type { TraceEvent } from '../../src/model/trace.js';
+
+let seq = 0;
+const at = <E extends object>(ts: number, e: E) => ({ seq: ++seq, ts, ...e }) as unknown as TraceEvent;
+const request = (ts: number, id: number, opts: { incarnation?: number; key?: string } = {}) =>
+  at(ts, { type: 'request', id, incarnation: opts.incarnation ?? 1, method: 'PUT', path: '/x', query: {}, verb: 'update', ...(opts.key ? { key: opts.key } : {}) });
+const response = (ts: number, id: number) => at(ts, { type: 'response', id, status: 200, durationMs: 1 });
+const event = (ts: number, stream: number, eventType = 'MODIFIED') => at(ts, { type: 'watch-event', id: stream, eventType, key: 'ConfigMap/default/a', object: {} });
+
+function longest(events: TraceEvent[], capMs = 1000): number {
+  const meter = new SilenceMeter(capMs);
+  for (const e of events) meter.add(e);
+  return meter.result();
+}
+
+test('the longest silence before a request counts from the last request, answer or event of the same process', (t) => {
+  const watch = at(0, { type: 'request', id: 1, incarnation: 1, method: 'GET', path: '/w', query: { watch: 'true' }, verb: 'watch' });
+  t.is(longest([watch, event(1000, 1), request(1010, 2), response(1020, 2), request(1150, 3), response(1160, 3)]), 130);
+});
+
+test('a silence a watch event ends is not the controller acting on its own; bookmarks and leases are not activity', (t) => {
+  const watch = at(0, { type: 'request', id: 1, incarnation: 1, method: 'GET', path: '/w', query: { watch: 'true' }, verb: 'watch' });
+  // 900 ms idle, then an event wakes it: only the 20 ms after the event count.
+  t.is(longest([watch, response(5, 1), event(905, 1), request(925, 2)]), 20);
+  // A bookmark and a lease renewal in the middle of a 600 ms silence do not split it.
+  t.is(longest([watch, response(5, 1), request(100, 2), response(110, 2), event(300, 1, 'BOOKMARK'), request(400, 3, { key: 'Lease/default/leader' }), response(405, 3), request(710, 4)]), 600);
+});
+
+test('silences across a restart, or as long as the configured window, are not measured', (t) => {
+  t.is(longest([request(0, 1), response(10, 1), request(800, 2, { incarnation: 2 })]), 0);
+  t.is(longest([request(0, 1), response(10, 1), request(1500, 2)], 1000), 0);
+});
+
+test('the window is three times the longest silence of any reference run, between the floor and the configured window', (t) => {
+  t.is(learnedQuietMs([40, 120], 1000), 360);
+  t.is(learnedQuietMs([10], 1000), QUIET_WINDOW_FLOOR_MS);
+  t.is(learnedQuietMs([900], 1000), 1000);
+  t.is(learnedQuietMs([], 1000), QUIET_WINDOW_FLOOR_MS);
+});
