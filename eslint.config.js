@@ -13,7 +13,7 @@ const RUNTIME = ['**/cluster/*', '**/kube/*', '**/proxy/*', '**/recorder/*', '**
 const layer = (patterns, message) => ({ 'no-restricted-imports': ['error', { patterns: [{ group: patterns, message }] }] });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'fixtures/operators/**', 'fixtures/controllers/go/**', '**/*.d.ts', 'src/cluster/protobuf/generated/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'fixtures/operators/**', 'fixtures/controllers/go/**', '**/*.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
