@@ -25,7 +25,7 @@
  * (a change of an object it wrote in this reconcile, or of one such an object owns or owned), a
  * workload step wrote, or the controller restarted.
  */
-import { createHash } from 'node:crypto';
+import { createHash } from '../src/model/hash.js';
 import { HousekeepingRequests, isBookkeepingKey, isBookkeepingResource, isLeaderElectionRecord } from '../src/model/bookkeeping.js';
 import { diffForTrigger, normalizeForTrigger, type ChangeDiff } from '../src/model/change-match.js';
 import { WriteOccurrenceCounter, isDryRun, isSuccessStatus, triggerFor, writeIdentity, type WriteIdentity } from '../src/model/controller-write.js';

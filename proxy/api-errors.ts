@@ -12,8 +12,7 @@
  * failed attempts too, since the fault acts on the request itself. A create's key is folded like the
  * planner folds it (write-triggers.ts): a create with `generateName` is the next `<prefix>*#<n>`.
  */
-// eslint-disable-next-line no-restricted-imports -- the protobuf codec is the wire format the API server and the proxy share; it leaves src/cluster with the vendored protos (issue 15)
-import { decodeProtobufRequestBody } from '../src/cluster/protobuf/index.js';
+import { decodeKubernetesProtobuf } from '../src/wire/index.js';
 import { formatKey, isObject, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
 import { SLOW_SECONDS_DEFAULT, type ApiErrorAnswer, type ApiErrorFault } from '../src/model/plan.js';
 import type { RequestFacts } from './classify.js';
@@ -100,7 +99,7 @@ function createBodyMetadata(facts: RequestFacts, body: Buffer, kind: string): Re
   if (isObject(facts.body)) return (facts.body as KubeObject).metadata as Record<string, unknown> | undefined;
   if (!facts.contentType?.includes('protobuf') || body.length === 0) return undefined;
   try {
-    const decoded = decodeProtobufRequestBody(body, kind);
+    const decoded = decodeKubernetesProtobuf(body, { kind }).object;
     const meta = decoded.metadata;
     return isObject(meta) ? (meta as Record<string, unknown>) : undefined;
   } catch {

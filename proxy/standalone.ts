@@ -7,12 +7,12 @@
 import { X509Certificate } from 'node:crypto';
 import type https from 'node:https';
 import { KubeconfigError, SetupError } from '../src/model/errors.js';
-import { TraceSequence, TraceWriter } from '../src/model/trace-io.js';
+import { TraceSequence, TraceWriter } from '../src/io/trace-io.js';
 import type { TraceSink } from '../src/model/trace.js';
 import { KubeClient } from '../src/kube/client.js';
 import { writeKubeconfigFile } from '../src/kube/kubeconfig.js';
 import { loadKubeconfig, type KubeconfigSource } from '../src/kube/kubeconfig-source.js';
-import { useSecretHashKeyFile } from '../src/model/secret-hash.js';
+import { useSecretHashKeyFile } from '../src/io/secret-hash-key.js';
 import { ClusterRecorder } from '../src/recorder/cluster-recorder.js';
 import { ControllerProxy, type ControllerProxyOptions } from './index.js';
 

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { isObject, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
-import { markSharedReadOnly } from '../src/model/trace-io.js';
+import { markSharedReadOnly } from '../src/io/trace-io.js';
 import type { WatchEventType } from '../src/model/trace.js';
 import { keyOfAnswer } from './classify.js';
 import type { DeliveryGate } from './gate.js';

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Vendors the official Kubernetes protobuf schemas (generated.proto of k8s.io/api and
-# k8s.io/apimachinery, Apache-2.0) into src/cluster/protobuf/proto/, fetched through the Go module
+# k8s.io/apimachinery, Apache-2.0) into vendor/kubernetes-proto/proto/, fetched through the Go module
 # proxy with `go mod download`. The layout keeps each file's import path, so the files' own
 # `import "k8s.io/..."` lines resolve against that directory.
 #
-#   scripts/fetch-k8s-protos.sh [VERSION]      # default: the version in src/cluster/protobuf/proto/VERSION
+#   scripts/fetch-k8s-protos.sh [VERSION]      # default: the version in vendor/kubernetes-proto/proto/VERSION
 #
 # Afterwards run scripts/gen-k8s-protobuf-schema.sh to regenerate the decoder's schema module.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-out="$root/src/cluster/protobuf/proto"
+out="$root/vendor/kubernetes-proto/proto"
 version="${1:-$(cat "$out/VERSION" 2>/dev/null || echo v0.31.14)}"
 
 api_packages=(core/v1 apps/v1 batch/v1 coordination/v1 policy/v1 rbac/v1 events/v1 discovery/v1 networking/v1 autoscaling/v1 autoscaling/v2)

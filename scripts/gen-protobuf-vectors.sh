@@ -4,7 +4,7 @@
 # npm test only reads the committed files.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-version="$(cat "$root/src/cluster/protobuf/proto/VERSION")"
+version="$(cat "$root/vendor/kubernetes-proto/proto/VERSION")"
 for mod in k8s.io/api k8s.io/apimachinery; do
   grep -q "$mod $version" "$root/scripts/protobuf-vectors/go.mod" ||
     { echo "scripts/protobuf-vectors/go.mod does not require $mod $version (go get $mod@$version)" >&2; exit 2; }

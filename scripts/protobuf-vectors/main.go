@@ -1,5 +1,5 @@
 // Command protobuf-vectors writes test vectors for kperturb's protobuf decoder
-// (src/cluster/protobuf): realistic objects of built-in kinds encoded with apimachinery's official
+// (src/wire): realistic objects of built-in kinds encoded with apimachinery's official
 // protobuf serializer (NAME.pb, the bytes client-go sends with ContentType
 // application/vnd.kubernetes.protobuf) and the JSON the API server stores for them (NAME.json: the
 // .pb decoded again by the same serializer, then encoded by apimachinery's JSON serializer).

@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SetupError } from '../model/errors.js';
-import { releaseLockFile, tryLockFile } from '../model/lock-file.js';
+import { releaseLockFile, tryLockFile } from '../io/lock-file.js';
 
 export const LOCK_FILE = 'kperturb.lock';
 

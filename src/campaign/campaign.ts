@@ -5,9 +5,10 @@ import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
 import { executeRun, type ClusterChoice } from '../coordinator/run.js';
-import { loadPlanFile, planFileOf, rememberPlanFile, serializePlan, type TestPlan } from '../model/plan.js';
+import { serializePlan, type TestPlan } from '../model/plan.js';
+import { loadPlanFile, planFileOf, rememberPlanFile } from '../io/plan-file.js';
 import { RESULTS_FORMAT, type Alarm, type ContractMode, type NotRunPlan, type PlanResult, type ResultsFile, type RunArtifacts, type RunRecord } from '../model/results.js';
-import { readTrace } from '../model/trace-io.js';
+import { readTrace } from '../io/trace-io.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
 import { InterruptedError, UserInputError } from '../model/errors.js';
 import type { TraceEvent } from '../model/trace.js';
@@ -15,11 +16,11 @@ import { learnedQuietMs, planTestsStreaming, SilenceMeter, type PruningStats } f
 import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '../../oracles/index.js';
 import { loadHealthInputs, loadRunDir, readJsonFile, readRunRecord, RUN_FILES } from '../report/artifacts.js';
 import { validatePlanResult } from '../report/results-io.js';
-import { recoverDirectory, replaceDirectory, writeFileAtomic } from '../model/atomic-files.js';
+import { recoverDirectory, replaceDirectory, writeFileAtomic } from '../io/atomic-files.js';
 import { lockCampaignDir } from './campaign-lock.js';
 import { redactAlarm } from '../report/redact.js';
 import { CampaignLayout } from './layout.js';
-import { useSecretHashKeyFile } from '../model/secret-hash.js';
+import { useSecretHashKeyFile } from '../io/secret-hash-key.js';
 import { Limiter } from './limiter.js';
 import type { Shard } from './shard.js';
 

@@ -8,12 +8,12 @@
  *   <out>/<controller>/confirm/<workload>/         unperturbed confirmation run (test --confirm)
  *   <out>/<controller>/results.json                every plan's result
  *   <out>/<controller>/kperturb.lock               held while a learn, plan or test runs (campaign-lock.ts)
- * A directory being replaced is filled under a hidden sibling name first (src/model/atomic-files.ts).
+ * A directory being replaced is filled under a hidden sibling name first (src/io/atomic-files.ts).
  *   <out>/secret-hash.key                          the key of the Secret-value hashes (0600; see
  *                                                  model/secret-hash.ts), one for every controller in <out>
  */
 import { join } from 'node:path';
-import { RESULTS_FILE } from '../model/run-files.js';
+import { RESULTS_FILE } from '../io/run-files.js';
 
 export class CampaignLayout {
   constructor(

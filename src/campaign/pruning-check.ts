@@ -1,7 +1,7 @@
 /**
  * Does a pruned plan set find every bug the unpruned set finds? The comparison behind
- * `scripts/check-pruning.mjs`, as pure functions of plans and verdicts (docs/planner.md, "Checking
- * that pruning keeps every bug").
+ * `test/bench/check-pruning.ts` (`npm run check:pruning`), as pure functions of plans and verdicts
+ * (docs/planner.md, "Checking that pruning keeps every bug").
  *
  * A bug is an object that a bug verdict's non-flaky alarms name: the oracles explain every
  * difference per object, and one run can show two independent symptoms (a leaked claim and a

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { UserInputError } from '../model/errors.js';
 import type { TestPlan } from '../model/plan.js';
 import type { CampaignLayout } from './layout.js';
-import { RUN_FILES } from '../model/run-files.js';
+import { RUN_FILES } from '../io/run-files.js';
 
 export interface Shard {
   /** 0-based. */

@@ -38,7 +38,8 @@ import {
 import type { ResourceRegistry } from './registry.js';
 import type { WatchHub } from './watch.js';
 import { servesAggregatedDiscovery, type KubernetesVersion } from './kube-version.js';
-import { decodeProtobufRequestBody, KUBERNETES_PROTOBUF_MEDIA_TYPE } from './protobuf/index.js';
+import { KUBERNETES_PROTOBUF_MEDIA_TYPE } from '../wire/index.js';
+import { decodeProtobufRequestBody } from './protobuf-body.js';
 import { podStreamingTarget, type PodLookupResult, type PodStreaming } from '../streaming/pod-streaming.js';
 import type { Duplex } from 'node:stream';
 
@@ -113,7 +114,7 @@ export function sendError(res: ServerResponse, err: unknown): void {
 
 /**
  * Decodes a write body by its media type. JSON and YAML here; protobuf bodies
- * (`application/vnd.kubernetes.protobuf`) are decoded by src/cluster/protobuf/, which plugs in as
+ * (`application/vnd.kubernetes.protobuf`) are decoded by src/wire/ (protobuf-body.ts), which plugs in as
  * one more branch.
  */
 export function decodeBody(raw: Buffer, contentType: string, kind: string): unknown {

@@ -47,14 +47,15 @@
 import { basename, dirname, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { isObject, parseKey, type KubeObject, type ObjectKey } from '../model/object-key.js';
-import { Validator, cut, describe, join, quote, readYamlFile } from '../model/validate.js';
+import { Validator, cut, describe, join, quote } from '../model/validate.js';
+import { readYamlFile } from '../io/yaml-file.js';
 import type { ExecRule, LogRule } from '../model/exec-rules.js';
 import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../cluster/kube-version.js';
 import { isIP } from 'node:net';
 import { DEFAULT_HTTP_ANSWER, type ApplicationConfig, type HostAlias, type HttpAnswer, type HttpRule } from '../model/applications.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../model/label-selector.js';
 import { FieldPathSyntaxError, parseFieldPath, parseFieldPattern } from '../model/field-path.js';
-import { allowedKeys } from '../model/schemas.js';
+import { allowedKeys } from '../io/schemas.js';
 import { importChainsaw } from '../workload/import/chainsaw.js';
 import { importKuttl } from '../workload/import/kuttl.js';
 import { readDocuments } from '../workload/import/suite.js';

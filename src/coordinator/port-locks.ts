@@ -14,7 +14,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { tryLockFile } from '../model/lock-file.js';
+import { tryLockFile } from '../io/lock-file.js';
 
 const POLL_MS = 250;
 

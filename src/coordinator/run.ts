@@ -5,7 +5,7 @@
  * need.
  */
 import type { KubeconfigSource } from '../kube/kubeconfig-source.js';
-import { RUN_FILES } from '../model/run-files.js';
+import { RUN_FILES } from '../io/run-files.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeStep, needsReachableAddresses, type ClusterConfig, type ControllerUnderTest, type Workload } from '../config/config.js';
@@ -24,15 +24,15 @@ import {
   type ProxyUpstreamOptions,
 } from '../realcluster/index.js';
 import { ClusterRecorder } from '../recorder/cluster-recorder.js';
-import { redactSecretObjects, TraceSequence, TraceWriter } from '../model/trace-io.js';
+import { redactSecretObjects, TraceSequence, TraceWriter } from '../io/trace-io.js';
 import type { TestPlan } from '../model/plan.js';
 import { END_STATE_FORMAT, RUN_FORMAT, type ContractMode, type EndState, type RunArtifacts, type RunPhase, type RunRecord } from '../model/results.js';
 import type { ClusterChangeEvent } from '../model/trace.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
 import { formatApiPath } from '../model/api-path.js';
 import { InterruptedError, SetupError } from '../model/errors.js';
-import { writeFileAtomic } from '../model/atomic-files.js';
-import { writePrivateFile } from '../model/private-file.js';
+import { writeFileAtomic } from '../io/atomic-files.js';
+import { writePrivateFile } from '../io/private-file.js';
 import { lockPorts } from './port-locks.js';
 import { ControllerProcess } from './controller-process.js';
 import { PlanFaults } from './faults.js';

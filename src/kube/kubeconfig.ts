@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { isMap, isSeq, parse as parseYaml, parseDocument, stringify } from 'yaml';
 import { KubeconfigError } from '../model/errors.js';
-import { writePrivateFile } from '../model/private-file.js';
+import { writePrivateFile } from '../io/private-file.js';
 
 export interface KubeconfigOptions {
   name?: string;

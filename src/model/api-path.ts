@@ -80,8 +80,13 @@ export type RequestVerb =
 
 export const WRITE_VERBS: ReadonlySet<RequestVerb> = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
+/** The query of a request: a URLSearchParams (named by shape: the core compiles without DOM or Node types). */
+export interface QueryParams {
+  get(name: string): string | null;
+}
+
 /** The Kubernetes verb of an HTTP request, as the API server's request-info resolver derives it. */
-export function requestVerb(method: string, path: ApiPath | undefined, query: URLSearchParams): RequestVerb {
+export function requestVerb(method: string, path: ApiPath | undefined, query: QueryParams): RequestVerb {
   if (!path) return 'other';
   const m = method.toUpperCase();
   const watch = query.get('watch');

@@ -4,6 +4,9 @@
  */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
+/** The HTML structured clone (a global of every JavaScript runtime; the core compiles without DOM or Node types). */
+declare function structuredClone<T>(value: T): T;
+
 /** Deep copy of a JSON-compatible value (objects decoded from JSON, never class instances). */
 export function cloneJson<T>(value: T): T {
   return structuredClone(value);

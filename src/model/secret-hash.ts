@@ -9,17 +9,20 @@
  * The key is process-wide: the hashing happens deep inside trace writers, trigger matching and
  * report redaction, and every campaign one process runs (the demo's included) shares one output
  * directory and so one key.
+ *
+ * Pure (the core): the HMAC is hash.ts's, and the key file is read by src/io/secret-hash-key.ts.
  */
-import { createHmac, randomBytes } from 'node:crypto';
-import { readOrCreatePrivateFile } from './private-file.js';
-import { UserInputError } from './errors.js';
+import { createHmac } from './hash.js';
 
-const KEY_BYTES = 32;
+/** Web Crypto's random source: a global of every JavaScript host, not a Node module (see hash.ts). */
+declare const crypto: { getRandomValues<T extends Uint8Array>(array: T): T };
+
+export const SECRET_HASH_KEY_BYTES = 32;
 const PREFIX = 'hmac-sha256:';
 /** `sha256:` is how earlier versions hashed (unkeyed): such values are hashed already too. */
 const HASHED = /^(hmac-sha256|sha256):[0-9a-f]{16}$/;
 
-let key: Buffer = randomBytes(KEY_BYTES);
+let key: Uint8Array = crypto.getRandomValues(new Uint8Array(SECRET_HASH_KEY_BYTES));
 
 /** A stable, non-reversible stand-in for a secret value: equal values stay equal, so diffs still work. */
 export function hashSecretValue(value: string): string {
@@ -31,17 +34,7 @@ export function isHashedSecretValue(value: unknown): boolean {
   return typeof value === 'string' && HASHED.test(value);
 }
 
-/**
- * Hashes from now on with the key in `file`, making a random one there (mode 0600) if there is none.
- * Throws UserInputError for a file that does not hold a key.
- */
-export function useSecretHashKeyFile(file: string): void {
-  let content: Buffer;
-  try {
-    content = readOrCreatePrivateFile(file, () => randomBytes(KEY_BYTES));
-  } catch (err) {
-    throw new UserInputError(file, undefined, `a readable secret-hash key file or a place to create one (${(err as Error).message})`);
-  }
-  if (content.length !== KEY_BYTES) throw new UserInputError(file, undefined, `a secret-hash key of ${KEY_BYTES} bytes (got ${content.length}; delete the file to make a new key, which changes every hash)`);
-  key = content;
+/** Hashes from now on with `bytes` as the key (src/io/secret-hash-key.ts reads it from the campaign's key file). */
+export function useSecretHashKey(bytes: Uint8Array): void {
+  key = bytes;
 }

@@ -2,7 +2,6 @@
  * Small, path-aware validators for user-given files (config, workload, plan). Every failure names the
  * file, the path inside it (e.g. `workloads.create.steps[2].waitFor.timeoutSeconds`) and what was expected.
  */
-import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument, type YAMLParseError } from 'yaml';
 import { UserInputError, type ErrorCode } from './errors.js';
 import { isObject } from './object-key.js';
@@ -120,18 +119,6 @@ export function quote(value: unknown): string {
 
 export function cut(text: string): string {
   return text.length <= ECHO_CHARS ? text : `${text.slice(0, ECHO_CHARS)}... (${text.length - ECHO_CHARS} more characters)`;
-}
-
-/** Reads a YAML (or JSON) file; syntax errors name the file, line and column (and carry `code`). */
-export function readYamlFile(file: string, code: ErrorCode = 'KP_E_INPUT'): unknown {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const errno = (err as NodeJS.ErrnoException).code;
-    throw new UserInputError(file, undefined, errno === 'ENOENT' ? 'an existing file (not found)' : `a readable file (${errno})`, code);
-  }
-  return parseYamlText(text, file, code);
 }
 
 export function parseYamlText(text: string, file: string, code: ErrorCode = 'KP_E_INPUT'): unknown {

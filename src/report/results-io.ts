@@ -11,7 +11,7 @@ import { isObject } from '../model/object-key.js';
 import { PATTERNS } from '../model/plan.js';
 import { ORACLE_NAMES, RESULTS_FORMAT, VERDICTS, type NotRunPlan, type PlanResult } from '../model/results.js';
 import { checkFormat, readJsonFile, RUN_FILES } from './artifacts.js';
-import { RESULTS_FILE } from '../model/run-files.js';
+import { RESULTS_FILE } from '../io/run-files.js';
 
 export interface LoadedResults {
   results: PlanResult[];

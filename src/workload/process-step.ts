@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProcessStep } from '../config/config.js';
-import { writePrivateFile } from '../model/private-file.js';
+import { writePrivateFile } from '../io/private-file.js';
 
 /** The output kept of one process (its last part): enough for kubectl's answers, bounded for the trace. */
 export const MAX_OUTPUT_CHARS = 16 * 1024;

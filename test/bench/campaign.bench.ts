@@ -106,7 +106,8 @@ function buildBaseline(ref: string): { root: string; remove(): void } | undefine
   try {
     execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', root, ref], { stdio: 'ignore' });
     symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
+    // -b: a layered checkout's tsconfig.json only references the layers' projects (an older one builds alike).
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', join(root, 'tsconfig.json')], { stdio: 'inherit' });
     execFileSync('sh', [join(root, 'scripts', 'build-go-fixtures.sh')], { stdio: 'inherit' });
   } catch (err) {
     process.stderr.write(`baseline ${ref} could not be built (${(err as Error).message}); no ratios\n`);

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { planTestsStreaming } from '../../planner/index.js';
-import { readTrace } from '../../src/model/trace-io.js';
+import { readTrace } from '../../src/io/trace-io.js';
 import { mergeTracesBySeq } from '../../src/model/trace-merge.js';
 
 type Mode = 'episodes' | 'bursts';

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EmbeddedCluster } from '../../src/cluster/index.js';
 import { ControllerProxy } from '../../proxy/index.js';
-import { TraceSequence, TraceWriter } from '../../src/model/trace-io.js';
+import { TraceSequence, TraceWriter } from '../../src/io/trace-io.js';
 import type { BenchReply, BenchRequest } from './proxy-bench-client.js';
 import { startBareRelay, startRawPipe } from './proxy-bench-relays.js';
 

@@ -125,9 +125,15 @@ test('the Containerfile copies what exists, links the kperturb the pods run, and
   const copies = [...text.matchAll(/^COPY (?!--from)(.+) (\S+)$/gm)].flatMap((m) => m[1]!.split(/\s+/));
   t.true(copies.length >= 5, text);
   for (const source of copies) t.true(existsSync(join(root, source)), `COPY ${source}: not in the repository`);
-  // tsc (npm ci's prepare) compiles every folder tsconfig.json includes: each must be copied.
-  const includes = (JSON.parse(readFileSync(join(root, 'tsconfig.json'), 'utf8')) as { include: string[] }).include.map((p) => p.split('/')[0]!);
-  for (const folder of new Set(includes)) t.true(copies.includes(folder), `tsconfig.json includes ${folder}/, which the Containerfile does not copy`);
+  // tsc -b (npm ci's prepare) compiles every folder the layers' projects include: each must be copied.
+  const tsconfig = (file: string) => JSON.parse(readFileSync(join(root, file), 'utf8').replace(/^\s*\/\/.*$/gm, '')) as { include?: string[]; references?: Array<{ path: string }> };
+  const layers = (tsconfig('tsconfig.json').references ?? []).map((r) => r.path.replace(/^\.\//, ''));
+  t.true(layers.length >= 4, 'tsconfig.json references the layers');
+  for (const layer of layers) {
+    t.true(copies.includes(layer), `tsconfig.json references ${layer}, which the Containerfile does not copy`);
+    const includes = (tsconfig(layer).include ?? []).map((p) => p.split('/')[0]!);
+    for (const folder of new Set(includes)) t.true(copies.includes(folder), `${layer} includes ${folder}/, which the Containerfile does not copy`);
+  }
   const link = /ln -s (\S+) \/usr\/local\/bin\/kperturb/.exec(text);
   t.truthy(link, 'kperturb linked onto PATH');
   t.is(link![1], '/opt/kperturb/bin/kperturb.js');

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { parse } from 'yaml';
-import { serializePlan, validatePlan, describeTrigger, type TestPlan } from '../../src/model/plan.js';
+import { serializePlan, describeTrigger, type TestPlan } from '../../src/model/plan.js';
+import { validatePlan } from '../../src/io/plan-file.js';
 import { UserInputError } from '../../src/model/errors.js';
 
 const base = (faults: unknown[]) => ({

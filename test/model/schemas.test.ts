@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { validateConfig } from '../../src/config/config.js';
-import { validatePlan } from '../../src/model/plan.js';
-import { allowedKeys, allowedKeysOfBranch, schema } from '../../src/model/schemas.js';
+import { validatePlan } from '../../src/io/plan-file.js';
+import { allowedKeys, allowedKeysOfBranch, schema } from '../../src/io/schemas.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const ajv = new Ajv({ allErrors: true, strict: false });

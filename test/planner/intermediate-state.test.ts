@@ -1,7 +1,8 @@
 import test from 'ava';
 import { parse } from 'yaml';
 import type { PlannerOutput } from '../../planner/index.js';
-import { serializePlan, validatePlan, type WriteTrigger } from '../../src/model/plan.js';
+import { serializePlan, type WriteTrigger } from '../../src/model/plan.js';
+import { validatePlan } from '../../src/io/plan-file.js';
 import { TraceBuilder } from './_trace-builder.js';
 import { CM, DB, SECRET, STS, faultsOf, plan, plansOf, stages } from './_helpers.js';
 

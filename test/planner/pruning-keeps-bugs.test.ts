@@ -15,7 +15,8 @@
  *
  * Stale-state plans are not covered: which of them pruning drops rests on causality (an assumption
  * about the controller, docs/planner.md) more than on anything a trace can prove.
- * `scripts/check-pruning.mjs` checks the claim end to end for every pattern, by running both plan sets.
+ * `test/bench/check-pruning.ts` (`npm run check:pruning`) checks the claim end to end for every
+ * pattern, by running both plan sets.
  */
 import test, { type ExecutionContext } from 'ava';
 import { createHash } from 'node:crypto';

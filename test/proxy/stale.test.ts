@@ -150,7 +150,7 @@ test('a stale view serves Secrets with their real values even when the trace red
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
-  const { TraceSequence, TraceWriter } = await import('../../src/model/trace-io.js');
+  const { TraceSequence, TraceWriter } = await import('../../src/io/trace-io.js');
   const { ClusterRecorder } = await import('../../src/recorder/cluster-recorder.js');
   const { KubeClient } = await import('../../src/kube/client.js');
   const { startCluster } = await import('./helpers.js');

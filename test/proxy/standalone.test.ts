@@ -9,7 +9,7 @@ import { kubeconfigSource } from '../../src/kube/kubeconfig-source.js';
 import { stringify } from 'yaml';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { runStandaloneProxy } from '../../proxy/standalone.js';
-import { readTraceAll } from '../../src/model/trace-io.js';
+import { readTraceAll } from '../../src/io/trace-io.js';
 import { kubeConfigOf, waitFor } from './helpers.js';
 
 /** A CA, a server certificate for 127.0.0.1 and a client certificate, made with the openssl CLI. */

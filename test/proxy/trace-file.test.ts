@@ -3,7 +3,7 @@ import http from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TraceSequence, TraceWriter } from '../../src/model/trace-io.js';
+import { TraceSequence, TraceWriter } from '../../src/io/trace-io.js';
 import { hashSecretValue } from '../../src/model/secret-hash.js';
 import type { ClusterChangeEvent, ControllerTraceEvent, ResponseEvent, TraceSink, Unstamped } from '../../src/model/trace.js';
 import { ControllerProxy } from '../../proxy/index.js';

@@ -8,11 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { ApiError } from '../../../src/cluster/api-error.js';
 import {
   decodeKubernetesProtobuf,
-  decodeProtobufRequestBody,
   isKubernetesProtobufKind,
   KubernetesProtobufError,
   type KubernetesProtobufErrorCode,
-} from '../../../src/cluster/protobuf/index.js';
+} from '../../../src/wire/index.js';
+import { decodeProtobufRequestBody } from '../../../src/cluster/protobuf-body.js';
 import { encodeMessage, kubernetesBody, type Field } from './encode.js';
 
 const vectors = fileURLToPath(new URL('../../../../test/cluster/protobuf/vectors/', import.meta.url));

@@ -6,7 +6,7 @@
 import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { decodeKubernetesProtobuf } from '../../../src/cluster/protobuf/index.js';
+import { decodeKubernetesProtobuf } from '../../../src/wire/index.js';
 
 const dir = fileURLToPath(new URL('../../../../test/cluster/protobuf/vectors/', import.meta.url));
 const names = readdirSync(dir)

@@ -6,14 +6,14 @@
  * against the schemas with a standard JSON Schema validator.
  */
 import { readFileSync } from 'node:fs';
-import { isObject } from './object-key.js';
+import { isObject } from '../model/object-key.js';
 
 export const SCHEMA_NAMES = ['config', 'plan'] as const;
 export type SchemaName = (typeof SCHEMA_NAMES)[number];
 
 const FILES: Record<SchemaName, string> = { config: 'kperturb.schema.json', plan: 'testplan.schema.json' };
 
-/** The schema file's path: schemas/ beside dist/ (this file is dist/src/model/schemas.js). */
+/** The schema file's path: schemas/ beside dist/ (this file is dist/src/io/schemas.js). */
 export function schemaFile(name: SchemaName): string {
   return new URL(`../../../schemas/${FILES[name]}`, import.meta.url).pathname;
 }

@@ -4,12 +4,13 @@
  *
  * The envelope is the 4 magic bytes `k8s\0` and a runtime.Unknown message: the object's apiVersion
  * and kind, and `raw`, the object's own message. The messages are read with the official schemas
- * (generated.proto of k8s.io/api and k8s.io/apimachinery, vendored in ./proto) and rendered as Go's
- * encoding/json renders the Go types (./go-json.ts); both are compiled into ./schema.generated.ts.
+ * (generated.proto of k8s.io/api and k8s.io/apimachinery, vendored in vendor/kubernetes-proto/proto) and
+ * rendered as Go's encoding/json renders the Go types (./go-json.ts); both are compiled into
+ * vendor/kubernetes-proto/schema.generated.ts. The embedded cluster (src/cluster/protobuf-body.ts) and
+ * the proxy (proxy/api-errors.ts) both decode with it: this module is theirs, not the cluster's.
  */
-import { badRequest, type ApiError } from '../api-error.js';
 import { FieldDecodeError, GoJsonRenderer, type JsonObject } from './go-json.js';
-import { schema } from './schema.generated.js';
+import { schema } from '../../vendor/kubernetes-proto/schema.generated.js';
 import { scalarValue } from './scalars.js';
 import { ProtobufWireError, readWireMessage, type WireValue } from './wire.js';
 
@@ -145,25 +146,4 @@ export function decodeKubernetesProtobuf(body: Uint8Array, defaults: KindDefault
 /** Whether the decoder has a schema for the kind. */
 export function isKubernetesProtobufKind(apiVersion: string, kind: string): boolean {
   return messageFor(apiVersion, kind) !== undefined;
-}
-
-function summarize(body: Uint8Array): string {
-  if (body.length === 0) return '<empty>';
-  const hex = Buffer.from(body.buffer, body.byteOffset, Math.min(body.byteLength, 30)).toString('hex');
-  return body.length > 30 ? `${hex} ...` : hex;
-}
-
-/**
- * For the API server: a protobuf request body as the JSON object to create or update, or the 400
- * BadRequest a kube-apiserver answers for a body it cannot decode (its message format included).
- * `kind` (and `apiVersion`) are the endpoint's, the defaults for an envelope that leaves them empty.
- */
-export function decodeProtobufRequestBody(body: Uint8Array, kind: string, apiVersion?: string): Record<string, unknown> {
-  try {
-    return decodeKubernetesProtobuf(body, { kind, apiVersion }).object;
-  } catch (err) {
-    if (!(err instanceof KubernetesProtobufError)) throw err;
-    const apiError: ApiError = badRequest(`the object provided is unrecognized (must be of type ${kind}): ${err.message} (${summarize(body)})`);
-    throw apiError;
-  }
 }

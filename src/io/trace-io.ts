@@ -2,11 +2,11 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { isObject, type KubeObject } from './object-key.js';
-import { isCanonicalJson } from './json-text.js';
-import { ResultsError } from './errors.js';
-import { quote } from './validate.js';
-import { hashSecretValue, isHashedSecretValue } from './secret-hash.js';
+import { isObject, type KubeObject } from '../model/object-key.js';
+import { isCanonicalJson } from '../model/json-text.js';
+import { ResultsError } from '../model/errors.js';
+import { quote } from '../model/validate.js';
+import { hashSecretValue, isHashedSecretValue } from '../model/secret-hash.js';
 import {
   TRACE_EVENT_TYPES,
   TRACE_FORMAT,
@@ -19,7 +19,7 @@ import {
   type TraceSink,
   type TraceSource,
   type Unstamped,
-} from './trace.js';
+} from '../model/trace.js';
 
 export interface TraceWriterOptions {
   /** Replace Secret data/stringData values by their keyed hash, see secret-hash.ts (default true). */
