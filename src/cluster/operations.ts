@@ -5,195 +5,78 @@
  * concurrency, generation, status subresource rules, no-op updates, managed fields, server-side apply,
  * graceful deletion, finalizers and propagation policies. HTTP decoding and encoding live in server.ts;
  * this layer takes and returns plain objects and throws `ApiError`.
+ *
+ * This class is the write core (create, update, patch, server-side apply, and the commit, decoding
+ * and validation every write shares); the other verbs live beside it in operations/ and get the core
+ * as `OperationsCore`: reads.ts (get, list), deletion.ts (delete, deletecollection, DeleteOptions),
+ * subresources.ts (scale, binding, eviction); support.ts holds the shared types and helpers.
  */
 import { randomUUID } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { groupVersion, splitApiVersion } from '../model/api-path.js';
-import { GENERATED_NAME_ALPHABET, GENERATED_SUFFIX_LENGTH } from '../model/generated-names.js';
 import { cloneJson, jsonEqual } from '../model/json-value.js';
-import { asLabelSelector, formatLabelSelector, matchesLabelSelector } from '../model/label-selector.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
-import {
-  ApiError,
-  alreadyExists,
-  badRequest,
-  conflict,
-  expired,
-  forbidden,
-  internalError,
-  invalid,
-  methodNotSupported,
-  notFound,
-  resourceVersionTooLarge,
-  successStatus,
-  tooManyRequests,
-  unsupportedMediaType,
-  type FieldError,
-  type MetaStatus,
-} from './api-error.js';
+import { ApiError, alreadyExists, badRequest, conflict, forbidden, internalError, invalid, methodNotSupported, notFound, unsupportedMediaType } from './api-error.js';
 import { apply as serverSideApply, recordUpdate, type ManagerId, type WriteSite } from './field-manager.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf, type PatchType } from './patch.js';
 import { CustomResourceDecodingError, customResourceView, decodeCustomResource, storedObjectOf, typedPatchErrorMessage, undeclaredApplyFields } from './crd-schema.js';
 import { defaultStorageClass } from './kinds/core.js';
 import { conversionFor, groupResourceOf, hasStatusSubresource, storageKey, storageVersionOf, type ResourceDefinition, type ResourceRegistry } from './registry.js';
-import { STANDARD_FIELDS, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, type FieldGetter, type FieldRequirement, type LabelRequirement } from './selectors.js';
 import type { ObjectStore } from './store.js';
 import { validateMetaUpdate, validateObjectMeta } from './validation.js';
+import {
+  DEFAULT_FIELD_MANAGER,
+  NAMESPACES,
+  PATCH_TYPES_BASE,
+  checkObjectSize,
+  generateName,
+  goJson,
+  normalizeTimes,
+  nowTimestamp,
+  parsePatchBody,
+  pendingFinalizers,
+  present,
+  sentVersion,
+  specChanged,
+  withWarnings,
+  type DeleteOptions,
+  type ListOptions,
+  type OperationsCore,
+  type PatchOptions,
+  type Result,
+  type Scope,
+  type UpdateMode,
+  type WriteOptions,
+} from './operations/support.js';
+import { deleteObject, deleteObjects } from './operations/deletion.js';
+import { getObject, listObjects } from './operations/reads.js';
+import { bind, evict, getScale, patchScale, updateScale } from './operations/subresources.js';
 
-/** Where a request points: a kind at one of its served versions, and the namespace from the URL. */
-export interface Scope {
-  def: ResourceDefinition;
-  version: string;
-  namespace?: string | undefined;
-}
+export { checkPropagationPolicy, parseDeleteOptionsBody } from './operations/deletion.js';
+export {
+  DEFAULT_FIELD_MANAGER,
+  FOREGROUND_FINALIZER,
+  MAX_OBJECT_BYTES,
+  ORPHAN_FINALIZER,
+  fieldGetters,
+  nowTimestamp,
+  parseResourceVersion,
+  parseSelection,
+  pendingFinalizers,
+  present,
+  selects,
+  type DeleteOptions,
+  type FieldValidation,
+  type ListOptions,
+  type PatchOptions,
+  type PropagationPolicy,
+  type Result,
+  type Scope,
+  type Selection,
+  type WriteOptions,
+} from './operations/support.js';
 
-export interface WriteOptions {
-  dryRun?: boolean | undefined;
-  /** The field manager recorded in managedFields (`fieldManager=`, else derived from the User-Agent). */
-  fieldManager?: string | undefined;
-  /**
-   * `fieldValidation=`: what unknown fields of a custom resource do (they are pruned either way):
-   * Strict fails the request, Warn (the server's default) answers with warnings, Ignore says nothing.
-   */
-  fieldValidation?: FieldValidation | undefined;
-}
-
-export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
-
-export interface PatchOptions extends WriteOptions {
-  /** Server-side apply: take ownership of conflicting fields. */
-  force?: boolean | undefined;
-}
-
-export type PropagationPolicy = 'Orphan' | 'Background' | 'Foreground';
-
-export interface DeleteOptions extends WriteOptions {
-  preconditions?: { uid?: string | undefined; resourceVersion?: string | undefined };
-  gracePeriodSeconds?: number;
-  propagationPolicy?: PropagationPolicy;
-  /** Deprecated boolean form of the propagation policy; wins over it when set. */
-  orphanDependents?: boolean;
-}
-
-export interface ListOptions {
-  labelSelector?: string | null | undefined;
-  fieldSelector?: string | null | undefined;
-  limit?: number | undefined;
-  continueToken?: string | null | undefined;
-  resourceVersion?: string | null | undefined;
-  resourceVersionMatch?: string | null | undefined;
-}
-
-export interface Result {
-  code: number;
-  body: KubeObject | MetaStatus;
-  /** Warnings for the `Warning` response header (unknown fields under fieldValidation=Warn). */
-  warnings?: string[];
-}
-
-/**
- * What a write may change: the main resource, the status subresource, the finalize subresource
- * (namespaces' spec.finalizers), or (system) everything.
- */
-type UpdateMode = 'main' | 'status' | 'finalize' | 'system';
-
-const NAMESPACES = { group: '', resource: 'namespaces' };
-/** etcd's default --max-request-bytes: a stored object larger than this is refused with 413. */
-export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
-const PATCH_TYPES_BASE = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
-export const ORPHAN_FINALIZER = 'orphan';
-export const FOREGROUND_FINALIZER = 'foregroundDeletion';
-/** The manager recorded for writes without fieldManager and without a User-Agent. */
-export const DEFAULT_FIELD_MANAGER = 'unknown';
-
-export function nowTimestamp(offsetSeconds = 0): string {
-  return new Date(Date.now() + offsetSeconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-function generateName(prefix: string): string {
-  let suffix = '';
-  for (let i = 0; i < GENERATED_SUFFIX_LENGTH; i++) suffix += GENERATED_NAME_ALPHABET[Math.floor(Math.random() * GENERATED_NAME_ALPHABET.length)];
-  return prefix.slice(0, 58) + suffix;
-}
-
-/** The object as the client sees it at `version`; shares structure with the stored object (do not mutate). */
-export function present(def: ResourceDefinition, version: string, obj: KubeObject, withTypeMeta = true): KubeObject {
-  const conversion = conversionFor(def, version);
-  const view = conversion ? conversion.fromStorage(obj) : def.crdSchemas ? customResourceView(def.crdSchemas, obj, version) : obj;
-  const { apiVersion: _apiVersion, kind: _kind, metadata, ...rest } = view;
-  if (!withTypeMeta) return { metadata, ...rest };
-  return { kind: def.kind, apiVersion: groupVersion(def.group, version), metadata, ...rest };
-}
-
-export function fieldGetters(def: ResourceDefinition): Record<string, FieldGetter> {
-  return { ...STANDARD_FIELDS, ...(def.strategy.selectableFields ?? {}) };
-}
-
-/** Finalizers still holding an object's deletion. */
-export function pendingFinalizers(def: ResourceDefinition, obj: KubeObject): string[] {
-  return [...(obj.metadata?.finalizers ?? []), ...(def.strategy.extraFinalizers?.(obj) ?? [])];
-}
-
-export interface Selection {
-  labels: LabelRequirement[];
-  fields: FieldRequirement[];
-  getters: Record<string, FieldGetter>;
-}
-
-export function parseSelection(def: ResourceDefinition, labelSelector: string | null | undefined, fieldSelector: string | null | undefined): Selection {
-  const getters = fieldGetters(def);
-  return { labels: parseLabelSelector(labelSelector), fields: parseFieldSelector(fieldSelector, Object.keys(getters)), getters };
-}
-
-export function selects(selection: Selection, obj: KubeObject): boolean {
-  return matchesLabels(selection.labels, obj.metadata?.labels) && matchesFields(selection.fields, obj, selection.getters);
-}
-
-/** Parses a resourceVersion query parameter: undefined for unset, or a non-negative integer. */
-export function parseResourceVersion(value: string | null | undefined): number | undefined {
-  if (value === null || value === undefined || value === '') return undefined;
-  if (!/^\d+$/.test(value)) throw badRequest(`resourceVersion: Invalid value: "${value}": must be a non-negative integer`);
-  return Number(value);
-}
-
-interface ContinueToken {
-  v: 'meta.k8s.io/v1';
-  rv: number;
-  start: string;
-}
-
-function encodeContinue(token: ContinueToken): string {
-  return Buffer.from(JSON.stringify(token)).toString('base64url');
-}
-
-const CONTINUE_EXPIRED =
-  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
-
-function listOptionsInvalid(errors: FieldError[]): ApiError {
-  return invalid('ListOptions', 'meta.k8s.io', '', errors);
-}
-
-/** Reads `.spec.replicas`-style paths. */
-function readPath(obj: unknown, path: string): unknown {
-  let cur = obj;
-  for (const seg of path.split('.').filter(Boolean)) {
-    if (!isObject(cur)) return undefined;
-    cur = cur[seg];
-  }
-  return cur;
-}
-
-function writePath(obj: Record<string, unknown>, path: string, value: unknown): void {
-  const segs = path.split('.').filter(Boolean);
-  let cur = obj;
-  for (const seg of segs.slice(0, -1)) {
-    if (!isObject(cur[seg])) cur[seg] = {};
-    cur = cur[seg] as Record<string, unknown>;
-  }
-  cur[segs[segs.length - 1]!] = value;
-}
-
-export class Operations {
+export class Operations implements OperationsCore {
   constructor(
     readonly store: ObjectStore,
     readonly registry: ResourceRegistry,
@@ -205,74 +88,12 @@ export class Operations {
   }
 
   get(scope: Scope, name: string, resourceVersion?: string | null): Result {
-    const rv = parseResourceVersion(resourceVersion);
-    if (rv !== undefined && rv > this.store.resourceVersion) throw resourceVersionTooLarge(rv, this.store.resourceVersion);
-    const stored = this.stored(scope, name);
-    return { code: 200, body: present(scope.def, scope.version, stored) };
+    return getObject(this, scope, name, resourceVersion);
   }
 
-  /**
-   * Lists with the apiserver's resourceVersion semantics: unset = most recent, "0" = any (the limit is
-   * ignored, as the watch cache does), "X" = not older than X, or exactly X with
-   * resourceVersionMatch=Exact or with a limit; continue tokens read the snapshot of their first page and
-   * expire (410) when it leaves the retained history.
-   */
+  /** See reads.ts: the API server's resourceVersion semantics and continue tokens. */
   list(scope: Scope, options: ListOptions): Result {
-    const { def, version } = scope;
-    const selection = parseSelection(def, options.labelSelector, options.fieldSelector);
-    const rvText = options.resourceVersion ?? '';
-    const match = options.resourceVersionMatch ?? '';
-    const requestedRv = parseResourceVersion(rvText);
-    const errors: FieldError[] = [];
-    if (match !== '' && match !== 'Exact' && match !== 'NotOlderThan') {
-      errors.push({ type: 'NotSupported', field: 'resourceVersionMatch', value: match, detail: 'supported values: "Exact", "NotOlderThan", ""' });
-    }
-    if (match !== '' && rvText === '') errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden unless resourceVersion is provided' });
-    if (match !== '' && options.continueToken) errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden when continue is provided' });
-    if (match === 'Exact' && rvText === '0') errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"' });
-    if (errors.length > 0) throw listOptionsInvalid(errors);
-    if (options.continueToken && rvText !== '') throw badRequest('specifying resource version is not allowed when using continue');
-    if (requestedRv !== undefined && requestedRv > this.store.resourceVersion) throw resourceVersionTooLarge(requestedRv, this.store.resourceVersion);
-
-    const resource = storageKey(def);
-    const namespace = def.namespaced ? scope.namespace : undefined;
-    const keyOf = (o: KubeObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
-    let limit = options.limit !== undefined && options.limit > 0 ? options.limit : undefined;
-    let listRv = this.store.resourceVersion;
-    let start = '';
-    let snapshot: KubeObject[] | undefined;
-    if (options.continueToken) {
-      const token = decodeContinue(options.continueToken);
-      start = token.start;
-      snapshot = this.store.listAt(resource, namespace, token.rv);
-      if (snapshot === undefined) {
-        const fresh = encodeContinue({ v: 'meta.k8s.io/v1', rv: this.store.resourceVersion, start });
-        throw expired(CONTINUE_EXPIRED, fresh);
-      }
-      listRv = token.rv;
-    } else if (requestedRv === 0) {
-      limit = undefined;
-    } else if (requestedRv !== undefined && (match === 'Exact' || (match === '' && limit !== undefined))) {
-      snapshot = this.store.listAt(resource, namespace, requestedRv);
-      if (snapshot === undefined) throw expired(`The resourceVersion for the provided list is too old.`);
-      listRv = requestedRv;
-    }
-    let items = (snapshot ?? this.store.list(resource, namespace)).filter((o) => selects(selection, o));
-    if (start) items = items.filter((o) => keyOf(o) >= start);
-    const metadata: Record<string, unknown> = { resourceVersion: String(listRv) };
-    if (limit !== undefined && items.length > limit) {
-      const remaining = items.length - limit;
-      items = items.slice(0, limit);
-      metadata.continue = encodeContinue({ v: 'meta.k8s.io/v1', rv: listRv, start: keyOf(items[items.length - 1]!) + '\u0000' });
-      metadata.remainingItemCount = remaining;
-    }
-    const body: KubeObject = {
-      kind: def.listKind,
-      apiVersion: groupVersion(def.group, version),
-      metadata,
-      items: items.map((o) => present(def, version, o, def.listItemsCarryTypeMeta)),
-    };
-    return { code: 200, body };
+    return listObjects(this, scope, options);
   }
 
   create(scope: Scope, body: unknown, options: WriteOptions = {}): Result {
@@ -404,235 +225,35 @@ export class Operations {
   }
 
   delete(scope: Scope, name: string, options: DeleteOptions = {}): Result {
-    const { def } = scope;
-    const gr = groupResourceOf(def);
-    const resource = storageKey(def);
-    const old = this.stored(scope, name);
-    const meta = old.metadata!;
-    const pre = options.preconditions;
-    if (pre?.uid && pre.uid !== meta.uid) {
-      throw conflict(gr, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${meta.uid ?? ''}`);
-    }
-    if (pre?.resourceVersion && pre.resourceVersion !== meta.resourceVersion) {
-      throw conflict(gr, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ''}`);
-    }
-    const next = cloneJson(old);
-    const nextMeta = next.metadata!;
-    if (!meta.deletionTimestamp) def.strategy.prepareForDelete?.(next);
-    let grace = options.gracePeriodSeconds;
-    if (grace !== undefined && grace < 0) grace = 1;
-
-    // Graceful deletion (rest.BeforeDelete): schedule, shorten, or leave a pending graceful deletion alone.
-    let graceful = false;
-    let pendingGraceful = false;
-    if (def.strategy.gracefulDeletion) {
-      if (meta.deletionTimestamp) {
-        const current = meta.deletionGracePeriodSeconds;
-        if (current !== undefined && current !== 0) {
-          if (grace !== undefined && grace < current) {
-            const scheduled = Date.parse(meta.deletionTimestamp) - current * 1000 + grace * 1000;
-            nextMeta.deletionTimestamp = new Date(scheduled).toISOString().replace(/\.\d+Z$/, 'Z');
-            nextMeta.deletionGracePeriodSeconds = grace;
-            graceful = true;
-          } else {
-            pendingGraceful = true;
-          }
-        }
-      } else {
-        const period = def.strategy.gracefulDeletion(old, grace);
-        nextMeta.deletionTimestamp = nowTimestamp(period);
-        nextMeta.deletionGracePeriodSeconds = period;
-        if ((nextMeta.generation ?? 0) > 0) nextMeta.generation = nextMeta.generation! + 1;
-        graceful = true;
-      }
-    }
-    const accepted = options.orphanDependents === false ? 202 : 200;
-    if (pendingGraceful) return { code: accepted, body: present(def, scope.version, old) };
-
-    // Propagation policy as finalizers (deletionFinalizersForGarbageCollection).
-    const finalizers = gcFinalizers(nextMeta.finalizers ?? [], options);
-    if (finalizers.length > 0) nextMeta.finalizers = finalizers;
-    else delete nextMeta.finalizers;
-    const pending = pendingFinalizers(def, next).length > 0;
-    if (!graceful && pending) markAsDeleting(next);
-    if (pending || (graceful && (nextMeta.deletionGracePeriodSeconds ?? 0) > 0)) {
-      if (options.dryRun || jsonEqual(next, old)) return { code: accepted, body: present(def, scope.version, options.dryRun ? next : old) };
-      const updated = this.store.update(resource, next, old);
-      return { code: accepted, body: present(def, scope.version, updated) };
-    }
-    // Deleted now; a graceful kind (pods) records the zero-grace deletion first, as the real registry does.
-    let last: KubeObject;
-    if (options.dryRun) last = old;
-    else if (graceful) last = this.store.delete(resource, this.store.update(resource, next, old));
-    else last = this.store.delete(resource, old);
-    if (def.strategy.returnDeletedObject) return { code: 200, body: present(def, scope.version, last) };
-    const details: Record<string, string> = { name };
-    if (def.group) details.group = def.group;
-    details.kind = def.resource;
-    details.uid = meta.uid ?? '';
-    return { code: 200, body: successStatus(details) };
+    return deleteObject(this, scope, name, options);
   }
 
   deleteCollection(scope: Scope, list: ListOptions, options: DeleteOptions = {}): Result {
-    const { def, version } = scope;
-    const selection = parseSelection(def, list.labelSelector, list.fieldSelector);
-    const targets = this.store.list(storageKey(def), def.namespaced ? scope.namespace : undefined).filter((o) => selects(selection, o));
-    const items: KubeObject[] = [];
-    for (const target of targets) {
-      const targetScope: Scope = { def, version, namespace: target.metadata?.namespace };
-      try {
-        const { preconditions: _p, ...each } = options;
-        const result = this.delete(targetScope, target.metadata!.name!, each);
-        items.push(result.body.kind === 'Status' ? present(def, version, target, def.listItemsCarryTypeMeta) : present(def, version, result.body as KubeObject, def.listItemsCarryTypeMeta));
-      } catch (err) {
-        if (!(err instanceof ApiError && err.code === 404)) throw err;
-      }
-    }
-    const body: KubeObject = { kind: def.listKind, apiVersion: groupVersion(def.group, version), metadata: { resourceVersion: String(this.store.resourceVersion) }, items };
-    return { code: 200, body };
+    return deleteObjects(this, scope, list, options);
   }
 
-  // ---- scale subresource ----
+  // ---- subresources (see subresources.ts) ----
 
   getScale(scope: Scope, name: string): Result {
-    return { code: 200, body: this.scaleOf(scope, this.stored(scope, name)) };
+    return getScale(this, scope, name);
   }
 
   updateScale(scope: Scope, name: string, body: unknown, options: WriteOptions = {}): Result {
-    const old = this.stored(scope, name);
-    return this.commitScale(scope, old, body, options);
+    return updateScale(this, scope, name, body, options);
   }
 
   patchScale(scope: Scope, name: string, contentType: string, rawBody: string, options: WriteOptions = {}): Result {
-    const old = this.stored(scope, name);
-    const type = patchTypeOf(contentType);
-    if (type === undefined || type === 'apply') {
-      throw unsupportedMediaType(contentType, ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
-    }
-    const patch = parsePatchBody(rawBody, type);
-    const current = this.scaleOf(scope, old);
-    const patched = type === 'json' ? applyJsonPatch(current, patch) : type === 'merge' ? applyMergePatch(current, patch) : applyStrategicMergePatch(current, patch, {});
-    return this.commitScale(scope, old, patched, options);
+    return patchScale(this, scope, name, contentType, rawBody, options);
   }
-
-  private scaleOf(scope: Scope, obj: KubeObject): KubeObject {
-    const paths = scope.def.scale!;
-    const view = present(scope.def, scope.version, obj);
-    const meta = obj.metadata!;
-    const selectorValue = paths.labelSelectorPath ? readPath(view, paths.labelSelectorPath) : undefined;
-    const selector = typeof selectorValue === 'string' ? selectorValue : formatLabelSelector(asLabelSelector(selectorValue));
-    const status: Record<string, unknown> = { replicas: Number(readPath(view, paths.statusReplicasPath) ?? 0) };
-    if (selector) status.selector = selector;
-    return {
-      kind: 'Scale',
-      apiVersion: 'autoscaling/v1',
-      metadata: {
-        name: meta.name,
-        ...(meta.namespace ? { namespace: meta.namespace } : {}),
-        uid: meta.uid,
-        resourceVersion: meta.resourceVersion,
-        creationTimestamp: meta.creationTimestamp,
-      },
-      spec: { replicas: Number(readPath(view, paths.specReplicasPath) ?? 0) },
-      status,
-    };
-  }
-
-  private commitScale(scope: Scope, old: KubeObject, body: unknown, options: WriteOptions): Result {
-    const { def } = scope;
-    const name = old.metadata!.name!;
-    if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type Scale): the body is not a JSON object');
-    const meta = isObject(body.metadata) ? body.metadata : {};
-    if (meta.name !== undefined && meta.name !== name) throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
-    const replicas = isObject(body.spec) ? body.spec.replicas : undefined;
-    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
-      throw invalid('Scale', 'autoscaling', name, [{ type: 'Invalid', field: 'spec.replicas', value: replicas ?? null, detail: 'must be greater than or equal to 0' }]);
-    }
-    const rv = typeof meta.resourceVersion === 'string' && meta.resourceVersion !== '' ? meta.resourceVersion : undefined;
-    if (rv !== undefined && rv !== old.metadata!.resourceVersion) throw conflict(groupResourceOf(def), name);
-    const next = cloneJson(present(def, scope.version, old));
-    writePath(next, def.scale!.specReplicasPath, replicas);
-    const incoming = this.decode(scope, next);
-    this.decodeCustom(scope, incoming, scope.version, { fieldValidation: 'Ignore' });
-    const result = this.commitUpdate(scope, old, incoming, 'main', options, undefined, 'scale');
-    return { code: result.code, body: this.scaleOf(scope, this.stored(scope, name)) };
-  }
-
-  // ---- pods/binding and pods/eviction ----
 
   /** POST pods/{name}/binding: assigns the pod to a node (the scheduler's write). */
   bind(scope: Scope, name: string, body: unknown, options: WriteOptions = {}): Result {
-    if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type Binding): the body is not a JSON object');
-    const meta = isObject(body.metadata) ? body.metadata : {};
-    if (meta.name !== undefined && meta.name !== name) throw badRequest('name in URL does not match name in Binding object');
-    const target = isObject(body.target) ? body.target : {};
-    if (typeof target.name !== 'string' || target.name === '') {
-      throw invalid('Binding', '', name, [{ type: 'Required', field: 'target.name', detail: '' }]);
-    }
-    if (target.kind !== undefined && target.kind !== '' && target.kind !== 'Node') {
-      throw invalid('Binding', '', name, [{ type: 'NotSupported', field: 'target.kind', value: target.kind, detail: 'supported values: "Node", ""' }]);
-    }
-    const pod = this.stored(scope, name);
-    const podMeta = pod.metadata!;
-    const refuse = (why: string): ApiError => conflict({ group: '', resource: 'pods/binding' }, name, why);
-    if (typeof meta.uid === 'string' && meta.uid !== '' && meta.uid !== podMeta.uid) throw refuse(`Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${podMeta.uid ?? ''}`);
-    if (podMeta.deletionTimestamp) throw refuse(`pod ${name} is being deleted, cannot be assigned to a host`);
-    const spec = isObject(pod.spec) ? pod.spec : {};
-    if (typeof spec.nodeName === 'string' && spec.nodeName !== '') throw refuse(`pod ${name} is already assigned to node "${spec.nodeName}"`);
-    if (Array.isArray(spec.schedulingGates) && spec.schedulingGates.length > 0) throw refuse(`pod ${name} has non-empty .spec.schedulingGates`);
-    const annotations = isObject(meta.annotations) ? (meta.annotations as Record<string, string>) : {};
-    const bound = cloneJson(pod);
-    (bound.spec as Record<string, unknown>).nodeName = target.name;
-    if (Object.keys(annotations).length > 0) bound.metadata!.annotations = { ...(bound.metadata!.annotations ?? {}), ...annotations };
-    setCondition(bound, { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: nowTimestamp() });
-    this.commitUpdate(scope, pod, bound, 'system', options, undefined, 'binding');
-    return { code: 201, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } as MetaStatus };
+    return bind(this, scope, name, body, options);
   }
 
   /** POST pods/{name}/eviction: deletes the pod unless a PodDisruptionBudget forbids it (429). */
   evict(scope: Scope, name: string, body: unknown): Result {
-    if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type Eviction): the body is not a JSON object');
-    const meta = isObject(body.metadata) ? body.metadata : {};
-    if (meta.name !== undefined && meta.name !== name) throw badRequest('name in URL does not match name in Eviction object');
-    const pod = this.stored(scope, name);
-    const deleteOptions = isObject(body.deleteOptions) ? parseDeleteOptionsBody(body.deleteOptions) : {};
-    const status = isObject(pod.status) ? pod.status : {};
-    const terminal = status.phase === 'Succeeded' || status.phase === 'Failed' || status.phase === 'Pending';
-    const pdbDef = this.registry.get({ group: 'policy', resource: 'poddisruptionbudgets' });
-    if (!terminal && !pod.metadata?.deletionTimestamp && pdbDef) {
-      const pdbs = this.store
-        .list(storageKey(pdbDef), scope.namespace)
-        .filter((p) => matchesLabelSelector(asLabelSelector(isObject(p.spec) ? p.spec.selector : undefined), pod.metadata?.labels));
-      if (pdbs.length > 1) throw internalError('This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
-      const pdb = pdbs[0];
-      if (pdb) {
-        const pdbStatus = isObject(pdb.status) ? pdb.status : {};
-        const allowed = typeof pdbStatus.disruptionsAllowed === 'number' ? pdbStatus.disruptionsAllowed : 0;
-        const observed = typeof pdbStatus.observedGeneration === 'number' ? pdbStatus.observedGeneration : 0;
-        if (observed < (pdb.metadata?.generation ?? 0)) {
-          throw tooManyRequests('Cannot evict pod as it would violate the pod\'s disruption budget.', [
-            { reason: 'DisruptionBudget', message: `The disruption budget ${pdb.metadata!.name} is still being processed by the server.` },
-          ]);
-        }
-        if (allowed <= 0) {
-          throw tooManyRequests('Cannot evict pod as it would violate the pod\'s disruption budget.', [
-            {
-              reason: 'DisruptionBudget',
-              message: `The disruption budget ${pdb.metadata!.name} needs ${String(pdbStatus.desiredHealthy ?? 0)} healthy pods and has ${String(pdbStatus.currentHealthy ?? 0)} currently`,
-            },
-          ]);
-        }
-        if (!deleteOptions.dryRun) {
-          this.systemUpdate(pdbDef, pdb, (p) => {
-            const s = p.status as Record<string, unknown>;
-            s.disruptionsAllowed = allowed - 1;
-            s.disruptedPods = { ...(isObject(s.disruptedPods) ? s.disruptedPods : {}), [name]: nowTimestamp() };
-          }, 'kube-apiserver', 'status');
-        }
-      }
-    }
-    this.delete(scope, name, deleteOptions);
-    return { code: 201, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } as MetaStatus };
+    return evict(this, scope, name, body);
   }
 
   /**
@@ -650,7 +271,7 @@ export class Operations {
    * Commits an update. `appliedManagedFields` (server-side apply) replaces managed-fields tracking;
    * `managerSubresource` names the subresource recorded in managedFields (scale, binding).
    */
-  private commitUpdate(
+  commitUpdate(
     scope: Scope,
     old: KubeObject,
     incoming: KubeObject,
@@ -770,7 +391,7 @@ export class Operations {
   }
 
   /** The stored object as the storage codec decodes it (custom resources: pruned and defaulted, see crd-schema.ts). */
-  private stored(scope: Scope, name: string): KubeObject {
+  stored(scope: Scope, name: string): KubeObject {
     const { def } = scope;
     const obj = this.store.get(storageKey(def), def.namespaced ? scope.namespace : undefined, name);
     if (!obj) throw notFound(groupResourceOf(def), name);
@@ -783,7 +404,7 @@ export class Operations {
    * under fieldValidation=Strict (as a decoding error, or for a patch as an invalid patch) and become
    * warnings under Warn (the default).
    */
-  private decodeCustom(scope: Scope, obj: KubeObject, version: string, options: WriteOptions, patched?: unknown): string[] {
+  decodeCustom(scope: Scope, obj: KubeObject, version: string, options: WriteOptions, patched?: unknown): string[] {
     const { def } = scope;
     if (!def.crdSchemas) return [];
     const validation = options.fieldValidation ?? 'Warn';
@@ -827,7 +448,7 @@ export class Operations {
   }
 
   /** Checks a request body against the endpoint and returns a private copy in storage form. */
-  private decode(scope: Scope, body: unknown): KubeObject {
+  decode(scope: Scope, body: unknown): KubeObject {
     const { def } = scope;
     const expected = groupVersion(def.group, scope.version);
     if (!isObject(body)) throw badRequest(`the object provided is unrecognized (must be of type ${def.kind}): the body is not a JSON object`);
@@ -860,176 +481,4 @@ export class Operations {
     obj.kind = def.kind;
     return obj;
   }
-}
-
-const TIMESTAMP = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
-/** metav1.MicroTime fields (6 fractional digits on the wire); every other time is metav1.Time (seconds). */
-const MICRO_TIME_FIELDS = new Set(['eventTime', 'renewTime', 'acquireTime', 'lastObservedTime']);
-/** Maps whose keys are user data, never time fields. */
-const OPAQUE_MAPS = new Set(['data', 'binaryData', 'stringData', 'labels', 'annotations', 'matchLabels', 'selector', 'nodeSelector']);
-
-/**
- * Times as typed decoding leaves them: RFC 3339 in UTC with seconds (metav1.Time) or microseconds
- * (metav1.MicroTime), so that a client echoing `...T10:00:00.000Z` back is a no-op. Applied to
- * fields named like times (`*Time`, `*Timestamp`, `*At`, managedFields' `time`) of built-in kinds.
- */
-function normalizeTimes(value: unknown, key = ''): unknown {
-  if (typeof value === 'string') {
-    if (!(key === 'time' || /(?:Time|Timestamp|At)$/.test(key))) return value;
-    const m = TIMESTAMP.exec(value);
-    if (!m) return value;
-    const date = new Date(value);
-    if (Number.isNaN(date.getTime())) return value;
-    const iso = date.toISOString();
-    if (MICRO_TIME_FIELDS.has(key)) {
-      const fraction = (m[3] === 'Z' ? (m[2] ?? '') : iso.slice(19, 23)).slice(1).padEnd(6, '0').slice(0, 6);
-      return `${iso.slice(0, 19)}.${fraction}Z`;
-    }
-    return `${iso.slice(0, 19)}Z`;
-  }
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = normalizeTimes(value[i], key);
-    return value;
-  }
-  if (isObject(value)) {
-    if (OPAQUE_MAPS.has(key)) return value;
-    for (const [k, v] of Object.entries(value)) value[k] = normalizeTimes(v, k);
-  }
-  return value;
-}
-
-/** The version a request body was written in: its apiVersion's (checked by decode), else the URL's. */
-function sentVersion(scope: Scope, body: unknown): string {
-  const apiVersion = isObject(body) && typeof body.apiVersion === 'string' ? splitApiVersion(body.apiVersion) : undefined;
-  return apiVersion && apiVersion.group === scope.def.group && scope.def.versions.includes(apiVersion.version) ? apiVersion.version : scope.version;
-}
-
-/** JSON as Go encodes an unstructured object: map keys sorted. */
-function goJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (isObject(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v));
-}
-
-function withWarnings(result: Result, warnings: string[]): Result {
-  return warnings.length > 0 ? { ...result, warnings } : result;
-}
-
-/** Refuses objects larger than etcd would store (413), before anything is committed. */
-function checkObjectSize(obj: KubeObject): void {
-  if (Buffer.byteLength(JSON.stringify(obj)) > MAX_OBJECT_BYTES) {
-    throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: etcdserver: request is too large');
-  }
-}
-
-function parsePatchBody(rawBody: string, type: PatchType): unknown {
-  let patch: unknown;
-  try {
-    patch = JSON.parse(rawBody);
-  } catch (err) {
-    throw badRequest(`error decoding patch: ${(err as Error).message}`);
-  }
-  if (type !== 'json' && !isObject(patch)) throw badRequest('error decoding patch: a merge patch must be a JSON object');
-  return patch;
-}
-
-/** DeleteOptions from a JSON object (a DELETE body, or an Eviction's deleteOptions). */
-export function parseDeleteOptionsBody(body: Record<string, unknown>): DeleteOptions {
-  const options: DeleteOptions = {};
-  if (Array.isArray(body.dryRun)) {
-    for (const v of body.dryRun) if (v !== 'All') throw badRequest(`dryRun: Unsupported value: ${JSON.stringify(v)}: supported values: "All"`);
-    if (body.dryRun.length > 0) options.dryRun = true;
-  }
-  if (isObject(body.preconditions)) {
-    const pre = body.preconditions;
-    options.preconditions = {};
-    if (typeof pre.uid === 'string') options.preconditions.uid = pre.uid;
-    if (typeof pre.resourceVersion === 'string') options.preconditions.resourceVersion = pre.resourceVersion;
-  }
-  if (body.gracePeriodSeconds !== undefined && body.gracePeriodSeconds !== null) {
-    if (typeof body.gracePeriodSeconds !== 'number' || !Number.isInteger(body.gracePeriodSeconds)) throw badRequest('gracePeriodSeconds must be an integer');
-    options.gracePeriodSeconds = body.gracePeriodSeconds;
-  }
-  if (body.propagationPolicy !== undefined && body.propagationPolicy !== null) options.propagationPolicy = checkPropagationPolicy(body.propagationPolicy);
-  if (typeof body.orphanDependents === 'boolean') options.orphanDependents = body.orphanDependents;
-  if (options.orphanDependents !== undefined && options.propagationPolicy !== undefined) {
-    throw invalid('DeleteOptions', 'meta.k8s.io', '', [{ type: 'Invalid', field: 'propagationPolicy', value: options.propagationPolicy, detail: 'orphanDependents and deletionPropagation cannot be both set' }]);
-  }
-  return options;
-}
-
-export function checkPropagationPolicy(value: unknown): PropagationPolicy {
-  if (value === 'Orphan' || value === 'Background' || value === 'Foreground') return value;
-  throw invalid('DeleteOptions', 'meta.k8s.io', '', [
-    { type: 'NotSupported', field: 'propagationPolicy', value, detail: 'supported values: "Foreground", "Background", "Orphan", "nil"' },
-  ]);
-}
-
-/** The finalizers after a DELETE's propagation policy (generic registry deletionFinalizersForGarbageCollection). */
-function gcFinalizers(current: readonly string[], options: DeleteOptions): string[] {
-  let orphan: boolean;
-  let foreground: boolean;
-  if (options.orphanDependents !== undefined) {
-    orphan = options.orphanDependents;
-    foreground = false;
-  } else if (options.propagationPolicy !== undefined) {
-    orphan = options.propagationPolicy === 'Orphan';
-    foreground = options.propagationPolicy === 'Foreground';
-  } else {
-    const first = current.find((f) => f === ORPHAN_FINALIZER || f === FOREGROUND_FINALIZER);
-    orphan = first === ORPHAN_FINALIZER;
-    foreground = first === FOREGROUND_FINALIZER;
-  }
-  const out = current.filter((f) => f !== ORPHAN_FINALIZER && f !== FOREGROUND_FINALIZER);
-  if (orphan) out.push(ORPHAN_FINALIZER);
-  if (foreground) out.push(FOREGROUND_FINALIZER);
-  const same = out.length === current.length && out.every((f) => current.includes(f));
-  return same ? [...current] : out;
-}
-
-/** markAsDeleting: deletionTimestamp now (kept if already set), grace 0, generation bumped once. */
-function markAsDeleting(obj: KubeObject): void {
-  const meta = obj.metadata!;
-  if (!meta.deletionTimestamp && (meta.generation ?? 0) > 0) meta.generation = meta.generation! + 1;
-  if (!meta.deletionTimestamp) meta.deletionTimestamp = nowTimestamp();
-  meta.deletionGracePeriodSeconds = 0;
-}
-
-interface Condition {
-  type: string;
-  status: string;
-  lastProbeTime?: string | null;
-  lastTransitionTime?: string;
-  [field: string]: unknown;
-}
-
-/** podutil.UpdatePodCondition: replaces the condition of the same type, keeping lastTransitionTime if status is unchanged. */
-function setCondition(obj: KubeObject, condition: Condition): void {
-  const status = isObject(obj.status) ? obj.status : (obj.status = {});
-  const conditions = Array.isArray(status.conditions) ? (status.conditions as Condition[]) : [];
-  const existing = conditions.find((c) => c.type === condition.type);
-  const next = existing && existing.status === condition.status ? { ...condition, lastTransitionTime: existing.lastTransitionTime } : condition;
-  status.conditions = existing ? conditions.map((c) => (c.type === condition.type ? next : c)) : [...conditions, next];
-}
-
-/** Spec changes bump generation: everything but metadata (and status with a status subresource), plus listed annotations. */
-function specChanged(def: ResourceDefinition, next: KubeObject, old: KubeObject): boolean {
-  const strip = (o: KubeObject): Record<string, unknown> => {
-    const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = o;
-    if (hasStatusSubresource(def)) delete rest.status;
-    return rest;
-  };
-  if (!jsonEqual(strip(next), strip(old))) return true;
-  for (const a of def.strategy.generationAnnotations ?? []) {
-    if (next.metadata?.annotations?.[a] !== old.metadata?.annotations?.[a]) return true;
-  }
-  return false;
-}
-
-function decodeContinue(token: string): ContinueToken {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Partial<ContinueToken>;
-    if (parsed.v === 'meta.k8s.io/v1' && typeof parsed.rv === 'number' && typeof parsed.start === 'string') return parsed as ContinueToken;
-  } catch {
-    // fall through
-  }
-  throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
 }

@@ -16,6 +16,8 @@
  * the pod's grace period), its terminal status is written, then the kubelet deletes it with
  * gracePeriodSeconds=0 (uid precondition). A pod with finalizers then stays, terminating, until they
  * are removed, as on a real cluster.
+ * The lifecycle itself is the stage table of pod-lifecycle.ts, run by the StageEngine of stages.ts;
+ * this file holds what those stages ask of a kubelet: informers, pod IPs, the image cache, events.
  * Events (core/v1, source kubelet on the pod's node) as the kubelet's image manager and runtime
  * write them, per container with fieldPath `spec.containers{name}` (`spec.initContainers{name}`):
  * Pulling/Pulled (an image is pulled once per node unless its pull policy is Always, then "already
@@ -26,37 +28,23 @@ import { createHash } from 'node:crypto';
 import type { KubeObject } from '../../model/object-key.js';
 import { isObject } from '../../model/object-key.js';
 import type { Informer } from '../../kube/informer.js';
-import { condition, isBeingDeleted, isPodTerminal, now, podPhase, spec, status, str } from './objects.js';
+import { spec, status, str } from './objects.js';
 import type { CoreEventRecorder } from './events.js';
-import { nodeIndex, nodeIp } from './nodes.js';
-import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
+import { nodeIndex } from './nodes.js';
+import { POD_LIFECYCLE, podContainers, type MissingVolume, type PodLifecycleContext } from './pod-lifecycle.js';
+import { isStatus, type SimContext, type SimTiming, type WorkRunner } from './runtime.js';
+import { StageEngine } from './stages.js';
 
-interface ExitKind {
-  code: number;
-  reason: string;
-}
-const EXIT_OK: ExitKind = { code: 0, reason: 'Completed' };
-const EXIT_SIGTERM: ExitKind = { code: 143, reason: 'Error' };
-const EXIT_NEVER_STARTED: ExitKind = { code: 137, reason: 'ContainerStatusUnknown' };
-
-interface PodState {
-  uid: string;
-  acceptedAt?: number;
-  runningAt?: number;
-  terminatingSince?: number;
-  deleted?: boolean;
-  /** The volume it waits for, as `<kind> <name>`, after a FailedMount. */
-  waitingFor?: string | undefined;
-}
-
-export class Kubelets {
+export class Kubelets implements PodLifecycleContext {
   private readonly enqueue: (key: string, delayMs?: number) => void;
-  private readonly state = new Map<string, PodState>();
+  private readonly engine: StageEngine<PodLifecycleContext>;
   private readonly nextIp = new Map<string, number>();
   private readonly nodeSet: Set<string>;
   private readonly recorders = new Map<string, CoreEventRecorder>();
   /** `<node> <image>` of the images pulled so far (what IfNotPresent finds on the node). */
   private readonly pulled = new Set<string>();
+  readonly timing: SimTiming;
+  readonly nodes: readonly string[];
 
   private constructor(
     private readonly ctx: SimContext,
@@ -65,9 +53,55 @@ export class Kubelets {
     private readonly secrets: Informer | undefined,
     private readonly configMaps: Informer | undefined,
   ) {
+    this.timing = ctx.timing;
+    this.nodes = ctx.nodes;
     this.nodeSet = new Set(ctx.nodes);
     this.enqueue = runner.register('kubelet', (key) => this.sync(key));
+    const effects = {
+      get: (key: string) => this.boundPod(key),
+      writeStatus: (pod: KubeObject, next: Record<string, unknown>) => this.writeStatus(pod, next),
+      delete: (pod: KubeObject) => this.deletePod(pod),
+      requeue: (key: string, ms: number) => this.enqueue(key, ms),
+      log: (line: string) => ctx.log(line),
+    };
+    this.engine = new StageEngine<PodLifecycleContext>(POD_LIFECYCLE, effects, this);
     for (const node of ctx.nodes) this.recorders.set(node, ctx.events.recorder({ component: 'kubelet', host: node }));
+  }
+
+  static async start(ctx: SimContext, runner: WorkRunner): Promise<Kubelets | undefined> {
+    const [pods, secrets, configMaps] = await Promise.all([ctx.informers.forKind('Pod', 'v1'), ctx.informers.forKind('Secret', 'v1'), ctx.informers.forKind('ConfigMap', 'v1')]);
+    if (!pods) return undefined;
+    const k = new Kubelets(ctx, runner, pods, secrets, configMaps);
+    // A pod waiting for a volume's Secret or ConfigMap is synced again when one appears.
+    for (const [kind, informer] of [['secret', secrets], ['configmap', configMaps]] as const) {
+      informer?.subscribe((type, obj) => {
+        if (type === 'DELETED') return;
+        for (const key of k.engine.keysRemembering('waitingFor', `${kind} ${obj.metadata?.name}`)) {
+          if (key.startsWith(`${obj.metadata?.namespace}/`)) k.enqueue(key);
+        }
+      });
+    }
+    pods.subscribe((type, pod) => {
+      const key = `${pod.metadata!.namespace}/${pod.metadata!.name}`;
+      if (type === 'DELETED') {
+        k.engine.forget(key, pod.metadata?.uid);
+        return;
+      }
+      if (k.nodeSet.has(str(spec(pod).nodeName))) k.enqueue(key);
+    });
+    return k;
+  }
+
+  /** The pod of `key` if it is bound to one of the simulated nodes. */
+  private boundPod(key: string): KubeObject | undefined {
+    const [namespace, name] = key.split('/') as [string, string];
+    const pod = this.pods.get(namespace, name);
+    return pod && this.nodeSet.has(str(spec(pod).nodeName)) ? pod : undefined;
+  }
+
+  private async sync(key: string): Promise<void> {
+    const pod = this.boundPod(key);
+    if (pod) await this.engine.sync(key, pod);
   }
 
   private containerEvent(pod: KubeObject, container: Record<string, unknown>, init: boolean, reason: string, message: string): void {
@@ -77,10 +111,10 @@ export class Kubelets {
   }
 
   /** EnsureImageExists, then startContainer's Created and Started, for every container in start order. */
-  private recordStart(pod: KubeObject): void {
+  recordStart(pod: KubeObject): void {
     const node = str(spec(pod).nodeName);
     for (const init of [true, false]) {
-      for (const c of this.containers(pod, init)) {
+      for (const c of podContainers(pod, init)) {
         const image = str(c.image);
         const policy = str(c.imagePullPolicy, 'IfNotPresent');
         const present = this.pulled.has(`${node} ${image}`);
@@ -98,123 +132,16 @@ export class Kubelets {
     }
   }
 
-  static async start(ctx: SimContext, runner: WorkRunner): Promise<Kubelets | undefined> {
-    const [pods, secrets, configMaps] = await Promise.all([ctx.informers.forKind('Pod', 'v1'), ctx.informers.forKind('Secret', 'v1'), ctx.informers.forKind('ConfigMap', 'v1')]);
-    if (!pods) return undefined;
-    const k = new Kubelets(ctx, runner, pods, secrets, configMaps);
-    // A pod waiting for a volume's Secret or ConfigMap is synced again when one appears.
-    for (const [kind, informer] of [['secret', secrets], ['configmap', configMaps]] as const) {
-      informer?.subscribe((type, obj) => {
-        if (type === 'DELETED') return;
-        const wanted = `${kind} ${obj.metadata?.name}`;
-        for (const [key, s] of k.state) if (s.waitingFor === wanted && key.startsWith(`${obj.metadata?.namespace}/`)) k.enqueue(key);
-      });
-    }
-    pods.subscribe((type, pod) => {
-      const key = `${pod.metadata!.namespace}/${pod.metadata!.name}`;
-      if (type === 'DELETED') {
-        if (k.state.get(key)?.uid === pod.metadata?.uid) k.state.delete(key);
-        return;
-      }
-      if (k.nodeSet.has(str(spec(pod).nodeName))) k.enqueue(key);
-    });
-    return k;
+  recordKilling(pod: KubeObject): void {
+    for (const c of podContainers(pod)) this.containerEvent(pod, c, false, 'Killing', `Stopping container ${str(c.name)}`);
   }
 
-  private stateOf(key: string, pod: KubeObject): PodState {
-    let s = this.state.get(key);
-    if (!s || s.uid !== pod.metadata?.uid) this.state.set(key, (s = { uid: pod.metadata!.uid! }));
-    return s;
-  }
-
-  private async sync(key: string): Promise<void> {
-    const [namespace, name] = key.split('/') as [string, string];
-    const pod = this.pods.get(namespace, name);
-    if (!pod || !this.nodeSet.has(str(spec(pod).nodeName))) return;
-    const s = this.stateOf(key, pod);
-    const t = Date.now();
-    const { timing } = this.ctx;
-
-    if (isBeingDeleted(pod)) {
-      if (s.deleted) return;
-      const wasRunning = podPhase(pod) === 'Running';
-      if (s.terminatingSince === undefined) {
-        s.terminatingSince = t;
-        if (wasRunning) for (const c of this.containers(pod)) this.containerEvent(pod, c, false, 'Killing', `Stopping container ${str(c.name)}`);
-      }
-      const graceMs = Math.max(0, (pod.metadata?.deletionGracePeriodSeconds ?? 30) * 1000);
-      const stopAt = s.terminatingSince + (wasRunning ? Math.min(timing.podStopDelayMs, graceMs) : 0);
-      if (t < stopAt) {
-        this.enqueue(key, stopAt - t);
-        return;
-      }
-      if (!isPodTerminal(pod)) {
-        // Stopped by deletion: SIGTERM ends a long-running server cleanly (exit 0) and a batch container
-        // with an error (143); containers that never started end ContainerStatusUnknown (137).
-        const exit = !wasRunning ? EXIT_NEVER_STARTED : this.runsToCompletion(pod) ? EXIT_SIGTERM : EXIT_OK;
-        await this.writeStatus(pod, this.terminatedStatus(pod, exit));
-      }
-      s.deleted = true;
-      this.ctx.log(`kubelet: deleting ${key} (grace period over)`);
-      try {
-        await this.ctx.api.delete(this.pods.info, namespace, name, { gracePeriodSeconds: 0, preconditions: { uid: s.uid } });
-      } catch (err) {
-        if (!isStatus(err, 404, 409)) {
-          s.deleted = false;
-          throw err;
-        }
-      }
-      return;
-    }
-    if (isPodTerminal(pod)) return;
-
-    const phase = podPhase(pod);
-    const running = phase === 'Running' && condition(pod, 'Ready')?.status === 'True';
-    if (!running) {
-      if (s.acceptedAt === undefined) {
-        s.acceptedAt = t;
-        if (timing.podStartDelayMs > 0) {
-          await this.writeStatus(pod, this.pendingStatus(pod));
-          this.enqueue(key, timing.podStartDelayMs);
-          return;
-        }
-      }
-      const startAt = s.acceptedAt + timing.podStartDelayMs;
-      if (t < startAt) {
-        this.enqueue(key, startAt - t);
-        return;
-      }
-      const missing = this.missingVolume(pod);
-      if (missing) {
-        if (s.waitingFor !== `${missing.kind} ${missing.name}`) {
-          s.waitingFor = `${missing.kind} ${missing.name}`;
-          if (!str(status(pod).phase)) await this.writeStatus(pod, this.pendingStatus(pod));
-          this.ctx.log(`kubelet: ${key} waits for ${missing.kind} ${missing.name} (volume ${missing.volume})`);
-          this.recorders.get(str(spec(pod).nodeName))?.event({ ...pod, apiVersion: 'v1', kind: 'Pod' }, 'Warning', 'FailedMount', `MountVolume.SetUp failed for volume "${missing.volume}" : ${missing.kind} "${missing.name}" not found`);
-        }
-        return;
-      }
-      s.waitingFor = undefined;
-      s.runningAt = t;
-      this.recordStart(pod);
-      await this.writeStatus(pod, this.runningStatus(pod));
-      if (this.runsToCompletion(pod)) this.enqueue(key, timing.podRunToCompletionMs);
-      return;
-    }
-    if (this.runsToCompletion(pod)) {
-      s.runningAt ??= t;
-      const doneAt = s.runningAt + timing.podRunToCompletionMs;
-      if (t < doneAt) {
-        this.enqueue(key, doneAt - t);
-        return;
-      }
-      this.ctx.log(`kubelet: ${key} completed`);
-      await this.writeStatus(pod, this.completedStatus(pod));
-    }
+  recordFailedMount(pod: KubeObject, missing: MissingVolume): void {
+    this.recorders.get(str(spec(pod).nodeName))?.event({ ...pod, apiVersion: 'v1', kind: 'Pod' }, 'Warning', 'FailedMount', `MountVolume.SetUp failed for volume "${missing.volume}" : ${missing.kind} "${missing.name}" not found`);
   }
 
   /** The first volume (also a projected volume's source) whose non-optional Secret or ConfigMap does not exist. */
-  private missingVolume(pod: KubeObject): { volume: string; kind: 'secret' | 'configmap'; name: string } | undefined {
+  missingVolume(pod: KubeObject): MissingVolume | undefined {
     const namespace = pod.metadata?.namespace;
     const volumes = Array.isArray(spec(pod).volumes) ? (spec(pod).volumes as unknown[]).filter(isObject) : [];
     for (const v of volumes) {
@@ -234,9 +161,13 @@ export class Kubelets {
     return undefined;
   }
 
-  private runsToCompletion(pod: KubeObject): boolean {
-    const policy = str(spec(pod).restartPolicy, 'Always');
-    return policy === 'Never' || policy === 'OnFailure';
+  podIp(pod: KubeObject): string {
+    const existing = str(status(pod).podIP);
+    if (existing) return existing;
+    const node = str(spec(pod).nodeName);
+    const n = this.nextIp.get(node) ?? 0;
+    this.nextIp.set(node, n + 1);
+    return this.ctx.network.podIp(nodeIndex(this.ctx.nodes, node), n);
   }
 
   private async writeStatus(pod: KubeObject, next: Record<string, unknown>): Promise<void> {
@@ -248,148 +179,13 @@ export class Kubelets {
     }
   }
 
-  private podIp(pod: KubeObject): string {
-    const existing = str(status(pod).podIP);
-    if (existing) return existing;
-    const node = str(spec(pod).nodeName);
-    const n = this.nextIp.get(node) ?? 0;
-    this.nextIp.set(node, n + 1);
-    return this.ctx.network.podIp(nodeIndex(this.ctx.nodes, node), n);
-  }
-
-  private conds(pod: KubeObject, values: Record<string, [string, string?, string?]>): unknown[] {
-    const at = now();
-    return ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => {
-      const [st, reason, message] = values[type] ?? ['True'];
-      const existing = condition(pod, type);
-      const c: Record<string, unknown> = { type, status: st, lastProbeTime: null, lastTransitionTime: existing?.status === st ? existing.lastTransitionTime ?? at : at };
-      if (reason) c.reason = reason;
-      if (message) c.message = message;
-      return c;
-    });
-  }
-
-  private base(pod: KubeObject): Record<string, unknown> {
-    const hostIP = nodeIp(this.ctx.nodes, str(spec(pod).nodeName));
-    return { hostIP, hostIPs: [{ ip: hostIP }], startTime: str(status(pod).startTime) || now() };
-  }
-
-  private containers(pod: KubeObject, init = false): Array<Record<string, unknown>> {
-    const list = spec(pod)[init ? 'initContainers' : 'containers'];
-    return Array.isArray(list) ? list.filter(isObject) : [];
-  }
-
-  private containerId(pod: KubeObject, name: string): string {
-    return 'containerd://' + createHash('sha256').update(`${pod.metadata?.uid}/${name}`).digest('hex');
-  }
-
-  private imageId(image: string): string {
-    return `${image.split(':')[0]}@sha256:${createHash('sha256').update(image).digest('hex')}`;
-  }
-
-  private initStatuses(pod: KubeObject): Record<string, unknown> {
-    const inits = this.containers(pod, true);
-    if (inits.length === 0) return {};
-    const at = now();
-    return {
-      initContainerStatuses: inits.map((c) => ({
-        name: str(c.name),
-        state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: at, finishedAt: at, containerID: this.containerId(pod, str(c.name)) } },
-        lastState: {},
-        ready: true,
-        restartCount: 0,
-        image: str(c.image),
-        imageID: this.imageId(str(c.image)),
-        containerID: this.containerId(pod, str(c.name)),
-        started: false,
-      })),
-    };
-  }
-
-  private pendingStatus(pod: KubeObject): Record<string, unknown> {
-    const names = this.containers(pod).map((c) => str(c.name));
-    const unready = `containers with unready status: [${names.join(' ')}]`;
-    return {
-      phase: 'Pending',
-      conditions: this.conds(pod, {
-        PodReadyToStartContainers: ['False'],
-        Ready: ['False', 'ContainersNotReady', unready],
-        ContainersReady: ['False', 'ContainersNotReady', unready],
-      }),
-      ...this.base(pod),
-      containerStatuses: this.containers(pod).map((c) => ({
-        name: str(c.name),
-        state: { waiting: { reason: 'ContainerCreating' } },
-        lastState: {},
-        ready: false,
-        restartCount: 0,
-        image: str(c.image),
-        imageID: '',
-        started: false,
-      })),
-    };
-  }
-
-  private runningStatus(pod: KubeObject): Record<string, unknown> {
-    const ip = this.podIp(pod);
-    const at = now();
-    return {
-      phase: 'Running',
-      conditions: this.conds(pod, {}),
-      ...this.base(pod),
-      podIP: ip,
-      podIPs: [{ ip }],
-      ...this.initStatuses(pod),
-      containerStatuses: this.containers(pod).map((c) => ({
-        name: str(c.name),
-        state: { running: { startedAt: at } },
-        lastState: {},
-        ready: true,
-        restartCount: 0,
-        image: str(c.image),
-        imageID: this.imageId(str(c.image)),
-        containerID: this.containerId(pod, str(c.name)),
-        started: true,
-      })),
-    };
-  }
-
-  /** Every container exited with `exit`: the status of a completed pod, or of a pod stopped by deletion. */
-  private terminatedStatus(pod: KubeObject, exit: ExitKind = EXIT_OK): Record<string, unknown> {
-    const reason = exit.code === 0 ? 'PodCompleted' : 'PodFailed';
-    const at = now();
-    const st = status(pod);
-    const previous = Array.isArray(st.containerStatuses) ? st.containerStatuses.filter(isObject) : [];
-    return {
-      phase: exit.code === 0 ? 'Succeeded' : 'Failed',
-      conditions: this.conds(pod, {
-        PodReadyToStartContainers: ['False'],
-        Initialized: ['True', reason],
-        Ready: ['False', reason],
-        ContainersReady: ['False', reason],
-      }),
-      ...this.base(pod),
-      ...(st.podIP ? { podIP: st.podIP, podIPs: st.podIPs } : {}),
-      containerStatuses: this.containers(pod).map((c) => {
-        const prev = previous.find((p) => p.name === c.name);
-        const startedAt = isObject(prev?.state) && isObject(prev.state.running) ? str(prev.state.running.startedAt, at) : at;
-        return {
-          name: str(c.name),
-          state: { terminated: { exitCode: exit.code, reason: exit.reason, startedAt, finishedAt: at, containerID: this.containerId(pod, str(c.name)) } },
-          lastState: {},
-          ready: false,
-          restartCount: 0,
-          image: str(c.image),
-          imageID: this.imageId(str(c.image)),
-          containerID: this.containerId(pod, str(c.name)),
-          started: false,
-        };
-      }),
-    };
-  }
-
-  private completedStatus(pod: KubeObject): Record<string, unknown> {
-    return this.terminatedStatus(pod, EXIT_OK);
+  /** The grace period is over: delete now, only the very pod stopped (uid precondition). */
+  private async deletePod(pod: KubeObject): Promise<void> {
+    try {
+      await this.ctx.api.delete(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata!.uid! } });
+    } catch (err) {
+      if (!isStatus(err, 404, 409)) throw err;
+    }
   }
 }
 
