@@ -32,6 +32,8 @@ export class ControllerActivitySummarizer {
   private readonly watchResource = new Map<number, string>();
   /** Resources whose watches a fault ended (watch-end, an expired hold) and that the controller has not watched again yet. */
   private readonly blind = new Set<string>();
+  /** Watch requests a watch-end fault answered 410 Expired. */
+  private readonly expiredWatches = new Set<number>();
 
   add(e: TraceEvent): void {
     if (e.type === 'workload-step') this.workloadEnd = Math.max(this.workloadEnd ?? 0, e.seq);
@@ -43,7 +45,11 @@ export class ControllerActivitySummarizer {
       // Until it watches those resources again (client-go backs off, then relists), the controller
       // acts on a cache that misses their changes: its failed writes meanwhile (409s on its own
       // objects) are the fault's doing, as under a stale view.
-      for (const id of [...(e.streams ?? []), ...(e.fault === 'watch-end' && e.phase === 'expired' && e.requestId !== undefined ? [e.requestId] : [])]) {
+      // A re-watch answered 410 (watch-end expire) is not watching again: the controller relists
+      // first. Its fault event may come before or after the request's own event.
+      const expired = e.fault === 'watch-end' && e.phase === 'expired' && e.requestId !== undefined ? [e.requestId] : [];
+      for (const id of expired) this.expiredWatches.add(id);
+      for (const id of [...(e.streams ?? []), ...expired]) {
         const resource = this.watchResource.get(id);
         if (resource !== undefined) this.blind.add(resource);
       }
@@ -53,7 +59,7 @@ export class ControllerActivitySummarizer {
       if (e.verb === 'watch' && e.resource) {
         const resource = `${e.resource.group}/${e.resource.resource}`;
         this.watchResource.set(e.id, resource);
-        if (this.blind.delete(resource)) this.lastFault = Math.max(this.lastFault, e.seq);
+        if (!this.expiredWatches.has(e.id) && this.blind.delete(resource)) this.lastFault = Math.max(this.lastFault, e.seq);
       }
     }
     else if (e.type === 'response') {

@@ -89,6 +89,15 @@ test('failed writes while a watch-end fault leaves the controller blind (until i
   // Twelve 409s while its cache missed its own writes, then a fresh watch and nothing more: it recovered.
   const recovered = summarizeControllerTrace([...blind, ...watch().events]);
   t.deepEqual(livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: recovered })), []);
+  // The 410's fault event may be traced before the re-watch's request event (the proxy answers as it plans).
+  const first2 = watch();
+  const start2 = [ev({ type: 'workload-step', index: 0, description: 'apply', phase: 'done' }), ...first2.events];
+  const reset2 = ev({ type: 'fault', fault: 'disconnect', phase: 'applied', streams: [first2.id], detail: 'reset watches of kind ConfigMap' });
+  const before = conflicts(3);
+  const expiredFirst = ev({ type: 'fault', fault: 'watch-end', phase: 'expired', requestId: id + 1, detail: '410' });
+  const rewatch2 = watch();
+  const faultFirst = [...start2, reset2, ...before, expiredFirst, ...rewatch2.events, ...conflicts(12), ...watch().events];
+  t.deepEqual(livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: summarizeControllerTrace(faultFirst) })), []);
   // The same, but it goes on failing once it watches again: a retry loop.
   const hot = summarizeControllerTrace([...blind, ...watch().events, ...conflicts(12)]);
   t.deepEqual(livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: hot })).map((a) => [a.check, a.test]), [['retry-loop', 12]]);
