@@ -322,7 +322,11 @@ export class Operations {
   }
 
   update(scope: Scope, name: string, body: unknown, subresource: 'status' | 'finalize' | undefined, options: WriteOptions = {}): Result {
-    const builtinWarnings = this.checkBuiltinFields(scope, body, options);
+    const stored = (): unknown => {
+      const obj = this.store.get(storageKey(scope.def), scope.def.namespaced ? scope.namespace : undefined, name);
+      return obj && present(scope.def, sentVersion(scope, body), obj);
+    };
+    const builtinWarnings = this.checkBuiltinFields(scope, body, options, undefined, stored);
     const incoming = this.decode(scope, body);
     const warnings = [...builtinWarnings, ...this.decodeCustom(scope, incoming, sentVersion(scope, body), options)];
     const objName = incoming.metadata!.name ?? '';
@@ -341,7 +345,7 @@ export class Operations {
     const patched = this.patched(def, scope.version, current, type, patch);
     // A strategic merge patch's strict error quotes the patch (Go's %+v of it), the others the patched object.
     const quoted = type === 'strategic' ? goMapText(patch) : goJson(patched);
-    const builtinWarnings = this.checkBuiltinFields(scope, patched, options, quoted, current);
+    const builtinWarnings = this.checkBuiltinFields(scope, patched, options, quoted, () => current);
     const incoming = this.decode(scope, patched);
     const warnings = [...builtinWarnings, ...this.decodeCustom(scope, incoming, sentVersion(scope, patched), options, patched)];
     const objName = incoming.metadata!.name ?? '';
@@ -811,15 +815,17 @@ export class Operations {
    * them; under any fieldValidation they are dropped from `sent` (decoding into Go types drops them).
    * Checked only when the request names fieldValidation (kubectl always does), so writes of
    * controllers and the simulation never load the schemas and keep what they send. A stored object may
-   * so hold unknown fields: a patch is charged only with those `current` (the object patched) lacks.
+   * so hold unknown fields: an update or patch is charged only with those `current()` (the object
+   * replaced or patched) lacks.
    * `quoted` is the patch value a patch's strict error quotes.
    */
-  private checkBuiltinFields(scope: Scope, sent: unknown, options: WriteOptions, quoted?: string, current?: unknown): string[] {
+  private checkBuiltinFields(scope: Scope, sent: unknown, options: WriteOptions, quoted?: string, current?: () => unknown): string[] {
     const { def } = scope;
     const validation = options.fieldValidation;
     if (def.definedBy !== 'builtin' || validation === undefined) return [];
     const version = sentVersion(scope, sent);
-    const before = new Set(current === undefined ? [] : (builtinUnknownFields(def.group, version, def.kind, current) ?? []));
+    const existing = current?.();
+    const before = new Set(existing === undefined ? [] : (builtinUnknownFields(def.group, version, def.kind, existing) ?? []));
     const unknown = (builtinUnknownFields(def.group, version, def.kind, sent, { drop: true }) ?? []).filter((field) => !before.has(field));
     // A body's fields come in document order; a patch's as the patched map is walked, sorted.
     if (quoted !== undefined) unknown.sort();

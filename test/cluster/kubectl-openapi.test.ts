@@ -78,6 +78,15 @@ test('fieldValidation on raw writes of built-in kinds: Strict refuses, Ignore dr
   const unset = await raw(cluster, 'POST', '/api/v1/namespaces/default/configmaps', body('u'));
   t.is(unset.status, 201);
   t.deepEqual(unset.json.metadata.labelz, {}, 'not checked without fieldValidation (see docs/embedded-cluster.md)');
+
+  // A strict update is charged only with the unknown fields it adds to the stored object, and drops all.
+  const put = (extra: Record<string, unknown>) =>
+    raw(cluster, 'PUT', '/api/v1/namespaces/default/configmaps/u?fieldValidation=Strict', JSON.stringify({ ...unset.json, ...extra }));
+  const added = await put({ extra: 1 });
+  t.like(added, { status: 400, json: { message: 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "extra"' } });
+  const same = await put({});
+  t.is(same.status, 200, JSON.stringify(same.json));
+  t.is(same.json.metadata.labelz, undefined);
 });
 
 test('/openapi/v2 serves JSON with built-in and CRD definitions, and 406 to a protobuf-only Accept', async (t) => {
