@@ -117,14 +117,18 @@ export function builtinV2Definitions(names: readonly string[]): Record<string, O
 
 export const OBJECT_META_SCHEMA = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 
-/**
- * The fields of a built-in object its kind's schema does not declare, as kube-apiserver's strict JSON
- * decoding (sigs.k8s.io/json) names them: `spec.foo`, `spec.template.spec.containers[0].bar`, in
- * document order; with `drop`, also deleted from `obj`, as decoding into the Go types loses them.
- * Undefined when the kind has no vendored schema at that group-version (the v1beta1 versions older
- * releases served, which the vendored release no longer has).
- */
-export function builtinUnknownFields(group: string, version: string, kind: string, obj: unknown, options: { drop?: boolean } = {}): string[] | undefined {
+/** How a walk over an object names and reports the fields its schema does not declare. */
+interface UndeclaredStyle {
+  field(path: string, key: string): string;
+  item(path: string, list: Obj, item: unknown, index: number): string;
+  /** structured-merge-diff stops at an object's first undeclared field (visited in key order); the JSON decoder reports all, in document order. */
+  firstOnly: boolean;
+  /** Delete the undeclared fields from the value. */
+  drop: boolean;
+}
+
+/** The undeclared fields of `value` against a built-in kind's vendored schema; undefined without one. */
+function undeclaredFields(group: string, version: string, kind: string, value: unknown, style: UndeclaredStyle): string[] | undefined {
   const name = builtinSchemaName(group, version, kind);
   if (name === undefined) return undefined;
   const { schemas } = vendoredV3();
@@ -134,7 +138,7 @@ export function builtinUnknownFields(group: string, version: string, kind: strin
     if (!schema || schema['x-kubernetes-preserve-unknown-fields'] === true) return;
     if (Array.isArray(value)) {
       const items = isObject(schema.items) ? schema.items : undefined;
-      value.forEach((v, i) => walk(v, items, `${path}[${i}]`));
+      value.forEach((v, i) => walk(v, items, style.item(path, schema!, v, i)));
       return;
     }
     if (!isObject(value)) return;
@@ -142,17 +146,68 @@ export function builtinUnknownFields(group: string, version: string, kind: strin
     const additional = isObject(schema.additionalProperties) ? schema.additionalProperties : undefined;
     // Neither declared fields nor a map: an opaque object (RawExtension, apiextensions JSON), any content.
     if (!properties && !additional) return;
-    for (const [key, v] of Object.entries(value)) {
-      const field = path === '' ? key : `${path}.${key}`;
+    const keys = style.firstOnly ? Object.keys(value).sort() : Object.keys(value);
+    for (const key of keys) {
+      const field = style.field(path, key);
       const declared = properties?.[key];
-      if (isObject(declared)) walk(v, declared, field);
-      else if (additional) walk(v, additional, field);
+      if (isObject(declared)) walk(value[key], declared, field);
+      else if (additional) walk(value[key], additional, field);
       else {
         out.push(field);
-        if (options.drop === true) delete value[key];
+        if (style.drop) delete value[key];
+        if (style.firstOnly) return;
       }
     }
   };
-  walk(obj, schemas[name], '');
+  walk(value, schemas[name], '');
   return out;
+}
+
+/**
+ * The fields of a built-in object its kind's schema does not declare, as kube-apiserver's strict JSON
+ * decoding (sigs.k8s.io/json) names them: `spec.foo`, `spec.template.spec.containers[0].bar`, in
+ * document order; with `drop`, also deleted from `obj`, as decoding into the Go types loses them.
+ * Undefined when the kind has no vendored schema at that group-version (the v1beta1 versions older
+ * releases served, which the vendored release no longer has).
+ */
+export function builtinUnknownFields(group: string, version: string, kind: string, obj: unknown, options: { drop?: boolean } = {}): string[] | undefined {
+  return undeclaredFields(group, version, kind, obj, {
+    field: (path, key) => (path === '' ? key : `${path}.${key}`),
+    item: (path, _list, _item, index) => `${path}[${index}]`,
+    firstOnly: false,
+    drop: options.drop === true,
+  });
+}
+
+/** A list item's path element as structured-merge-diff prints it: `[name="web"]`, `[="a"]`, `[0]`. */
+function listElement(schema: Obj, item: unknown, index: number): string {
+  const quote = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : String(v));
+  const listType = schema['x-kubernetes-list-type'];
+  if (listType === 'set') return `[=${quote(item)}]`;
+  // Built-in lists merged by key are associative for structured-merge-diff (kube-openapi schemaconv).
+  const mergeKey = schema['x-kubernetes-patch-merge-key'];
+  const strategy = schema['x-kubernetes-patch-strategy'];
+  const keys =
+    listType === 'map' && Array.isArray(schema['x-kubernetes-list-map-keys'])
+      ? (schema['x-kubernetes-list-map-keys'] as unknown[]).filter((k): k is string => typeof k === 'string')
+      : listType === undefined && typeof mergeKey === 'string' && typeof strategy === 'string' && strategy.includes('merge')
+        ? [mergeKey]
+        : [];
+  if (keys.length === 0 || !isObject(item)) return `[${index}]`;
+  return `[${[...keys].sort().filter((k) => item[k] !== undefined && item[k] !== null).map((k) => `${k}=${quote(item[k])}`).join(',')}]`;
+}
+
+/**
+ * The fields of a server-side apply configuration of a built-in kind that its schema does not
+ * declare, as structured-merge-diff's validation reports them (`.spec.foo`,
+ * `.spec.template.spec.containers[name="web"].bar`): it stops at the first undeclared field of each
+ * object (kube-apiserver visits them in Go map order, here in key order). Undefined without a vendored schema.
+ */
+export function builtinUndeclaredApplyFields(group: string, version: string, kind: string, config: unknown): string[] | undefined {
+  return undeclaredFields(group, version, kind, config, {
+    field: (path, key) => `${path}.${key}`,
+    item: (path, list, item, index) => path + listElement(list, item, index),
+    firstOnly: true,
+    drop: false,
+  });
 }

@@ -33,7 +33,7 @@ import {
 } from './api-error.js';
 import { apply as serverSideApply, recordUpdate, type ManagerId, type WriteSite } from './field-manager.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf, type PatchType } from './patch.js';
-import { builtinUnknownFields } from './openapi-builtin.js';
+import { builtinUndeclaredApplyFields, builtinUnknownFields } from './openapi-builtin.js';
 import { CustomResourceDecodingError, customResourceView, decodeCustomResource, storedObjectOf, typedPatchErrorMessage, undeclaredApplyFields } from './crd-schema.js';
 import { defaultStorageClass } from './kinds/core.js';
 import { conversionFor, groupResourceOf, hasStatusSubresource, storageKey, storageVersionOf, type ResourceDefinition, type ResourceRegistry } from './registry.js';
@@ -832,12 +832,18 @@ export class Operations {
     return validation === 'Ignore' ? [] : unknownFieldWarnings(scope, version, validation, unknown, quoted);
   }
 
-  /** Server-side apply types its configuration against the CRD schema: an undeclared field fails it (500, as kube-apiserver). */
+  /**
+   * Server-side apply types its configuration against the CRD schema, or a built-in kind's vendored
+   * one: an undeclared field fails it (500, as kube-apiserver).
+   */
   private checkApplyFields(scope: Scope, config: Record<string, unknown>): void {
     const { def } = scope;
-    if (!def.crdSchemas) return;
     const version = sentVersion(scope, config);
-    const fields = undeclaredApplyFields(def.crdSchemas, config as KubeObject, version);
+    const fields = def.crdSchemas
+      ? undeclaredApplyFields(def.crdSchemas, config as KubeObject, version)
+      : def.definedBy === 'builtin'
+        ? (builtinUndeclaredApplyFields(def.group, version, def.kind, config) ?? [])
+        : [];
     if (fields.length > 0) throw new ApiError(500, '', typedPatchErrorMessage(config as KubeObject, def.group, version, def.kind, fields));
   }
 

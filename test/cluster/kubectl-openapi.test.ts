@@ -66,6 +66,29 @@ test('kubectl apply --validate=strict fails on unknown fields of a built-in kind
   t.regex(again.stderr, /^The request is invalid: patch: Invalid value: "map\[spec:map\[.*\]\]": strict decoding error: unknown field "spec.foo", unknown field "spec.template.spec.containers\[0\].bogus"$/m);
 });
 
+test('kubectl apply --server-side of undeclared fields of a built-in kind fails as structured-merge-diff words it', async (t) => {
+  const kubectl = await kubectlFor(t);
+  const manifest = (container: string, podSpec: string): string => `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx${container}}]${podSpec}}
+`;
+  const typo = await kubectl('apply', '--server-side', '-f', kubectl.file('typo.yaml', manifest(', bogus: 1, ports: [{containerPort: 80, zz: 1}]', ', zork: 2')));
+  t.is(typo.code, 1);
+  // The first undeclared field of each object only (the container's ports are not visited), as kube-apiserver 1.33 answered.
+  t.is(
+    typo.stderr,
+    'Error from server: failed to create typed patch object (default/web; apps/v1, Kind=Deployment): errors:\n' +
+      '  .spec.template.spec.containers[name="web"].bogus: field not declared in schema\n' +
+      '  .spec.template.spec.zork: field not declared in schema\n',
+  );
+  t.regex(await ok(t, kubectl, 'apply', '--server-side', '-f', kubectl.file('ok.yaml', manifest(', ports: [{containerPort: 80}]', ''))), /serverside-applied/);
+});
+
 test('fieldValidation on raw writes of built-in kinds: Strict refuses, Ignore drops, unset keeps the field', async (t) => {
   const { cluster } = (await kubectlFor(t)).env;
   const body = (name: string): string => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labelz: {} }, data: { a: 'b' } });
