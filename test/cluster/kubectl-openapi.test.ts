@@ -6,7 +6,7 @@
  * against `npm run setup:real`'s control plane).
  */
 import test, { type ExecutionContext } from 'ava';
-import { raw } from './helpers.js';
+import { raw, startCluster } from './helpers.js';
 import { applyCrds, exampleCrd, kubectlFor, ok } from './kubectl-helper.js';
 
 /** kubectl's stderr holds `lines`, in order (klog may add throttling notes on a loaded machine). */
@@ -144,4 +144,23 @@ test('OpenAPI follows the emulated release: 1.18 documents policy/v1beta1 (open 
   const v2 = await raw(cluster, 'GET', '/openapi/v2');
   t.is(v2.json.definitions['io.k8s.api.policy.v1.PodDisruptionBudget'], undefined);
   t.regex(await ok(t, kubectl, 'explain', 'pods.spec.containers.image'), /Container image name\./);
+});
+
+test('every built-in kind the newest release serves has kube-apiserver\'s schema (regenerate vendor/kubernetes-openapi when adding one)', async (t) => {
+  const { cluster } = await startCluster(t);
+  const root = await raw(cluster, 'GET', '/openapi/v3');
+  const open: string[] = [];
+  let kinds = 0;
+  for (const { serverRelativeURL } of Object.values(root.json.paths) as Array<{ serverRelativeURL: string }>) {
+    const doc = (await raw(cluster, 'GET', serverRelativeURL)).json;
+    for (const schema of Object.values(doc.components.schemas) as Array<Record<string, any>>) {
+      for (const gvk of schema['x-kubernetes-group-version-kind'] ?? []) {
+        if (!serverRelativeURL.startsWith(`/openapi/v3/${gvk.group === '' ? 'api' : `apis/${gvk.group}`}/${gvk.version}?`)) continue;
+        kinds++;
+        if (schema['x-kubernetes-preserve-unknown-fields'] === true) open.push(`${gvk.group}/${gvk.version} ${gvk.kind}`);
+      }
+    }
+  }
+  t.true(kinds > 30, `${kinds} kinds documented`);
+  t.deepEqual(open, []);
 });
