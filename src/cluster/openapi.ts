@@ -1,53 +1,70 @@
 /**
- * OpenAPI v3, as much as clients need: the /openapi/v3 root (one document per group-version) and, per
- * group-version, the operations on each resource with their `x-kubernetes-group-version-kind` and
- * query parameters. That is what kubectl's validator looks for: when a kind's PATCH operation declares
- * the `fieldValidation` parameter, kubectl leaves validation to the server (fieldValidation=Strict)
- * instead of validating against full schemas. Schemas themselves are open (`type: object`), and the
- * PATCH operations do not advertise strategic merge patch bodies, so kubectl computes strategic merge
- * patches for built-in kinds from its own Go types (as it does with a server without OpenAPI v3).
+ * OpenAPI, as kube-apiserver serves it to clients: the /openapi/v3 root (one document per
+ * group-version, with content hashes), each group-version's v3 document, and the /openapi/v2 document
+ * (JSON only). Built-in kinds have kube-apiserver's own schemas (vendored, see openapi-builtin.ts), so
+ * `kubectl explain pods.spec` prints their fields and descriptions; a CRD version's schema is its
+ * openAPIV3Schema with apiVersion, kind and metadata, as apiextensions-apiserver publishes it.
+ *
+ * Each resource's operations carry `x-kubernetes-group-version-kind` and their query parameters.
+ * That is what kubectl's validator looks for: when a kind's PATCH operation declares the
+ * `fieldValidation` parameter, kubectl leaves validation to the server (fieldValidation=Strict)
+ * instead of validating against schemas itself. The PATCH operations do not advertise strategic merge
+ * patch bodies, so kubectl computes strategic merge patches for built-in kinds from its own Go types
+ * (as it does with a server without OpenAPI v3).
  */
 import { createHash } from 'node:crypto';
 import type { ResourceDefinition, ResourceRegistry } from './registry.js';
+import { builtinSchemaName, builtinV2Definitions, builtinV3Schemas, gvPath, OBJECT_META_SCHEMA } from './openapi-builtin.js';
 
 type Obj = Record<string, unknown>;
 
-function gvPath(group: string, version: string): string {
-  return group === '' ? `api/${version}` : `apis/${group}/${version}`;
-}
+/** The OpenAPI title and version kube-apiserver writes in `info`. */
+const INFO = { title: 'Kubernetes', version: 'v1.32.0' };
 
 const WRITE_PARAMETERS = ['dryRun', 'fieldManager', 'fieldValidation'];
 
-function parameters(names: readonly string[]): Obj[] {
-  return names.map((name) => ({ name, in: 'query', schema: { type: name === 'force' ? 'boolean' : 'string', uniqueItems: true } }));
+function parameters(names: readonly string[], openApiVersion: 2 | 3): Obj[] {
+  return names.map((name) => {
+    const type = name === 'force' ? 'boolean' : 'string';
+    return openApiVersion === 3 ? { name, in: 'query', schema: { type, uniqueItems: true } } : { name, in: 'query', type, uniqueItems: true };
+  });
 }
 
+/**
+ * A kind's schema name: kube-apiserver's (`io.k8s.api.apps.v1.Deployment`) for a vendored built-in kind,
+ * else the reversed group as apiextensions-apiserver names CRD kinds (`com.example.v1.Widget`).
+ */
 function schemaName(def: ResourceDefinition, version: string): string {
-  const group = def.group === '' ? 'core' : def.group;
+  if (def.definedBy === 'builtin') {
+    const name = builtinSchemaName(def.group, version, def.kind);
+    if (name !== undefined) return name;
+  }
+  const group = def.group === '' ? 'core' : def.group.split('.').reverse().join('.');
   return `${group}.${version}.${def.kind}`;
 }
 
-function operations(def: ResourceDefinition, version: string): Record<string, Obj> {
+function operations(def: ResourceDefinition, version: string, openApiVersion: 2 | 3): Record<string, Obj> {
   const gvk = { group: def.group, version, kind: def.kind };
-  const ref = { $ref: `#/components/schemas/${schemaName(def, version)}` };
-  const response = { '200': { description: 'OK', content: { 'application/json': { schema: ref } } } };
-  const op = (action: string, params: readonly string[], extra: Obj = {}): Obj => ({
+  const ref = { $ref: openApiVersion === 3 ? `#/components/schemas/${schemaName(def, version)}` : `#/definitions/${schemaName(def, version)}` };
+  const response = openApiVersion === 3 ? { '200': { description: 'OK', content: { 'application/json': { schema: ref } } } } : { '200': { description: 'OK', schema: ref } };
+  // A request body: v3's requestBody, v2's `in: body` parameter.
+  const op = (action: string, params: readonly string[], withBody = false): Obj => ({
     operationId: `${action}${def.kind}`,
     'x-kubernetes-action': action,
     'x-kubernetes-group-version-kind': gvk,
-    parameters: parameters(params),
+    parameters: [...(withBody && openApiVersion === 2 ? [{ name: 'body', in: 'body', required: true, schema: ref }] : []), ...parameters(params, openApiVersion)],
     responses: response,
-    ...extra,
+    ...(withBody && openApiVersion === 3 ? { requestBody: { content: { 'application/json': { schema: ref } } } } : {}),
   });
   const base = `/${gvPath(def.group, version)}${def.namespaced ? '/namespaces/{namespace}' : ''}/${def.resource}`;
   const paths: Record<string, Obj> = {
     [base]: {
       get: op('list', ['labelSelector', 'fieldSelector', 'limit', 'continue', 'resourceVersion', 'resourceVersionMatch', 'watch']),
-      post: op('post', WRITE_PARAMETERS, { requestBody: { content: { 'application/json': { schema: ref } } } }),
+      post: op('post', WRITE_PARAMETERS, true),
     },
     [`${base}/{name}`]: {
       get: op('get', []),
-      put: op('put', WRITE_PARAMETERS, { requestBody: { content: { 'application/json': { schema: ref } } } }),
+      put: op('put', WRITE_PARAMETERS, true),
       patch: op('patch', [...WRITE_PARAMETERS, 'force']),
       delete: op('delete', ['dryRun', 'gracePeriodSeconds', 'propagationPolicy']),
     },
@@ -59,29 +76,52 @@ function operations(def: ResourceDefinition, version: string): Record<string, Ob
 }
 
 /**
- * A kind's schema: a CRD version's own openAPIV3Schema (so `kubectl explain` shows its fields and
- * descriptions) with the object's apiVersion, kind and metadata, as apiextensions-apiserver publishes
- * it; open (`type: object`, unknown fields kept) for built-in kinds.
+ * A custom resource kind's schema: the CRD version's own openAPIV3Schema (so `kubectl explain` shows
+ * its fields and descriptions) with the object's apiVersion, kind and metadata (ObjectMeta), as
+ * apiextensions-apiserver publishes it; open (`type: object`, unknown fields kept) without one. The
+ * built-in kinds without a vendored schema (the v1beta1 versions of old releases) are open too.
  */
-function componentSchema(def: ResourceDefinition, version: string): Obj {
+function openSchema(def: ResourceDefinition, version: string, openApiVersion: 2 | 3): Obj {
   const gvk = [{ group: def.group, version, kind: def.kind }];
   const crdSchema = def.schemas?.[version];
   if (typeof crdSchema !== 'object' || crdSchema === null || Array.isArray(crdSchema)) {
     return { type: 'object', 'x-kubernetes-group-version-kind': gvk, 'x-kubernetes-preserve-unknown-fields': true };
   }
-  const schema = crdSchema as Obj;
+  const schema = openApiVersion === 3 ? (crdSchema as Obj) : (toV2Schema(crdSchema) as Obj);
   const own = typeof schema.properties === 'object' && schema.properties !== null ? (schema.properties as Obj) : {};
+  const metaRef = openApiVersion === 3 ? { allOf: [{ $ref: `#/components/schemas/${OBJECT_META_SCHEMA}` }] } : { $ref: `#/definitions/${OBJECT_META_SCHEMA}` };
   return {
     ...schema,
     type: 'object',
     properties: {
       apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.' },
       kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to.' },
-      metadata: { type: 'object', description: "Standard object's metadata." },
+      metadata: { ...metaRef, description: "Standard object's metadata." },
       ...own,
     },
     'x-kubernetes-group-version-kind': gvk,
   };
+}
+
+/**
+ * A CRD schema as apiextensions-apiserver publishes it in OpenAPI v2 (ToStructuralOpenAPIV2): v2 has
+ * no nullable, anyOf, oneOf or not, and a v2 client would reject the value-validation it cannot express,
+ * so those are dropped, recursively.
+ */
+function toV2Schema(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toV2Schema);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Obj = {};
+  for (const [key, v] of Object.entries(value as Obj)) {
+    if (key === 'nullable' || key === 'anyOf' || key === 'oneOf' || key === 'not') continue;
+    // Values (default, enum, example) are data, not schemas: copied as they are.
+    out[key] = key === 'default' || key === 'enum' || key === 'example' ? v : toV2Schema(v);
+  }
+  return out;
+}
+
+function hasVendoredSchema(def: ResourceDefinition, version: string): boolean {
+  return def.definedBy === 'builtin' && builtinSchemaName(def.group, version, def.kind) !== undefined;
 }
 
 /** The OpenAPI v3 document of one group-version (`api/v1`, `apis/apps/v1`), or undefined. */
@@ -90,15 +130,30 @@ export function openApiV3Document(registry: ResourceRegistry, path: string): Obj
   if (!m) return undefined;
   const group = m[1] !== undefined ? '' : m[2]!;
   const version = m[1] ?? m[3]!;
-  const defs = registry.resourcesIn(group, version);
-  if (defs.length === 0) return undefined;
+  const kinds = registry.resourcesIn(group, version).map((def) => ({ def, version }));
+  if (kinds.length === 0) return undefined;
+  const { paths, schemas } = documentParts(kinds, 3);
+  return { openapi: '3.0.0', info: INFO, paths, components: { schemas } };
+}
+
+/**
+ * The operations and schemas of `kinds` in OpenAPI v2 or v3: a built-in kind's vendored schema and
+ * what it reaches, else its own (CRD or open) schema, which reaches ObjectMeta; sorted by name.
+ */
+function documentParts(kinds: ReadonlyArray<{ def: ResourceDefinition; version: string }>, openApiVersion: 2 | 3): { paths: Record<string, Obj>; schemas: Record<string, Obj> } {
   const paths: Record<string, Obj> = {};
-  const schemas: Record<string, Obj> = {};
-  for (const def of defs) {
-    Object.assign(paths, operations(def, version));
-    schemas[schemaName(def, version)] = componentSchema(def, version);
+  const own: Record<string, Obj> = {};
+  const vendored: string[] = [];
+  for (const { def, version } of kinds) {
+    Object.assign(paths, operations(def, version, openApiVersion));
+    if (hasVendoredSchema(def, version)) vendored.push(schemaName(def, version));
+    else {
+      own[schemaName(def, version)] = openSchema(def, version, openApiVersion);
+      if (def.schemas?.[version] !== undefined) vendored.push(OBJECT_META_SCHEMA);
+    }
   }
-  return { openapi: '3.0.0', info: { title: 'Kubernetes', version: 'v1.32.0' }, paths, components: { schemas } };
+  const all = { ...(openApiVersion === 3 ? builtinV3Schemas(vendored) : builtinV2Definitions(vendored)), ...own };
+  return { paths, schemas: Object.fromEntries(Object.entries(all).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
 }
 
 /** The /openapi/v3 root: each group-version's document URL, with a content hash as real servers give. */
@@ -114,4 +169,28 @@ export function openApiV3Root(registry: ResourceRegistry): Obj {
     }
   }
   return { paths };
+}
+
+/**
+ * The /openapi/v2 (Swagger 2.0) document: every served kind's operations and definitions, CRDs
+ * included, as kube-apiserver merges apiextensions-apiserver's into its own.
+ */
+export function openApiV2Document(registry: ResourceRegistry): Obj {
+  const kinds = registry.groups().flatMap(({ group, versions }) => versions.flatMap((version) => registry.resourcesIn(group, version).map((def) => ({ def, version }))));
+  const { paths, schemas } = documentParts(kinds, 2);
+  return { swagger: '2.0', info: INFO, paths, definitions: schemas };
+}
+
+/**
+ * Whether an `Accept` header takes the JSON form of /openapi/v2, as kube-openapi's handler matches it
+ * (no header means any). The protobuf form (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`,
+ * the only one client-go asks for) is not served: such a request gets 406, as kube-apiserver answers a
+ * media type it has no encoder for.
+ */
+export function acceptsOpenApiJson(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === '') return true;
+  return accept.split(',').some((clause) => {
+    const [type = '', subtype = ''] = clause.split(';')[0]!.trim().toLowerCase().split('/');
+    return (type === 'application' || type === '*') && (subtype === 'json' || subtype === '*');
+  });
 }

@@ -19,6 +19,7 @@ import { isObject, type KubeObject } from '../model/object-key.js';
 import { ApiError, alreadyExists, badRequest, conflict, forbidden, internalError, invalid, methodNotSupported, notFound, unsupportedMediaType } from './api-error.js';
 import { apply as serverSideApply, recordUpdate, type ManagerId, type WriteSite } from './field-manager.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf, type PatchType } from './patch.js';
+import { builtinUndeclaredApplyFields, builtinUnknownFields } from './openapi-builtin.js';
 import { CustomResourceDecodingError, customResourceView, decodeCustomResource, storedObjectOf, typedPatchErrorMessage, undeclaredApplyFields } from './crd-schema.js';
 import { defaultStorageClass } from './kinds/core.js';
 import { conversionFor, groupResourceOf, hasStatusSubresource, storageKey, storageVersionOf, type ResourceDefinition, type ResourceRegistry } from './registry.js';
@@ -40,6 +41,7 @@ import {
   specChanged,
   withWarnings,
   type DeleteOptions,
+  type FieldValidation,
   type ListOptions,
   type OperationsCore,
   type PatchOptions,
@@ -97,8 +99,9 @@ export class Operations implements OperationsCore {
   }
 
   create(scope: Scope, body: unknown, options: WriteOptions = {}): Result {
+    const builtinWarnings = this.checkBuiltinFields(scope, body, options);
     const obj = this.decode(scope, body);
-    const warnings = this.decodeCustom(scope, obj, sentVersion(scope, body), options);
+    const warnings = [...builtinWarnings, ...this.decodeCustom(scope, obj, sentVersion(scope, body), options)];
     const result = this.commitCreate(scope, obj, options, (created) =>
       recordUpdate(undefined, created, obj.metadata?.managedFields, this.managerId(scope, options, 'Update'), this.site(scope.def), this.rules(scope.def), nowTimestamp()),
     );
@@ -141,8 +144,13 @@ export class Operations implements OperationsCore {
   }
 
   update(scope: Scope, name: string, body: unknown, subresource: 'status' | 'finalize' | undefined, options: WriteOptions = {}): Result {
+    const stored = (): unknown => {
+      const obj = this.store.get(storageKey(scope.def), scope.def.namespaced ? scope.namespace : undefined, name);
+      return obj && present(scope.def, sentVersion(scope, body), obj);
+    };
+    const builtinWarnings = this.checkBuiltinFields(scope, body, options, undefined, stored);
     const incoming = this.decode(scope, body);
-    const warnings = this.decodeCustom(scope, incoming, sentVersion(scope, body), options);
+    const warnings = [...builtinWarnings, ...this.decodeCustom(scope, incoming, sentVersion(scope, body), options)];
     const objName = incoming.metadata!.name ?? '';
     if (objName !== name) throw badRequest(`the name of the object (${objName}) does not match the name on the URL (${name})`);
     const old = this.stored(scope, name);
@@ -155,9 +163,13 @@ export class Operations implements OperationsCore {
     if (type === 'apply') return this.apply(scope, name, rawBody, subresource, options);
     const patch = parsePatchBody(rawBody, type);
     const old = this.stored(scope, name);
-    const patched = this.patched(def, scope.version, present(def, scope.version, old), type, patch);
+    const current = present(def, scope.version, old);
+    const patched = this.patched(def, scope.version, current, type, patch);
+    // A strategic merge patch's strict error quotes the patch (Go's %+v of it), the others the patched object.
+    const quoted = type === 'strategic' ? goMapText(patch) : goJson(patched);
+    const builtinWarnings = this.checkBuiltinFields(scope, patched, options, quoted, () => current);
     const incoming = this.decode(scope, patched);
-    const warnings = this.decodeCustom(scope, incoming, sentVersion(scope, patched), options, patched);
+    const warnings = [...builtinWarnings, ...this.decodeCustom(scope, incoming, sentVersion(scope, patched), options, patched)];
     const objName = incoming.metadata!.name ?? '';
     if (objName !== name) throw badRequest(`the name of the object (${objName}) does not match the name on the URL (${name})`);
     return withWarnings(this.commitUpdate(scope, old, incoming, subresource ?? 'main', options), warnings);
@@ -408,31 +420,52 @@ export class Operations implements OperationsCore {
     const { def } = scope;
     if (!def.crdSchemas) return [];
     const validation = options.fieldValidation ?? 'Warn';
-    // As the handlers word a decoding error: a body 400 (transformDecodeError), a patch result 422.
-    const refuse = (text: string): ApiError => {
-      if (patched === undefined) return badRequest(`${def.kind} in version "${version}" cannot be handled as a ${def.kind}: ${text}`);
-      const err = invalid('', '', '', [{ type: 'Invalid', field: 'patch', value: goJson(patched), detail: text }]);
-      return new ApiError(err.code, err.reason, err.message, { causes: err.details!.causes! });
-    };
     let unknown: string[];
     try {
       unknown = decodeCustomResource(def.crdSchemas, obj, version, validation !== 'Ignore');
     } catch (err) {
-      if (err instanceof CustomResourceDecodingError) throw refuse(err.message);
+      if (err instanceof CustomResourceDecodingError) throw decodingError(scope, version, err.message, patched === undefined ? undefined : goJson(patched));
       throw err;
     }
-    if (unknown.length === 0) return [];
-    const messages = [...new Set(unknown)].map((p) => `unknown field "${p}"`);
-    if (validation === 'Strict') throw refuse(`strict decoding error: ${messages.join(', ')}`);
-    return messages;
+    return unknownFieldWarnings(scope, version, validation, unknown, patched === undefined ? undefined : goJson(patched));
   }
 
-  /** Server-side apply types its configuration against the CRD schema: an undeclared field fails it (500, as kube-apiserver). */
+  /**
+   * Built-in kinds: the fields of the body (as sent, or the patch result) that the kind's schema at that
+   * version does not declare (kube-apiserver's vendored schemas, openapi-builtin.ts) fail the request
+   * under fieldValidation=Strict and become warnings under Warn, as the strict JSON decoder reports
+   * them; under any fieldValidation they are dropped from `sent` (decoding into Go types drops them).
+   * Checked only when the request names fieldValidation (kubectl always does), so writes of
+   * controllers and the simulation never load the schemas and keep what they send. A stored object may
+   * so hold unknown fields: an update or patch is charged only with those `current()` (the object
+   * replaced or patched) lacks.
+   * `quoted` is the patch value a patch's strict error quotes.
+   */
+  private checkBuiltinFields(scope: Scope, sent: unknown, options: WriteOptions, quoted?: string, current?: () => unknown): string[] {
+    const { def } = scope;
+    const validation = options.fieldValidation;
+    if (def.definedBy !== 'builtin' || validation === undefined) return [];
+    const version = sentVersion(scope, sent);
+    const existing = current?.();
+    const before = new Set(existing === undefined ? [] : (builtinUnknownFields(def.group, version, def.kind, existing) ?? []));
+    const unknown = (builtinUnknownFields(def.group, version, def.kind, sent, { drop: true }) ?? []).filter((field) => !before.has(field));
+    // A body's fields come in document order; a patch's as the patched map is walked, sorted.
+    if (quoted !== undefined) unknown.sort();
+    return validation === 'Ignore' ? [] : unknownFieldWarnings(scope, version, validation, unknown, quoted);
+  }
+
+  /**
+   * Server-side apply types its configuration against the CRD schema, or a built-in kind's vendored
+   * one: an undeclared field fails it (500, as kube-apiserver).
+   */
   private checkApplyFields(scope: Scope, config: Record<string, unknown>): void {
     const { def } = scope;
-    if (!def.crdSchemas) return;
     const version = sentVersion(scope, config);
-    const fields = undeclaredApplyFields(def.crdSchemas, config as KubeObject, version);
+    const fields = def.crdSchemas
+      ? undeclaredApplyFields(def.crdSchemas, config as KubeObject, version)
+      : def.definedBy === 'builtin'
+        ? (builtinUndeclaredApplyFields(def.group, version, def.kind, config) ?? [])
+        : [];
     if (fields.length > 0) throw new ApiError(500, '', typedPatchErrorMessage(config as KubeObject, def.group, version, def.kind, fields));
   }
 
@@ -481,4 +514,31 @@ export class Operations implements OperationsCore {
     obj.kind = def.kind;
     return obj;
   }
+}
+
+/** A decoded JSON value as Go's fmt prints it with %+v: `map[a:1 b:[x y]]`, keys sorted. */
+function goMapText(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(goMapText).join(' ')}]`;
+  if (isObject(value)) return `map[${Object.keys(value).sort().map((k) => `${k}:${goMapText(value[k])}`).join(' ')}]`;
+  if (value === null || value === undefined) return '<nil>';
+  return String(value);
+}
+
+/**
+ * A decoding error as the handlers word it: a body 400 (transformDecodeError), a patch 422 quoting
+ * `quotedPatch` (the patched object, or a strategic merge patch itself).
+ */
+function decodingError(scope: Scope, version: string, text: string, quotedPatch: string | undefined): ApiError {
+  const { def } = scope;
+  if (quotedPatch === undefined) return badRequest(`${def.kind} in version "${version}" cannot be handled as a ${def.kind}: ${text}`);
+  const err = invalid('', '', '', [{ type: 'Invalid', field: 'patch', value: quotedPatch, detail: text }]);
+  return new ApiError(err.code, err.reason, err.message, { causes: err.details!.causes! });
+}
+
+/** Unknown fields under fieldValidation: a strict decoding error (Strict) or `Warning` texts (Warn). */
+function unknownFieldWarnings(scope: Scope, version: string, validation: FieldValidation, unknown: readonly string[], quotedPatch: string | undefined): string[] {
+  if (unknown.length === 0) return [];
+  const messages = [...new Set(unknown)].map((p) => `unknown field "${p}"`);
+  if (validation === 'Strict') throw decodingError(scope, version, `strict decoding error: ${messages.join(', ')}`, quotedPatch);
+  return messages;
 }

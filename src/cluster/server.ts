@@ -19,7 +19,7 @@ import {
   unsupportedMediaType,
 } from './api-error.js';
 import { aggregatedDiscovery, apiGroupDocument, apiGroupList, apiResourceList, apiVersions, versionInfo, wantsAggregatedDiscovery } from './discovery.js';
-import { openApiV3Document, openApiV3Root } from './openapi.js';
+import { acceptsOpenApiJson, openApiV2Document, openApiV3Document, openApiV3Root } from './openapi.js';
 import { tableRequestOf, toTable, type TableRequest } from './table.js';
 import {
   DEFAULT_FIELD_MANAGER,
@@ -177,10 +177,13 @@ function fieldManagerOf(req: IncomingMessage, query: URLSearchParams, required: 
   return prefix || DEFAULT_FIELD_MANAGER;
 }
 
-/** `fieldValidation=`, Warn when unset (as kube-apiserver defaults it). */
-function checkFieldValidation(query: URLSearchParams): FieldValidation {
+/**
+ * `fieldValidation=`; undefined when unset, which operations.ts treats as kube-apiserver's default, Warn
+ * (built-in kinds then skip the unknown-field check, see checkBuiltinFields).
+ */
+function checkFieldValidation(query: URLSearchParams): FieldValidation | undefined {
   const v = query.get('fieldValidation');
-  if (v === null || v === '') return 'Warn';
+  if (v === null || v === '') return undefined;
   if (v !== 'Ignore' && v !== 'Warn' && v !== 'Strict') {
     throw badRequest(`fieldValidation: Unsupported value: ${JSON.stringify(v)}: supported values: "Ignore", "Strict", "Warn"`);
   }
@@ -427,6 +430,14 @@ export class ApiServer {
       }
       case '/openapi/v3':
         return send(openApiV3Root(registry));
+      case '/openapi/v2':
+        res.setHeader('Vary', 'Accept');
+        if (!acceptsOpenApiJson(req.headers.accept)) {
+          res.writeHead(406);
+          res.end();
+          return true;
+        }
+        return send(openApiV2Document(registry));
     }
     if (segs[0] === 'openapi') {
       if (segs[1] === 'v3' && segs.length >= 3) return send(openApiV3Document(registry, segs.slice(2).join('/')));

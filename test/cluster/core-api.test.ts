@@ -161,7 +161,6 @@ test('errors: malformed JSON 400, invalid name 422, namespace mismatch 400, miss
     ['GET', '/apis/nope.io/v1', undefined],
     ['GET', '/api/v1/namespaces/default/configmaps/x/status', undefined],
     ['GET', '/api/v1/configmaps/x', undefined],
-    ['GET', '/openapi/v2', undefined],
     ['GET', '/openapi/v3/apis/nope.io/v1', undefined],
     ['GET', '/api/v1/namespaces/%E0%A4%A/configmaps', undefined],
   ] as const) {
