@@ -53,16 +53,14 @@ export class ControllerActivitySummarizer {
         const resource = this.watchResource.get(id);
         if (resource !== undefined) this.blind.add(resource);
       }
-    }
-    else if (e.type === 'request') {
+    } else if (e.type === 'request') {
       this.requests.set(e.id, e);
       if (e.verb === 'watch' && e.resource) {
         const resource = `${e.resource.group}/${e.resource.resource}`;
         this.watchResource.set(e.id, resource);
         if (!this.expiredWatches.has(e.id) && this.blind.delete(resource)) this.lastFault = Math.max(this.lastFault, e.seq);
       }
-    }
-    else if (e.type === 'response') {
+    } else if (e.type === 'response') {
       const req = this.requests.get(e.id);
       this.requests.delete(e.id);
       if (!req) return;
@@ -70,7 +68,12 @@ export class ControllerActivitySummarizer {
         if (this.injected.has(e.id)) return;
         this.addError(req, e);
         if (WRITE_VERBS.has(req.verb) && req.key && !isBookkeepingKey(req.key) && !isDryRun(req.query)) {
-          this.failedWrites.push({ seq: req.seq, key: req.key, status: e.status, ...(req.resource?.subresource ? { subresource: req.resource.subresource } : {}) });
+          this.failedWrites.push({
+            seq: req.seq,
+            key: req.key,
+            status: e.status,
+            ...(req.resource?.subresource ? { subresource: req.resource.subresource } : {}),
+          });
         }
       }
       // Writes that took effect count; failed ones retried with backoff (409 on a stale cache) and
@@ -84,7 +87,9 @@ export class ControllerActivitySummarizer {
   private addError(req: RequestEvent, e: ResponseEvent): void {
     const status = isObject(e.object) && e.object.kind === 'Status' ? e.object : undefined;
     const reason = typeof status?.reason === 'string' && status.reason !== '' ? status.reason : undefined;
-    const resourceName = req.resource ? (req.resource.kind ?? req.resource.resource) + (req.resource.subresource ? `/${req.resource.subresource}` : '') : req.path;
+    const resourceName = req.resource
+      ? (req.resource.kind ?? req.resource.resource) + (req.resource.subresource ? `/${req.resource.subresource}` : '')
+      : req.path;
     const sig = `${e.status} ${req.verb} ${resourceName}`;
     const existing = this.errors.get(sig);
     if (existing) {

@@ -32,7 +32,11 @@ export function compareRuns(references: RunArtifacts[], test: RunArtifacts, opti
   const refViews = references.map((r) => endStateView(r.endState));
   const testView = endStateView(test.endState);
   const masks = new Masks(options.extraMasks ?? [], learnMasks(refViews.map((v) => v.named)), options.controllerObjects ?? []);
-  const duplicates = duplicateChildren(references.map((r) => r.endState), test.endState, masks);
+  const duplicates = duplicateChildren(
+    references.map((r) => r.endState),
+    test.endState,
+    masks,
+  );
   // The named alarm says what the bare count of generated objects means: keep it instead.
   const named = new Set(duplicates.map((a) => a.object));
   const endState = compareEndStates(refViews, testView, masks).filter((a) => !(a.check === 'generated-count' && named.has(a.object)));

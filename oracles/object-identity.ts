@@ -70,8 +70,13 @@ export function withoutGeneratedVolumeNames(obj: KubeObject): KubeObject {
   const volumes = spec?.volumes;
   if (!spec || obj.kind !== 'Pod' || !Array.isArray(volumes) || !volumes.some((v) => TOKEN_VOLUME.test(String((v as { name?: unknown }).name)))) return obj;
   const fold = (items: unknown) =>
-    Array.isArray(items) ? items.map((v) => (TOKEN_VOLUME.test(String((v as { name?: unknown })?.name)) ? { ...(v as object), name: TOKEN_VOLUME_FOLDED } : v)) : items;
-  const containers = (list: unknown) => (Array.isArray(list) ? list.map((c) => (c && typeof c === 'object' && 'volumeMounts' in c ? { ...c, volumeMounts: fold((c as { volumeMounts: unknown }).volumeMounts) } : c)) : list);
+    Array.isArray(items)
+      ? items.map((v) => (TOKEN_VOLUME.test(String((v as { name?: unknown })?.name)) ? { ...(v as object), name: TOKEN_VOLUME_FOLDED } : v))
+      : items;
+  const containers = (list: unknown) =>
+    Array.isArray(list)
+      ? list.map((c) => (c && typeof c === 'object' && 'volumeMounts' in c ? { ...c, volumeMounts: fold((c as { volumeMounts: unknown }).volumeMounts) } : c))
+      : list;
   return {
     ...obj,
     spec: {

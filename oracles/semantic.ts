@@ -80,10 +80,11 @@ export function childSlots(values: readonly unknown[], field: string | undefined
     const keyField = listKeyField(field, lists);
     if (keyField !== undefined) {
       const seen = new Map<string, string | number>();
-      for (const list of lists) for (const item of list) {
-        const v = (item as Record<string, string | number>)[keyField]!;
-        if (!seen.has(String(v))) seen.set(String(v), v);
-      }
+      for (const list of lists)
+        for (const item of list) {
+          const v = (item as Record<string, string | number>)[keyField]!;
+          if (!seen.has(String(v))) seen.set(String(v), v);
+        }
       return [...seen.keys()].sort().map((id) => {
         const value = seen.get(id)!;
         return {

@@ -117,7 +117,12 @@ function valuesAt(obj: unknown, pattern: FieldPattern): unknown[] {
   return current;
 }
 
-export function compareUpdateSummaries(references: readonly RunArtifacts[], test: RunArtifacts, masks: Masks, countUpdates: readonly UpdateCountRule[] = []): Alarm[] {
+export function compareUpdateSummaries(
+  references: readonly RunArtifacts[],
+  test: RunArtifacts,
+  masks: Masks,
+  countUpdates: readonly UpdateCountRule[] = [],
+): Alarm[] {
   const refSummaries = references.map((r) => summarizeUpdates(r, countUpdates));
   const testSummary = summarizeUpdates(test, countUpdates);
   const keys = new Set<ObjectKey>(testSummary.keys());

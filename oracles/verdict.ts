@@ -15,7 +15,11 @@ export function decideVerdict(record: RunRecord, alarms: Alarm[]): VerdictDecisi
   if (record.error) return { verdict: 'error', alarms: [], error: record.error };
   if (!record.injected) {
     if (!record.workloadOutcome.ok) {
-      return { verdict: 'workload-failed', alarms: [], error: `the workload failed before the fault fired, so nothing was tested: ${record.workloadOutcome.error}` };
+      return {
+        verdict: 'workload-failed',
+        alarms: [],
+        error: `the workload failed before the fault fired, so nothing was tested: ${record.workloadOutcome.error}`,
+      };
     }
     const why = record.notInjected?.length ? record.notInjected.join('; ') : "the plan's trigger never matched during the run";
     return { verdict: 'not-injected', alarms: [], error: `nothing was tested: ${why}` };

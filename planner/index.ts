@@ -114,7 +114,12 @@ function newAnalyzer(options: PlannerOptions, main: boolean): RunAnalyzer {
   return new RunAnalyzer({ quietMs: options.quietMs ?? DEFAULTS.quietMs, stateHashes: main, detail: main ? 'plans' : 'triggers' });
 }
 
-function planFromAnalyses(input: Omit<PlannerInput, 'references' | 'normalDelivery'>, analyses: RunAnalysis[], normal: RunAnalysis[], rules: readonly PlanningRule[]): PlannerOutput {
+function planFromAnalyses(
+  input: Omit<PlannerInput, 'references' | 'normalDelivery'>,
+  analyses: RunAnalysis[],
+  normal: RunAnalysis[],
+  rules: readonly PlanningRule[],
+): PlannerOutput {
   const options = input.options ?? {};
   const main = analyses[analyses.length - 1]!;
   const triggerOptions = { maxFields: options.maxTriggerFields ?? DEFAULTS.maxTriggerFields, masks: options.masks ?? [] };

@@ -40,7 +40,18 @@ import type { AnalyzerOptions, RunAnalysis, WorkloadStepRecord, WriteRecord } fr
 import { WriteLog } from './analysis/writes.js';
 
 export { isSuccess, upperBound } from './analysis/records.js';
-export type { AnalyzerOptions, CausalityMode, ChangeEventType, ChangeRecord, DeliveryRecord, EffectState, KeyHistory, RunAnalysis, WorkloadStepRecord, WriteRecord } from './analysis/records.js';
+export type {
+  AnalyzerOptions,
+  CausalityMode,
+  ChangeEventType,
+  ChangeRecord,
+  DeliveryRecord,
+  EffectState,
+  KeyHistory,
+  RunAnalysis,
+  WorkloadStepRecord,
+  WriteRecord,
+} from './analysis/records.js';
 
 const WRITE_VERBS: ReadonlySet<string> = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
@@ -137,7 +148,8 @@ export class RunAnalyzer {
     if (req.verb === 'watch') return; // long-running: neither activity nor quiet
     if (!this.full) {
       // Only the write counts are needed: every write that may be counted (a create by the key in its answer).
-      if (WRITE_VERBS.has(req.verb) && (req.key || req.verb === 'create') && !isDryRun(req.query)) this.pending.set(req.id, { verb: req.verb, burst: 0, request: req });
+      if (WRITE_VERBS.has(req.verb) && (req.key || req.verb === 'create') && !isDryRun(req.query))
+        this.pending.set(req.id, { verb: req.verb, burst: 0, request: req });
       return;
     }
     const housekeeping = this.delivery.requestStarted(req);

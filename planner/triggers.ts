@@ -111,7 +111,12 @@ class UpdateIndex {
         if (jsonEqual(valueAt(entry.before, rest), f.change.before) && jsonEqual(valueAt(entry.after, rest), f.change.after)) viaAncestor.push(pos);
       }
     }
-    return viaAncestor.length === 0 ? exact : union(exact, viaAncestor.sort((a, b) => a - b));
+    return viaAncestor.length === 0
+      ? exact
+      : union(
+          exact,
+          viaAncestor.sort((a, b) => a - b),
+        );
   }
 }
 

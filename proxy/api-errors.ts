@@ -40,7 +40,11 @@ export function apiErrorStatus(answer: Exclude<ApiErrorAnswer, 'lost-response' |
       return {
         status: 409,
         object: {
-          ...statusObject(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(group, resource)} "${name}": the object has been modified; please apply your changes to the latest version and try again`),
+          ...statusObject(
+            409,
+            'Conflict',
+            `Operation cannot be fulfilled on ${qualifiedResource(group, resource)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+          ),
           // StatusDetails.kind is the resource for these errors; group is omitted when empty.
           details: { name, ...(group ? { group } : {}), kind: resource },
         },
@@ -58,7 +62,10 @@ export function apiErrorStatus(answer: Exclude<ApiErrorAnswer, 'lost-response' |
     case 'service-unavailable':
       return { status: 503, object: statusObject(503, 'ServiceUnavailable', 'the server is currently unable to handle the request') };
     case 'timeout':
-      return { status: 504, object: { ...statusObject(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded'), details: {} } };
+      return {
+        status: 504,
+        object: { ...statusObject(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded'), details: {} },
+      };
   }
 }
 
@@ -80,14 +87,20 @@ export function apiErrorAction(fault: ApiErrorFault, facts: RequestFacts, name: 
  * The key a write request is matched under, or undefined if it names no object the proxy can tell.
  * `nextGenerated` gives the folded key the next object created with a prefix will get.
  */
-export function requestMatchKey(facts: RequestFacts, body: Buffer, fold: (key: ObjectKey) => ObjectKey, nextGenerated: (family: ObjectKey) => ObjectKey): ObjectKey | undefined {
+export function requestMatchKey(
+  facts: RequestFacts,
+  body: Buffer,
+  fold: (key: ObjectKey) => ObjectKey,
+  nextGenerated: (family: ObjectKey) => ObjectKey,
+): ObjectKey | undefined {
   if (facts.key) return fold(facts.key);
   const kind = facts.resource?.kind;
   if (facts.verb !== 'create' || !kind || facts.resource?.subresource) return undefined;
   // Named in a body the classifier could not read (protobuf, client-go's default for built-in kinds),
   // or not named at all (generateName).
   const meta = createBodyMetadata(facts, body, kind);
-  const namespace = facts.resource?.namespaced === false ? undefined : (facts.apiPath?.namespace ?? (typeof meta?.namespace === 'string' ? meta.namespace : undefined));
+  const namespace =
+    facts.resource?.namespaced === false ? undefined : (facts.apiPath?.namespace ?? (typeof meta?.namespace === 'string' ? meta.namespace : undefined));
   if (typeof meta?.name === 'string' && meta.name !== '') return fold(formatKey(kind, namespace, meta.name));
   const prefix = typeof meta?.generateName === 'string' ? meta.generateName : undefined;
   if (!prefix) return undefined;

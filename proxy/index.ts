@@ -204,7 +204,11 @@ export class ControllerProxy {
     this.triggers = new TriggerBoard(options.clusterView, this.log);
     this.apiErrors = new ApiErrorFaults(faults, this.triggers.keys);
     this.staleViews = new StaleViews(faults, options.clusterView, options.contract);
-    this.connections = new ConnectionFaults(faults, () => this.epoch, (epoch) => [...this.sessions.entries()].filter(([, e]) => e === epoch).map(([s]) => s));
+    this.connections = new ConnectionFaults(
+      faults,
+      () => this.epoch,
+      (epoch) => [...this.sessions.entries()].filter(([, e]) => e === epoch).map(([s]) => s),
+    );
     this.watchFaults = new WatchFaults(faults, this.triggers, this.connections);
     this.host = this.makeHost();
     const adopt = (conn: ClientConnection) => {
@@ -304,7 +308,9 @@ export class ControllerProxy {
    */
   kubeconfigYaml(): string {
     if (this.caPem) return kubeconfigYaml(this.url, { name: 'kperturb-proxy', caPem: this.caPem, token: this.controllerToken });
-    const doc = parseYaml(kubeconfigYaml(this.url + tokenPathPrefix(this.controllerToken), { name: 'kperturb-proxy', token: this.controllerToken })) as { clusters: Array<{ cluster: Record<string, unknown> }> };
+    const doc = parseYaml(kubeconfigYaml(this.url + tokenPathPrefix(this.controllerToken), { name: 'kperturb-proxy', token: this.controllerToken })) as {
+      clusters: Array<{ cluster: Record<string, unknown> }>;
+    };
     for (const c of doc.clusters) c.cluster['insecure-skip-tls-verify'] = true;
     return stringifyYaml(doc);
   }
@@ -393,7 +399,12 @@ export class ControllerProxy {
   }
 
   /** The unobserved-state fault (see faults/watch-faults.ts). */
-  armHoldUntil(fault: HoldUntilFault, faultIndex?: number, callbacks: { onHeld?: () => void; onExpired?: (streams: number[]) => void; onTimedOut?: () => void } = {}, maxHoldMs = DEFAULT_MAX_HOLD_MS): HoldUntilState {
+  armHoldUntil(
+    fault: HoldUntilFault,
+    faultIndex?: number,
+    callbacks: { onHeld?: () => void; onExpired?: (streams: number[]) => void; onTimedOut?: () => void } = {},
+    maxHoldMs = DEFAULT_MAX_HOLD_MS,
+  ): HoldUntilState {
     return this.watchFaults.armHoldUntil(fault, faultIndex, callbacks, maxHoldMs);
   }
 
@@ -443,7 +454,9 @@ export class ControllerProxy {
       this.watchFaults.watchOpened(ex.id, `${f.resource.group}/${f.resource.resource}`);
     }
     if (view && f.resource) {
-      stages.push(clusterSyncStage({ alive: () => ex.alive, group: f.resource.group, resource: f.resource.resource }, view, () => this.triggers.needsClusterSync()));
+      stages.push(
+        clusterSyncStage({ alive: () => ex.alive, group: f.resource.group, resource: f.resource.resource }, view, () => this.triggers.needsClusterSync()),
+      );
     }
     stages.push(
       this.watchFaults.stageFor({
@@ -480,7 +493,9 @@ export class ControllerProxy {
         fault: 'lease-release',
         phase: 'applied',
         key: record.key,
-        detail: ok ? `${record.form === 'lease' ? 'deleted the Lease' : 'cleared the leader annotation'} of the killed controller (HTTP ${res.status})` : `could not release (HTTP ${res.status})`,
+        detail: ok
+          ? `${record.form === 'lease' ? 'deleted the Lease' : 'cleared the leader annotation'} of the killed controller (HTTP ${res.status})`
+          : `could not release (HTTP ${res.status})`,
       });
     }
     return released;

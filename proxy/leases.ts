@@ -26,7 +26,8 @@ export class LeaderRecords {
   noteWrite(key: ObjectKey, resource: ResourceRef | undefined, body: unknown): void {
     if (!resource || this.records.has(key)) return;
     const isLease = resource.group === 'coordination.k8s.io' && resource.resource === 'leases';
-    const isAnnotated = !isLease && (resource.resource === 'configmaps' || resource.resource === 'endpoints') && resource.group === '' && isLeaderElectionRecord(body);
+    const isAnnotated =
+      !isLease && (resource.resource === 'configmaps' || resource.resource === 'endpoints') && resource.group === '' && isLeaderElectionRecord(body);
     if (!isLease && !isAnnotated) return;
     const parts = parseKey(key);
     if (!parts) return;

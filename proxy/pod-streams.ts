@@ -64,10 +64,19 @@ export class PodStreamCall implements EpochMember {
     this.epoch.gate.pass(() => {
       if (this.closed) return;
       this.recordRequest(req.method ?? 'GET', req.url ?? '/');
-      void this.streaming.upgrade(req, socket, head, this.target, (r) => this.finish(r)).catch((err: Error) => {
-        socket.destroy();
-        this.finish({ subresource: this.target.subresource, namespace: this.target.namespace, pod: this.target.pod, status: 500, delivered: false, message: err.message });
-      });
+      void this.streaming
+        .upgrade(req, socket, head, this.target, (r) => this.finish(r))
+        .catch((err: Error) => {
+          socket.destroy();
+          this.finish({
+            subresource: this.target.subresource,
+            namespace: this.target.namespace,
+            pod: this.target.pod,
+            status: 500,
+            delivered: false,
+            message: err.message,
+          });
+        });
     });
   }
 
@@ -83,7 +92,14 @@ export class PodStreamCall implements EpochMember {
         .then((r) => this.finish(r))
         .catch((err: Error) => {
           res.destroy();
-          this.finish({ subresource: this.target.subresource, namespace: this.target.namespace, pod: this.target.pod, status: 500, delivered: false, message: err.message });
+          this.finish({
+            subresource: this.target.subresource,
+            namespace: this.target.namespace,
+            pod: this.target.pod,
+            status: 500,
+            delivered: false,
+            message: err.message,
+          });
         });
     });
   }

@@ -37,7 +37,13 @@ export function watchListForbidden(): KubeObject {
     details: {
       group: 'meta.k8s.io',
       kind: 'ListOptions',
-      causes: [{ reason: 'FieldValueForbidden', message: 'Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled', field: 'sendInitialEvents' }],
+      causes: [
+        {
+          reason: 'FieldValueForbidden',
+          message: 'Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+          field: 'sendInitialEvents',
+        },
+      ],
     },
   };
 }

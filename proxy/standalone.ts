@@ -51,7 +51,12 @@ export async function upstreamFromKubeconfig(source: KubeconfigSource): Promise<
   const kc = loadKubeconfig(source);
   const file = source.label;
   const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new KubeconfigError(file, source.context !== undefined ? `contexts[${source.context}]` : 'current-context', `a ${source.context !== undefined ? '' : 'current '}context that names a cluster`);
+  if (!cluster)
+    throw new KubeconfigError(
+      file,
+      source.context !== undefined ? `contexts[${source.context}]` : 'current-context',
+      `a ${source.context !== undefined ? '' : 'current '}context that names a cluster`,
+    );
   // Over plain http:// there is nothing to verify (client-node insists on the flag for http servers,
   // which is why the embedded cluster's kubeconfig carries it); over https the proxy needs a CA.
   if (cluster.skipTLSVerify && !cluster.server.startsWith('http://')) {
@@ -64,13 +69,15 @@ export async function upstreamFromKubeconfig(source: KubeconfigSource): Promise<
     throw new SetupError(`${file}: could not obtain credentials for the current context: ${(err as Error).message}`);
   }
   const headers = (tls.headers ?? {}) as Record<string, unknown>;
-  const authorization = typeof headers.Authorization === 'string' ? headers.Authorization : typeof headers.authorization === 'string' ? headers.authorization : undefined;
+  const authorization =
+    typeof headers.Authorization === 'string' ? headers.Authorization : typeof headers.authorization === 'string' ? headers.authorization : undefined;
   const token = authorization?.match(/^Bearer\s+(.+)$/i)?.[1];
   const caPem = pem(tls.ca);
   const cert = pem(tls.cert);
   const key = pem(tls.key);
   // Node ignores a CA that is not a certificate (and then trusts the system CAs): check it here.
-  if (caPem !== undefined) checkCertificates(caPem, file, `clusters[${cluster.name}].${cluster.caData ? 'certificate-authority-data' : 'certificate-authority'}`);
+  if (caPem !== undefined)
+    checkCertificates(caPem, file, `clusters[${cluster.name}].${cluster.caData ? 'certificate-authority-data' : 'certificate-authority'}`);
   // Exec plugins and token files hand out tokens that expire; client-node caches them until then.
   const user = kc.getCurrentUser();
   const refreshable = user?.exec !== undefined || user?.authProvider !== undefined || (user as { tokenFile?: string } | null)?.tokenFile !== undefined;
@@ -106,7 +113,9 @@ function checkCertificates(bundle: string, file: string, at: string): void {
   });
 }
 
-export async function runStandaloneProxy(opts: StandaloneProxyOptions): Promise<{ proxy: ControllerProxy; recorder?: ClusterRecorder; close(): Promise<void> }> {
+export async function runStandaloneProxy(
+  opts: StandaloneProxyOptions,
+): Promise<{ proxy: ControllerProxy; recorder?: ClusterRecorder; close(): Promise<void> }> {
   const upstream = await upstreamFromKubeconfig(opts.upstreamKubeconfig);
   if (opts.secretHashKeyFile) useSecretHashKeyFile(opts.secretHashKeyFile);
   const sequence = new TraceSequence();

@@ -70,7 +70,14 @@ export class UpgradeTunnel implements EpochMember {
       query: Object.fromEntries(url.searchParams.entries()),
       verb: this.verb,
       ...(apiPath
-        ? { resource: { group: apiPath.group, version: apiPath.version, resource: apiPath.resource, ...(apiPath.subresource ? { subresource: apiPath.subresource } : {}) } }
+        ? {
+            resource: {
+              group: apiPath.group,
+              version: apiPath.version,
+              resource: apiPath.resource,
+              ...(apiPath.subresource ? { subresource: apiPath.subresource } : {}),
+            },
+          }
         : {}),
       bodyBytes: 0,
     });
@@ -109,7 +116,11 @@ export class UpgradeTunnel implements EpochMember {
         if (this.closed) return;
         const body = Buffer.concat(chunks);
         const kept = withoutHeaders(upRes.rawHeaders, /^(connection|transfer-encoding|content-length|keep-alive)$/i);
-        this.socket.end(rawHead(upRes.statusCode ?? 502, upRes.statusMessage ?? '', [...kept, 'Content-Length', String(body.length), 'Connection', 'close']) + body.toString('latin1'), 'latin1');
+        this.socket.end(
+          rawHead(upRes.statusCode ?? 502, upRes.statusMessage ?? '', [...kept, 'Content-Length', String(body.length), 'Connection', 'close']) +
+            body.toString('latin1'),
+          'latin1',
+        );
       });
     });
     up.on('error', (err) => {
@@ -118,7 +129,10 @@ export class UpgradeTunnel implements EpochMember {
       this.host.log(`upgrade ${this.id} ${this.req.method} ${this.req.url}: upstream failed (${err.message}); answering ${code}`);
       this.record(code);
       const body = JSON.stringify(object);
-      this.socket.end(rawHead(code, 'Upstream Failure', ['Content-Type', 'application/json', 'Content-Length', String(Buffer.byteLength(body)), 'Connection', 'close']) + body);
+      this.socket.end(
+        rawHead(code, 'Upstream Failure', ['Content-Type', 'application/json', 'Content-Length', String(Buffer.byteLength(body)), 'Connection', 'close']) +
+          body,
+      );
     });
     up.end();
   }

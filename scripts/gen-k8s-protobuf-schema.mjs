@@ -14,7 +14,23 @@ import protobuf from 'protobufjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const protoDir = join(root, 'vendor/kubernetes-proto/proto');
 const outFile = join(root, 'vendor/kubernetes-proto/schema.generated.ts');
-const SCALARS = new Set(['double', 'float', 'int32', 'int64', 'uint32', 'uint64', 'sint32', 'sint64', 'fixed32', 'fixed64', 'sfixed32', 'sfixed64', 'bool', 'string', 'bytes']);
+const SCALARS = new Set([
+  'double',
+  'float',
+  'int32',
+  'int64',
+  'uint32',
+  'uint64',
+  'sint32',
+  'sint64',
+  'fixed32',
+  'fixed64',
+  'sfixed32',
+  'sfixed64',
+  'bool',
+  'string',
+  'bytes',
+]);
 const GO_SCALAR_SHAPES = new Set(['string', 'bool', 'int', 'uint', 'float']);
 
 function fail(message) {
@@ -89,7 +105,7 @@ for (const name of Object.keys(facts.messages).sort()) {
     if (g.omitempty) field.omitempty = true;
     field.shape = g.shape;
     field.type = typeOf(pb);
-    const isMessage = !!pb.resolvedType && !(pb.map);
+    const isMessage = !!pb.resolvedType && !pb.map;
     if (pb.map) {
       if (g.shape !== 'map') fail(`${where}.${g.goName}: proto map but Go ${g.shape}`);
       field.mapKey = pb.keyType;

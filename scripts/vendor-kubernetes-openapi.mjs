@@ -29,7 +29,9 @@ function specDir() {
 
 const dir = specDir();
 if (!existsSync(join(dir, 'swagger.json'))) {
-  console.error(`vendor-kubernetes-openapi: ${dir}/swagger.json not found; run: go mod download k8s.io/kubernetes@${KUBERNETES_VERSION} (or set KUBERNETES_OPENAPI_SPEC)`);
+  console.error(
+    `vendor-kubernetes-openapi: ${dir}/swagger.json not found; run: go mod download k8s.io/kubernetes@${KUBERNETES_VERSION} (or set KUBERNETES_OPENAPI_SPEC)`,
+  );
   process.exit(2);
 }
 const builtinsModule = join(root, 'dist', 'src', 'cluster', 'builtins.js');
@@ -107,7 +109,8 @@ for (const [gv, kinds] of [...served.entries()].sort()) {
     names[kind] = name;
   }
   for (const [name, schema] of Object.entries(closure(Object.values(names), doc.components.schemas, '#/components/schemas/'))) {
-    if (v3Pool[name] !== undefined && JSON.stringify(v3Pool[name]) !== JSON.stringify(schema)) throw new Error(`vendor-kubernetes-openapi: ${name} differs between group-versions`);
+    if (v3Pool[name] !== undefined && JSON.stringify(v3Pool[name]) !== JSON.stringify(schema))
+      throw new Error(`vendor-kubernetes-openapi: ${name} differs between group-versions`);
     v3Pool[name] = schema;
   }
   if (Object.keys(names).length > 0) v3Kinds[gv] = Object.fromEntries(Object.entries(names).sort());
@@ -115,7 +118,11 @@ for (const [gv, kinds] of [...served.entries()].sort()) {
 
 // v2: the swagger.json definitions of the same kinds and what they reach.
 const swagger = JSON.parse(readFileSync(join(dir, 'swagger.json'), 'utf8'));
-const v2Definitions = closure(Object.values(v3Kinds).flatMap((k) => Object.values(k)), swagger.definitions, '#/definitions/');
+const v2Definitions = closure(
+  Object.values(v3Kinds).flatMap((k) => Object.values(k)),
+  swagger.definitions,
+  '#/definitions/',
+);
 
 mkdirSync(out, { recursive: true });
 const write = (name, data) => {

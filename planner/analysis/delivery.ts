@@ -101,7 +101,10 @@ export class DeliveryLog {
     // (a controller renews every 2 s, which would otherwise make one burst of a whole run).
     const housekeeping = this.housekeeping.isHousekeeping(req.resource, req.key, req.body);
     if (!housekeeping) {
-      if (this.forceNewBurst || (!this.episodeMode && this.inFlight === 0 && this.lastActivityTs !== undefined && req.ts - this.lastActivityTs >= this.options.quietMs)) {
+      if (
+        this.forceNewBurst ||
+        (!this.episodeMode && this.inFlight === 0 && this.lastActivityTs !== undefined && req.ts - this.lastActivityTs >= this.options.quietMs)
+      ) {
         this.startBurst();
       }
       // What was shown before this request is this burst's business, not a reason to split it later.
@@ -167,7 +170,8 @@ export class DeliveryLog {
     if (e.eventType !== 'ADDED' && e.eventType !== 'MODIFIED' && e.eventType !== 'DELETED') return;
     const key = e.key ?? keyOf(e.object);
     if (!key) return;
-    if (!this.reconcileInterrupted && !this.housekeeping.isHousekeepingObject(key, e.object) && !this.ownership.isEcho(key, this.reconcileWrote)) this.reconcileInterrupted = true;
+    if (!this.reconcileInterrupted && !this.housekeeping.isHousekeepingObject(key, e.object) && !this.ownership.isEcho(key, this.reconcileWrote))
+      this.reconcileInterrupted = true;
     this.lastWatchDelivery = this.addDelivery(key, e.resourceVersion ?? e.object?.metadata?.resourceVersion, e.seq, 'watch');
   }
 

@@ -224,7 +224,9 @@ export class WriteLog {
         // what is missing re-asserts what it created when the object exists (create-or-update): from
         // a stale view it would revert a later change of a field its create set.
         const written = w.written ?? 'all';
-        conflict = c.eventType === 'DELETED' || (c.eventType === 'MODIFIED' && !c.terminating && (written === 'all' || c.diffKeys.some((d) => written.some((p) => overlaps(p, d)))));
+        conflict =
+          c.eventType === 'DELETED' ||
+          (c.eventType === 'MODIFIED' && !c.terminating && (written === 'all' || c.diffKeys.some((d) => written.some((p) => overlaps(p, d)))));
         break;
       }
       case 'delete':
@@ -234,7 +236,8 @@ export class WriteLog {
       case 'update':
       case 'patch': {
         const written = w.written ?? 'all';
-        conflict = c.eventType === 'ADDED' || (c.eventType === 'MODIFIED' && (written === 'all' || c.diffKeys.some((d) => written.some((p) => overlaps(p, d)))));
+        conflict =
+          c.eventType === 'ADDED' || (c.eventType === 'MODIFIED' && (written === 'all' || c.diffKeys.some((d) => written.some((p) => overlaps(p, d)))));
         break;
       }
       default:

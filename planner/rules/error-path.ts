@@ -29,7 +29,15 @@
  * names stay as they were.
  */
 import { parseKey } from '../../src/model/object-key.js';
-import { describeApiError, describeWatchEnd, type ApiErrorAnswer, type ApiErrorFault, type TriggerWriteVerb, type WatchEndFault, type WriteTrigger } from '../../src/model/plan.js';
+import {
+  describeApiError,
+  describeWatchEnd,
+  type ApiErrorAnswer,
+  type ApiErrorFault,
+  type TriggerWriteVerb,
+  type WatchEndFault,
+  type WriteTrigger,
+} from '../../src/model/plan.js';
 import type { RunAnalysis } from '../trace-analysis.js';
 import type { WriteRecord } from '../trace-analysis.js';
 import { intermediateWrites } from './intermediate-state.js';

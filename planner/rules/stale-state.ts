@@ -200,7 +200,9 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
     if (w.bookkeeping || !triggers.deterministicChange(restart)) continue;
     plan(w, main.deliveries[before]!.change, restart, true);
   }
-  previousLifePlans(main, triggers, stages, (w, view, restart, at) => keep(view, restart, () => candidateFor(w, triggers.change(view)!, at, staleReleaseSeconds, 'previous-life')));
+  previousLifePlans(main, triggers, stages, (w, view, restart, at) =>
+    keep(view, restart, () => candidateFor(w, triggers.change(view)!, at, staleReleaseSeconds, 'previous-life')),
+  );
   return { candidates, stages: stages.result() };
 }
 
@@ -211,7 +213,12 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
  * pair counts at causality and effective-writes (kept by the ownership relation, all child creates
  * being effective) and at deterministic when both triggers fire in every reference run.
  */
-function previousLifePlans(main: RunAnalysis, triggers: Triggers, stages: StageCounter, emit: (w: WriteRecord, view: number, restart: number, at: Trigger) => void): void {
+function previousLifePlans(
+  main: RunAnalysis,
+  triggers: Triggers,
+  stages: StageCounter,
+  emit: (w: WriteRecord, view: number, restart: number, at: Trigger) => void,
+): void {
   // The controller's effective creates of owned objects, per owner (in write order).
   const childCreates = new Map<ObjectKey, WriteRecord[]>();
   for (const w of main.writes) {
@@ -264,8 +271,11 @@ function previousLifePlans(main: RunAnalysis, triggers: Triggers, stages: StageC
       }
       const views = [before, built].filter((n) => n >= 0);
       if (views.length === 0) continue;
-      const restarts: Array<{ restart: number; at: Trigger | undefined }> = [{ restart: born, at: triggers.deterministicChange(born) ? { change: triggers.change(born)! } : undefined }];
-      for (const w of inLife.slice(0, -1)) restarts.push({ restart: w.effectChange, at: w.trigger && triggers.deterministicWrite(w.trigger) ? { write: w.trigger } : undefined });
+      const restarts: Array<{ restart: number; at: Trigger | undefined }> = [
+        { restart: born, at: triggers.deterministicChange(born) ? { change: triggers.change(born)! } : undefined },
+      ];
+      for (const w of inLife.slice(0, -1))
+        restarts.push({ restart: w.effectChange, at: w.trigger && triggers.deterministicWrite(w.trigger) ? { write: w.trigger } : undefined });
       stages.add('causality', restarts.length * views.length);
       stages.add('effective-writes', restarts.length * views.length);
       for (const view of views) {
@@ -317,7 +327,8 @@ function scopedTwin(whole: PlanCandidate, kinds: string[]): PlanCandidate {
 type StaleKind = 'conflict' | 'undo' | 'previous-life';
 
 function candidateFor(w: WriteRecord, viewAfter: ChangeTrigger, at: Trigger, releaseAfterSeconds: number, kind: StaleKind = 'conflict'): PlanCandidate {
-  const when = 'change' in at ? `when ${describeChange(at.change)}` : `right after it ${describeWrite((at as { write: NonNullable<WriteRecord['trigger']> }).write)}`;
+  const when =
+    'change' in at ? `when ${describeChange(at.change)}` : `right after it ${describeWrite((at as { write: NonNullable<WriteRecord['trigger']> }).write)}`;
   const why =
     kind === 'undo'
       ? `a view from before what made it ${describeU(w)}: it may undo that`

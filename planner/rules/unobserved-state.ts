@@ -53,7 +53,8 @@ export const unobservedStateRule: PlanningRule = {
       const until = triggers.change(w.until.index);
       if (!from || !until) return undefined;
       const fault: HoldUntilFault = { type: 'hold-until', key: w.from.key, from, until };
-      const shown = w.from.eventType === 'ADDED' && w.reacted ? ': it first sees the object in that later state, as a controller restarting or relisting then would' : '';
+      const shown =
+        w.from.eventType === 'ADDED' && w.reacted ? ': it first sees the object in that later state, as a controller restarting or relisting then would' : '';
       return {
         description: `hide every change of ${w.from.key} from the controller from when ${describeChange(from)} until ${describeChange(until)}, then make it relist${shown}`,
         faults: [fault],

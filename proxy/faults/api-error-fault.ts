@@ -64,9 +64,16 @@ export class ApiErrorFaults {
     if (this.entries.length === 0) return undefined;
     const f = ex.facts!;
     if (f.dryRun || !isTriggerWriteVerb(f.verb)) return undefined;
-    const candidates = this.entries.filter((e) => e.fault.on.verb === f.verb && (e.fault.on.subresource ?? undefined) === (f.resource?.subresource ?? undefined));
+    const candidates = this.entries.filter(
+      (e) => e.fault.on.verb === f.verb && (e.fault.on.subresource ?? undefined) === (f.resource?.subresource ?? undefined),
+    );
     if (candidates.length === 0) return undefined;
-    const key = requestMatchKey(f, body, (k) => this.keys.fold(k), (family) => this.keys.nextGenerated(family));
+    const key = requestMatchKey(
+      f,
+      body,
+      (k) => this.keys.fold(k),
+      (family) => this.keys.nextGenerated(family),
+    );
     for (const entry of candidates) {
       if (key === entry.fault.on.key) entry.seen++;
       else if (key && parseKey(key)?.kind === parseKey(entry.fault.on.key)?.kind) entry.nearKeys.add(key);
@@ -87,9 +94,15 @@ export class ApiErrorFaults {
       const applied = (detail: string) => this.ctx.record({ fault: 'api-error', phase: 'applied', requestId: ex.id, key, ...idx, detail });
       switch (action.kind) {
         case 'answer':
-          return { answer: action.answer, onAnswered: (status) => applied(`answered ${status} ${String(action.answer.object.reason)} without forwarding (not applied)`) };
+          return {
+            answer: action.answer,
+            onAnswered: (status) => applied(`answered ${status} ${String(action.answer.object.reason)} without forwarding (not applied)`),
+          };
         case 'lose-response':
-          return { loseResponse: true, onAnswered: (status) => applied(`the API server answered ${status}; the stream was reset before the controller got it`) };
+          return {
+            loseResponse: true,
+            onAnswered: (status) => applied(`the API server answered ${status}; the stream was reset before the controller got it`),
+          };
         case 'delay-answer':
           return { holdAnswerMs: action.ms, onAnswered: (status) => applied(`the API server answered ${status}; holding the answer ${action.ms / 1000} s`) };
       }

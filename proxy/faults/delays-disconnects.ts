@@ -97,14 +97,21 @@ export class ConnectionFaults {
         for (const c of conns) resetSocket(c as Socket);
       }
     }
-    this.ctx.record({ fault: 'disconnect', phase: 'applied', streams, detail: `${options.mode} ${options.target}${options.kind ? ` of kind ${options.kind}` : ''}: ${streams.length} stream(s), ${connections} connection(s)` });
+    this.ctx.record({
+      fault: 'disconnect',
+      phase: 'applied',
+      streams,
+      detail: `${options.mode} ${options.target}${options.kind ? ` of kind ${options.kind}` : ''}: ${streams.length} stream(s), ${connections} connection(s)`,
+    });
     return { streams, connections };
   }
 
   /** A graceful disconnect closes an HTTP/1.1 connection once its last request is answered. */
   closeIfIdle(conn: ClientConnection): void {
     if (!this.closeWhenIdle.has(conn)) return;
-    const busy = this.currentEpoch().activeMembers().some((m) => m instanceof Exchange && m.connection === conn);
+    const busy = this.currentEpoch()
+      .activeMembers()
+      .some((m) => m instanceof Exchange && m.connection === conn);
     if (busy) return;
     this.closeWhenIdle.delete(conn);
     (conn as Socket).end();

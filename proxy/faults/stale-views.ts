@@ -30,17 +30,29 @@ export class StaleViews {
    * released; with `kinds`, only those kinds' lists and watches are frozen.
    */
   serve(epoch: Epoch, incarnation: number, resourceVersion: string, faultIndex?: number, kinds?: readonly string[]): StaleView {
-    if (!this.clusterView) throw new Error('stale views need the proxy\'s cluster view');
+    if (!this.clusterView) throw new Error("stale views need the proxy's cluster view");
     const view = new StaleView(resourceVersion, this.clusterView, kinds);
     this.views.set(epoch, view);
     const idx = faultIndexField(faultIndex);
     const scope = kinds ? ` for ${kinds.join(', ')} (every other kind live)` : '';
-    this.ctx.record({ fault: 'stale-restart', phase: 'held', resourceVersion, ...idx, detail: `serving the controller (incarnation ${incarnation}) a view frozen at resourceVersion ${resourceVersion}${scope}` });
+    this.ctx.record({
+      fault: 'stale-restart',
+      phase: 'held',
+      resourceVersion,
+      ...idx,
+      detail: `serving the controller (incarnation ${incarnation}) a view frozen at resourceVersion ${resourceVersion}${scope}`,
+    });
     const release = view.release.bind(view);
     view.release = () => {
       if (view.released) return;
       release();
-      this.ctx.record({ fault: 'stale-restart', phase: 'released', resourceVersion, ...idx, detail: 'stale view released: held watches continue from where they asked, new requests are live' });
+      this.ctx.record({
+        fault: 'stale-restart',
+        phase: 'released',
+        resourceVersion,
+        ...idx,
+        detail: 'stale view released: held watches continue from where they asked, new requests are live',
+      });
     };
     return view;
   }
@@ -55,8 +67,12 @@ export class StaleViews {
     // state): no API server answers it from a lagging cache. "0" may be answered by any cache.
     const consistentRead = rv === undefined || rv === '';
     if (consistentRead && this.contract === 'strict') return plan;
-    const contract = consistentRead ? 'resourceVersion unset: a consistent read, beyond the API contract' : 'resourceVersion "0": a lagging cache may answer this';
-    const beyond = consistentRead ? { beyondContract: `${f.verb === 'watch' ? 'a WATCH' : 'a LIST'} with resourceVersion unset (a consistent read) answered from a stale view` } : {};
+    const contract = consistentRead
+      ? 'resourceVersion unset: a consistent read, beyond the API contract'
+      : 'resourceVersion "0": a lagging cache may answer this';
+    const beyond = consistentRead
+      ? { beyondContract: `${f.verb === 'watch' ? 'a WATCH' : 'a LIST'} with resourceVersion unset (a consistent read) answered from a stale view` }
+      : {};
     const note = (detail: string) => {
       view.served();
       if (beyond.beyondContract) this.beyondContractReasons.add(beyond.beyondContract);
@@ -70,7 +86,11 @@ export class StaleViews {
       const fromScratch = rv === undefined || rv === '' || rv === '0';
       const synthetic = fromScratch ? view.objectsFor(f) : undefined;
       if (fromScratch && !synthetic) return plan;
-      note(fromScratch ? `WATCH from "${rv ?? ''}": the view's state as ADDED events, then held until release` : `WATCH from resourceVersion ${rv} held until release`);
+      note(
+        fromScratch
+          ? `WATCH from "${rv ?? ''}": the view's state as ADDED events, then held until release`
+          : `WATCH from resourceVersion ${rv} held until release`,
+      );
       return {
         ...plan,
         heldWatch: {

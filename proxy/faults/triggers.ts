@@ -106,7 +106,7 @@ export class TriggerBoard {
 
   /** Remembers the resourceVersion at which the cluster view first sees a change matching `trigger`. */
   markChange(trigger: ChangeTrigger): ChangeMark {
-    if (!this.clusterView) throw new Error('markChange needs the proxy\'s cluster view');
+    if (!this.clusterView) throw new Error("markChange needs the proxy's cluster view");
     const entry: MarkEntry = { trigger, counter: new ChangeOccurrenceCounter(), resourceVersion: undefined, seq: undefined };
     this.marks.push(entry);
     for (const c of this.clusterView.pastChanges()) {
@@ -124,7 +124,8 @@ export class TriggerBoard {
       get seq() {
         return entry.seq;
       },
-      whyNotFired: () => (entry.resourceVersion !== undefined ? undefined : (describeNearMiss(trigger, entry.counter) ?? `never matched: ${describeChange(trigger)}`)),
+      whyNotFired: () =>
+        entry.resourceVersion !== undefined ? undefined : (describeNearMiss(trigger, entry.counter) ?? `never matched: ${describeChange(trigger)}`),
     };
   }
 

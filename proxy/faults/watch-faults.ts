@@ -80,12 +80,25 @@ export class WatchFaults {
   /** A resumed watch of a kind a watch-end fault expires is answered 410 Expired. */
   planExpiredWatch(ex: Exchange): RequestPlan | undefined {
     const f = ex.facts!;
-    if (!(f.isWatch && f.resource?.kind && this.expireNextWatch.has(f.resource.kind) && (f.query.resourceVersion ?? '') !== '' && f.query.resourceVersion !== '0')) return undefined;
+    if (!(
+      f.isWatch &&
+      f.resource?.kind &&
+      this.expireNextWatch.has(f.resource.kind) &&
+      (f.query.resourceVersion ?? '') !== '' &&
+      f.query.resourceVersion !== '0'
+    ))
+      return undefined;
     // Only a resumed watch (from a resourceVersion) can be too old; a fresh one is answered live.
     const faultIndex = this.expireNextWatch.get(f.resource.kind);
     this.expireNextWatch.delete(f.resource.kind);
     this.expiredWatches.add(ex.id);
-    this.ctx.record({ fault: 'watch-end', phase: 'expired', requestId: ex.id, ...faultIndexField(faultIndex), detail: `answered the controller's re-watch of ${f.resource.kind} from resourceVersion ${f.query.resourceVersion} with 410 Expired; it relists` });
+    this.ctx.record({
+      fault: 'watch-end',
+      phase: 'expired',
+      requestId: ex.id,
+      ...faultIndexField(faultIndex),
+      detail: `answered the controller's re-watch of ${f.resource.kind} from resourceVersion ${f.query.resourceVersion} with 410 Expired; it relists`,
+    });
     return { expireWatch: true };
   }
 
@@ -129,7 +142,14 @@ export class WatchFaults {
       const streams = hold.streamIds;
       const queued = hold.queuedEvents;
       release();
-      this.ctx.record({ fault, phase: 'released', streams, ...(selector.key ? { key: selector.key } : {}), ...(faultIndex !== undefined ? { faultIndex } : {}), detail: `released ${queued} held event(s) of ${what} in order` });
+      this.ctx.record({
+        fault,
+        phase: 'released',
+        streams,
+        ...(selector.key ? { key: selector.key } : {}),
+        ...(faultIndex !== undefined ? { faultIndex } : {}),
+        detail: `released ${queued} held event(s) of ${what} in order`,
+      });
     };
     hold.expire = () => {
       const result = expire();
@@ -188,13 +208,26 @@ export class WatchFaults {
       hold = this.hold({ key: isFoldedKey(fault.key) && info.key ? info.key : fault.key }, 'hold-until', faultIndex, () => {
         if (expireWhenHeld) queueMicrotask(expire);
       });
-      this.ctx.record({ fault: 'hold-until', phase: 'triggered', key: fault.key, ...idx, ...(info.resourceVersion ? { resourceVersion: info.resourceVersion } : {}), detail: `${describeChange(fault.from)}: holding the controller's events of ${fault.key}` });
+      this.ctx.record({
+        fault: 'hold-until',
+        phase: 'triggered',
+        key: fault.key,
+        ...idx,
+        ...(info.resourceVersion ? { resourceVersion: info.resourceVersion } : {}),
+        detail: `${describeChange(fault.from)}: holding the controller's events of ${fault.key}`,
+      });
       callbacks.onHeld?.();
       timer = setTimeout(() => {
         if (state !== 'holding') return;
         timedOut = true;
         callbacks.onTimedOut?.();
-        this.ctx.record({ fault: 'hold-until', phase: 'not-injected', key: fault.key, ...idx, detail: `${describeChange(fault.until)} did not happen within ${maxHoldMs / 1000} s of holding: expiring the hold anyway` });
+        this.ctx.record({
+          fault: 'hold-until',
+          phase: 'not-injected',
+          key: fault.key,
+          ...idx,
+          detail: `${describeChange(fault.until)} did not happen within ${maxHoldMs / 1000} s of holding: expiring the hold anyway`,
+        });
         expire();
       }, maxHoldMs);
       timer.unref();

@@ -7,7 +7,16 @@ import type { ControllerUnderTest, Workload } from '../config/config.js';
 import { executeRun, type ClusterChoice } from '../coordinator/run.js';
 import { serializePlan, type TestPlan } from '../model/plan.js';
 import { loadPlanFile, planFileOf, rememberPlanFile } from '../io/plan-file.js';
-import { RESULTS_FORMAT, type Alarm, type ContractMode, type NotRunPlan, type PlanResult, type ResultsFile, type RunArtifacts, type RunRecord } from '../model/results.js';
+import {
+  RESULTS_FORMAT,
+  type Alarm,
+  type ContractMode,
+  type NotRunPlan,
+  type PlanResult,
+  type ResultsFile,
+  type RunArtifacts,
+  type RunRecord,
+} from '../model/results.js';
 import { readTrace } from '../io/trace-io.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
 import { InterruptedError, UserInputError } from '../model/errors.js';
@@ -96,7 +105,9 @@ async function learnWorkloads(config: ControllerUnderTest, layout: CampaignLayou
   let finishedRuns = 0;
   const interrupted = (err: unknown) =>
     opts.signal?.aborted
-      ? new InterruptedError(`${finishedRuns} of ${workloads.length * (config.referenceRuns + normalRuns)} reference${normalRuns > 0 ? ' and normal-delivery' : ''} runs finished; runs in ${join(layout.root, 'learn')}`)
+      ? new InterruptedError(
+          `${finishedRuns} of ${workloads.length * (config.referenceRuns + normalRuns)} reference${normalRuns > 0 ? ' and normal-delivery' : ''} runs finished; runs in ${join(layout.root, 'learn')}`,
+        )
       : err;
   for (const workload of workloads) {
     const summary: LearnSummary = { workload: workload.name, runs: [] };
@@ -115,7 +126,15 @@ async function learnWorkloads(config: ControllerUnderTest, layout: CampaignLayou
           : `learn ${config.name}/${workload.name}: reference run ${n}/${config.referenceRuns}`,
       );
       const serialize = opts.serialize && !normal ? { serializeDelivery: opts.serialize } : {};
-      const { record } = await executeRun({ config, workload, runDir, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...serialize, ...(opts.signal ? { signal: opts.signal } : {}) }).catch((err: unknown) => {
+      const { record } = await executeRun({
+        config,
+        workload,
+        runDir,
+        log: opts.log,
+        ...(opts.cluster ? { cluster: opts.cluster } : {}),
+        ...serialize,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      }).catch((err: unknown) => {
         throw interrupted(err);
       });
       const ok = !record.error && record.workloadOutcome.ok;
@@ -276,7 +295,8 @@ export interface TestOptions extends CampaignOptions {
 }
 
 function oracleOptions(config: ControllerUnderTest, workload: string): OracleOptions {
-  const forWorkload = (rules: ControllerUnderTest['masks']) => rules.filter((m) => !m.workload || m.workload === workload).map((m) => ({ keyGlob: m.key, paths: m.paths }));
+  const forWorkload = (rules: ControllerUnderTest['masks']) =>
+    rules.filter((m) => !m.workload || m.workload === workload).map((m) => ({ keyGlob: m.key, paths: m.paths }));
   return { extraMasks: forWorkload(config.masks), countUpdates: forWorkload(config.countUpdates ?? []) };
 }
 
@@ -299,7 +319,9 @@ async function settleConfig(config: ControllerUnderTest, workload: string, refer
   }
   const quietMs = learnedQuietMs(silences, config.settle.quietMs);
   if (quietMs === config.settle.quietMs) return config;
-  log(`${config.name}/${workload}: runs settle after ${quietMs} ms of quiet (the reference runs' controller was never silent longer than ${Math.max(...silences)} ms before acting again; settle.quietMs in kperturb.yaml sets it)`);
+  log(
+    `${config.name}/${workload}: runs settle after ${quietMs} ms of quiet (the reference runs' controller was never silent longer than ${Math.max(...silences)} ms before acting again; settle.quietMs in kperturb.yaml sets it)`,
+  );
   return { ...config, settle: { ...config.settle, quietMs } };
 }
 
@@ -329,7 +351,14 @@ function readResultEntries(file: string): PlanResult[] {
  * read again before every write, so that test() calls running at once (the demo's) keep each
  * other's results. `planned`: this test's plans, counted with the other entries.
  */
-function writeResults(file: string, results: PlanResult[], planned: readonly TestPlan[], inputs: ReadonlyMap<string, VerdictInputs['referenceRunsStartedAt']>, complete: boolean, shard?: Shard): void {
+function writeResults(
+  file: string,
+  results: PlanResult[],
+  planned: readonly TestPlan[],
+  inputs: ReadonlyMap<string, VerdictInputs['referenceRunsStartedAt']>,
+  complete: boolean,
+  shard?: Shard,
+): void {
   const fresh = new Map(results.map((r) => [resultKey(r), r]));
   const stillValid = (r: PlanResult) => {
     const references = inputs.get(r.workload);
@@ -349,7 +378,13 @@ function writeResults(file: string, results: PlanResult[], planned: readonly Tes
     ? []
     : planned
         .filter((p) => !have.has(resultKey({ workload: p.spec.workload, plan: p.metadata.name })))
-        .map((p) => ({ controller: p.spec.controller, workload: p.spec.workload, plan: p.metadata.name, pattern: p.spec.pattern, description: p.spec.description }));
+        .map((p) => ({
+          controller: p.spec.controller,
+          workload: p.spec.workload,
+          plan: p.metadata.name,
+          pattern: p.spec.pattern,
+          description: p.spec.description,
+        }));
   const doc: ResultsFile = {
     format: RESULTS_FORMAT,
     results: merged,
@@ -406,7 +441,11 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
 async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, plans: TestPlan[], opts: TestOptions): Promise<PlanResult[]> {
   for (const p of plans) {
     if (p.spec.controller !== config.name) {
-      throw new UserInputError(undefined, undefined, `plan ${p.metadata.name} is for controller "${p.spec.controller}", but the config is for "${config.name}"`);
+      throw new UserInputError(
+        undefined,
+        undefined,
+        `plan ${p.metadata.name} is for controller "${p.spec.controller}", but the config is for "${config.name}"`,
+      );
     }
     if (!config.workloads.has(p.spec.workload)) {
       throw new UserInputError(undefined, undefined, `plan ${p.metadata.name} names workload "${p.spec.workload}", which ${config.file} does not define`);
@@ -414,7 +453,8 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
   }
   useCampaignSecretHashKey(layout);
   const parallel = effectiveParallel(config, opts.parallel ?? 1);
-  if (!opts.limiter && parallel < (opts.parallel ?? 1)) opts.log(`${config.name}: running at most ${parallel} plan(s) at once (controller.maxParallel in ${config.file})`);
+  if (!opts.limiter && parallel < (opts.parallel ?? 1))
+    opts.log(`${config.name}: running at most ${parallel} plan(s) at once (controller.maxParallel in ${config.file})`);
   const limiter = opts.limiter ?? new Limiter(parallel);
   const concurrent = limiter.slots > 1;
   // Loaded once per workload, and the confirmation run made once per workload, even when several
@@ -424,7 +464,9 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
     let refs = references.get(workload);
     if (!refs) {
       const dirs = referenceDirs(layout, config, workload);
-      refs = Promise.all([Promise.all(dirs.map(async (d) => (await loadRunDir(d)).artifacts)), settleConfig(config, workload, dirs, opts.log)]).then(([runs, settled]) => ({ dirs, runs, config: settled }));
+      refs = Promise.all([Promise.all(dirs.map(async (d) => (await loadRunDir(d)).artifacts)), settleConfig(config, workload, dirs, opts.log)]).then(
+        ([runs, settled]) => ({ dirs, runs, config: settled }),
+      );
       references.set(workload, refs);
     }
     return refs;
@@ -437,7 +479,14 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
         const confirmDir = layout.confirmationRun(workload.name);
         const replacement = replaceDirectory(confirmDir);
         opts.log(`confirm ${config.name}/${workload.name}: re-running the workload without faults to check the alarmed fields are deterministic`);
-        const c = await executeRun({ config: runConfig, workload, runDir: replacement.path, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+        const c = await executeRun({
+          config: runConfig,
+          workload,
+          runDir: replacement.path,
+          log: opts.log,
+          ...(opts.cluster ? { cluster: opts.cluster } : {}),
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
         const cArtifacts = await fullArtifacts(replacement.path, c.record, c.artifacts);
         replacement.commit();
         if (c.record.error) opts.log(`  the confirmation run failed (${c.record.error}); alarms stay unconfirmed`);
@@ -451,14 +500,19 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
   // What each verdict is judged from: kept verdicts must have been judged from the same.
   const referenceStarts = new Map<string, string[]>();
   for (const w of new Set(plans.map((p) => p.spec.workload))) {
-    referenceStarts.set(w, referenceDirs(layout, config, w).map((d) => readRunRecord(join(d, RUN_FILES.record)).startedAt));
+    referenceStarts.set(
+      w,
+      referenceDirs(layout, config, w).map((d) => readRunRecord(join(d, RUN_FILES.record)).startedAt),
+    );
   }
   const inputsOf = (p: TestPlan): VerdictInputs => ({
     planSha256: sha256(serializePlan(p)),
     referenceRunsStartedAt: referenceStarts.get(p.spec.workload)!,
     ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}),
   });
-  const results: Array<PlanResult | undefined> = plans.map((p) => (opts.rerun ? undefined : finishedVerdict(layout.testRun(p.spec.workload, p.metadata.name), p, inputsOf(p))));
+  const results: Array<PlanResult | undefined> = plans.map((p) =>
+    opts.rerun ? undefined : finishedVerdict(layout.testRun(p.spec.workload, p.metadata.name), p, inputsOf(p)),
+  );
   const toRun = plans.flatMap((_, i) => (results[i] ? [] : [i]));
   if (toRun.length < plans.length) {
     opts.log(`${config.name}: ${plans.length - toRun.length} of ${plans.length} plans already have verdicts; running ${toRun.length}; --rerun to run all`);
@@ -480,7 +534,16 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
     opts.progress?.planStarted(`${p.metadata.name}: ${p.spec.description}`);
     // Lines of concurrent runs interleave: each says which plan it belongs to.
     const log: Log = concurrent ? (line) => opts.log(`[${p.metadata.name}] ${line.trimStart()}`) : opts.log;
-    const run = await executeRun({ config: refs.config, workload, runDir: replacement.path, plan: p, log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.contract ? { contract: opts.contract } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    const run = await executeRun({
+      config: refs.config,
+      workload,
+      runDir: replacement.path,
+      plan: p,
+      log,
+      ...(opts.cluster ? { cluster: opts.cluster } : {}),
+      ...(opts.contract ? { contract: opts.contract } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
     const artifacts = await fullArtifacts(replacement.path, run.record, run.artifacts);
     let decision = judgeTestRun(refs.runs, artifacts, run.record, options);
     let confirmation: { runDir: string; alarms: Alarm[] } | undefined;

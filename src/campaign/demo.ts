@@ -114,7 +114,11 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
   const bundled = findExampleConfigs().map((file) => ({ file, config: loadConfig(file) }));
   const unknown = (opts.only ?? []).filter((name) => !bundled.some((e) => e.config.name === name));
   if (unknown.length > 0) {
-    throw new UserInputError(undefined, '--only', `names of bundled examples (${bundled.map((e) => e.config.name).join(', ')}); got ${unknown.map((n) => JSON.stringify(n)).join(', ')}`);
+    throw new UserInputError(
+      undefined,
+      '--only',
+      `names of bundled examples (${bundled.map((e) => e.config.name).join(', ')}); got ${unknown.map((n) => JSON.stringify(n)).join(', ')}`,
+    );
   }
   for (const { file, config } of bundled) {
     const pattern = (opts.selection ?? DEMO_SELECTION)[exampleLabel(file).split('/')[0]!];
@@ -145,7 +149,14 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
       const t0 = Date.now();
       const prepared = await learning.run(async (): Promise<{ plans: TestPlan[] } | { error: string }> => {
         if (opts.signal?.aborted) throw new InterruptedError(`results so far in ${opts.out}`);
-        const learned = await learn(config, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}), workloads: [workload], serialize: { quietMs: DEMO_SERIALIZE_QUIET_MS } });
+        const learned = await learn(config, {
+          out: opts.out,
+          log: opts.log,
+          ...(opts.cluster ? { cluster: opts.cluster } : {}),
+          ...(opts.signal ? { signal: opts.signal } : {}),
+          workloads: [workload],
+          serialize: { quietMs: DEMO_SERIALIZE_QUIET_MS },
+        });
         const failed = learned.flatMap((l) => l.runs).find((r) => !r.ok);
         // Plans from a broken reference would be meaningless; the other examples still run.
         if (failed) return { error: `a reference run failed: ${failed.error} (see ${failed.dir})` };
@@ -153,7 +164,15 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
         return { plans: planned!.plans.filter(wanted) };
       });
       if ('error' in prepared) return { ...base, durationMs: Date.now() - t0, error: prepared.error };
-      const results = await test(config, prepared.plans, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}), limiter, confirm: opts.confirm ?? true, ...(progress ? { progress } : {}) });
+      const results = await test(config, prepared.plans, {
+        out: opts.out,
+        log: opts.log,
+        ...(opts.cluster ? { cluster: opts.cluster } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        limiter,
+        confirm: opts.confirm ?? true,
+        ...(progress ? { progress } : {}),
+      });
       return {
         ...base,
         plansGenerated: prepared.plans.length,
@@ -194,7 +213,18 @@ export function renderDemoTable(results: DemoResults): string {
     if (e.error) return [e.example, e.workload, 'reference runs failed', '', '', '', '', '', '', formatDuration(e.durationMs)];
     if (e.skipped) return [e.example, e.workload, 'skipped (not built)', '', '', '', '', '', '', ''];
     const beyond = e.plans.filter((p) => p.verdict === 'bug' && p.beyondContract?.length).length;
-    return [e.example, e.workload, e.plansGenerated, beyond > 0 ? `${e.bugs} (${beyond}*)` : e.bugs, n('pass'), n('flaky'), n('not-injected'), n('workload-failed'), n('error'), formatDuration(e.durationMs)];
+    return [
+      e.example,
+      e.workload,
+      e.plansGenerated,
+      beyond > 0 ? `${e.bugs} (${beyond}*)` : e.bugs,
+      n('pass'),
+      n('flaky'),
+      n('not-injected'),
+      n('workload-failed'),
+      n('error'),
+      formatDuration(e.durationMs),
+    ];
   });
   const table = renderTable(['example', 'workload', 'plans', 'bugs found', 'passed', 'flaky', 'not injected', 'workload failed', 'error', 'time'], rows);
   const marked = results.examples.some((e) => e.plans.some((p) => p.verdict === 'bug' && p.beyondContract?.length));

@@ -52,10 +52,18 @@ echo "kperturb: shard $JOB_COMPLETION_INDEX/$KPERTURB_SHARDS exited $code; resul
 
 export function indexedJob(opts: JobOptions): Record<string, unknown> {
   const name = opts.name ?? `kperturb-${opts.controller}`.slice(0, 63).replace(/-+$/, '');
-  if (!DNS_LABEL.test(name)) throw new UserInputError(undefined, '--name', `a DNS label for the Job's name (lower case letters, digits and '-', at most 63; got ${JSON.stringify(name)})`);
-  if (opts.namespace !== undefined && !DNS_LABEL.test(opts.namespace)) throw new UserInputError(undefined, '--namespace', `a namespace name (got ${JSON.stringify(opts.namespace)})`);
-  if (!Number.isInteger(opts.shards) || opts.shards < 1 || opts.shards > MAX_SHARDS) throw new UserInputError(undefined, '--shards', `a whole number of shards from 1 to ${MAX_SHARDS} (got ${opts.shards})`);
-  if (opts.image.trim() === '' || /\s/.test(opts.image)) throw new UserInputError(undefined, '--image', `a container image reference (got ${JSON.stringify(opts.image)})`);
+  if (!DNS_LABEL.test(name))
+    throw new UserInputError(
+      undefined,
+      '--name',
+      `a DNS label for the Job's name (lower case letters, digits and '-', at most 63; got ${JSON.stringify(name)})`,
+    );
+  if (opts.namespace !== undefined && !DNS_LABEL.test(opts.namespace))
+    throw new UserInputError(undefined, '--namespace', `a namespace name (got ${JSON.stringify(opts.namespace)})`);
+  if (!Number.isInteger(opts.shards) || opts.shards < 1 || opts.shards > MAX_SHARDS)
+    throw new UserInputError(undefined, '--shards', `a whole number of shards from 1 to ${MAX_SHARDS} (got ${opts.shards})`);
+  if (opts.image.trim() === '' || /\s/.test(opts.image))
+    throw new UserInputError(undefined, '--image', `a container image reference (got ${JSON.stringify(opts.image)})`);
   const labels = { 'app.kubernetes.io/name': 'kperturb', 'kperturb.dev/controller': opts.controller };
   const results = opts.resultsClaim ? { name: 'results', persistentVolumeClaim: { claimName: opts.resultsClaim } } : { name: 'results', emptyDir: {} };
   return {

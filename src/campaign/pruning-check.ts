@@ -51,7 +51,11 @@ export function findingsTogether(results: readonly PlanResult[]): string[] {
  * plan that found it (names differ between the sets), in the pruned set's order. Independent of the
  * runs' timing: it says whether pruning dropped every plan that found the bug.
  */
-export function keptPlansOfBugs(unprunedBugs: ReadonlyMap<string, readonly string[]>, unprunedPlans: readonly TestPlan[], prunedPlans: readonly TestPlan[]): Map<string, TestPlan[]> {
+export function keptPlansOfBugs(
+  unprunedBugs: ReadonlyMap<string, readonly string[]>,
+  unprunedPlans: readonly TestPlan[],
+  prunedPlans: readonly TestPlan[],
+): Map<string, TestPlan[]> {
   const faultsOf = (p: TestPlan) => JSON.stringify(p.spec.faults);
   const prunedByFaults = new Map(prunedPlans.map((p) => [faultsOf(p), p]));
   const unprunedByName = new Map(unprunedPlans.map((p) => [p.metadata.name, p]));
@@ -63,7 +67,10 @@ export function keptPlansOfBugs(unprunedBugs: ReadonlyMap<string, readonly strin
       const p = u && prunedByFaults.get(faultsOf(u));
       if (p) same.add(p);
     }
-    kept.set(bug, prunedPlans.filter((p) => same.has(p)));
+    kept.set(
+      bug,
+      prunedPlans.filter((p) => same.has(p)),
+    );
   }
   return kept;
 }

@@ -59,31 +59,45 @@ export const DEFAULT_SERIALIZE_QUIET_MS = 100;
 
 export function parseQuietMs(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 60_000) throw new UserInputError(undefined, '--serialize', `a quiet window in milliseconds, 1-60000 (got ${JSON.stringify(value)})`);
+  if (!Number.isInteger(n) || n < 1 || n > 60_000)
+    throw new UserInputError(undefined, '--serialize', `a quiet window in milliseconds, 1-60000 (got ${JSON.stringify(value)})`);
   return n;
 }
 
 export function parseWholeNumber(value: string, option: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new UserInputError(undefined, option, `a whole number from 1 (got ${JSON.stringify(value)})`);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1)
+    throw new UserInputError(undefined, option, `a whole number from 1 (got ${JSON.stringify(value)})`);
   return n;
 }
 
 export function parseParallel(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 64) throw new UserInputError(undefined, '--parallel', `a number of plans to run at once, 1-64 (got ${JSON.stringify(value)})`);
+  if (!Number.isInteger(n) || n < 1 || n > 64)
+    throw new UserInputError(undefined, '--parallel', `a number of plans to run at once, 1-64 (got ${JSON.stringify(value)})`);
   return n;
 }
 
 export const parallelOption = (dflt: number) =>
-  new Option('-j, --parallel <n>', 'run this many plans at once (each on its own cluster, proxy and controller process)').argParser(parseParallel).default(dflt);
+  new Option('-j, --parallel <n>', 'run this many plans at once (each on its own cluster, proxy and controller process)')
+    .argParser(parseParallel)
+    .default(dflt);
 
 export const realOption = () =>
-  new Option('--real', 'run each run on a fresh real control plane (etcd, kube-apiserver, kube-controller-manager; built by `npm run setup:real` if needed) instead of the embedded cluster').conflicts(['kubeconfig', 'context']);
+  new Option(
+    '--real',
+    'run each run on a fresh real control plane (etcd, kube-apiserver, kube-controller-manager; built by `npm run setup:real` if needed) instead of the embedded cluster',
+  ).conflicts(['kubeconfig', 'context']);
 export const kubeconfigOption = () =>
-  new Option('--kubeconfig <file>', "run on the cluster of this kubeconfig's current context (shared by every run: what a run creates is deleted after it)").conflicts('real');
+  new Option(
+    '--kubeconfig <file>',
+    "run on the cluster of this kubeconfig's current context (shared by every run: what a run creates is deleted after it)",
+  ).conflicts('real');
 export const contextOption = () =>
-  new Option('--context <name>', 'run on the cluster of this kubeconfig context: of --kubeconfig, else of $KUBECONFIG (a path list) or ~/.kube/config, as kubectl loads them').conflicts('real');
+  new Option(
+    '--context <name>',
+    'run on the cluster of this kubeconfig context: of --kubeconfig, else of $KUBECONFIG (a path list) or ~/.kube/config, as kubectl loads them',
+  ).conflicts('real');
 
 /**
  * The cluster the runs use, checked before the first run: --real builds the control plane if needed
@@ -97,7 +111,10 @@ export async function clusterChoice(
 ): Promise<{ cluster?: ClusterChoice; parallel?: number }> {
   if (opts.real) {
     const { ensureControlPlaneBinaries } = await import('../realcluster/index.js');
-    return { cluster: { kind: 'real', binaries: await ensureControlPlaneBinaries(log, signal) }, ...(opts.parallel !== undefined ? { parallel: opts.parallel } : {}) };
+    return {
+      cluster: { kind: 'real', binaries: await ensureControlPlaneBinaries(log, signal) },
+      ...(opts.parallel !== undefined ? { parallel: opts.parallel } : {}),
+    };
   }
   if (opts.kubeconfig !== undefined || opts.context !== undefined) {
     const { ExistingCluster } = await import('../realcluster/index.js');
@@ -105,7 +122,11 @@ export async function clusterChoice(
     const source = kubeconfigSource(opts);
     await (await ExistingCluster.connect(source)).check();
     if ((opts.parallel ?? 1) > 1 && parallelGiven) {
-      throw new UserInputError(undefined, '--parallel', `1 with ${opts.kubeconfig !== undefined ? '--kubeconfig' : '--context'} (runs on an existing cluster share it, so they run one at a time)`);
+      throw new UserInputError(
+        undefined,
+        '--parallel',
+        `1 with ${opts.kubeconfig !== undefined ? '--kubeconfig' : '--context'} (runs on an existing cluster share it, so they run one at a time)`,
+      );
     }
     return { cluster: { kind: 'existing', kubeconfig: source }, ...(opts.parallel !== undefined ? { parallel: 1 } : {}) };
   }
@@ -125,7 +146,6 @@ export function exitCodeFor(results: readonly PlanResult[]): number {
   return results.some((r) => r.verdict === 'bug') ? 1 : results.some((r) => r.verdict === 'error') ? 2 : 0;
 }
 
-
 /** `--kubeconfig-out` of a server just started (merged into an existing kubeconfig); stops the server if that fails. */
 export async function writeKubeconfigOrStop(file: string | undefined, server: { kubeconfigYaml(): string; stop(): Promise<void> }): Promise<void> {
   if (!file) return;
@@ -144,4 +164,3 @@ export function untilSignal(): Promise<void> {
     process.once('SIGTERM', () => r());
   });
 }
-

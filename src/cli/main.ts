@@ -78,7 +78,8 @@ export async function main(argv: string[]): Promise<number> {
     const code = errorCode(err);
     const message = err instanceof Error ? err.message : String(err);
     if (output.jsonErrors) {
-      const where = err instanceof UserInputError ? { ...(err.file !== undefined ? { file: err.file } : {}), ...(err.at !== undefined ? { at: err.at } : {}) } : {};
+      const where =
+        err instanceof UserInputError ? { ...(err.file !== undefined ? { file: err.file } : {}), ...(err.at !== undefined ? { at: err.at } : {}) } : {};
       process.stdout.write(JSON.stringify({ error: { code, message, ...where } }, null, 2) + '\n');
     }
     if (err instanceof InterruptedError) {

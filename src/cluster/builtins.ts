@@ -91,7 +91,13 @@ function validateDataKeys(obj: KubeObject, fields: readonly string[]): FieldErro
     }
     for (const [key, value] of Object.entries(data)) {
       if (key.length > 253 || !CONFIG_KEY.test(key)) {
-        errors.push({ type: 'Invalid', field: `${field}`, value: key, detail: "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')" });
+        errors.push({
+          type: 'Invalid',
+          field: `${field}`,
+          value: key,
+          detail:
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+        });
       }
       if (typeof value !== 'string') errors.push({ type: 'Invalid', field: `${field}[${key}]`, value, detail: 'must be a string' });
       if (seen.has(key)) errors.push({ type: 'Invalid', field: `${field}[${key}]`, value: key, detail: 'duplicate of key present in data' });
@@ -124,7 +130,8 @@ function validateImmutable(obj: KubeObject, old: KubeObject | undefined, fields:
   const errors: FieldError[] = [];
   if (obj.immutable !== true) errors.push({ type: 'Forbidden', field: 'immutable', detail: 'field is immutable when `immutable` is set' });
   for (const f of fields) {
-    if (JSON.stringify(obj[f] ?? {}) !== JSON.stringify(old[f] ?? {})) errors.push({ type: 'Forbidden', field: f, detail: 'field is immutable when `immutable` is set' });
+    if (JSON.stringify(obj[f] ?? {}) !== JSON.stringify(old[f] ?? {}))
+      errors.push({ type: 'Forbidden', field: f, detail: 'field is immutable when `immutable` is set' });
   }
   return errors;
 }
@@ -293,7 +300,10 @@ export function setCrdCondition(obj: KubeObject, condition: CrdCondition): void 
   const status = isObject(obj.status) ? obj.status : (obj.status = {});
   const conditions = Array.isArray(status.conditions) ? (status.conditions as CrdCondition[]) : [];
   const existing = conditions.find((c) => c.type === condition.type);
-  const stamped = { ...condition, lastTransitionTime: existing?.status === condition.status ? existing.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+  const stamped = {
+    ...condition,
+    lastTransitionTime: existing?.status === condition.status ? existing.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
   status.conditions = existing ? conditions.map((c) => (c.type === condition.type ? stamped : c)) : [...conditions, stamped];
 }
 
@@ -334,10 +344,16 @@ function validateCrd(obj: KubeObject, old: KubeObject | undefined, requestVersio
     errors.push({ type: 'Invalid', field: 'spec.scope', value: spec.scope, detail: 'field is immutable' });
   }
   const versions = Array.isArray(spec.versions) ? (spec.versions as CrdVersion[]) : [];
-  if (versions.length === 0) errors.push({ type: 'Invalid', field: 'spec.versions', value: spec.versions ?? null, detail: 'must have exactly one version marked as storage version' });
+  if (versions.length === 0)
+    errors.push({ type: 'Invalid', field: 'spec.versions', value: spec.versions ?? null, detail: 'must have exactly one version marked as storage version' });
   const storageCount = versions.filter((v) => v.storage === true).length;
   if (versions.length > 0 && storageCount !== 1) {
-    errors.push({ type: 'Invalid', field: 'spec.versions', value: versions.map((v) => v.name), detail: 'must have exactly one version marked as storage version' });
+    errors.push({
+      type: 'Invalid',
+      field: 'spec.versions',
+      value: versions.map((v) => v.name),
+      detail: 'must have exactly one version marked as storage version',
+    });
   }
   const seen = new Set<string>();
   const requireSchemas = requestVersion === 'v1' && (!old || allVersionsHaveSchemas(old));
@@ -359,7 +375,12 @@ function validateCrd(obj: KubeObject, old: KubeObject | undefined, requestVersio
   });
   const oldSpec = old && isObject(old.spec) ? old.spec : undefined;
   if (requestVersion === 'v1' && spec.preserveUnknownFields === true && oldSpec?.preserveUnknownFields !== true) {
-    errors.push({ type: 'Invalid', field: 'spec.preserveUnknownFields', value: true, detail: 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead' });
+    errors.push({
+      type: 'Invalid',
+      field: 'spec.preserveUnknownFields',
+      value: true,
+      detail: 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead',
+    });
   }
   return errors;
 }
@@ -369,8 +390,20 @@ function validateCrd(obj: KubeObject, old: KubeObject | undefined, requestVersio
  * with the versions that release served (see kube-version.ts), with pod and Service addresses from
  * `network`.
  */
-export function builtinDefinitions(release: KubernetesVersion = parseKubernetesVersion(DEFAULT_KUBERNETES_VERSION)!, network: ClusterNetwork = DEFAULT_NETWORK): ResourceDefinition[] {
-  const all = [namespaceDefinition(), configMapDefinition(), secretDefinition(), ...coreDefinitions(network), ...workloadDefinitions(), crdDefinition(), ...admissionRegistrationDefinitions(), ...networkingDefinitions()];
+export function builtinDefinitions(
+  release: KubernetesVersion = parseKubernetesVersion(DEFAULT_KUBERNETES_VERSION)!,
+  network: ClusterNetwork = DEFAULT_NETWORK,
+): ResourceDefinition[] {
+  const all = [
+    namespaceDefinition(),
+    configMapDefinition(),
+    secretDefinition(),
+    ...coreDefinitions(network),
+    ...workloadDefinitions(),
+    crdDefinition(),
+    ...admissionRegistrationDefinitions(),
+    ...networkingDefinitions(),
+  ];
   return definitionsForRelease(all, release);
 }
 

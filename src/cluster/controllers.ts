@@ -13,7 +13,16 @@ import { isObject, type KubeObject } from '../model/object-key.js';
 import { ApiError } from './api-error.js';
 import { CRD_CLEANUP_FINALIZER, NAMESPACE_FINALIZER, setCrdCondition } from './builtins.js';
 import type { Operations } from './operations.js';
-import { ALL_VERBS, compareKubeVersions, storageKey, type ListRule, type ListRules, type ResourceDefinition, type ResourceRegistry, type ScalePaths } from './registry.js';
+import {
+  ALL_VERBS,
+  compareKubeVersions,
+  storageKey,
+  type ListRule,
+  type ListRules,
+  type ResourceDefinition,
+  type ResourceRegistry,
+  type ScalePaths,
+} from './registry.js';
 import { OBJECT_META_LIST_RULES } from './kinds/list-rules.js';
 import { customResourceSchemas, validateEmbeddedResources } from './crd-schema.js';
 import { printerColumnsOfCrd } from './table.js';
@@ -74,7 +83,9 @@ export function definitionFromCrd(crd: KubeObject): ResourceDefinition | undefin
   if (served.length === 0) return undefined;
   // Subresources are per version in Kubernetes; here one is on when any served version declares it.
   const status = served.some((v) => isObject(v.subresources) && v.subresources.status !== undefined && v.subresources.status !== null);
-  const scaleSpec = served.map((v) => (isObject(v.subresources) && isObject(v.subresources.scale) ? v.subresources.scale : undefined)).find((x) => x !== undefined);
+  const scaleSpec = served
+    .map((v) => (isObject(v.subresources) && isObject(v.subresources.scale) ? v.subresources.scale : undefined))
+    .find((x) => x !== undefined);
   const scale: ScalePaths | undefined =
     scaleSpec && typeof scaleSpec.specReplicasPath === 'string' && typeof scaleSpec.statusReplicasPath === 'string'
       ? {
@@ -101,7 +112,11 @@ export function definitionFromCrd(crd: KubeObject): ResourceDefinition | undefin
     ...(scale ? { scale } : {}),
     crdSchemas,
     printerColumns: printerColumnsOfCrd(crd),
-    schemas: Object.fromEntries(served.filter((v) => isObject(v.schema) && isObject(v.schema.openAPIV3Schema)).map((v) => [v.name as string, (v.schema as Record<string, unknown>).openAPIV3Schema])),
+    schemas: Object.fromEntries(
+      served
+        .filter((v) => isObject(v.schema) && isObject(v.schema.openAPIV3Schema))
+        .map((v) => [v.name as string, (v.schema as Record<string, unknown>).openAPIV3Schema]),
+    ),
     listItemsCarryTypeMeta: true,
     definedBy: crd.metadata!.name!,
     strategy: {
@@ -188,36 +203,40 @@ export class CrdController {
       this.unregister(name);
       return;
     }
-    const clash = this.registry
-      .all()
-      .find((d) => d.definedBy !== name && d.group === def.group && (d.resource === def.resource || d.kind === def.kind));
+    const clash = this.registry.all().find((d) => d.definedBy !== name && d.group === def.group && (d.resource === def.resource || d.kind === def.kind));
     const previous = this.servedBy(name);
     if (!clash) {
       if (previous && (previous.group !== def.group || previous.resource !== def.resource)) this.unregister(name);
       this.registry.define(def);
     }
-    this.ops.systemUpdate(this.crdDefinition(), crd, (obj) => {
-      const status = isObject(obj.status) ? obj.status : (obj.status = {});
-      if (clash) {
-        setCrdCondition(obj, { type: 'NamesAccepted', status: 'False', reason: 'NameConflict', message: `"${def.resource}" is already in use` });
-        setCrdCondition(obj, { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' });
-        return;
-      }
-      status.acceptedNames = {
-        plural: names.plural,
-        singular: names.singular,
-        ...(names.shortNames.length ? { shortNames: names.shortNames } : {}),
-        kind: names.kind,
-        listKind: names.listKind,
-        ...(names.categories.length ? { categories: names.categories } : {}),
-      };
-      setCrdCondition(obj, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' });
-      setCrdCondition(obj, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' });
-      const spec = obj.spec as Record<string, unknown>;
-      const storage = (Array.isArray(spec.versions) ? spec.versions : []).find((v) => isObject(v) && v.storage === true) as { name?: string } | undefined;
-      const stored = Array.isArray(status.storedVersions) ? (status.storedVersions as string[]) : [];
-      if (storage?.name && !stored.includes(storage.name)) status.storedVersions = [...stored, storage.name];
-    }, 'kube-apiserver', 'status');
+    this.ops.systemUpdate(
+      this.crdDefinition(),
+      crd,
+      (obj) => {
+        const status = isObject(obj.status) ? obj.status : (obj.status = {});
+        if (clash) {
+          setCrdCondition(obj, { type: 'NamesAccepted', status: 'False', reason: 'NameConflict', message: `"${def.resource}" is already in use` });
+          setCrdCondition(obj, { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' });
+          return;
+        }
+        status.acceptedNames = {
+          plural: names.plural,
+          singular: names.singular,
+          ...(names.shortNames.length ? { shortNames: names.shortNames } : {}),
+          kind: names.kind,
+          listKind: names.listKind,
+          ...(names.categories.length ? { categories: names.categories } : {}),
+        };
+        setCrdCondition(obj, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' });
+        setCrdCondition(obj, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' });
+        const spec = obj.spec as Record<string, unknown>;
+        const storage = (Array.isArray(spec.versions) ? spec.versions : []).find((v) => isObject(v) && v.storage === true) as { name?: string } | undefined;
+        const stored = Array.isArray(status.storedVersions) ? (status.storedVersions as string[]) : [];
+        if (storage?.name && !stored.includes(storage.name)) status.storedVersions = [...stored, storage.name];
+      },
+      'kube-apiserver',
+      'status',
+    );
   }
 
   /** Deletes every instance; once none is left, drops the cleanup finalizer so the CRD can go. */
@@ -232,10 +251,15 @@ export class CrdController {
       if (this.store.list(storageKey(def)).length > 0) return;
     }
     if (!(crd.metadata?.finalizers ?? []).includes(CRD_CLEANUP_FINALIZER)) return;
-    this.ops.systemUpdate(this.crdDefinition(), crd, (obj) => {
-      obj.metadata!.finalizers = (obj.metadata!.finalizers ?? []).filter((f) => f !== CRD_CLEANUP_FINALIZER);
-      if (obj.metadata!.finalizers.length === 0) delete obj.metadata!.finalizers;
-    }, 'kube-apiserver');
+    this.ops.systemUpdate(
+      this.crdDefinition(),
+      crd,
+      (obj) => {
+        obj.metadata!.finalizers = (obj.metadata!.finalizers ?? []).filter((f) => f !== CRD_CLEANUP_FINALIZER);
+        if (obj.metadata!.finalizers.length === 0) delete obj.metadata!.finalizers;
+      },
+      'kube-apiserver',
+    );
   }
 }
 
@@ -280,7 +304,14 @@ export class NamespaceController {
     const ns = this.store.get(NAMESPACE_RESOURCE, undefined, name);
     if (!ns?.metadata?.deletionTimestamp) return;
     // One definition per storage bucket (core and events.k8s.io Events are the same objects).
-    const namespaced = [...new Map(this.registry.all().filter((d) => d.namespaced).map((d) => [storageKey(d), d])).values()];
+    const namespaced = [
+      ...new Map(
+        this.registry
+          .all()
+          .filter((d) => d.namespaced)
+          .map((d) => [storageKey(d), d]),
+      ).values(),
+    ];
     let remaining = 0;
     for (const def of namespaced) {
       for (const obj of this.store.list(storageKey(def), name)) {
@@ -297,4 +328,3 @@ export class NamespaceController {
     });
   }
 }
-

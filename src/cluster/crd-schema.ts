@@ -281,7 +281,8 @@ export function roundTripObjectMeta(meta: Obj, unknown?: string[], prefix = ''):
     if (t === undefined) out[f] = v;
     else if (t !== null) out[f] = t;
   }
-  if (meta.deletionGracePeriodSeconds !== undefined && meta.deletionGracePeriodSeconds !== null) out.deletionGracePeriodSeconds = meta.deletionGracePeriodSeconds;
+  if (meta.deletionGracePeriodSeconds !== undefined && meta.deletionGracePeriodSeconds !== null)
+    out.deletionGracePeriodSeconds = meta.deletionGracePeriodSeconds;
   for (const f of ['labels', 'annotations'] as const) {
     const v = meta[f];
     if (v === undefined || v === null || (isObject(v) && Object.keys(v).length === 0)) continue;
@@ -318,7 +319,11 @@ export function roundTripObjectMeta(meta: Obj, unknown?: string[], prefix = ''):
 
 /** A body the custom resource codec cannot decode (kube-apiserver answers 400, or 422 for a patch). */
 export class CustomResourceDecodingError extends Error {
-  constructor(readonly field: string, readonly value: unknown, readonly detail: string) {
+  constructor(
+    readonly field: string,
+    readonly value: unknown,
+    readonly detail: string,
+  ) {
     super(`${field}: Invalid value: ${typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value ?? null)}: ${detail}`);
     this.name = 'CustomResourceDecodingError';
   }
@@ -388,7 +393,14 @@ function applyDefaults(x: unknown, s: Structural | undefined): void {
  * unstructuredSchemaCoercer.apply then the defaulter, in place, with the schema of `version`. Returns the
  * unknown field paths when `trackUnknown` (fieldValidation Strict or Warn), sorted as the server reports them.
  */
-function coerceAndDefault(schemas: CustomResourceSchemas, obj: KubeObject, version: string, trackUnknown: boolean, defaults: boolean, fromStorage = false): string[] {
+function coerceAndDefault(
+  schemas: CustomResourceSchemas,
+  obj: KubeObject,
+  version: string,
+  trackUnknown: boolean,
+  defaults: boolean,
+  fromStorage = false,
+): string[] {
   const s = schemas.versions.get(version);
   const unknown: string[] = [];
   if (isObject(obj.metadata)) obj.metadata = roundTripObjectMeta(obj.metadata, trackUnknown ? unknown : undefined) as KubeObject['metadata'];
@@ -474,7 +486,8 @@ function validateEmbedded(x: unknown, s: Structural | undefined, path: string, e
         else if (v === '') errors.push({ type: 'Invalid', field: at(k), value: v, detail: 'must not be empty' });
         else {
           const errs = dns1035LabelErrors(v.toLowerCase());
-          if (errs.length > 0) errors.push({ type: 'Invalid', field: at(k), value: v, detail: `may have mixed case, but should otherwise match: ${errs.join(',')}` });
+          if (errs.length > 0)
+            errors.push({ type: 'Invalid', field: at(k), value: v, detail: `may have mixed case, but should otherwise match: ${errs.join(',')}` });
         }
       }
     }

@@ -35,7 +35,19 @@ export type FieldSet = Set<string>;
 
 /** Fields the field manager never tracks (fieldmanager's StripMeta). */
 const STRIPPED_TOP = new Set(['apiVersion', 'kind']);
-const STRIPPED_META = new Set(['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'clusterName', 'generation', 'managedFields', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds']);
+const STRIPPED_META = new Set([
+  'name',
+  'namespace',
+  'creationTimestamp',
+  'selfLink',
+  'uid',
+  'clusterName',
+  'generation',
+  'managedFields',
+  'resourceVersion',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+]);
 
 function ruleFor(rules: ListRules, rulePath: string): ListRule | undefined {
   return rules[rulePath];
@@ -228,7 +240,12 @@ function readManaged(value: unknown): Managed[] {
     if (!isObject(raw) || typeof raw.manager !== 'string' || (raw.operation !== 'Apply' && raw.operation !== 'Update')) continue;
     const id: ManagerId = { manager: raw.manager, operation: raw.operation, apiVersion: typeof raw.apiVersion === 'string' ? raw.apiVersion : '' };
     if (typeof raw.subresource === 'string' && raw.subresource !== '') id.subresource = raw.subresource;
-    out.push({ id, set: decodeFieldsV1(raw.fieldsV1), ...(typeof raw.time === 'string' ? { time: raw.time } : {}), original: raw as unknown as ManagedFieldsEntry });
+    out.push({
+      id,
+      set: decodeFieldsV1(raw.fieldsV1),
+      ...(typeof raw.time === 'string' ? { time: raw.time } : {}),
+      original: raw as unknown as ManagedFieldsEntry,
+    });
   }
   return out;
 }
@@ -239,11 +256,21 @@ function writeManaged(entries: Managed[], now: string): ManagedFieldsEntry[] | u
   const out = kept.map((e): ManagedFieldsEntry => {
     const fieldsV1 = encodeFieldsV1(e.set);
     if (e.original && jsonEqual(e.original.fieldsV1, fieldsV1) && e.original.apiVersion === e.id.apiVersion) return e.original;
-    const entry: ManagedFieldsEntry = { manager: e.id.manager, operation: e.id.operation, apiVersion: e.id.apiVersion, time: now, fieldsType: 'FieldsV1', fieldsV1 };
+    const entry: ManagedFieldsEntry = {
+      manager: e.id.manager,
+      operation: e.id.operation,
+      apiVersion: e.id.apiVersion,
+      time: now,
+      fieldsType: 'FieldsV1',
+      fieldsV1,
+    };
     if (e.id.subresource) entry.subresource = e.id.subresource;
     return entry;
   });
-  return out.sort((a, b) => (a.operation === b.operation ? 0 : a.operation === 'Apply' ? -1 : 1) || (a.time ?? '').localeCompare(b.time ?? '') || a.manager.localeCompare(b.manager));
+  return out.sort(
+    (a, b) =>
+      (a.operation === b.operation ? 0 : a.operation === 'Apply' ? -1 : 1) || (a.time ?? '').localeCompare(b.time ?? '') || a.manager.localeCompare(b.manager),
+  );
 }
 
 /**

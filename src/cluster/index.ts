@@ -25,7 +25,13 @@ import { builtinDefinitions, INITIAL_NAMESPACES } from './builtins.js';
 import { CrdController, NamespaceController } from './controllers.js';
 import { WatchHub } from './watch.js';
 import { ApiServer } from './server.js';
-import { DEFAULT_KUBERNETES_VERSION, KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion, type KubernetesVersion } from './kube-version.js';
+import {
+  DEFAULT_KUBERNETES_VERSION,
+  KUBERNETES_VERSION_EXPECTED,
+  formatKubernetesVersion,
+  parseKubernetesVersion,
+  type KubernetesVersion,
+} from './kube-version.js';
 import { ClusterSimulation, type SimulationOptions } from './sim/index.js';
 import { PodStreaming } from '../streaming/pod-streaming.js';
 import { NO_POD_STREAMING_RULES, type PodStreamingRules } from '../model/exec-rules.js';
@@ -155,7 +161,10 @@ export class EmbeddedCluster {
     registry.onRemove((def) => watches.closeResource(storageKey(def)));
     // Namespace finalization moves to the simulated namespace controller when that one runs.
     const simulatesNamespaces = options.simulation !== false && (options.simulation?.controllers?.includes('namespace') ?? true);
-    const controllers = [new CrdController(store, registry, ops).start(), ...(simulatesNamespaces ? [] : [new NamespaceController(store, registry, ops).start()])];
+    const controllers = [
+      new CrdController(store, registry, ops).start(),
+      ...(simulatesNamespaces ? [] : [new NamespaceController(store, registry, ops).start()]),
+    ];
     const nsDef = registry.get({ group: '', resource: 'namespaces' })!;
     const system = { fieldManager: 'kube-apiserver' };
     for (const name of INITIAL_NAMESPACES) ops.create({ def: nsDef, version: 'v1' }, { metadata: { name } }, system);
@@ -223,7 +232,12 @@ export class EmbeddedCluster {
     return stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: KUBECONFIG_NAME, cluster: { server: this.token === undefined ? this.url : this.url + tokenPathPrefix(this.token), 'insecure-skip-tls-verify': true } }],
+      clusters: [
+        {
+          name: KUBECONFIG_NAME,
+          cluster: { server: this.token === undefined ? this.url : this.url + tokenPathPrefix(this.token), 'insecure-skip-tls-verify': true },
+        },
+      ],
       users: [{ name: KUBECONFIG_NAME, user: this.token === undefined ? {} : { token: this.token } }],
       contexts: [{ name: KUBECONFIG_NAME, context: { cluster: KUBECONFIG_NAME, user: KUBECONFIG_NAME, namespace: 'default' } }],
       'current-context': KUBECONFIG_NAME,
@@ -239,13 +253,15 @@ export class EmbeddedCluster {
   /** Stops listening and ends every open connection and watch right away. */
   stop(): Promise<void> {
     const simulationStopped = this.simulation?.stop() ?? Promise.resolve();
-    this.stopping ??= simulationStopped.then(() => new Promise<void>((resolve) => {
-      for (const stop of this.stopControllers) stop();
-      this.watches.closeAll();
-      this.server.close(() => resolve());
-      for (const socket of this.sockets) socket.destroy();
-      this.server.closeAllConnections();
-    }).finally(() => this.network.release()));
+    this.stopping ??= simulationStopped.then(() =>
+      new Promise<void>((resolve) => {
+        for (const stop of this.stopControllers) stop();
+        this.watches.closeAll();
+        this.server.close(() => resolve());
+        for (const socket of this.sockets) socket.destroy();
+        this.server.closeAllConnections();
+      }).finally(() => this.network.release()),
+    );
     return this.stopping;
   }
 }
@@ -258,13 +274,26 @@ function createKubernetesService(registry: ResourceRegistry, ops: Operations, ne
   const system = { fieldManager: 'kube-apiserver' };
   const svc = registry.get({ group: '', resource: 'services' })!;
   const labels = { component: 'apiserver', provider: 'kubernetes' };
-  ops.create({ def: svc, version: 'v1', namespace: 'default' }, {
-    metadata: { name: 'kubernetes', labels },
-    spec: { clusterIP: network.kubernetesServiceIp, ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }], sessionAffinity: 'None', type: 'ClusterIP' },
-  }, system);
+  ops.create(
+    { def: svc, version: 'v1', namespace: 'default' },
+    {
+      metadata: { name: 'kubernetes', labels },
+      spec: {
+        clusterIP: network.kubernetesServiceIp,
+        ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }],
+        sessionAffinity: 'None',
+        type: 'ClusterIP',
+      },
+    },
+    system,
+  );
   const ep = registry.get({ group: '', resource: 'endpoints' })!;
-  ops.create({ def: ep, version: 'v1', namespace: 'default' }, {
-    metadata: { name: 'kubernetes', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } },
-    subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'https', port: 6443, protocol: 'TCP' }] }],
-  }, system);
+  ops.create(
+    { def: ep, version: 'v1', namespace: 'default' },
+    {
+      metadata: { name: 'kubernetes', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } },
+      subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'https', port: 6443, protocol: 'TCP' }] }],
+    },
+    system,
+  );
 }

@@ -57,9 +57,18 @@ const LIFECYCLES: Readonly<Record<string, readonly ServedSpan[]>> = {
   'customresourcedefinitions.apiextensions.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
   'mutatingwebhookconfigurations.admissionregistration.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
   'validatingwebhookconfigurations.admissionregistration.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
-  'poddisruptionbudgets.policy': [{ version: 'v1', from: 21 }, { version: 'v1beta1', until: 25 }],
-  'cronjobs.batch': [{ version: 'v1', from: 21 }, { version: 'v1beta1', until: 25 }],
-  'events.events.k8s.io': [{ version: 'v1', from: 19 }, { version: 'v1beta1', until: 25 }],
+  'poddisruptionbudgets.policy': [
+    { version: 'v1', from: 21 },
+    { version: 'v1beta1', until: 25 },
+  ],
+  'cronjobs.batch': [
+    { version: 'v1', from: 21 },
+    { version: 'v1beta1', until: 25 },
+  ],
+  'events.events.k8s.io': [
+    { version: 'v1', from: 19 },
+    { version: 'v1beta1', until: 25 },
+  ],
   'leases.coordination.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
   'roles.rbac.authorization.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],
   'rolebindings.rbac.authorization.k8s.io': [{ version: 'v1' }, { version: 'v1beta1', until: 22 }],

@@ -194,7 +194,11 @@ function listElement(schema: Obj, item: unknown, index: number): string {
         ? [mergeKey]
         : [];
   if (keys.length === 0 || !isObject(item)) return `[${index}]`;
-  return `[${[...keys].sort().filter((k) => item[k] !== undefined && item[k] !== null).map((k) => `${k}=${quote(item[k])}`).join(',')}]`;
+  return `[${[...keys]
+    .sort()
+    .filter((k) => item[k] !== undefined && item[k] !== null)
+    .map((k) => `${k}=${quote(item[k])}`)
+    .join(',')}]`;
 }
 
 /**

@@ -46,13 +46,17 @@ function schemaName(def: ResourceDefinition, version: string): string {
 function operations(def: ResourceDefinition, version: string, openApiVersion: 2 | 3): Record<string, Obj> {
   const gvk = { group: def.group, version, kind: def.kind };
   const ref = { $ref: openApiVersion === 3 ? `#/components/schemas/${schemaName(def, version)}` : `#/definitions/${schemaName(def, version)}` };
-  const response = openApiVersion === 3 ? { '200': { description: 'OK', content: { 'application/json': { schema: ref } } } } : { '200': { description: 'OK', schema: ref } };
+  const response =
+    openApiVersion === 3 ? { '200': { description: 'OK', content: { 'application/json': { schema: ref } } } } : { '200': { description: 'OK', schema: ref } };
   // A request body: v3's requestBody, v2's `in: body` parameter.
   const op = (action: string, params: readonly string[], withBody = false): Obj => ({
     operationId: `${action}${def.kind}`,
     'x-kubernetes-action': action,
     'x-kubernetes-group-version-kind': gvk,
-    parameters: [...(withBody && openApiVersion === 2 ? [{ name: 'body', in: 'body', required: true, schema: ref }] : []), ...parameters(params, openApiVersion)],
+    parameters: [
+      ...(withBody && openApiVersion === 2 ? [{ name: 'body', in: 'body', required: true, schema: ref }] : []),
+      ...parameters(params, openApiVersion),
+    ],
     responses: response,
     ...(withBody && openApiVersion === 3 ? { requestBody: { content: { 'application/json': { schema: ref } } } } : {}),
   });
@@ -70,7 +74,8 @@ function operations(def: ResourceDefinition, version: string, openApiVersion: 2 
     },
   };
   for (const sub of def.subresources) {
-    if (sub === 'status') paths[`${base}/{name}/status`] = { get: op('get', []), put: op('put', WRITE_PARAMETERS), patch: op('patch', [...WRITE_PARAMETERS, 'force']) };
+    if (sub === 'status')
+      paths[`${base}/{name}/status`] = { get: op('get', []), put: op('put', WRITE_PARAMETERS), patch: op('patch', [...WRITE_PARAMETERS, 'force']) };
   }
   return paths;
 }
@@ -94,8 +99,16 @@ function openSchema(def: ResourceDefinition, version: string, openApiVersion: 2 
     ...schema,
     type: 'object',
     properties: {
-      apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.' },
-      kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to.' },
+      apiVersion: {
+        type: 'string',
+        description:
+          'APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.',
+      },
+      kind: {
+        type: 'string',
+        description:
+          'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to.',
+      },
       metadata: { ...metaRef, description: "Standard object's metadata." },
       ...own,
     },
@@ -140,7 +153,10 @@ export function openApiV3Document(registry: ResourceRegistry, path: string): Obj
  * The operations and schemas of `kinds` in OpenAPI v2 or v3: a built-in kind's vendored schema and
  * what it reaches, else its own (CRD or open) schema, which reaches ObjectMeta; sorted by name.
  */
-function documentParts(kinds: ReadonlyArray<{ def: ResourceDefinition; version: string }>, openApiVersion: 2 | 3): { paths: Record<string, Obj>; schemas: Record<string, Obj> } {
+function documentParts(
+  kinds: ReadonlyArray<{ def: ResourceDefinition; version: string }>,
+  openApiVersion: 2 | 3,
+): { paths: Record<string, Obj>; schemas: Record<string, Obj> } {
   const paths: Record<string, Obj> = {};
   const own: Record<string, Obj> = {};
   const vendored: string[] = [];
@@ -176,7 +192,9 @@ export function openApiV3Root(registry: ResourceRegistry): Obj {
  * included, as kube-apiserver merges apiextensions-apiserver's into its own.
  */
 export function openApiV2Document(registry: ResourceRegistry): Obj {
-  const kinds = registry.groups().flatMap(({ group, versions }) => versions.flatMap((version) => registry.resourcesIn(group, version).map((def) => ({ def, version }))));
+  const kinds = registry
+    .groups()
+    .flatMap(({ group, versions }) => versions.flatMap((version) => registry.resourcesIn(group, version).map((def) => ({ def, version }))));
   const { paths, schemas } = documentParts(kinds, 2);
   return { swagger: '2.0', info: INFO, paths, definitions: schemas };
 }

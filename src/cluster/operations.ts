@@ -16,13 +16,39 @@ import { parse as parseYaml } from 'yaml';
 import { groupVersion, splitApiVersion } from '../model/api-path.js';
 import { cloneJson, jsonEqual } from '../model/json-value.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
-import { ApiError, alreadyExists, badRequest, conflict, forbidden, internalError, invalid, methodNotSupported, notFound, unsupportedMediaType } from './api-error.js';
+import {
+  ApiError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  forbidden,
+  internalError,
+  invalid,
+  methodNotSupported,
+  notFound,
+  unsupportedMediaType,
+} from './api-error.js';
 import { apply as serverSideApply, recordUpdate, type ManagerId, type WriteSite } from './field-manager.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf, type PatchType } from './patch.js';
 import { builtinUndeclaredApplyFields, builtinUnknownFields } from './openapi-builtin.js';
-import { CustomResourceDecodingError, customResourceView, decodeCustomResource, storedObjectOf, typedPatchErrorMessage, undeclaredApplyFields } from './crd-schema.js';
+import {
+  CustomResourceDecodingError,
+  customResourceView,
+  decodeCustomResource,
+  storedObjectOf,
+  typedPatchErrorMessage,
+  undeclaredApplyFields,
+} from './crd-schema.js';
 import { defaultStorageClass } from './kinds/core.js';
-import { conversionFor, groupResourceOf, hasStatusSubresource, storageKey, storageVersionOf, type ResourceDefinition, type ResourceRegistry } from './registry.js';
+import {
+  conversionFor,
+  groupResourceOf,
+  hasStatusSubresource,
+  storageKey,
+  storageVersionOf,
+  type ResourceDefinition,
+  type ResourceRegistry,
+} from './registry.js';
 import type { ObjectStore } from './store.js';
 import { validateMetaUpdate, validateObjectMeta } from './validation.js';
 import {
@@ -103,7 +129,15 @@ export class Operations implements OperationsCore {
     const obj = this.decode(scope, body);
     const warnings = [...builtinWarnings, ...this.decodeCustom(scope, obj, sentVersion(scope, body), options)];
     const result = this.commitCreate(scope, obj, options, (created) =>
-      recordUpdate(undefined, created, obj.metadata?.managedFields, this.managerId(scope, options, 'Update'), this.site(scope.def), this.rules(scope.def), nowTimestamp()),
+      recordUpdate(
+        undefined,
+        created,
+        obj.metadata?.managedFields,
+        this.managerId(scope, options, 'Update'),
+        this.site(scope.def),
+        this.rules(scope.def),
+        nowTimestamp(),
+      ),
     );
     return withWarnings(result, warnings);
   }
@@ -177,7 +211,9 @@ export class Operations implements OperationsCore {
 
   private patchType(def: ResourceDefinition, contentType: string): PatchType {
     const type = patchTypeOf(contentType);
-    const accepted = def.strategy.strategicMerge ? [...PATCH_TYPES_BASE.slice(0, 2), 'application/strategic-merge-patch+json', PATCH_TYPES_BASE[2]!] : PATCH_TYPES_BASE;
+    const accepted = def.strategy.strategicMerge
+      ? [...PATCH_TYPES_BASE.slice(0, 2), 'application/strategic-merge-patch+json', PATCH_TYPES_BASE[2]!]
+      : PATCH_TYPES_BASE;
     if (type === undefined || (type === 'strategic' && !def.strategy.strategicMerge)) throw unsupportedMediaType(contentType, accepted);
     return type;
   }
@@ -272,7 +308,13 @@ export class Operations implements OperationsCore {
    * A write by the server itself (a built-in controller): `mutate` edits a copy of the stored object
    * freely (spec.finalizers, status, metadata.finalizers); the usual no-op and deletion rules apply.
    */
-  systemUpdate(def: ResourceDefinition, current: KubeObject, mutate: (obj: KubeObject) => void, manager = 'kube-controller-manager', subresource?: 'status'): Result {
+  systemUpdate(
+    def: ResourceDefinition,
+    current: KubeObject,
+    mutate: (obj: KubeObject) => void,
+    manager = 'kube-controller-manager',
+    subresource?: 'status',
+  ): Result {
     const next = cloneJson(current);
     mutate(next);
     const scope = { def, version: storageVersionOf(def), namespace: current.metadata?.namespace };
@@ -519,7 +561,11 @@ export class Operations implements OperationsCore {
 /** A decoded JSON value as Go's fmt prints it with %+v: `map[a:1 b:[x y]]`, keys sorted. */
 function goMapText(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(goMapText).join(' ')}]`;
-  if (isObject(value)) return `map[${Object.keys(value).sort().map((k) => `${k}:${goMapText(value[k])}`).join(' ')}]`;
+  if (isObject(value))
+    return `map[${Object.keys(value)
+      .sort()
+      .map((k) => `${k}:${goMapText(value[k])}`)
+      .join(' ')}]`;
   if (value === null || value === undefined) return '<nil>';
   return String(value);
 }
@@ -536,7 +582,13 @@ function decodingError(scope: Scope, version: string, text: string, quotedPatch:
 }
 
 /** Unknown fields under fieldValidation: a strict decoding error (Strict) or `Warning` texts (Warn). */
-function unknownFieldWarnings(scope: Scope, version: string, validation: FieldValidation, unknown: readonly string[], quotedPatch: string | undefined): string[] {
+function unknownFieldWarnings(
+  scope: Scope,
+  version: string,
+  validation: FieldValidation,
+  unknown: readonly string[],
+  quotedPatch: string | undefined,
+): string[] {
   if (unknown.length === 0) return [];
   const messages = [...new Set(unknown)].map((p) => `unknown field "${p}"`);
   if (validation === 'Strict') throw decodingError(scope, version, `strict decoding error: ${messages.join(', ')}`, quotedPatch);

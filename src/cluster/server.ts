@@ -8,16 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { parseApiPath, requestVerb, type ApiPath } from '../model/api-path.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
-import {
-  ApiError,
-  badRequest,
-  internalError,
-  invalid,
-  methodNotAllowed,
-  pathNotFound,
-  requestEntityTooLarge,
-  unsupportedMediaType,
-} from './api-error.js';
+import { ApiError, badRequest, internalError, invalid, methodNotAllowed, pathNotFound, requestEntityTooLarge, unsupportedMediaType } from './api-error.js';
 import { aggregatedDiscovery, apiGroupDocument, apiGroupList, apiResourceList, apiVersions, versionInfo, wantsAggregatedDiscovery } from './discovery.js';
 import { acceptsOpenApiJson, openApiV2Document, openApiV3Document, openApiV3Root } from './openapi.js';
 import { tableRequestOf, toTable, type TableRequest } from './table.js';
@@ -218,7 +209,9 @@ export class ApiServer {
     const target = podStreamingTarget(new URL(req.url ?? '/', 'http://embedded').pathname);
     if (!target) {
       const body = JSON.stringify(badRequest('this server upgrades only pods/exec and pods/attach requests').toStatus());
-      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
       return;
     }
     this.ctx.podStreaming.upgrade(req, socket, head, target, () => undefined).catch(() => socket.destroy());
@@ -305,7 +298,16 @@ export class ApiServer {
           const raw = await readBody(req);
           const sent = mediaType(req) === KUBERNETES_PROTOBUF_MEDIA_TYPE ? {} : decodeBody(raw, mediaType(req), def.kind);
           if (!isObject(sent)) throw badRequest(`the object provided is unrecognized (must be of type ${def.kind})`);
-          result = { code: 201, body: { ...sent, kind: def.kind, apiVersion: `${def.group}/${path.version}`, metadata: isObject(sent.metadata) ? sent.metadata : {}, status: review(sent as KubeObject) } as KubeObject };
+          result = {
+            code: 201,
+            body: {
+              ...sent,
+              kind: def.kind,
+              apiVersion: `${def.group}/${path.version}`,
+              metadata: isObject(sent.metadata) ? sent.metadata : {},
+              status: review(sent as KubeObject),
+            } as KubeObject,
+          };
           break;
         }
         result = ops.create(scope, await body(def.kind), writeOptions());
@@ -320,7 +322,12 @@ export class ApiServer {
         if (name === undefined) throw methodNotAllowed();
         const raw = (await readBody(req)).toString('utf8');
         const isApply = mediaType(req) === 'application/apply-patch+yaml';
-        const options: PatchOptions = { dryRun: dryRunOf(query), fieldManager: fieldManagerOf(req, query, isApply), force: booleanParam(query, 'force') ?? false, fieldValidation };
+        const options: PatchOptions = {
+          dryRun: dryRunOf(query),
+          fieldManager: fieldManagerOf(req, query, isApply),
+          force: booleanParam(query, 'force') ?? false,
+          fieldValidation,
+        };
         if (!isApply && query.get('force') !== null) {
           throw invalid('PatchOptions', 'meta.k8s.io', '', [{ type: 'Forbidden', field: 'force', detail: 'may not be specified for non-apply patch' }]);
         }
@@ -477,13 +484,25 @@ export class ApiServer {
     const errors = [];
     if (sendInitialEvents !== undefined) {
       if (match !== 'NotOlderThan') {
-        errors.push({ type: 'Forbidden' as const, field: 'resourceVersionMatch', detail: 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan' });
+        errors.push({
+          type: 'Forbidden' as const,
+          field: 'resourceVersionMatch',
+          detail: 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+        });
       }
       if (sendInitialEvents && !allowBookmarks) {
-        errors.push({ type: 'Forbidden' as const, field: 'allowWatchBookmarks', detail: 'allowWatchBookmarks must be set to true when sendInitialEvents is true' });
+        errors.push({
+          type: 'Forbidden' as const,
+          field: 'allowWatchBookmarks',
+          detail: 'allowWatchBookmarks must be set to true when sendInitialEvents is true',
+        });
       }
     } else if (match !== null && match !== '') {
-      errors.push({ type: 'Forbidden' as const, field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' });
+      errors.push({
+        type: 'Forbidden' as const,
+        field: 'resourceVersionMatch',
+        detail: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+      });
     }
     if (errors.length > 0) throw invalid('ListOptions', 'meta.k8s.io', '', errors);
     this.ctx.watches.open({ scope, name, selection, resourceVersion, allowBookmarks, timeoutSeconds, sendInitialEvents, ...(table ? { table } : {}) }, res);

@@ -144,7 +144,10 @@ function accessModes(modes: unknown): string {
     ['ReadWriteMany', 'RWX'],
     ['ReadWriteOncePod', 'RWOP'],
   ];
-  return short.filter(([mode]) => list.includes(mode)).map(([, s]) => s).join(',');
+  return short
+    .filter(([mode]) => list.includes(mode))
+    .map(([, s]) => s)
+    .join(',');
 }
 
 // --- column definitions ---------------------------------------------------------------------
@@ -211,7 +214,8 @@ function podCells(pod: KubeObject, now: number): Cell[] {
       continue;
     }
     if (terminated) {
-      if (str(terminated.reason) === '') reason = num(terminated.signal) !== 0 ? `Init:Signal:${num(terminated.signal)}` : `Init:ExitCode:${num(terminated.exitCode)}`;
+      if (str(terminated.reason) === '')
+        reason = num(terminated.signal) !== 0 ? `Init:Signal:${num(terminated.signal)}` : `Init:ExitCode:${num(terminated.exitCode)}`;
       else reason = `Init:${str(terminated.reason)}`;
     } else if (waiting && str(waiting.reason) !== '' && waiting.reason !== 'PodInitializing') {
       reason = `Init:${str(waiting.reason)}`;
@@ -253,9 +257,7 @@ function podCells(pod: KubeObject, now: number): Cell[] {
   const gates = arr(spec.readinessGates);
   const conditions = arr(status.conditions);
   const gatesText =
-    gates.length === 0
-      ? '<none>'
-      : `${gates.filter((g) => conditions.find((c) => c.type === g.conditionType)?.status === 'True').length}/${gates.length}`;
+    gates.length === 0 ? '<none>' : `${gates.filter((g) => conditions.find((c) => c.type === g.conditionType)?.status === 'True').length}/${gates.length}`;
   return [
     name(pod),
     `${ready}/${total}`,
@@ -289,7 +291,18 @@ function eventCells(e: KubeObject, now: number): Cell[] {
   const target = str(involved.name) ? `${kind}/${str(involved.name)}` : kind;
   const component = str(source.component) || str(e.reportingController ?? e.reportingComponent);
   const instance = str(source.host) || str(e.reportingInstance);
-  return [last, str(e.type), str(e.reason), target, str(involved.fieldPath), instance ? `${component}, ${instance}` : component, str(e.message ?? e.note).trim(), first, count, name(e)];
+  return [
+    last,
+    str(e.type),
+    str(e.reason),
+    target,
+    str(involved.fieldPath),
+    instance ? `${component}, ${instance}` : component,
+    str(e.message ?? e.note).trim(),
+    first,
+    count,
+    name(e),
+  ];
 }
 
 function nodeCells(n: KubeObject, now: number): Cell[] {
@@ -325,7 +338,15 @@ function serviceCells(s: KubeObject, now: number): Cell[] {
   let external: string;
   if (type === 'ClusterIP' || type === 'NodePort') external = externalIPs.length ? externalIPs.join(',') : '<none>';
   else if (type === 'LoadBalancer') {
-    const lb = [...new Set(arr(obj(obj(s.status).loadBalancer).ingress).map((i) => str(i.ip) || str(i.hostname)).filter(Boolean))].sort().join(',');
+    const lb = [
+      ...new Set(
+        arr(obj(obj(s.status).loadBalancer).ingress)
+          .map((i) => str(i.ip) || str(i.hostname))
+          .filter(Boolean),
+      ),
+    ]
+      .sort()
+      .join(',');
     const all = [...(lb ? lb.split(',') : []), ...externalIPs];
     external = all.length ? all.join(',') : '<pending>';
   } else if (type === 'ExternalName') external = str(spec.externalName);
@@ -459,9 +480,20 @@ function firstThree(items: readonly string[], empty: string): string {
 function ingressCells(i: KubeObject, now: number): Cell[] {
   const spec = obj(i.spec);
   const rules = arr(spec.rules);
-  const hosts = rules.slice(0, 3).map((r) => str(r.host)).filter(Boolean);
+  const hosts = rules
+    .slice(0, 3)
+    .map((r) => str(r.host))
+    .filter(Boolean);
   const hostsText = hosts.length === 0 ? '*' : rules.length > 3 ? `${hosts.join(',')} + ${rules.length - 3} more...` : hosts.join(',');
-  const addresses = [...new Set(arr(obj(obj(i.status).loadBalancer).ingress).map((a) => str(a.ip) || str(a.hostname)).filter(Boolean))].sort().join(',');
+  const addresses = [
+    ...new Set(
+      arr(obj(obj(i.status).loadBalancer).ingress)
+        .map((a) => str(a.ip) || str(a.hostname))
+        .filter(Boolean),
+    ),
+  ]
+    .sort()
+    .join(',');
   return [name(i), str(spec.ingressClassName) || '<none>', hostsText, addresses, arr(spec.tls).length ? '80, 443' : '80', age(i, now)];
 }
 
@@ -480,7 +512,13 @@ function hpaTargets(spec: Obj, status: Obj): string {
     if (m.type !== 'Resource' && m.type !== 'ContainerResource') return '<unknown>/<unknown>';
     const source = obj(m.type === 'Resource' ? m.resource : m.containerResource);
     const target = obj(source.target);
-    const observed = obj(obj(current.find((c) => c.type === m.type && str(obj(c.type === 'Resource' ? c.resource : c.containerResource).name) === str(source.name))?.[m.type === 'Resource' ? 'resource' : 'containerResource']).current);
+    const observed = obj(
+      obj(
+        current.find((c) => c.type === m.type && str(obj(c.type === 'Resource' ? c.resource : c.containerResource).name) === str(source.name))?.[
+          m.type === 'Resource' ? 'resource' : 'containerResource'
+        ],
+      ).current,
+    );
     if (typeof target.averageUtilization === 'number') {
       const now = typeof observed.averageUtilization === 'number' ? `${observed.averageUtilization}%` : '<unknown>';
       return `${str(source.name)}: ${now}/${target.averageUtilization}%`;
@@ -519,12 +557,33 @@ const POD_TERMINAL_CONDITIONS: Record<string, Obj[]> = {
 /** Built-in printers by `group/resource` (group empty for core). */
 const PRINTERS: Readonly<Record<string, Printer>> = {
   '/pods': {
-    columns: columns('Name:string', 'Ready:string', 'Status:string', 'Restarts:string', 'Age:string', 'IP:string:1', 'Node:string:1', 'Nominated Node:string:1', 'Readiness Gates:string:1'),
+    columns: columns(
+      'Name:string',
+      'Ready:string',
+      'Status:string',
+      'Restarts:string',
+      'Age:string',
+      'IP:string:1',
+      'Node:string:1',
+      'Nominated Node:string:1',
+      'Readiness Gates:string:1',
+    ),
     cells: podCells,
     conditions: (p) => POD_TERMINAL_CONDITIONS[str(obj(p.status).phase)],
   },
   '/nodes': {
-    columns: columns('Name:string', 'Status:string', 'Roles:string', 'Age:string', 'Version:string', 'Internal-IP:string:1', 'External-IP:string:1', 'OS-Image:string:1', 'Kernel-Version:string:1', 'Container-Runtime:string:1'),
+    columns: columns(
+      'Name:string',
+      'Status:string',
+      'Roles:string',
+      'Age:string',
+      'Version:string',
+      'Internal-IP:string:1',
+      'External-IP:string:1',
+      'OS-Image:string:1',
+      'Kernel-Version:string:1',
+      'Container-Runtime:string:1',
+    ),
     cells: nodeCells,
   },
   '/namespaces': { columns: columns('Name:string', 'Status:string', 'Age:string'), cells: (o, now) => [name(o), str(obj(o.status).phase), age(o, now)] },
@@ -543,29 +602,96 @@ const PRINTERS: Readonly<Record<string, Printer>> = {
   },
   '/serviceaccounts': { columns: columns('Name:string', 'Secrets:string', 'Age:string'), cells: (o, now) => [name(o), arr(o.secrets).length, age(o, now)] },
   '/persistentvolumes': {
-    columns: columns('Name:string', 'Capacity:string', 'Access Modes:string', 'Reclaim Policy:string', 'Status:string', 'Claim:string', 'StorageClass:string', 'VolumeAttributesClass:string', 'Reason:string', 'Age:string', 'VolumeMode:string:1'),
+    columns: columns(
+      'Name:string',
+      'Capacity:string',
+      'Access Modes:string',
+      'Reclaim Policy:string',
+      'Status:string',
+      'Claim:string',
+      'StorageClass:string',
+      'VolumeAttributesClass:string',
+      'Reason:string',
+      'Age:string',
+      'VolumeMode:string:1',
+    ),
     cells: pvCells,
   },
   '/persistentvolumeclaims': {
-    columns: columns('Name:string', 'Status:string', 'Volume:string', 'Capacity:string', 'Access Modes:string', 'StorageClass:string', 'VolumeAttributesClass:string', 'Age:string', 'VolumeMode:string:1'),
+    columns: columns(
+      'Name:string',
+      'Status:string',
+      'Volume:string',
+      'Capacity:string',
+      'Access Modes:string',
+      'StorageClass:string',
+      'VolumeAttributesClass:string',
+      'Age:string',
+      'VolumeMode:string:1',
+    ),
     cells: pvcCells,
   },
   '/events': {
-    columns: columns('Last Seen:string', 'Type:string', 'Reason:string', 'Object:string', 'Subobject:string:1', 'Source:string:1', 'Message:string', 'First Seen:string:1', 'Count:string:1', 'Name:string:1'),
+    columns: columns(
+      'Last Seen:string',
+      'Type:string',
+      'Reason:string',
+      'Object:string',
+      'Subobject:string:1',
+      'Source:string:1',
+      'Message:string',
+      'First Seen:string:1',
+      'Count:string:1',
+      'Name:string:1',
+    ),
     cells: eventCells,
   },
   'apps/deployments': {
-    columns: columns('Name:string', 'Ready:string', 'Up-to-date:string', 'Available:string', 'Age:string', 'Containers:string:1', 'Images:string:1', 'Selector:string:1'),
+    columns: columns(
+      'Name:string',
+      'Ready:string',
+      'Up-to-date:string',
+      'Available:string',
+      'Age:string',
+      'Containers:string:1',
+      'Images:string:1',
+      'Selector:string:1',
+    ),
     cells: (o, now) => {
       const status = obj(o.status);
-      return [name(o), `${num(status.readyReplicas)}/${num(obj(o.spec).replicas)}`, num(status.updatedReplicas), num(status.availableReplicas), age(o, now), ...containerCells(templateSpec(o)), formatLabelSelector(obj(o.spec).selector)];
+      return [
+        name(o),
+        `${num(status.readyReplicas)}/${num(obj(o.spec).replicas)}`,
+        num(status.updatedReplicas),
+        num(status.availableReplicas),
+        age(o, now),
+        ...containerCells(templateSpec(o)),
+        formatLabelSelector(obj(o.spec).selector),
+      ];
     },
   },
   'apps/replicasets': {
-    columns: columns('Name:string', 'Desired:integer', 'Current:integer', 'Ready:integer', 'Age:string', 'Containers:string:1', 'Images:string:1', 'Selector:string:1'),
+    columns: columns(
+      'Name:string',
+      'Desired:integer',
+      'Current:integer',
+      'Ready:integer',
+      'Age:string',
+      'Containers:string:1',
+      'Images:string:1',
+      'Selector:string:1',
+    ),
     cells: (o, now) => {
       const status = obj(o.status);
-      return [name(o), num(obj(o.spec).replicas), num(status.replicas), num(status.readyReplicas), age(o, now), ...containerCells(templateSpec(o)), formatLabelSelector(obj(o.spec).selector)];
+      return [
+        name(o),
+        num(obj(o.spec).replicas),
+        num(status.replicas),
+        num(status.readyReplicas),
+        age(o, now),
+        ...containerCells(templateSpec(o)),
+        formatLabelSelector(obj(o.spec).selector),
+      ];
     },
   },
   'apps/statefulsets': {
@@ -573,7 +699,19 @@ const PRINTERS: Readonly<Record<string, Printer>> = {
     cells: (o, now) => [name(o), `${num(obj(o.status).readyReplicas)}/${num(obj(o.spec).replicas)}`, age(o, now), ...containerCells(templateSpec(o))],
   },
   'apps/daemonsets': {
-    columns: columns('Name:string', 'Desired:integer', 'Current:integer', 'Ready:integer', 'Up-to-date:integer', 'Available:integer', 'Node Selector:string', 'Age:string', 'Containers:string:1', 'Images:string:1', 'Selector:string:1'),
+    columns: columns(
+      'Name:string',
+      'Desired:integer',
+      'Current:integer',
+      'Ready:integer',
+      'Up-to-date:integer',
+      'Available:integer',
+      'Node Selector:string',
+      'Age:string',
+      'Containers:string:1',
+      'Images:string:1',
+      'Selector:string:1',
+    ),
     cells: (o, now) => {
       const s = obj(o.status);
       return [
@@ -592,11 +730,31 @@ const PRINTERS: Readonly<Record<string, Printer>> = {
   },
   'apps/controllerrevisions': { columns: columns('Name:string', 'Controller:string', 'Revision:string', 'Age:string'), cells: controllerRevisionCells },
   'batch/jobs': {
-    columns: columns('Name:string', 'Status:string', 'Completions:string', 'Duration:string', 'Age:string', 'Containers:string:1', 'Images:string:1', 'Selector:string:1'),
+    columns: columns(
+      'Name:string',
+      'Status:string',
+      'Completions:string',
+      'Duration:string',
+      'Age:string',
+      'Containers:string:1',
+      'Images:string:1',
+      'Selector:string:1',
+    ),
     cells: jobCells,
   },
   'batch/cronjobs': {
-    columns: columns('Name:string', 'Schedule:string', 'Timezone:string', 'Suspend:boolean', 'Active:integer', 'Last Schedule:string', 'Age:string', 'Containers:string:1', 'Images:string:1', 'Selector:string:1'),
+    columns: columns(
+      'Name:string',
+      'Schedule:string',
+      'Timezone:string',
+      'Suspend:boolean',
+      'Active:integer',
+      'Last Schedule:string',
+      'Age:string',
+      'Containers:string:1',
+      'Images:string:1',
+      'Selector:string:1',
+    ),
     cells: (o, now) => {
       const spec = obj(o.spec);
       const status = obj(o.status);
@@ -622,7 +780,10 @@ const PRINTERS: Readonly<Record<string, Printer>> = {
       return [name(o), text(spec.minAvailable), text(spec.maxUnavailable), num(obj(o.status).disruptionsAllowed), age(o, now)];
     },
   },
-  'coordination.k8s.io/leases': { columns: columns('Name:string', 'Holder:string', 'Age:string'), cells: (o, now) => [name(o), str(obj(o.spec).holderIdentity), age(o, now)] },
+  'coordination.k8s.io/leases': {
+    columns: columns('Name:string', 'Holder:string', 'Age:string'),
+    cells: (o, now) => [name(o), str(obj(o.spec).holderIdentity), age(o, now)],
+  },
   'storage.k8s.io/storageclasses': {
     columns: columns('Name:string', 'Provisioner:string', 'ReclaimPolicy:string', 'VolumeBindingMode:string', 'AllowVolumeExpansion:string', 'Age:string'),
     cells: storageClassCells,
@@ -645,7 +806,10 @@ const PRINTERS: Readonly<Record<string, Printer>> = {
     columns: columns('Name:string', 'Webhooks:integer', 'Age:string'),
     cells: (o, now) => [name(o), arr(o.webhooks).length, age(o, now)],
   },
-  'networking.k8s.io/ingresses': { columns: columns('Name:string', 'Class:string', 'Hosts:string', 'Address:string', 'Ports:string', 'Age:string'), cells: ingressCells },
+  'networking.k8s.io/ingresses': {
+    columns: columns('Name:string', 'Class:string', 'Hosts:string', 'Address:string', 'Ports:string', 'Age:string'),
+    cells: ingressCells,
+  },
   'networking.k8s.io/ingressclasses': {
     columns: columns('Name:string', 'Controller:string', 'Parameters:string', 'Age:string'),
     cells: (o, now) => {
@@ -658,7 +822,10 @@ const PRINTERS: Readonly<Record<string, Printer>> = {
     columns: columns('Name:string', 'Pod-Selector:string', 'Age:string'),
     cells: (o, now) => [name(o), formatLabelSelector(obj(o.spec).podSelector), age(o, now)],
   },
-  'discovery.k8s.io/endpointslices': { columns: columns('Name:string', 'AddressType:string', 'Ports:string', 'Endpoints:string', 'Age:string'), cells: endpointSliceCells },
+  'discovery.k8s.io/endpointslices': {
+    columns: columns('Name:string', 'AddressType:string', 'Ports:string', 'Endpoints:string', 'Age:string'),
+    cells: endpointSliceCells,
+  },
   'autoscaling/horizontalpodautoscalers': {
     columns: columns('Name:string', 'Reference:string', 'Targets:string', 'MinPods:string', 'MaxPods:string', 'Replicas:string', 'Age:string'),
     cells: hpaCells,
@@ -680,7 +847,10 @@ DEFAULT_PRINTER.columns[1]!.description = AGE_DOC;
 export function evaluateJsonPath(path: string, root: unknown): unknown[] {
   let current: unknown[] = [root];
   let i = 0;
-  const p = path.trim().replace(/^\{(.*)\}$/, '$1').replace(/^\$/, '');
+  const p = path
+    .trim()
+    .replace(/^\{(.*)\}$/, '$1')
+    .replace(/^\$/, '');
   while (i < p.length) {
     if (p[i] === '.') {
       i++;

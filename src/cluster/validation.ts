@@ -132,5 +132,11 @@ export function validateMetaUpdate(obj: KubeObject, old: KubeObject): FieldError
   const before = new Set(old.metadata.finalizers ?? []);
   const added = (obj.metadata?.finalizers ?? []).filter((f) => !before.has(f));
   if (added.length === 0) return [];
-  return [{ type: 'Forbidden', field: 'metadata.finalizers', detail: `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}` }];
+  return [
+    {
+      type: 'Forbidden',
+      field: 'metadata.finalizers',
+      detail: `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+    },
+  ];
 }

@@ -218,9 +218,13 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     args: c.args === undefined ? [] : v.stringArray(c.args, 'controller.args'),
     env,
     workingDir: existingDirectory(v, resolve(dir, v.optionalString(c.workingDir, 'controller.workingDir') ?? '.'), 'controller.workingDir'),
-    hostAliases: (c.hostAliases === undefined ? [] : v.array(c.hostAliases, 'controller.hostAliases')).map((a, i) => validateHostAlias(v, a, join('controller.hostAliases', i))),
+    hostAliases: (c.hostAliases === undefined ? [] : v.array(c.hostAliases, 'controller.hostAliases')).map((a, i) =>
+      validateHostAlias(v, a, join('controller.hostAliases', i)),
+    ),
     clusterDNS: c.clusterDNS === undefined ? false : v.boolean(c.clusterDNS, 'controller.clusterDNS'),
-    ports: (c.ports === undefined ? [] : v.array(c.ports, 'controller.ports')).map((port, i) => v.number(port, join('controller.ports', i), { min: 1, max: 65535, integer: true })),
+    ports: (c.ports === undefined ? [] : v.array(c.ports, 'controller.ports')).map((port, i) =>
+      v.number(port, join('controller.ports', i), { min: 1, max: 65535, integer: true }),
+    ),
   };
   const maxParallel = v.optionalNumber(c.maxParallel, 'controller.maxParallel', { min: 1, integer: true });
   if (maxParallel !== undefined) Object.assign(controller, { maxParallel });
@@ -260,31 +264,35 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     timeoutSeconds: v.optionalDuration(settleRaw.timeoutSeconds, 'settle.timeoutSeconds', 'seconds', 1) ?? 30,
     quietMsGiven: settleRaw.quietMs !== undefined,
   };
-  const keyPathRules = (section: 'masks' | 'countUpdates') => (top[section] === undefined ? [] : v.array(top[section], section)).map((m, i) => {
-    const p = join(section, i);
-    const mo = v.object(m, p);
-    v.onlyKeys(mo, p, allowedKeys('config', `${section}/*`));
-    const workload = v.optionalString(mo.workload, join(p, 'workload'));
-    if (workload !== undefined && !workloads.has(workload)) v.fail(join(p, 'workload'), `the name of a workload in this file (${[...workloads.keys()].join(', ')})`);
-    const mask: MaskConfig = { key: v.string(mo.key, join(p, 'key')), paths: mo.paths === undefined ? [] : v.stringArray(mo.paths, join(p, 'paths')) };
-    // The oracles parse these paths at judging time; a typo must not wait until then.
-    mask.paths.forEach((path, j) => {
-      try {
-        parseFieldPattern(path);
-      } catch (err) {
-        if (!(err instanceof FieldPathSyntaxError)) throw err;
-        v.fail(join(join(p, 'paths'), j), `a field path such as status.conditions[type=Ready].status or spec.containers[*].image (${err.expected})`);
-      }
+  const keyPathRules = (section: 'masks' | 'countUpdates') =>
+    (top[section] === undefined ? [] : v.array(top[section], section)).map((m, i) => {
+      const p = join(section, i);
+      const mo = v.object(m, p);
+      v.onlyKeys(mo, p, allowedKeys('config', `${section}/*`));
+      const workload = v.optionalString(mo.workload, join(p, 'workload'));
+      if (workload !== undefined && !workloads.has(workload))
+        v.fail(join(p, 'workload'), `the name of a workload in this file (${[...workloads.keys()].join(', ')})`);
+      const mask: MaskConfig = { key: v.string(mo.key, join(p, 'key')), paths: mo.paths === undefined ? [] : v.stringArray(mo.paths, join(p, 'paths')) };
+      // The oracles parse these paths at judging time; a typo must not wait until then.
+      mask.paths.forEach((path, j) => {
+        try {
+          parseFieldPattern(path);
+        } catch (err) {
+          if (!(err instanceof FieldPathSyntaxError)) throw err;
+          v.fail(join(join(p, 'paths'), j), `a field path such as status.conditions[type=Ready].status or spec.containers[*].image (${err.expected})`);
+        }
+      });
+      if (section === 'countUpdates' && mask.paths.length === 0) v.fail(join(p, 'paths'), 'at least one field path whose changes to count');
+      if (workload !== undefined) mask.workload = workload;
+      return mask;
     });
-    if (section === 'countUpdates' && mask.paths.length === 0) v.fail(join(p, 'paths'), 'at least one field path whose changes to count');
-    if (workload !== undefined) mask.workload = workload;
-    return mask;
-  });
   const masks = keyPathRules('masks');
   const countUpdates = keyPathRules('countUpdates');
   const exec = (top.exec === undefined ? [] : v.array(top.exec, 'exec')).map((r, i) => validateExecRule(v, r, join('exec', i)));
   const logs = (top.logs === undefined ? [] : v.array(top.logs, 'logs')).map((r, i) => validateLogRule(v, r, join('logs', i)));
-  const applications = (top.applications === undefined ? [] : v.array(top.applications, 'applications')).map((a, i) => validateApplication(v, a, join('applications', i)));
+  const applications = (top.applications === undefined ? [] : v.array(top.applications, 'applications')).map((a, i) =>
+    validateApplication(v, a, join('applications', i)),
+  );
   const appNames = new Set<string>();
   applications.forEach((a, i) => {
     if (appNames.has(a.name)) v.fail(join(join('applications', i), 'name'), `a name no other application has (${quote(a.name)} is taken)`);
@@ -298,7 +306,12 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
  * `chainsaw: DIR` or `kuttl: DIR` instead of `steps`: the one test in DIR, imported as
  * `kperturb import` does (src/workload/import/); its refusals name the test's own file.
  */
-function suiteReference(v: Validator, dir: string, w: Record<string, unknown>, wpath: string): { steps: Array<Record<string, unknown>>; path: string } | undefined {
+function suiteReference(
+  v: Validator,
+  dir: string,
+  w: Record<string, unknown>,
+  wpath: string,
+): { steps: Array<Record<string, unknown>>; path: string } | undefined {
   const given = (['steps', 'chainsaw', 'kuttl'] as const).filter((k) => w[k] !== undefined);
   if (given.length === 0) v.fail(join(wpath, 'steps'), 'a list of steps (or chainsaw: DIR, or kuttl: DIR, instead of steps)');
   if (given.length > 1) v.fail(wpath, `one of steps, chainsaw (a chainsaw test directory) or kuttl (a KUTTL test case directory) (got ${given.join(', ')})`);
@@ -307,7 +320,8 @@ function suiteReference(v: Validator, dir: string, w: Record<string, unknown>, w
   const path = join(wpath, format);
   const target = existingDirectory(v, resolve(dir, v.string(w[format], path)), path);
   const result = format === 'chainsaw' ? importChainsaw(target) : importKuttl(target);
-  if (result.workloads.length !== 1) v.fail(path, `a directory of one test (${target} holds ${result.workloads.length}: ${result.workloads.map((x) => x.name).join(', ')}); name one of them`);
+  if (result.workloads.length !== 1)
+    v.fail(path, `a directory of one test (${target} holds ${result.workloads.length}: ${result.workloads.map((x) => x.name).join(', ')}); name one of them`);
   return { steps: result.workloads[0]!.steps, path };
 }
 
@@ -340,13 +354,18 @@ function validateLabelSelector(v: Validator, raw: unknown, path: string): LabelS
       const p = join(join(path, 'matchExpressions'), i);
       const eo = v.object(e, p);
       v.onlyKeys(eo, p, allowedKeys('config', 'definitions/labelSelector/matchExpressions/*'));
-      const req: LabelSelectorRequirement = { key: v.string(eo.key, join(p, 'key')), operator: v.oneOf(eo.operator, join(p, 'operator'), ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const) };
+      const req: LabelSelectorRequirement = {
+        key: v.string(eo.key, join(p, 'key')),
+        operator: v.oneOf(eo.operator, join(p, 'operator'), ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const),
+      };
       if (eo.values !== undefined) req.values = v.stringArray(eo.values, join(p, 'values'));
-      if ((req.operator === 'In' || req.operator === 'NotIn') && !req.values?.length) v.fail(join(p, 'values'), `at least one value for operator ${req.operator}`);
+      if ((req.operator === 'In' || req.operator === 'NotIn') && !req.values?.length)
+        v.fail(join(p, 'values'), `at least one value for operator ${req.operator}`);
       return req;
     });
   }
-  if (!selector.matchLabels && !selector.matchExpressions) v.fail(path, 'matchLabels and/or matchExpressions (a label selector; an empty one would select every pod)');
+  if (!selector.matchLabels && !selector.matchExpressions)
+    v.fail(path, 'matchLabels and/or matchExpressions (a label selector; an empty one would select every pod)');
   return selector;
 }
 
@@ -524,7 +543,10 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
     case 'command': {
       const d = v.object(s.command, p);
       v.onlyKeys(d, p, allowedKeys('config', 'definitions/step/command'));
-      const argv = [v.string(d.entrypoint, join(p, 'entrypoint')), ...(d.args === undefined ? [] : v.array(d.args, join(p, 'args')).map((a, i) => text(v, a, join(join(p, 'args'), i))))];
+      const argv = [
+        v.string(d.entrypoint, join(p, 'entrypoint')),
+        ...(d.args === undefined ? [] : v.array(d.args, join(p, 'args')).map((a, i) => text(v, a, join(join(p, 'args'), i)))),
+      ];
       return { command: processStep(v, dir, d, p, argv) };
     }
     case 'script': {
@@ -540,7 +562,8 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
       const d = v.object(s.delete, p);
       v.onlyKeys(d, p, allowedKeys('config', 'definitions/step/delete'));
       const step: { key: ObjectKey; propagationPolicy?: 'Orphan' | 'Background' | 'Foreground' } = { key: objectKey(v, d.key, join(p, 'key')) };
-      if (d.propagationPolicy !== undefined) step.propagationPolicy = v.oneOf(d.propagationPolicy, join(p, 'propagationPolicy'), ['Orphan', 'Background', 'Foreground'] as const);
+      if (d.propagationPolicy !== undefined)
+        step.propagationPolicy = v.oneOf(d.propagationPolicy, join(p, 'propagationPolicy'), ['Orphan', 'Background', 'Foreground'] as const);
       return { delete: step };
     }
     case 'patch': {
@@ -550,7 +573,11 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
       const type = d.type === undefined ? 'merge' : v.oneOf(d.type, join(p, 'type'), ['merge', 'json', 'strategic'] as const);
       if (type === 'json') v.array(d.patch, join(p, 'patch'));
       else v.object(d.patch, join(p, 'patch'));
-      const step: { key: ObjectKey; type: 'merge' | 'json' | 'strategic'; patch: unknown; subresource?: string } = { key: objectKey(v, d.key, join(p, 'key')), type, patch: d.patch };
+      const step: { key: ObjectKey; type: 'merge' | 'json' | 'strategic'; patch: unknown; subresource?: string } = {
+        key: objectKey(v, d.key, join(p, 'key')),
+        type,
+        patch: d.patch,
+      };
       const sub = v.optionalString(d.subresource, join(p, 'subresource'));
       if (sub !== undefined) step.subresource = sub;
       return { patch: step };
@@ -603,7 +630,11 @@ function validateExpected(v: Validator, dir: string, raw: unknown, path: string)
   v.onlyKeys(d, path, allowedKeys('config', 'definitions/step/assert'));
   const timeoutSeconds = v.optionalDuration(d.timeoutSeconds, join(path, 'timeoutSeconds'), 'seconds', 0.1) ?? DEFAULT_EXPECT_TIMEOUT_SECONDS;
   const given = (['file', 'resource', 'resources'] as const).filter((k) => d[k] !== undefined);
-  if (given.length !== 1) v.fail(path, `one of file (a manifest file), resource (one object) or resources (a list of objects) (got ${given.length === 0 ? 'none' : given.join(', ')})`);
+  if (given.length !== 1)
+    v.fail(
+      path,
+      `one of file (a manifest file), resource (one object) or resources (a list of objects) (got ${given.length === 0 ? 'none' : given.join(', ')})`,
+    );
   if (d.resource !== undefined) return { objects: [manifestObject(v, d.resource, join(path, 'resource'))], timeoutSeconds };
   if (d.resources !== undefined) {
     const list = v.array(d.resources, join(path, 'resources'));
@@ -646,7 +677,8 @@ function processStep(v: Validator, dir: string, d: Record<string, unknown>, path
       env[k] = text(v, value, join(join(path, 'env'), k));
     }
   }
-  const workingDir = d.workingDir === undefined ? dir : existingDirectory(v, resolve(dir, v.string(d.workingDir, join(path, 'workingDir'))), join(path, 'workingDir'));
+  const workingDir =
+    d.workingDir === undefined ? dir : existingDirectory(v, resolve(dir, v.string(d.workingDir, join(path, 'workingDir'))), join(path, 'workingDir'));
   const timeoutSeconds = v.optionalDuration(d.timeoutSeconds, join(path, 'timeoutSeconds'), 'seconds', 0.1) ?? DEFAULT_PROCESS_TIMEOUT_SECONDS;
   return { argv, env, workingDir, timeoutSeconds };
 }

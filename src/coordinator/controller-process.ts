@@ -136,6 +136,12 @@ function describeStartFailure(config: ControllerUnderTest, launched: string, err
   const reason = START_ERRORS[code] ?? err.message;
   const { command, workingDir } = config.controller;
   const where =
-    launched !== command ? `; started through ${launched}` : isAbsolute(command) ? '' : command.includes('/') ? `; relative to controller.workingDir ${workingDir}` : '; looked up on PATH';
+    launched !== command
+      ? `; started through ${launched}`
+      : isAbsolute(command)
+        ? ''
+        : command.includes('/')
+          ? `; relative to controller.workingDir ${workingDir}`
+          : '; looked up on PATH';
   return `${config.file} at controller.command: a program kperturb can start (${JSON.stringify(command)}: ${code}, ${reason}${where})`;
 }

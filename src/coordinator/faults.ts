@@ -84,7 +84,13 @@ export class PlanFaults {
     this.plan.spec.faults.forEach((f, i) => {
       // A hold-until that timed out recorded why already.
       if (this.injected[i] || this.holdUntil.get(i)?.timedOut) return;
-      this.trace.append({ type: 'fault', fault: f.type, phase: 'not-injected', faultIndex: i, detail: `the run ended before this fault took effect: ${this.describeNotInjected(f, i)}` });
+      this.trace.append({
+        type: 'fault',
+        fault: f.type,
+        phase: 'not-injected',
+        faultIndex: i,
+        detail: `the run ended before this fault took effect: ${this.describeNotInjected(f, i)}`,
+      });
     });
   }
 
@@ -134,7 +140,9 @@ export class PlanFaults {
               // The stale window starts when the restarted controller first reads from the view.
               await Promise.race([view.firstServed, sleep(RESTART_READ_TIMEOUT_MS)]);
               const quiet = await this.quietWithin(fault.releaseAfterSeconds * 1000);
-              this.log(`  stale view released ${quiet ? `once the controller had acted on it and been quiet for ${this.quietMs} ms` : `after ${fault.releaseAfterSeconds} s`}`);
+              this.log(
+                `  stale view released ${quiet ? `once the controller had acted on it and been quiet for ${this.quietMs} ms` : `after ${fault.releaseAfterSeconds} s`}`,
+              );
               view.release();
             };
           });
@@ -217,7 +225,14 @@ export class PlanFaults {
     this.proxy.incarnation = this.proc.incarnation + 1;
     const after = beforeStart ? await beforeStart() : undefined;
     this.proc.start();
-    this.trace.append({ type: 'fault', fault, phase: 'restarted', faultIndex: i, ...req, detail: `controller restarted (incarnation ${this.proc.incarnation})` });
+    this.trace.append({
+      type: 'fault',
+      fault,
+      phase: 'restarted',
+      faultIndex: i,
+      ...req,
+      detail: `controller restarted (incarnation ${this.proc.incarnation})`,
+    });
     if (after) await after();
   }
 

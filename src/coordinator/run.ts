@@ -161,7 +161,9 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
   try {
     const t0 = Date.now();
     if (choice.kind !== 'embedded' && config.cluster?.kubernetesVersion !== undefined) {
-      log(`  cluster.kubernetesVersion ${config.cluster.kubernetesVersion} applies to the embedded cluster only; the ${choice.kind} cluster serves its own release`);
+      log(
+        `  cluster.kubernetesVersion ${config.cluster.kubernetesVersion} applies to the embedded cluster only; the ${choice.kind} cluster serves its own release`,
+      );
     }
     const cluster = await startCluster(choice, runDir, config.cluster ?? {}, needsReachableAddresses(config));
     clusterRecord.url = cluster.url;
@@ -210,7 +212,13 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     let wrapController: CommandWrapper | undefined;
     if (config.controller.clusterDNS || config.controller.hostAliases.length > 0) {
       const option = config.controller.clusterDNS ? 'controller.clusterDNS' : 'controller.hostAliases';
-      const hosts = new ControllerHosts(join(runDir, 'controller.hosts'), config.controller.hostAliases, config.controller.clusterDNS ? recorder : undefined, undefined, config.controller.namespace);
+      const hosts = new ControllerHosts(
+        join(runDir, 'controller.hosts'),
+        config.controller.hostAliases,
+        config.controller.clusterDNS ? recorder : undefined,
+        undefined,
+        config.controller.namespace,
+      );
       cleanups.push(() => hosts.stop());
       wrapController = await hostsNamespaceWrapper(hosts.file, `${config.file}: ${option}`);
     }
@@ -253,7 +261,8 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
           () => {
             if (record.injectedDuringStep === undefined) record.injectedDuringStep = currentStep;
           },
-          () => (currentStep >= 0 && currentStep < workload.steps.length ? `step ${currentStep + 1} (${describeStep(workload.steps[currentStep]!)})` : undefined),
+          () =>
+            currentStep >= 0 && currentStep < workload.steps.length ? `step ${currentStep + 1} (${describeStep(workload.steps[currentStep]!)})` : undefined,
           config.settle.quietMs,
         )
       : undefined;
@@ -390,7 +399,10 @@ interface RunCluster {
 async function startCluster(choice: ClusterChoice, runDir: string, settings: ClusterConfig, reachable: boolean): Promise<RunCluster> {
   switch (choice.kind) {
     case 'embedded': {
-      const cluster = await EmbeddedCluster.start({ ...(settings.kubernetesVersion !== undefined ? { kubernetesVersion: settings.kubernetesVersion } : {}), network: reachable ? 'loopback' : 'default' });
+      const cluster = await EmbeddedCluster.start({
+        ...(settings.kubernetesVersion !== undefined ? { kubernetesVersion: settings.kubernetesVersion } : {}),
+        network: reachable ? 'loopback' : 'default',
+      });
       return {
         url: cluster.url,
         kubernetesVersion: cluster.kubernetesVersion,
@@ -439,7 +451,12 @@ async function waitUntilServed(client: KubeClient, crds: readonly KubeObject[], 
     const spec = isObject(crd.spec) ? crd.spec : {};
     const names = isObject(spec.names) ? spec.names : {};
     // An apiextensions.k8s.io/v1beta1 CRD may name its only version in spec.version.
-    const versions = Array.isArray(spec.versions) && spec.versions.length > 0 ? spec.versions.filter(isObject) : typeof spec.version === 'string' ? [{ name: spec.version }] : [];
+    const versions =
+      Array.isArray(spec.versions) && spec.versions.length > 0
+        ? spec.versions.filter(isObject)
+        : typeof spec.version === 'string'
+          ? [{ name: spec.version }]
+          : [];
     const version = versions.find((v) => v.storage === true) ?? versions[0];
     if (typeof spec.group !== 'string' || typeof names.plural !== 'string' || typeof version?.name !== 'string') continue;
     const path = formatApiPath({ group: spec.group, version: version.name, resource: names.plural });
@@ -454,7 +471,9 @@ async function waitUntilServed(client: KubeClient, crds: readonly KubeObject[], 
       const listed = resources.some((r) => isObject(r) && r.name === names.plural);
       if (listed) break;
       if (Date.now() >= deadline) {
-        throw new SetupError(`the custom resources of CRD ${String(crd.metadata?.name)} were not served and listed by discovery within ${timeoutMs / 1000} s (last answer: ${res ? `HTTP ${res.status}` : 'none'})`);
+        throw new SetupError(
+          `the custom resources of CRD ${String(crd.metadata?.name)} were not served and listed by discovery within ${timeoutMs / 1000} s (last answer: ${res ? `HTTP ${res.status}` : 'none'})`,
+        );
       }
       await sleep(100);
     }
@@ -474,7 +493,14 @@ async function waitUntilServed(client: KubeClient, crds: readonly KubeObject[], 
  * not yet seen by the proxy, and after it the controller still relists).
  */
 export function isQuiet(a: ProxyActivity, o: { now: number; quietMs: number; since: number; startup: boolean; serializedBacklog: number }): boolean {
-  return a.inFlight === 0 && o.now - Math.max(a.lastActivityAt, o.since) >= o.quietMs && (!o.startup || a.openWatches > 0) && o.serializedBacklog === 0 && a.awaitingRelist === 0 && a.holdsInPlace === 0;
+  return (
+    a.inFlight === 0 &&
+    o.now - Math.max(a.lastActivityAt, o.since) >= o.quietMs &&
+    (!o.startup || a.openWatches > 0) &&
+    o.serializedBacklog === 0 &&
+    a.awaitingRelist === 0 &&
+    a.holdsInPlace === 0
+  );
 }
 
 async function waitUntilQuiet(

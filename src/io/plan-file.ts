@@ -106,7 +106,8 @@ function validateFault(v: Validator, raw: unknown, path: string): Fault {
       const on = validateWriteTrigger(v, f.on, join(path, 'on'));
       const answer = v.oneOf(f.answer, join(path, 'answer'), API_ERROR_ANSWERS);
       // kube-apiserver answers a create that collides with 409 AlreadyExists, never Conflict.
-      if (answer === 'conflict' && on.verb === 'create') v.fail(join(path, 'answer'), 'an answer a create can get (a create never gets 409 Conflict: kube-apiserver answers AlreadyExists)');
+      if (answer === 'conflict' && on.verb === 'create')
+        v.fail(join(path, 'answer'), 'an answer a create can get (a create never gets 409 Conflict: kube-apiserver answers AlreadyExists)');
       if (f.slowSeconds === undefined) return { type, on, answer };
       if (answer !== 'slow') v.fail(join(path, 'slowSeconds'), `no slowSeconds unless answer is slow (answer is ${answer})`);
       const slowSeconds = v.number(f.slowSeconds, join(path, 'slowSeconds'), { min: 1, max: SLOW_SECONDS_MAX });

@@ -40,7 +40,10 @@ export function allowedKeys(name: SchemaName, at: string): string[] {
     let n = node;
     for (let hops = 0; isObject(n) && typeof n.$ref === 'string'; hops++) {
       if (hops > 20) break;
-      n = (n.$ref as string).replace(/^#\//, '').split('/').reduce<unknown>((o, k) => (isObject(o) ? o[k] : undefined), root);
+      n = (n.$ref as string)
+        .replace(/^#\//, '')
+        .split('/')
+        .reduce<unknown>((o, k) => (isObject(o) ? o[k] : undefined), root);
     }
     if (!isObject(n)) throw new Error(`schema ${name}: nothing at ${at}`);
     return n;
@@ -55,7 +58,13 @@ export function allowedKeys(name: SchemaName, at: string): string[] {
       continue;
     }
     const next = branches(node)
-      .map((b) => (seg === '*' ? (b.items ?? (isObject(b.additionalProperties) ? b.additionalProperties : undefined)) : isObject(b.properties) ? b.properties[seg] : undefined))
+      .map((b) =>
+        seg === '*'
+          ? (b.items ?? (isObject(b.additionalProperties) ? b.additionalProperties : undefined))
+          : isObject(b.properties)
+            ? b.properties[seg]
+            : undefined,
+      )
       .find((x) => x !== undefined);
     node = resolve(next);
   }

@@ -19,6 +19,11 @@ export function useSecretHashKeyFile(file: string): void {
   } catch (err) {
     throw new UserInputError(file, undefined, `a readable secret-hash key file or a place to create one (${(err as Error).message})`);
   }
-  if (content.length !== SECRET_HASH_KEY_BYTES) throw new UserInputError(file, undefined, `a secret-hash key of ${SECRET_HASH_KEY_BYTES} bytes (got ${content.length}; delete the file to make a new key, which changes every hash)`);
+  if (content.length !== SECRET_HASH_KEY_BYTES)
+    throw new UserInputError(
+      file,
+      undefined,
+      `a secret-hash key of ${SECRET_HASH_KEY_BYTES} bytes (got ${content.length}; delete the file to make a new key, which changes every hash)`,
+    );
   useSecretHashKey(content);
 }

@@ -92,5 +92,7 @@ export function answerUnauthorized(res: Answerable): void {
 
 /** Refuses a protocol upgrade with 401 on the raw socket and hangs up. */
 export function refuseUpgradeUnauthorized(socket: Duplex): void {
-  socket.end(`HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(UNAUTHORIZED_BODY)}\r\nConnection: close\r\n\r\n${UNAUTHORIZED_BODY}`);
+  socket.end(
+    `HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(UNAUTHORIZED_BODY)}\r\nConnection: close\r\n\r\n${UNAUTHORIZED_BODY}`,
+  );
 }

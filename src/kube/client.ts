@@ -79,7 +79,11 @@ export class KubeClient {
   kubeconfig(): string {
     const { caPem, token, clientCertPem, clientKeyPem } = this.options;
     const server = token && this.url.protocol === 'http:' ? this.server.replace(/\/+$/, '') + tokenPathPrefix(token) : this.server;
-    return kubeconfigYaml(server, { ...(caPem ? { caPem } : {}), ...(token ? { token } : {}), ...(clientCertPem && clientKeyPem ? { clientCertPem, clientKeyPem } : {}) });
+    return kubeconfigYaml(server, {
+      ...(caPem ? { caPem } : {}),
+      ...(token ? { token } : {}),
+      ...(clientCertPem && clientKeyPem ? { clientCertPem, clientKeyPem } : {}),
+    });
   }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
@@ -93,11 +97,7 @@ export class KubeClient {
     return path + q;
   }
 
-  request(
-    method: string,
-    path: string,
-    opts: { query?: Record<string, string>; body?: unknown; contentType?: string } = {},
-  ): Promise<KubeResponse> {
+  request(method: string, path: string, opts: { query?: Record<string, string>; body?: unknown; contentType?: string } = {}): Promise<KubeResponse> {
     const mod = this.url.protocol === 'https:' ? https : http;
     const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     // Content-Length always: Node sends a DELETE body without it and unchunked, so the server takes
@@ -224,11 +224,7 @@ export class KubeClient {
    * Opens a watch and calls `onEvent` for each event line. Ends on server close, error or stop();
    * `done` resolves then (it never rejects: callers decide whether to re-watch).
    */
-  watch(
-    path: string,
-    query: Record<string, string>,
-    onEvent: (type: string, object: KubeObject) => void,
-  ): WatchHandle {
+  watch(path: string, query: Record<string, string>, onEvent: (type: string, object: KubeObject) => void): WatchHandle {
     const mod = this.url.protocol === 'https:' ? https : http;
     let req: http.ClientRequest | undefined;
     const done = new Promise<{ status: number }>((resolveDone) => {

@@ -212,25 +212,21 @@ export class Informer {
     const path = formatApiPath({ group: this.info.group, version: this.info.version, resource: this.info.resource });
     let expired = false;
     let events = 0;
-    const handle = this.client.watch(
-      path,
-      { resourceVersion: this.lastResourceVersion, allowWatchBookmarks: 'true' },
-      (type, object) => {
-        events++;
-        if (type === 'ERROR') {
-          if (isObject(object) && object.code === 410) expired = true;
-          return;
-        }
-        const rv = object.metadata?.resourceVersion;
-        if (rv) this.lastResourceVersion = rv;
-        if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') this.apply(type, object);
-        const n = Number(rv);
-        if (Number.isFinite(n) && n > this.seenResourceVersion) {
-          this.seenResourceVersion = n;
-          for (const check of [...this.waiters]) check();
-        }
-      },
-    );
+    const handle = this.client.watch(path, { resourceVersion: this.lastResourceVersion, allowWatchBookmarks: 'true' }, (type, object) => {
+      events++;
+      if (type === 'ERROR') {
+        if (isObject(object) && object.code === 410) expired = true;
+        return;
+      }
+      const rv = object.metadata?.resourceVersion;
+      if (rv) this.lastResourceVersion = rv;
+      if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') this.apply(type, object);
+      const n = Number(rv);
+      if (Number.isFinite(n) && n > this.seenResourceVersion) {
+        this.seenResourceVersion = n;
+        for (const check of [...this.waiters]) check();
+      }
+    });
     this.handle = handle;
     void handle.done.then(async ({ status }) => {
       if (this.stopped) return;

@@ -23,7 +23,12 @@ export interface KubeconfigSource {
 }
 
 /** The source kubectl would use given these flags and this environment; `option` is the command's name for `--kubeconfig`. */
-export function kubeconfigSource(flags: { kubeconfig?: string; context?: string }, env: NodeJS.ProcessEnv = process.env, home: string = homedir(), option = '--kubeconfig'): KubeconfigSource {
+export function kubeconfigSource(
+  flags: { kubeconfig?: string; context?: string },
+  env: NodeJS.ProcessEnv = process.env,
+  home: string = homedir(),
+  option = '--kubeconfig',
+): KubeconfigSource {
   const context = flags.context !== undefined ? { context: flags.context } : {};
   if (flags.kubeconfig !== undefined) {
     const file = resolve(flags.kubeconfig);
@@ -45,7 +50,12 @@ export function loadKubeconfig(source: KubeconfigSource): KubeConfig {
   }
   const present = source.files.length === 1 ? source.files : source.files.filter((f) => existsSync(f));
   if (present.length === 0) throw new KubeconfigError(source.label, undefined, 'at least one existing kubeconfig file (none of the list exists)');
-  const merged = { clusters: new Map<string, KubeConfig['clusters'][number]>(), users: new Map<string, KubeConfig['users'][number]>(), contexts: new Map<string, KubeConfig['contexts'][number]>(), currentContext: '' };
+  const merged = {
+    clusters: new Map<string, KubeConfig['clusters'][number]>(),
+    users: new Map<string, KubeConfig['users'][number]>(),
+    contexts: new Map<string, KubeConfig['contexts'][number]>(),
+    currentContext: '',
+  };
   for (const file of present) {
     const kc = new KubeConfig();
     try {
@@ -63,9 +73,18 @@ export function loadKubeconfig(source: KubeconfigSource): KubeConfig {
   const current = source.context ?? merged.currentContext;
   if (source.context !== undefined && !merged.contexts.has(source.context)) {
     const known = [...merged.contexts.keys()];
-    throw new KubeconfigError(source.label, 'contexts', `a context named ${JSON.stringify(source.context)} (--context); it has ${known.length === 0 ? 'none' : known.map((k) => JSON.stringify(k)).join(', ')}`);
+    throw new KubeconfigError(
+      source.label,
+      'contexts',
+      `a context named ${JSON.stringify(source.context)} (--context); it has ${known.length === 0 ? 'none' : known.map((k) => JSON.stringify(k)).join(', ')}`,
+    );
   }
   const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [...merged.clusters.values()], users: [...merged.users.values()], contexts: [...merged.contexts.values()], currentContext: current });
+  kc.loadFromOptions({
+    clusters: [...merged.clusters.values()],
+    users: [...merged.users.values()],
+    contexts: [...merged.contexts.values()],
+    currentContext: current,
+  });
   return kc;
 }

@@ -49,7 +49,8 @@ export function writeKubeconfigFile(file: string, yaml: string): void {
   try {
     existing = readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new KubeconfigError(file, undefined, `a kubeconfig file kperturb can read and add its context to (${(err as Error).message})`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new KubeconfigError(file, undefined, `a kubeconfig file kperturb can read and add its context to (${(err as Error).message})`);
   }
   const text = existing === undefined || existing.trim() === '' ? yaml : mergeKubeconfig(file, existing, yaml);
   try {
@@ -62,9 +63,11 @@ export function writeKubeconfigFile(file: string, yaml: string): void {
 function mergeKubeconfig(file: string, existing: string, yaml: string): string {
   const notOverwritten = 'it was not changed';
   const doc = parseDocument(existing);
-  if (doc.errors.length > 0 || !isMap(doc.contents)) throw new KubeconfigError(file, undefined, `a kubeconfig (YAML map) to add the context to; the file is not one, so ${notOverwritten}`);
+  if (doc.errors.length > 0 || !isMap(doc.contents))
+    throw new KubeconfigError(file, undefined, `a kubeconfig (YAML map) to add the context to; the file is not one, so ${notOverwritten}`);
   const kind = doc.get('kind');
-  if (kind !== undefined && kind !== null && kind !== 'Config') throw new KubeconfigError(file, 'kind', `"Config" (a kubeconfig) to add the context to; ${notOverwritten}`);
+  if (kind !== undefined && kind !== null && kind !== 'Config')
+    throw new KubeconfigError(file, 'kind', `"Config" (a kubeconfig) to add the context to; ${notOverwritten}`);
   const ours = parseYaml(yaml) as Record<(typeof KUBECONFIG_LISTS)[number], Array<{ name: string }>> & { 'current-context': string };
   for (const list of KUBECONFIG_LISTS) {
     let seq = doc.get(list);

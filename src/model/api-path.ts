@@ -19,7 +19,10 @@ export interface ApiPath {
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
 export function parseApiPath(pathname: string): ApiPath | undefined {
-  const segs = pathname.split('/').filter((s) => s.length > 0).map(decodeURIComponent);
+  const segs = pathname
+    .split('/')
+    .filter((s) => s.length > 0)
+    .map(decodeURIComponent);
   let group: string;
   let version: string;
   let rest: string[];
@@ -67,16 +70,7 @@ export function splitApiVersion(apiVersion: string): { group: string; version: s
   return i < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
 }
 
-export type RequestVerb =
-  | 'get'
-  | 'list'
-  | 'watch'
-  | 'create'
-  | 'update'
-  | 'patch'
-  | 'delete'
-  | 'deletecollection'
-  | 'other';
+export type RequestVerb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'other';
 
 export const WRITE_VERBS: ReadonlySet<RequestVerb> = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 

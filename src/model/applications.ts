@@ -151,9 +151,7 @@ export function clusterDnsEntries(services: Iterable<KubeObject>, pods: Iterable
       }
     }
   }
-  return [...byIp.entries()]
-    .map(([ip, names]) => ({ ip, hostnames: [...names].sort() }))
-    .sort((a, b) => compareIps(a.ip, b.ip));
+  return [...byIp.entries()].map(([ip, names]) => ({ ip, hostnames: [...names].sort() })).sort((a, b) => compareIps(a.ip, b.ip));
 }
 
 function compareIps(a: string, b: string): number {

@@ -190,7 +190,8 @@ export function describeNearMiss(trigger: ChangeTrigger, counter: ChangeOccurren
   if (seen.length === 0) return `never matched: ${trigger.key} did not change during the run`;
   const ofType = counter.ofKey[trigger.change] ?? 0;
   if (ofType === 0) return `never matched: ${trigger.key} was never ${CHANGE_NOUN[trigger.change]} (it was ${seen.join(', ')})`;
-  if (counter.count > 0) return `matched ${times(counter.count)}, the plan waits for the ${ordinal(trigger.occurrence)} (${trigger.key} was ${seen.join(', ')})`;
+  if (counter.count > 0)
+    return `matched ${times(counter.count)}, the plan waits for the ${ordinal(trigger.occurrence)} (${trigger.key} was ${seen.join(', ')})`;
   const fields = (fs: readonly FieldChange[]) => fs.map((f) => `${f.path}: ${JSON.stringify(f.before)} -> ${JSON.stringify(f.after)}`).join(', ');
   const closest = counter.closest ? `; closest: ${fields(counter.closest.diff.slice(0, 4))}${counter.closest.diff.length > 4 ? ', ...' : ''}` : '';
   return `never matched: ${trigger.key} was ${CHANGE_NOUN[trigger.change]} ${times(ofType)}, none with ${fields(trigger.fields ?? [])}${closest}`;

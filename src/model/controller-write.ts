@@ -50,10 +50,7 @@ export function answerObjectKey(answer: unknown, fallbackKind: string | undefine
  * under the key of the object the answer returns, when it returns one; every other write, and a
  * create whose answer names nothing, under the request's key.
  */
-export function countedWriteKey(
-  req: Pick<RequestEvent, 'verb' | 'key' | 'resource'>,
-  answer: unknown,
-): ObjectKey | undefined {
+export function countedWriteKey(req: Pick<RequestEvent, 'verb' | 'key' | 'resource'>, answer: unknown): ObjectKey | undefined {
   if (req.verb === 'create' && !req.resource?.subresource) return answerObjectKey(answer, req.resource?.kind) ?? req.key;
   return req.key;
 }
@@ -94,7 +91,5 @@ export class WriteOccurrenceCounter {
 
 export function triggerFor(id: WriteIdentity, occurrence: number): WriteTrigger {
   // Fixed property order: plans are serialized as-is and must be byte-stable.
-  return id.subresource !== undefined
-    ? { verb: id.verb, key: id.key, subresource: id.subresource, occurrence }
-    : { verb: id.verb, key: id.key, occurrence };
+  return id.subresource !== undefined ? { verb: id.verb, key: id.key, subresource: id.subresource, occurrence } : { verb: id.verb, key: id.key, occurrence };
 }

@@ -35,8 +35,7 @@ export function formatPath(path: FieldPath): string {
     else if (isKeyedSegment(seg)) {
       const v = String(seg.value);
       out += `[${seg.key}=${typeof seg.value === 'string' && !KEYED_VALUE_PLAIN.test(v) ? JSON.stringify(v) : v}]`;
-    }
-    else if (PLAIN_KEY.test(seg)) out += out === '' ? seg : `.${seg}`;
+    } else if (PLAIN_KEY.test(seg)) out += out === '' ? seg : `.${seg}`;
     else out += `[${JSON.stringify(seg)}]`;
   }
   return out;

@@ -30,23 +30,25 @@ export function parseKey(key: string): ObjectKeyParts | undefined {
 export interface KubeObject {
   apiVersion?: string | undefined;
   kind?: string | undefined;
-  metadata?: {
-    name?: string | undefined;
-    generateName?: string | undefined;
-    namespace?: string | undefined;
-    uid?: string | undefined;
-    resourceVersion?: string | undefined;
-    generation?: number | undefined;
-    creationTimestamp?: string | undefined;
-    deletionTimestamp?: string | undefined;
-    deletionGracePeriodSeconds?: number | undefined;
-    labels?: Record<string, string> | undefined;
-    annotations?: Record<string, string> | undefined;
-    finalizers?: string[] | undefined;
-    ownerReferences?: OwnerReference[] | undefined;
-    managedFields?: unknown[] | undefined;
-    [field: string]: unknown;
-  } | undefined;
+  metadata?:
+    | {
+        name?: string | undefined;
+        generateName?: string | undefined;
+        namespace?: string | undefined;
+        uid?: string | undefined;
+        resourceVersion?: string | undefined;
+        generation?: number | undefined;
+        creationTimestamp?: string | undefined;
+        deletionTimestamp?: string | undefined;
+        deletionGracePeriodSeconds?: number | undefined;
+        labels?: Record<string, string> | undefined;
+        annotations?: Record<string, string> | undefined;
+        finalizers?: string[] | undefined;
+        ownerReferences?: OwnerReference[] | undefined;
+        managedFields?: unknown[] | undefined;
+        [field: string]: unknown;
+      }
+    | undefined;
   [field: string]: unknown;
 }
 

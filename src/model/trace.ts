@@ -89,7 +89,8 @@ export interface StreamEvent extends Stamped {
  * connections), `delay` (latency for a class of requests), `lease-release` (the coordinator deleted
  * a dead controller's leader-election Lease so its successor need not wait).
  */
-export type FaultKind = 'crash-after-write' | 'stale-restart' | 'hold-until' | 'api-error' | 'watch-end' | 'watch-hold' | 'disconnect' | 'delay' | 'lease-release';
+export type FaultKind =
+  'crash-after-write' | 'stale-restart' | 'hold-until' | 'api-error' | 'watch-end' | 'watch-hold' | 'disconnect' | 'delay' | 'lease-release';
 
 export interface FaultEvent extends Stamped {
   type: 'fault';
@@ -246,15 +247,7 @@ export interface AppCallEvent extends Stamped {
 }
 
 export type ControllerTraceEvent =
-  | RequestEvent
-  | ResponseEvent
-  | WatchDeliveryEvent
-  | StreamEvent
-  | FaultEvent
-  | EpisodeEvent
-  | ControllerProcessEvent
-  | WorkloadStepEvent
-  | PodExecEvent;
+  RequestEvent | ResponseEvent | WatchDeliveryEvent | StreamEvent | FaultEvent | EpisodeEvent | ControllerProcessEvent | WorkloadStepEvent | PodExecEvent;
 
 /** What the cluster trace holds besides its header. */
 export type ClusterTraceEvent = ClusterChangeEvent | PodExecEvent | AppCallEvent;

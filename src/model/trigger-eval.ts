@@ -21,7 +21,9 @@ interface Node {
   firedAt?: number;
   /** Sequence nodes that can no longer fire. */
   spoiled?: boolean;
-  leaf?: { write: WriteTrigger; count: number; ofKey: Map<string, number> } | { change: Extract<Trigger, { change: unknown }>['change']; counter: ChangeOccurrenceCounter };
+  leaf?:
+    | { write: WriteTrigger; count: number; ofKey: Map<string, number> }
+    | { change: Extract<Trigger, { change: unknown }>['change']; counter: ChangeOccurrenceCounter };
   form?: 'allOf' | 'anyOf' | 'sequence';
   children?: Node[];
 }

@@ -113,7 +113,10 @@ const ECHO_CHARS = 200;
  */
 export function quote(value: unknown): string {
   // JSON escapes C0 controls; also escape DEL, C1 controls and the characters that reorder or break lines.
-  const json = (typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value))).replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const json = (typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value))).replace(
+    /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return cut(json);
 }
 

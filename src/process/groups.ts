@@ -53,7 +53,11 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
 
 function startWatchdog(pgid: number): ChildProcess | undefined {
   try {
-    const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, 'kperturb-watchdog', String(pgid)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true, cwd: '/' });
+    const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, 'kperturb-watchdog', String(pgid)], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+      detached: true,
+      cwd: '/',
+    });
     watchdog.on('error', () => undefined);
     watchdog.stdin?.on('error', () => undefined);
     // Neither the watchdog nor its pipe keeps Node running.

@@ -54,7 +54,10 @@ export function locateControlPlaneBinaries(): ControlPlaneBinaries {
  * and returns them. The script's progress lines go to `log`. The build runs in a process group of its
  * own (src/process/groups.ts), which `signal` stops (InterruptedError).
  */
-export async function ensureControlPlaneBinaries(log: (line: string) => void = (line) => process.stderr.write(line + '\n'), signal?: AbortSignal): Promise<ControlPlaneBinaries> {
+export async function ensureControlPlaneBinaries(
+  log: (line: string) => void = (line) => process.stderr.write(line + '\n'),
+  signal?: AbortSignal,
+): Promise<ControlPlaneBinaries> {
   const fromEnv = process.env[BIN_DIR_ENV];
   if (fromEnv) return binariesIn(fromEnv);
   const group = new ProcessGroup('sh', [SETUP_SCRIPT], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -118,20 +118,25 @@ async function startOnce(binaries: ControlPlaneBinaries, options: RealControlPla
     // etcd needs no credentials: it starts while they are made.
     const [etcdClientPort, etcdPeerPort, apiserverPort] = await freePorts(3);
     const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
-    const etcd = new ComponentProcess('etcd', binaries.etcd, [
-      '--name=kperturb',
-      `--data-dir=${join(workDir, 'etcd-data')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
-      `--initial-cluster=kperturb=http://127.0.0.1:${etcdPeerPort}`,
-      '--initial-cluster-state=new',
-      // The data directory is thrown away after the run: durability buys nothing and costs an fsync per write.
-      '--unsafe-no-fsync',
-      '--log-level=warn',
-      ...(options.extraArgs?.etcd ?? []),
-    ], join(logDir, 'etcd.log'));
+    const etcd = new ComponentProcess(
+      'etcd',
+      binaries.etcd,
+      [
+        '--name=kperturb',
+        `--data-dir=${join(workDir, 'etcd-data')}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+        `--initial-cluster=kperturb=http://127.0.0.1:${etcdPeerPort}`,
+        '--initial-cluster-state=new',
+        // The data directory is thrown away after the run: durability buys nothing and costs an fsync per write.
+        '--unsafe-no-fsync',
+        '--log-level=warn',
+        ...(options.extraArgs?.etcd ?? []),
+      ],
+      join(logDir, 'etcd.log'),
+    );
     components.push(etcd);
     const credentials = await generateControlPlaneCredentials(SERVICE_IP);
     const files = writeCredentials(workDir, credentials);
@@ -146,30 +151,39 @@ async function startOnce(binaries: ControlPlaneBinaries, options: RealControlPla
     // kube-apiserver
     const port = options.apiserverPort ?? apiserverPort!;
     const url = `https://127.0.0.1:${port}`;
-    const apiserver = new ComponentProcess('kube-apiserver', binaries.kubeApiserver, [
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${port}`,
-      `--tls-cert-file=${files.servingCert}`,
-      `--tls-private-key-file=${files.servingKey}`,
-      `--client-ca-file=${files.ca}`,
-      `--token-auth-file=${files.tokens}`,
-      '--authorization-mode=RBAC',
-      `--etcd-servers=${etcdUrl}`,
-      `--service-cluster-ip-range=${SERVICE_CIDR}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${files.serviceAccountPublicKey}`,
-      `--service-account-signing-key-file=${files.serviceAccountKey}`,
-      '--allow-privileged=true',
-      // The default reconciler would publish 127.0.0.1 as the endpoint of Service default/kubernetes,
-      // which Endpoints validation rejects (loopback), logging an error every 10 s. No pod here
-      // reaches the API server through that Service anyway.
-      '--endpoint-reconciler-type=none',
-      '--profiling=false',
-      ...(options.extraArgs?.apiserver ?? []),
-    ], join(logDir, 'kube-apiserver.log'));
+    const apiserver = new ComponentProcess(
+      'kube-apiserver',
+      binaries.kubeApiserver,
+      [
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${port}`,
+        `--tls-cert-file=${files.servingCert}`,
+        `--tls-private-key-file=${files.servingKey}`,
+        `--client-ca-file=${files.ca}`,
+        `--token-auth-file=${files.tokens}`,
+        '--authorization-mode=RBAC',
+        `--etcd-servers=${etcdUrl}`,
+        `--service-cluster-ip-range=${SERVICE_CIDR}`,
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        `--service-account-key-file=${files.serviceAccountPublicKey}`,
+        `--service-account-signing-key-file=${files.serviceAccountKey}`,
+        '--allow-privileged=true',
+        // The default reconciler would publish 127.0.0.1 as the endpoint of Service default/kubernetes,
+        // which Endpoints validation rejects (loopback), logging an error every 10 s. No pod here
+        // reaches the API server through that Service anyway.
+        '--endpoint-reconciler-type=none',
+        '--profiling=false',
+        ...(options.extraArgs?.apiserver ?? []),
+      ],
+      join(logDir, 'kube-apiserver.log'),
+    );
     components.push(apiserver);
-    await waitUntil(apiserver, readyTimeoutMs, async () => (await probe(`${url}/readyz`, { caPem: credentials.caPem, token: credentials.adminToken })).status === 200);
+    await waitUntil(
+      apiserver,
+      readyTimeoutMs,
+      async () => (await probe(`${url}/readyz`, { caPem: credentials.caPem, token: credentials.adminToken })).status === 200,
+    );
     const tApiserver = Date.now();
     log(`real control plane: kube-apiserver ready on ${url} (pid ${apiserver.pid}, ${tApiserver - tEtcd} ms)`);
 
@@ -180,29 +194,37 @@ async function startOnce(binaries: ControlPlaneBinaries, options: RealControlPla
     // kube-controller-manager
     let controllerManager: ComponentProcess | undefined;
     if (options.controllerManager ?? true) {
-      controllerManager = new ComponentProcess('kube-controller-manager', binaries.kubeControllerManager, [
-        `--kubeconfig=${kubeconfigPath}`,
-        `--controllers=${(options.controllers ?? ['*']).join(',')}`,
-        // One process per control plane: leader election would only add a Lease renewal every 2 s.
-        '--leader-elect=false',
-        // No HTTPS endpoint: nothing scrapes it, and readiness is observed through the API below.
-        '--secure-port=0',
-        `--service-account-private-key-file=${files.serviceAccountKey}`,
-        `--root-ca-file=${files.ca}`,
-        `--cluster-signing-cert-file=${files.ca}`,
-        `--cluster-signing-key-file=${files.caKey}`,
-        `--service-cluster-ip-range=${SERVICE_CIDR}`,
-        '--cluster-name=kperturb',
-        // Otherwise it creates /usr/libexec/kubernetes/kubelet-plugins/volume/exec on the host.
-        `--flex-volume-plugin-dir=${join(workDir, 'flexvolume')}`,
-        ...(options.extraArgs?.controllerManager ?? []),
-      ], join(logDir, 'kube-controller-manager.log'));
+      controllerManager = new ComponentProcess(
+        'kube-controller-manager',
+        binaries.kubeControllerManager,
+        [
+          `--kubeconfig=${kubeconfigPath}`,
+          `--controllers=${(options.controllers ?? ['*']).join(',')}`,
+          // One process per control plane: leader election would only add a Lease renewal every 2 s.
+          '--leader-elect=false',
+          // No HTTPS endpoint: nothing scrapes it, and readiness is observed through the API below.
+          '--secure-port=0',
+          `--service-account-private-key-file=${files.serviceAccountKey}`,
+          `--root-ca-file=${files.ca}`,
+          `--cluster-signing-cert-file=${files.ca}`,
+          `--cluster-signing-key-file=${files.caKey}`,
+          `--service-cluster-ip-range=${SERVICE_CIDR}`,
+          '--cluster-name=kperturb',
+          // Otherwise it creates /usr/libexec/kubernetes/kubelet-plugins/volume/exec on the host.
+          `--flex-volume-plugin-dir=${join(workDir, 'flexvolume')}`,
+          ...(options.extraArgs?.controllerManager ?? []),
+        ],
+        join(logDir, 'kube-controller-manager.log'),
+      );
       components.push(controllerManager);
       // The serviceaccount controller creates default/default once its informers have synced; the
       // ServiceAccount admission plugin rejects pods in a namespace without it, so this is also the
       // moment the cluster can run workloads.
-      await waitUntil(controllerManager, readyTimeoutMs, async () =>
-        (await probe(`${url}/api/v1/namespaces/default/serviceaccounts/default`, { caPem: credentials.caPem, token: credentials.adminToken })).status === 200,
+      await waitUntil(
+        controllerManager,
+        readyTimeoutMs,
+        async () =>
+          (await probe(`${url}/api/v1/namespaces/default/serviceaccounts/default`, { caPem: credentials.caPem, token: credentials.adminToken })).status === 200,
       );
       log(`real control plane: kube-controller-manager ready (pid ${controllerManager.pid}, ${Date.now() - tApiserver} ms)`);
     }
@@ -268,12 +290,14 @@ function writeCredentials(workDir: string, c: ControlPlaneCredentials): Credenti
 /** Ports the OS reports free on 127.0.0.1 right now (all held open together, so they differ). */
 async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: count }, () =>
-      new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-        const server = createServer();
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve(server));
-      }),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
     ),
   );
   const ports = servers.map((s) => (s.address() as { port: number }).port);

@@ -65,7 +65,9 @@ export class ExistingCluster {
     try {
       const res = await client.request('GET', '/version');
       if (res.status !== 200) {
-        throw new SetupError(`${this.kubeconfigLabel}: the API server at ${this.url} answered GET /version with HTTP ${res.status}${res.status === 401 || res.status === 403 ? ' (check the credentials of the current context)' : ''}`);
+        throw new SetupError(
+          `${this.kubeconfigLabel}: the API server at ${this.url} answered GET /version with HTTP ${res.status}${res.status === 401 || res.status === 403 ? ' (check the credentials of the current context)' : ''}`,
+        );
       }
     } catch (err) {
       if (err instanceof SetupError) throw err;

@@ -13,7 +13,13 @@
  * See realcp/README.md.
  */
 export { BIN_DIR_ENV, ensureControlPlaneBinaries, locateControlPlaneBinaries, type ControlPlaneBinaries } from './binaries.js';
-export { KUBECONFIG_CONTEXT, startRealControlPlane, type ControlPlaneStartTimes, type RealControlPlane, type RealControlPlaneOptions } from './control-plane.js';
+export {
+  KUBECONFIG_CONTEXT,
+  startRealControlPlane,
+  type ControlPlaneStartTimes,
+  type RealControlPlane,
+  type RealControlPlaneOptions,
+} from './control-plane.js';
 export { RealCluster, REAL_CLUSTER_SIMULATION, type RealClusterOptions } from './real-cluster.js';
 export { ExistingCluster, proxyUpstreamFor, type ProxyUpstreamOptions } from './existing-cluster.js';
 export { deleteRunObjects, objectsCreatedByRun, uidInventory, type CleanupReport, type RunObject } from './run-cleanup.js';

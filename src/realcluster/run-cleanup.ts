@@ -96,7 +96,13 @@ export function objectsCreatedByRun(inventory: ReadonlySet<string>, changes: rea
     });
   }
   const rank = (o: RunObject) =>
-    o.namespace ? 0 : o.group === 'apiextensions.k8s.io' && o.resource === 'customresourcedefinitions' ? 2 : o.group === '' && o.resource === 'namespaces' ? 3 : 1;
+    o.namespace
+      ? 0
+      : o.group === 'apiextensions.k8s.io' && o.resource === 'customresourcedefinitions'
+        ? 2
+        : o.group === '' && o.resource === 'namespaces'
+          ? 3
+          : 1;
   return objects.sort((a, b) => rank(a) - rank(b) || a.key.localeCompare(b.key));
 }
 
@@ -120,7 +126,12 @@ export async function deleteRunObjects(client: KubeClient, objects: readonly Run
   const report: CleanupReport = { objects: objects.length, finalizersRemoved: [], forced: [], leftovers: [], durationMs: 0 };
   const remove = async (o: RunObject, gracePeriodSeconds?: number) => {
     // The uid precondition: never delete a namesake created by someone else meanwhile.
-    const body = { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: o.uid }, ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}) };
+    const body = {
+      kind: 'DeleteOptions',
+      apiVersion: 'v1',
+      preconditions: { uid: o.uid },
+      ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
+    };
     await client.request('DELETE', pathOf(o), { body }).catch(() => undefined);
   };
   for (const o of objects) await remove(o);
@@ -155,7 +166,8 @@ export async function deleteRunObjects(client: KubeClient, objects: readonly Run
           const res = await client
             .request('PATCH', pathOf(s.o), { body: { metadata: { finalizers: null, uid: s.o.uid } }, contentType: 'application/merge-patch+json' })
             .catch(() => undefined);
-          if (res?.status === 200 && !report.finalizersRemoved.includes(`${s.o.key} (${finalizers.join(', ')})`)) report.finalizersRemoved.push(`${s.o.key} (${finalizers.join(', ')})`);
+          if (res?.status === 200 && !report.finalizersRemoved.includes(`${s.o.key} (${finalizers.join(', ')})`))
+            report.finalizersRemoved.push(`${s.o.key} (${finalizers.join(', ')})`);
         }
         if (s.o.group === '' && s.o.resource === 'pods') {
           await remove(s.o, 0);

@@ -192,12 +192,14 @@ export class ClusterRecorder implements ClusterView {
     // still runs, and the promise kept for snapshot() never rejects (nobody else awaits it, so a
     // rejection there would be an unhandled one that ends the process).
     const p = (this.refreshing ?? Promise.resolve()).then(run);
-    const settled: Promise<void> = p.then(
-      () => undefined,
-      () => undefined,
-    ).finally(() => {
-      if (this.refreshing === settled) this.refreshing = undefined;
-    });
+    const settled: Promise<void> = p
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => {
+        if (this.refreshing === settled) this.refreshing = undefined;
+      });
     this.refreshing = settled;
     return p;
   }
@@ -233,27 +235,23 @@ export class ClusterRecorder implements ClusterView {
     const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;
     const path = formatApiPath({ group: info.group, version: info.version, resource: info.resource });
     let expired = false;
-    const handle = this.client.watch(
-      path,
-      { resourceVersion: entry.lastResourceVersion, allowWatchBookmarks: 'true' },
-      (type, object) => {
-        if (type === 'ERROR') {
-          if (isObject(object) && object.code === 410) expired = true;
-          return;
-        }
-        const rv = object.metadata?.resourceVersion;
-        if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
-          const obj = { ...object, kind: object.kind ?? info.kind, apiVersion: object.apiVersion ?? apiVersion };
-          this.observe(entry, type, keyOfListed(obj, info), obj);
-        }
-        // After the change is observed: whoever waits for this resourceVersion finds its triggers evaluated.
-        if (rv) this.advance(entry, rv);
-        if (type === 'BOOKMARK') return;
-        if (info.resource === 'customresourcedefinitions' && info.group === 'apiextensions.k8s.io') {
-          void this.refreshResources().catch(() => undefined);
-        }
-      },
-    );
+    const handle = this.client.watch(path, { resourceVersion: entry.lastResourceVersion, allowWatchBookmarks: 'true' }, (type, object) => {
+      if (type === 'ERROR') {
+        if (isObject(object) && object.code === 410) expired = true;
+        return;
+      }
+      const rv = object.metadata?.resourceVersion;
+      if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
+        const obj = { ...object, kind: object.kind ?? info.kind, apiVersion: object.apiVersion ?? apiVersion };
+        this.observe(entry, type, keyOfListed(obj, info), obj);
+      }
+      // After the change is observed: whoever waits for this resourceVersion finds its triggers evaluated.
+      if (rv) this.advance(entry, rv);
+      if (type === 'BOOKMARK') return;
+      if (info.resource === 'customresourcedefinitions' && info.group === 'apiextensions.k8s.io') {
+        void this.refreshResources().catch(() => undefined);
+      }
+    });
     entry.handle = handle;
     void handle.done.then(async ({ status }) => {
       if (this.stopped) return;

@@ -38,11 +38,7 @@ export function readJsonFile(file: string): unknown {
 export function checkFormat(doc: unknown, file: string, format: string): Record<string, unknown> {
   if (!isObject(doc)) throw new ResultsError(file, '(top level)', `a JSON object with "format": "${format}"`);
   if (doc.format !== format) {
-    throw new ResultsError(
-      file,
-      'format',
-      `"${format}" (got ${JSON.stringify(doc.format)}: written by another version of kperturb, or not a kperturb file)`,
-    );
+    throw new ResultsError(file, 'format', `"${format}" (got ${JSON.stringify(doc.format)}: written by another version of kperturb, or not a kperturb file)`);
   }
   return doc;
 }
@@ -91,7 +87,10 @@ export async function readRunTraces(dir: string): Promise<RunTraces> {
 }
 
 /** The inputs of the health and liveness oracles that executeRun does not return (the trace is streamed). */
-export async function loadHealthInputs(dir: string, record: RunRecord): Promise<Pick<RunArtifacts, 'controllerLog' | 'controllerExits' | 'controllerActivity' | 'settled'>> {
+export async function loadHealthInputs(
+  dir: string,
+  record: RunRecord,
+): Promise<Pick<RunArtifacts, 'controllerLog' | 'controllerExits' | 'controllerActivity' | 'settled'>> {
   const logFile = join(dir, RUN_FILES.controllerLog);
   const traceFile = join(dir, RUN_FILES.controllerTrace);
   let activity: ControllerActivitySummarizer | undefined;

@@ -39,7 +39,9 @@ export function groupAlarms(results: readonly PlanResult[]): AlarmGroup[] {
       groups.set(key, g);
     }
   }
-  return [...groups.values()].sort((a, b) => b.plans.length - a.plans.length || (a.alarm.object < b.alarm.object ? -1 : a.alarm.object > b.alarm.object ? 1 : 0));
+  return [...groups.values()].sort(
+    (a, b) => b.plans.length - a.plans.length || (a.alarm.object < b.alarm.object ? -1 : a.alarm.object > b.alarm.object ? 1 : 0),
+  );
 }
 
 /**
@@ -95,6 +97,9 @@ export function summaryLine(results: readonly PlanResult[]): string {
   const beyond = countBeyondContract(results);
   const parts = (Object.keys(VERDICT_WORDS) as Array<PlanResult['verdict']>)
     .filter((v) => counts[v] > 0)
-    .map((v) => `${counts[v]} ${VERDICT_WORDS[v][counts[v] === 1 ? 0 : 1]}${beyond[v] && (v === 'bug' || v === 'flaky') ? ` (${beyond[v]} ${BEYOND_CONTRACT})` : ''}`);
+    .map(
+      (v) =>
+        `${counts[v]} ${VERDICT_WORDS[v][counts[v] === 1 ? 0 : 1]}${beyond[v] && (v === 'bug' || v === 'flaky') ? ` (${beyond[v]} ${BEYOND_CONTRACT})` : ''}`,
+    );
   return `${results.length} plan${results.length === 1 ? '' : 's'}${parts.length ? `: ${parts.join(', ')}` : ''}`;
 }

@@ -45,7 +45,9 @@ export async function collectPlanDetails(r: PlanResult): Promise<PlanDetails> {
   const traces = await readRunTraces(r.runDir);
   const timeline = buildTimeline(traces);
   const testState = readEndState(join(r.runDir, RUN_FILES.endState)).objects;
-  const refStates = (r.referenceRunDirs ?? []).filter((d) => existsSync(join(d, RUN_FILES.endState))).map((d) => readEndState(join(d, RUN_FILES.endState)).objects);
+  const refStates = (r.referenceRunDirs ?? [])
+    .filter((d) => existsSync(join(d, RUN_FILES.endState)))
+    .map((d) => readEndState(join(d, RUN_FILES.endState)).objects);
   const refViews = refStates.map(endStateView);
   const masks = new Masks([], learnMasks(refViews.map((v) => v.named)));
   const diffs: ObjectDiff[] = [];
@@ -66,15 +68,24 @@ export async function collectPlanDetails(r: PlanResult): Promise<PlanDetails> {
   }
   const focus = new Set(r.alarms.map((a) => a.object));
   const refDir = (r.referenceRunDirs ?? []).find((d) => existsSync(join(d, RUN_FILES.clusterTrace)));
-  const referenceRows = refDir ? { dir: refDir, rows: buildTimeline(await readRunTraces(refDir), Infinity).rows.filter((row) => row.key !== undefined && focus.has(row.key)) } : undefined;
+  const referenceRows = refDir
+    ? { dir: refDir, rows: buildTimeline(await readRunTraces(refDir), Infinity).rows.filter((row) => row.key !== undefined && focus.has(row.key)) }
+    : undefined;
   const logFile = join(r.runDir, RUN_FILES.controllerLog);
-  const logTail = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-LOG_TAIL_LINES - 1).join('\n') : undefined;
+  const logTail = existsSync(logFile)
+    ? readFileSync(logFile, 'utf8')
+        .split('\n')
+        .slice(-LOG_TAIL_LINES - 1)
+        .join('\n')
+    : undefined;
   return { timeline, diffs, ...(referenceRows && referenceRows.rows.length > 0 ? { referenceRows } : {}), ...(logTail !== undefined ? { logTail } : {}) };
 }
 
 function yamlLines(key: ObjectKey, obj: KubeObject | undefined, mask: ReturnType<Masks['forObject']>): string[] {
   if (obj === undefined) return [];
-  return stringify(redactObject(key, withoutMaskedFields(obj, mask)), { lineWidth: 0 }).trimEnd().split('\n');
+  return stringify(redactObject(key, withoutMaskedFields(obj, mask)), { lineWidth: 0 })
+    .trimEnd()
+    .split('\n');
 }
 
 export async function writeHtmlReport(file: string, loaded: LoadedResults): Promise<void> {
@@ -160,20 +171,29 @@ ${input.notes.map((n) => `<p class="note">${h(n)}</p>`).join('\n')}
 </header>
 <main>`);
 
-  out.push(`<section><h2>Plans</h2><table class="plans"><thead><tr><th>controller / workload</th><th>plan</th><th>verdict</th><th>alarms</th><th>time</th><th>perturbation</th></tr></thead><tbody>`);
+  out.push(
+    `<section><h2>Plans</h2><table class="plans"><thead><tr><th>controller / workload</th><th>plan</th><th>verdict</th><th>alarms</th><th>time</th><th>perturbation</th></tr></thead><tbody>`,
+  );
   for (const r of results) {
     const name = isFailing(r) ? `<a href="#${anchor(r)}">${h(r.plan)}</a>` : h(r.plan);
-    out.push(`<tr><td>${h(r.controller)} / ${h(r.workload)}</td><td>${name}</td><td>${badge(r.verdict, r)}</td><td class="num">${r.alarms.length}</td><td class="num">${h(formatDuration(r.durationMs))}</td><td>${h(r.description)}</td></tr>`);
+    out.push(
+      `<tr><td>${h(r.controller)} / ${h(r.workload)}</td><td>${name}</td><td>${badge(r.verdict, r)}</td><td class="num">${r.alarms.length}</td><td class="num">${h(formatDuration(r.durationMs))}</td><td>${h(r.description)}</td></tr>`,
+    );
   }
   out.push(`</tbody></table></section>`);
 
   const found = findings(groups);
   if (found.length > 0) {
-    out.push(`<section><h2>Alarms by root difference</h2><table class="groups"><thead><tr><th>plans</th><th>object</th><th>alarms</th><th>found by</th></tr></thead><tbody>`);
+    out.push(
+      `<section><h2>Alarms by root difference</h2><table class="groups"><thead><tr><th>plans</th><th>object</th><th>alarms</th><th>found by</th></tr></thead><tbody>`,
+    );
     for (const f of found) {
       const plans = f.plans.map((p) => `<a href="#${anchor(p)}">${h(p.plan)}</a>`).join(', ');
       const alarms = f.groups
-        .map((g) => `<div><span class="oracle">${h(g.alarm.oracle)}</span> ${h(g.alarm.message)}${g.flakyIn > 0 ? ` <span class="flaky">flaky in ${g.flakyIn}</span>` : ''}</div>`)
+        .map(
+          (g) =>
+            `<div><span class="oracle">${h(g.alarm.oracle)}</span> ${h(g.alarm.message)}${g.flakyIn > 0 ? ` <span class="flaky">flaky in ${g.flakyIn}</span>` : ''}</div>`,
+        )
         .join('');
       out.push(`<tr><td class="num"><b>${f.plans.length}</b></td><td class="obj"><code>${h(f.object)}</code></td><td>${alarms}</td><td>${plans}</td></tr>`);
     }
@@ -216,7 +236,9 @@ function renderPlanSection(r: PlanResult, d: PlanDetails): string {
     return out.join('\n');
   }
   if (d.diffs.length > 0) {
-    out.push(`<h3>End-state diff <span class="legend"><span class="del">− reference run</span> <span class="add">+ test run</span> (masked fields such as uid and resourceVersion left out)</span></h3>`);
+    out.push(
+      `<h3>End-state diff <span class="legend"><span class="del">− reference run</span> <span class="add">+ test run</span> (masked fields such as uid and resourceVersion left out)</span></h3>`,
+    );
     for (const diff of d.diffs) {
       out.push(`<h4><code>${h(diff.key)}</code></h4>`);
       if (diff.note || !diff.lines) out.push(`<p class="note">${h(diff.note ?? '')}</p>`);
@@ -232,10 +254,14 @@ function renderPlanSection(r: PlanResult, d: PlanDetails): string {
   if (d.timeline) out.push(renderTimeline(d.timeline, new Set(r.alarms.map((a) => a.object))));
   if (d.referenceRows) {
     out.push(`<h3>For comparison: the alarmed objects in reference run <code>${h(basename(d.referenceRows.dir))}</code></h3>`);
-    out.push(`<table class="timeline"><thead><tr><th class="t">time</th><th>workload</th><th>controller: sent / shown</th><th>cluster</th></tr></thead><tbody>`);
+    out.push(
+      `<table class="timeline"><thead><tr><th class="t">time</th><th>workload</th><th>controller: sent / shown</th><th>cluster</th></tr></thead><tbody>`,
+    );
     for (const row of d.referenceRows.rows) {
       const cell = `<span class="tone-${row.tone} mark">${h(row.text)}</span>`;
-      out.push(`<tr><td class="t">+${(row.atMs / 1000).toFixed(3)} s</td>${['workload', 'controller', 'cluster'].map((l) => `<td>${l === row.lane ? cell : ''}</td>`).join('')}</tr>`);
+      out.push(
+        `<tr><td class="t">+${(row.atMs / 1000).toFixed(3)} s</td>${['workload', 'controller', 'cluster'].map((l) => `<td>${l === row.lane ? cell : ''}</td>`).join('')}</tr>`,
+      );
     }
     out.push(`</tbody></table>`);
   }
@@ -248,7 +274,9 @@ function renderPlanSection(r: PlanResult, d: PlanDetails): string {
 
 function renderTimeline(t: Timeline, focus: ReadonlySet<string>): string {
   const out: string[] = [];
-  out.push(`<h3>Timeline <span class="legend">what the workload did · what the controller sent and was shown (through the proxy) · what the cluster did (kperturb's own watch); <span class="mark">objects named in alarms</span>; <span class="fault-legend">the fault</span></span></h3>`);
+  out.push(
+    `<h3>Timeline <span class="legend">what the workload did · what the controller sent and was shown (through the proxy) · what the cluster did (kperturb's own watch); <span class="mark">objects named in alarms</span>; <span class="fault-legend">the fault</span></span></h3>`,
+  );
   if (t.faultSeq === undefined) out.push(`<p class="note">The fault never fired in this run.</p>`);
   out.push(`<table class="timeline"><thead><tr><th class="t">time</th><th>workload</th><th>controller: sent / shown</th><th>cluster</th></tr></thead><tbody>`);
   let afterFault = false;
@@ -267,7 +295,8 @@ function renderTimeline(t: Timeline, focus: ReadonlySet<string>): string {
     out.push(`<tr class="${afterFault ? 'after' : 'before'}"><td class="t">${h(time)}</td>${cells}</tr>`);
   }
   out.push(`</tbody></table>`);
-  if (t.omitted > 0) out.push(`<p class="note">${t.omitted} row(s) left out (reads first, then rows far from the fault); the full traces are in the run directory.</p>`);
+  if (t.omitted > 0)
+    out.push(`<p class="note">${t.omitted} row(s) left out (reads first, then rows far from the fault); the full traces are in the run directory.</p>`);
   return out.join('\n');
 }
 

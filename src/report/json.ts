@@ -24,7 +24,17 @@ export interface JsonReport {
   /** `beyondContract`: per verdict, how many of those plans had a fault beyond the API contract. */
   summary: { plans: number; beyondContract: Partial<VerdictCounts> } & VerdictCounts;
   alarms: ReportAlarm[];
-  groups: Array<{ oracle: string; check?: string; object: string; field?: string; reference: unknown[]; test: unknown; message: string; count: number; plans: string[] }>;
+  groups: Array<{
+    oracle: string;
+    check?: string;
+    object: string;
+    field?: string;
+    reference: unknown[];
+    test: unknown;
+    message: string;
+    count: number;
+    plans: string[];
+  }>;
   results: PlanResult[];
   /** Plans an interrupted campaign did not run (absent when there are none). */
   notRun?: NotRunPlan[];
@@ -37,7 +47,14 @@ export function buildJsonReport(results: PlanResult[], sources: string[] = [], n
     notes,
     summary: { plans: results.length, ...countVerdicts(results), beyondContract: countBeyondContract(results) },
     alarms: results.flatMap((r) =>
-      r.alarms.map((a) => ({ controller: r.controller, workload: r.workload, plan: r.plan, description: r.description, ...a, ...(r.beyondContract?.length ? { beyondContract: true as const } : {}) })),
+      r.alarms.map((a) => ({
+        controller: r.controller,
+        workload: r.workload,
+        plan: r.plan,
+        description: r.description,
+        ...a,
+        ...(r.beyondContract?.length ? { beyondContract: true as const } : {}),
+      })),
     ),
     groups: groupAlarms(results).map((g) => ({
       oracle: g.alarm.oracle,

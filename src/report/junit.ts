@@ -34,9 +34,15 @@ export function renderJUnit(results: readonly PlanResult[], notRun: readonly Not
     errors: rs.filter((r) => r.verdict === 'error').length,
   });
   const time = (rs: readonly PlanResult[]) => seconds(rs.reduce((s, r) => s + r.durationMs, 0));
-  const attrs = (o: Record<string, string | number>) => Object.entries(o).map(([k, v]) => ` ${k}="${escapeXml(String(v))}"`).join('');
+  const attrs = (o: Record<string, string | number>) =>
+    Object.entries(o)
+      .map(([k, v]) => ` ${k}="${escapeXml(String(v))}"`)
+      .join('');
   const totals = count(results);
-  const lines = ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites${attrs({ name: 'kperturb', ...totals, tests: totals.tests + notRun.length, time: time(results) })}>`];
+  const lines = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites${attrs({ name: 'kperturb', ...totals, tests: totals.tests + notRun.length, time: time(results) })}>`,
+  ];
   for (const [name, rs] of suites) {
     const missing = notRunIn.get(name) ?? [];
     const c = count(rs);
@@ -47,16 +53,30 @@ export function renderJUnit(results: readonly PlanResult[], notRun: readonly Not
     for (const r of rs) {
       lines.push(`    <testcase${attrs({ name: r.plan, classname: `${r.controller}.${r.workload}`, time: seconds(r.durationMs) })}>`);
       const beyond = r.beyondContract?.length ? `[${BEYOND_CONTRACT}: ${r.beyondContract.join('; ')}] ` : '';
-      const body = [`perturbation: ${r.description}`, ...(beyond ? [beyond.trim()] : []), ...r.alarms.map(alarmLine), ...(r.error ? [r.error] : []), `run: ${r.runDir}`].join('\n');
+      const body = [
+        `perturbation: ${r.description}`,
+        ...(beyond ? [beyond.trim()] : []),
+        ...r.alarms.map(alarmLine),
+        ...(r.error ? [r.error] : []),
+        `run: ${r.runDir}`,
+      ].join('\n');
       const first = beyond + (r.alarms[0] ? alarmLine(r.alarms[0]) : (r.error ?? r.verdict));
       if (r.verdict === 'bug') lines.push(`      <failure${attrs({ message: first, type: r.alarms[0]?.oracle ?? 'bug' })}>${escapeXml(body)}</failure>`);
       else if (r.verdict === 'error') lines.push(`      <error${attrs({ message: first, type: 'error' })}>${escapeXml(body)}</error>`);
-      else if (r.verdict === 'flaky') lines.push(`      <skipped>${escapeXml('flaky: every alarm also showed in an unperturbed re-run')}</skipped>`, `      <system-out>${escapeXml(body)}</system-out>`);
+      else if (r.verdict === 'flaky')
+        lines.push(
+          `      <skipped>${escapeXml('flaky: every alarm also showed in an unperturbed re-run')}</skipped>`,
+          `      <system-out>${escapeXml(body)}</system-out>`,
+        );
       else if (r.verdict !== 'pass') lines.push(`      <skipped>${escapeXml(`${r.verdict}: ${r.error ?? 'nothing was tested'}`)}</skipped>`);
       lines.push('    </testcase>');
     }
     for (const p of missing) {
-      lines.push(`    <testcase${attrs({ name: p.plan, classname: `${p.controller}.${p.workload}`, time: seconds(0) })}>`, `      <skipped>${escapeXml(NOT_RUN_REASON)}</skipped>`, '    </testcase>');
+      lines.push(
+        `    <testcase${attrs({ name: p.plan, classname: `${p.controller}.${p.workload}`, time: seconds(0) })}>`,
+        `      <skipped>${escapeXml(NOT_RUN_REASON)}</skipped>`,
+        '    </testcase>',
+      );
     }
     lines.push('  </testsuite>');
   }
@@ -70,12 +90,14 @@ function seconds(ms: number): string {
 
 /** Escapes text and attribute values; drops characters XML 1.0 cannot carry at all. */
 export function escapeXml(text: string): string {
-  return text
-    // eslint-disable-next-line no-control-regex -- the control characters XML 1.0 allows are the point
-    .replace(/[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&apos;');
+  return (
+    text
+      // eslint-disable-next-line no-control-regex -- the control characters XML 1.0 allows are the point
+      .replace(/[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '')
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&quot;')
+      .replace(/'/g, '&apos;')
+  );
 }

@@ -49,12 +49,19 @@ export function loadResults(target: string | readonly string[] = DEFAULT_RESULTS
 function gatherTarget(target: string, loaded: Gathered): void {
   const path = resolve(target);
   if (!existsSync(path)) {
-    throw new ResultsError(target, undefined, target === DEFAULT_RESULTS_DIR ? 'a results directory (none here: run `kperturb test` first, or name a results.json)' : 'an existing results.json, verdict.json or directory');
+    throw new ResultsError(
+      target,
+      undefined,
+      target === DEFAULT_RESULTS_DIR
+        ? 'a results directory (none here: run `kperturb test` first, or name a results.json)'
+        : 'an existing results.json, verdict.json or directory',
+    );
   }
   const before = loaded.sources.length;
   if (statSync(path).isDirectory()) {
     searchDirectory(path, 0, loaded);
-    if (loaded.sources.length === before) throw new ResultsError(target, undefined, 'a directory holding results.json or test runs with verdict.json (found none)');
+    if (loaded.sources.length === before)
+      throw new ResultsError(target, undefined, 'a directory holding results.json or test runs with verdict.json (found none)');
   } else if (basename(path) === RUN_FILES.verdict) {
     addVerdictFile(path, loaded);
   } else {
@@ -91,7 +98,11 @@ function mergeResults(g: Gathered): LoadedResults {
       const seen = references.get(campaign);
       if (!seen) references.set(campaign, { refs, file });
       else if (seen.refs !== refs) {
-        throw new ResultsError(file, undefined, `results judged against the same reference runs of ${campaign} as ${seen.file} (these were judged against other reference runs, e.g. from another \`kperturb learn\`: merging them would mix two campaigns)`);
+        throw new ResultsError(
+          file,
+          undefined,
+          `results judged against the same reference runs of ${campaign} as ${seen.file} (these were judged against other reference runs, e.g. from another \`kperturb learn\`: merging them would mix two campaigns)`,
+        );
       }
     }
     const key = `${r.controller}/${r.workload}/${r.plan}`;
@@ -115,13 +126,18 @@ function missingShards(shards: Gathered['shards']): string[] {
   for (const [controller, list] of byController) {
     const counts = [...new Set(list.map((s) => s.count))];
     if (counts.length > 1) {
-      notes.push(`${controller}: shards of different splits (${list.map((s) => `${s.index}/${s.count} in ${s.file}`).join(', ')}): some plans may be missing or counted twice`);
+      notes.push(
+        `${controller}: shards of different splits (${list.map((s) => `${s.index}/${s.count} in ${s.file}`).join(', ')}): some plans may be missing or counted twice`,
+      );
       continue;
     }
     const count = counts[0]!;
     const have = new Set(list.map((s) => s.index));
     const missing = Array.from({ length: count }, (_, i) => i).filter((i) => !have.has(i));
-    if (missing.length > 0) notes.push(`${controller}: ${missing.length} of ${count} shards missing (${missing.map((i) => `${i}/${count}`).join(', ')}): their plans have no results here`);
+    if (missing.length > 0)
+      notes.push(
+        `${controller}: ${missing.length} of ${count} shards missing (${missing.map((i) => `${i}/${count}`).join(', ')}): their plans have no results here`,
+      );
   }
   return notes;
 }
@@ -135,8 +151,15 @@ function readNotRun(value: unknown, file: string): NotRunPlan[] {
   if (!Array.isArray(value)) throw new ResultsError(file, 'notRun', 'a list of plans not run');
   return value.map((p, i) => {
     if (!isObject(p)) throw new ResultsError(file, `notRun[${i}]`, 'a plan not run (a mapping)');
-    for (const k of ['controller', 'workload', 'plan', 'pattern', 'description']) if (typeof p[k] !== 'string') throw new ResultsError(file, `notRun[${i}].${k}`, 'a string');
-    return { controller: p.controller as string, workload: p.workload as string, plan: p.plan as string, pattern: p.pattern as string, description: p.description as string };
+    for (const k of ['controller', 'workload', 'plan', 'pattern', 'description'])
+      if (typeof p[k] !== 'string') throw new ResultsError(file, `notRun[${i}].${k}`, 'a string');
+    return {
+      controller: p.controller as string,
+      workload: p.workload as string,
+      plan: p.plan as string,
+      pattern: p.pattern as string,
+      description: p.description as string,
+    };
   });
 }
 
@@ -147,14 +170,22 @@ function readResults(file: string, notes: string[]): { results: PlanResult[]; no
   let shard: { index: number; count: number } | undefined;
   if (doc.shard !== undefined) {
     const sh = doc.shard as { index?: unknown; count?: unknown } | null;
-    const ok = isObject(sh) && Number.isInteger(sh.index) && Number.isInteger(sh.count) && (sh.count as number) >= 1 && (sh.index as number) >= 0 && (sh.index as number) < (sh.count as number);
+    const ok =
+      isObject(sh) &&
+      Number.isInteger(sh.index) &&
+      Number.isInteger(sh.count) &&
+      (sh.count as number) >= 1 &&
+      (sh.index as number) >= 0 &&
+      (sh.index as number) < (sh.count as number);
     if (!ok) throw new ResultsError(file, 'shard', 'a shard {index, count} with 0 <= index < count');
     shard = { index: sh.index as number, count: sh.count as number };
   }
   if (doc.complete === false) {
     // An interrupted re-run keeps the earlier results of the plans it had not redone.
     const all = typeof doc.planned === 'number' && results.length >= doc.planned;
-    notes.push(`${file}: the campaign did not finish (${all ? 'every plan has a result, some from an earlier run' : `${results.length}${typeof doc.planned === 'number' ? ` of ${doc.planned}` : ''} plans have results`})`);
+    notes.push(
+      `${file}: the campaign did not finish (${all ? 'every plan has a result, some from an earlier run' : `${results.length}${typeof doc.planned === 'number' ? ` of ${doc.planned}` : ''} plans have results`})`,
+    );
   }
   const notRun = doc.complete === false ? readNotRun(doc.notRun, file) : [];
   return shard ? { results, notRun, shard } : { results, notRun };
@@ -181,7 +212,8 @@ function searchDirectory(dir: string, depth: number, loaded: Gathered): void {
     const found = loaded.results.length - before;
     if (found > 0 || unfinished > 0) {
       loaded.notes.push(
-        `${dir}: no results.json; reporting the verdict.json of ${found} test run(s)` + (unfinished > 0 ? `; ${unfinished} run(s) without a verdict (unfinished) left out` : ''),
+        `${dir}: no results.json; reporting the verdict.json of ${found} test run(s)` +
+          (unfinished > 0 ? `; ${unfinished} run(s) without a verdict (unfinished) left out` : ''),
       );
     }
     return;
@@ -211,7 +243,8 @@ export function validatePlanResult(value: unknown, file: string, at: string): Pl
   const r = value as Record<string, unknown>;
   for (const k of ['plan', 'controller', 'workload', 'description', 'runDir']) if (typeof r[k] !== 'string') fail(sub(k), 'a string');
   if (!(PATTERNS as readonly unknown[]).includes(r.pattern)) fail(sub('pattern'), `one of ${PATTERNS.join(', ')} (got ${JSON.stringify(r.pattern)})`);
-  if (!(VERDICTS as readonly unknown[]).includes(r.verdict)) fail(sub('verdict'), `one of ${VERDICTS.join(', ')} (got ${JSON.stringify(r.verdict)}; written by another version of kperturb?)`);
+  if (!(VERDICTS as readonly unknown[]).includes(r.verdict))
+    fail(sub('verdict'), `one of ${VERDICTS.join(', ')} (got ${JSON.stringify(r.verdict)}; written by another version of kperturb?)`);
   if (typeof r.injected !== 'boolean') fail(sub('injected'), 'true or false');
   if (typeof r.durationMs !== 'number') fail(sub('durationMs'), 'a number');
   if (!Array.isArray(r.alarms)) fail(sub('alarms'), 'a list of alarms');
@@ -219,7 +252,8 @@ export function validatePlanResult(value: unknown, file: string, at: string): Pl
     const p = `${sub('alarms')}[${i}]`;
     if (!isObject(a)) fail(p, 'an alarm (a mapping)');
     const alarm = a as Record<string, unknown>;
-    if (!(ORACLE_NAMES as readonly unknown[]).includes(alarm.oracle)) fail(`${p}.oracle`, `one of ${ORACLE_NAMES.join(', ')} (got ${JSON.stringify(alarm.oracle)})`);
+    if (!(ORACLE_NAMES as readonly unknown[]).includes(alarm.oracle))
+      fail(`${p}.oracle`, `one of ${ORACLE_NAMES.join(', ')} (got ${JSON.stringify(alarm.oracle)})`);
     if (typeof alarm.object !== 'string') fail(`${p}.object`, 'an object key');
     if (typeof alarm.message !== 'string') fail(`${p}.message`, 'a string');
     if (!Array.isArray(alarm.reference)) fail(`${p}.reference`, 'a list of reference values');
@@ -229,6 +263,7 @@ export function validatePlanResult(value: unknown, file: string, at: string): Pl
   for (const k of ['referenceRunDirs'] as const) {
     if (r[k] !== undefined && (!Array.isArray(r[k]) || !(r[k] as unknown[]).every((d) => typeof d === 'string'))) fail(sub(k), 'a list of directories');
   }
-  if (r.beyondContract !== undefined && (!Array.isArray(r.beyondContract) || !r.beyondContract.every((d) => typeof d === 'string'))) fail(sub('beyondContract'), 'a list of reasons (strings)');
+  if (r.beyondContract !== undefined && (!Array.isArray(r.beyondContract) || !r.beyondContract.every((d) => typeof d === 'string')))
+    fail(sub('beyondContract'), 'a list of reasons (strings)');
   return r as unknown as PlanResult;
 }

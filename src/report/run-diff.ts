@@ -31,7 +31,10 @@ export async function diffRuns(referenceDir: string, testDir: string): Promise<R
 
 /** Alarm messages say "reference runs" / "the test run": here they are the two named runs. */
 function reword(message: string): string {
-  return message.replace(/after reference runs/g, 'in the reference run').replace(/in reference runs/g, 'in the reference run').replace(/after the test run/g, 'in the test run');
+  return message
+    .replace(/after reference runs/g, 'in the reference run')
+    .replace(/in reference runs/g, 'in the reference run')
+    .replace(/after the test run/g, 'in the test run');
 }
 
 export function renderRunDiff(d: RunDiff): string {

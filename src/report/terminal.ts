@@ -62,21 +62,37 @@ export function renderTerminalReport(results: readonly PlanResult[], opts: Termi
   const passed = ordered.filter((r) => r.verdict === 'pass');
   const collapse = results.length > PASS_ROWS_MAX && passed.length > 0;
   const shown = collapse ? ordered.filter((r) => r.verdict !== 'pass') : ordered;
-  const rows = shown.map((r) => [...(withController ? [r.controller] : []), r.workload, r.plan, paintVerdict(r, palette), r.alarms.length, formatDuration(r.durationMs), cut(r.description, PERTURBATION_WIDTH)]);
+  const rows = shown.map((r) => [
+    ...(withController ? [r.controller] : []),
+    r.workload,
+    r.plan,
+    paintVerdict(r, palette),
+    r.alarms.length,
+    formatDuration(r.durationMs),
+    cut(r.description, PERTURBATION_WIDTH),
+  ]);
   const out: string[] = [renderTable(headers, rows)];
   if (collapse) {
     const names = passed.map((r) => `${r.plan}${r.beyondContract?.length ? '*' : ''}`);
-    out.push(`passed (${passed.length}, not listed): ${names.slice(0, 12).join(', ')}${names.length > 12 ? `, … (\`kperturb report --json\` lists every plan)` : ''}`);
+    out.push(
+      `passed (${passed.length}, not listed): ${names.slice(0, 12).join(', ')}${names.length > 12 ? `, … (\`kperturb report --json\` lists every plan)` : ''}`,
+    );
   }
   out.push('', palette.bold(summaryLine(results)));
   if (results.some((r) => r.beyondContract?.length && r.verdict === 'bug')) {
-    out.push(`note: a verdict marked * had a fault ${BEYOND_CONTRACT} (${results.find((r) => r.beyondContract?.length)!.beyondContract![0]}); no real API server does that, so check such a bug with \`kperturb test --contract strict\` (docs/fidelity.md)`);
+    out.push(
+      `note: a verdict marked * had a fault ${BEYOND_CONTRACT} (${results.find((r) => r.beyondContract?.length)!.beyondContract![0]}); no real API server does that, so check such a bug with \`kperturb test --contract strict\` (docs/fidelity.md)`,
+    );
   }
   for (const note of opts.notes ?? []) out.push(`note: ${note}`);
   const notRun = opts.notRun ?? [];
   if (notRun.length > 0) {
     const names = notRun.map((p) => `${withController ? `${p.controller}/` : ''}${p.workload}/${p.plan}`);
-    out.push(palette.warn(`not run (${notRun.length}, the campaign was interrupted; rerun the same command to run them): ${names.slice(0, 12).join(', ')}${names.length > 12 ? ', …' : ''}`));
+    out.push(
+      palette.warn(
+        `not run (${notRun.length}, the campaign was interrupted; rerun the same command to run them): ${names.slice(0, 12).join(', ')}${names.length > 12 ? ', …' : ''}`,
+      ),
+    );
   }
 
   const found = findings(groupAlarms(results));
@@ -88,7 +104,10 @@ export function renderTerminalReport(results: readonly PlanResult[], opts: Termi
       out.push('', `${i + 1}. ${palette.bad(f.object)}: found by ${n} plan${n === 1 ? '' : 's'}${flaky > 0 ? ` (flaky in ${flaky})` : ''}`);
       for (const g of f.groups) out.push(`   ${alarmLine({ ...g.alarm, flaky: false })}`);
       out.push(`   ${n === 1 ? 'plan' : 'plans'}:`);
-      for (const p of f.plans) out.push(`     ${withController ? `${p.controller}/` : ''}${p.workload}/${p.plan}: ${p.description}${p.beyondContract?.length ? ` [${BEYOND_CONTRACT}]` : ''}`);
+      for (const p of f.plans)
+        out.push(
+          `     ${withController ? `${p.controller}/` : ''}${p.workload}/${p.plan}: ${p.description}${p.beyondContract?.length ? ` [${BEYOND_CONTRACT}]` : ''}`,
+        );
     }
     const bugs = ordered.filter((r) => r.verdict === 'bug' || r.verdict === 'flaky');
     out.push('', 'Runs, and the command that runs each plan again:');

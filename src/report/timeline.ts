@@ -92,7 +92,13 @@ export function buildTimeline(traces: RunTraces, maxRows = MAX_TIMELINE_ROWS): T
     }
   }
   if (setup.length > 0) {
-    rows.unshift({ seq: 0, atMs: 0, lane: 'cluster', tone: 'note', text: `setup before the controller started: ${setup.length} change(s) (${abbreviate(setup)})` });
+    rows.unshift({
+      seq: 0,
+      atMs: 0,
+      lane: 'cluster',
+      tone: 'note',
+      text: `setup before the controller started: ${setup.length} change(s) (${abbreviate(setup)})`,
+    });
   }
   return { ...trim(rows, faultSeq, maxRows), ...(faultSeq !== undefined ? { faultSeq } : {}) };
 }

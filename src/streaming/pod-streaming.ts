@@ -119,7 +119,12 @@ export class PodStreaming {
         transport: s.transport,
         ...(s.protocol !== undefined ? { protocol: s.protocol } : {}),
         delivered: s.delivered,
-        ...(s.delivered ? { stdoutBytes: Buffer.byteLength(options.tty ? answer.stdout + answer.stderr : options.stdout ? answer.stdout : ''), stderrBytes: options.stderr ? Buffer.byteLength(answer.stderr) : 0 } : {}),
+        ...(s.delivered
+          ? {
+              stdoutBytes: Buffer.byteLength(options.tty ? answer.stdout + answer.stderr : options.stdout ? answer.stdout : ''),
+              stderrBytes: options.stderr ? Buffer.byteLength(answer.stderr) : 0,
+            }
+          : {}),
         ...(s.reason !== undefined ? { message: s.reason } : {}),
       });
     });
@@ -141,19 +146,27 @@ export class PodStreaming {
       return { ...base, ...extra, status: r.code, delivered: false, message: r.message };
     };
     if (target.subresource !== 'log') return refuse(badRequest('Upgrade request required'));
-    if (method !== 'GET' && method !== 'HEAD') return refuse(new Refusal(405, status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource')));
+    if (method !== 'GET' && method !== 'HEAD')
+      return refuse(new Refusal(405, status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource')));
     const resolved = await this.resolve(target, query, method);
     if (resolved instanceof Refusal) return refuse(resolved);
     const { container } = resolved;
     const answer = answerLog(this.rules.logs, { namespace: target.namespace, pod: target.pod, container });
     const text = limitLog(answer.text, query);
     send(200, text, 'text/plain');
-    return { ...base, container, status: 200, delivered: true, stdoutBytes: Buffer.byteLength(text), ...(answer.rule !== undefined ? { rule: answer.rule } : {}) };
+    return {
+      ...base,
+      container,
+      status: 200,
+      delivered: true,
+      stdoutBytes: Buffer.byteLength(text),
+      ...(answer.rule !== undefined ? { rule: answer.rule } : {}),
+    };
   }
 
   private async resolve(target: PodStreamingTarget, query: URLSearchParams, method: string): Promise<{ container: string } | Refusal> {
     if (target.subresource === 'portforward') {
-      return badRequest('kperturb: pods/portforward is not supported: no container runs behind kperturb\'s kubelets');
+      return badRequest("kperturb: pods/portforward is not supported: no container runs behind kperturb's kubelets");
     }
     if (target.subresource !== 'log' && method !== 'POST' && method !== 'GET') {
       return new Refusal(405, status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource'));

@@ -15,7 +15,13 @@ import { WebSocketChannels, websocketAccept } from './websocket-channels.js';
 /** SPDY stream protocols (X-Stream-Protocol-Version), newest first, as the kubelet accepts them. */
 export const SPDY_STREAM_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
 /** WebSocket subprotocols (Sec-WebSocket-Protocol). */
-export const WEBSOCKET_STREAM_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v4.base64.channel.k8s.io', 'channel.k8s.io', 'base64.channel.k8s.io'] as const;
+export const WEBSOCKET_STREAM_PROTOCOLS = [
+  'v5.channel.k8s.io',
+  'v4.channel.k8s.io',
+  'v4.base64.channel.k8s.io',
+  'channel.k8s.io',
+  'base64.channel.k8s.io',
+] as const;
 
 /** kubelet's default: a client that has not opened its streams by then is cut off. */
 const STREAM_CREATION_TIMEOUT_MS = 30_000;
@@ -94,7 +100,10 @@ export function refuseUpgrade(socket: Duplex, status: number, statusText: string
 
 function headerList(value: string | string[] | undefined): string[] {
   const all = Array.isArray(value) ? value : value === undefined ? [] : [value];
-  return all.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  return all
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 }
 
 export function isWebSocketUpgrade(req: IncomingMessage): boolean {
@@ -117,7 +126,14 @@ export function serveRemoteCommand(
   else serveSpdy(req, socket, head, options, outcome, report);
 }
 
-function serveSpdy(req: IncomingMessage, socket: Duplex, head: Buffer, options: StreamOptions, outcome: CommandOutcome, report: (r: SessionReport) => void): void {
+function serveSpdy(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  options: StreamOptions,
+  outcome: CommandOutcome,
+  report: (r: SessionReport) => void,
+): void {
   const connection = String(req.headers.connection ?? '').toLowerCase();
   const upgrade = String(req.headers.upgrade ?? '').toLowerCase();
   if (!connection.includes('upgrade') || !upgrade.includes('spdy/3.1')) {
@@ -129,7 +145,14 @@ function serveSpdy(req: IncomingMessage, socket: Duplex, head: Buffer, options: 
   const protocol = offered.length === 0 ? '' : offered.find((p) => (SPDY_STREAM_PROTOCOLS as readonly string[]).includes(p));
   if (protocol === undefined) {
     const message = `unable to upgrade: unable to negotiate protocol: client supports [${offered.join(' ')}], server accepts [${SPDY_STREAM_PROTOCOLS.join(' ')}]`;
-    refuseUpgrade(socket, 403, 'Forbidden', message + '\n', 'text/plain; charset=utf-8', SPDY_STREAM_PROTOCOLS.map((p) => `X-Accepted-Stream-Protocol-Versions: ${p}`));
+    refuseUpgrade(
+      socket,
+      403,
+      'Forbidden',
+      message + '\n',
+      'text/plain; charset=utf-8',
+      SPDY_STREAM_PROTOCOLS.map((p) => `X-Accepted-Stream-Protocol-Versions: ${p}`),
+    );
     report({ status: 403, transport: 'spdy', delivered: false, reason: message });
     return;
   }
@@ -189,7 +212,14 @@ const STDOUT_CHANNEL = 1;
 const STDERR_CHANNEL = 2;
 const ERROR_CHANNEL = 3;
 
-function serveWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, options: StreamOptions, outcome: CommandOutcome, report: (r: SessionReport) => void): void {
+function serveWebSocket(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  options: StreamOptions,
+  outcome: CommandOutcome,
+  report: (r: SessionReport) => void,
+): void {
   const key = req.headers['sec-websocket-key'];
   if (typeof key !== 'string' || key === '') {
     refuseUpgrade(socket, 400, 'Bad Request', 'missing Sec-WebSocket-Key\n', 'text/plain; charset=utf-8');

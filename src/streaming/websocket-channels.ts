@@ -20,7 +20,9 @@ const OP_PING = 0x9;
 const OP_PONG = 0xa;
 
 export function websocketAccept(key: string): string {
-  return createHash('sha1').update(key + WEBSOCKET_GUID).digest('base64');
+  return createHash('sha1')
+    .update(key + WEBSOCKET_GUID)
+    .digest('base64');
 }
 
 /** One server-to-client frame, unfragmented and unmasked. */

@@ -46,7 +46,8 @@ class ApplicationStub {
     const obj = kind === 'Pod' ? objects.pods.get(key) : objects.services.get(key);
     let ip: string | undefined;
     if (obj && kind === 'Pod' && isServingPod(this.app, obj)) ip = podServingIp(obj);
-    if (obj && kind === 'Service' && obj.metadata?.namespace === this.app.namespace && this.app.services.includes(obj.metadata?.name ?? '')) ip = serviceClusterIp(obj);
+    if (obj && kind === 'Service' && obj.metadata?.namespace === this.app.namespace && this.app.services.includes(obj.metadata?.name ?? ''))
+      ip = serviceClusterIp(obj);
     const current = this.listeners.get(key);
     if (current?.ip === ip) return;
     if (current) this.close(key, current);
@@ -118,7 +119,10 @@ class ApplicationStub {
 
   /** For tests: the addresses listened on now. */
   addresses(): string[] {
-    return [...this.listeners.values()].filter((l) => l.listening).map((l) => `${l.ip}:${this.app.port}`).sort();
+    return [...this.listeners.values()]
+      .filter((l) => l.listening)
+      .map((l) => `${l.ip}:${this.app.port}`)
+      .sort();
   }
 }
 

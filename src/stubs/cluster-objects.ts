@@ -22,7 +22,10 @@ export class PodsAndServices {
   private readonly unsubscribe: () => void;
 
   /** `onChange` hears every change after the replay; the replay itself only fills the maps. */
-  constructor(view: PodsAndServicesView, private readonly onChange: (change: TrackedChange) => void) {
+  constructor(
+    view: PodsAndServicesView,
+    private readonly onChange: (change: TrackedChange) => void,
+  ) {
     for (const c of view.pastChanges()) this.apply(c.group, c.resource, c.key, c.next, false);
     this.unsubscribe = view.onChange((c) => this.apply(c.group, c.resource, c.key, c.next, true));
   }

@@ -143,7 +143,7 @@ export class ZooKeeperEnsemble {
 
   constructor() {
     // Real session ids carry the server id in the top byte and a time-derived counter below.
-    this.nextSession = (1n << 56n) | (BigInt(Date.now()) << 8n) & 0xffffffffffffffn;
+    this.nextSession = (1n << 56n) | ((BigInt(Date.now()) << 8n) & 0xffffffffffffffn);
     this.reset();
   }
 
@@ -228,7 +228,20 @@ export class ZooKeeperEnsemble {
 
   private newNode(data: Buffer, acl: ZkAcl[], ephemeralOwner: bigint): ZNode {
     const now = BigInt(Date.now());
-    return { data, acl, czxid: this.zxid, mzxid: this.zxid, pzxid: this.zxid, ctime: now, mtime: now, version: 0, cversion: 0, aversion: 0, ephemeralOwner, children: new Set() };
+    return {
+      data,
+      acl,
+      czxid: this.zxid,
+      mzxid: this.zxid,
+      pzxid: this.zxid,
+      ctime: now,
+      mtime: now,
+      version: 0,
+      cversion: 0,
+      aversion: 0,
+      ephemeralOwner,
+      children: new Set(),
+    };
   }
 
   private node(path: string): ZNode {
@@ -316,7 +329,17 @@ function validatePath(path: string): void {
 }
 
 function writeStat(w: JuteWriter, n: ZNode): void {
-  w.long(n.czxid).long(n.mzxid).long(n.ctime).long(n.mtime).int(n.version).int(n.cversion).int(n.aversion).long(n.ephemeralOwner).int(n.data.length).int(n.children.size).long(n.pzxid);
+  w.long(n.czxid)
+    .long(n.mzxid)
+    .long(n.ctime)
+    .long(n.mtime)
+    .int(n.version)
+    .int(n.cversion)
+    .int(n.aversion)
+    .long(n.ephemeralOwner)
+    .int(n.data.length)
+    .int(n.children.size)
+    .long(n.pzxid);
 }
 
 function readAcl(r: JuteReader): ZkAcl {

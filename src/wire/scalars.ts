@@ -4,15 +4,7 @@
  * as they do when the API server's JSON is parsed in JavaScript.
  */
 import type { ScalarType } from './schema.js';
-import {
-  readPackedVarints,
-  WIRE_FIXED32,
-  WIRE_FIXED64,
-  WIRE_LENGTH_DELIMITED,
-  WIRE_VARINT,
-  type Varint,
-  type WireValue,
-} from './wire.js';
+import { readPackedVarints, WIRE_FIXED32, WIRE_FIXED64, WIRE_LENGTH_DELIMITED, WIRE_VARINT, type Varint, type WireValue } from './wire.js';
 
 export type ScalarValue = number | boolean | string | Uint8Array;
 

@@ -77,7 +77,8 @@ function renderQuantity(bytes: Uint8Array | undefined): JsonValue {
   if (bytes === undefined) return '0';
   const s = field(readWireMessage(bytes), 1, 'string') as string | undefined;
   if (s === undefined) return '0';
-  if (!QUANTITY.test(s)) throw new SpecialTypeError(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (got ${JSON.stringify(s)})`);
+  if (!QUANTITY.test(s))
+    throw new SpecialTypeError(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (got ${JSON.stringify(s)})`);
   return s;
 }
 

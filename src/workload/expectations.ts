@@ -41,7 +41,12 @@ export async function namedObjectKeys(client: KubeClient, objects: readonly Kube
   return keys;
 }
 
-export async function waitForExpectation(client: KubeClient, e: ExpectedObjects, mode: 'assert' | 'error', cancelled?: () => boolean): Promise<ExpectationOutcome> {
+export async function waitForExpectation(
+  client: KubeClient,
+  e: ExpectedObjects,
+  mode: 'assert' | 'error',
+  cancelled?: () => boolean,
+): Promise<ExpectationOutcome> {
   const factory = new InformerFactory(client);
   try {
     const watched: Watched[] = [];
@@ -82,7 +87,9 @@ export async function waitForExpectation(client: KubeClient, e: ExpectedObjects,
       });
       const timer = setTimeout(() => {
         const what = mode === 'assert' ? 'to match' : 'to stop matching';
-        finish(() => reject(new Error(`timed out after ${e.timeoutSeconds}s waiting for ${e.file ? e.file.split('/').at(-1) : 'the objects'} ${what}: ${last.why}`)));
+        finish(() =>
+          reject(new Error(`timed out after ${e.timeoutSeconds}s waiting for ${e.file ? e.file.split('/').at(-1) : 'the objects'} ${what}: ${last.why}`)),
+        );
       }, e.timeoutSeconds * 1000);
     });
   } finally {
@@ -105,9 +112,7 @@ function judge(w: Watched): { match: boolean; why: string; resourceVersion?: str
     return { match: why === undefined, why: why ?? 'it exists and matches', ...(resourceVersion ? { resourceVersion } : {}) };
   }
   const labels = w.expected.metadata?.labels ?? {};
-  const candidates = w.informer
-    .list(w.namespace)
-    .filter((o) => Object.entries(labels).every(([k, v]) => o.metadata?.labels?.[k] === v));
+  const candidates = w.informer.list(w.namespace).filter((o) => Object.entries(labels).every(([k, v]) => o.metadata?.labels?.[k] === v));
   if (candidates.length === 0) return { match: false, why: 'no object of that kind exists' };
   let closest = '';
   for (const live of candidates) {

@@ -71,7 +71,12 @@ function run(step: ProcessStep, kubeconfig: string): Promise<{ output: string }>
     }, step.timeoutSeconds * 1000);
     child.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new ProcessStepError(err.code === 'ENOENT' ? `cannot run ${file}: not found on PATH or in ${step.workingDir}` : `cannot run ${file}: ${err.message}`, output));
+      reject(
+        new ProcessStepError(
+          err.code === 'ENOENT' ? `cannot run ${file}: not found on PATH or in ${step.workingDir}` : `cannot run ${file}: ${err.message}`,
+          output,
+        ),
+      );
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);

@@ -86,7 +86,16 @@ interface VariantCheck {
 }
 
 function parseArgs(argv: string[]): Options {
-  const opts: Options = { examples: undefined, maxUnpruned: undefined, parallel: 1, retries: 3, out: undefined, serialize: true, reuse: false, reuseUnpruned: false };
+  const opts: Options = {
+    examples: undefined,
+    maxUnpruned: undefined,
+    parallel: 1,
+    retries: 3,
+    out: undefined,
+    serialize: true,
+    reuse: false,
+    reuseUnpruned: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = (): string => {
@@ -99,7 +108,11 @@ function parseArgs(argv: string[]): Options {
       if (!Number.isInteger(n) || n < 1) usage(`${name} takes a positive integer`);
       return n;
     };
-    if (a === '--examples') opts.examples = value().split(',').map((s) => s.trim()).filter(Boolean);
+    if (a === '--examples')
+      opts.examples = value()
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     else if (a === '--max-unpruned') opts.maxUnpruned = count('--max-unpruned');
     else if (a === '--parallel') opts.parallel = count('--parallel');
     else if (a === '--retries') {
@@ -117,7 +130,8 @@ function parseArgs(argv: string[]): Options {
 }
 
 function usage(error?: string): never {
-  const text = 'usage: npm run check:pruning -- [--examples a,b/variant] [--max-unpruned N] [--parallel N] [--retries N] [--out DIR] [--plain] [--reuse] [--reuse-unpruned]';
+  const text =
+    'usage: npm run check:pruning -- [--examples a,b/variant] [--max-unpruned N] [--parallel N] [--retries N] [--out DIR] [--plain] [--reuse] [--reuse-unpruned]';
   if (error) {
     console.error(`check-pruning: ${error}\n${text}`);
     process.exit(2);
@@ -136,12 +150,14 @@ function variants(selection: string[] | undefined): Variant[] {
     }
   }
   if (!selection) return all;
-  return selection.map((name) => {
-    const [example, variant] = name.split('/');
-    const found = all.filter((v) => v.example === example && (!variant || v.variant === variant));
-    if (found.length === 0) usage(`no example variant ${name} (have: ${all.map((v) => `${v.example}/${v.variant}`).join(', ')})`);
-    return found;
-  }).flat();
+  return selection
+    .map((name) => {
+      const [example, variant] = name.split('/');
+      const found = all.filter((v) => v.example === example && (!variant || v.variant === variant));
+      if (found.length === 0) usage(`no example variant ${name} (have: ${all.map((v) => `${v.example}/${v.variant}`).join(', ')})`);
+      return found;
+    })
+    .flat();
 }
 
 /** `n` plans spread evenly over `plans` (first and last included), in their order. */
@@ -168,13 +184,17 @@ function earlierVerdict(out: string, controller: string, p: TestPlan): PlanResul
 function tally(results: readonly PlanResult[]): string {
   const counts: Record<string, number> = {};
   for (const r of results) counts[r.verdict] = (counts[r.verdict] ?? 0) + 1;
-  return Object.entries(counts).map(([v, n]) => `${v} ${n}`).join(', ');
+  return Object.entries(counts)
+    .map(([v, n]) => `${v} ${n}`)
+    .join(', ');
 }
 
 function byPattern(plans: readonly TestPlan[]): string {
   const counts: Record<string, number> = {};
   for (const p of plans) counts[p.spec.pattern] = (counts[p.spec.pattern] ?? 0) + 1;
-  return Object.entries(counts).map(([k, n]) => `${k} ${n}`).join(', ');
+  return Object.entries(counts)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
 }
 
 async function checkVariant(v: Variant, opts: Options & { out: string }): Promise<VariantCheck> {
@@ -214,7 +234,8 @@ async function checkVariant(v: Variant, opts: Options & { out: string }): Promis
       out,
       log,
       parallel: opts.parallel,
-      onResult: (r, _i, total) => say(`${label} ${r.plan}: ${r.verdict} (${(r.durationMs / 1000).toFixed(1)} s) [done ${(done[label] = (done[label] ?? 0) + 1)}/${total}]`),
+      onResult: (r, _i, total) =>
+        say(`${label} ${r.plan}: ${r.verdict} (${(r.durationMs / 1000).toFixed(1)} s) [done ${(done[label] = (done[label] ?? 0) + 1)}/${total}]`),
     });
     return { results, seconds: (Date.now() - started) / 1000 };
   };
@@ -224,7 +245,11 @@ async function checkVariant(v: Variant, opts: Options & { out: string }): Promis
   if (opts.reuseUnpruned) say(`unpruned: reusing ${sample.length - toRun.length} earlier verdicts, running ${toRun.length}`);
   const fresh = await run(toRun, unprunedOut, 'unpruned');
   const freshByPlan = new Map(fresh.results.map((r) => [r.plan, r]));
-  const unpruned = { results: sample.map((p, i) => reused[i] ?? freshByPlan.get(p.metadata.name)).filter((r): r is PlanResult => r !== undefined), seconds: fresh.seconds, reused: sample.length - toRun.length };
+  const unpruned = {
+    results: sample.map((p, i) => reused[i] ?? freshByPlan.get(p.metadata.name)).filter((r): r is PlanResult => r !== undefined),
+    seconds: fresh.seconds,
+    reused: sample.length - toRun.length,
+  };
   const prunedBugs = bugsFound(pruned.results);
   const unprunedBugs = bugsFound(unpruned.results);
   // Independent of the runs' timing: which of the plans that found each unpruned bug the pruned set
@@ -239,22 +264,44 @@ async function checkVariant(v: Variant, opts: Options & { out: string }): Promis
     const retryOut = join(base, `retry-${round}`);
     rmSync(retryOut, { recursive: true, force: true });
     cpSync(learned, join(retryOut, config.name, 'learn'), { recursive: true });
-    say(`retry ${round}/${opts.retries}: ${missed.length} bug(s) not found by the pruned runs; running again the ${again.length} kept plan(s) that found them unpruned`);
+    say(
+      `retry ${round}/${opts.retries}: ${missed.length} bug(s) not found by the pruned runs; running again the ${again.length} kept plan(s) that found them unpruned`,
+    );
     const rerun = await run(again, retryOut, `retry ${round}`);
     for (const [bug, plans] of bugsFound(rerun.results)) if (missed.includes(bug)) foundOnRetry.set(bug, { round, plans });
   }
   const missed = missedBugs(unprunedBugs, prunedBugs, foundOnRetry);
-  return { v, config, prunedPlans, unprunedPlans, sample, pruned, unpruned, prunedBugs, unprunedBugs, missed, keptPlans, foundOnRetry, prunedFindings: findingsTogether(pruned.results), unprunedFindings: findingsTogether(unpruned.results), base };
+  return {
+    v,
+    config,
+    prunedPlans,
+    unprunedPlans,
+    sample,
+    pruned,
+    unpruned,
+    prunedBugs,
+    unprunedBugs,
+    missed,
+    keptPlans,
+    foundOnRetry,
+    prunedFindings: findingsTogether(pruned.results),
+    unprunedFindings: findingsTogether(unpruned.results),
+    base,
+  };
 }
 
 function report(r: VariantCheck): string {
   const lines: string[] = [];
   const name = `${r.v.example}/${r.v.variant}`;
   lines.push(`== ${name} (${r.config.name}; campaigns in ${r.base})`);
-  lines.push(`  pruned:   ${r.prunedPlans.length} plans (${byPattern(r.prunedPlans)}); ran ${r.pruned.results.length} in ${r.pruned.seconds.toFixed(0)} s: ${tally(r.pruned.results)}`);
+  lines.push(
+    `  pruned:   ${r.prunedPlans.length} plans (${byPattern(r.prunedPlans)}); ran ${r.pruned.results.length} in ${r.pruned.seconds.toFixed(0)} s: ${tally(r.pruned.results)}`,
+  );
   const sampled = r.sample.length < r.unprunedPlans.length ? `ran a spread sample of ${r.sample.length}` : `ran all ${r.sample.length}`;
   const reusedNote = r.unpruned.reused ? ` (${r.unpruned.reused} verdicts reused from an earlier run, ${r.sample.length - r.unpruned.reused} run now)` : '';
-  lines.push(`  unpruned: ${r.unprunedPlans.length} plans (${byPattern(r.unprunedPlans)}); ${sampled}${reusedNote} in ${r.unpruned.seconds.toFixed(0)} s: ${tally(r.unpruned.results)}`);
+  lines.push(
+    `  unpruned: ${r.unprunedPlans.length} plans (${byPattern(r.unprunedPlans)}); ${sampled}${reusedNote} in ${r.unpruned.seconds.toFixed(0)} s: ${tally(r.unpruned.results)}`,
+  );
   const bugLines = (label: string, bugs: ReadonlyMap<string, readonly string[]>) => {
     lines.push(`  bugs found by the ${label} set: ${bugs.size}`);
     for (const [bug, plans] of bugs) lines.push(`    ${bug}  (${plans.length} plan(s): ${plans.slice(0, 6).join(', ')}${plans.length > 6 ? ', ...' : ''})`);
@@ -270,7 +317,8 @@ function report(r: VariantCheck): string {
   findingLines('unpruned', r.unprunedFindings);
   lines.push('  plans that found each unpruned bug, also in the pruned set (same faults):');
   for (const [bug, kept] of r.keptPlans) lines.push(`    ${bug}: ${kept.length ? kept.map((p) => p.metadata.name).join(', ') : 'none'}`);
-  for (const [bug, { round, plans }] of r.foundOnRetry) lines.push(`  found on retry ${round} only: ${bug} (${plans.join(', ')}); its first pruned run missed it, as runs of the same plan do in the unpruned set`);
+  for (const [bug, { round, plans }] of r.foundOnRetry)
+    lines.push(`  found on retry ${round} only: ${bug} (${plans.join(', ')}); its first pruned run missed it, as runs of the same plan do in the unpruned set`);
   lines.push(`  pruned set found every bug the unpruned ${what} found: ${r.missed.length === 0 ? 'yes' : `NO, missed: ${r.missed.join('; ')}`}`);
   return lines.join('\n');
 }
@@ -293,6 +341,16 @@ for (const v of variants(opts.examples)) {
     missedAny = true;
   }
 }
-console.log(`\nsummary (${opts.serialize ? 'serialized' : 'plain'} learning, ${opts.maxUnpruned ? `at most ${opts.maxUnpruned} unpruned plans each` : 'whole unpruned sets'}):`);
-for (const text of reports) console.log('  ' + text.split('\n').filter((l) => l.startsWith('==') || l.includes('found every bug') || l.includes('could not')).join(' -> ').replace(/\s+/g, ' '));
+console.log(
+  `\nsummary (${opts.serialize ? 'serialized' : 'plain'} learning, ${opts.maxUnpruned ? `at most ${opts.maxUnpruned} unpruned plans each` : 'whole unpruned sets'}):`,
+);
+for (const text of reports)
+  console.log(
+    '  ' +
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('==') || l.includes('found every bug') || l.includes('could not'))
+        .join(' -> ')
+        .replace(/\s+/g, ' '),
+  );
 process.exit(missedAny ? 1 : 0);

@@ -47,7 +47,10 @@ async function timeUntil(args: string[], marker: string | undefined): Promise<nu
 async function main(): Promise<void> {
   const inProcess: Record<string, number[]> = { simulation: [], bare: [] };
   for (let i = 0; i < rounds; i++) {
-    for (const [name, options] of [['simulation', {}], ['bare', { simulation: false }]] as const) {
+    for (const [name, options] of [
+      ['simulation', {}],
+      ['bare', { simulation: false }],
+    ] as const) {
       const start = performance.now();
       const cluster = await EmbeddedCluster.start(options);
       inProcess[name]!.push(performance.now() - start);

@@ -104,17 +104,35 @@ async function main(): Promise<void> {
   const creates = await createRates(opts);
   console.log(`\ncreates (${opts.objects} each, ${opts.concurrency} concurrent clients):`);
   console.log(`  baseline: bare node:http server     ${baseline.toFixed(0).padStart(7)} req/s`);
-  console.log(`  ConfigMaps                          ${creates.configMaps.toFixed(0).padStart(7)} objects/s  (${(creates.configMaps / baseline).toFixed(2)} x baseline)`);
+  console.log(
+    `  ConfigMaps                          ${creates.configMaps.toFixed(0).padStart(7)} objects/s  (${(creates.configMaps / baseline).toFixed(2)} x baseline)`,
+  );
   console.log(`  Pods (defaulting, validation)       ${creates.pods.toFixed(0).padStart(7)} objects/s  (${(creates.pods / baseline).toFixed(2)} x baseline)`);
 
   console.log(`\nwatch fan-out: npm run bench:watch`);
 
-  const child = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--memory-child', '--memory-objects', String(opts.memoryObjects), '--concurrency', String(opts.concurrency)], {
-    encoding: 'utf8',
-    timeout: 300_000,
-  });
+  const child = spawnSync(
+    process.execPath,
+    [
+      '--expose-gc',
+      fileURLToPath(import.meta.url),
+      '--memory-child',
+      '--memory-objects',
+      String(opts.memoryObjects),
+      '--concurrency',
+      String(opts.concurrency),
+    ],
+    {
+      encoding: 'utf8',
+      timeout: 300_000,
+    },
+  );
   if (child.status !== 0) throw new Error(`memory child failed: ${child.stderr}`);
-  const m = JSON.parse(child.stdout.trim().split('\n').pop()!) as { objects: number; before: { heap: number; rss: number }; after: { heap: number; rss: number } };
+  const m = JSON.parse(child.stdout.trim().split('\n').pop()!) as {
+    objects: number;
+    before: { heap: number; rss: number };
+    after: { heap: number; rss: number };
+  };
   const stored = opts.memoryObjects;
   console.log(`\nmemory (${stored} objects: half ConfigMaps, half Pods; ${m.objects} stored in all, history window 10000):`);
   console.log(`  empty cluster                       heap ${mib(m.before.heap)}, rss ${mib(m.before.rss)}`);

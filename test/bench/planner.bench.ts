@@ -123,7 +123,10 @@ class SyntheticRun {
       annotations: { 'example.com/revision': '1' },
       managedFields: [{ manager: 'db-operator', operation: 'Update', apiVersion: KINDS[kind]!.apiVersion, time: new Date(this.ts).toISOString() }],
     };
-    if (owner) meta.ownerReferences = [{ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }];
+    if (owner)
+      meta.ownerReferences = [
+        { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true },
+      ];
     return { apiVersion: KINDS[kind]!.apiVersion, kind, metadata: meta, ...extra };
   }
 
@@ -208,7 +211,16 @@ class SyntheticRun {
       if (this.mode === 'episodes') {
         const watchSeq = this.seq - 1;
         this.episodeIndex++;
-        this.emitCtl({ type: 'episode', phase: 'start', index: this.episodeIndex, id: 7, watchEventSeq: watchSeq, key: d.key, eventType: d.type, resourceVersion: d.rv });
+        this.emitCtl({
+          type: 'episode',
+          phase: 'start',
+          index: this.episodeIndex,
+          id: 7,
+          watchEventSeq: watchSeq,
+          key: d.key,
+          eventType: d.type,
+          resourceVersion: d.rv,
+        });
         react(d);
         this.ts += 60; // the quiet window
         this.emitCtl({ type: 'episode', phase: 'end', index: this.episodeIndex, id: 7, quiet: true, requests: 1 });
@@ -252,20 +264,41 @@ class SyntheticRun {
     const replicas: number = db.spec.replicas;
     const sts = this.objects.get(this.key('StatefulSet', `${inst}-statefulset`));
     if (!this.objects.has(this.key('ConfigMap', `${inst}-configmap`))) {
-      this.write('create', this.newObject('ConfigMap', `${inst}-configmap`, db, { data: { 'postgresql.conf': `max_connections = ${100 + replicas}\nshared_buffers = 128MB\n`, version: db.spec.version } }));
+      this.write(
+        'create',
+        this.newObject('ConfigMap', `${inst}-configmap`, db, {
+          data: { 'postgresql.conf': `max_connections = ${100 + replicas}\nshared_buffers = 128MB\n`, version: db.spec.version },
+        }),
+      );
     }
     if (!this.objects.has(this.key('Service', `${inst}-service`))) {
-      this.write('create', this.newObject('Service', `${inst}-service`, db, { spec: { ports: [{ name: 'pg', port: 5432, targetPort: 5432 }], selector: { app: inst }, clusterIP: '10.0.0.1' } }));
+      this.write(
+        'create',
+        this.newObject('Service', `${inst}-service`, db, {
+          spec: { ports: [{ name: 'pg', port: 5432, targetPort: 5432 }], selector: { app: inst }, clusterIP: '10.0.0.1' },
+        }),
+      );
     }
     if (!sts) {
-      this.write('create', this.newObject('StatefulSet', `${inst}-statefulset`, db, { spec: { replicas, serviceName: `${inst}-service`, template: { spec: { containers: [{ name: 'postgres', image: `postgres:${db.spec.version}` }] } } }, status: { replicas: 0, readyReplicas: 0 } }));
+      this.write(
+        'create',
+        this.newObject('StatefulSet', `${inst}-statefulset`, db, {
+          spec: { replicas, serviceName: `${inst}-service`, template: { spec: { containers: [{ name: 'postgres', image: `postgres:${db.spec.version}` }] } } },
+          status: { replicas: 0, readyReplicas: 0 },
+        }),
+      );
     } else if (sts.spec.replicas !== replicas) {
       this.write('patch', sts, (o) => (o.spec.replicas = replicas));
     }
     const ready = [...(this.pods.get(inst) ?? [])].filter((k) => this.objects.get(k)?.status?.phase === 'Running').length;
     const phase = ready >= replicas ? 'Ready' : 'Creating';
     if (db.status?.phase !== phase || db.status?.readyReplicas !== ready) {
-      this.write('patch', db, (o) => (o.status = { ...(o.status ?? {}), phase, readyReplicas: ready, syncToken: Math.floor(this.noise() * 1e9).toString(36) }), 'status');
+      this.write(
+        'patch',
+        db,
+        (o) => (o.status = { ...(o.status ?? {}), phase, readyReplicas: ready, syncToken: Math.floor(this.noise() * 1e9).toString(36) }),
+        'status',
+      );
     } else {
       this.noopPatch(db, 'status');
     }
@@ -282,7 +315,10 @@ class SyntheticRun {
     for (let i = 0; i < want; i++) {
       const key = this.key('Pod', `${inst}-${i}`);
       if (this.objects.has(key)) continue;
-      this.change('ADDED', this.newObject('Pod', `${inst}-${i}`, sts, { spec: { containers: [{ name: 'postgres', image: 'postgres' }] }, status: { phase: 'Pending' } }));
+      this.change(
+        'ADDED',
+        this.newObject('Pod', `${inst}-${i}`, sts, { spec: { containers: [{ name: 'postgres', image: 'postgres' }] }, status: { phase: 'Pending' } }),
+      );
       const pod = structuredClone(this.objects.get(key)!);
       pod.status = { phase: 'Running', podIP: `10.1.${Math.floor(this.noise() * 255)}.${i}`, conditions: [{ type: 'Ready', status: 'True' }] };
       this.change('MODIFIED', pod);
@@ -370,7 +406,11 @@ async function child(dir: string, what: 'read' | 'plan'): Promise<void> {
     result = { events: n };
   } else {
     const out = await planTestsStreaming({ controller: 'bench', workload: 'synthetic', references: streams(dir), options: { quietMs: 1000 } });
-    result = { events: out.events.reduce((a, b) => a + b, 0), plans: Object.fromEntries(out.stats.map((s) => [s.pattern, s.stages.map((x) => x.plans)])), causality: out.causality };
+    result = {
+      events: out.events.reduce((a, b) => a + b, 0),
+      plans: Object.fromEntries(out.stats.map((s) => [s.pattern, s.stages.map((x) => x.plans)])),
+      causality: out.causality,
+    };
   }
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   const cpu = process.cpuUsage(cpuStart);
@@ -378,7 +418,10 @@ async function child(dir: string, what: 'read' | 'plan'): Promise<void> {
 }
 
 function measure(dir: string, what: 'read' | 'plan'): Record<string, any> {
-  const r = spawnSync(process.execPath, ['--max-old-space-size=4096', fileURLToPath(import.meta.url), `--${what}`, dir], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const r = spawnSync(process.execPath, ['--max-old-space-size=4096', fileURLToPath(import.meta.url), `--${what}`, dir], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+  });
   if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!);
 }
@@ -394,8 +437,12 @@ async function main(argv: string[]): Promise<void> {
   }
   const sizes = at('--sizes') >= 0 ? argv[at('--sizes') + 1]!.split(',').map(Number) : [3386, 10_000, 100_000, 1_000_000];
   const mode: Mode = at('--mode') >= 0 ? (argv[at('--mode') + 1] as Mode) : 'episodes';
-  process.stdout.write(`planner benchmark: 2 synthetic reference runs per size, causality from ${mode === 'episodes' ? 'serialized-delivery episodes' : 'quiet-gap bursts'}, node ${process.version}\n\n`);
-  const rows: string[][] = [['events/run', 'read only (wall/cpu)', 'plan incl. read (wall/cpu)', 'cpu ratio', 'peak RSS', 'intermediate', 'stale', 'unobserved']];
+  process.stdout.write(
+    `planner benchmark: 2 synthetic reference runs per size, causality from ${mode === 'episodes' ? 'serialized-delivery episodes' : 'quiet-gap bursts'}, node ${process.version}\n\n`,
+  );
+  const rows: string[][] = [
+    ['events/run', 'read only (wall/cpu)', 'plan incl. read (wall/cpu)', 'cpu ratio', 'peak RSS', 'intermediate', 'stale', 'unobserved'],
+  ];
   const points: Array<{ events: number; ms: number }> = [];
   const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
   for (const size of sizes) {
@@ -432,7 +479,9 @@ async function main(argv: string[]): Promise<void> {
       const a = points[i - 1]!;
       const b = points[i]!;
       const exponent = Math.log(b.ms / a.ms) / Math.log(b.events / a.events);
-      process.stdout.write(`  ${a.events} -> ${b.events} events: x${(b.ms / a.ms).toFixed(1)} time for x${(b.events / a.events).toFixed(1)} events (time ~ events^${exponent.toFixed(2)})\n`);
+      process.stdout.write(
+        `  ${a.events} -> ${b.events} events: x${(b.ms / a.ms).toFixed(1)} time for x${(b.events / a.events).toFixed(1)} events (time ~ events^${exponent.toFixed(2)})\n`,
+      );
     }
   }
 }

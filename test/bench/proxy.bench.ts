@@ -91,7 +91,14 @@ class Clients {
 
   async throughput(t: Target): Promise<number> {
     const before = cpuMicros();
-    const r = await this.ask<Extract<BenchReply, { op: 'throughput' }>>({ op: 'throughput', url: t.url, path: PATH, headers: t.headers, n: THROUGHPUT_REQUESTS, concurrency: THROUGHPUT_CONCURRENCY });
+    const r = await this.ask<Extract<BenchReply, { op: 'throughput' }>>({
+      op: 'throughput',
+      url: t.url,
+      path: PATH,
+      headers: t.headers,
+      n: THROUGHPUT_REQUESTS,
+      concurrency: THROUGHPUT_CONCURRENCY,
+    });
     this.count(t, 'request', THROUGHPUT_REQUESTS, cpuMicros() - before);
     return r.perSecond;
   }
@@ -249,17 +256,34 @@ function printFigures(title: string, f: Figures, cpuNote: string, directCpu: boo
     return what === 'request' ? fmt(c.requestMicros / c.requests, 1) : fmt(c.eventMicros / c.events, 1);
   };
   const rows = [
-    ['GET latency p50 (ms)', fmt(lat.direct.p50), ...relays.map((s) => `${fmt(lat[s].p50)} (${plus(added(s))})`), added('proxy') < 0.3 ? 'ok (added < 0.3 ms)' : 'MISSED (added < 0.3 ms)'],
+    [
+      'GET latency p50 (ms)',
+      fmt(lat.direct.p50),
+      ...relays.map((s) => `${fmt(lat[s].p50)} (${plus(added(s))})`),
+      added('proxy') < 0.3 ? 'ok (added < 0.3 ms)' : 'MISSED (added < 0.3 ms)',
+    ],
     ['GET latency p99 (ms)', fmt(lat.direct.p99), ...relays.map((s) => `${fmt(lat[s].p99)} (${plus(lat[s].p99 - lat.direct.p99)})`), ''],
     [`throughput (req/s, ${THROUGHPUT_CONCURRENCY} concurrent)`, ...rate(tput), tput.proxy >= 0.8 * tput.direct ? 'ok (>= 80%)' : 'MISSED (>= 80%)'],
     [`watch events/s (${WATCHERS} watchers)`, ...rate(watch), watch.proxy >= 0.8 * watch.direct ? 'ok (>= 80%)' : 'MISSED (>= 80%)'],
   ];
-  if (f.h2) rows.push(['GET latency p50/p99, TLS + HTTP/2 (ms)', '', '', '', `${fmt(f.h2.p50)} / ${fmt(f.h2.p99)} (${plus(f.h2.p50 - lat.direct.p50)})`, 'information']);
+  if (f.h2)
+    rows.push([
+      'GET latency p50/p99, TLS + HTTP/2 (ms)',
+      '',
+      '',
+      '',
+      `${fmt(f.h2.p50)} / ${fmt(f.h2.p99)} (${plus(f.h2.p50 - lat.direct.p50)})`,
+      'information',
+    ]);
   rows.push([`${cpuNote} CPU per request (us)`, directCpu ? cpu('direct', 'request') : '', ...relays.map((s) => cpu(s, 'request')), 'information']);
   rows.push([`${cpuNote} CPU per watch event (us)`, directCpu ? cpu('direct', 'event') : '', ...relays.map((s) => cpu(s, 'event')), 'information']);
   const header = ['metric', ...SIDES, 'target (proxy)'];
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   process.stdout.write(`\n${title}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n`);
   for (const r of rows) process.stdout.write(line(r) + '\n');
   process.stdout.write('(ratios and added latencies against direct, in the same run)\n');
@@ -272,13 +296,23 @@ async function main(): Promise<void> {
   );
   const own = await inOwnProcess();
   try {
-    printFigures('A. cluster in its own process, proxy (or ceiling relay) in another (`kperturb cluster` + `kperturb proxy`)', await measure(own, true), 'relay process', false);
+    printFigures(
+      'A. cluster in its own process, proxy (or ceiling relay) in another (`kperturb cluster` + `kperturb proxy`)',
+      await measure(own, true),
+      'relay process',
+      false,
+    );
   } finally {
     await own.stop();
   }
   const shared = await inThisProcess();
   try {
-    printFigures('B. cluster and proxy (or ceiling relay) in one thread (as a kperturb run hosts them)', await measure(shared, false), 'cluster + relay process', true);
+    printFigures(
+      'B. cluster and proxy (or ceiling relay) in one thread (as a kperturb run hosts them)',
+      await measure(shared, false),
+      'cluster + relay process',
+      true,
+    );
   } finally {
     await shared.stop();
   }

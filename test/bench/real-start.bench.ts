@@ -53,4 +53,6 @@ for (const [name, values] of Object.entries(rows)) {
   process.stdout.write(`${name.padEnd(width)}  ${String(median(values)).padStart(9)}  ${Math.min(...values)}..${Math.max(...values)}\n`);
 }
 const realMedian = median(rows['real cluster (control plane + simulated nodes/kubelets): start']!) + median(rows['real cluster: stop']!);
-process.stdout.write(`\nper-plan isolation cost (real start + stop): ${realMedian} ms = ${(realMedian / Math.max(1, embeddedMedian)).toFixed(0)}x the embedded cluster's start\n`);
+process.stdout.write(
+  `\nper-plan isolation cost (real start + stop): ${realMedian} ms = ${(realMedian / Math.max(1, embeddedMedian)).toFixed(0)}x the embedded cluster's start\n`,
+);

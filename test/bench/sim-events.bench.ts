@@ -25,7 +25,12 @@ async function once(events: boolean): Promise<{ writes: number; eventObjects: nu
   const cluster = await EmbeddedCluster.start({ simulation: { events } });
   const client = new KubeClient(cluster.url, cluster.clientOptions());
   const start = cluster.resourceVersion;
-  await client.apply({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'standard' }, provisioner: 'rancher.io/local-path' } as KubeObject);
+  await client.apply({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: 'standard' },
+    provisioner: 'rancher.io/local-path',
+  } as KubeObject);
   await client.apply({
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -35,19 +40,29 @@ async function once(events: boolean): Promise<{ writes: number; eventObjects: nu
       serviceName: 'db',
       selector: { matchLabels: labels },
       template: { metadata: { labels }, spec: { containers: [{ name: 'db', image: 'cassandra:4.1' }] } },
-      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { storageClassName: 'standard', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+      volumeClaimTemplates: [
+        { metadata: { name: 'data' }, spec: { storageClassName: 'standard', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+      ],
     },
   } as KubeObject);
   await client.apply({
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: 'web', namespace: 'default' },
-    spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } } },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } },
+    },
   } as KubeObject);
-  const readyReplicas = async (path: string) => ((await client.request('GET', path)).body as { status?: { readyReplicas?: number } }).status?.readyReplicas ?? 0;
+  const readyReplicas = async (path: string) =>
+    ((await client.request('GET', path)).body as { status?: { readyReplicas?: number } }).status?.readyReplicas ?? 0;
   await until('db ready', async () => (await readyReplicas('/apis/apps/v1/namespaces/default/statefulsets/db')) === 2);
   await until('web ready', async () => (await readyReplicas('/apis/apps/v1/namespaces/default/deployments/web')) === 2);
-  await client.request('PATCH', '/apis/apps/v1/namespaces/default/statefulsets/db', { body: { spec: { replicas: 1 } }, contentType: 'application/merge-patch+json' });
+  await client.request('PATCH', '/apis/apps/v1/namespaces/default/statefulsets/db', {
+    body: { spec: { replicas: 1 } },
+    contentType: 'application/merge-patch+json',
+  });
   await until('db-1 gone', async () => (await client.request('GET', '/api/v1/namespaces/default/pods/db-1')).status === 404);
   // Let the last writes (statuses, Events) land.
   let last = -1;

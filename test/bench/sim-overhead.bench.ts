@@ -44,4 +44,6 @@ for (const field of ['startMs', 'workMs', 'stopMs', 'cpuMs'] as const) {
   console.log(`${field.padEnd(8)} bare ${bare.toFixed(1).padStart(7)}  simulated ${sim.toFixed(1).padStart(7)}  extra ${(sim - bare).toFixed(1).padStart(7)}`);
 }
 const total = (r: Awaited<ReturnType<typeof once>>) => r.startMs + r.workMs + r.stopMs;
-console.log(`per run (median of ${rounds}): bare ${median(results.bare.map(total)).toFixed(1)} ms, simulated ${median(results.simulated.map(total)).toFixed(1)} ms`);
+console.log(
+  `per run (median of ${rounds}): bare ${median(results.bare.map(total)).toFixed(1)} ms, simulated ${median(results.simulated.map(total)).toFixed(1)} ms`,
+);

@@ -20,7 +20,10 @@ const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 9;
 
 const dir = mkdtempSync(join(tmpdir(), 'kperturb-start-'));
 const config = join(dir, 'kperturb.yaml');
-writeFileSync(config, 'apiVersion: kperturb.dev/v1\nkind: ControllerUnderTest\nmetadata: { name: x }\ncontroller: { command: "true" }\nworkloads: { w: { steps: [ { sleep: 0 } ] } }\n');
+writeFileSync(
+  config,
+  'apiVersion: kperturb.dev/v1\nkind: ControllerUnderTest\nmetadata: { name: x }\ncontroller: { command: "true" }\nworkloads: { w: { steps: [ { sleep: 0 } ] } }\n',
+);
 
 /** CPU milliseconds of one child process, from /usr/bin/time-free accounting: the child reports its own usage at exit. */
 function cpuMs(args: string[]): number {

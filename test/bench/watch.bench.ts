@@ -115,13 +115,19 @@ async function main(): Promise<void> {
     console.log(`\nround ${round}: ${opts.writes} writes of each verb, ${opts.watchers} watchers`);
     console.log(`  verb     unwatched (baseline)   watched               ratio`);
     for (const verb of VERBS) {
-      console.log(`  ${verb.padEnd(8)} ${rate(baseline[verb])} writes/s        ${rate(load.rates[verb])} writes/s     ${(load.rates[verb] / baseline[verb]).toFixed(2)} x baseline`);
+      console.log(
+        `  ${verb.padEnd(8)} ${rate(baseline[verb])} writes/s        ${rate(load.rates[verb])} writes/s     ${(load.rates[verb] / baseline[verb]).toFixed(2)} x baseline`,
+      );
     }
-    console.log(`  events delivered ${rate(load.eventsPerSecond)} events/s to ${opts.watchers} watchers (${(load.eventsPerSecond / opts.watchers).toFixed(0)} per watcher)`);
+    console.log(
+      `  events delivered ${rate(load.eventsPerSecond)} events/s to ${opts.watchers} watchers (${(load.eventsPerSecond / opts.watchers).toFixed(0)} per watcher)`,
+    );
   }
   if (opts.rounds > 1) {
     const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    console.log(`\nmedian of ${opts.rounds} rounds: watched / unwatched writes ${VERBS.map((v) => `${v} ${median(ratios[v]).toFixed(2)}`).join(', ')}; ${median(ratios.events).toFixed(0)} events/s`);
+    console.log(
+      `\nmedian of ${opts.rounds} rounds: watched / unwatched writes ${VERBS.map((v) => `${v} ${median(ratios[v]).toFixed(2)}`).join(', ')}; ${median(ratios.events).toFixed(0)} events/s`,
+    );
   }
 }
 

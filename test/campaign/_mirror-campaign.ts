@@ -43,7 +43,8 @@ export async function ok(what: string, exit: Promise<Exit>, codes = [0]): Promis
  */
 export function writeMirrorConfig(dir: string, sources: readonly string[], then: readonly string[] = []): string {
   mkdirSync(dir, { recursive: true });
-  for (const x of sources) writeFileSync(join(dir, `src-${x}.yaml`), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-${x}, namespace: default}\ndata: {v: "1"}\n`);
+  for (const x of sources)
+    writeFileSync(join(dir, `src-${x}.yaml`), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-${x}, namespace: default}\ndata: {v: "1"}\n`);
   const last = sources[sources.length - 1]!;
   const file = join(dir, 'kperturb.yaml');
   writeFileSync(

@@ -46,7 +46,10 @@ test('a bug of a TypeScript example is reported while the Go examples are still 
   t.true(goPlans.length > 0);
   t.true(goPlans.every((f) => f.buildDone));
   // Results keep the examples' order (by directory), whatever order they finished in.
-  t.deepEqual(results.examples.map((e) => e.example), ['secret-marker-buggy', 'secret-marker-fixed', 'snapshot-copy-buggy', 'snapshot-copy-fixed']);
+  t.deepEqual(
+    results.examples.map((e) => e.example),
+    ['secret-marker-buggy', 'secret-marker-fixed', 'snapshot-copy-buggy', 'snapshot-copy-fixed'],
+  );
   t.is(results.examples.find((e) => e.example === 'snapshot-copy-buggy')!.bugs > 0, true);
   t.is(results.examples.find((e) => e.example === 'snapshot-copy-fixed')!.bugs, 0);
 });

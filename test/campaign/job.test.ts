@@ -38,7 +38,26 @@ interface JobDoc {
 }
 
 test('the manifest: an Indexed Job of N pods, each running its shard against the campaign in the image', (t) => {
-  const r = spawnSync(process.execPath, [CLI, 'job', '--shards', '5', '--image', 'registry.example/op-campaign:1', '--namespace', 'ci', '--results-claim', 'kperturb-results', '-j', '3', '-c', writeConfig()], { encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [
+      CLI,
+      'job',
+      '--shards',
+      '5',
+      '--image',
+      'registry.example/op-campaign:1',
+      '--namespace',
+      'ci',
+      '--results-claim',
+      'kperturb-results',
+      '-j',
+      '3',
+      '-c',
+      writeConfig(),
+    ],
+    { encoding: 'utf8' },
+  );
   t.is(r.status, 0, r.stderr);
   const job = parse(r.stdout) as JobDoc;
   t.is(job.kind, 'Job');
@@ -50,7 +69,12 @@ test('the manifest: an Indexed Job of N pods, each running its shard against the
   const c = pod.containers[0]!;
   t.deepEqual(c.command, ['/bin/sh', '-c', SHARD_SCRIPT]);
   t.regex(SHARD_SCRIPT, /kperturb test --shard "\$JOB_COMPLETION_INDEX\/\$KPERTURB_SHARDS"/);
-  t.deepEqual(Object.fromEntries(c.env.map((e) => [e.name, e.value])), { KPERTURB_SHARDS: '5', KPERTURB_CAMPAIGN: '/campaign', KPERTURB_RESULTS: '/results', KPERTURB_PARALLEL: '3' });
+  t.deepEqual(Object.fromEntries(c.env.map((e) => [e.name, e.value])), {
+    KPERTURB_SHARDS: '5',
+    KPERTURB_CAMPAIGN: '/campaign',
+    KPERTURB_RESULTS: '/results',
+    KPERTURB_PARALLEL: '3',
+  });
   t.deepEqual(pod.volumes, [{ name: 'results', persistentVolumeClaim: { claimName: 'kperturb-results' } }]);
   t.deepEqual(c.volumeMounts, [{ name: 'results', mountPath: '/results' }]);
 });
@@ -92,7 +116,15 @@ test('the pod script runs its shard of the campaign into <results>/shard-<index>
   writeFileSync(join(bin, 'kperturb'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`);
   chmodSync(join(bin, 'kperturb'), 0o755);
   const results = join(dir, 'results');
-  const podEnv = (index: number, campaignDir = campaign) => ({ ...process.env, PATH: `${bin}:${process.env.PATH}`, JOB_COMPLETION_INDEX: String(index), KPERTURB_SHARDS: '2', KPERTURB_CAMPAIGN: campaignDir, KPERTURB_RESULTS: results, KPERTURB_PARALLEL: '2' });
+  const podEnv = (index: number, campaignDir = campaign) => ({
+    ...process.env,
+    PATH: `${bin}:${process.env.PATH}`,
+    JOB_COMPLETION_INDEX: String(index),
+    KPERTURB_SHARDS: '2',
+    KPERTURB_CAMPAIGN: campaignDir,
+    KPERTURB_RESULTS: results,
+    KPERTURB_PARALLEL: '2',
+  });
 
   const shards = await Promise.all([0, 1].map((i) => run('/bin/sh', ['-c', SHARD_SCRIPT], podEnv(i))));
   const tested: string[] = [];
@@ -104,7 +136,8 @@ test('the pod script runs its shard of the campaign into <results>/shard-<index>
     const doc = JSON.parse(readFileSync(file, 'utf8')) as ResultsFile;
     t.deepEqual(doc.shard, { index: i, count: 2 });
     // Each result names its plan file and config, for the command that runs it again.
-    for (const x of doc.results) t.like(x, { planFile: join(results, `shard-${i}`, 'mirror', 'plans', 'w', `${x.plan}.yaml`), configFile: join(campaign, 'kperturb.yaml') });
+    for (const x of doc.results)
+      t.like(x, { planFile: join(results, `shard-${i}`, 'mirror', 'plans', 'w', `${x.plan}.yaml`), configFile: join(campaign, 'kperturb.yaml') });
     tested.push(...doc.results.map((x) => x.plan));
   });
   t.deepEqual(tested.sort(), ['never-1', 'never-2', 'never-3']);
@@ -126,7 +159,8 @@ test('the Containerfile copies what exists, links the kperturb the pods run, and
   t.true(copies.length >= 5, text);
   for (const source of copies) t.true(existsSync(join(root, source)), `COPY ${source}: not in the repository`);
   // tsc -b (npm ci's prepare) compiles every folder the layers' projects include: each must be copied.
-  const tsconfig = (file: string) => JSON.parse(readFileSync(join(root, file), 'utf8').replace(/^\s*\/\/.*$/gm, '')) as { include?: string[]; references?: Array<{ path: string }> };
+  const tsconfig = (file: string) =>
+    JSON.parse(readFileSync(join(root, file), 'utf8').replace(/^\s*\/\/.*$/gm, '')) as { include?: string[]; references?: Array<{ path: string }> };
   const layers = (tsconfig('tsconfig.json').references ?? []).map((r) => r.path.replace(/^\.\//, ''));
   t.true(layers.length >= 4, 'tsconfig.json references the layers');
   for (const layer of layers) {

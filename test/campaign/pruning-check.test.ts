@@ -3,14 +3,27 @@ import { bugKey, bugsFound, findingsTogether, keptPlansOfBugs, missedBugs, plans
 import { PLAN_API_VERSION, type Fault, type TestPlan } from '../../src/model/plan.js';
 import type { Alarm, PlanResult, Verdict } from '../../src/model/results.js';
 
-const crashAfter = (name: string): Fault => ({ type: 'crash-after-write', trigger: { verb: 'delete', key: `PersistentVolumeClaim/default/${name}`, occurrence: 1 } }) as unknown as Fault;
+const crashAfter = (name: string): Fault =>
+  ({ type: 'crash-after-write', trigger: { verb: 'delete', key: `PersistentVolumeClaim/default/${name}`, occurrence: 1 } }) as unknown as Fault;
 
 function plan(name: string, fault: Fault): TestPlan {
-  return { apiVersion: PLAN_API_VERSION, kind: 'TestPlan', metadata: { name }, spec: { controller: 'c', workload: 'w', pattern: 'intermediate-state', description: name, faults: [fault] } };
+  return {
+    apiVersion: PLAN_API_VERSION,
+    kind: 'TestPlan',
+    metadata: { name },
+    spec: { controller: 'c', workload: 'w', pattern: 'intermediate-state', description: name, faults: [fault] },
+  };
 }
 
 function result(planName: string, verdict: Verdict, objects: string[], flaky: string[] = []): PlanResult {
-  const alarm = (object: string, isFlaky: boolean): Alarm => ({ oracle: 'end-state', object, reference: [], test: null, message: `${object} differs`, ...(isFlaky ? { flaky: true } : {}) });
+  const alarm = (object: string, isFlaky: boolean): Alarm => ({
+    oracle: 'end-state',
+    object,
+    reference: [],
+    test: null,
+    message: `${object} differs`,
+    ...(isFlaky ? { flaky: true } : {}),
+  });
   return {
     plan: planName,
     controller: 'c',
@@ -26,16 +39,26 @@ function result(planName: string, verdict: Verdict, objects: string[], flaky: st
 }
 
 test('a run that alarms on two objects found two bugs, not a third combined one', (t) => {
-  const unpruned = bugsFound([result('a', 'bug', ['PVC/default/data-1', 'PV/pvc-1']), result('b', 'bug', ['Pod/default/web-1']), result('c', 'bug', ['Pod/default/web-1', 'PVC/default/data-1'])]);
-  t.deepEqual([...unpruned], [
-    ['PV/pvc-1', ['a']],
-    ['PVC/default/data-1', ['a', 'c']],
-    ['Pod/default/web-1', ['b', 'c']],
+  const unpruned = bugsFound([
+    result('a', 'bug', ['PVC/default/data-1', 'PV/pvc-1']),
+    result('b', 'bug', ['Pod/default/web-1']),
+    result('c', 'bug', ['Pod/default/web-1', 'PVC/default/data-1']),
   ]);
+  t.deepEqual(
+    [...unpruned],
+    [
+      ['PV/pvc-1', ['a']],
+      ['PVC/default/data-1', ['a', 'c']],
+      ['Pod/default/web-1', ['b', 'c']],
+    ],
+  );
   // A pruned set whose runs showed the symptoms separately found every bug.
   const pruned = bugsFound([result('x', 'bug', ['PVC/default/data-1', 'PV/pvc-1']), result('y', 'bug', ['Pod/default/web-1'])]);
   t.deepEqual(missedBugs(unpruned, pruned), []);
-  t.deepEqual(findingsTogether([result('c', 'bug', ['Pod/default/web-1', 'PVC/default/data-1']), result('y', 'bug', ['Pod/default/web-1'])]), ['PVC/default/data-1 + Pod/default/web-1', 'Pod/default/web-1']);
+  t.deepEqual(findingsTogether([result('c', 'bug', ['Pod/default/web-1', 'PVC/default/data-1']), result('y', 'bug', ['Pod/default/web-1'])]), [
+    'PVC/default/data-1 + Pod/default/web-1',
+    'Pod/default/web-1',
+  ]);
 });
 
 test('only bug verdicts and non-flaky alarms count; generated suffixes fold', (t) => {
@@ -59,7 +82,11 @@ test('a bug the pruned runs missed is missed unless a later run found it', (t) =
 });
 
 test('kept plans are matched by their faults, not their names, in the pruned order, and are what a retry runs', (t) => {
-  const unprunedPlans = [plan('intermediate-0001', crashAfter('data-0')), plan('intermediate-0002', crashAfter('data-1')), plan('intermediate-0003', crashAfter('data-2'))];
+  const unprunedPlans = [
+    plan('intermediate-0001', crashAfter('data-0')),
+    plan('intermediate-0002', crashAfter('data-1')),
+    plan('intermediate-0003', crashAfter('data-2')),
+  ];
   const prunedPlans = [plan('intermediate-0001', crashAfter('data-2')), plan('intermediate-0002', crashAfter('data-1'))];
   const unprunedBugs = bugsFound([
     result('intermediate-0002', 'bug', ['Pod/default/web-1']),
@@ -67,10 +94,16 @@ test('kept plans are matched by their faults, not their names, in the pruned ord
     result('intermediate-0003', 'bug', ['Pod/default/web-1']),
   ]);
   const kept = keptPlansOfBugs(unprunedBugs, unprunedPlans, prunedPlans);
-  t.deepEqual([...kept].map(([bug, plans]) => [bug, plans.map((p) => p.metadata.name)]), [
-    ['PVC/default/data-0', []],
-    ['Pod/default/web-1', ['intermediate-0001', 'intermediate-0002']],
-  ]);
-  t.deepEqual(plansToRetry(['Pod/default/web-1', 'PVC/default/data-0'], kept, prunedPlans).map((p) => p.metadata.name), ['intermediate-0001', 'intermediate-0002']);
+  t.deepEqual(
+    [...kept].map(([bug, plans]) => [bug, plans.map((p) => p.metadata.name)]),
+    [
+      ['PVC/default/data-0', []],
+      ['Pod/default/web-1', ['intermediate-0001', 'intermediate-0002']],
+    ],
+  );
+  t.deepEqual(
+    plansToRetry(['Pod/default/web-1', 'PVC/default/data-0'], kept, prunedPlans).map((p) => p.metadata.name),
+    ['intermediate-0001', 'intermediate-0002'],
+  );
   t.deepEqual(plansToRetry([], kept, prunedPlans), []);
 });

@@ -155,7 +155,7 @@ test.serial('test again keeps every verdict and runs only a plan whose file chan
   assertConsistent(t);
 });
 
-test.serial('re-running one plan keeps the other plans\' results', async (t) => {
+test.serial("re-running one plan keeps the other plans' results", async (t) => {
   const before = runStarts();
   const one = await kperturb('test', join(plansDir, 'p3.yaml'), '--rerun');
   t.is(one.status, 0, one.stderr);
@@ -166,38 +166,41 @@ test.serial('re-running one plan keeps the other plans\' results', async (t) => 
   assertConsistent(t);
 });
 
-test.serial('an interrupted re-run leaves the earlier runs in place; the lock keeps a second kperturb out meanwhile; resuming runs nothing again', async (t) => {
-  const before = runStarts();
-  writeFileSync(HOLD_P2, '');
-  t.teardown(() => rmSync(HOLD_P2, { force: true }));
-  const rerun = start(['test', plansDir, '--rerun', '-c', config, '-o', out]);
-  // p1 has run again and p2's controller is held at its start (wherever p2's run directory is).
-  const held = (d: string) => existsSync(join(d, 'controller.log')) && readFileSync(join(d, 'controller.log'), 'utf8').includes('held');
-  await waitFor("p2's controller to start", () => held(join(root, 'test', 'w', '.p2.partial')) || held(runDir('p2')));
+test.serial(
+  'an interrupted re-run leaves the earlier runs in place; the lock keeps a second kperturb out meanwhile; resuming runs nothing again',
+  async (t) => {
+    const before = runStarts();
+    writeFileSync(HOLD_P2, '');
+    t.teardown(() => rmSync(HOLD_P2, { force: true }));
+    const rerun = start(['test', plansDir, '--rerun', '-c', config, '-o', out]);
+    // p1 has run again and p2's controller is held at its start (wherever p2's run directory is).
+    const held = (d: string) => existsSync(join(d, 'controller.log')) && readFileSync(join(d, 'controller.log'), 'utf8').includes('held');
+    await waitFor("p2's controller to start", () => held(join(root, 'test', 'w', '.p2.partial')) || held(runDir('p2')));
 
-  const second = await kperturb('test', plansDir);
-  t.is(second.status, 2, second.stderr);
-  t.true(second.stderr.includes(`in use by another kperturb (pid ${rerun.pid}`), second.stderr);
-  t.true(second.stderr.includes(join(root, 'kperturb.lock')), second.stderr);
-  t.false(/\n\s+at /.test(second.stderr), 'no stack trace');
+    const second = await kperturb('test', plansDir);
+    t.is(second.status, 2, second.stderr);
+    t.true(second.stderr.includes(`in use by another kperturb (pid ${rerun.pid}`), second.stderr);
+    t.true(second.stderr.includes(join(root, 'kperturb.lock')), second.stderr);
+    t.false(/\n\s+at /.test(second.stderr), 'no stack trace');
 
-  process.kill(-rerun.pid, 'SIGKILL');
-  await rerun.exited;
-  rmSync(HOLD_P2);
-  const interrupted = runStarts();
-  t.not(interrupted.p1, before.p1, 'p1 had finished its re-run');
-  t.is(interrupted.p2, before.p2, "p2's earlier run is still in place");
-  t.is(interrupted.p3, before.p3);
-  t.like(readResults(), { complete: false, planned: 3 });
-  assertConsistent(t);
+    process.kill(-rerun.pid, 'SIGKILL');
+    await rerun.exited;
+    rmSync(HOLD_P2);
+    const interrupted = runStarts();
+    t.not(interrupted.p1, before.p1, 'p1 had finished its re-run');
+    t.is(interrupted.p2, before.p2, "p2's earlier run is still in place");
+    t.is(interrupted.p3, before.p3);
+    t.like(readResults(), { complete: false, planned: 3 });
+    assertConsistent(t);
 
-  const resumed = await kperturb('test', plansDir);
-  t.is(resumed.status, 0, resumed.stderr);
-  t.true(resumed.stderr.includes(`taking over ${join(root, 'kperturb.lock')}: its holder (pid ${rerun.pid}`), resumed.stderr);
-  t.true(resumed.stderr.includes('3 of 3 plans already have verdicts; running 0'), resumed.stderr);
-  t.deepEqual(runStarts(), interrupted, 'no plan ran again after the interrupt');
-  t.like(readResults(), { complete: true, planned: 3 });
-  assertConsistent(t);
-  t.deepEqual(readdirSync(join(root, 'test', 'w')).sort(), PLANS, 'the interrupted run was cleared away');
-  t.false(existsSync(join(root, 'kperturb.lock')), 'released');
-});
+    const resumed = await kperturb('test', plansDir);
+    t.is(resumed.status, 0, resumed.stderr);
+    t.true(resumed.stderr.includes(`taking over ${join(root, 'kperturb.lock')}: its holder (pid ${rerun.pid}`), resumed.stderr);
+    t.true(resumed.stderr.includes('3 of 3 plans already have verdicts; running 0'), resumed.stderr);
+    t.deepEqual(runStarts(), interrupted, 'no plan ran again after the interrupt');
+    t.like(readResults(), { complete: true, planned: 3 });
+    assertConsistent(t);
+    t.deepEqual(readdirSync(join(root, 'test', 'w')).sort(), PLANS, 'the interrupted run was cleared away');
+    t.false(existsSync(join(root, 'kperturb.lock')), 'released');
+  },
+);

@@ -19,7 +19,8 @@ const CONTROLLER = fileURLToPath(new URL('./_roster-controller.js', import.meta.
 
 function campaign() {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-serialized-'));
-  const member = (name: string, role: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: { name: ${name}, namespace: default, labels: { member: "true" } }\ndata: { role: ${role} }\n`;
+  const member = (name: string, role: string) =>
+    `apiVersion: v1\nkind: ConfigMap\nmetadata: { name: ${name}, namespace: default, labels: { member: "true" } }\ndata: { role: ${role} }\n`;
   writeFileSync(join(dir, 'members.yaml'), [member('alice', 'lead'), member('bob', 'dev'), member('carol', 'ops')].join('---\n'));
   writeFileSync(
     join(dir, 'kperturb.yaml'),
@@ -69,7 +70,9 @@ test('plans learned with --serialize trigger in normal test runs; an old learn d
   // waits for a status only the held member completes (the releasable stage sees the status write
   // prompted by another member's event; docs/planner.md). That is not a trigger that never matched.
   t.deepEqual(
-    results.filter((r) => r.verdict === 'not-injected' && (r.pattern !== 'unobserved-state' || /never matched/.test(r.error ?? ''))).map((r) => `${r.plan}: ${r.error ?? r.description}`),
+    results
+      .filter((r) => r.verdict === 'not-injected' && (r.pattern !== 'unobserved-state' || /never matched/.test(r.error ?? '')))
+      .map((r) => `${r.plan}: ${r.error ?? r.description}`),
     [],
   );
   t.true(results.filter((r) => r.pattern !== 'unobserved-state').every((r) => r.injected));

@@ -35,11 +35,15 @@ function verdicts(report: string): Record<string, string> {
 
 test.before(async () => {
   // Six mirrored ConfigMaps, three of them changed and one deleted: 45-53 generated plans (measured).
-  config = writeMirrorConfig(dir, ['a', 'b', 'c', 'd', 'e', 'f'], [
-    ...['a', 'b', 'd'].map((x) => `patch: { key: ConfigMap/default/src-${x}, patch: { data: { v: "2" } } }`),
-    'waitFor: { key: ConfigMap/default/mirror-src-d, field: data.v, equals: "2", timeoutSeconds: 30 }',
-    'delete: { key: ConfigMap/default/src-c }',
-  ]);
+  config = writeMirrorConfig(
+    dir,
+    ['a', 'b', 'c', 'd', 'e', 'f'],
+    [
+      ...['a', 'b', 'd'].map((x) => `patch: { key: ConfigMap/default/src-${x}, patch: { data: { v: "2" } } }`),
+      'waitFor: { key: ConfigMap/default/mirror-src-d, field: data.v, equals: "2", timeoutSeconds: 30 }',
+      'delete: { key: ConfigMap/default/src-c }',
+    ],
+  );
   await ok('learn', kperturb('learn', '-c', config, '-o', base));
   await ok('plan', kperturb('plan', '-c', config, '-o', base));
   writeNeverFiringPlans(extraPlans, ['never-1', 'never-2', 'never-3']);
@@ -47,7 +51,12 @@ test.before(async () => {
   // Its one unobserved plan hides a ConfigMap until the workload deletes it, which may or may not
   // come before the hold's limit on a loaded machine: left out, as a timing-dependent verdict.
   const wanted = (f: string) => f.endsWith('.yaml') && !f.startsWith('unobserved-');
-  planFiles = [...readdirSync(generated).filter(wanted).map((f) => join(generated, f)), ...readdirSync(extraPlans).map((f) => join(extraPlans, f))];
+  planFiles = [
+    ...readdirSync(generated)
+      .filter(wanted)
+      .map((f) => join(generated, f)),
+    ...readdirSync(extraPlans).map((f) => join(extraPlans, f)),
+  ];
   if (planFiles.length < 30) throw new Error(`expected at least 30 plans, got ${planFiles.length}`);
   for (const out of ['single', 'shard-0', 'shard-1', 'shard-2']) cpSync(base, join(dir, out), { recursive: true });
 });
@@ -61,7 +70,9 @@ test.serial('three shard processes and a merged report give the verdicts of one 
   // The three shards and the single run all at once: 3 + 2 plan runs share the machine.
   const [single, ...shards] = await Promise.all([
     ok('single', kperturb('test', ...planFiles, ...STRICT, '-j', '2', '-c', config, '-o', join(dir, 'single')), [0, 1]),
-    ...[0, 1, 2].map((i) => ok(`shard ${i}`, kperturb('test', ...planFiles, ...STRICT, '--shard', `${i}/3`, '-c', config, '-o', join(dir, `shard-${i}`)), [0, 1])),
+    ...[0, 1, 2].map((i) =>
+      ok(`shard ${i}`, kperturb('test', ...planFiles, ...STRICT, '--shard', `${i}/3`, '-c', config, '-o', join(dir, `shard-${i}`)), [0, 1]),
+    ),
   ]);
   t.truthy(single);
   const counts = shards.map((s) => Number(/shard \d\/3: (\d+) of (\d+) plans/.exec(s!.stderr)?.[1]));
@@ -77,7 +88,11 @@ test.serial('three shard processes and a merged report give the verdicts of one 
   const merged = await ok('report shards', kperturb('report', '--json', join(dir, 'shard-0'), join(dir, 'shard-1'), join(dir, 'shard-2')), [0, 1]);
   t.deepEqual(verdicts(merged.stdout), alone);
   // Merging is idempotent: a shard given twice counts once.
-  const twice = await ok('report shards twice', kperturb('report', '--json', join(dir, 'shard-0'), join(dir, 'shard-1'), join(dir, 'shard-2'), join(dir, 'shard-1')), [0, 1]);
+  const twice = await ok(
+    'report shards twice',
+    kperturb('report', '--json', join(dir, 'shard-0'), join(dir, 'shard-1'), join(dir, 'shard-2'), join(dir, 'shard-1')),
+    [0, 1],
+  );
   t.deepEqual(verdicts(twice.stdout), alone);
 
   const partial = await ok('report two shards', kperturb('report', join(dir, 'shard-0'), join(dir, 'shard-2')), [0, 1]);

@@ -7,7 +7,12 @@ function plan(workload: string, name: string, staleSeconds?: number): TestPlan {
   const fault =
     staleSeconds === undefined
       ? { type: 'crash-after-write' as const, after: { verb: 'create' as const, key: `ConfigMap/default/${name}`, occurrence: 1 } }
-      : { type: 'stale-restart' as const, at: { key: `ConfigMap/default/${name}`, type: 'ADDED' as const, occurrence: 1 }, viewAfter: { key: 'ConfigMap/default/x', type: 'ADDED' as const, occurrence: 1 }, releaseAfterSeconds: staleSeconds };
+      : {
+          type: 'stale-restart' as const,
+          at: { key: `ConfigMap/default/${name}`, type: 'ADDED' as const, occurrence: 1 },
+          viewAfter: { key: 'ConfigMap/default/x', type: 'ADDED' as const, occurrence: 1 },
+          releaseAfterSeconds: staleSeconds,
+        };
   return {
     apiVersion: 'kperturb.dev/v1',
     kind: 'TestPlan',
@@ -18,11 +23,16 @@ function plan(workload: string, name: string, staleSeconds?: number): TestPlan {
 
 /** 45 plans over three workloads of different lengths, a third of them stale (5 s more each). */
 const PLANS: TestPlan[] = [];
-for (const [w, n] of [['short', 20], ['medium', 15], ['long', 10]] as const) {
+for (const [w, n] of [
+  ['short', 20],
+  ['medium', 15],
+  ['long', 10],
+] as const) {
   for (let i = 0; i < n; i++) PLANS.push(plan(w, `p-${String(i).padStart(3, '0')}`, i % 3 === 0 ? 5 : undefined));
 }
 const WORKLOAD_MS: Record<string, number> = { short: 1000, medium: 3000, long: 9000 };
-const weight: PlanWeight = (p) => WORKLOAD_MS[p.spec.workload]! + p.spec.faults.reduce((ms, f) => ms + (f.type === 'stale-restart' ? f.releaseAfterSeconds * 1000 : 0), 0);
+const weight: PlanWeight = (p) =>
+  WORKLOAD_MS[p.spec.workload]! + p.spec.faults.reduce((ms, f) => ms + (f.type === 'stale-restart' ? f.releaseAfterSeconds * 1000 : 0), 0);
 const id = (p: TestPlan) => `${p.spec.workload}/${p.metadata.name}`;
 
 /** A deterministic shuffle (the order plan files are found in differs between machines). */
@@ -74,7 +84,10 @@ test('shares are balanced by expected time: no shard exceeds the mean by more th
 test('a share keeps the plans in the order given', (t) => {
   const share = shardPlans(PLANS, { index: 1, count: 3 }, weight);
   const positions = share.map((p) => PLANS.indexOf(p));
-  t.deepEqual(positions, [...positions].sort((a, b) => a - b));
+  t.deepEqual(
+    positions,
+    [...positions].sort((a, b) => a - b),
+  );
 });
 
 test('--shard is I/N with 0 <= I < N, 0-based as a Job completion index', (t) => {

@@ -40,7 +40,11 @@ const cases: Case[] = [];
 /** A config with one field wrong: `learn` and `plan` must name the file and `path`. */
 function configCase(name: string, body: string, path: string, command: 'learn' | 'plan' | 'test' = 'plan'): void {
   const f = file(body);
-  cases.push({ name: `config: ${name}`, args: [command, '-c', f, '-o', join(root, 'out', String(fileCount))], names: path === 'kperturb.yaml' ? new RegExp(escape(f)) : new RegExp(`${escape(f)}[\\s\\S]*${escape(path)}`) });
+  cases.push({
+    name: `config: ${name}`,
+    args: [command, '-c', f, '-o', join(root, 'out', String(fileCount))],
+    names: path === 'kperturb.yaml' ? new RegExp(escape(f)) : new RegExp(`${escape(f)}[\\s\\S]*${escape(path)}`),
+  });
 }
 
 function escape(s: string): string {
@@ -53,12 +57,20 @@ cases.push({ name: 'config: a directory', args: ['plan', '-c', root], names: new
 configCase('empty file', '', 'kperturb.yaml');
 configCase('YAML syntax error', HEAD + 'controller: { command: "true"\n', 'kperturb.yaml');
 configCase('binary garbage', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)).toString('latin1'), 'kperturb.yaml');
-configCase('a YAML alias bomb', 'a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n', 'kperturb.yaml');
+configCase(
+  'a YAML alias bomb',
+  'a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n',
+  'kperturb.yaml',
+);
 configCase('a list at the top', '- a\n- b\n', 'kperturb.yaml');
 configCase('wrong apiVersion', 'apiVersion: v2\nkind: ControllerUnderTest\nmetadata: { name: x }\n' + GOOD_CONTROLLER + GOOD_WORKLOADS, 'apiVersion');
 configCase('wrong kind', 'apiVersion: kperturb.dev/v1\nkind: Pod\nmetadata: { name: x }\n' + GOOD_CONTROLLER + GOOD_WORKLOADS, 'kind');
 configCase('no metadata.name', 'apiVersion: kperturb.dev/v1\nkind: ControllerUnderTest\nmetadata: {}\n' + GOOD_CONTROLLER + GOOD_WORKLOADS, 'metadata.name');
-configCase('metadata.name not a DNS label', 'apiVersion: kperturb.dev/v1\nkind: ControllerUnderTest\nmetadata: { name: "A B/c" }\n' + GOOD_CONTROLLER + GOOD_WORKLOADS, 'metadata.name');
+configCase(
+  'metadata.name not a DNS label',
+  'apiVersion: kperturb.dev/v1\nkind: ControllerUnderTest\nmetadata: { name: "A B/c" }\n' + GOOD_CONTROLLER + GOOD_WORKLOADS,
+  'metadata.name',
+);
 configCase('no controller', HEAD + GOOD_WORKLOADS, 'controller');
 configCase('controller.command a number', HEAD + 'controller: { command: 7 }\n' + GOOD_WORKLOADS, 'controller.command');
 configCase('controller.command empty', HEAD + 'controller: { command: "" }\n' + GOOD_WORKLOADS, 'controller.command');
@@ -85,17 +97,53 @@ configCase('apply a missing file', HEAD + GOOD_CONTROLLER + 'workloads: { w: { s
 configCase('apply a directory', HEAD + GOOD_CONTROLLER + `workloads: { w: { steps: [ { apply: ${root} } ] } }\n`, 'workloads.w.steps[0].apply');
 configCase('apply a number', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { apply: 5 } ] } }\n', 'workloads.w.steps[0].apply');
 configCase('wait without a key', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: {} } ] } }\n', 'workloads.w.steps[0].waitFor');
-configCase('wait on a malformed key', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: "no slashes" } } ] } }\n', 'workloads.w.steps[0].waitFor');
-configCase('wait timeout negative', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, timeout: -5 } } ] } }\n', 'workloads.w.steps[0].waitFor');
-configCase('wait timeout huge', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, timeout: 1e9 } } ] } }\n', 'workloads.w.steps[0].waitFor');
-configCase('wait onTimeout unknown', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, onTimeout: shrug } } ] } }\n', 'workloads.w.steps[0].waitFor');
+configCase(
+  'wait on a malformed key',
+  HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: "no slashes" } } ] } }\n',
+  'workloads.w.steps[0].waitFor',
+);
+configCase(
+  'wait timeout negative',
+  HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, timeout: -5 } } ] } }\n',
+  'workloads.w.steps[0].waitFor',
+);
+configCase(
+  'wait timeout huge',
+  HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, timeout: 1e9 } } ] } }\n',
+  'workloads.w.steps[0].waitFor',
+);
+configCase(
+  'wait onTimeout unknown',
+  HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, onTimeout: shrug } } ] } }\n',
+  'workloads.w.steps[0].waitFor',
+);
 configCase('delete a malformed key', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { delete: "x" } ] } }\n', 'workloads.w.steps[0].delete');
-configCase('patch without a patch', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { patch: { key: ConfigMap/default/a } } ] } }\n', 'workloads.w.steps[0].patch');
+configCase(
+  'patch without a patch',
+  HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { patch: { key: ConfigMap/default/a } } ] } }\n',
+  'workloads.w.steps[0].patch',
+);
 configCase('assert a missing file', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { assert: missing.yaml } ] } }\n', 'workloads.w.steps[0].assert');
-configCase('assert file and resource', HEAD + GOOD_CONTROLLER + `workloads: { w: { steps: [ { assert: { file: ${file('kind: X', 'x.yaml')}, resource: { apiVersion: v1, kind: X } } } ] } }\n`, 'workloads.w.steps[0].assert');
-configCase('error timeout huge', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { error: { resource: { apiVersion: v1, kind: X }, timeoutSeconds: 1e9 } } ] } }\n', 'workloads.w.steps[0].error.timeoutSeconds');
-configCase('command without an entrypoint', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { command: { args: [x] } } ] } }\n', 'workloads.w.steps[0].command.entrypoint');
-configCase('script content a number', HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { script: { content: 5 } } ] } }\n', 'workloads.w.steps[0].script.content');
+configCase(
+  'assert file and resource',
+  HEAD + GOOD_CONTROLLER + `workloads: { w: { steps: [ { assert: { file: ${file('kind: X', 'x.yaml')}, resource: { apiVersion: v1, kind: X } } } ] } }\n`,
+  'workloads.w.steps[0].assert',
+);
+configCase(
+  'error timeout huge',
+  HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { error: { resource: { apiVersion: v1, kind: X }, timeoutSeconds: 1e9 } } ] } }\n',
+  'workloads.w.steps[0].error.timeoutSeconds',
+);
+configCase(
+  'command without an entrypoint',
+  HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { command: { args: [x] } } ] } }\n',
+  'workloads.w.steps[0].command.entrypoint',
+);
+configCase(
+  'script content a number',
+  HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { script: { content: 5 } } ] } }\n',
+  'workloads.w.steps[0].script.content',
+);
 configCase('chainsaw directory missing', HEAD + GOOD_CONTROLLER + 'workloads: { w: { chainsaw: /nonexistent/tests } }\n', 'workloads.w.chainsaw');
 configCase('setup a directory', HEAD + GOOD_CONTROLLER + `setup: [ ${root} ]\n` + GOOD_WORKLOADS, 'setup[0]');
 configCase('setup a missing file', HEAD + GOOD_CONTROLLER + 'setup: [ missing.yaml ]\n' + GOOD_WORKLOADS, 'setup[0]');
@@ -118,12 +166,27 @@ const good = file(HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS);
 cases.push({ name: 'unknown command', args: ['frobnicate'], names: /frobnicate/ });
 cases.push({ name: 'import an unknown format', args: ['import', 'ginkgo', root], names: /ginkgo/ });
 cases.push({ name: 'import a directory without tests', args: ['import', 'kuttl', root], names: new RegExp(escape(root)) });
-cases.push({ name: 'import a chainsaw test kperturb cannot express', args: ['import', 'chainsaw', file('apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: { name: t }\nspec:\n  steps:\n  - try:\n    - sleep: { duration: 1s }\n  bindings: [{ name: a, value: b }]\n', 'chainsaw-test.yaml')], names: /chainsaw-test\.yaml at spec\.bindings/ });
+cases.push({
+  name: 'import a chainsaw test kperturb cannot express',
+  args: [
+    'import',
+    'chainsaw',
+    file(
+      'apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: { name: t }\nspec:\n  steps:\n  - try:\n    - sleep: { duration: 1s }\n  bindings: [{ name: a, value: b }]\n',
+      'chainsaw-test.yaml',
+    ),
+  ],
+  names: /chainsaw-test\.yaml at spec\.bindings/,
+});
 cases.push({ name: 'unknown option', args: ['learn', '--no-such-flag'], names: /--no-such-flag/ });
 cases.push({ name: 'learn -w an unknown workload', args: ['learn', '-c', good, '-o', join(root, 'o1'), '-w', 'nope'], names: /nope/ });
 cases.push({ name: 'learn --serialize 0', args: ['learn', '-c', good, '-o', join(root, 'o2'), '--serialize', '0'], names: /--serialize/ });
 cases.push({ name: 'learn --serialize a word', args: ['learn', '-c', good, '-o', join(root, 'o3'), '--serialize', 'fast'], names: /--serialize/ });
-cases.push({ name: 'learn --real with --kubeconfig', args: ['learn', '-c', good, '-o', join(root, 'o4'), '--real', '--kubeconfig', good], names: /--real|--kubeconfig/ });
+cases.push({
+  name: 'learn --real with --kubeconfig',
+  args: ['learn', '-c', good, '-o', join(root, 'o4'), '--real', '--kubeconfig', good],
+  names: /--real|--kubeconfig/,
+});
 cases.push({ name: 'learn --kubeconfig missing', args: ['learn', '-c', good, '-o', join(root, 'o5'), '--kubeconfig', join(root, 'nokube')], names: /nokube/ });
 cases.push({ name: 'plan before learn', args: ['plan', '-c', good, '-o', join(root, 'o6')], names: /learn/ });
 cases.push({ name: 'test -j 0', args: ['test', '-c', good, '-o', join(root, 'o7'), '-j', '0'], names: /-j|--parallel/ });
@@ -136,25 +199,55 @@ cases.push({ name: 'cluster --port a word', args: ['cluster', '--port', 'http'],
 cases.push({ name: 'cluster --port 99999', args: ['cluster', '--port', '99999'], names: /--port/ });
 cases.push({ name: 'cluster --kubernetes-version 1.16', args: ['cluster', '--kubernetes-version', '1.16'], names: /--kubernetes-version/ });
 cases.push({ name: 'cluster --kubernetes-version a word', args: ['cluster', '--kubernetes-version', 'latest'], names: /--kubernetes-version/ });
-cases.push({ name: 'cluster --kubeconfig-out into a missing dir', args: ['cluster', '--kubeconfig-out', join(root, 'no', 'such', 'kc')], names: /--kubeconfig-out|no\/such/ });
-cases.push({ name: 'cluster --kubeconfig-out over a non-kubeconfig', args: ['cluster', '--kubeconfig-out', file('just some notes\n', 'notes.txt')], names: /notes\.txt/ });
+cases.push({
+  name: 'cluster --kubeconfig-out into a missing dir',
+  args: ['cluster', '--kubeconfig-out', join(root, 'no', 'such', 'kc')],
+  names: /--kubeconfig-out|no\/such/,
+});
+cases.push({
+  name: 'cluster --kubeconfig-out over a non-kubeconfig',
+  args: ['cluster', '--kubeconfig-out', file('just some notes\n', 'notes.txt')],
+  names: /notes\.txt/,
+});
 // No kubeconfig anywhere (no KUBECONFIG, a home without ~/.kube/config): the option that names one is said.
 cases.push({ name: 'proxy without an upstream', args: ['proxy'], names: /--upstream-kubeconfig/, env: { HOME: join(root, 'empty-home'), KUBECONFIG: '' } });
 cases.push({ name: 'proxy upstream missing', args: ['proxy', '--upstream-kubeconfig', join(root, 'nokube')], names: /nokube/ });
 cases.push({ name: 'proxy upstream garbage', args: ['proxy', '--upstream-kubeconfig', file('{{{', 'kc')], names: /kc/ });
 cases.push({
   name: 'proxy upstream with an invalid CA',
-  args: ['proxy', '--upstream-kubeconfig', file('apiVersion: v1\nkind: Config\nclusters: [ { name: c, cluster: { server: "https://127.0.0.1:1", certificate-authority-data: bm90IGEgY2VydA== } } ]\ncontexts: [ { name: c, context: { cluster: c, user: u } } ]\ncurrent-context: c\nusers: [ { name: u, user: { token: t } } ]\n', 'kc')],
+  args: [
+    'proxy',
+    '--upstream-kubeconfig',
+    file(
+      'apiVersion: v1\nkind: Config\nclusters: [ { name: c, cluster: { server: "https://127.0.0.1:1", certificate-authority-data: bm90IGEgY2VydA== } } ]\ncontexts: [ { name: c, context: { cluster: c, user: u } } ]\ncurrent-context: c\nusers: [ { name: u, user: { token: t } } ]\n',
+      'kc',
+    ),
+  ],
   names: /certificate|CA|kc/,
 });
 cases.push({
   name: 'proxy upstream unreachable',
-  args: ['proxy', '--upstream-kubeconfig', file('apiVersion: v1\nkind: Config\nclusters: [ { name: c, cluster: { server: "http://127.0.0.1:1" } } ]\ncontexts: [ { name: c, context: { cluster: c, user: u } } ]\ncurrent-context: c\nusers: [ { name: u, user: { token: t } } ]\n', 'kc')],
+  args: [
+    'proxy',
+    '--upstream-kubeconfig',
+    file(
+      'apiVersion: v1\nkind: Config\nclusters: [ { name: c, cluster: { server: "http://127.0.0.1:1" } } ]\ncontexts: [ { name: c, context: { cluster: c, user: u } } ]\ncurrent-context: c\nusers: [ { name: u, user: { token: t } } ]\n',
+      'kc',
+    ),
+  ],
   names: /127\.0\.0\.1:1|reach|connect|kc/,
 });
-const kubeconfig = file('apiVersion: v1\nkind: Config\nclusters: [ { name: c, cluster: { server: "https://127.0.0.1:1", insecure-skip-tls-verify: true } } ]\ncontexts: [ { name: c, context: { cluster: c, user: u } } ]\ncurrent-context: c\nusers: [ { name: u, user: { token: t } } ]\n', 'kc');
+const kubeconfig = file(
+  'apiVersion: v1\nkind: Config\nclusters: [ { name: c, cluster: { server: "https://127.0.0.1:1", insecure-skip-tls-verify: true } } ]\ncontexts: [ { name: c, context: { cluster: c, user: u } } ]\ncurrent-context: c\nusers: [ { name: u, user: { token: t } } ]\n',
+  'kc',
+);
 cases.push({ name: 'proxy --context unknown', args: ['proxy', '--upstream-kubeconfig', kubeconfig, '--context', 'nope'], names: /"nope"/ });
-cases.push({ name: 'test --context unknown', args: ['learn', '--context', 'nope', '-c', good, '-o', join(root, 'ctx')], names: /"nope"/, env: { KUBECONFIG: kubeconfig } });
+cases.push({
+  name: 'test --context unknown',
+  args: ['learn', '--context', 'nope', '-c', good, '-o', join(root, 'ctx')],
+  names: /"nope"/,
+  env: { KUBECONFIG: kubeconfig },
+});
 cases.push({ name: 'proxy --port a word', args: ['proxy', '--upstream-kubeconfig', kubeconfig, '--port', 'x'], names: /--port/ });
 {
   const out = mkdtempSync(join(root, 'keyed-'));
@@ -164,9 +257,17 @@ cases.push({ name: 'proxy --port a word', args: ['proxy', '--upstream-kubeconfig
 cases.push({ name: 'report a missing path', args: ['report', join(root, 'nothing-here')], names: /nothing-here/ });
 cases.push({ name: 'report an empty directory', args: ['report', mkdtempSync(join(root, 'empty-'))], names: /empty-/ });
 cases.push({ name: 'report a results.json of garbage', args: ['report', file('{"format": 3', 'results.json')], names: /results\.json/ });
-cases.push({ name: 'report a results.json of another format', args: ['report', file('{"format":"something/else","results":[]}', 'results.json')], names: /results\.json/ });
+cases.push({
+  name: 'report a results.json of another format',
+  args: ['report', file('{"format":"something/else","results":[]}', 'results.json')],
+  names: /results\.json/,
+});
 cases.push({ name: 'report a verdict.json of garbage', args: ['report', file('[]', 'verdict.json')], names: /verdict\.json/ });
-cases.push({ name: 'report --html into a missing dir', args: ['report', file('{"format": 3', 'results.json'), '--html', join(root, 'no', 'such', 'r.html')], names: /--html|results\.json/ });
+cases.push({
+  name: 'report --html into a missing dir',
+  args: ['report', file('{"format": 3', 'results.json'), '--html', join(root, 'no', 'such', 'r.html')],
+  names: /--html|results\.json/,
+});
 cases.push({ name: 'diff missing runs', args: ['diff', join(root, 'a'), join(root, 'b')], names: /[/]a\b/ });
 cases.push({ name: 'diff a file, not a run directory', args: ['diff', good, good], names: /kperturb\.yaml/ });
 const runDir = (trace: string) => {
@@ -177,28 +278,62 @@ const runDir = (trace: string) => {
   return dir;
 };
 cases.push({ name: 'diff runs whose run.json is empty', args: ['diff', runDir(''), runDir('')], names: /run\.json|end-state/ });
-cases.push({ name: 'diff a trace line of an unknown type', args: ['diff', runDir('{"type":"mystery","seq":1}\n'), runDir('{"type":"mystery","seq":1}\n')], names: /mystery|trace|run\.json/ });
+cases.push({
+  name: 'diff a trace line of an unknown type',
+  args: ['diff', runDir('{"type":"mystery","seq":1}\n'), runDir('{"type":"mystery","seq":1}\n')],
+  names: /mystery|trace|run\.json/,
+});
 cases.push({ name: 'demo --only an unknown example', args: ['demo', '--only', 'nope', '-o', join(root, 'd1')], names: /nope/ });
 cases.push({ name: 'demo -j 0', args: ['demo', '-j', '0', '-o', join(root, 'd2')], names: /-j|--parallel/ });
 
 // Plan files.
 function planCase(name: string, spec: string, path: string): void {
   const p = file(`apiVersion: kperturb.dev/v1\nkind: TestPlan\nmetadata: { name: p }\nspec:\n  controller: x\n  workload: w\n${spec}`, 'p.yaml');
-  cases.push({ name: `plan file: ${name}`, args: ['test', p, '-c', good, '-o', join(root, 'po', String(fileCount))], names: new RegExp(path === 'p.yaml' ? 'p\\.yaml' : `p\\.yaml[\\s\\S]*${escape(path)}`) });
+  cases.push({
+    name: `plan file: ${name}`,
+    args: ['test', p, '-c', good, '-o', join(root, 'po', String(fileCount))],
+    names: new RegExp(path === 'p.yaml' ? 'p\\.yaml' : `p\\.yaml[\\s\\S]*${escape(path)}`),
+  });
 }
-planCase('no pattern', '  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: ConfigMap/default/a, occurrence: 1 } } ]\n', 'spec.pattern');
-planCase('unknown pattern', '  pattern: chaos\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: ConfigMap/default/a, occurrence: 1 } } ]\n', 'spec.pattern');
+planCase(
+  'no pattern',
+  '  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: ConfigMap/default/a, occurrence: 1 } } ]\n',
+  'spec.pattern',
+);
+planCase(
+  'unknown pattern',
+  '  pattern: chaos\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: ConfigMap/default/a, occurrence: 1 } } ]\n',
+  'spec.pattern',
+);
 planCase('faults not a list', '  pattern: intermediate-state\n  description: d\n  faults: 3\n', 'spec.faults');
 planCase('unknown fault type', '  pattern: intermediate-state\n  description: d\n  faults: [ { type: meteor } ]\n', 'spec.faults[0].type');
-planCase('occurrence 0', '  pattern: intermediate-state\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: ConfigMap/default/a, occurrence: 0 } } ]\n', 'spec.faults[0].after.occurrence');
-planCase('unknown verb', '  pattern: intermediate-state\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: yeet, key: ConfigMap/default/a, occurrence: 1 } } ]\n', 'spec.faults[0].after.verb');
-planCase('malformed key', '  pattern: intermediate-state\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: a, occurrence: 1 } } ]\n', 'spec.faults[0].after.key');
+planCase(
+  'occurrence 0',
+  '  pattern: intermediate-state\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: ConfigMap/default/a, occurrence: 0 } } ]\n',
+  'spec.faults[0].after.occurrence',
+);
+planCase(
+  'unknown verb',
+  '  pattern: intermediate-state\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: yeet, key: ConfigMap/default/a, occurrence: 1 } } ]\n',
+  'spec.faults[0].after.verb',
+);
+planCase(
+  'malformed key',
+  '  pattern: intermediate-state\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: a, occurrence: 1 } } ]\n',
+  'spec.faults[0].after.key',
+);
 {
-  const p = file('apiVersion: kperturb.dev/v1\nkind: TestPlan\nmetadata: { name: p }\nspec:\n  controller: someone-else\n  workload: w\n  pattern: intermediate-state\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: ConfigMap/default/a, occurrence: 1 } } ]\n', 'p.yaml');
+  const p = file(
+    'apiVersion: kperturb.dev/v1\nkind: TestPlan\nmetadata: { name: p }\nspec:\n  controller: someone-else\n  workload: w\n  pattern: intermediate-state\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: ConfigMap/default/a, occurrence: 1 } } ]\n',
+    'p.yaml',
+  );
   cases.push({ name: 'plan file: of another controller', args: ['test', p, '-c', good, '-o', join(root, 'po-other')], names: /someone-else/ });
 }
 {
-  const p = file('apiVersion: kperturb.dev/v1\nkind: TestPlan\nmetadata: { name: p }\nspec:\n  controller: x\n  workload: no-such-workload\n  pattern: intermediate-state\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: ConfigMap/default/a, occurrence: 1 } } ]\n', 'p.yaml');
+  const p = file(
+    'apiVersion: kperturb.dev/v1\nkind: TestPlan\nmetadata: { name: p }\nspec:\n  controller: x\n  workload: no-such-workload\n  pattern: intermediate-state\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: ConfigMap/default/a, occurrence: 1 } } ]\n',
+    'p.yaml',
+  );
   cases.push({ name: 'plan file: of an unknown workload', args: ['test', p, '-c', good, '-o', join(root, 'po-wl')], names: /no-such-workload/ });
 }
 planCase('YAML garbage', '  pattern: [\n', 'p.yaml');
@@ -227,6 +362,11 @@ await Promise.all(
   }),
 );
 const bad = results.filter((r) => r.problems.length > 0);
-for (const r of bad) console.log(`NOT PRECISE  ${r.c.name}: ${r.problems.join('; ')}\n  kperturb ${r.c.args.join(' ')}\n  ${r.stderr.trim().split('\n').slice(0, 4).join('\n  ')}`);
-console.log(`${results.length} bad inputs tried: ${results.length - bad.length} answered precisely (exit 2, no stack trace, naming what is wrong), ${bad.length} not`);
+for (const r of bad)
+  console.log(
+    `NOT PRECISE  ${r.c.name}: ${r.problems.join('; ')}\n  kperturb ${r.c.args.join(' ')}\n  ${r.stderr.trim().split('\n').slice(0, 4).join('\n  ')}`,
+  );
+console.log(
+  `${results.length} bad inputs tried: ${results.length - bad.length} answered precisely (exit 2, no stack trace, naming what is wrong), ${bad.length} not`,
+);
 process.exitCode = bad.length > 0 ? 1 : 0;

@@ -41,7 +41,11 @@ test('kubectl works through `kperturb proxy` in front of `kperturb cluster`, and
   const trace = join(dir, 'trace.jsonl');
 
   // A kubeconfig of the user's is there already: kperturb adds its context and keeps the others.
-  writeFileSync(clusterKc, 'apiVersion: v1\nkind: Config\nclusters: [{name: prod, cluster: {server: "https://prod.example:6443"}}]\nusers: [{name: admin, user: {token: prod-token}}]\ncontexts: [{name: prod, context: {cluster: prod, user: admin}}]\ncurrent-context: prod\n', { mode: 0o644 });
+  writeFileSync(
+    clusterKc,
+    'apiVersion: v1\nkind: Config\nclusters: [{name: prod, cluster: {server: "https://prod.example:6443"}}]\nusers: [{name: admin, user: {token: prod-token}}]\ncontexts: [{name: prod, context: {cluster: prod, user: admin}}]\ncurrent-context: prod\n',
+    { mode: 0o644 },
+  );
 
   const cluster = start(['cluster', '--kubeconfig-out', clusterKc]);
   t.teardown(() => cluster.child.kill('SIGKILL'));
@@ -67,8 +71,14 @@ test('kubectl works through `kperturb proxy` in front of `kperturb cluster`, and
   cluster.child.kill('SIGINT');
   t.is(await proxy.exited, 0, proxy.stderr());
   t.is(await cluster.exited, 0, cluster.stderr());
-  const events = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; verb?: string; key?: string });
-  t.true(events.some((e) => e.type === 'request' && e.verb === 'create' && e.key === 'ConfigMap/default/through-proxy'), 'the trace holds kubectl\'s create');
+  const events = readFileSync(trace, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; verb?: string; key?: string });
+  t.true(
+    events.some((e) => e.type === 'request' && e.verb === 'create' && e.key === 'ConfigMap/default/through-proxy'),
+    "the trace holds kubectl's create",
+  );
 });
 
 test('`--kubeconfig-out` onto a file that is not a kubeconfig exits 2 naming it and leaves it alone', async (t) => {
@@ -83,13 +93,15 @@ test('`--kubeconfig-out` onto a file that is not a kubeconfig exits 2 naming it 
   t.is(readFileSync(notes, 'utf8'), 'my notes: [not yaml\n');
 });
 
-
 test('`kperturb proxy` honours KUBECONFIG (a path list) and --context as kubectl does', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
   const clusterKc = join(dir, 'cluster.kubeconfig');
   // The first file of the list sets the current context: a cluster nobody answers for.
   const first = join(dir, 'first.kubeconfig');
-  writeFileSync(first, 'apiVersion: v1\nkind: Config\nclusters: [{name: gone, cluster: {server: "http://127.0.0.1:9"}}]\nusers: [{name: gone, user: {token: x}}]\ncontexts: [{name: gone, context: {cluster: gone, user: gone}}]\ncurrent-context: gone\n');
+  writeFileSync(
+    first,
+    'apiVersion: v1\nkind: Config\nclusters: [{name: gone, cluster: {server: "http://127.0.0.1:9"}}]\nusers: [{name: gone, user: {token: x}}]\ncontexts: [{name: gone, context: {cluster: gone, user: gone}}]\ncurrent-context: gone\n',
+  );
   const cluster = start(['cluster', '--kubeconfig-out', clusterKc]);
   t.teardown(() => cluster.child.kill('SIGKILL'));
   await stderrHolds(cluster, 'listening');
@@ -102,7 +114,7 @@ test('`kperturb proxy` honours KUBECONFIG (a path list) and --context as kubectl
   };
 
   const current = startWith([]);
-  t.is(await current.exited, 2, 'the current context of the merged list is the first file\'s, which does not answer');
+  t.is(await current.exited, 2, "the current context of the merged list is the first file's, which does not answer");
   t.true(current.stderr().includes('KUBECONFIG ('), current.stderr());
   const unknown = startWith(['--context', 'nope']);
   t.is(await unknown.exited, 2);

@@ -54,9 +54,15 @@ test('--help exits 0 and lists every command', (t) => {
 test('a malformed plan file exits 2 naming the path inside it', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
   const cfg = join(dir, 'kperturb.yaml');
-  writeFileSync(cfg, 'apiVersion: kperturb.dev/v1\nkind: ControllerUnderTest\nmetadata: { name: x }\ncontroller: { command: "true" }\nworkloads: { w: { steps: [ { sleep: 0 } ] } }\n');
+  writeFileSync(
+    cfg,
+    'apiVersion: kperturb.dev/v1\nkind: ControllerUnderTest\nmetadata: { name: x }\ncontroller: { command: "true" }\nworkloads: { w: { steps: [ { sleep: 0 } ] } }\n',
+  );
   const plan = join(dir, 'p.yaml');
-  writeFileSync(plan, 'apiVersion: kperturb.dev/v1\nkind: TestPlan\nmetadata: { name: p }\nspec:\n  controller: x\n  workload: w\n  pattern: intermediate-state\n  description: d\n  faults:\n    - type: crash-after-write\n      after: { verb: create, key: ConfigMap/default/a, occurrence: 0 }\n');
+  writeFileSync(
+    plan,
+    'apiVersion: kperturb.dev/v1\nkind: TestPlan\nmetadata: { name: p }\nspec:\n  controller: x\n  workload: w\n  pattern: intermediate-state\n  description: d\n  faults:\n    - type: crash-after-write\n      after: { verb: create, key: ConfigMap/default/a, occurrence: 0 }\n',
+  );
   const r = run(['test', plan, '--config', cfg]);
   t.is(r.status, 2, r.stderr);
   t.true(r.stderr.includes('spec.faults[0].after.occurrence'), r.stderr);
@@ -73,18 +79,32 @@ test('cluster --kubernetes-version out of range, or with --real, exits 2 naming 
 
 test('sleep: 1e7 is refused before anything runs (Node timers overflow past 2^31-1 ms and would sleep 1 ms)', (t) => {
   const { dir, file } = tempConfig(HEAD + 'controller: { command: "true" }\nworkloads: { w: { steps: [ { sleep: 1e7 } ] } }\n');
-  assertPrecise(t, run(['plan', '--config', file, '-o', join(dir, 'out')]), /kperturb\.yaml at workloads\.w\.steps\[0\]\.sleep: a duration in seconds from 0 to 86400/);
+  assertPrecise(
+    t,
+    run(['plan', '--config', file, '-o', join(dir, 'out')]),
+    /kperturb\.yaml at workloads\.w\.steps\[0\]\.sleep: a duration in seconds from 0 to 86400/,
+  );
 });
 
 test('a controller command that cannot be started: the spawn error and controller.command in the message', (t) => {
-  const { dir, file } = tempConfig(HEAD + 'controller: { command: /nonexistent/controller }\nworkloads: { w: { steps: [ { sleep: 0 } ] } }\nreferenceRuns: 1\n');
+  const { dir, file } = tempConfig(
+    HEAD + 'controller: { command: /nonexistent/controller }\nworkloads: { w: { steps: [ { sleep: 0 } ] } }\nreferenceRuns: 1\n',
+  );
   const r = run(['learn', '--config', file, '-o', join(dir, 'out')]);
   assertPrecise(t, r, /kperturb\.yaml at controller\.command: a program kperturb can start \("\/nonexistent\/controller": ENOENT, not found\)/);
 });
 
 test('a YAML alias bomb names the file; a binary config is not echoed whole', (t) => {
   const levels = 'abcdefghi'.split('');
-  const bomb = levels.map((c, i) => (i === 0 ? 'a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]' : `${c}: &${c} [${Array(9).fill('*' + levels[i - 1]).join(', ')}]`)).join('\n');
+  const bomb = levels
+    .map((c, i) =>
+      i === 0
+        ? 'a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'
+        : `${c}: &${c} [${Array(9)
+            .fill('*' + levels[i - 1])
+            .join(', ')}]`,
+    )
+    .join('\n');
   const { dir, file } = tempConfig(bomb + '\n');
   assertPrecise(t, run(['plan', '--config', file, '-o', join(dir, 'out')]), new RegExp(`${file}: YAML whose aliases`));
   const garbage = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7919 + 13) % 256)).toString('latin1');
@@ -101,7 +121,11 @@ test('report --html and --junit into a path that cannot be written name the opti
   assertPrecise(t, run(['report', resultsFile, '--html', dir]), new RegExp(`at --html: a file path kperturb can write \\(${dir}: is a directory, EISDIR\\)`));
   assertPrecise(t, run(['report', resultsFile, '--junit', dir]), /at --junit: .*is a directory, EISDIR/);
   const underFile = join(resultsFile, 'junit.xml');
-  assertPrecise(t, run(['report', resultsFile, '--junit', underFile]), new RegExp(`at --junit: a file path kperturb can write \\(${underFile}: ${resultsFile}: is not a directory`));
+  assertPrecise(
+    t,
+    run(['report', resultsFile, '--junit', underFile]),
+    new RegExp(`at --junit: a file path kperturb can write \\(${underFile}: ${resultsFile}: is not a directory`),
+  );
 });
 
 test('a trace line of an unknown type is refused by diff with the file, the line and the known types', (t) => {
@@ -112,7 +136,11 @@ test('a trace line of an unknown type is refused by diff with the file, the line
   const lines = readFileSync(trace, 'utf8').split('\n');
   lines.splice(1, 0, JSON.stringify({ seq: 1, ts: 1, type: 'teleport' }));
   writeFileSync(trace, lines.join('\n'));
-  assertPrecise(t, run(['diff', ref, other]), new RegExp(`${trace} at line 2: an event of a known type \\(header, request, .*cluster-change.*; got "teleport"\\)`));
+  assertPrecise(
+    t,
+    run(['diff', ref, other]),
+    new RegExp(`${trace} at line 2: an event of a known type \\(header, request, .*cluster-change.*; got "teleport"\\)`),
+  );
 });
 
 test('proxy: an upstream CA that is not a certificate, or a server that does not answer, exits 2 before listening', async (t) => {
@@ -121,11 +149,19 @@ test('proxy: an upstream CA that is not a certificate, or a server that does not
     `apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: ${cluster} }]\nusers: [{ name: u, user: { token: t } }]\ncontexts: [{ name: x, context: { cluster: c, user: u } }]\ncurrent-context: x\n`;
   const notPem = join(dir, 'not-pem.kubeconfig');
   writeFileSync(notPem, kubeconfig(`{ server: "https://127.0.0.1:1", certificate-authority-data: ${Buffer.from('not a certificate').toString('base64')} }`));
-  assertPrecise(t, run(['proxy', '--upstream-kubeconfig', notPem], 15_000), /not-pem\.kubeconfig at clusters\[c\]\.certificate-authority-data: PEM CA certificates \(found no -----BEGIN CERTIFICATE----- block\)/);
+  assertPrecise(
+    t,
+    run(['proxy', '--upstream-kubeconfig', notPem], 15_000),
+    /not-pem\.kubeconfig at clusters\[c\]\.certificate-authority-data: PEM CA certificates \(found no -----BEGIN CERTIFICATE----- block\)/,
+  );
   const broken = join(dir, 'broken.kubeconfig');
   const pem = `-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n`;
   writeFileSync(broken, kubeconfig(`{ server: "https://127.0.0.1:1", certificate-authority-data: ${Buffer.from(pem).toString('base64')} }`));
-  assertPrecise(t, run(['proxy', '--upstream-kubeconfig', broken], 15_000), /broken\.kubeconfig at clusters\[c\]\.certificate-authority-data: valid PEM CA certificates \(certificate 1 of 1 does not parse/);
+  assertPrecise(
+    t,
+    run(['proxy', '--upstream-kubeconfig', broken], 15_000),
+    /broken\.kubeconfig at clusters\[c\]\.certificate-authority-data: valid PEM CA certificates \(certificate 1 of 1 does not parse/,
+  );
   // A port that was free a moment ago: nothing answers there.
   const port = await new Promise<number>((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
@@ -135,7 +171,11 @@ test('proxy: an upstream CA that is not a certificate, or a server that does not
   });
   const unreachable = join(dir, 'unreachable.kubeconfig');
   writeFileSync(unreachable, kubeconfig(`{ server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true }`));
-  assertPrecise(t, run(['proxy', '--upstream-kubeconfig', unreachable], 15_000), new RegExp(`unreachable\\.kubeconfig: could not reach the API server at http://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`));
+  assertPrecise(
+    t,
+    run(['proxy', '--upstream-kubeconfig', unreachable], 15_000),
+    new RegExp(`unreachable\\.kubeconfig: could not reach the API server at http://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`),
+  );
 });
 
 test('a config given as a plan is told the kind a plan has', (t) => {
@@ -145,7 +185,11 @@ test('a config given as a plan is told the kind a plan has', (t) => {
 
 test('demo --only with a name no bundled example has exits 2 and lists the names (it ran nothing and exited 0 before)', (t) => {
   const out = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
-  assertPrecise(t, run(['demo', '--only', 'decommission-buggy', 'no-such-example', '-o', out]), /--only: names of bundled examples \(.*decommission-buggy.*\); got "no-such-example"/);
+  assertPrecise(
+    t,
+    run(['demo', '--only', 'decommission-buggy', 'no-such-example', '-o', out]),
+    /--only: names of bundled examples \(.*decommission-buggy.*\); got "no-such-example"/,
+  );
 });
 
 test('--version prints the package version and exits 0', (t) => {

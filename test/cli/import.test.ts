@@ -57,13 +57,23 @@ for (const format of ['chainsaw', 'kuttl'] as const) {
       .map((l) => JSON.parse(l) as { index: number; phase: string; action?: string; description: string; output?: string });
     const asserts = steps.filter((s) => s.phase === 'start' && /^assert /.test(s.description));
     t.true(asserts.length >= 2, 'both asserts ran');
-    t.true(asserts.every((s) => s.action === 'wait'), 'asserts are waits, not workload writes');
-    t.true(steps.some((s) => s.phase === 'done' && s.output !== undefined && /db1|15/.test(s.output)), 'a command reached the cluster with the kubeconfig it was given');
+    t.true(
+      asserts.every((s) => s.action === 'wait'),
+      'asserts are waits, not workload writes',
+    );
+    t.true(
+      steps.some((s) => s.phase === 'done' && s.output !== undefined && /db1|15/.test(s.output)),
+      'a command reached the cluster with the kubeconfig it was given',
+    );
 
     const planned = await kperturb('plan', '-c', config, '-o', out);
     t.is(planned.code, 0, planned.stderr);
     const plansDir = join(out, `secret-marker-${format}`, 'plans', 'create-and-upgrade');
-    const catching = readdirSync(plansDir).find((f) => /patches Database\/default\/db1 status \(1st time\)/.test(readFileSync(join(plansDir, f), 'utf8')) && /pattern: intermediate-state/.test(readFileSync(join(plansDir, f), 'utf8')));
+    const catching = readdirSync(plansDir).find(
+      (f) =>
+        /patches Database\/default\/db1 status \(1st time\)/.test(readFileSync(join(plansDir, f), 'utf8')) &&
+        /pattern: intermediate-state/.test(readFileSync(join(plansDir, f), 'utf8')),
+    );
     t.truthy(catching, `an intermediate-state plan after the status patch among ${readdirSync(plansDir).join(', ')}`);
 
     const tested = await kperturb('test', join(plansDir, catching!), '-c', config, '-o', out);
@@ -76,7 +86,10 @@ test('import names the file and the path of what it cannot express, exits 2 with
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-import-refused-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const testFile = join(dir, 'chainsaw-test.yaml');
-  writeFileSync(testFile, 'apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: { name: t }\nspec:\n  steps:\n  - try:\n    - command: { entrypoint: "true", check: { ($error): null } }\n');
+  writeFileSync(
+    testFile,
+    'apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: { name: t }\nspec:\n  steps:\n  - try:\n    - command: { entrypoint: "true", check: { ($error): null } }\n',
+  );
   const out = join(dir, 'w.yaml');
   const r = await kperturb('import', 'chainsaw', dir, '-o', out);
   t.is(r.code, 2, r.stderr);

@@ -47,7 +47,9 @@ function startCli(args: string[]) {
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   child.stdout.resume();
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { child, stderr: () => stderr, exited };
 }
 
@@ -70,7 +72,11 @@ function pidsIn(file: string): number[] {
 
 /** Kills what is left of these processes once the test is over, failed or not, for the next tests. */
 function killAfterwards(t: ExecutionContext, pids: () => number[]): void {
-  t.teardown(() => pids().filter(processExists).forEach((pid) => process.kill(pid, 'SIGKILL')));
+  t.teardown(() =>
+    pids()
+      .filter(processExists)
+      .forEach((pid) => process.kill(pid, 'SIGKILL')),
+  );
 }
 
 /** The pids still running once they have had `timeoutMs` to end. */
@@ -80,12 +86,18 @@ async function survivors(t: ExecutionContext, pids: number[], timeoutMs = 10_000
 }
 
 /** Starts `learn`, waits until the controller runs, and sends `signal` to kperturb (or calls `interrupt`). */
-async function interruptLearn(t: ExecutionContext, signal: NodeJS.Signals, interrupt = async (cli: ReturnType<typeof startCli>, _pidFile: string) => void cli.child.kill(signal)) {
+async function interruptLearn(
+  t: ExecutionContext,
+  signal: NodeJS.Signals,
+  interrupt = async (cli: ReturnType<typeof startCli>, _pidFile: string) => void cli.child.kill(signal),
+) {
   const c = campaign(1);
   const cli = startCli(['learn', ...c.args]);
   t.teardown(() => cli.child.kill('SIGKILL'));
   killAfterwards(t, () => pidsIn(c.pidFile));
-  await waitFor('the controller started', 30_000, () => (pidsIn(c.pidFile).length >= 2 ? true : cli.child.exitCode !== null ? t.fail(cli.stderr()) : undefined));
+  await waitFor('the controller started', 30_000, () =>
+    pidsIn(c.pidFile).length >= 2 ? true : cli.child.exitCode !== null ? t.fail(cli.stderr()) : undefined,
+  );
   await interrupt(cli, c.pidFile);
   const exit = await cli.exited;
   return { c, exit, stderr: cli.stderr(), pids: pidsIn(c.pidFile) };
@@ -99,7 +111,10 @@ for (const [signal, code] of [
     const { c, exit, stderr, pids } = await interruptLearn(t, signal);
     t.deepEqual(await survivors(t, pids), [], `processes left behind of ${pids.join(', ')}`);
     t.is(exit.code, code, stderr);
-    t.true(stderr.includes(`interrupted: 0 of 1 reference runs finished; runs in ${join(c.out, 'stubborn', 'learn')}; rerun the same command to continue`), stderr);
+    t.true(
+      stderr.includes(`interrupted: 0 of 1 reference runs finished; runs in ${join(c.out, 'stubborn', 'learn')}; rerun the same command to continue`),
+      stderr,
+    );
     t.false(/\n\s+at /.test(stderr), `no stack trace expected:\n${stderr}`);
     t.false(existsSync(join(c.out, 'stubborn', 'learn', 'copy', 'ref-1')), 'the interrupted run leaves no directory');
   });

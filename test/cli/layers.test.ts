@@ -67,7 +67,11 @@ const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
  * the layer would see them. `importing` names repository files; the probe imports them by a path
  * relative to its temporary directory. Uses the built layers' declarations (dist/), as `tsc -b` does.
  */
-async function compileProbe(t: ExecutionContext, layer: Layer, source: (path: (file: string) => string) => string): Promise<{ failed: boolean; output: string }> {
+async function compileProbe(
+  t: ExecutionContext,
+  layer: Layer,
+  source: (path: (file: string) => string) => string,
+): Promise<{ failed: boolean; output: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-layer-probe-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const path = (file: string) => relative(dir, join(ROOT, file));
@@ -75,25 +79,57 @@ async function compileProbe(t: ExecutionContext, layer: Layer, source: (path: (f
   const config = {
     extends: join(ROOT, `tsconfig.${layer}.json`),
     // typeRoots: the layer's types (node, or none) are looked up from the repository, not from /tmp.
-    compilerOptions: { rootDir: '/', outDir: join(dir, 'out'), tsBuildInfoFile: join(dir, 'probe.tsbuildinfo'), typeRoots: [join(ROOT, 'node_modules/@types')] },
+    compilerOptions: {
+      rootDir: '/',
+      outDir: join(dir, 'out'),
+      tsBuildInfoFile: join(dir, 'probe.tsbuildinfo'),
+      typeRoots: [join(ROOT, 'node_modules/@types')],
+    },
     files: ['probe.ts'],
     include: [],
     references: BELOW[layer].map((l) => ({ path: join(ROOT, `tsconfig.${l}.json`) })),
   };
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(config));
   return new Promise((resolve) => {
-    execFile(process.execPath, [TSC, '-p', join(dir, 'tsconfig.json'), '--pretty', 'false'], (err, stdout, stderr) => resolve({ failed: err !== null, output: stdout + stderr }));
+    execFile(process.execPath, [TSC, '-p', join(dir, 'tsconfig.json'), '--pretty', 'false'], (err, stdout, stderr) =>
+      resolve({ failed: err !== null, output: stdout + stderr }),
+    );
   });
 }
 
 const compileRefused: Array<[string, Layer, (path: (file: string) => string) => string, RegExp]> = [
-  ['a node: import in the core', 'core', () => `import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n`, /error TS2307: Cannot find module 'node:fs'/],
+  [
+    'a node: import in the core',
+    'core',
+    () => `import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n`,
+    /error TS2307: Cannot find module 'node:fs'/,
+  ],
   ['process in the core', 'core', () => `export const pid: number = process.pid;\n`, /error TS2591: Cannot find name 'process'/],
   ['Buffer in the core', 'core', () => `export const bytes = Buffer.from('x');\n`, /error TS2591: Cannot find name 'Buffer'/],
-  ['the core importing the runtime', 'core', (p) => `export * from '${p('src/cluster/api-error.js')}';\n`, /error TS6307: File '[^']*src\/cluster\/api-error\.ts' is not listed within the file list of project/],
-  ['the core importing the app', 'core', (p) => `export * from '${p('src/report/color.js')}';\n`, /error TS6307: File '[^']*src\/report\/color\.ts' is not listed/],
-  ['the runtime importing the app', 'runtime', (p) => `export * from '${p('src/campaign/limiter.js')}';\n`, /error TS6307: File '[^']*src\/campaign\/limiter\.ts' is not listed/],
-  ['a layer importing the tests', 'app', (p) => `export * from '${p('test/planner/_helpers.js')}';\n`, /error TS6307: File '[^']*test\/planner\/_helpers\.ts' is not listed/],
+  [
+    'the core importing the runtime',
+    'core',
+    (p) => `export * from '${p('src/cluster/api-error.js')}';\n`,
+    /error TS6307: File '[^']*src\/cluster\/api-error\.ts' is not listed within the file list of project/,
+  ],
+  [
+    'the core importing the app',
+    'core',
+    (p) => `export * from '${p('src/report/color.js')}';\n`,
+    /error TS6307: File '[^']*src\/report\/color\.ts' is not listed/,
+  ],
+  [
+    'the runtime importing the app',
+    'runtime',
+    (p) => `export * from '${p('src/campaign/limiter.js')}';\n`,
+    /error TS6307: File '[^']*src\/campaign\/limiter\.ts' is not listed/,
+  ],
+  [
+    'a layer importing the tests',
+    'app',
+    (p) => `export * from '${p('test/planner/_helpers.js')}';\n`,
+    /error TS6307: File '[^']*test\/planner\/_helpers\.ts' is not listed/,
+  ],
 ];
 
 for (const [what, layer, source, diagnostic] of compileRefused) {
@@ -107,7 +143,11 @@ for (const [what, layer, source, diagnostic] of compileRefused) {
 // The same probes compile when they import downwards: the failures above are the layers, not the harness.
 const compileAllowed: Array<[string, Layer, (path: (file: string) => string) => string]> = [
   ['the core importing the core', 'core', (p) => `export { PATTERNS } from '${p('src/model/plan.js')}';\n`],
-  ['the runtime importing the core, and node:', 'runtime', (p) => `export { PATTERNS } from '${p('src/model/plan.js')}';\nexport { readFileSync } from 'node:fs';\nexport const pid: number = process.pid;\n`],
+  [
+    'the runtime importing the core, and node:',
+    'runtime',
+    (p) => `export { PATTERNS } from '${p('src/model/plan.js')}';\nexport { readFileSync } from 'node:fs';\nexport const pid: number = process.pid;\n`,
+  ],
   ['the app importing the runtime', 'app', (p) => `export { RUN_FILES } from '${p('src/io/run-files.js')}';\n`],
 ];
 

@@ -23,16 +23,38 @@ test('npm pack + npm install -g: the installed kperturb runs the demo from its o
   t.is(pack.status, 0, pack.stderr);
   const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   const files = info!.files.map((f) => f.path);
-  for (const needed of ['bin/kperturb.js', 'dist/src/cli/main.js', 'dist/fixtures/controllers/secret-marker/buggy.js', 'fixtures/controllers/secret-marker/buggy/kperturb.yaml', 'fixtures/controllers/go/main.go', 'realcp/setup.sh', 'schemas/kperturb.schema.json', 'schemas/testplan.schema.json', 'vendor/kubernetes-openapi/v3.json.gz', 'vendor/kubernetes-openapi/v2.json.gz', 'LICENSE', 'README.md', 'docs/cli.md']) {
+  for (const needed of [
+    'bin/kperturb.js',
+    'dist/src/cli/main.js',
+    'dist/fixtures/controllers/secret-marker/buggy.js',
+    'fixtures/controllers/secret-marker/buggy/kperturb.yaml',
+    'fixtures/controllers/go/main.go',
+    'realcp/setup.sh',
+    'schemas/kperturb.schema.json',
+    'schemas/testplan.schema.json',
+    'vendor/kubernetes-openapi/v3.json.gz',
+    'vendor/kubernetes-openapi/v2.json.gz',
+    'LICENSE',
+    'README.md',
+    'docs/cli.md',
+  ]) {
     t.true(files.includes(needed), `the package holds ${needed}`);
   }
-  t.deepEqual(files.filter((f) => f.startsWith('dist/test/') || f.startsWith('test/') || f.startsWith('fixtures/controllers/go/bin/') || f.startsWith('src/')), [], 'no tests, sources or build output');
+  t.deepEqual(
+    files.filter((f) => f.startsWith('dist/test/') || f.startsWith('test/') || f.startsWith('fixtures/controllers/go/bin/') || f.startsWith('src/')),
+    [],
+    'no tests, sources or build output',
+  );
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; private?: boolean; dependencies: Record<string, string> };
   t.is(pkg.private, undefined, 'publishable');
   t.false('ws' in pkg.dependencies, 'ws is only used by tests');
 
   const prefix = join(dir, 'prefix');
-  const install = spawnSync(NPM, ['install', '-g', '--prefix', prefix, join(dir, info!.filename), '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'], { encoding: 'utf8' });
+  const install = spawnSync(
+    NPM,
+    ['install', '-g', '--prefix', prefix, join(dir, info!.filename), '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'],
+    { encoding: 'utf8' },
+  );
   t.is(install.status, 0, install.stderr);
   const kperturb = join(prefix, 'bin', 'kperturb');
   const work = mkdtempSync(join(tmpdir(), 'kperturb-package-work-'));

@@ -23,7 +23,11 @@ test('without the token, or with a wrong one, every API request gets the 401 Sta
       ['GET', '/apis'],
       ['GET', '/openapi/v2'],
     ] as const) {
-      const res = await fetch(cluster.url + path, { method, ...(body ? { body } : {}), headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) } });
+      const res = await fetch(cluster.url + path, {
+        method,
+        ...(body ? { body } : {}),
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+      });
       t.is(res.status, 401, `${method} ${path} with ${authorization ?? 'no token'}`);
       t.like(await res.json(), UNAUTHORIZED);
     }
@@ -44,7 +48,14 @@ test('upgrades (exec) without the token get 401 before anything is upgraded', as
   const { cluster } = await startCluster(t);
   const u = new URL(cluster.url);
   const status = await new Promise<number>((resolve, reject) => {
-    const req = http.request({ hostname: u.hostname, port: u.port, method: 'POST', path: '/api/v1/namespaces/default/pods/p/exec?command=true&stdout=true', headers: { connection: 'Upgrade', upgrade: 'SPDY/3.1', 'x-stream-protocol-version': 'v4.channel.k8s.io' }, agent: false });
+    const req = http.request({
+      hostname: u.hostname,
+      port: u.port,
+      method: 'POST',
+      path: '/api/v1/namespaces/default/pods/p/exec?command=true&stdout=true',
+      headers: { connection: 'Upgrade', upgrade: 'SPDY/3.1', 'x-stream-protocol-version': 'v4.channel.k8s.io' },
+      agent: false,
+    });
     req.on('upgrade', (_res, socket) => {
       socket.destroy();
       resolve(101);
@@ -59,7 +70,7 @@ test('upgrades (exec) without the token get 401 before anything is upgraded', as
   t.is(status, 401);
 });
 
-test('the kubeconfig and clientOptions() carry the token: client-node and kperturb\'s own client work', async (t) => {
+test("the kubeconfig and clientOptions() carry the token: client-node and kperturb's own client work", async (t) => {
   const { cluster, core } = await startCluster(t);
   await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'via-kubeconfig' } } });
   const client = new KubeClient(cluster.url, cluster.clientOptions());

@@ -5,7 +5,7 @@ import { configMap, raw, startCluster, statusOf } from './helpers.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 
-test('oversized bodies get 413 before decoding; objects over etcd\'s 1.5 MiB get 413 too; nothing is stored', async (t) => {
+test("oversized bodies get 413 before decoding; objects over etcd's 1.5 MiB get 413 too; nothing is stored", async (t) => {
   const { core, cluster } = await startCluster(t);
   const before = cluster.resourceVersion;
   const huge = JSON.stringify({ metadata: { name: 'huge' }, data: { x: 'a'.repeat(3 * 1024 * 1024 + 10) } });
@@ -16,7 +16,9 @@ test('oversized bodies get 413 before decoding; objects over etcd\'s 1.5 MiB get
   const big = await t.throwsAsync(core.createNamespacedPod({ namespace: 'default', body: pod }));
   t.like(statusOf(big), { code: 413, reason: 'RequestEntityTooLarge' });
   await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('grows', { x: 'small' }) });
-  const grow = await t.throwsAsync(core.replaceNamespacedConfigMap({ name: 'grows', namespace: 'default', body: configMap('grows', { x: 'c'.repeat(1600 * 1024) }) }));
+  const grow = await t.throwsAsync(
+    core.replaceNamespacedConfigMap({ name: 'grows', namespace: 'default', body: configMap('grows', { x: 'c'.repeat(1600 * 1024) }) }),
+  );
   t.like(statusOf(grow), { code: 422, reason: 'Invalid' });
   t.deepEqual((await core.readNamespacedConfigMap({ name: 'grows', namespace: 'default' })).data, { x: 'small' });
   t.is(cluster.resourceVersion, before + 1, 'only the small create was committed');
@@ -26,7 +28,9 @@ test('ConfigMap and Secret data over 1 MiB: 422 Invalid as kube-apiserver words 
   const { core } = await startCluster(t);
   const MiB = 1024 * 1024;
   // 1.5 MB (decimal): under etcd's 1.5 MiB, over the 1 MiB kube-apiserver allows a ConfigMap's data.
-  const over = await t.throwsAsync(core.createNamespacedConfigMap({ namespace: 'default', body: configMap('x', { a: 'a'.repeat(1_000_000), b: 'b'.repeat(500_000) }) }));
+  const over = await t.throwsAsync(
+    core.createNamespacedConfigMap({ namespace: 'default', body: configMap('x', { a: 'a'.repeat(1_000_000), b: 'b'.repeat(500_000) }) }),
+  );
   t.like(statusOf(over), {
     code: 422,
     reason: 'Invalid',
@@ -35,15 +39,31 @@ test('ConfigMap and Secret data over 1 MiB: 422 Invalid as kube-apiserver words 
   });
   // binaryData counts its decoded bytes, together with data.
   const binary = Buffer.alloc(MiB / 2).toString('base64');
-  const mixed = await t.throwsAsync(core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'mixed' }, data: { a: 'a'.repeat(MiB / 2 + 1) }, binaryData: { b: binary } } }));
+  const mixed = await t.throwsAsync(
+    core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'mixed' }, data: { a: 'a'.repeat(MiB / 2 + 1) }, binaryData: { b: binary } },
+    }),
+  );
   t.like(statusOf(mixed), { code: 422, reason: 'Invalid' });
-  await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'full' }, data: { a: 'a'.repeat(MiB / 2) }, binaryData: { b: binary } } });
+  await core.createNamespacedConfigMap({
+    namespace: 'default',
+    body: { metadata: { name: 'full' }, data: { a: 'a'.repeat(MiB / 2) }, binaryData: { b: binary } },
+  });
   // A Secret's data is counted decoded too, stringData included (it is folded into data first).
-  const secret = await t.throwsAsync(core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' }, data: { a: Buffer.alloc(MiB).toString('base64') }, stringData: { b: 'b' } } }));
+  const secret = await t.throwsAsync(
+    core.createNamespacedSecret({
+      namespace: 'default',
+      body: { metadata: { name: 's' }, data: { a: Buffer.alloc(MiB).toString('base64') }, stringData: { b: 'b' } },
+    }),
+  );
   t.like(statusOf(secret), { code: 422, reason: 'Invalid', message: 'Secret "s" is invalid: data: Too long: may not be more than 1048576 bytes' });
   await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'full' }, data: { a: Buffer.alloc(MiB).toString('base64') } } });
   const names = (await core.listNamespacedConfigMap({ namespace: 'default' })).items.map((o) => o.metadata?.name);
-  t.deepEqual(names.filter((n) => n !== 'kube-root-ca.crt'), ['full']);
+  t.deepEqual(
+    names.filter((n) => n !== 'kube-root-ca.crt'),
+    ['full'],
+  );
 });
 
 test('malformed bodies, wrong kinds and media types: 400 and 415, the server keeps serving', async (t) => {
@@ -63,7 +83,14 @@ test('malformed bodies, wrong kinds and media types: 400 and 415, the server kee
     ['PATCH', `${CM}/app`, '[{"op":"replace","path":"/nope/x","value":1}]', 'application/json-patch+json', 422, 'Invalid'],
     ['PATCH', `${CM}/app`, '{"data":{"a":"2"}}', 'text/plain', 415, 'UnsupportedMediaType'],
     ['PATCH', `${CM}/app?fieldManager=m`, 'kind: ConfigMap\nmetadata: {name: app}\n', 'application/apply-patch+yaml', 400, 'BadRequest'],
-    ['PATCH', `${CM}/fresh?fieldManager=m`, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\ndata: {a: [1]}\n', 'application/apply-patch+yaml', 422, 'Invalid'],
+    [
+      'PATCH',
+      `${CM}/fresh?fieldManager=m`,
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\ndata: {a: [1]}\n',
+      'application/apply-patch+yaml',
+      422,
+      'Invalid',
+    ],
     ['PATCH', `${CM}/app?force=true`, '{"data":{"a":"2"}}', 'application/merge-patch+json', 422, 'Invalid'],
     ['DELETE', `${CM}/app`, '{"propagationPolicy":"Sideways"}', 'application/json', 422, 'Invalid'],
     ['DELETE', `${CM}/app`, '{not json', 'application/json', 400, 'BadRequest'],
@@ -90,27 +117,43 @@ test('malformed bodies, wrong kinds and media types: 400 and 415, the server kee
 test('invalid names and fields: 422 Invalid with causes naming each field', async (t) => {
   const { core, apps, cluster } = await startCluster(t);
   const before = cluster.resourceVersion;
-  const pod = await t.throwsAsync(core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'Web_1' }, spec: { containers: [{ name: 'Bad Name', image: '' }] } } }));
+  const pod = await t.throwsAsync(
+    core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'Web_1' }, spec: { containers: [{ name: 'Bad Name', image: '' }] } } }),
+  );
   const status = statusOf(pod);
   t.like(status, { code: 422, reason: 'Invalid', details: { name: 'Web_1', kind: 'Pod' } });
-  t.deepEqual(status.details?.causes?.map((c) => `${c.reason} ${c.field}`), [
-    'FieldValueInvalid metadata.name',
-    'FieldValueInvalid spec.containers[0].name',
-    'FieldValueRequired spec.containers[0].image',
-  ]);
+  t.deepEqual(
+    status.details?.causes?.map((c) => `${c.reason} ${c.field}`),
+    ['FieldValueInvalid metadata.name', 'FieldValueInvalid spec.containers[0].name', 'FieldValueRequired spec.containers[0].image'],
+  );
   t.regex(status.message ?? '', /^Pod "Web_1" is invalid: \[metadata\.name: Invalid value: "Web_1": a lowercase RFC 1123 subdomain/);
-  const svc = await t.throwsAsync(core.createNamespacedService({ namespace: 'default', body: { metadata: { name: '1svc' }, spec: { ports: [{ port: 70000 }] } } }));
-  t.deepEqual(statusOf(svc).details?.causes?.map((c) => c.field), ['metadata.name', 'spec.ports[0].port']);
+  const svc = await t.throwsAsync(
+    core.createNamespacedService({ namespace: 'default', body: { metadata: { name: '1svc' }, spec: { ports: [{ port: 70000 }] } } }),
+  );
+  t.deepEqual(
+    statusOf(svc).details?.causes?.map((c) => c.field),
+    ['metadata.name', 'spec.ports[0].port'],
+  );
   t.regex(statusOf(svc).message ?? '', /a DNS-1035 label must consist of/);
   const ns = await t.throwsAsync(core.createNamespace({ body: { metadata: { name: 'a.b' } } }));
   t.regex(statusOf(ns).message ?? '', /a lowercase RFC 1123 label must consist of/);
   const deploy = await t.throwsAsync(
     apps.createNamespacedDeployment({
       namespace: 'default',
-      body: { metadata: { name: 'd' }, spec: { replicas: -1, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } },
+      body: {
+        metadata: { name: 'd' },
+        spec: {
+          replicas: -1,
+          selector: { matchLabels: { a: 'b' } },
+          template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+        },
+      },
     }),
   );
-  t.deepEqual(statusOf(deploy).details?.causes?.map((c) => c.field), ['spec.replicas', 'spec.template.metadata.labels']);
+  t.deepEqual(
+    statusOf(deploy).details?.causes?.map((c) => c.field),
+    ['spec.replicas', 'spec.template.metadata.labels'],
+  );
   const label = await t.throwsAsync(core.createNamespacedConfigMap({ namespace: 'default', body: configMap('x', {}, { 'bad key!': 'v' }) }));
   t.like(statusOf(label), { code: 422, details: { causes: [{ field: 'metadata.labels' }] } });
   t.is(cluster.resourceVersion, before);
@@ -118,7 +161,9 @@ test('invalid names and fields: 422 Invalid with causes naming each field', asyn
 
 test('unknown kinds: KubernetesObjectApi cannot map them, raw requests get 404; concurrent writers keep the store consistent', async (t) => {
   const { objects, core, cluster } = await startCluster(t);
-  await t.throwsAsync(objects.create({ apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g', namespace: 'default' } }), { message: /Gadget|example\.com/ });
+  await t.throwsAsync(objects.create({ apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g', namespace: 'default' } }), {
+    message: /Gadget|example\.com/,
+  });
   const res = await raw(cluster, 'GET', '/apis/example.com/v1/gadgets');
   t.like(res, { status: 404, json: { reason: 'NotFound', message: 'the server could not find the requested resource' } });
 

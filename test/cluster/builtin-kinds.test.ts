@@ -46,11 +46,23 @@ test('every built-in kind of the issue is served with its scope, verbs and subre
     t.deepEqual(subs.sort(), [...subresources].sort(), `${kind} subresources`);
   }
   const v1 = await raw(cluster, 'GET', '/apis/apps/v1');
-  t.like(v1.json.resources.find((r: any) => r.name === 'deployments/scale'), { group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
-  t.like(v1.json.resources.find((r: any) => r.name === 'deployments'), { shortNames: ['deploy'], categories: ['all'] });
+  t.like(
+    v1.json.resources.find((r: any) => r.name === 'deployments/scale'),
+    { group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] },
+  );
+  t.like(
+    v1.json.resources.find((r: any) => r.name === 'deployments'),
+    { shortNames: ['deploy'], categories: ['all'] },
+  );
   const core = await raw(cluster, 'GET', '/api/v1');
-  t.like(core.json.resources.find((r: any) => r.name === 'pods/binding'), { kind: 'Binding', verbs: ['create'] });
-  t.like(core.json.resources.find((r: any) => r.name === 'pods/eviction'), { group: 'policy', version: 'v1', kind: 'Eviction' });
+  t.like(
+    core.json.resources.find((r: any) => r.name === 'pods/binding'),
+    { kind: 'Binding', verbs: ['create'] },
+  );
+  t.like(
+    core.json.resources.find((r: any) => r.name === 'pods/eviction'),
+    { group: 'policy', version: 'v1', kind: 'Eviction' },
+  );
   t.deepEqual(core.json.resources.find((r: any) => r.name === 'namespaces').verbs.sort(), ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
 });
 
@@ -77,7 +89,10 @@ test('defaults clients read back: Pod, Service, PVC, PV', async (t) => {
   });
   t.like(pod.spec?.containers[0], { imagePullPolicy: 'Always', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' });
   t.is(pod.spec?.containers[0]?.ports?.[0]?.protocol, 'TCP');
-  t.deepEqual(pod.spec?.tolerations?.map((x) => x.key), ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
+  t.deepEqual(
+    pod.spec?.tolerations?.map((x) => x.key),
+    ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable'],
+  );
   const tagged = await core.createNamespacedPod({
     namespace: 'default',
     body: { metadata: { name: 'g' }, spec: { containers: [{ name: 'c', image: 'nginx:1.25', resources: { limits: { cpu: '1', memory: '1Gi' } } }] } },
@@ -86,21 +101,39 @@ test('defaults clients read back: Pod, Service, PVC, PV', async (t) => {
   t.deepEqual(tagged.spec?.containers[0]?.resources?.requests, { cpu: '1', memory: '1Gi' }, 'requests default to limits');
   t.is(tagged.status?.qosClass, 'Guaranteed');
 
-  const svc = await core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 's' }, spec: { selector: labels, ports: [{ port: 80 }] } } });
+  const svc = await core.createNamespacedService({
+    namespace: 'default',
+    body: { metadata: { name: 's' }, spec: { selector: labels, ports: [{ port: 80 }] } },
+  });
   t.like(svc.spec, { type: 'ClusterIP', sessionAffinity: 'None', ipFamilyPolicy: 'SingleStack', internalTrafficPolicy: 'Cluster' });
   t.regex(svc.spec?.clusterIP ?? '', /^10\.96\.\d+\.\d+$/);
   t.deepEqual(svc.spec?.clusterIPs, [svc.spec?.clusterIP]);
   t.like(svc.spec?.ports?.[0], { port: 80, protocol: 'TCP', targetPort: 80 });
-  const second = await core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 's2' }, spec: { type: 'NodePort', ports: [{ port: 80 }] } } });
+  const second = await core.createNamespacedService({
+    namespace: 'default',
+    body: { metadata: { name: 's2' }, spec: { type: 'NodePort', ports: [{ port: 80 }] } },
+  });
   t.not(second.spec?.clusterIP, svc.spec?.clusterIP, 'cluster IPs are unique');
   const nodePort = second.spec?.ports?.[0]?.nodePort ?? 0;
   t.true(nodePort >= 30000 && nodePort <= 32767);
   // A replace that leaves out the allocated clusterIP keeps it.
-  const replaced = await core.replaceNamespacedService({ name: 's', namespace: 'default', body: { metadata: { name: 's', ...(svc.metadata?.resourceVersion ? { resourceVersion: svc.metadata.resourceVersion } : {}) }, spec: { selector: labels, ports: [{ port: 80 }] } } });
+  const replaced = await core.replaceNamespacedService({
+    name: 's',
+    namespace: 'default',
+    body: {
+      metadata: { name: 's', ...(svc.metadata?.resourceVersion ? { resourceVersion: svc.metadata.resourceVersion } : {}) },
+      spec: { selector: labels, ports: [{ port: 80 }] },
+    },
+  });
   t.is(replaced.spec?.clusterIP, svc.spec?.clusterIP);
-  const changeIp = await t.throwsAsync(core.patchNamespacedService({ name: 's', namespace: 'default', body: { spec: { clusterIP: '10.96.9.9', clusterIPs: ['10.96.9.9'] } } }, mergePatch));
+  const changeIp = await t.throwsAsync(
+    core.patchNamespacedService({ name: 's', namespace: 'default', body: { spec: { clusterIP: '10.96.9.9', clusterIPs: ['10.96.9.9'] } } }, mergePatch),
+  );
   t.like(statusOf(changeIp), { code: 422, reason: 'Invalid' });
-  const headless = await core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 'h' }, spec: { clusterIP: 'None', selector: labels } } });
+  const headless = await core.createNamespacedService({
+    namespace: 'default',
+    body: { metadata: { name: 'h' }, spec: { clusterIP: 'None', selector: labels } },
+  });
   t.deepEqual(headless.spec?.clusterIPs, ['None']);
 
   const pvc = await core.createNamespacedPersistentVolumeClaim({
@@ -109,7 +142,9 @@ test('defaults clients read back: Pod, Service, PVC, PV', async (t) => {
   });
   t.is(pvc.spec?.volumeMode, 'Filesystem');
   t.is(pvc.status?.phase, 'Pending');
-  const pv = await core.createPersistentVolume({ body: { metadata: { name: 'pv1' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/x' } } } });
+  const pv = await core.createPersistentVolume({
+    body: { metadata: { name: 'pv1' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/x' } } },
+  });
   t.like(pv.spec, { persistentVolumeReclaimPolicy: 'Retain', volumeMode: 'Filesystem' });
   t.is(pv.status?.phase, 'Pending');
 });
@@ -117,9 +152,22 @@ test('defaults clients read back: Pod, Service, PVC, PV', async (t) => {
 test('defaults clients read back: Deployment, StatefulSet, DaemonSet, Job', async (t) => {
   const { kc, apps } = await startCluster(t);
   const batch = kc.makeApiClient(k8s.BatchV1Api);
-  const deploy = await apps.createNamespacedDeployment({ namespace: 'default', body: { metadata: { name: 'd' }, spec: { selector: { matchLabels: labels }, template: template() } } });
-  t.like(deploy.spec, { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } } });
-  t.like(deploy.spec?.template.spec, { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', terminationGracePeriodSeconds: 30, schedulerName: 'default-scheduler' });
+  const deploy = await apps.createNamespacedDeployment({
+    namespace: 'default',
+    body: { metadata: { name: 'd' }, spec: { selector: { matchLabels: labels }, template: template() } },
+  });
+  t.like(deploy.spec, {
+    replicas: 1,
+    revisionHistoryLimit: 10,
+    progressDeadlineSeconds: 600,
+    strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
+  });
+  t.like(deploy.spec?.template.spec, {
+    restartPolicy: 'Always',
+    dnsPolicy: 'ClusterFirst',
+    terminationGracePeriodSeconds: 30,
+    schedulerName: 'default-scheduler',
+  });
   t.is(deploy.spec?.template.spec?.tolerations, undefined, 'admission defaults apply to pods, not templates');
   t.is(deploy.metadata?.generation, 1);
   t.deepEqual({ ...deploy.status }, {});
@@ -132,7 +180,10 @@ test('defaults clients read back: Deployment, StatefulSet, DaemonSet, Job', asyn
         serviceName: 'db',
         selector: { matchLabels: labels },
         // The pod template mounts a volume only the volumeClaimTemplates define: valid for a StatefulSet.
-        template: { metadata: { labels }, spec: { containers: [{ name: 'db', image: 'postgres:16', volumeMounts: [{ name: 'data', mountPath: '/var/lib/postgresql' }] }] } },
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ name: 'db', image: 'postgres:16', volumeMounts: [{ name: 'data', mountPath: '/var/lib/postgresql' }] }] },
+        },
         volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
       },
     },
@@ -144,26 +195,42 @@ test('defaults clients read back: Deployment, StatefulSet, DaemonSet, Job', asyn
     updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } },
     persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
   });
-  t.like(sts.spec?.volumeClaimTemplates?.[0], { apiVersion: 'v1', kind: 'PersistentVolumeClaim', spec: { volumeMode: 'Filesystem' }, status: { phase: 'Pending' } });
+  t.like(sts.spec?.volumeClaimTemplates?.[0], {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    spec: { volumeMode: 'Filesystem' },
+    status: { phase: 'Pending' },
+  });
   t.deepEqual({ ...sts.status }, { replicas: 0, availableReplicas: 0 });
 
-  const ds = await apps.createNamespacedDaemonSet({ namespace: 'default', body: { metadata: { name: 'agent' }, spec: { selector: { matchLabels: labels }, template: template() } } });
+  const ds = await apps.createNamespacedDaemonSet({
+    namespace: 'default',
+    body: { metadata: { name: 'agent' }, spec: { selector: { matchLabels: labels }, template: template() } },
+  });
   t.like(ds.spec, { revisionHistoryLimit: 10, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } } });
   t.deepEqual({ ...ds.status }, { currentNumberScheduled: 0, desiredNumberScheduled: 0, numberMisscheduled: 0, numberReady: 0 });
 
-  const job = await batch.createNamespacedJob({ namespace: 'default', body: { metadata: { name: 'j' }, spec: { template: { spec: { ...podSpec(), restartPolicy: 'Never' } } } } });
+  const job = await batch.createNamespacedJob({
+    namespace: 'default',
+    body: { metadata: { name: 'j' }, spec: { template: { spec: { ...podSpec(), restartPolicy: 'Never' } } } },
+  });
   t.like(job.spec, { completions: 1, parallelism: 1, backoffLimit: 6, completionMode: 'NonIndexed', suspend: false });
   const uid = job.metadata?.uid ?? '';
   t.like(job.spec?.selector, { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } });
   t.like(job.spec?.template.metadata?.labels, { 'batch.kubernetes.io/job-name': 'j', 'job-name': 'j', 'controller-uid': uid });
-  const badJob = await t.throwsAsync(batch.createNamespacedJob({ namespace: 'default', body: { metadata: { name: 'bad' }, spec: { template: { spec: podSpec() } } } }));
+  const badJob = await t.throwsAsync(
+    batch.createNamespacedJob({ namespace: 'default', body: { metadata: { name: 'bad' }, spec: { template: { spec: podSpec() } } } }),
+  );
   t.like(statusOf(badJob), { code: 422, reason: 'Invalid', details: { kind: 'Job', group: 'batch' } });
   t.regex(statusOf(badJob).message ?? '', /spec\.template\.spec\.restartPolicy: Unsupported value: "Always"/);
 });
 
 test('generation bumps on spec changes only; status writes change only status (and annotations for apps/v1)', async (t) => {
   const { apps } = await startCluster(t);
-  const created = await apps.createNamespacedDeployment({ namespace: 'default', body: { metadata: { name: 'd', labels: { v: '1' } }, spec: { selector: { matchLabels: labels }, template: template() } } });
+  const created = await apps.createNamespacedDeployment({
+    namespace: 'default',
+    body: { metadata: { name: 'd', labels: { v: '1' } }, spec: { selector: { matchLabels: labels }, template: template() } },
+  });
   const labelled = await apps.patchNamespacedDeployment({ name: 'd', namespace: 'default', body: { metadata: { labels: { v: '2' } } } }, mergePatch);
   t.is(labelled.metadata?.generation, 1, 'a label change is not a spec change');
   const scaled = await apps.patchNamespacedDeployment({ name: 'd', namespace: 'default', body: { spec: { replicas: 3 } } }, mergePatch);
@@ -189,7 +256,16 @@ test('generation bumps on spec changes only; status writes change only status (a
   const main = await apps.replaceNamespacedDeployment({ name: 'd', namespace: 'default', body: { ...status, status: { replicas: 0 } } });
   t.like(main.status, { replicas: 3 }, 'a main write keeps the stored status');
   t.true(Number(created.metadata?.resourceVersion) < Number(main.metadata?.resourceVersion));
-  const selector = await t.throwsAsync(apps.patchNamespacedDeployment({ name: 'd', namespace: 'default', body: { spec: { selector: { matchLabels: { app: 'other' } }, template: { metadata: { labels: { app: 'other' } } } } } }, mergePatch));
+  const selector = await t.throwsAsync(
+    apps.patchNamespacedDeployment(
+      {
+        name: 'd',
+        namespace: 'default',
+        body: { spec: { selector: { matchLabels: { app: 'other' } }, template: { metadata: { labels: { app: 'other' } } } } },
+      },
+      mergePatch,
+    ),
+  );
   t.like(statusOf(selector), { code: 422, reason: 'Invalid' });
   t.regex(statusOf(selector).message ?? '', /spec\.selector: Invalid value: .*field is immutable/);
 });
@@ -197,12 +273,22 @@ test('generation bumps on spec changes only; status writes change only status (a
 test('pods: spec is immutable except images; status writes may change labels but not ownerReferences', async (t) => {
   const { core } = await startCluster(t);
   await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'p' }, spec: podSpec() } });
-  const image = await core.patchNamespacedPod({ name: 'p', namespace: 'default', body: { spec: { containers: [{ name: 'web', image: 'nginx:1.26' }] } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch));
+  const image = await core.patchNamespacedPod(
+    { name: 'p', namespace: 'default', body: { spec: { containers: [{ name: 'web', image: 'nginx:1.26' }] } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch),
+  );
   t.is(image.spec?.containers[0]?.image, 'nginx:1.26');
   const err = await t.throwsAsync(core.patchNamespacedPod({ name: 'p', namespace: 'default', body: { spec: { restartPolicy: 'Never' } } }, mergePatch));
   t.like(statusOf(err), { code: 422, reason: 'Invalid', details: { kind: 'Pod', causes: [{ field: 'spec', reason: 'FieldValueForbidden' }] } });
   const status = await core.patchNamespacedPodStatus(
-    { name: 'p', namespace: 'default', body: { metadata: { labels: { ready: 'yes' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'n', uid: 'u' }] }, status: { phase: 'Running' } } },
+    {
+      name: 'p',
+      namespace: 'default',
+      body: {
+        metadata: { labels: { ready: 'yes' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'n', uid: 'u' }] },
+        status: { phase: 'Running' },
+      },
+    },
     mergePatch,
   );
   t.is(status.status?.phase, 'Running');
@@ -215,33 +301,67 @@ test('Events: core/v1 and events.k8s.io/v1 are two views of the same objects', a
   const events = kc.makeApiClient(k8s.EventsV1Api);
   await core.createNamespacedEvent({
     namespace: 'default',
-    body: { metadata: { name: 'e1' }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' }, reason: 'Started', message: 'hello', type: 'Normal', count: 2 },
+    body: {
+      metadata: { name: 'e1' },
+      involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' },
+      reason: 'Started',
+      message: 'hello',
+      type: 'Normal',
+      count: 2,
+    },
   });
   const viaEvents = await events.readNamespacedEvent({ name: 'e1', namespace: 'default' });
   t.like(viaEvents, { reason: 'Started', note: 'hello', type: 'Normal', deprecatedCount: 2, regarding: { kind: 'Pod', name: 'p' } });
   await events.createNamespacedEvent({
     namespace: 'default',
-    body: { metadata: { name: 'e2' }, eventTime: new Date('2025-01-01T00:00:00.123Z') as unknown as k8s.V1MicroTime, reportingController: 'me', reportingInstance: 'me-1', action: 'Do', reason: 'Done', regarding: { kind: 'Pod', name: 'p' }, note: 'n', type: 'Normal' },
+    body: {
+      metadata: { name: 'e2' },
+      eventTime: new Date('2025-01-01T00:00:00.123Z') as unknown as k8s.V1MicroTime,
+      reportingController: 'me',
+      reportingInstance: 'me-1',
+      action: 'Do',
+      reason: 'Done',
+      regarding: { kind: 'Pod', name: 'p' },
+      note: 'n',
+      type: 'Normal',
+    },
   });
   const viaCore = await core.readNamespacedEvent({ name: 'e2', namespace: 'default' });
   t.like(viaCore, { message: 'n', reportingComponent: 'me', involvedObject: { kind: 'Pod', name: 'p' } });
   const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=p,reason=Done' });
-  t.deepEqual(list.items.map((e) => e.metadata?.name), ['e2']);
+  t.deepEqual(
+    list.items.map((e) => e.metadata?.name),
+    ['e2'],
+  );
 });
 
 test('RBAC names may use colons; Lease and ServiceAccount round-trip', async (t) => {
   const { kc, core } = await startCluster(t);
   const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
   const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
-  const role = await rbac.createClusterRole({ body: { metadata: { name: 'system:my-operator' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
+  const role = await rbac.createClusterRole({
+    body: { metadata: { name: 'system:my-operator' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] },
+  });
   t.is(role.metadata?.name, 'system:my-operator');
   const binding = await rbac.createNamespacedRoleBinding({
     namespace: 'default',
-    body: { metadata: { name: 'b' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:my-operator' }, subjects: [{ kind: 'ServiceAccount', name: 'op', namespace: 'default' }] },
+    body: {
+      metadata: { name: 'b' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:my-operator' },
+      subjects: [{ kind: 'ServiceAccount', name: 'op', namespace: 'default' }],
+    },
   });
-  const changed = await t.throwsAsync(rbac.replaceNamespacedRoleBinding({ name: 'b', namespace: 'default', body: { ...binding, roleRef: { ...binding.roleRef, name: 'other' } } }));
+  const changed = await t.throwsAsync(
+    rbac.replaceNamespacedRoleBinding({ name: 'b', namespace: 'default', body: { ...binding, roleRef: { ...binding.roleRef, name: 'other' } } }),
+  );
   t.regex(statusOf(changed).message ?? '', /roleRef: Invalid value: .*cannot change roleRef/);
-  const lease = await coordination.createNamespacedLease({ namespace: 'default', body: { metadata: { name: 'leader' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 15, renewTime: new Date('2025-01-01T00:00:00.5Z') as unknown as k8s.V1MicroTime } } });
+  const lease = await coordination.createNamespacedLease({
+    namespace: 'default',
+    body: {
+      metadata: { name: 'leader' },
+      spec: { holderIdentity: 'a', leaseDurationSeconds: 15, renewTime: new Date('2025-01-01T00:00:00.5Z') as unknown as k8s.V1MicroTime },
+    },
+  });
   t.is(lease.spec?.holderIdentity, 'a');
   const rawLease = await raw((await startCluster(t)).cluster, 'GET', '/apis/coordination.k8s.io/v1/namespaces/default/leases');
   t.is(rawLease.status, 200);

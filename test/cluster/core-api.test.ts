@@ -23,20 +23,14 @@ test('create, read, replace, patch and delete a ConfigMap', async (t) => {
 
   const merged = await core.patchNamespacedConfigMap({ name: 'app', namespace: 'default', body: { data: { b: '3' } } }, mergePatch);
   t.deepEqual(merged.data, { a: '2', b: '3' });
-  const jsonPatched = await core.patchNamespacedConfigMap(
-    { name: 'app', namespace: 'default', body: [{ op: 'remove', path: '/data/a' }] },
-    jsonPatch,
-  );
+  const jsonPatched = await core.patchNamespacedConfigMap({ name: 'app', namespace: 'default', body: [{ op: 'remove', path: '/data/a' }] }, jsonPatch);
   t.deepEqual(jsonPatched.data, { b: '3' });
   const strategic = await core.patchNamespacedConfigMap(
     { name: 'app', namespace: 'default', body: { metadata: { finalizers: ['x.io/a'] }, data: { c: '4' } } },
     strategicPatch,
   );
   t.deepEqual(strategic.data, { b: '3', c: '4' });
-  const strategic2 = await core.patchNamespacedConfigMap(
-    { name: 'app', namespace: 'default', body: { metadata: { finalizers: ['x.io/b'] } } },
-    strategicPatch,
-  );
+  const strategic2 = await core.patchNamespacedConfigMap({ name: 'app', namespace: 'default', body: { metadata: { finalizers: ['x.io/b'] } } }, strategicPatch);
   t.deepEqual(strategic2.metadata?.finalizers, ['x.io/a', 'x.io/b'], 'strategic merge patch merges metadata.finalizers');
   await core.patchNamespacedConfigMap({ name: 'app', namespace: 'default', body: { metadata: { finalizers: null } } }, mergePatch);
 
@@ -116,7 +110,10 @@ test('lists: items without kind/apiVersion, selectors, all namespaces, paginatio
   t.truthy(page1.json.metadata.continue);
   t.is(page1.json.metadata.remainingItemCount, 1);
   const page2 = await raw(cluster, 'GET', `/api/v1/configmaps?limit=2&continue=${encodeURIComponent(page1.json.metadata.continue)}`);
-  t.deepEqual(page2.json.items.map((i: any) => i.metadata.name), ['c']);
+  t.deepEqual(
+    page2.json.items.map((i: any) => i.metadata.name),
+    ['c'],
+  );
   t.is(page2.json.metadata.continue, undefined);
   t.is(page2.json.metadata.resourceVersion, page1.json.metadata.resourceVersion);
 
@@ -176,7 +173,13 @@ test('errors: malformed JSON 400, invalid name 422, namespace mismatch 400, miss
   t.is(notObject.status, 400);
   const badJsonPatch = await raw(cluster, 'POST', '/api/v1/namespaces/default/configmaps', '{"metadata":{"name":"p"}}');
   t.is(badJsonPatch.status, 201);
-  const failedTest = await raw(cluster, 'PATCH', '/api/v1/namespaces/default/configmaps/p', '[{"op":"test","path":"/data","value":1}]', 'application/json-patch+json');
+  const failedTest = await raw(
+    cluster,
+    'PATCH',
+    '/api/v1/namespaces/default/configmaps/p',
+    '[{"op":"test","path":"/data","value":1}]',
+    'application/json-patch+json',
+  );
   t.like(failedTest, { status: 422, json: { reason: 'Invalid' } });
   const garbagePatch = await raw(cluster, 'PATCH', '/api/v1/namespaces/default/configmaps/p', 'nope', 'application/merge-patch+json');
   t.is(garbagePatch.status, 400);
@@ -209,7 +212,10 @@ test('discovery documents list resources, subresources and CRD groups', async (t
   t.truthy(v1.json.resources.find((r: any) => r.name === 'namespaces/status'));
   const cm = v1.json.resources.find((r: any) => r.name === 'configmaps');
   t.deepEqual([...cm.verbs].sort(), ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']);
-  t.is(v1.json.resources.find((r: any) => r.name === 'configmaps/status'), undefined);
+  t.is(
+    v1.json.resources.find((r: any) => r.name === 'configmaps/status'),
+    undefined,
+  );
   const apis = await raw(cluster, 'GET', '/apis');
   t.deepEqual(apis.json.groups.map((g: any) => g.name).sort(), [
     'admissionregistration.k8s.io',

@@ -46,8 +46,14 @@ export function brokerCrd(): Record<string, any> {
                       type: 'object',
                       default: { limits: { cpu: '2000m', memory: '2Gi' }, requests: { cpu: '1000m', memory: '2Gi' } },
                       properties: {
-                        limits: { type: 'object', additionalProperties: { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true } },
-                        requests: { type: 'object', additionalProperties: { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true } },
+                        limits: {
+                          type: 'object',
+                          additionalProperties: { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true },
+                        },
+                        requests: {
+                          type: 'object',
+                          additionalProperties: { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true },
+                        },
                       },
                     },
                     service: {
@@ -85,7 +91,10 @@ export function brokerCrd(): Record<string, any> {
                   type: 'object',
                   properties: {
                     phase: { type: 'string', default: 'Pending' },
-                    conditions: { type: 'array', items: { type: 'object', properties: { type: { type: 'string' }, status: { type: 'string', default: 'Unknown' } } } },
+                    conditions: {
+                      type: 'array',
+                      items: { type: 'object', properties: { type: { type: 'string' }, status: { type: 'string', default: 'Unknown' } } },
+                    },
                   },
                 },
               },
@@ -96,4 +105,3 @@ export function brokerCrd(): Record<string, any> {
     },
   };
 }
-

@@ -58,7 +58,10 @@ test('create: defaults inside array items and map values; not applied where the 
       terminationGracePeriodSeconds: 0,
       persistence: {},
       service: { type: 'NodePort' },
-      ports: [{ name: 'amqp', port: 5672 }, { name: 'tls', port: 5671, protocol: 'UDP' }],
+      ports: [
+        { name: 'amqp', port: 5672 },
+        { name: 'tls', port: 5671, protocol: 'UDP' },
+      ],
       plugins: { mqtt: {}, stomp: { enabled: false } },
       image2: 'dropped',
       note: null,
@@ -72,7 +75,10 @@ test('create: defaults inside array items and map values; not applied where the 
   t.is(spec.terminationGracePeriodSeconds, 0, 'a zero value is present');
   t.deepEqual(spec.persistence, { storage: '10Gi' }, 'an empty object present: its fields are defaulted, not the object');
   t.deepEqual(spec.service, { type: 'NodePort' }, 'a present object does not take the default object');
-  t.deepEqual(spec.ports, [{ name: 'amqp', port: 5672, protocol: 'TCP' }, { name: 'tls', port: 5671, protocol: 'UDP' }]);
+  t.deepEqual(spec.ports, [
+    { name: 'amqp', port: 5672, protocol: 'TCP' },
+    { name: 'tls', port: 5671, protocol: 'UDP' },
+  ]);
   t.deepEqual(spec.plugins, { mqtt: { enabled: true }, stomp: { enabled: false } });
   t.false('image2' in spec, 'unknown fields are pruned');
   t.is(spec.note, null, 'null stays in a nullable field');
@@ -123,7 +129,10 @@ test('embedded resources need a string apiVersion and kind: 422 as objectmeta.Va
   await createCrd(c, brokerCrd());
   const missing = await post(c, broker('a', { template: { metadata: {} } }));
   t.is(missing.status, 422);
-  t.is(missing.json.message, 'Broker.example.com "a" is invalid: [spec.template.apiVersion: Required value: must not be empty, spec.template.kind: Required value: must not be empty]');
+  t.is(
+    missing.json.message,
+    'Broker.example.com "a" is invalid: [spec.template.apiVersion: Required value: must not be empty, spec.template.kind: Required value: must not be empty]',
+  );
   const bad = await post(c, broker('b', { template: { apiVersion: 'a/b/c', kind: 'Pod_x' } }));
   t.is(bad.status, 422);
   t.deepEqual(
@@ -159,7 +168,8 @@ test('fieldValidation: Warn (the default) answers warnings, Strict fails with th
   t.is(strict.status, 400);
   t.like(strict.json, {
     reason: 'BadRequest',
-    message: 'Broker in version "v1" cannot be handled as a Broker: strict decoding error: unknown field "spec.ports[0].x", unknown field "spec.zzz", unknown field "spec.template.metadata.foo"',
+    message:
+      'Broker in version "v1" cannot be handled as a Broker: strict decoding error: unknown field "spec.ports[0].x", unknown field "spec.zzz", unknown field "spec.template.metadata.foo"',
   });
   const put = await raw(c.cluster, 'PUT', `${BASE}/w?fieldValidation=Strict`, JSON.stringify({ ...warned.json, spec: { ...warned.json.spec, bad: 1 } }));
   t.is(put.status, 400);
@@ -185,9 +195,21 @@ test('patches: merge and JSON patch results are pruned and defaulted; removing a
   t.deepEqual(merged.spec.ports, [{ name: 'x', protocol: 'TCP' }]);
   t.false('unknown' in merged.spec);
   t.is(merged.metadata.generation, 2);
-  const json = (await c.custom.patchNamespacedCustomObject({ ...P, body: [{ op: 'remove', path: '/spec/service' }, { op: 'add', path: '/spec/ports/-', value: { name: 'y' } }] }, jsonPatch)) as any;
+  const json = (await c.custom.patchNamespacedCustomObject(
+    {
+      ...P,
+      body: [
+        { op: 'remove', path: '/spec/service' },
+        { op: 'add', path: '/spec/ports/-', value: { name: 'y' } },
+      ],
+    },
+    jsonPatch,
+  )) as any;
   t.deepEqual(json.spec.service, SPEC_DEFAULTS.service);
-  t.deepEqual(json.spec.ports, [{ name: 'x', protocol: 'TCP' }, { name: 'y', protocol: 'TCP' }]);
+  t.deepEqual(json.spec.ports, [
+    { name: 'x', protocol: 'TCP' },
+    { name: 'y', protocol: 'TCP' },
+  ]);
   t.is(json.metadata.generation, 3);
   const noop = (await c.custom.patchNamespacedCustomObject({ ...P, body: { spec: { image: null } } }, mergePatch)) as any;
   t.is(noop.metadata.resourceVersion, json.metadata.resourceVersion, 'removing a field that defaults back to its value is a no-op');
@@ -198,9 +220,15 @@ test('status writes are pruned and defaulted (update and patch); main writes kee
   await createCrd(c, brokerCrd());
   const created = (await post(c, broker('b', {}))).json;
   const P = { group: 'example.com', version: 'v1', namespace: 'default', plural: 'brokers', name: 'b' };
-  const updated = (await c.custom.replaceNamespacedCustomObjectStatus({ ...P, body: { ...created, status: { conditions: [{ type: 'Ready' }], junk: 1 } } })) as any;
+  const updated = (await c.custom.replaceNamespacedCustomObjectStatus({
+    ...P,
+    body: { ...created, status: { conditions: [{ type: 'Ready' }], junk: 1 } },
+  })) as any;
   t.deepEqual(updated.status, { phase: 'Pending', conditions: [{ type: 'Ready', status: 'Unknown' }] });
-  const patched = (await c.custom.patchNamespacedCustomObjectStatus({ ...P, body: { status: { phase: null, conditions: [{ type: 'Synced', status: 'True' }] } } }, mergePatch)) as any;
+  const patched = (await c.custom.patchNamespacedCustomObjectStatus(
+    { ...P, body: { status: { phase: null, conditions: [{ type: 'Synced', status: 'True' }] } } },
+    mergePatch,
+  )) as any;
   t.deepEqual(patched.status, { phase: 'Pending', conditions: [{ type: 'Synced', status: 'True' }] });
   t.is(patched.metadata.generation, 1);
 });
@@ -208,9 +236,10 @@ test('status writes are pruned and defaulted (update and patch); main writes kee
 test('server-side apply: the result is defaulted, defaults are not owned by the applier; an undeclared field fails as in kube-apiserver', async (t) => {
   const c = await startCluster(t);
   await createCrd(c, brokerCrd());
-  const apply = (yaml: string, manager = 'mgr') =>
-    raw(c.cluster, 'PATCH', `${BASE}/b?fieldManager=${manager}`, yaml, 'application/apply-patch+yaml');
-  const created = await apply('apiVersion: example.com/v1\nkind: Broker\nmetadata:\n  name: b\n  namespace: default\nspec:\n  replicas: 3\n  ports:\n  - name: a\n');
+  const apply = (yaml: string, manager = 'mgr') => raw(c.cluster, 'PATCH', `${BASE}/b?fieldManager=${manager}`, yaml, 'application/apply-patch+yaml');
+  const created = await apply(
+    'apiVersion: example.com/v1\nkind: Broker\nmetadata:\n  name: b\n  namespace: default\nspec:\n  replicas: 3\n  ports:\n  - name: a\n',
+  );
   t.is(created.status, 201);
   t.deepEqual(created.json.spec, { ...SPEC_DEFAULTS, replicas: 3, ports: [{ name: 'a', protocol: 'TCP' }] });
   const owned = created.json.metadata.managedFields.find((m: any) => m.manager === 'mgr');
@@ -221,14 +250,17 @@ test('server-side apply: the result is defaulted, defaults are not owned by the 
   t.is(updated.json.spec.ports, undefined, 'the applier dropped the list it owned');
   t.is(updated.json.spec.image, 'broker:3.8');
 
-  const bad = await apply('apiVersion: example.com/v1\nkind: Broker\nmetadata:\n  name: b\n  namespace: default\nspec:\n  replicas: 3\n  bogus: 1\n  template:\n    metadata:\n      nope: 1\n  extra:\n    free: 1\n');
+  const bad = await apply(
+    'apiVersion: example.com/v1\nkind: Broker\nmetadata:\n  name: b\n  namespace: default\nspec:\n  replicas: 3\n  bogus: 1\n  template:\n    metadata:\n      nope: 1\n  extra:\n    free: 1\n',
+  );
   t.is(bad.status, 500);
   t.deepEqual(bad.json, {
     kind: 'Status',
     apiVersion: 'v1',
     metadata: {},
     status: 'Failure',
-    message: 'failed to create typed patch object (default/b; example.com/v1, Kind=Broker): errors:\n  .spec.bogus: field not declared in schema\n  .spec.template.metadata.nope: field not declared in schema',
+    message:
+      'failed to create typed patch object (default/b; example.com/v1, Kind=Broker): errors:\n  .spec.bogus: field not declared in schema\n  .spec.template.metadata.nope: field not declared in schema',
     code: 500,
   });
 });
@@ -285,7 +317,12 @@ test('a request in another served version is defaulted with its schema, reads wi
   betaSpec.properties.betaOnly = { type: 'string', default: 'b' };
   crd.spec.versions.push(v1beta1);
   await createCrd(c, crd);
-  const created = await raw(c.cluster, 'POST', '/apis/example.com/v1beta1/namespaces/default/brokers', JSON.stringify({ ...broker('b', {}), apiVersion: 'example.com/v1beta1' }));
+  const created = await raw(
+    c.cluster,
+    'POST',
+    '/apis/example.com/v1beta1/namespaces/default/brokers',
+    JSON.stringify({ ...broker('b', {}), apiVersion: 'example.com/v1beta1' }),
+  );
   t.is(created.status, 201);
   t.is(created.json.apiVersion, 'example.com/v1beta1');
   t.is(created.json.spec.image, 'beta:1', 'defaulted with the request version schema');
@@ -297,7 +334,10 @@ test('a request in another served version is defaulted with its schema, reads wi
 test('CRDs that preserve unknown fields are not pruned; a version without a schema is not pruned', (t) => {
   const obj = (): KubeObject => ({ apiVersion: 'example.com/v1', kind: 'X', metadata: { name: 'x' }, spec: { a: 1, b: { c: 2 } } }) as KubeObject;
   const legacy = customResourceSchemas({
-    spec: { preserveUnknownFields: true, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object' } } } } }] },
+    spec: {
+      preserveUnknownFields: true,
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object' } } } } }],
+    },
   } as unknown as KubeObject)!;
   const o1 = obj();
   t.deepEqual(decodeCustomResource(legacy, o1, 'v1', true), []);

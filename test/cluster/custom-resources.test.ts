@@ -19,10 +19,16 @@ test('creating a CRD serves its kind, reports Established and shows in discovery
   const apis = await raw(cluster, 'GET', '/apis');
   t.truthy(apis.json.groups.find((g: any) => g.name === 'example.com'));
   const resources = await raw(cluster, 'GET', '/apis/example.com/v1');
-  t.like(resources.json.resources.find((r: any) => r.name === 'widgets'), { kind: 'Widget', namespaced: true, singularName: 'widget', shortNames: ['wd'] });
+  t.like(
+    resources.json.resources.find((r: any) => r.name === 'widgets'),
+    { kind: 'Widget', namespaced: true, singularName: 'widget', shortNames: ['wd'] },
+  );
   t.truthy(resources.json.resources.find((r: any) => r.name === 'widgets/status'));
 
-  const w = (await custom.createNamespacedCustomObject({ ...W, body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } } })) as any;
+  const w = (await custom.createNamespacedCustomObject({
+    ...W,
+    body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } },
+  })) as any;
   t.is(w.metadata.generation, 1);
   t.is(w.kind, 'Widget');
   const list = await raw(cluster, 'GET', '/apis/example.com/v1/widgets');
@@ -74,10 +80,18 @@ test('a CRD without a status subresource: /status is 404 and status is an ordina
   delete crd.spec.versions[0].subresources;
   crd.spec.scope = 'Cluster';
   await ext.createCustomResourceDefinition({ body: crd });
-  const w = (await custom.createClusterCustomObject({ group: 'example.com', version: 'v1', plural: 'widgets', body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, status: { s: 1 } } })) as any;
+  const w = (await custom.createClusterCustomObject({
+    group: 'example.com',
+    version: 'v1',
+    plural: 'widgets',
+    body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, status: { s: 1 } },
+  })) as any;
   t.deepEqual(w.status, { s: 1 });
   t.is(w.metadata.namespace, undefined);
-  const updated = (await custom.patchClusterCustomObject({ group: 'example.com', version: 'v1', plural: 'widgets', name: 'w1', body: { status: { s: 2 } } }, mergePatch)) as any;
+  const updated = (await custom.patchClusterCustomObject(
+    { group: 'example.com', version: 'v1', plural: 'widgets', name: 'w1', body: { status: { s: 2 } } },
+    mergePatch,
+  )) as any;
   t.is(updated.metadata.generation, 2, 'without a status subresource, status changes bump generation');
   const status = await raw(cluster, 'GET', '/apis/example.com/v1/widgets/w1/status');
   t.is(status.status, 404);
@@ -95,7 +109,10 @@ test('deleting a CRD deletes its objects and stops serving the kind', async (t) 
   const list = await raw(cluster, 'GET', '/apis/example.com/v1/widgets');
   t.is(list.status, 404);
   const apis = await raw(cluster, 'GET', '/apis');
-  t.is(apis.json.groups.find((g: any) => g.name === 'example.com'), undefined);
+  t.is(
+    apis.json.groups.find((g: any) => g.name === 'example.com'),
+    undefined,
+  );
   // Recreating it starts empty.
   await ext.createCustomResourceDefinition({ body: WIDGET_CRD as k8s.V1CustomResourceDefinition });
   const again = await raw(cluster, 'GET', '/apis/example.com/v1/widgets');
@@ -132,7 +149,11 @@ test('a CRD serving several versions, cluster scoped: any served version reads a
     } as k8s.V1CustomResourceDefinition,
   });
   const G = { group: 'example.com', plural: 'gadgets' };
-  const created = (await custom.createClusterCustomObject({ ...G, version: 'v1beta1', body: { apiVersion: 'example.com/v1beta1', kind: 'Gadget', metadata: { name: 'g' }, spec: { a: 1 } } })) as any;
+  const created = (await custom.createClusterCustomObject({
+    ...G,
+    version: 'v1beta1',
+    body: { apiVersion: 'example.com/v1beta1', kind: 'Gadget', metadata: { name: 'g' }, spec: { a: 1 } },
+  })) as any;
   t.is(created.apiVersion, 'example.com/v1beta1');
   t.is(created.metadata.namespace, undefined);
   const asV1 = (await custom.getClusterCustomObject({ ...G, version: 'v1', name: 'g' })) as any;
@@ -140,7 +161,11 @@ test('a CRD serving several versions, cluster scoped: any served version reads a
   const unserved = await raw(cluster, 'GET', '/apis/example.com/v1alpha1/gadgets');
   t.is(unserved.status, 404);
   const group = await raw(cluster, 'GET', '/apis/example.com');
-  t.deepEqual(group.json.versions.map((v: any) => v.version), ['v1', 'v1beta1'], 'preferred version first');
+  t.deepEqual(
+    group.json.versions.map((v: any) => v.version),
+    ['v1', 'v1beta1'],
+    'preferred version first',
+  );
   const namespacedPath = await raw(cluster, 'GET', '/apis/example.com/v1/namespaces/default/gadgets');
   t.is(namespacedPath.status, 404);
 });

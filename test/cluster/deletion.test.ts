@@ -5,7 +5,10 @@ import { WIDGET_CRD, clientWatch, configMap, mergePatch, raw, startCluster, stat
 
 test('DELETE with finalizers marks the object; removing the last finalizer deletes it', async (t) => {
   const { core, kc, cluster } = await startCluster(t);
-  const created = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'app', finalizers: ['example.com/a', 'example.com/b'] } } });
+  const created = await core.createNamespacedConfigMap({
+    namespace: 'default',
+    body: { metadata: { name: 'app', finalizers: ['example.com/a', 'example.com/b'] } },
+  });
   const w = await clientWatch(t, kc, '/api/v1/namespaces/default/configmaps', { resourceVersion: created.metadata!.resourceVersion! });
 
   // client-node decodes a delete answer as a V1Status, so read the raw answer.
@@ -19,7 +22,10 @@ test('DELETE with finalizers marks the object; removing the last finalizer delet
   t.is(again.metadata?.resourceVersion, marked.metadata.resourceVersion, 'a second delete changes nothing');
 
   const addFinalizer = await t.throwsAsync(
-    core.patchNamespacedConfigMap({ name: 'app', namespace: 'default', body: { metadata: { finalizers: ['example.com/a', 'example.com/b', 'example.com/c'] } } }, mergePatch),
+    core.patchNamespacedConfigMap(
+      { name: 'app', namespace: 'default', body: { metadata: { finalizers: ['example.com/a', 'example.com/b', 'example.com/c'] } } },
+      mergePatch,
+    ),
   );
   t.like(statusOf(addFinalizer), { reason: 'Invalid', code: 422 });
 
@@ -31,7 +37,10 @@ test('DELETE with finalizers marks the object; removing the last finalizer delet
   t.is((err as k8s.ApiException<unknown>).code, 404);
 
   const events = await w.waitFor(3);
-  t.deepEqual(events.map((e) => e.type), ['MODIFIED', 'MODIFIED', 'DELETED']);
+  t.deepEqual(
+    events.map((e) => e.type),
+    ['MODIFIED', 'MODIFIED', 'DELETED'],
+  );
   t.truthy(events[0]!.object.metadata.deletionTimestamp);
   t.deepEqual(events[2]!.object.metadata.finalizers, ['example.com/b'], 'DELETED carries the last stored state');
 });
@@ -40,7 +49,10 @@ test('deleting a custom resource with finalizers bumps generation and keeps it u
   const { ext, custom } = await startCluster(t);
   await ext.createCustomResourceDefinition({ body: WIDGET_CRD as k8s.V1CustomResourceDefinition });
   const W = { group: 'example.com', version: 'v1', namespace: 'default', plural: 'widgets' };
-  await custom.createNamespacedCustomObject({ ...W, body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', finalizers: ['example.com/x'] } } });
+  await custom.createNamespacedCustomObject({
+    ...W,
+    body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', finalizers: ['example.com/x'] } },
+  });
   const marked = (await custom.deleteNamespacedCustomObject({ ...W, name: 'w' })) as any;
   t.is(marked.metadata.generation, 2);
   t.truthy(marked.metadata.deletionTimestamp);
@@ -61,7 +73,10 @@ test('deleting a namespace deletes its content, honouring finalizers, then the n
   const forbidden = await t.throwsAsync(core.createNamespacedConfigMap({ namespace: 'doomed', body: configMap('late') }));
   t.like(statusOf(forbidden), { reason: 'Forbidden', code: 403 });
   const left = await core.listNamespacedConfigMap({ namespace: 'doomed' });
-  t.deepEqual(left.items.map((i) => i.metadata?.name), ['held']);
+  t.deepEqual(
+    left.items.map((i) => i.metadata?.name),
+    ['held'],
+  );
   t.truthy(left.items[0]!.metadata?.deletionTimestamp);
   t.deepEqual((await core.listNamespacedSecret({ namespace: 'doomed' })).items, []);
   t.like(await core.readNamespace({ name: 'doomed' }), { status: { phase: 'Terminating' } });
@@ -88,7 +103,9 @@ const deploymentBody = (name: string): k8s.V1Deployment => ({
 test('propagationPolicy: Foreground adds foregroundDeletion, Orphan adds orphan, Background deletes now', async (t) => {
   const { apps, kc } = await startCluster(t);
   for (const name of ['fg', 'orphan', 'bg']) await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentBody(name) });
-  const w = await clientWatch(t, kc, '/apis/apps/v1/namespaces/default/deployments', { resourceVersion: (await apps.readNamespacedDeployment({ name: 'bg', namespace: 'default' })).metadata!.resourceVersion! });
+  const w = await clientWatch(t, kc, '/apis/apps/v1/namespaces/default/deployments', {
+    resourceVersion: (await apps.readNamespacedDeployment({ name: 'bg', namespace: 'default' })).metadata!.resourceVersion!,
+  });
 
   await apps.deleteNamespacedDeployment({ name: 'fg', namespace: 'default', propagationPolicy: 'Foreground' });
   const fg = await apps.readNamespacedDeployment({ name: 'fg', namespace: 'default' });
@@ -103,7 +120,10 @@ test('propagationPolicy: Foreground adds foregroundDeletion, Orphan adds orphan,
 
   await apps.deleteNamespacedDeployment({ name: 'bg', namespace: 'default', propagationPolicy: 'Background' });
   const events = await w.waitFor(3);
-  t.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), ['MODIFIED fg', 'MODIFIED orphan', 'DELETED bg']);
+  t.deepEqual(
+    events.map((e) => `${e.type} ${e.object.metadata.name}`),
+    ['MODIFIED fg', 'MODIFIED orphan', 'DELETED bg'],
+  );
 
   // The garbage collector (simulated elsewhere) finishes by removing its finalizer: then the object goes.
   await apps.patchNamespacedDeployment({ name: 'fg', namespace: 'default', body: { metadata: { finalizers: null } } }, mergePatch);
@@ -121,7 +141,10 @@ test('pods are deleted gracefully once scheduled: deletionTimestamp in the futur
   t.is(immediate.json.kind, 'Pod', 'pods answer a delete with the object');
   t.is((await raw(cluster, 'GET', '/api/v1/namespaces/default/pods/unscheduled')).status, 404, 'an unscheduled pod goes at once');
 
-  await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'running' }, spec: { ...spec, nodeName: 'node-1', terminationGracePeriodSeconds: 20 } } });
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: { metadata: { name: 'running' }, spec: { ...spec, nodeName: 'node-1', terminationGracePeriodSeconds: 20 } },
+  });
   const started = Date.now();
   await core.deleteNamespacedPod({ name: 'running', namespace: 'default' });
   const terminating = await core.readNamespacedPod({ name: 'running', namespace: 'default' });
@@ -134,19 +157,34 @@ test('pods are deleted gracefully once scheduled: deletionTimestamp in the futur
   await core.deleteNamespacedPod({ name: 'running', namespace: 'default', gracePeriodSeconds: 30 });
   t.is((await core.readNamespacedPod({ name: 'running', namespace: 'default' })).metadata?.deletionGracePeriodSeconds, 5);
   // What a kubelet does once the containers stopped.
-  await core.deleteNamespacedPod({ name: 'running', namespace: 'default', gracePeriodSeconds: 0, body: { preconditions: { uid: terminating.metadata!.uid! } } });
+  await core.deleteNamespacedPod({
+    name: 'running',
+    namespace: 'default',
+    gracePeriodSeconds: 0,
+    body: { preconditions: { uid: terminating.metadata!.uid! } },
+  });
   t.is((await raw(cluster, 'GET', '/api/v1/namespaces/default/pods/running')).status, 404);
 });
 
 test('deleteCollection honours label selectors and options', async (t) => {
   const { core, apps } = await startCluster(t);
-  for (const [name, tier] of [['a', 'web'], ['b', 'web'], ['c', 'db']] as const) {
+  for (const [name, tier] of [
+    ['a', 'web'],
+    ['b', 'web'],
+    ['c', 'db'],
+  ] as const) {
     await core.createNamespacedConfigMap({ namespace: 'default', body: configMap(name, {}, { tier }) });
   }
   await core.deleteCollectionNamespacedConfigMap({ namespace: 'default', labelSelector: 'tier=web' });
-  t.deepEqual((await core.listNamespacedConfigMap({ namespace: 'default' })).items.map((i) => i.metadata?.name), ['c']);
+  t.deepEqual(
+    (await core.listNamespacedConfigMap({ namespace: 'default' })).items.map((i) => i.metadata?.name),
+    ['c'],
+  );
   for (const name of ['x', 'y']) await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentBody(name) });
   await apps.deleteCollectionNamespacedDeployment({ namespace: 'default', propagationPolicy: 'Foreground' });
   const left = await apps.listNamespacedDeployment({ namespace: 'default' });
-  t.deepEqual(left.items.map((d) => d.metadata?.finalizers), [['foregroundDeletion'], ['foregroundDeletion']]);
+  t.deepEqual(
+    left.items.map((d) => d.metadata?.finalizers),
+    [['foregroundDeletion'], ['foregroundDeletion']],
+  );
 });

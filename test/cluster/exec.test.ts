@@ -47,7 +47,7 @@ spec:
   await ok(t, kubectl, 'apply', '-f', pods);
 }
 
-test('kubectl exec gets the matching rule\'s output and exit code, over WebSocket and over SPDY', async (t) => {
+test("kubectl exec gets the matching rule's output and exit code, over WebSocket and over SPDY", async (t) => {
   const kubectl = await kubectlFor(t, { podStreaming: RULES, simulation: false });
   await withPods(t, kubectl);
   for (const [transport, run] of [
@@ -65,7 +65,7 @@ test('kubectl exec gets the matching rule\'s output and exit code, over WebSocke
   }
 });
 
-test('kubectl exec gets kube-apiserver\'s refusals: missing pod, container to choose, no node', async (t) => {
+test("kubectl exec gets kube-apiserver's refusals: missing pod, container to choose, no node", async (t) => {
   const kubectl = await kubectlFor(t, { podStreaming: RULES, simulation: false });
   await withPods(t, kubectl);
   const missing = await kubectl('exec', 'nope', '--', 'true');
@@ -97,7 +97,12 @@ test('kubectl logs gets the matching log rule, with --tail; no rule means an emp
 });
 
 /** One upgrade request; resolves with the status line's code, headers and body (non-101) or the head (101). */
-function upgradeRequest(url: string, path: string, headers: Record<string, string>, method = 'POST'): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function upgradeRequest(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  method = 'POST',
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url + path, { method, headers: { Connection: 'Upgrade', ...headers } });
     req.on('upgrade', (res, socket) => {
@@ -131,7 +136,10 @@ test('raw requests: port-forward is refused with a Status; protocols are negotia
   t.is(noProtocol.status, 403);
   t.is(noProtocol.headers['x-accepted-stream-protocol-versions'], 'v5.channel.k8s.io, v4.channel.k8s.io, v3.channel.k8s.io, v2.channel.k8s.io, channel.k8s.io');
 
-  const negotiated = await upgradeRequest(url, `${base}/exec?command=true&stdout=true`, { ...spdy, 'X-Stream-Protocol-Version': 'v9.channel.k8s.io, v4.channel.k8s.io, v3.channel.k8s.io' });
+  const negotiated = await upgradeRequest(url, `${base}/exec?command=true&stdout=true`, {
+    ...spdy,
+    'X-Stream-Protocol-Version': 'v9.channel.k8s.io, v4.channel.k8s.io, v3.channel.k8s.io',
+  });
   t.is(negotiated.status, 101);
   t.is(negotiated.headers['x-stream-protocol-version'], 'v4.channel.k8s.io');
 

@@ -67,7 +67,11 @@ export async function raw(
   contentType = 'application/json',
   headers: Record<string, string> = {},
 ): Promise<{ status: number; json: any; headers: Headers }> {
-  const res = await fetch(cluster.url + path, { method, ...(body === undefined ? {} : { body: body as BodyInit }), headers: { ...clusterAuth(cluster), ...(body === undefined ? {} : { 'Content-Type': contentType }), ...headers } });
+  const res = await fetch(cluster.url + path, {
+    method,
+    ...(body === undefined ? {} : { body: body as BodyInit }),
+    headers: { ...clusterAuth(cluster), ...(body === undefined ? {} : { 'Content-Type': contentType }), ...headers },
+  });
   const text = await res.text();
   let json: unknown;
   try {
@@ -87,7 +91,11 @@ export interface WatchLine {
  * A raw watch stream: collects parsed lines; `next(n)` waits for n more events.
  * Closed by t.teardown (and by the cluster stopping).
  */
-export async function openWatch(t: ExecutionContext, cluster: EmbeddedCluster, path: string): Promise<{
+export async function openWatch(
+  t: ExecutionContext,
+  cluster: EmbeddedCluster,
+  path: string,
+): Promise<{
   events: WatchLine[];
   status: number;
   waitFor(count: number, timeoutMs?: number): Promise<WatchLine[]>;
@@ -193,7 +201,12 @@ export async function clientWatch(
   const events: WatchLine[] = [];
   let finish: (err: unknown) => void = () => undefined;
   const ended = new Promise<unknown>((resolve) => (finish = resolve));
-  const request = await new k8s.Watch(kc).watch(path, params, (type, object) => events.push({ type, object }), (err) => finish(err));
+  const request = await new k8s.Watch(kc).watch(
+    path,
+    params,
+    (type, object) => events.push({ type, object }),
+    (err) => finish(err),
+  );
   t.teardown(() => request.abort());
   return {
     events,

@@ -55,7 +55,13 @@ spec:
 `,
   );
   const applied = await ok(t, kubectl, 'apply', '-f', manifests);
-  for (const created of ['ingressclass.networking.k8s.io/nginx', 'ingress.networking.k8s.io/web', 'networkpolicy.networking.k8s.io/deny', 'endpointslice.discovery.k8s.io/web-abc', 'horizontalpodautoscaler.autoscaling/web']) {
+  for (const created of [
+    'ingressclass.networking.k8s.io/nginx',
+    'ingress.networking.k8s.io/web',
+    'networkpolicy.networking.k8s.io/deny',
+    'endpointslice.discovery.k8s.io/web-abc',
+    'horizontalpodautoscaler.autoscaling/web',
+  ]) {
     t.true(applied.includes(`${created} created`), applied);
   }
   t.regex(await ok(t, kubectl, 'get', 'ing'), /^NAME\s+CLASS\s+HOSTS\s+ADDRESS\s+PORTS\s+AGE\nweb\s+nginx\s+example\.com\s+80\s+\d+s\n$/);
@@ -65,7 +71,10 @@ spec:
 
   // kubectl autoscale writes autoscaling/v1; the object reads back in v2 with the cpu metric.
   await ok(t, kubectl, 'create', 'deployment', 'api', '--image=nginx');
-  t.regex(await ok(t, kubectl, 'autoscale', 'deployment', 'api', '--cpu-percent=80', '--min=1', '--max=3'), /horizontalpodautoscaler.autoscaling\/api autoscaled/);
+  t.regex(
+    await ok(t, kubectl, 'autoscale', 'deployment', 'api', '--cpu-percent=80', '--min=1', '--max=3'),
+    /horizontalpodautoscaler.autoscaling\/api autoscaled/,
+  );
   const hpas = await ok(t, kubectl, 'get', 'hpa');
   t.regex(hpas, /^NAME\s+REFERENCE\s+TARGETS\s+MINPODS\s+MAXPODS\s+REPLICAS\s+AGE\n/);
   t.regex(hpas, /^api\s+Deployment\/api\s+cpu: <unknown>\/80%\s+1\s+3\s+0\s+\d+s$/m);
@@ -75,7 +84,12 @@ spec:
   t.deepEqual(v2.spec.metrics, [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }]);
 
   const resources = await ok(t, kubectl, 'api-resources', '--no-headers');
-  for (const line of [/^ingresses\s+ing\s+networking\.k8s\.io\/v1\s+true\s+Ingress$/m, /^endpointslices\s+discovery\.k8s\.io\/v1\s+true\s+EndpointSlice$/m, /^horizontalpodautoscalers\s+hpa\s+autoscaling\/v2\s+true\s+HorizontalPodAutoscaler$/m, /^selfsubjectaccessreviews\s+authorization\.k8s\.io\/v1\s+false\s+SelfSubjectAccessReview$/m]) {
+  for (const line of [
+    /^ingresses\s+ing\s+networking\.k8s\.io\/v1\s+true\s+Ingress$/m,
+    /^endpointslices\s+discovery\.k8s\.io\/v1\s+true\s+EndpointSlice$/m,
+    /^horizontalpodautoscalers\s+hpa\s+autoscaling\/v2\s+true\s+HorizontalPodAutoscaler$/m,
+    /^selfsubjectaccessreviews\s+authorization\.k8s\.io\/v1\s+false\s+SelfSubjectAccessReview$/m,
+  ]) {
     t.regex(resources, line);
   }
 });

@@ -42,7 +42,11 @@ test('kubectl explain prints the fields and descriptions of built-in kinds', asy
 
 test('kubectl explain of a CRD kind shows its metadata as ObjectMeta', async (t) => {
   const kubectl = await kubectlFor(t);
-  await applyCrds(t, kubectl, exampleCrd('Widget', 'widgets', 'Namespaced', '\n    schema:\n      openAPIV3Schema: {type: object, properties: {spec: {type: object}}}'));
+  await applyCrds(
+    t,
+    kubectl,
+    exampleCrd('Widget', 'widgets', 'Namespaced', '\n    schema:\n      openAPIV3Schema: {type: object, properties: {spec: {type: object}}}'),
+  );
   const metadata = await ok(t, kubectl, 'explain', 'widget.metadata');
   t.regex(metadata, /^FIELD: metadata <ObjectMeta>$/m);
   t.regex(metadata, /^\s+labels\s+<map\[string\]string>$/m);
@@ -68,7 +72,10 @@ test('kubectl apply --validate=strict fails on unknown fields of a built-in kind
   // The stored object lacks the unknown fields, so the next apply (strict by default) patches them in and fails.
   const again = await kubectl('apply', '-f', file);
   t.is(again.code, 1);
-  t.regex(again.stderr, /^The request is invalid: patch: Invalid value: "map\[spec:map\[.*\]\]": strict decoding error: unknown field "spec.foo", unknown field "spec.template.spec.containers\[0\].bogus"$/m);
+  t.regex(
+    again.stderr,
+    /^The request is invalid: patch: Invalid value: "map\[spec:map\[.*\]\]": strict decoding error: unknown field "spec.foo", unknown field "spec.template.spec.containers\[0\].bogus"$/m,
+  );
 });
 
 test('kubectl apply --server-side of undeclared fields of a built-in kind fails as structured-merge-diff words it', async (t) => {
@@ -82,7 +89,12 @@ spec:
     metadata: {labels: {app: web}}
     spec: {containers: [{name: web, image: nginx${container}}]${podSpec}}
 `;
-  const typo = await kubectl('apply', '--server-side', '-f', kubectl.file('typo.yaml', manifest(', bogus: 1, ports: [{containerPort: 80, zz: 1}]', ', zork: 2')));
+  const typo = await kubectl(
+    'apply',
+    '--server-side',
+    '-f',
+    kubectl.file('typo.yaml', manifest(', bogus: 1, ports: [{containerPort: 80, zz: 1}]', ', zork: 2')),
+  );
   t.is(typo.code, 1);
   // The first undeclared field of each object only (the container's ports are not visited), as kube-apiserver 1.33 answered.
   hasLines(t, typo.stderr, [
@@ -97,7 +109,13 @@ test('fieldValidation on raw writes of built-in kinds: Strict refuses, Ignore dr
   const { cluster } = (await kubectlFor(t)).env;
   const body = (name: string): string => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labelz: {} }, data: { a: 'b' } });
   const strict = await raw(cluster, 'POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Strict', body('s'));
-  t.like(strict, { status: 400, json: { reason: 'BadRequest', message: 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "metadata.labelz"' } });
+  t.like(strict, {
+    status: 400,
+    json: {
+      reason: 'BadRequest',
+      message: 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "metadata.labelz"',
+    },
+  });
   const ignored = await raw(cluster, 'POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Ignore', body('i'));
   t.is(ignored.status, 201);
   t.is(ignored.json.metadata.labelz, undefined);
@@ -118,7 +136,11 @@ test('fieldValidation on raw writes of built-in kinds: Strict refuses, Ignore dr
 
 test('/openapi/v2 serves JSON with built-in and CRD definitions, and 406 to a protobuf-only Accept', async (t) => {
   const kubectl = await kubectlFor(t);
-  await applyCrds(t, kubectl, exampleCrd('Widget', 'widgets', 'Namespaced', '\n    schema:\n      openAPIV3Schema: {type: object, properties: {spec: {type: object, nullable: true}}}'));
+  await applyCrds(
+    t,
+    kubectl,
+    exampleCrd('Widget', 'widgets', 'Namespaced', '\n    schema:\n      openAPIV3Schema: {type: object, properties: {spec: {type: object, nullable: true}}}'),
+  );
   const { cluster } = kubectl.env;
   const v2 = await raw(cluster, 'GET', '/openapi/v2', undefined, undefined, { Accept: 'application/json' });
   t.is(v2.status, 200);
@@ -146,7 +168,7 @@ test('OpenAPI follows the emulated release: 1.18 documents policy/v1beta1 (open 
   t.regex(await ok(t, kubectl, 'explain', 'pods.spec.containers.image'), /Container image name\./);
 });
 
-test('every built-in kind the newest release serves has kube-apiserver\'s schema (regenerate vendor/kubernetes-openapi when adding one)', async (t) => {
+test("every built-in kind the newest release serves has kube-apiserver's schema (regenerate vendor/kubernetes-openapi when adding one)", async (t) => {
   const { cluster } = await startCluster(t);
   const root = await raw(cluster, 'GET', '/openapi/v3');
   const open: string[] = [];

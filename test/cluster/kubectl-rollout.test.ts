@@ -28,7 +28,10 @@ spec:
   t.regex(await ok(t, kubectl, 'rollout', 'undo', 'deployment/app'), /deployment.apps\/app rolled back/);
   await ok(t, kubectl, 'rollout', 'status', 'deployment/app', '--timeout=90s');
 
-  const names = (await ok(t, kubectl, 'get', 'rs', '-l', 'app=app', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.spec.replicas}{"\\n"}{end}')).trim().split('\n').sort();
+  const names = (await ok(t, kubectl, 'get', 'rs', '-l', 'app=app', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.spec.replicas}{"\\n"}{end}'))
+    .trim()
+    .split('\n')
+    .sort();
   t.is(names.length, 2, `no third ReplicaSet: ${names.join(', ')}`);
   t.true(names.includes(`${first}=1`), `revision 1's ReplicaSet ${first} runs again: ${names.join(', ')}`);
   const history = await ok(t, kubectl, 'rollout', 'history', 'deployment/app');

@@ -7,7 +7,10 @@ import { applyCrds, exampleCrd, kubectlFor, ok } from './kubectl-helper.js';
 
 /** The header line of kubectl's table output, as a list of column names. */
 function header(output: string): string[] {
-  return output.split('\n')[0]!.trim().split(/\s{2,}/);
+  return output
+    .split('\n')[0]!
+    .trim()
+    .split(/\s{2,}/);
 }
 
 /** The row of `name`, as a list of cells (cells are separated by at least two spaces). */
@@ -137,7 +140,17 @@ metadata: {name: g1}
 `,
   );
   await ok(t, kubectl, 'apply', '-f', crs);
-  await ok(t, kubectl, 'patch', 'widget', 'w1', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Ready","conditions":[{"type":"Synced","status":"False"},{"type":"Ready","status":"True"}]}}');
+  await ok(
+    t,
+    kubectl,
+    'patch',
+    'widget',
+    'w1',
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    '{"status":{"phase":"Ready","conditions":[{"type":"Synced","status":"False"},{"type":"Ready","status":"True"}]}}',
+  );
 
   const widgets = await ok(t, kubectl, 'get', 'widgets');
   t.deepEqual(header(widgets), ['NAME', 'REPLICAS', 'PHASE', 'READY', 'AGE']);

@@ -101,16 +101,36 @@ spec:
   );
   await ok(t, kubectl, 'apply', '-f', crd);
   await ok(t, kubectl, 'wait', '--for', 'condition=Established', 'crd/queues.example.com', '--timeout=90s');
-  const typo = await kubectl('apply', '-f', kubectl.file('typo.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replicas: 3\n  replica: 3\n'));
+  const typo = await kubectl(
+    'apply',
+    '-f',
+    kubectl.file('typo.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replicas: 3\n  replica: 3\n'),
+  );
   t.not(typo.code, 0);
-  t.regex(typo.stderr, /Error from server \(BadRequest\): error when creating ".*typo.yaml": Queue in version "v1" cannot be handled as a Queue: strict decoding error: unknown field "spec.replica"/);
-  const ssa = await kubectl('apply', '--server-side', '-f', kubectl.file('typo.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replica: 3\n'));
+  t.regex(
+    typo.stderr,
+    /Error from server \(BadRequest\): error when creating ".*typo.yaml": Queue in version "v1" cannot be handled as a Queue: strict decoding error: unknown field "spec.replica"/,
+  );
+  const ssa = await kubectl(
+    'apply',
+    '--server-side',
+    '-f',
+    kubectl.file('typo.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replica: 3\n'),
+  );
   t.not(ssa.code, 0);
   t.regex(ssa.stderr, /failed to create typed patch object \(default\/q; example.com\/v1, Kind=Queue\): \.spec\.replica: field not declared in schema/);
-  t.regex(await ok(t, kubectl, 'apply', '-f', kubectl.file('q.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replicas: 3\n')), /queue.example.com\/q created/);
+  t.regex(
+    await ok(t, kubectl, 'apply', '-f', kubectl.file('q.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replicas: 3\n')),
+    /queue.example.com\/q created/,
+  );
   const got = JSON.parse(await ok(t, kubectl, 'get', 'queue', 'q', '-o', 'json'));
   t.deepEqual(got.spec, { replicas: 3, terminationGracePeriodSeconds: 604800, service: { type: 'ClusterIP' } });
-  const relaxed = await kubectl('apply', '--validate=false', '-f', kubectl.file('typo.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replicas: 3\n  replica: 3\n'));
+  const relaxed = await kubectl(
+    'apply',
+    '--validate=false',
+    '-f',
+    kubectl.file('typo.yaml', 'apiVersion: example.com/v1\nkind: Queue\nmetadata:\n  name: q\nspec:\n  replicas: 3\n  replica: 3\n'),
+  );
   t.is(relaxed.code, 0, relaxed.stderr);
   t.false('replica' in JSON.parse(await ok(t, kubectl, 'get', 'queue', 'q', '-o', 'json')).spec, 'without strict validation the unknown field is pruned');
 });
@@ -145,23 +165,47 @@ test('kubectl apply (validated), strategic patch, scale and wait on a Deployment
   writeFileSync(file, DEPLOYMENT.replace('busybox:1.36', 'busybox:1.37'));
   t.regex(await ok(t, kubectl, 'apply', '-f', file), /deployment\.apps\/web configured/);
   t.is(await images(), 'nginx=nginx:1.25 sidecar=busybox:1.37 ');
-  t.regex(await ok(t, kubectl, 'patch', 'deploy', 'web', '-p', '{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.26"}]}}}}'), /patched/);
+  t.regex(
+    await ok(t, kubectl, 'patch', 'deploy', 'web', '-p', '{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.26"}]}}}}'),
+    /patched/,
+  );
   t.is(await images(), 'nginx=nginx:1.26 sidecar=busybox:1.37 ', 'a strategic patch of one container keeps the other');
   t.is(await ok(t, kubectl, 'get', 'deploy', 'web', '-o', 'jsonpath={.metadata.generation}'), '3');
 
   t.regex(await ok(t, kubectl, 'scale', 'deploy', 'web', '--replicas=5'), /scaled/);
   await ok(t, kubectl, 'wait', '--for=jsonpath={.spec.replicas}=5', 'deploy/web', '--timeout=90s');
-  await ok(t, kubectl, 'patch', 'deploy', 'web', '--subresource=status', '--type=merge', '-p', '{"status":{"conditions":[{"type":"Available","status":"True","reason":"MinimumReplicasAvailable"}]}}');
+  await ok(
+    t,
+    kubectl,
+    'patch',
+    'deploy',
+    'web',
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    '{"status":{"conditions":[{"type":"Available","status":"True","reason":"MinimumReplicasAvailable"}]}}',
+  );
   t.regex(await ok(t, kubectl, 'wait', '--for=condition=Available', 'deploy/web', '--timeout=90s'), /condition met/);
 
-  const invalid = await kubectl('apply', '-f', kubectl.file('bad.yaml', DEPLOYMENT.replace('name: web\n', 'name: bad\n').replace('labels: {app: web}', 'labels: {app: other}')));
+  const invalid = await kubectl(
+    'apply',
+    '-f',
+    kubectl.file('bad.yaml', DEPLOYMENT.replace('name: web\n', 'name: bad\n').replace('labels: {app: web}', 'labels: {app: other}')),
+  );
   t.not(invalid.code, 0);
   t.regex(invalid.stderr, /The Deployment "bad" is invalid: spec\.template\.metadata\.labels: Invalid value: .*`selector` does not match template `labels`/);
 });
 
 test('kubectl apply --server-side with a conflict, get -w, delete --cascade and wait --for=delete', async (t) => {
   const kubectl = await kubectlFor(t);
-  const watch = kubectl.spawn('get', 'configmaps', '-w', '--output-watch-events', '-o', 'custom-columns=EVENT:.type,NAME:.object.metadata.name,A:.object.data.a');
+  const watch = kubectl.spawn(
+    'get',
+    'configmaps',
+    '-w',
+    '--output-watch-events',
+    '-o',
+    'custom-columns=EVENT:.type,NAME:.object.metadata.name,A:.object.data.a',
+  );
   const file = kubectl.file('cm.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\ndata: {a: "1", b: "2"}\n');
   t.regex(await ok(t, kubectl, 'apply', '--server-side', '--field-manager=alice', '-f', file), /serverside-applied/);
   writeFileSync(file, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\ndata: {a: "9"}\n');
@@ -171,7 +215,10 @@ test('kubectl apply --server-side with a conflict, get -w, delete --cascade and 
   t.regex(await ok(t, kubectl, 'apply', '--server-side', '--field-manager=bob', '--force-conflicts', '-f', file), /serverside-applied/);
   const cm = JSON.parse(await ok(t, kubectl, 'get', 'cm', 'shared', '-o', 'json', '--show-managed-fields'));
   t.deepEqual(cm.data, { a: '9', b: '2' });
-  t.deepEqual(cm.metadata.managedFields.map((m: any) => `${m.manager}:${m.operation}:${Object.keys(m.fieldsV1['f:data']).join(',')}`), ['alice:Apply:f:b', 'bob:Apply:f:a']);
+  t.deepEqual(
+    cm.metadata.managedFields.map((m: any) => `${m.manager}:${m.operation}:${Object.keys(m.fieldsV1['f:data']).join(',')}`),
+    ['alice:Apply:f:b', 'bob:Apply:f:a'],
+  );
 
   t.regex(await ok(t, kubectl, 'delete', 'cm', 'shared', '--cascade=foreground', '--wait=false'), /deleted/);
   const marked = JSON.parse(await ok(t, kubectl, 'get', 'cm', 'shared', '-o', 'json'));
@@ -183,14 +230,22 @@ test('kubectl apply --server-side with a conflict, get -w, delete --cascade and 
 
   const deadline = Date.now() + 10_000;
   while (!/DELETED\s+shared/.test(watch.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  const lines = (await watch.stop()).split('\n').filter((l) => l.includes('shared')).map((l) => l.trim().split(/\s+/).join(' '));
+  const lines = (await watch.stop())
+    .split('\n')
+    .filter((l) => l.includes('shared'))
+    .map((l) => l.trim().split(/\s+/).join(' '));
   t.deepEqual([...new Set(lines)], ['ADDED shared 1', 'MODIFIED shared 9', 'DELETED shared 9']);
 });
 
 test('kubectl api-resources reads aggregated discovery: every built-in kind with short names and scope', async (t) => {
   const kubectl = await kubectlFor(t);
   const table = await ok(t, kubectl, 'api-resources', '--no-headers');
-  const rows = new Map(table.trim().split('\n').map((l) => [l.trim().split(/\s+/)[0], l.trim().split(/\s+/).join(' ')]));
+  const rows = new Map(
+    table
+      .trim()
+      .split('\n')
+      .map((l) => [l.trim().split(/\s+/)[0], l.trim().split(/\s+/).join(' ')]),
+  );
   for (const [name, row] of [
     ['pods', 'pods po v1 true Pod'],
     ['services', 'services svc v1 true Service'],
@@ -215,7 +270,10 @@ test('kubectl api-resources reads aggregated discovery: every built-in kind with
   const apps = aggregated.json.items.find((g: any) => g.metadata.name === 'apps');
   const deployments = apps.versions[0].resources.find((r: any) => r.resource === 'deployments');
   t.like(deployments, { responseKind: { group: 'apps', version: 'v1', kind: 'Deployment' }, scope: 'Namespaced', singularResource: 'deployment' });
-  t.deepEqual(deployments.subresources.map((s: any) => `${s.subresource}:${s.responseKind.kind}`), ['status:Deployment', 'scale:Scale']);
+  t.deepEqual(
+    deployments.subresources.map((s: any) => `${s.subresource}:${s.responseKind.kind}`),
+    ['status:Deployment', 'scale:Scale'],
+  );
   const legacy = await raw(kubectl.env.cluster, 'GET', '/api', undefined, undefined, { Accept: 'application/json' });
   t.is(legacy.json.kind, 'APIVersions');
   const openapi = await raw(kubectl.env.cluster, 'GET', '/openapi/v3');
@@ -223,5 +281,8 @@ test('kubectl api-resources reads aggregated discovery: every built-in kind with
   const doc = await raw(kubectl.env.cluster, 'GET', url);
   const patch = doc.json.paths['/apis/apps/v1/namespaces/{namespace}/deployments/{name}'].patch;
   t.deepEqual(patch['x-kubernetes-group-version-kind'], { group: 'apps', version: 'v1', kind: 'Deployment' });
-  t.true(patch.parameters.some((p: any) => p.name === 'fieldValidation'), 'kubectl leaves validation to the server');
+  t.true(
+    patch.parameters.some((p: any) => p.name === 'fieldValidation'),
+    'kubectl leaves validation to the server',
+  );
 });

@@ -27,7 +27,9 @@ function zooCrdV1beta1(): Record<string, unknown> {
       names: { kind: 'Zoo', listKind: 'ZooList', plural: 'zoos', shortNames: ['zo'], singular: 'zoo' },
       scope: 'Namespaced',
       subresources: { status: {} },
-      validation: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { replicas: { type: 'integer', format: 'int32' } } } } } },
+      validation: {
+        openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { replicas: { type: 'integer', format: 'int32' } } } } },
+      },
       version: 'v1beta1',
       versions: [{ name: 'v1beta1', served: true, storage: true }],
     },
@@ -59,7 +61,12 @@ test('a v1beta1 CRD reads back as v1: top-level schema, subresources and columns
 
   // Its custom resources are served, with the status subresource the top level declared.
   const zoos = '/apis/example.com/v1beta1/namespaces/default/zoos';
-  const zoo = await raw(cluster, 'POST', zoos, JSON.stringify({ apiVersion: 'example.com/v1beta1', kind: 'Zoo', metadata: { name: 'z1' }, spec: { replicas: 3 } }));
+  const zoo = await raw(
+    cluster,
+    'POST',
+    zoos,
+    JSON.stringify({ apiVersion: 'example.com/v1beta1', kind: 'Zoo', metadata: { name: 'z1' }, spec: { replicas: 3 } }),
+  );
   t.is(zoo.status, 201, JSON.stringify(zoo.json));
   const status = await raw(cluster, 'PUT', `${zoos}/z1/status`, JSON.stringify({ ...zoo.json, status: { readyReplicas: 3 } }));
   t.is(status.status, 200);
@@ -91,7 +98,10 @@ test('a v1 CRD reads back as v1beta1: identical per-version fields move to the t
   t.deepEqual(beta.spec.subresources, { status: {} });
   t.deepEqual(beta.spec.additionalPrinterColumns, [{ name: 'Size', type: 'integer', JSONPath: '.spec.size' }]);
   t.is(beta.spec.validation, undefined, 'schemas differ, so they stay per version');
-  t.deepEqual(beta.spec.versions.map((v: { schema?: unknown }) => v.schema), [schema, other]);
+  t.deepEqual(
+    beta.spec.versions.map((v: { schema?: unknown }) => v.schema),
+    [schema, other],
+  );
   t.false('subresources' in beta.spec.versions[0]);
   t.is(beta.spec.preserveUnknownFields, false, 'v1beta1 shows the v1 default false');
 
@@ -104,14 +114,24 @@ test('a v1 CRD reads back as v1beta1: identical per-version fields move to the t
 
 test('v1beta1 CRD defaulting and validation: versions from version, no schema needed; v1 still requires one', async (t) => {
   const { cluster } = await startCluster(t, { kubernetesVersion: '1.18' });
-  const minimal = { apiVersion: 'apiextensions.k8s.io/v1beta1', kind: 'CustomResourceDefinition', metadata: { name: 'bare.example.com' }, spec: { group: 'example.com', version: 'v1alpha1', names: { plural: 'bare', kind: 'Bare' } } };
+  const minimal = {
+    apiVersion: 'apiextensions.k8s.io/v1beta1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'bare.example.com' },
+    spec: { group: 'example.com', version: 'v1alpha1', names: { plural: 'bare', kind: 'Bare' } },
+  };
   const created = await raw(cluster, 'POST', CRDS_V1BETA1, JSON.stringify(minimal));
   t.is(created.status, 201, JSON.stringify(created.json));
   t.deepEqual(created.json.spec.versions, [{ name: 'v1alpha1', served: true, storage: true }]);
   t.is(created.json.spec.scope, 'Namespaced', 'v1beta1 defaults the scope');
   t.like(created.json.spec.names, { singular: 'bare', listKind: 'BareList' });
 
-  const noSchemaV1 = { ...minimal, apiVersion: 'apiextensions.k8s.io/v1', metadata: { name: 'bones.example.com' }, spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'bones', kind: 'Bone' }, versions: [{ name: 'v1', served: true, storage: true }] } };
+  const noSchemaV1 = {
+    ...minimal,
+    apiVersion: 'apiextensions.k8s.io/v1',
+    metadata: { name: 'bones.example.com' },
+    spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'bones', kind: 'Bone' }, versions: [{ name: 'v1', served: true, storage: true }] },
+  };
   const refused = await raw(cluster, 'POST', CRDS_V1, JSON.stringify(noSchemaV1));
   t.is(refused.status, 422);
   t.regex(refused.json.message, /spec\.versions\[0\]\.schema\.openAPIV3Schema: Required value: schemas are required/);
@@ -132,12 +152,22 @@ test('v1beta1 CRD defaulting and validation: versions from version, no schema ne
 test('a v1beta1 CRD watch streams v1beta1 objects', async (t) => {
   const { cluster } = await startCluster(t, { kubernetesVersion: '1.18' });
   const watch = await openWatch(t, cluster, `${CRDS_V1BETA1}?watch=1`);
-  await raw(cluster, 'POST', CRDS_V1, JSON.stringify({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'things.example.com' },
-    spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'things', kind: 'Thing' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
-  }));
+  await raw(
+    cluster,
+    'POST',
+    CRDS_V1,
+    JSON.stringify({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'things.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { plural: 'things', kind: 'Thing' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+      },
+    }),
+  );
   const [added] = await watch.waitFor(1);
   t.is(added!.type, 'ADDED');
   t.is(added!.object.apiVersion, 'apiextensions.k8s.io/v1beta1');
@@ -151,7 +181,12 @@ const PDBS_V1 = '/apis/policy/v1/namespaces/default/poddisruptionbudgets';
 test('policy/v1beta1 PodDisruptionBudget: created as zookeeper-operator does, read back unchanged as v1beta1 and v1', async (t) => {
   const { cluster } = await startCluster(t, { kubernetesVersion: '1.21' });
   // zk.MakePodDisruptionBudget: maxUnavailable 1, selector app=<cluster>.
-  const pdb = { apiVersion: 'policy/v1beta1', kind: 'PodDisruptionBudget', metadata: { name: 'zk' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'zk' } } } };
+  const pdb = {
+    apiVersion: 'policy/v1beta1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: 'zk' },
+    spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'zk' } } },
+  };
   const created = await raw(cluster, 'POST', PDBS_V1BETA1, JSON.stringify(pdb));
   t.is(created.status, 201, JSON.stringify(created.json));
   t.is(created.json.apiVersion, 'policy/v1beta1');
@@ -164,7 +199,13 @@ test('policy/v1beta1 PodDisruptionBudget: created as zookeeper-operator does, re
   t.is(list.json.kind, 'PodDisruptionBudgetList');
   t.is(list.json.items.length, 1);
   // Strategic merge patch through v1beta1 (kubectl and client-go send one for built-in kinds).
-  const patched = await raw(cluster, 'PATCH', `${PDBS_V1BETA1}/zk`, JSON.stringify({ spec: { selector: { matchLabels: { tier: 'db' } } } }), 'application/strategic-merge-patch+json');
+  const patched = await raw(
+    cluster,
+    'PATCH',
+    `${PDBS_V1BETA1}/zk`,
+    JSON.stringify({ spec: { selector: { matchLabels: { tier: 'db' } } } }),
+    'application/strategic-merge-patch+json',
+  );
   t.is(patched.status, 200, JSON.stringify(patched.json));
   t.deepEqual(patched.json.spec.selector, { matchLabels: { app: 'zk', tier: 'db' } });
   t.is(patched.json.metadata.generation, 2);
@@ -180,7 +221,9 @@ test('policy/v1beta1 empty selector selects nothing: it reads as a match-none se
 
   await raw(cluster, 'POST', PDBS_V1, JSON.stringify({ metadata: { name: 'all' }, spec: { minAvailable: 1, selector: {} } }));
   const asBeta = await raw(cluster, 'GET', `${PDBS_V1BETA1}/all`);
-  t.deepEqual(asBeta.json.spec.selector, { matchExpressions: [{ key: 'pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match', operator: 'DoesNotExist' }] });
+  t.deepEqual(asBeta.json.spec.selector, {
+    matchExpressions: [{ key: 'pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match', operator: 'DoesNotExist' }],
+  });
   t.deepEqual((await raw(cluster, 'GET', `${PDBS_V1}/all`)).json.spec.selector, {});
   // Written back as read, the v1beta1 match-all form is the v1 empty selector again.
   const back = await raw(cluster, 'PUT', `${PDBS_V1BETA1}/all`, JSON.stringify(asBeta.json));
@@ -193,7 +236,12 @@ test('discovery under 1.18 lists the v1beta1 APIs with the preferred versions 1.
   t.like(version.json, { major: '1', minor: '18', gitVersion: 'v1.18.0+kperturb' });
   t.is(old.cluster.kubernetesVersion, '1.18');
   const groups = Object.fromEntries(
-    (await raw(old.cluster, 'GET', '/apis')).json.groups.map((g: { name: string; versions: Array<{ version: string }>; preferredVersion: { version: string } }) => [g.name, { versions: g.versions.map((v) => v.version), preferred: g.preferredVersion.version }]),
+    (await raw(old.cluster, 'GET', '/apis')).json.groups.map(
+      (g: { name: string; versions: Array<{ version: string }>; preferredVersion: { version: string } }) => [
+        g.name,
+        { versions: g.versions.map((v) => v.version), preferred: g.preferredVersion.version },
+      ],
+    ),
   );
   t.deepEqual(groups.policy, { versions: ['v1beta1'], preferred: 'v1beta1' });
   t.deepEqual(groups['apiextensions.k8s.io'], { versions: ['v1', 'v1beta1'], preferred: 'v1' });
@@ -208,7 +256,8 @@ test('discovery under 1.18 lists the v1beta1 APIs with the preferred versions 1.
   t.is((await raw(old.cluster, 'GET', '/apis/policy/v1')).status, 404);
   t.is((await raw(old.cluster, 'GET', '/apis/policy/v1/namespaces/default/poddisruptionbudgets')).status, 404);
   // A 1.18 server predates aggregated discovery: the client's fallback (plain JSON) is what it gets.
-  const accept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+  const accept =
+    'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
   const aggregated = await raw(old.cluster, 'GET', '/apis', undefined, 'application/json', { Accept: accept });
   t.is(aggregated.json.kind, 'APIGroupList');
 
@@ -222,31 +271,47 @@ test('discovery under 1.18 lists the v1beta1 APIs with the preferred versions 1.
   t.is((await raw(current.cluster, 'GET', '/apis', undefined, 'application/json', { Accept: accept })).json.kind, 'APIGroupDiscoveryList');
   const currentAggregated = (await raw(current.cluster, 'GET', '/apis', undefined, 'application/json', { Accept: accept })).json;
   const policy = currentAggregated.items.find((i: { metadata: { name: string } }) => i.metadata.name === 'policy');
-  t.deepEqual(policy.versions.map((v: { version: string }) => v.version), ['v1']);
+  t.deepEqual(
+    policy.versions.map((v: { version: string }) => v.version),
+    ['v1'],
+  );
 });
 
 test('1.28 answers aggregated discovery only as v2beta1; 1.24 still serves policy/v1beta1 beside v1', async (t) => {
   const { cluster } = await startCluster(t, { kubernetesVersion: '1.28' });
-  const accept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+  const accept =
+    'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
   const res = await raw(cluster, 'GET', '/apis', undefined, 'application/json', { Accept: accept });
   t.is(res.json.apiVersion, 'apidiscovery.k8s.io/v2beta1');
   t.is((await raw(cluster, 'GET', PDBS_V1BETA1)).status, 404, 'policy/v1beta1 was removed in 1.25');
 
   const older = await startCluster(t, { kubernetesVersion: 'v1.24' });
   const policy = (await raw(older.cluster, 'GET', '/apis/policy')).json;
-  t.deepEqual(policy.versions.map((v: { version: string }) => v.version), ['v1', 'v1beta1']);
+  t.deepEqual(
+    policy.versions.map((v: { version: string }) => v.version),
+    ['v1', 'v1beta1'],
+  );
   t.is(policy.preferredVersion.version, 'v1');
   t.is((await raw(older.cluster, 'GET', CRDS_V1BETA1)).status, 404, 'apiextensions v1beta1 was removed in 1.22');
 });
 
 test('an unsupported release is refused when the cluster starts', async (t) => {
-  await t.throwsAsync(EmbeddedCluster.start({ kubernetesVersion: '1.17', simulation: false }), { instanceOf: RangeError, message: /1\.17.*"1\.18" to "1\.32"/ });
+  await t.throwsAsync(EmbeddedCluster.start({ kubernetesVersion: '1.17', simulation: false }), {
+    instanceOf: RangeError,
+    message: /1\.17.*"1\.18" to "1\.32"/,
+  });
   await t.throwsAsync(EmbeddedCluster.start({ kubernetesVersion: 'latest', simulation: false }), { instanceOf: RangeError });
 });
 
 test('batch/v1beta1 CronJob is the same object as batch/v1 (1.21 serves both)', async (t) => {
   const { cluster } = await startCluster(t, { kubernetesVersion: '1.21' });
-  const body = { metadata: { name: 'backup' }, spec: { schedule: '0 * * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'b', image: 'busybox' }] } } } } } };
+  const body = {
+    metadata: { name: 'backup' },
+    spec: {
+      schedule: '0 * * * *',
+      jobTemplate: { spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'b', image: 'busybox' }] } } } },
+    },
+  };
   const created = await raw(cluster, 'POST', '/apis/batch/v1beta1/namespaces/default/cronjobs', JSON.stringify(body));
   t.is(created.status, 201, JSON.stringify(created.json));
   t.like(created.json.spec, { concurrencyPolicy: 'Allow', suspend: false, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 1 });
@@ -257,19 +322,46 @@ test('batch/v1beta1 CronJob is the same object as batch/v1 (1.21 serves both)', 
 
 test('webhook configurations: v1beta1 defaults are kept when read as v1; v1 requires sideEffects', async (t) => {
   const { cluster } = await startCluster(t, { kubernetesVersion: '1.19' });
-  const hook = { name: 'v.example.com', clientConfig: { service: { namespace: 'default', name: 'hooks' } }, rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }] };
-  const beta = await raw(cluster, 'POST', '/apis/admissionregistration.k8s.io/v1beta1/validatingwebhookconfigurations', JSON.stringify({ metadata: { name: 'legacy' }, webhooks: [hook] }));
+  const hook = {
+    name: 'v.example.com',
+    clientConfig: { service: { namespace: 'default', name: 'hooks' } },
+    rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+  };
+  const beta = await raw(
+    cluster,
+    'POST',
+    '/apis/admissionregistration.k8s.io/v1beta1/validatingwebhookconfigurations',
+    JSON.stringify({ metadata: { name: 'legacy' }, webhooks: [hook] }),
+  );
   t.is(beta.status, 201, JSON.stringify(beta.json));
   const v1 = (await raw(cluster, 'GET', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/legacy')).json;
-  t.like(v1.webhooks[0], { failurePolicy: 'Ignore', matchPolicy: 'Exact', sideEffects: 'Unknown', timeoutSeconds: 30, admissionReviewVersions: ['v1beta1'], namespaceSelector: {}, objectSelector: {} });
+  t.like(v1.webhooks[0], {
+    failurePolicy: 'Ignore',
+    matchPolicy: 'Exact',
+    sideEffects: 'Unknown',
+    timeoutSeconds: 30,
+    admissionReviewVersions: ['v1beta1'],
+    namespaceSelector: {},
+    objectSelector: {},
+  });
   t.is(v1.webhooks[0].clientConfig.service.port, 443);
   t.is(v1.webhooks[0].rules[0].scope, '*');
   t.is(v1.metadata.generation, 1);
 
-  const refused = await raw(cluster, 'POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', JSON.stringify({ metadata: { name: 'new' }, webhooks: [hook] }));
+  const refused = await raw(
+    cluster,
+    'POST',
+    '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+    JSON.stringify({ metadata: { name: 'new' }, webhooks: [hook] }),
+  );
   t.is(refused.status, 422);
   t.regex(refused.json.message, /webhooks\[0\]\.sideEffects: Required value/);
-  const accepted = await raw(cluster, 'POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', JSON.stringify({ metadata: { name: 'new' }, webhooks: [{ ...hook, sideEffects: 'None', admissionReviewVersions: ['v1'] }] }));
+  const accepted = await raw(
+    cluster,
+    'POST',
+    '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+    JSON.stringify({ metadata: { name: 'new' }, webhooks: [{ ...hook, sideEffects: 'None', admissionReviewVersions: ['v1'] }] }),
+  );
   t.is(accepted.status, 201, JSON.stringify(accepted.json));
   t.like(accepted.json.webhooks[0], { failurePolicy: 'Fail', matchPolicy: 'Equivalent', timeoutSeconds: 10, reinvocationPolicy: 'Never' });
 });
@@ -278,7 +370,15 @@ test('kubectl applies a v1beta1 CRD and a v1beta1 PDB to a 1.18 cluster and show
   const kubectl = await kubectlFor(t, { kubernetesVersion: '1.18' });
   const crd = kubectl.file('crd.json', JSON.stringify(zooCrdV1beta1()));
   await ok(t, kubectl, 'apply', '-f', crd);
-  const pdb = kubectl.file('pdb.json', JSON.stringify({ apiVersion: 'policy/v1beta1', kind: 'PodDisruptionBudget', metadata: { name: 'zk' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'zk' } } } }));
+  const pdb = kubectl.file(
+    'pdb.json',
+    JSON.stringify({
+      apiVersion: 'policy/v1beta1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'zk' },
+      spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'zk' } } },
+    }),
+  );
   await ok(t, kubectl, 'apply', '-f', pdb);
   const shown = JSON.parse(await ok(t, kubectl, 'get', 'pdb', 'zk', '-o', 'json'));
   t.is(shown.apiVersion, 'policy/v1beta1');
@@ -294,16 +394,43 @@ test('kubectl applies a v1beta1 CRD and a v1beta1 PDB to a 1.18 cluster and show
 test('a policy/v1beta1 PodDisruptionBudget arrives as protobuf from client-go (same messages as policy/v1)', async (t) => {
   const { cluster } = await startCluster(t, { kubernetesVersion: '1.20' });
   const body = kubernetesBody('policy/v1beta1', 'PodDisruptionBudget', [
-    { n: 1, message: [{ n: 1, bytes: 'zk' }, { n: 3, bytes: 'default' }] },
+    {
+      n: 1,
+      message: [
+        { n: 1, bytes: 'zk' },
+        { n: 3, bytes: 'default' },
+      ],
+    },
     {
       n: 2,
       message: [
-        { n: 2, message: [{ n: 1, message: [{ n: 1, bytes: 'app' }, { n: 2, bytes: 'zk' }] }] },
-        { n: 3, message: [{ n: 1, varint: 0 }, { n: 2, varint: 1 }] },
+        {
+          n: 2,
+          message: [
+            {
+              n: 1,
+              message: [
+                { n: 1, bytes: 'app' },
+                { n: 2, bytes: 'zk' },
+              ],
+            },
+          ],
+        },
+        {
+          n: 3,
+          message: [
+            { n: 1, varint: 0 },
+            { n: 2, varint: 1 },
+          ],
+        },
       ],
     },
   ]);
-  const res = await fetch(cluster.url + PDBS_V1BETA1, { method: 'POST', body: new Uint8Array(body), headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf', ...clusterAuth(cluster) } });
+  const res = await fetch(cluster.url + PDBS_V1BETA1, {
+    method: 'POST',
+    body: new Uint8Array(body),
+    headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf', ...clusterAuth(cluster) },
+  });
   const json = (await res.json()) as { apiVersion: string; spec: unknown };
   t.is(res.status, 201, JSON.stringify(json));
   t.is(json.apiVersion, 'policy/v1beta1');

@@ -49,12 +49,19 @@ test('pagination: pages of one snapshot; a continue token from before a compacti
   const { core, cluster } = await startCluster(t);
   for (const name of ['a', 'b', 'c', 'd', 'e']) await core.createNamespacedConfigMap({ namespace: 'default', body: configMap(name) });
   const first = await core.listNamespacedConfigMap({ namespace: 'default', limit: 2 });
-  t.deepEqual(first.items.map((i) => i.metadata?.name), ['a', 'b']);
+  t.deepEqual(
+    first.items.map((i) => i.metadata?.name),
+    ['a', 'b'],
+  );
   t.is(first.metadata?.remainingItemCount, 3);
   await core.deleteNamespacedConfigMap({ name: 'c', namespace: 'default' });
   await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('bb') });
   const second = await core.listNamespacedConfigMap({ namespace: 'default', limit: 2, _continue: first.metadata!._continue! });
-  t.deepEqual(second.items.map((i) => i.metadata?.name), ['c', 'd'], 'later pages show the first page\'s snapshot');
+  t.deepEqual(
+    second.items.map((i) => i.metadata?.name),
+    ['c', 'd'],
+    "later pages show the first page's snapshot",
+  );
   t.is(second.metadata?.resourceVersion, first.metadata?.resourceVersion);
   const withRv = await raw(cluster, 'GET', `${CM}?limit=2&resourceVersion=1&continue=${encodeURIComponent(first.metadata!._continue!)}`);
   t.like(withRv, { status: 400, json: { reason: 'BadRequest', message: 'specifying resource version is not allowed when using continue' } });
@@ -64,7 +71,11 @@ test('pagination: pages of one snapshot; a continue token from before a compacti
   t.like(expired, { status: 410, json: { kind: 'Status', reason: 'Expired', code: 410 } });
   t.regex(expired.json.message, /^The provided continue parameter is too old/);
   const rest = await raw(cluster, 'GET', `${CM}?limit=10&continue=${encodeURIComponent(expired.json.metadata.continue)}`);
-  t.deepEqual(rest.json.items.map((i: any) => i.metadata.name), ['e'], 'the fresh token continues (inconsistently) from the current state');
+  t.deepEqual(
+    rest.json.items.map((i: any) => i.metadata.name),
+    ['e'],
+    'the fresh token continues (inconsistently) from the current state',
+  );
   const garbage = await raw(cluster, 'GET', `${CM}?limit=2&continue=garbage`);
   t.is(garbage.status, 400);
 });
@@ -72,10 +83,14 @@ test('pagination: pages of one snapshot; a continue token from before a compacti
 test('field selectors per kind and set-based label selectors', async (t) => {
   const { core } = await startCluster(t);
   const spec = { containers: [{ name: 'c', image: 'x' }] };
-  await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'a', labels: { tier: 'web', env: 'prod' } }, spec: { ...spec, nodeName: 'n1' } } });
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: { metadata: { name: 'a', labels: { tier: 'web', env: 'prod' } }, spec: { ...spec, nodeName: 'n1' } },
+  });
   await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'b', labels: { tier: 'db' } }, spec } });
   await core.patchNamespacedPodStatus({ name: 'a', namespace: 'default', body: { status: { phase: 'Running' } } }, mergePatch);
-  const names = async (opts: { fieldSelector?: string; labelSelector?: string }) => (await core.listPodForAllNamespaces(opts)).items.map((p) => p.metadata?.name);
+  const names = async (opts: { fieldSelector?: string; labelSelector?: string }) =>
+    (await core.listPodForAllNamespaces(opts)).items.map((p) => p.metadata?.name);
   t.deepEqual(await names({ fieldSelector: 'status.phase=Running' }), ['a']);
   t.deepEqual(await names({ fieldSelector: 'status.phase!=Running,metadata.namespace=default' }), ['b']);
   t.deepEqual(await names({ fieldSelector: 'spec.nodeName=n1' }), ['a']);

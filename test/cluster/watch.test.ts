@@ -22,7 +22,10 @@ test('an informer (makeInformer) sees add, update and delete in order', async (t
   await until(() => seen.length === 4);
   t.deepEqual(seen, ['add before {"a":"0"}', 'add app {"a":"1"}', 'update app {"a":"2"}', 'delete app']);
   t.deepEqual(errors, []);
-  t.deepEqual(informer.list().map((o) => o.metadata?.name), ['before']);
+  t.deepEqual(
+    informer.list().map((o) => o.metadata?.name),
+    ['before'],
+  );
 });
 
 test('a watch without resourceVersion starts with ADDED for the current state, filtered by namespace', async (t) => {
@@ -36,7 +39,10 @@ test('a watch without resourceVersion starts with ADDED for the current state, f
   await core.createNamespacedConfigMap({ namespace: 'other', body: configMap('c') });
   await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('d') });
   const events = await w.waitFor(2);
-  t.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED a', 'ADDED d']);
+  t.deepEqual(
+    events.map((e) => `${e.type} ${e.object.metadata.name}`),
+    ['ADDED a', 'ADDED d'],
+  );
   t.is(events[0]!.object.kind, 'ConfigMap', 'watch event objects carry kind');
   t.is(events[0]!.object.apiVersion, 'v1');
 });
@@ -57,10 +63,17 @@ test('resuming a watch from a resourceVersion delivers every later change exactl
   const events = await resumed.waitFor(3);
   await new Promise((r) => setTimeout(r, 100));
   t.is(resumed.events.length, 3, 'nothing duplicated or synthesized');
-  t.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), ['MODIFIED app', 'ADDED other', 'DELETED app']);
+  t.deepEqual(
+    events.map((e) => `${e.type} ${e.object.metadata.name}`),
+    ['MODIFIED app', 'ADDED other', 'DELETED app'],
+  );
   t.deepEqual(events[0]!.object.data, { n: '2' });
   const rvs = [e1!, ...events].map((e) => Number(e.object.metadata.resourceVersion));
-  t.deepEqual([...rvs].sort((a, b) => a - b), rvs, 'resourceVersions increase');
+  t.deepEqual(
+    [...rvs].sort((a, b) => a - b),
+    rvs,
+    'resourceVersions increase',
+  );
   t.deepEqual(events[2]!.object.data, { n: '2' }, 'DELETED carries the last state');
   const list = await raw(cluster, 'GET', '/api/v1/namespaces/default/configmaps');
   t.is(events[2]!.object.metadata.resourceVersion, list.json.metadata.resourceVersion, 'DELETED carries the deletion resourceVersion');
@@ -101,14 +114,21 @@ test('label selectors: an object that stops matching is DELETED, one that starts
   await core.patchNamespacedConfigMap({ name: 'app', namespace: 'default', body: { data: { ignored: 'yes' } } }, mergePatch);
   await core.patchNamespacedConfigMap({ name: 'app', namespace: 'default', body: { metadata: { labels: { role: 'web' } } } }, mergePatch);
   const events = await w.waitFor(3);
-  t.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.labels.role}`), ['ADDED web', 'DELETED web', 'ADDED web']);
+  t.deepEqual(
+    events.map((e) => `${e.type} ${e.object.metadata.labels.role}`),
+    ['ADDED web', 'DELETED web', 'ADDED web'],
+  );
   t.deepEqual(events[2]!.object.data, { ignored: 'yes' });
 });
 
 test('bookmarks carry the current resourceVersion; timeoutSeconds ends the stream', async (t) => {
   const { core, cluster } = await startCluster(t, { bookmarkIntervalMs: 100 });
   const created = await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('app') });
-  const w = await openWatch(t, cluster, `/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=${created.metadata?.resourceVersion}`);
+  const w = await openWatch(
+    t,
+    cluster,
+    `/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=${created.metadata?.resourceVersion}`,
+  );
   const started = Date.now();
   const [bookmark] = await w.waitFor(1);
   t.is(bookmark!.type, 'BOOKMARK');
@@ -149,7 +169,10 @@ test('after a compaction, a watch from an older resourceVersion gets 410 Expired
   await core.patchNamespacedConfigMap({ name: 'app', namespace: 'default', body: { data: { n: '1' } } }, mergePatch);
   const compactedAt = cluster.resourceVersion;
   cluster.compact();
-  const old = await clientWatch(t, kc, '/api/v1/namespaces/default/configmaps', { resourceVersion: created.metadata!.resourceVersion!, allowWatchBookmarks: true });
+  const old = await clientWatch(t, kc, '/api/v1/namespaces/default/configmaps', {
+    resourceVersion: created.metadata!.resourceVersion!,
+    allowWatchBookmarks: true,
+  });
   await old.ended;
   t.like(old.events[0], { type: 'ERROR', object: { kind: 'Status', reason: 'Expired', code: 410 } });
   t.regex(old.events[0]!.object.message, /^too old resource version: \d+ \(\d+\)$/);
@@ -164,7 +187,10 @@ test('a watch resumes across kinds sharing one resourceVersion sequence, and eve
   const start = await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('a') });
   const events = await clientWatch(t, kc, '/apis/events.k8s.io/v1/namespaces/default/events', { resourceVersion: start.metadata!.resourceVersion! });
   await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' } } });
-  await core.createNamespacedEvent({ namespace: 'default', body: { metadata: { name: 'e' }, involvedObject: { kind: 'ConfigMap', name: 'a' }, reason: 'R', message: 'm' } });
+  await core.createNamespacedEvent({
+    namespace: 'default',
+    body: { metadata: { name: 'e' }, involvedObject: { kind: 'ConfigMap', name: 'a' }, reason: 'R', message: 'm' },
+  });
   const [ev] = await events.waitFor(1);
   t.like(ev, { type: 'ADDED', object: { apiVersion: 'events.k8s.io/v1', kind: 'Event', note: 'm', regarding: { name: 'a' } } });
   t.is(events.events.length, 1, 'the Secret is not an Event');

@@ -39,7 +39,13 @@ test('a valid config loads with defaults filled in', (t) => {
   t.true(c.setup[0]!.endsWith('crd.yaml'));
 });
 
-function expectInputError(t: import('ava').ExecutionContext, text: string, at: string, expected: RegExp, extra: Record<string, string> = { 'crd.yaml': 'kind: X' }) {
+function expectInputError(
+  t: import('ava').ExecutionContext,
+  text: string,
+  at: string,
+  expected: RegExp,
+  extra: Record<string, string> = { 'crd.yaml': 'kind: X' },
+) {
   const file = write(text, extra);
   const err = t.throws(() => loadConfig(file), { instanceOf: UserInputError });
   t.true(err!.message.startsWith(file), err!.message);
@@ -53,13 +59,28 @@ test('a wrong timeout type names the path inside the file', (t) => {
 
 test('a typo in a field name is rejected, not ignored', (t) => {
   expectInputError(t, VALID.replace('timeoutSeconds: 5', 'timeoutSecond: 5'), 'workloads.basic.steps[1].waitFor.timeoutSecond', /no such field/);
-  expectInputError(t, VALID.replace('timeoutSeconds: 5', 'timeoutSeconds: 5, onTimeout: skip'), 'workloads.basic.steps[1].waitFor.onTimeout', /one of "fail", "continue"/);
+  expectInputError(
+    t,
+    VALID.replace('timeoutSeconds: 5', 'timeoutSeconds: 5, onTimeout: skip'),
+    'workloads.basic.steps[1].waitFor.onTimeout',
+    /one of "fail", "continue"/,
+  );
 });
 
 test('a wait names its field in the syntax of masks and alarms, or a condition as kubectl wait does', (t) => {
-  expectInputError(t, VALID.replace('field: data.x', 'field: "status.conditions[type=Ready.status"'), 'workloads.basic.steps[1].waitFor.field', /a field path .*closing \]/);
+  expectInputError(
+    t,
+    VALID.replace('field: data.x', 'field: "status.conditions[type=Ready.status"'),
+    'workloads.basic.steps[1].waitFor.field',
+    /a field path .*closing \]/,
+  );
   expectInputError(t, VALID.replace('field: data.x', 'field: "status.conditions[*].status"'), 'workloads.basic.steps[1].waitFor.field', /without \*/);
-  expectInputError(t, VALID.replace('field: data.x, equals: "1"', 'condition: Ready, field: data.x, equals: "1"'), 'workloads.basic.steps[1].waitFor', /either condition or field/);
+  expectInputError(
+    t,
+    VALID.replace('field: data.x, equals: "1"', 'condition: Ready, field: data.x, equals: "1"'),
+    'workloads.basic.steps[1].waitFor',
+    /either condition or field/,
+  );
   const ready = loadConfig(write(VALID.replace('field: data.x, equals: "1"', 'condition: Ready'), { 'crd.yaml': 'kind: X' }));
   const step = ready.workloads.get('basic')!.steps[1]!;
   t.deepEqual('waitFor' in step ? [step.waitFor.field, step.waitFor.equals] : [], ['status.conditions[type=Ready].status', 'True']);
@@ -115,7 +136,12 @@ test('a bad exec or logs rule names the file, the path and what was expected', (
   expectInputError(t, WITH_EXEC.replace('command: [rabbitmqctl, "*"]', 'command: rabbitmqctl'), 'exec[0].command', /a list/);
   expectInputError(t, WITH_EXEC.replace('command: [rabbitmqctl, "*"]', 'command: []'), 'exec[0].command', /a non-empty argv pattern/);
   expectInputError(t, WITH_EXEC.replace('stdout: "ok\\n"', 'stdout: 3'), 'exec[0].stdout', /a string \(got/);
-  expectInputError(t, WITH_EXEC.replace('commandContains:', 'commandContain:'), 'exec[1].commandContain', /no such field here \(allowed: namespace, pod, container, command, commandContains/);
+  expectInputError(
+    t,
+    WITH_EXEC.replace('commandContains:', 'commandContain:'),
+    'exec[1].commandContain',
+    /no such field here \(allowed: namespace, pod, container, command, commandContains/,
+  );
   expectInputError(t, WITH_EXEC.replace('{ text: "" }', '{ pod: x }'), 'logs[1].text', /the log text/);
   expectInputError(t, WITH_EXEC.replace('pod: "db-*"', 'pod: ""'), 'logs[0].pod', /a non-empty string/);
   expectInputError(t, `${VALID}exec: { container: x }\n`, 'exec', /a list/);
@@ -199,7 +225,7 @@ test('controller.hostAliases, controller.clusterDNS and applications load with t
   t.deepEqual(plain.applications, []);
 });
 
-test('controller.namespace and the HTTP rules\' body and state matches load', (t) => {
+test("controller.namespace and the HTTP rules' body and state matches load", (t) => {
   const c = loadConfig(
     write(
       WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: true, namespace: default').replace(
@@ -210,29 +236,77 @@ test('controller.namespace and the HTTP rules\' body and state matches load', (t
     ),
   );
   t.is(c.controller.namespace, 'default');
-  t.deepEqual(c.applications[1]!.http!.rules[1], { path: '/jolokia/', bodyContains: 'decommission', state: 'a', setState: 'b', status: 200, json: {}, headers: {} });
+  t.deepEqual(c.applications[1]!.http!.rules[1], {
+    path: '/jolokia/',
+    bodyContains: 'decommission',
+    state: 'a',
+    setState: 'b',
+    status: 200,
+    json: {},
+    headers: {},
+  });
   t.is(loadConfig(write(WITH_STUBS, { 'crd.yaml': 'kind: X' })).controller.namespace, undefined);
   expectInputError(t, WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: true, namespace: Default'), 'controller.namespace', /a namespace name/);
   expectInputError(t, WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: false, namespace: default'), 'controller.namespace', /clusterDNS: true as well/);
-  expectInputError(t, WITH_STUBS.replace('path: "/text",', 'path: "/text", bodyContains: 3,'), 'applications[1].http.rules[1].bodyContains', /a non-empty string/);
+  expectInputError(
+    t,
+    WITH_STUBS.replace('path: "/text",', 'path: "/text", bodyContains: 3,'),
+    'applications[1].http.rules[1].bodyContains',
+    /a non-empty string/,
+  );
 });
 
 test('a bad hostAlias or application names the file, the path and what was expected', (t) => {
   expectInputError(t, WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: yes-please'), 'controller.clusterDNS', /true or false/);
   expectInputError(t, WITH_STUBS.replace('ip: 127.0.0.5', 'ip: db.local'), 'controller.hostAliases[0].ip', /an IPv4 or IPv6 address \(got "db.local"\)/);
   expectInputError(t, WITH_STUBS.replace('hostnames: [db.example, cache]', 'hostnames: []'), 'controller.hostAliases[0].hostnames', /at least one host name/);
-  expectInputError(t, WITH_STUBS.replace('hostnames: [db.example, cache]', 'hostnames: [db.example, "bad name"]'), 'controller.hostAliases[0].hostnames[1]', /a host name/);
-  expectInputError(t, WITH_STUBS.replace('protocol: zookeeper', 'protocol: redis'), 'applications[0].protocol', /one of "zookeeper", "http" \(got a string|one of "zookeeper", "http"/);
+  expectInputError(
+    t,
+    WITH_STUBS.replace('hostnames: [db.example, cache]', 'hostnames: [db.example, "bad name"]'),
+    'controller.hostAliases[0].hostnames[1]',
+    /a host name/,
+  );
+  expectInputError(
+    t,
+    WITH_STUBS.replace('protocol: zookeeper', 'protocol: redis'),
+    'applications[0].protocol',
+    /one of "zookeeper", "http" \(got a string|one of "zookeeper", "http"/,
+  );
   expectInputError(t, WITH_STUBS.replace('port: 2181', 'port: 70000'), 'applications[0].port', /a TCP port from 1 to 65535 \(got 70000\)/);
   expectInputError(t, WITH_STUBS.replace('port: 2181', 'port: "2181"'), 'applications[0].port', /a number/);
-  expectInputError(t, WITH_STUBS.replace('    pods: { matchLabels: { app: zk } }\n    services: [zk-client]\n', ''), 'applications[0]', /pods \(a label selector\) and\/or services/);
-  expectInputError(t, WITH_STUBS.replace('pods: { matchLabels: { app: zk } }', 'pods: { app: zk }'), 'applications[0].pods.app', /no such field here \(allowed: matchLabels, matchExpressions\)/);
-  expectInputError(t, WITH_STUBS.replace('operator: In, values: [es]', 'operator: In'), 'applications[1].pods.matchExpressions[0].values', /at least one value for operator In/);
+  expectInputError(
+    t,
+    WITH_STUBS.replace('    pods: { matchLabels: { app: zk } }\n    services: [zk-client]\n', ''),
+    'applications[0]',
+    /pods \(a label selector\) and\/or services/,
+  );
+  expectInputError(
+    t,
+    WITH_STUBS.replace('pods: { matchLabels: { app: zk } }', 'pods: { app: zk }'),
+    'applications[0].pods.app',
+    /no such field here \(allowed: matchLabels, matchExpressions\)/,
+  );
+  expectInputError(
+    t,
+    WITH_STUBS.replace('operator: In, values: [es]', 'operator: In'),
+    'applications[1].pods.matchExpressions[0].values',
+    /at least one value for operator In/,
+  );
   expectInputError(t, WITH_STUBS.replace('name: es', 'name: zk'), 'applications[1].name', /a name no other application has/);
-  expectInputError(t, WITH_STUBS.replace('path: "/text", status: 503', 'path: "/text", status: 700'), 'applications[1].http.rules[1].status', /an HTTP status from 100 to 599/);
+  expectInputError(
+    t,
+    WITH_STUBS.replace('path: "/text", status: 503', 'path: "/text", status: 700'),
+    'applications[1].http.rules[1].status',
+    /an HTTP status from 100 to 599/,
+  );
   expectInputError(t, WITH_STUBS.replace('text: "busy"', 'text: "busy", json: {}'), 'applications[1].http.rules[1]', /either json or text/);
   expectInputError(t, WITH_STUBS.replace('path: "/text"', 'path: "text"'), 'applications[1].http.rules[1].path', /a path glob starting with \//);
-  expectInputError(t, WITH_STUBS.replace('services: [zk-client]', 'services: [zk-client]\n    http: { rules: [] }'), 'applications[0].http', /no http section for protocol zookeeper/);
+  expectInputError(
+    t,
+    WITH_STUBS.replace('services: [zk-client]', 'services: [zk-client]\n    http: { rules: [] }'),
+    'applications[0].http',
+    /no http section for protocol zookeeper/,
+  );
   expectInputError(t, `${VALID}applications: { name: zk }\n`, 'applications', /a list/);
 });
 
@@ -246,7 +320,11 @@ test('every duration is bounded: beyond 24 h, negative or infinite, the path is 
     ['- sleep: 0.1', '- sleep: 0.1\nsettle: { timeoutSeconds: 86401 }', 'settle.timeoutSeconds'],
   ];
   for (const [from, to, at] of cases) expectInputError(t, VALID.replace(from, to), at, /a duration in (milli)?seconds from [\d.]+ to \d+ \(24 h\)/);
-  const file = write(VALID.replace('- sleep: 0.1', '- sleep: 86400').replace('timeoutSeconds: 5', 'timeoutSeconds: 86400') + 'settle: { quietMs: 86400000, timeoutSeconds: 86400 }\n', { 'crd.yaml': 'kind: X' });
+  const file = write(
+    VALID.replace('- sleep: 0.1', '- sleep: 86400').replace('timeoutSeconds: 5', 'timeoutSeconds: 86400') +
+      'settle: { quietMs: 86400000, timeoutSeconds: 86400 }\n',
+    { 'crd.yaml': 'kind: X' },
+  );
   t.deepEqual(loadConfig(file).workloads.get('basic')!.steps[4], { sleep: 86400 });
 });
 
@@ -264,12 +342,25 @@ test('a directory where a manifest file belongs names the config, the path and t
 });
 
 test('controller.workingDir must be an existing directory', (t) => {
-  expectInputError(t, VALID.replace('env: { LEVEL: 3 } }', 'env: { LEVEL: 3 }, workingDir: nowhere }'), 'controller.workingDir', /a directory that exists \(.*nowhere not found\)/);
+  expectInputError(
+    t,
+    VALID.replace('env: { LEVEL: 3 } }', 'env: { LEVEL: 3 }, workingDir: nowhere }'),
+    'controller.workingDir',
+    /a directory that exists \(.*nowhere not found\)/,
+  );
 });
 
 test('a YAML alias bomb is refused with the file named', (t) => {
   const levels = 'abcdefghi'.split('');
-  const bomb = levels.map((c, i) => (i === 0 ? `a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]` : `${c}: &${c} [${Array(9).fill('*' + levels[i - 1]).join(', ')}]`)).join('\n');
+  const bomb = levels
+    .map((c, i) =>
+      i === 0
+        ? `a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]`
+        : `${c}: &${c} [${Array(9)
+            .fill('*' + levels[i - 1])
+            .join(', ')}]`,
+    )
+    .join('\n');
   const file = write(bomb + '\n');
   const err = t.throws(() => loadConfig(file), { instanceOf: UserInputError });
   t.is(err!.file, file);

@@ -13,8 +13,13 @@ test('$(VAR) expands as Kubernetes expands container env and args', (t) => {
   t.is(expandVariableReferences('$', lookup), '$');
 });
 
-test('the controller environment: env values see KUBECONFIG and earlier entries, args see all; KUBECONFIG stays the proxy\'s', (t) => {
-  const { env, args } = controllerEnvironment({ HOME: '/root', KUBECONFIG: '/home/u/.kube/config' }, { KUBE_CONFIG: '$(KUBECONFIG)', B: '$(KUBE_CONFIG).bak', KUBECONFIG: '/elsewhere' }, ['--kubeconfig=$(KUBECONFIG)', '--home=$(HOME)', '$(NOPE)'], '/run/proxy.kubeconfig');
+test("the controller environment: env values see KUBECONFIG and earlier entries, args see all; KUBECONFIG stays the proxy's", (t) => {
+  const { env, args } = controllerEnvironment(
+    { HOME: '/root', KUBECONFIG: '/home/u/.kube/config' },
+    { KUBE_CONFIG: '$(KUBECONFIG)', B: '$(KUBE_CONFIG).bak', KUBECONFIG: '/elsewhere' },
+    ['--kubeconfig=$(KUBECONFIG)', '--home=$(HOME)', '$(NOPE)'],
+    '/run/proxy.kubeconfig',
+  );
   t.is(env.KUBE_CONFIG, '/run/proxy.kubeconfig');
   t.is(env.B, '/run/proxy.kubeconfig.bak');
   t.is(env.KUBECONFIG, '/run/proxy.kubeconfig');

@@ -48,7 +48,7 @@ test('a second run waits for the first to release the port, then gets it', async
   t.false(existsSync(join(dir, `${port}.lock`)), 'released: no lock file left');
 });
 
-test("a lock whose process is gone is taken over at once", async (t) => {
+test('a lock whose process is gone is taken over at once', async (t) => {
   const dir = lockDir(t);
   const port = await freePort();
   // A pid that existed and has exited.

@@ -104,7 +104,13 @@ export function plansToRun(plans: TestPlan[], objects: readonly string[], prefer
   // The preferred plans first (as many as fit), then the other relevant ones spread over the rest.
   const preferred = prefer ? relevant.filter((p) => prefer.test(p.spec.description)) : [];
   const first = spread(preferred, PLANS_PER_TEST.relevant);
-  return [...first, ...spread(relevant.filter((p) => !preferred.includes(p)), PLANS_PER_TEST.relevant - first.length)];
+  return [
+    ...first,
+    ...spread(
+      relevant.filter((p) => !preferred.includes(p)),
+      PLANS_PER_TEST.relevant - first.length,
+    ),
+  ];
 }
 
 export function describeResults(results: PlanResult[]): string {
@@ -213,23 +219,28 @@ export function declareExampleTests(spec: ExampleSpec): void {
   });
 
   const buggyTest = (campaign: ExampleCampaign, how: string) =>
-    exampleTest(`${spec.example} (buggy) is caught by a ${spec.pattern} plan naming ${spec.damaged.join(' or ')}${how}`, options(spec.blockedOn?.buggy), async (t) => {
-      // Stops at the first catch, unless a specific plan must be the one.
-      const stop = spec.catchingPlan ? (r: PlanResult) => catches(r) && spec.catchingPlan!.test(r.description) : catches;
-      const { plans, results } = await campaign.run(spec.pattern, (p) => plansToRun(p, involved, spec.prefer), stop);
-      t.log(`ran ${results.length} of ${plans.length} ${spec.pattern} plans`);
-      t.true(plans.length >= 1, `no ${spec.pattern} plan was generated`);
-      const caught = results.filter(catches);
-      t.true(caught.length >= 1, `no bug verdict with an alarm on ${spec.damaged.join(' or ')}: ${describeResults(results)}`);
-      if (spec.catchingPlan) {
-        t.true(
-          caught.some((r) => spec.catchingPlan!.test(r.description)),
-          `the plan matching ${spec.catchingPlan} must be one that catches the bug; caught by: ${caught.map((r) => r.description).join('; ')}`,
-        );
-      }
-    });
+    exampleTest(
+      `${spec.example} (buggy) is caught by a ${spec.pattern} plan naming ${spec.damaged.join(' or ')}${how}`,
+      options(spec.blockedOn?.buggy),
+      async (t) => {
+        // Stops at the first catch, unless a specific plan must be the one.
+        const stop = spec.catchingPlan ? (r: PlanResult) => catches(r) && spec.catchingPlan!.test(r.description) : catches;
+        const { plans, results } = await campaign.run(spec.pattern, (p) => plansToRun(p, involved, spec.prefer), stop);
+        t.log(`ran ${results.length} of ${plans.length} ${spec.pattern} plans`);
+        t.true(plans.length >= 1, `no ${spec.pattern} plan was generated`);
+        const caught = results.filter(catches);
+        t.true(caught.length >= 1, `no bug verdict with an alarm on ${spec.damaged.join(' or ')}: ${describeResults(results)}`);
+        if (spec.catchingPlan) {
+          t.true(
+            caught.some((r) => spec.catchingPlan!.test(r.description)),
+            `the plan matching ${spec.catchingPlan} must be one that catches the bug; caught by: ${caught.map((r) => r.description).join('; ')}`,
+          );
+        }
+      },
+    );
   buggyTest(buggy, '');
-  if (spec.serializedToo) buggyTest(new ExampleCampaign(spec.example, 'buggy', spec.serializedToo), ` (learned with --serialize ${spec.serializedToo.quietMs})`);
+  if (spec.serializedToo)
+    buggyTest(new ExampleCampaign(spec.example, 'buggy', spec.serializedToo), ` (learned with --serialize ${spec.serializedToo.quietMs})`);
 
   for (const pattern of PATTERNS) {
     exampleTest(`${spec.example} (fixed) passes every ${pattern} plan`, options(spec.blockedOn?.fixed), async (t) => {
@@ -244,7 +255,11 @@ export function declareExampleTests(spec: ExampleSpec): void {
         t.not(r.verdict, 'error', `${r.plan} (${r.description}) failed to run: ${r.error ?? ''}`);
         if (r.verdict !== 'pass') t.log(`${r.plan}: ${r.verdict} (${r.description})`);
       }
-      if (spec.pattern === pattern) t.true(results.some((r) => r.verdict === 'pass'), `no ${pattern} plan of the twin passed: ${describeResults(results)}`);
+      if (spec.pattern === pattern)
+        t.true(
+          results.some((r) => r.verdict === 'pass'),
+          `no ${pattern} plan of the twin passed: ${describeResults(results)}`,
+        );
       if (results.length === 0) t.pass(`no ${pattern} plans`);
     });
   }

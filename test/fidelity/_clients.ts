@@ -116,9 +116,13 @@ export interface Client {
   write(kc: ClientConfig, ns: string, session: Session | undefined, w: WriteOp): WriteHandle;
 }
 
-const filtered = (c: Cache): Cache => Object.fromEntries(Object.entries(c).filter(([k]) => !IGNORED_NAMES.has(k)).sort(([a], [b]) => a.localeCompare(b)));
-const logLine = (type: string, name: string, v: string | undefined): string =>
-  type === 'delete' ? `delete ${name}` : `${type} ${name} v=${v ?? ''}`;
+const filtered = (c: Cache): Cache =>
+  Object.fromEntries(
+    Object.entries(c)
+      .filter(([k]) => !IGNORED_NAMES.has(k))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
+const logLine = (type: string, name: string, v: string | undefined): string => (type === 'delete' ? `delete ${name}` : `${type} ${name} v=${v ?? ''}`);
 
 function settleTracker(p: Promise<WriteResult>): { result: Promise<WriteResult>; settled(): boolean } {
   let done = false;
@@ -172,11 +176,13 @@ class GoProbe implements Session {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       this.stderr = (this.stderr + chunk).slice(-20_000);
     });
-    this.exitedPromise = new Promise((resolve) => child.once('close', (code) => {
-      this.exit = { code };
-      for (const w of [...this.waiters]) w();
-      resolve();
-    }));
+    this.exitedPromise = new Promise((resolve) =>
+      child.once('close', (code) => {
+        this.exit = { code };
+        for (const w of [...this.waiters]) w();
+        resolve();
+      }),
+    );
   }
 
   /** Resolves with the first line (from index `from` on) matching `pred`. */
@@ -224,7 +230,13 @@ class GoProbe implements Session {
   async wire(): Promise<GoWire> {
     const from = this.send('wire');
     const line = await this.next((l) => l.ev === 'wire', 'wire', from, 10_000);
-    return { protocols: (line.protocols ?? {}) as Record<string, number>, bodies: (line.bodies ?? {}) as Record<string, number>, accepts: (line.accepts ?? {}) as Record<string, number>, requests: (line.requests ?? []) as string[], refusals: (line.refusals ?? []) as string[] };
+    return {
+      protocols: (line.protocols ?? {}) as Record<string, number>,
+      bodies: (line.bodies ?? {}) as Record<string, number>,
+      accepts: (line.accepts ?? {}) as Record<string, number>,
+      requests: (line.requests ?? []) as string[],
+      refusals: (line.refusals ?? []) as string[],
+    };
   }
 
   write(w: WriteOp): WriteHandle {
@@ -371,10 +383,12 @@ class KubectlProcess {
   constructor(readonly child: ChildProcessWithoutNullStreams) {
     child.stdout.setEncoding('utf8').on('data', (d: string) => (this.out += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (this.err += d));
-    this.closed = new Promise((resolve) => child.once('close', (code) => {
-      this.exit = { code };
-      resolve();
-    }));
+    this.closed = new Promise((resolve) =>
+      child.once('close', (code) => {
+        this.exit = { code };
+        resolve();
+      }),
+    );
   }
   async kill(): Promise<void> {
     if (!this.exit) this.child.kill('SIGKILL');
@@ -389,7 +403,9 @@ class KubectlClient implements Client {
   constructor(private readonly onSpawn: (p: KubectlProcess) => void) {}
 
   private spawn(kc: ClientConfig, args: string[]): KubectlProcess {
-    const p = new KubectlProcess(spawn(KUBECTL, ['--kubeconfig', kc.file, ...args], { env: { ...process.env, HOME: this.home }, stdio: ['pipe', 'pipe', 'pipe'] }));
+    const p = new KubectlProcess(
+      spawn(KUBECTL, ['--kubeconfig', kc.file, ...args], { env: { ...process.env, HOME: this.home }, stdio: ['pipe', 'pipe', 'pipe'] }),
+    );
     this.onSpawn(p);
     return p;
   }
@@ -403,7 +419,16 @@ class KubectlClient implements Client {
   }
 
   async start(kc: ClientConfig, ns: string, ready: (s: Session) => Promise<void>): Promise<Session> {
-    const p = this.spawn(kc, ['get', 'configmaps', '-n', ns, '--watch', '--output-watch-events', '-o', 'jsonpath={.type} {.object.metadata.name} {.object.data.v}{"\\n"}']);
+    const p = this.spawn(kc, [
+      'get',
+      'configmaps',
+      '-n',
+      ns,
+      '--watch',
+      '--output-watch-events',
+      '-o',
+      'jsonpath={.type} {.object.metadata.name} {.object.data.v}{"\\n"}',
+    ]);
     const events = () =>
       p.out
         .split('\n')
@@ -416,7 +441,15 @@ class KubectlClient implements Client {
       get log() {
         return events()
           .filter((e) => !IGNORED_NAMES.has(e.name))
-          .map((e) => (e.type === 'ADDED' ? logLine('add', e.name, e.v) : e.type === 'MODIFIED' ? logLine('update', e.name, e.v) : e.type === 'DELETED' ? logLine('delete', e.name, e.v) : `${e.type} ${e.name}`.trim()));
+          .map((e) =>
+            e.type === 'ADDED'
+              ? logLine('add', e.name, e.v)
+              : e.type === 'MODIFIED'
+                ? logLine('update', e.name, e.v)
+                : e.type === 'DELETED'
+                  ? logLine('delete', e.name, e.v)
+                  : `${e.type} ${e.name}`.trim(),
+          );
       },
       raw: async () => {
         const shown: Cache = {};

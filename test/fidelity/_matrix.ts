@@ -16,7 +16,18 @@ import { KubeClient, type KubeClientOptions } from '../../src/kube/client.js';
 import { ClusterRecorder } from '../../src/recorder/cluster-recorder.js';
 import type { RequestEvent } from '../../src/model/trace.js';
 import { MemoryTrace } from '../proxy/helpers.js';
-import { CLIENTS, ClientSet, clientNodeConfig, Scratch, unavailable, type Cache, type Client, type ClientConfig, type ClientId, type Session } from './_clients.js';
+import {
+  CLIENTS,
+  ClientSet,
+  clientNodeConfig,
+  Scratch,
+  unavailable,
+  type Cache,
+  type Client,
+  type ClientConfig,
+  type ClientId,
+  type Session,
+} from './_clients.js';
 
 export { CLIENTS, type ClientId } from './_clients.js';
 export const CLUSTERS = ['embedded', 'real'] as const;
@@ -102,7 +113,9 @@ export function expectedOutcome(cell: Cell): Outcome | undefined {
         results: ['create ok', 'update ok', 'delete ok'],
         clusterAfterUpdate: '2',
         clusterAfterDelete: 'absent',
-        ...(go ? { bodies: ['POST application/vnd.kubernetes.protobuf', 'PUT application/vnd.kubernetes.protobuf', 'DELETE application/vnd.kubernetes.protobuf'] } : {}),
+        ...(go
+          ? { bodies: ['POST application/vnd.kubernetes.protobuf', 'PUT application/vnd.kubernetes.protobuf', 'DELETE application/vnd.kubernetes.protobuf'] }
+          : {}),
         ...(path === 'proxy'
           ? {
               traced:
@@ -117,7 +130,7 @@ export function expectedOutcome(cell: Cell): Outcome | undefined {
       };
     case 'relist-410':
       if (client === 'kubectl') {
-          // kubectl get -w does not relist: it prints the in-stream ERROR event (410 Expired) like any
+        // kubectl get -w does not relist: it prints the in-stream ERROR event (410 Expired) like any
         // other event and ends, successfully, when the server closes the stream.
         return { before: { a: '1' }, during: { a: '1' }, log: ['add a v=1', 'ERROR'], exit: 'code 0', resync: [] };
       }
@@ -128,10 +141,7 @@ export function expectedOutcome(cell: Cell): Outcome | undefined {
         log: ['add a v=1', 'update a v=2', 'add b v=1'],
         // client-go relists "not older than" its last synced RV (WatchList on: tries a WatchList first,
         // refused, then LIST); client-node lists again with a consistent read.
-        resync:
-          client === 'client-node'
-            ? ['list rv=', 'watch rv=N']
-            : [...(wl ? ['watch sendInitialEvents rv=N -> 422'] : []), 'list rv=N', 'watch rv=N'],
+        resync: client === 'client-node' ? ['list rv=', 'watch rv=N'] : [...(wl ? ['watch sendInitialEvents rv=N -> 422'] : []), 'list rv=N', 'watch rv=N'],
       };
     case 'crash-after-write':
       return {
@@ -283,7 +293,8 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined> |
   }
 }
 
-const sameCache = (want: Cache) => (have: Cache) => JSON.stringify(have) === JSON.stringify(Object.fromEntries(Object.entries(want).sort(([a], [b]) => a.localeCompare(b))));
+const sameCache = (want: Cache) => (have: Cache) =>
+  JSON.stringify(have) === JSON.stringify(Object.fromEntries(Object.entries(want).sort(([a], [b]) => a.localeCompare(b))));
 
 export function namespaceOf(cell: Cell): string {
   const client = { 'go-watchlist-off': 'go-wl-off', 'go-watchlist-on': 'go-wl-on', 'client-node': 'node', kubectl: 'kubectl' }[cell.client];
@@ -338,11 +349,16 @@ async function runCell(t: ExecutionContext, env: MatrixEnv, cell: Cell): Promise
       return s;
     },
     put: (name, v) => env.admin.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name }, data: { v } } }),
-    patch: (name, v) => env.admin.patchNamespacedConfigMap({ namespace: ns, name, body: { data: { v } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
+    patch: (name, v) =>
+      env.admin.patchNamespacedConfigMap({ namespace: ns, name, body: { data: { v } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
     remove: async (name) => {
       await env.admin.deleteNamespacedConfigMap({ namespace: ns, name });
     },
-    read: (name) => env.admin.readNamespacedConfigMap({ namespace: ns, name }).then((cm) => cm.data?.v ?? '', () => undefined),
+    read: (name) =>
+      env.admin.readNamespacedConfigMap({ namespace: ns, name }).then(
+        (cm) => cm.data?.v ?? '',
+        () => undefined,
+      ),
   };
   try {
     return await SCENARIOS[cell.op](ctx);
@@ -387,7 +403,9 @@ const SCENARIOS: Record<Operation, (ctx: CellContext) => Promise<Outcome>> = {
       items,
       protocol: protocols.length === 1 ? protocols[0] : protocols.join('+'),
       accept: Object.keys(wire.accepts).join(' | '),
-      informerRequests: wire.requests.slice(0, ctx.cell.client === 'go-watchlist-on' ? 3 : 2).map((r) => r.replace(/resourceVersion=[1-9]\d*/, 'resourceVersion=N')),
+      informerRequests: wire.requests
+        .slice(0, ctx.cell.client === 'go-watchlist-on' ? 3 : 2)
+        .map((r) => r.replace(/resourceVersion=[1-9]\d*/, 'resourceVersion=N')),
       ...(ctx.cell.client === 'go-watchlist-on' ? { watchListRefusal: wire.refusals[0] } : {}),
     };
   },
@@ -418,7 +436,9 @@ const SCENARIOS: Record<Operation, (ctx: CellContext) => Promise<Outcome>> = {
       results.push(`${w.op} ${r.ok ? 'ok' : `failed: ${r.error}`}`);
       if (w.op === 'update') clusterAfterUpdate = await ctx.read('x');
     }
-    const clusterAfterDelete = await eventually('the delete', async () => ((await ctx.read('x')) === undefined ? 'absent' : undefined), 5000).catch(() => 'present');
+    const clusterAfterDelete = await eventually('the delete', async () => ((await ctx.read('x')) === undefined ? 'absent' : undefined), 5000).catch(
+      () => 'present',
+    );
     const outcome: Outcome = { results, clusterAfterUpdate, clusterAfterDelete };
     if (s) {
       const order = ['POST', 'PUT', 'DELETE'];
@@ -449,7 +469,11 @@ const SCENARIOS: Record<Operation, (ctx: CellContext) => Promise<Outcome>> = {
     await waitExitOrCache(s, { a: '2', b: '1' }).catch(() => undefined);
     if (ctx.cell.client !== 'kubectl') {
       // wait until it watches again (the resync is complete)
-      await eventually('the client to watch again', () => configMapRequests(ctx, seq).some((r) => r.verb === 'watch' && r.query.sendInitialEvents === undefined) || undefined, 5000).catch(() => undefined);
+      await eventually(
+        'the client to watch again',
+        () => configMapRequests(ctx, seq).some((r) => r.verb === 'watch' && r.query.sendInitialEvents === undefined) || undefined,
+        5000,
+      ).catch(() => undefined);
     }
     const exited = s.exited();
     return {

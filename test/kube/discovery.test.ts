@@ -6,7 +6,13 @@ test('all() lists each group preferred version first, whichever discovery docume
   // policy/v1 answers last: the answer order must not decide which version a resource is watched in.
   let releaseV1: () => void = () => undefined;
   const v1Answered = new Promise<void>((resolve) => (releaseV1 = resolve));
-  const pdb = (version: string) => ({ status: 200, body: { resources: [{ name: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true, verbs: ['list', 'watch'] }], groupVersion: `policy/${version}` } });
+  const pdb = (version: string) => ({
+    status: 200,
+    body: {
+      resources: [{ name: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true, verbs: ['list', 'watch'] }],
+      groupVersion: `policy/${version}`,
+    },
+  });
   const fetchJson: FetchJson = async (path) => {
     switch (path) {
       case '/api':
@@ -24,5 +30,8 @@ test('all() lists each group preferred version first, whichever discovery docume
     }
   };
   const all = await new ResourceMapper(fetchJson).all();
-  t.deepEqual(all.map((r) => `${r.group}/${r.version}`), ['policy/v1', 'policy/v1beta1']);
+  t.deepEqual(
+    all.map((r) => `${r.group}/${r.version}`),
+    ['policy/v1', 'policy/v1beta1'],
+  );
 });

@@ -19,12 +19,27 @@ function files() {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-kcsrc-'));
   const a = join(dir, 'a');
   const b = join(dir, 'b');
-  writeFileSync(a, kubeconfig([{ name: 'shared', server: 'https://a.example' }, { name: 'only-a', server: 'https://only-a.example' }]));
-  writeFileSync(b, kubeconfig([{ name: 'shared', server: 'https://b.example' }, { name: 'only-b', server: 'https://only-b.example' }], 'only-b'));
+  writeFileSync(
+    a,
+    kubeconfig([
+      { name: 'shared', server: 'https://a.example' },
+      { name: 'only-a', server: 'https://only-a.example' },
+    ]),
+  );
+  writeFileSync(
+    b,
+    kubeconfig(
+      [
+        { name: 'shared', server: 'https://b.example' },
+        { name: 'only-b', server: 'https://only-b.example' },
+      ],
+      'only-b',
+    ),
+  );
   return { dir, a, b };
 }
 
-test('kubectl\'s precedence: --kubeconfig, else $KUBECONFIG (a path list), else ~/.kube/config', (t) => {
+test("kubectl's precedence: --kubeconfig, else $KUBECONFIG (a path list), else ~/.kube/config", (t) => {
   const { a, b } = files();
   t.deepEqual(kubeconfigSource({ kubeconfig: a }, { KUBECONFIG: b }, '/home/u').files, [a]);
   t.deepEqual(kubeconfigSource({}, { KUBECONFIG: `${a}${delimiter}${delimiter}${b}` }, '/home/u').files, [a, b], 'empty entries are ignored');
@@ -47,11 +62,18 @@ test('--context picks a context of the merged files; an unknown one is bad input
   t.is(loadKubeconfig(kubeconfigSource({ context: 'only-a' }, env)).getCurrentCluster()!.server, 'https://only-a.example');
   const err = t.throws(() => loadKubeconfig(kubeconfigSource({ context: 'nope' }, env)));
   t.true(err instanceof UserInputError);
-  t.true(err!.message.includes(`KUBECONFIG (${a}${delimiter}${b}) at contexts: a context named "nope" (--context); it has "shared", "only-a", "only-b"`), err!.message);
+  t.true(
+    err!.message.includes(`KUBECONFIG (${a}${delimiter}${b}) at contexts: a context named "nope" (--context); it has "shared", "only-a", "only-b"`),
+    err!.message,
+  );
 });
 
 test('a list none of whose files exist, and a single --kubeconfig that does not exist, are bad input', (t) => {
   const { dir } = files();
-  t.true(t.throws(() => loadKubeconfig(kubeconfigSource({}, { KUBECONFIG: `${join(dir, 'x')}${delimiter}${join(dir, 'y')}` })))!.message.includes('none of the list exists'));
+  t.true(
+    t
+      .throws(() => loadKubeconfig(kubeconfigSource({}, { KUBECONFIG: `${join(dir, 'x')}${delimiter}${join(dir, 'y')}` })))!
+      .message.includes('none of the list exists'),
+  );
   t.true(t.throws(() => loadKubeconfig(kubeconfigSource({ kubeconfig: join(dir, 'x') }, {})))!.message.includes(`${join(dir, 'x')}: a readable kubeconfig`));
 });

@@ -55,9 +55,20 @@ test('a file that exists with mode 0644 (a kubeconfig kperturb wrote before) end
   chmodSync(file, 0o644);
   writeKubeconfigFile(file, kubeconfigYaml('http://127.0.0.1:2', { name: 'kperturb-embedded', token: 'new' }));
   t.is(mode(file), 0o600);
-  const doc = parse(readFileSync(file, 'utf8')) as { clusters: Array<{ cluster: { server: string } }>; users: Array<{ user: { token: string } }>; contexts: unknown[] };
-  t.deepEqual(doc.clusters.map((c) => c.cluster.server), ['http://127.0.0.1:2'], 'replaced, not added');
-  t.deepEqual(doc.users.map((u) => u.user.token), ['new']);
+  const doc = parse(readFileSync(file, 'utf8')) as {
+    clusters: Array<{ cluster: { server: string } }>;
+    users: Array<{ user: { token: string } }>;
+    contexts: unknown[];
+  };
+  t.deepEqual(
+    doc.clusters.map((c) => c.cluster.server),
+    ['http://127.0.0.1:2'],
+    'replaced, not added',
+  );
+  t.deepEqual(
+    doc.users.map((u) => u.user.token),
+    ['new'],
+  );
   t.is(doc.contexts.length, 1);
   t.deepEqual(readdirSync(dir), ['kc'], 'no temp file left');
 });
@@ -72,9 +83,18 @@ test('another kubeconfig keeps its clusters, users, contexts and comments; ours 
   t.regex(text, /prod-token # keep me/);
   const kc = new KubeConfig();
   kc.loadFromFile(file);
-  t.deepEqual(kc.getContexts().map((c) => c.name), ['prod', 'kperturb-embedded']);
-  t.deepEqual(kc.getClusters().map((c) => c.server), ['https://prod.example:6443', 'http://127.0.0.1:4']);
-  t.deepEqual(kc.getUsers().map((u) => u.token), ['prod-token', 'mine2']);
+  t.deepEqual(
+    kc.getContexts().map((c) => c.name),
+    ['prod', 'kperturb-embedded'],
+  );
+  t.deepEqual(
+    kc.getClusters().map((c) => c.server),
+    ['https://prod.example:6443', 'http://127.0.0.1:4'],
+  );
+  t.deepEqual(
+    kc.getUsers().map((u) => u.token),
+    ['prod-token', 'mine2'],
+  );
   t.is(kc.getCurrentContext(), 'kperturb-embedded');
   t.is(mode(file), 0o600);
 });

@@ -3,7 +3,14 @@ import { parseApiPath, requestVerb, formatApiPath } from '../../src/model/api-pa
 
 test('namespaced, cluster-scoped and grouped paths', (t) => {
   t.deepEqual(parseApiPath('/api/v1/namespaces/ns1/configmaps/a'), { group: '', version: 'v1', namespace: 'ns1', resource: 'configmaps', name: 'a' });
-  t.deepEqual(parseApiPath('/apis/apps/v1/namespaces/ns1/statefulsets/web/scale'), { group: 'apps', version: 'v1', namespace: 'ns1', resource: 'statefulsets', name: 'web', subresource: 'scale' });
+  t.deepEqual(parseApiPath('/apis/apps/v1/namespaces/ns1/statefulsets/web/scale'), {
+    group: 'apps',
+    version: 'v1',
+    namespace: 'ns1',
+    resource: 'statefulsets',
+    name: 'web',
+    subresource: 'scale',
+  });
   t.deepEqual(parseApiPath('/api/v1/configmaps'), { group: '', version: 'v1', resource: 'configmaps' });
   t.deepEqual(parseApiPath('/api/v1/namespaces/ns1'), { group: '', version: 'v1', resource: 'namespaces', name: 'ns1' });
   t.is(parseApiPath('/version'), undefined);
@@ -28,7 +35,12 @@ test('verbs follow the request-info rules', (t) => {
 });
 
 test('format is the inverse of parse', (t) => {
-  for (const p of ['/api/v1/namespaces/ns1/configmaps/a', '/apis/apps/v1/namespaces/x/deployments/d/status', '/api/v1/nodes', '/api/v1/namespaces/ns1/status']) {
+  for (const p of [
+    '/api/v1/namespaces/ns1/configmaps/a',
+    '/apis/apps/v1/namespaces/x/deployments/d/status',
+    '/api/v1/nodes',
+    '/api/v1/namespaces/ns1/status',
+  ]) {
     t.is(formatApiPath(parseApiPath(p)!), p);
   }
 });

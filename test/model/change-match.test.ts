@@ -14,7 +14,15 @@ function db(rv: string, phase: string | undefined, extra: Record<string, unknown
   return {
     apiVersion: 'example.com/v1',
     kind: 'Database',
-    metadata: { name: 'db1', namespace: 'default', uid: `uid-${rv}`, resourceVersion: rv, generation: Number(rv), creationTimestamp: '2024-01-01T00:00:00Z', managedFields: [{ time: rv }] },
+    metadata: {
+      name: 'db1',
+      namespace: 'default',
+      uid: `uid-${rv}`,
+      resourceVersion: rv,
+      generation: Number(rv),
+      creationTimestamp: '2024-01-01T00:00:00Z',
+      managedFields: [{ time: rv }],
+    },
     spec: { replicas: 1 },
     ...(phase !== undefined ? { status: { phase } } : {}),
     ...extra,
@@ -58,20 +66,35 @@ test('paths escape dots in keys and index arrays, in the syntax of fields.ts', (
   const prev = db('1', undefined, { metadata: { name: 'db1', namespace: 'default', labels: { 'app.kubernetes.io/name': 'a' } }, items: [1, 2] });
   const next = db('2', undefined, { metadata: { name: 'db1', namespace: 'default', labels: { 'app.kubernetes.io/name': 'b' } }, items: [1, 3, 4] });
   const diff = diffForTrigger(prev, next)!;
-  t.deepEqual(diff.fields.map((f) => f.path), ['items[1]', 'items[2]', 'metadata.labels.app\\.kubernetes\\.io/name']);
+  t.deepEqual(
+    diff.fields.map((f) => f.path),
+    ['items[1]', 'items[2]', 'metadata.labels.app\\.kubernetes\\.io/name'],
+  );
   // The same paths read back through getField when matching.
   const trigger: ChangeTrigger = { key: 'Database/default/db1', change: 'update', fields: diff.fields, occurrence: 1 };
   t.true(changeMatchesIgnoringOccurrence(trigger, 'Database/default/db1', prev, next));
 });
 
 test('Secret values are hashed, whether the trace writer already hashed them or not', (t) => {
-  const secret = (v: string, rv: string): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'default', resourceVersion: rv }, data: { pw: v } });
+  const secret = (v: string, rv: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 's', namespace: 'default', resourceVersion: rv },
+    data: { pw: v },
+  });
   const raw = diffForTrigger(secret('b2xk', '1'), secret('bmV3', '2'))!;
   t.deepEqual(raw.fields, [{ path: 'data.pw', before: hashSecretValue('b2xk'), after: hashSecretValue('bmV3') }]);
   const redacted = diffForTrigger(secret(hashSecretValue('b2xk'), '1'), secret(hashSecretValue('bmV3'), '2'))!;
   t.deepEqual(redacted, raw);
   // A trigger planned from a redacted reference trace matches the raw values a live watch sees.
-  t.true(changeMatchesIgnoringOccurrence({ key: 'Secret/default/s', change: 'update', fields: redacted.fields }, 'Secret/default/s', secret('b2xk', '5'), secret('bmV3', '6')));
+  t.true(
+    changeMatchesIgnoringOccurrence(
+      { key: 'Secret/default/s', change: 'update', fields: redacted.fields },
+      'Secret/default/s',
+      secret('b2xk', '5'),
+      secret('bmV3', '6'),
+    ),
+  );
 });
 
 test('matching: key, change type and every field (before and after; absent means absent)', (t) => {
@@ -84,11 +107,30 @@ test('matching: key, change type and every field (before and after; absent means
   t.true(m({ key, change: 'update', fields: [{ path: 'status', after: { phase: 'Ready' } }] }), 'subtree values');
   t.false(m({ key, change: 'update', fields: [{ path: 'status.phase', before: 'Pending', after: 'Ready' }] }), 'before was absent');
   t.false(m({ key, change: 'update', fields: [{ path: 'status.phase', after: 'Failed' }] }));
-  t.false(m({ key, change: 'update', fields: [{ path: 'status.phase', after: 'Ready' }, { path: 'spec.replicas', before: 1, after: 2 }] }), 'all fields must match');
+  t.false(
+    m({
+      key,
+      change: 'update',
+      fields: [
+        { path: 'status.phase', after: 'Ready' },
+        { path: 'spec.replicas', before: 1, after: 2 },
+      ],
+    }),
+    'all fields must match',
+  );
   t.false(m({ key, change: 'create' }));
   t.false(m({ key: 'Database/default/other', change: 'update' }));
   // Unchanged fields named in a trigger still match when their values agree (the planner may pin context).
-  t.true(m({ key, change: 'update', fields: [{ path: 'spec.replicas', before: 1, after: 1 }, { path: 'status.phase', after: 'Ready' }] }));
+  t.true(
+    m({
+      key,
+      change: 'update',
+      fields: [
+        { path: 'spec.replicas', before: 1, after: 1 },
+        { path: 'status.phase', after: 'Ready' },
+      ],
+    }),
+  );
 });
 
 test('deletes and creates match on key and type; fields are read from the state that exists', (t) => {

@@ -47,7 +47,10 @@ test('the first matching exec rule answers; none means success with empty output
 });
 
 test('log rules match on namespace, pod and container; the default is an empty log', (t) => {
-  const rules = [{ pod: 'db-*', container: 'db', text: 'ready\n' }, { namespace: 'x', text: 'x' }];
+  const rules = [
+    { pod: 'db-*', container: 'db', text: 'ready\n' },
+    { namespace: 'x', text: 'x' },
+  ];
   t.deepEqual(answerLog(rules, { namespace: 'default', pod: 'db-0', container: 'db' }), { text: 'ready\n', rule: 0 });
   t.deepEqual(answerLog(rules, { namespace: 'default', pod: 'db-0', container: 'sidecar' }), { text: '' });
   t.deepEqual(answerLog(rules, { namespace: 'x', pod: 'db-0', container: 'sidecar' }), { text: 'x', rule: 1 });

@@ -89,7 +89,34 @@ test('never canonical wrongly: random edits of canonical texts', (t) => {
     state = (state * 1103515245 + 12345) % 2147483648;
     return state % n;
   };
-  const pieces = ['{', '}', '[', ']', '"', ',', ':', '\\', 'u', '0', '1', '9', '-', '.', 'e', ' ', '\n', 'a', '"a"', 'null', 'true', '\\u00', '\ud83d', '\ude00', '"0":', '"a":1,'];
+  const pieces = [
+    '{',
+    '}',
+    '[',
+    ']',
+    '"',
+    ',',
+    ':',
+    '\\',
+    'u',
+    '0',
+    '1',
+    '9',
+    '-',
+    '.',
+    'e',
+    ' ',
+    '\n',
+    'a',
+    '"a"',
+    'null',
+    'true',
+    '\\u00',
+    '\ud83d',
+    '\ude00',
+    '"0":',
+    '"a":1,',
+  ];
   const seeds = [JSON.stringify(configMap), '{"a":[1,{"b":"c"}],"d":{}}', '[["x"],{"k":-12}]', '{"s":"\\"\\\\\\u0001"}'];
   let canonical = 0;
   for (let i = 0; i < 20000; i++) {

@@ -16,7 +16,12 @@ test('every fault type round-trips through YAML unchanged', (t) => {
     { type: 'crash-after-write', after: { verb: 'patch', key: 'Database/default/db1', subresource: 'status', occurrence: 2 } },
     {
       type: 'stale-restart',
-      at: { sequence: [{ change: { key: 'Database/default/db1', change: 'delete', occurrence: 1 } }, { change: { key: 'Database/default/db1', change: 'create', occurrence: 2 } }] },
+      at: {
+        sequence: [
+          { change: { key: 'Database/default/db1', change: 'delete', occurrence: 1 } },
+          { change: { key: 'Database/default/db1', change: 'create', occurrence: 2 } },
+        ],
+      },
       viewAfter: { key: 'Database/default/db1', change: 'update', fields: [{ path: 'metadata.deletionTimestamp', after: '<set>' }], occurrence: 1 },
       releaseAfterSeconds: 5,
     },
@@ -46,19 +51,28 @@ function failsAt(t: import('ava').ExecutionContext, faults: unknown[], at: strin
 
 test('hand-edited plans are rejected at the exact path', (t) => {
   failsAt(t, [{ type: 'teleport' }], 'spec.faults[0].type');
-  failsAt(t, [{ type: 'stale-restart', at: { write: { verb: 'create', key: 'A/b/c', occurrence: 1 }, change: {} }, viewAfter: {}, releaseAfterSeconds: 1 }], 'spec.faults[0].at');
+  failsAt(
+    t,
+    [{ type: 'stale-restart', at: { write: { verb: 'create', key: 'A/b/c', occurrence: 1 }, change: {} }, viewAfter: {}, releaseAfterSeconds: 1 }],
+    'spec.faults[0].at',
+  );
   failsAt(t, [{ type: 'stale-restart', at: { sequence: [] }, viewAfter: {}, releaseAfterSeconds: 1 }], 'spec.faults[0].at.sequence');
   failsAt(t, [{ type: 'hold-until', key: 'A/b/c', from: { key: 'A/b/c', change: 'explode', occurrence: 1 }, until: {} }], 'spec.faults[0].from.change');
   failsAt(t, [{ type: 'hold-until', key: 'not a key', from: {}, until: {} }], 'spec.faults[0].key');
   const view = { key: 'A/b/c', change: 'create', occurrence: 1 };
   failsAt(t, [{ type: 'stale-restart', at: { change: view }, viewAfter: view, releaseAfterSeconds: 1, kinds: [] }], 'spec.faults[0].kinds');
-  failsAt(t, [{ type: 'stale-restart', at: { change: view }, viewAfter: view, releaseAfterSeconds: 1, kinds: ['Database', 'statefulsets'] }], 'spec.faults[0].kinds[1]');
+  failsAt(
+    t,
+    [{ type: 'stale-restart', at: { change: view }, viewAfter: view, releaseAfterSeconds: 1, kinds: ['Database', 'statefulsets'] }],
+    'spec.faults[0].kinds[1]',
+  );
   failsAt(t, [{ type: 'crash-after-write', after: { verb: 'create', key: 'A/b/c', occurrence: 1, extra: 1 } }], 'spec.faults[0].after.extra');
 });
 
 test('releaseAfterSeconds is a bounded duration; a config given as a plan is told the kind a plan has', (t) => {
   const view = { key: 'A/b/c', change: 'create', occurrence: 1 };
-  for (const seconds of [1e9, -1, Infinity]) failsAt(t, [{ type: 'stale-restart', at: { change: view }, viewAfter: view, releaseAfterSeconds: seconds }], 'spec.faults[0].releaseAfterSeconds');
+  for (const seconds of [1e9, -1, Infinity])
+    failsAt(t, [{ type: 'stale-restart', at: { change: view }, viewAfter: view, releaseAfterSeconds: seconds }], 'spec.faults[0].releaseAfterSeconds');
   const config = { apiVersion: 'kperturb.dev/v1', kind: 'ControllerUnderTest', metadata: { name: 'x' }, controller: { command: 'c' }, workloads: {} };
   const err = t.throws(() => validatePlan(config, 'kperturb.yaml'), { instanceOf: UserInputError });
   t.is(err!.message, 'kperturb.yaml at kind: "TestPlan" (got "ControllerUnderTest")');
@@ -66,7 +80,12 @@ test('releaseAfterSeconds is a bounded duration; a config given as a plan is tol
 
 test('triggers describe themselves in words', (t) => {
   t.is(
-    describeTrigger({ sequence: [{ change: { key: 'Database/default/db1', change: 'delete', occurrence: 1 } }, { write: { verb: 'delete', key: 'StatefulSet/default/web', occurrence: 1 } }] }),
+    describeTrigger({
+      sequence: [
+        { change: { key: 'Database/default/db1', change: 'delete', occurrence: 1 } },
+        { write: { verb: 'delete', key: 'StatefulSet/default/web', occurrence: 1 } },
+      ],
+    }),
     'Database/default/db1 is deleted (1st time), then the controller deletes StatefulSet/default/web (1st time)',
   );
 });

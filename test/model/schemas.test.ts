@@ -37,12 +37,27 @@ test('every bundled kperturb.yaml (examples and Sieve operators) is valid by the
   }
 });
 
-const plan = (faults: unknown[]) => ({ apiVersion: 'kperturb.dev/v1', kind: 'TestPlan', metadata: { name: 'p' }, spec: { controller: 'c', workload: 'w', pattern: 'stale-state', description: 'd', faults } });
+const plan = (faults: unknown[]) => ({
+  apiVersion: 'kperturb.dev/v1',
+  kind: 'TestPlan',
+  metadata: { name: 'p' },
+  spec: { controller: 'c', workload: 'w', pattern: 'stale-state', description: 'd', faults },
+});
 const everyFault = plan([
   { type: 'crash-after-write', after: { verb: 'patch', key: 'Database/default/db1', subresource: 'status', occurrence: 2 } },
   {
     type: 'stale-restart',
-    at: { sequence: [{ change: { key: 'Database/default/db1', change: 'delete', occurrence: 1 } }, { anyOf: [{ write: { verb: 'create', key: 'StatefulSet/default/db1', occurrence: 1 } }, { allOf: [{ change: { key: 'Database/default/db1', change: 'create', occurrence: 2 } }] }] }] },
+    at: {
+      sequence: [
+        { change: { key: 'Database/default/db1', change: 'delete', occurrence: 1 } },
+        {
+          anyOf: [
+            { write: { verb: 'create', key: 'StatefulSet/default/db1', occurrence: 1 } },
+            { allOf: [{ change: { key: 'Database/default/db1', change: 'create', occurrence: 2 } }] },
+          ],
+        },
+      ],
+    },
     viewAfter: { key: 'Database/default/db1', change: 'update', fields: [{ path: 'metadata.deletionTimestamp', after: '<set>' }], occurrence: 1 },
     releaseAfterSeconds: 5,
     kinds: ['Database'],
@@ -50,7 +65,12 @@ const everyFault = plan([
   { type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/s1-*#1', occurrence: 1 }, answer: 'lost-response' },
   { type: 'api-error', on: { verb: 'update', key: 'ConfigMap/default/s1', occurrence: 2 }, answer: 'slow', slowSeconds: 40 },
   { type: 'watch-end', kind: 'ConfigMap', at: { change: { key: 'ConfigMap/default/s1', change: 'create', occurrence: 1 } }, mode: 'reset', expire: true },
-  { type: 'hold-until', key: 'Pod/default/web-0', from: { key: 'Pod/default/web-0', change: 'update', fields: [{ path: 'metadata.deletionTimestamp', before: null }], occurrence: 1 }, until: { key: 'Pod/default/web-0', change: 'delete', occurrence: 1 } },
+  {
+    type: 'hold-until',
+    key: 'Pod/default/web-0',
+    from: { key: 'Pod/default/web-0', change: 'update', fields: [{ path: 'metadata.deletionTimestamp', before: null }], occurrence: 1 },
+    until: { key: 'Pod/default/web-0', change: 'delete', occurrence: 1 },
+  },
 ]);
 
 test('a plan with every fault type and trigger form is valid by the schema and the validator', (t) => {
@@ -63,7 +83,17 @@ test('what the plan validator refuses for its shape, the schema refuses too', (t
     ['an unknown fault type', plan([{ type: 'crash', after: { verb: 'create', key: 'A/b', occurrence: 1 } }])],
     ['a field the fault does not have', plan([{ type: 'crash-after-write', after: { verb: 'create', key: 'A/b', occurrence: 1 }, extra: 1 }])],
     ['occurrence 0', plan([{ type: 'crash-after-write', after: { verb: 'create', key: 'A/b', occurrence: 0 } }])],
-    ['two trigger forms', plan([{ type: 'stale-restart', at: { write: { verb: 'create', key: 'A/b', occurrence: 1 }, change: { key: 'A/b', change: 'create', occurrence: 1 } }, viewAfter: { key: 'A/b', change: 'create', occurrence: 1 }, releaseAfterSeconds: 5 }])],
+    [
+      'two trigger forms',
+      plan([
+        {
+          type: 'stale-restart',
+          at: { write: { verb: 'create', key: 'A/b', occurrence: 1 }, change: { key: 'A/b', change: 'create', occurrence: 1 } },
+          viewAfter: { key: 'A/b', change: 'create', occurrence: 1 },
+          releaseAfterSeconds: 5,
+        },
+      ]),
+    ],
     ['no faults', plan([])],
     ['an api-error answer it does not know', plan([{ type: 'api-error', on: { verb: 'update', key: 'A/b', occurrence: 1 }, answer: 'teapot' }])],
     ['a watch-end without a mode', plan([{ type: 'watch-end', kind: 'ConfigMap', at: { change: { key: 'A/b', change: 'create', occurrence: 1 } } }])],
@@ -111,7 +141,12 @@ test('the validators take their allowed fields from the schema', (t) => {
   t.true(err!.message.includes(`no such field here (allowed: ${allowedKeys('config', 'definitions/step/waitFor').join(', ')})`), err!.message);
   t.throws(() => allowedKeys('config', 'definitions/nope'), undefined, 'a walk that leads nowhere is a programming error, not an empty list');
   t.deepEqual(allowedKeysOfBranch('plan', 'definitions/fault', 'type', 'api-error'), ['type', 'on', 'answer', 'slowSeconds']);
-  const planErr = t.throws(() => validatePlan(plan([{ type: 'watch-end', kind: 'ConfigMap', at: { change: { key: 'A/b', change: 'create', occurrence: 1 } }, mode: 'close', expires: true }]), 'p.yaml'));
+  const planErr = t.throws(() =>
+    validatePlan(
+      plan([{ type: 'watch-end', kind: 'ConfigMap', at: { change: { key: 'A/b', change: 'create', occurrence: 1 } }, mode: 'close', expires: true }]),
+      'p.yaml',
+    ),
+  );
   t.true(planErr!.message.includes('no such field here (allowed: type, kind, at, mode, expire)'), planErr!.message);
 });
 

@@ -60,7 +60,7 @@ test.serial('a key file of the wrong size is refused, naming the file', (t) => {
   t.regex(err!.message, /32 bytes/);
 });
 
-test.serial('learn, plan and test all hash with the key kept 0600 in the campaign\'s output directory', async (t) => {
+test.serial("learn, plan and test all hash with the key kept 0600 in the campaign's output directory", async (t) => {
   const config = loadConfig(fileURLToPath(new URL('../../../fixtures/controllers/secret-marker/buggy/kperturb.yaml', import.meta.url)));
   const out = tempDir(t);
   const other = join(tempDir(t), 'other.key');

@@ -85,7 +85,11 @@ for (const keepEvents of [false, true]) {
           const isObject = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
           slow.append({ type: 'response', id: 3, status: 200, ...(isObject ? { object: parsed as ResponseEvent['object'] } : {}), durationMs: 2 });
         }
-        if (keepEvents) t.deepEqual(fast.events.map((e) => ({ ...e, ts: 0 })), slow.events.map((e) => ({ ...e, ts: 0 })));
+        if (keepEvents)
+          t.deepEqual(
+            fast.events.map((e) => ({ ...e, ts: 0 })),
+            slow.events.map((e) => ({ ...e, ts: 0 })),
+          );
       });
       t.is(fast.length, ANSWERS.length + 1);
       for (let i = 0; i < fast.length; i++) t.is(fast[i], slow[i], ANSWERS[i - 1]?.[0] ?? 'header');
@@ -116,7 +120,15 @@ test('an object shared read-only by several events is written as JSON.stringify 
   markSharedReadOnly(secret);
   const { fast, slow } = await writeBoth(t, { keepEvents: true }, (fast, slow) => {
     for (const w of [fast, slow]) {
-      for (let id = 1; id <= 3; id++) w.append({ type: 'watch-event', id, eventType: 'MODIFIED', key: 'ConfigMap/default/a', resourceVersion: '9', object: w === fast ? shared : copies.shared[id - 1]! });
+      for (let id = 1; id <= 3; id++)
+        w.append({
+          type: 'watch-event',
+          id,
+          eventType: 'MODIFIED',
+          key: 'ConfigMap/default/a',
+          resourceVersion: '9',
+          object: w === fast ? shared : copies.shared[id - 1]!,
+        });
       w.append({ type: 'watch-event', id: 4, eventType: 'ADDED', key: 'Secret/default/s', object: w === fast ? secret : copies.secret });
     }
     // The events kept in memory keep their objects.

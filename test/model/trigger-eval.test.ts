@@ -17,7 +17,12 @@ test('a write leaf fires on its n-th matching write only', (t) => {
 });
 
 test('change leaves count from the start; allOf fires with its last child, anyOf with its first', (t) => {
-  const all = new TriggerEvaluator({ allOf: [{ change: { key, change: 'update', fields: [{ path: 'data.v', before: '2', after: '3' }], occurrence: 1 } }, { write: { verb: 'create', key, occurrence: 1 } }] });
+  const all = new TriggerEvaluator({
+    allOf: [
+      { change: { key, change: 'update', fields: [{ path: 'data.v', before: '2', after: '3' }], occurrence: 1 } },
+      { write: { verb: 'create', key, occurrence: 1 } },
+    ],
+  });
   t.true(all.watchesChanges);
   t.false(all.change(key, cm('2'), cm('3')));
   t.true(all.write({ verb: 'create', key }));
@@ -27,7 +32,8 @@ test('change leaves count from the start; allOf fires with its last child, anyOf
 });
 
 test('a sequence fires only when its children fire in order', (t) => {
-  const seq = () => new TriggerEvaluator({ sequence: [{ write: { verb: 'create', key, occurrence: 1 } }, { change: { key, change: 'update', occurrence: 1 } }] });
+  const seq = () =>
+    new TriggerEvaluator({ sequence: [{ write: { verb: 'create', key, occurrence: 1 } }, { change: { key, change: 'update', occurrence: 1 } }] });
   const inOrder = seq();
   t.false(inOrder.write({ verb: 'create', key }));
   t.true(inOrder.change(key, cm('1'), cm('2')));
@@ -43,7 +49,10 @@ test('a trigger that never fired says what came closest: other writes of the obj
   t.is(write.whyNotFired(), `never matched: the controller never made a successful patch status of ${key}`);
   write.write({ verb: 'update', key });
   write.write({ verb: 'patch', key, subresource: 'status' });
-  t.is(write.whyNotFired(), `never matched: the controller made a successful patch status of ${key} 1 time, the plan waits for the 2nd (its other writes of it: update 1 time)`);
+  t.is(
+    write.whyNotFired(),
+    `never matched: the controller made a successful patch status of ${key} 1 time, the plan waits for the 2nd (its other writes of it: update 1 time)`,
+  );
   write.write({ verb: 'patch', key, subresource: 'status' });
   t.is(write.whyNotFired(), undefined, 'fired');
 

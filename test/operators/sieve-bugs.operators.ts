@@ -70,24 +70,32 @@ const docs = readFileSync(join(repoRoot, 'docs', 'sieve-bugs.md'), 'utf8');
 
 const clusters = (r: Reproduction): ClusterChoice[] => (r.real ? [{ kind: 'embedded' }, { kind: 'real' }] : [{ kind: 'embedded' }]);
 
-for (const r of reproductions) for (const choice of clusters(r)) {
-  const where = choice.kind === 'real' ? ' on the real control plane' : '';
-  test.serial(`${r.bug} (${r.pattern}, ${r.operator}/${r.workload}) reproduces with a generated plan${where}`, async (t) => {
-    t.true(docs.includes(r.bug), `docs/sieve-bugs.md lists ${r.bug}`);
-    const { config, out, cluster, plans } = await campaign(r.operator, r.workload, choice);
-    const matching = plans.filter((p) => p.spec.pattern === r.pattern && contains(p.spec.faults, r.faults));
-    t.true(matching.length > 0, `kperturb plan generated a ${r.pattern} plan with faults ${JSON.stringify(r.faults)} (among ${plans.length} plans)`);
-    const results: PlanResult[] = [];
-    const reproduced = (res: PlanResult) => res.verdict === 'bug' && r.symptom.every((s) => res.alarms.some((a) => a.message.includes(s)));
-    for (let attempt = 0; attempt < (r.attempts ?? 1) && !results.some(reproduced); attempt++) {
-      for (const p of matching) {
-        const [res] = await runPlans(config, [p], { out, log: quiet, cluster });
-        results.push(res!);
-        if (reproduced(res!)) break;
+for (const r of reproductions)
+  for (const choice of clusters(r)) {
+    const where = choice.kind === 'real' ? ' on the real control plane' : '';
+    test.serial(`${r.bug} (${r.pattern}, ${r.operator}/${r.workload}) reproduces with a generated plan${where}`, async (t) => {
+      t.true(docs.includes(r.bug), `docs/sieve-bugs.md lists ${r.bug}`);
+      const { config, out, cluster, plans } = await campaign(r.operator, r.workload, choice);
+      const matching = plans.filter((p) => p.spec.pattern === r.pattern && contains(p.spec.faults, r.faults));
+      t.true(matching.length > 0, `kperturb plan generated a ${r.pattern} plan with faults ${JSON.stringify(r.faults)} (among ${plans.length} plans)`);
+      const results: PlanResult[] = [];
+      const reproduced = (res: PlanResult) => res.verdict === 'bug' && r.symptom.every((s) => res.alarms.some((a) => a.message.includes(s)));
+      for (let attempt = 0; attempt < (r.attempts ?? 1) && !results.some(reproduced); attempt++) {
+        for (const p of matching) {
+          const [res] = await runPlans(config, [p], { out, log: quiet, cluster });
+          results.push(res!);
+          if (reproduced(res!)) break;
+        }
       }
-    }
-    const hit = results.find(reproduced);
-    t.log(`${matching.length} matching plan(s), ${results.length} run(s); ${hit ? `reproduced by ${hit.plan}: ${hit.description}` : 'not reproduced'}`);
-    t.truthy(hit, `no run showed the symptom: ${JSON.stringify(results.map((x) => ({ plan: x.plan, verdict: x.verdict, error: x.error, alarms: x.alarms.map((a) => a.message) })), null, 1)}`);
-  });
-}
+      const hit = results.find(reproduced);
+      t.log(`${matching.length} matching plan(s), ${results.length} run(s); ${hit ? `reproduced by ${hit.plan}: ${hit.description}` : 'not reproduced'}`);
+      t.truthy(
+        hit,
+        `no run showed the symptom: ${JSON.stringify(
+          results.map((x) => ({ plan: x.plan, verdict: x.verdict, error: x.error, alarms: x.alarms.map((a) => a.message) })),
+          null,
+          1,
+        )}`,
+      );
+    });
+  }

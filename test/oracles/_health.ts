@@ -12,14 +12,23 @@ export function record(extra: Partial<RunRecord> = {}): RunRecord {
     durationMs: 1000,
     workloadOutcome: { ok: true },
     settled: true,
-    controllerExits: [{ incarnation: 1, code: null, signal: 'SIGKILL', expected: true }, { incarnation: 2, code: 0, signal: null, expected: true }],
+    controllerExits: [
+      { incarnation: 1, code: null, signal: 'SIGKILL', expected: true },
+      { incarnation: 2, code: 0, signal: null, expected: true },
+    ],
     injected: true,
     ...extra,
   };
 }
 
 export function runWithHealth(extra: Partial<RunArtifacts> = {}): RunArtifacts {
-  return { ...runWith([]), controllerLog: '', controllerExits: record().controllerExits, controllerActivity: { apiErrors: [], writesAfterWorkload: [] }, ...extra };
+  return {
+    ...runWith([]),
+    controllerLog: '',
+    controllerExits: record().controllerExits,
+    controllerActivity: { apiErrors: [], writesAfterWorkload: [] },
+    ...extra,
+  };
 }
 
 export function activity(a: Partial<ControllerActivity>): ControllerActivity {

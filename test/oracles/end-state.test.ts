@@ -66,7 +66,10 @@ test('fields that differ between reference runs are learned masks and do not ala
   ];
   const alarms = compareRuns(refs, runWith([configMap('x', { token: 'other', key: 'b' }, { status: { pods: ['p9', 'p8', 'p7'] } })]));
   // token and status.pods are masked; the stable field still alarms.
-  t.deepEqual(alarms.map((a) => a.field), ['data.key']);
+  t.deepEqual(
+    alarms.map((a) => a.field),
+    ['data.key'],
+  );
 });
 
 test('an object present in only some reference runs is masked as a whole', (t) => {
@@ -77,7 +80,10 @@ test('an object present in only some reference runs is masked as a whole', (t) =
 
 test('with a single reference run nothing is learned', (t) => {
   const alarms = compareRuns([runWith([configMap('x', { token: 'r1' })])], runWith([configMap('x', { token: 'r2' })]));
-  t.deepEqual(alarms.map((a) => a.field), ['data.token']);
+  t.deepEqual(
+    alarms.map((a) => a.field),
+    ['data.token'],
+  );
 });
 
 test('built-in masks: uid, resourceVersion, timestamps, owner uids, managedFields do not alarm', (t) => {
@@ -104,7 +110,10 @@ test('built-in masks: uid, resourceVersion, timestamps, owner uids, managedField
 test('a timestamp field that disappears still alarms', (t) => {
   const ref = configMap('x', {}, { status: { lastBackup: '2024-01-01T00:00:00Z' } });
   const alarms = compareRuns([runWith([ref])], runWith([configMap('x', {}, { status: {} })]));
-  t.deepEqual(alarms.map((a) => [a.field, a.test]), [['status.lastBackup', ABSENT]]);
+  t.deepEqual(
+    alarms.map((a) => [a.field, a.test]),
+    [['status.lastBackup', ABSENT]],
+  );
 });
 
 test('map key order does not alarm, list order does', (t) => {
@@ -112,7 +121,10 @@ test('map key order does not alarm, list order does', (t) => {
   const b = configMap('x', { two: '2', one: '1' }, { spec: { nested: { a: 1, b: 2 }, list: [1, 2] } });
   t.deepEqual(compareRuns([runWith([a])], runWith([b])), []);
   const c = configMap('x', { one: '1', two: '2' }, { spec: { nested: { a: 1, b: 2 }, list: [2, 1] } });
-  t.deepEqual(compareRuns([runWith([a])], runWith([c])).map((x) => x.field), ['spec.list[0]', 'spec.list[1]']);
+  t.deepEqual(
+    compareRuns([runWith([a])], runWith([c])).map((x) => x.field),
+    ['spec.list[0]', 'spec.list[1]'],
+  );
 });
 
 test('user masks by key glob suppress alarms for the named paths or the whole object', (t) => {
@@ -139,7 +151,10 @@ test('keys with dots are named with brackets and can be masked that way', (t) =>
   const ref = configMap('x', {}, { metadata: { name: 'x', namespace: 'default', labels: { 'app.kubernetes.io/name': 'a' } } });
   const tst = configMap('x', {}, { metadata: { name: 'x', namespace: 'default', labels: { 'app.kubernetes.io/name': 'b' } } });
   const alarms = compareRuns([runWith([ref])], runWith([tst]));
-  t.deepEqual(alarms.map((a) => a.field), ['metadata.labels["app.kubernetes.io/name"]']);
+  t.deepEqual(
+    alarms.map((a) => a.field),
+    ['metadata.labels["app.kubernetes.io/name"]'],
+  );
   t.deepEqual(compareRuns([runWith([ref])], runWith([tst]), { extraMasks: [{ keyGlob: '*', paths: ['metadata.labels["app.kubernetes.io/name"]'] }] }), []);
 });
 
@@ -161,8 +176,13 @@ test('objects with generated names are compared by count', (t) => {
   );
 });
 
-test("IPAddresses (a Service cluster IP each, named after the address the allocator picked at random) are compared by count", (t) => {
-  const ip = (name: string) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'IPAddress', metadata: { name }, spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } } });
+test('IPAddresses (a Service cluster IP each, named after the address the allocator picked at random) are compared by count', (t) => {
+  const ip = (name: string) => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'IPAddress',
+    metadata: { name },
+    spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } },
+  });
   const refs = [runWith([ip('10.0.0.12')]), runWith([ip('10.0.0.181')])];
   t.deepEqual(compareRuns(refs, runWith([ip('10.0.0.192')])), []);
   t.deepEqual(
@@ -177,13 +197,22 @@ test('alarms are sorted by object, oracle and field', (t) => {
   const alarms = compareRuns([runWith(ref)], runWith(tst, [['ADDED', configMap('a', {})]]));
   t.deepEqual(
     alarms.map((a) => `${a.object} ${a.oracle} ${a.field ?? ''}`),
-    ['ConfigMap/default/a end-state data.k', 'ConfigMap/default/a update-summary ', 'ConfigMap/default/b end-state data.a', 'ConfigMap/default/b end-state data.z'],
+    [
+      'ConfigMap/default/a end-state data.k',
+      'ConfigMap/default/a update-summary ',
+      'ConfigMap/default/b end-state data.a',
+      'ConfigMap/default/b end-state data.z',
+    ],
   );
 });
 
 test('an object left terminating (deletionTimestamp only after the test run) alarms on that field', (t) => {
   const ref = configMap('x', { key: 'a' });
-  const stuck = configMap('x', { key: 'a' }, { metadata: { name: 'x', namespace: 'default', deletionTimestamp: '2024-02-01T00:00:00Z', finalizers: ['demo/cleanup'] } });
+  const stuck = configMap(
+    'x',
+    { key: 'a' },
+    { metadata: { name: 'x', namespace: 'default', deletionTimestamp: '2024-02-01T00:00:00Z', finalizers: ['demo/cleanup'] } },
+  );
   const alarms = compareRuns([runWith([ref]), runWith([ref])], runWith([stuck]));
   t.deepEqual(alarms.map((a) => a.field).sort(), ['metadata.deletionTimestamp', 'metadata.finalizers[0]']);
 });
@@ -195,7 +224,15 @@ test('a pod service-account token volume (kube-api-access-<random>, named by the
     metadata: { name: 'dc1-0', generateName: 'dc1-', namespace: 'default' },
     spec: {
       volumes: [{ name: 'data' }, { name: `kube-api-access-${suffix}`, projected: { defaultMode: 420 } }],
-      containers: [{ name: 'c', volumeMounts: [{ name: 'data', mountPath: '/d' }, { name: `kube-api-access-${suffix}`, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] }],
+      containers: [
+        {
+          name: 'c',
+          volumeMounts: [
+            { name: 'data', mountPath: '/d' },
+            { name: `kube-api-access-${suffix}`, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+          ],
+        },
+      ],
     },
   });
   const refs = [runWith([pod('9nz6q')]), runWith([pod('m8bmm')])];
@@ -203,5 +240,8 @@ test('a pod service-account token volume (kube-api-access-<random>, named by the
   // Only names of that shape are folded: a different volume still alarms.
   const other = pod('rzzq5');
   other.spec.volumes.push({ name: 'extra' } as never);
-  t.deepEqual(compareRuns(refs, runWith([other])).map((a) => a.object), ['Pod/default/dc1-0']);
+  t.deepEqual(
+    compareRuns(refs, runWith([other])).map((a) => a.object),
+    ['Pod/default/dc1-0'],
+  );
 });

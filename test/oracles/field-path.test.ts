@@ -11,7 +11,12 @@ test('mask paths parse dotted keys, indexes, wildcards and quoted keys', (t) => 
 });
 
 test('formatting and parsing round-trip', (t) => {
-  for (const path of [['data', 'password'], ['status', 'conditions', 0, 'type'], ['metadata', 'annotations', 'a.b/c[d]'], ['x y', 'q"uote']]) {
+  for (const path of [
+    ['data', 'password'],
+    ['status', 'conditions', 0, 'type'],
+    ['metadata', 'annotations', 'a.b/c[d]'],
+    ['x y', 'q"uote'],
+  ]) {
     const text = formatPath(path);
     t.deepEqual(parseFieldPattern(text), path, text);
   }

@@ -25,20 +25,35 @@ const NODE_UNCAUGHT = `[1] reconciling db1
 `;
 
 test('log scanner finds Go panics, Node uncaught exceptions, Python tracebacks, Java exceptions', (t) => {
-  t.deepEqual(scanControllerLog(GO_PANIC).map((i) => [i.kind, i.incarnation, i.line, i.summary]), [
-    ['panic', 2, 2, 'panic: runtime error: invalid memory address or nil pointer dereference [recovered]'],
-  ]);
-  t.deepEqual(scanControllerLog(NODE_UNCAUGHT).map((i) => [i.kind, i.line, i.summary]), [
-    ['uncaught exception', 6, "TypeError: Cannot read properties of undefined (reading 'spec')"],
-  ]);
+  t.deepEqual(
+    scanControllerLog(GO_PANIC).map((i) => [i.kind, i.incarnation, i.line, i.summary]),
+    [['panic', 2, 2, 'panic: runtime error: invalid memory address or nil pointer dereference [recovered]']],
+  );
+  t.deepEqual(
+    scanControllerLog(NODE_UNCAUGHT).map((i) => [i.kind, i.line, i.summary]),
+    [['uncaught exception', 6, "TypeError: Cannot read properties of undefined (reading 'spec')"]],
+  );
   const py = 'Traceback (most recent call last):\n  File "op.py", line 3, in <module>\n    main()\nKeyError: \'spec\'\n';
-  t.deepEqual(scanControllerLog(py).map((i) => [i.kind, i.summary]), [['traceback', "KeyError: 'spec'"]]);
+  t.deepEqual(
+    scanControllerLog(py).map((i) => [i.kind, i.summary]),
+    [['traceback', "KeyError: 'spec'"]],
+  );
   const java = 'Exception in thread "main" java.lang.NullPointerException\n\tat Op.run(Op.java:10)\n';
-  t.deepEqual(scanControllerLog(java).map((i) => i.kind), ['uncaught exception']);
+  t.deepEqual(
+    scanControllerLog(java).map((i) => i.kind),
+    ['uncaught exception'],
+  );
   const logged = 'error reconciling: Error: conflict\n    at update (/app/op.js:1:1)\n    at run (/app/op.js:2:2)\n';
-  t.deepEqual(scanControllerLog(logged).map((i) => [i.kind, i.summary]), [['stack trace', 'error reconciling: Error: conflict']]);
-  const recovered = '[1] {"level":"error","msg":"Observed a panic in reconciler","panic":"runtime error: index out of range [3] with length 3","stacktrace":"a\\nb"}';
-  t.deepEqual(scanControllerLog(recovered).map((i) => [i.kind, i.summary]), [['panic', 'panic: runtime error: index out of range [3] with length 3']]);
+  t.deepEqual(
+    scanControllerLog(logged).map((i) => [i.kind, i.summary]),
+    [['stack trace', 'error reconciling: Error: conflict']],
+  );
+  const recovered =
+    '[1] {"level":"error","msg":"Observed a panic in reconciler","panic":"runtime error: index out of range [3] with length 3","stacktrace":"a\\nb"}';
+  t.deepEqual(
+    scanControllerLog(recovered).map((i) => [i.kind, i.summary]),
+    [['panic', 'panic: runtime error: index out of range [3] with length 3']],
+  );
   // controller-runtime's logged errors carry their stack inside one JSON line: not a crash.
   const zapError = '[1] {"level":"error","msg":"Reconciler error","error":"Conflict","stacktrace":"sigs.k8s.io/x.go:316\\n\\tsigs.k8s.io/y.go:263"}';
   t.deepEqual(scanControllerLog(zapError), []);
@@ -47,14 +62,17 @@ test('log scanner finds Go panics, Node uncaught exceptions, Python tracebacks, 
 
 test('a panic the reference runs never showed alarms, naming the line and the incarnation', (t) => {
   const alarms = compareHealth([runWithHealth(), runWithHealth()], runWithHealth({ controllerLog: GO_PANIC }));
-  t.deepEqual(alarms.map((a) => [a.oracle, a.check, a.object, a.message]), [
+  t.deepEqual(
+    alarms.map((a) => [a.oracle, a.check, a.object, a.message]),
     [
-      'health',
-      'crash-log',
-      '(controller)',
-      "the controller's log shows a panic that the reference runs never showed (controller.log line 2, incarnation 2): panic: runtime error: invalid memory address or nil pointer dereference [recovered]",
+      [
+        'health',
+        'crash-log',
+        '(controller)',
+        "the controller's log shows a panic that the reference runs never showed (controller.log line 2, incarnation 2): panic: runtime error: invalid memory address or nil pointer dereference [recovered]",
+      ],
     ],
-  ]);
+  );
   t.is(compareHealth([runWithHealth()], runWithHealth({ controllerLog: NODE_UNCAUGHT })).length, 1);
 });
 
@@ -67,8 +85,19 @@ test('a crash the reference runs show too (numbers aside) does not alarm', (t) =
 test('exits kperturb did not cause alarm; several are a crash loop; exits it caused do not', (t) => {
   const refs = [runWithHealth()];
   t.deepEqual(compareHealth(refs, runWithHealth()), []);
-  const once = compareHealth(refs, runWithHealth({ controllerExits: [{ incarnation: 1, code: null, signal: 'SIGKILL', expected: true }, { incarnation: 2, code: 2, signal: null, expected: false }] }));
-  t.deepEqual(once.map((a) => [a.check, a.message]), [['unexpected-exit', 'the controller exited without kperturb stopping it: code 2 (incarnation 2); the reference runs never did']]);
+  const once = compareHealth(
+    refs,
+    runWithHealth({
+      controllerExits: [
+        { incarnation: 1, code: null, signal: 'SIGKILL', expected: true },
+        { incarnation: 2, code: 2, signal: null, expected: false },
+      ],
+    }),
+  );
+  t.deepEqual(
+    once.map((a) => [a.check, a.message]),
+    [['unexpected-exit', 'the controller exited without kperturb stopping it: code 2 (incarnation 2); the reference runs never did']],
+  );
   const loop = compareHealth(refs, runWithHealth({ controllerExits: [1, 2, 3].map((n) => ({ incarnation: n, code: 1, signal: null, expected: false })) }));
   t.regex(loop[0]!.message, /crashed 3 times .* crash loop/);
   // The same unexpected exit in a reference run is how this controller always ends.
@@ -76,13 +105,28 @@ test('exits kperturb did not cause alarm; several are a crash loop; exits it cau
   t.deepEqual(compareHealth([refExit], runWithHealth({ controllerExits: [{ incarnation: 2, code: 2, signal: null, expected: false }] })), []);
 });
 
-const forbidden = { status: 403, reason: 'Forbidden', verb: 'patch', resource: 'Database/status', count: 2, example: { key: 'Database/default/db1', message: 'databases "db1" is forbidden', seq: 40 } };
+const forbidden = {
+  status: 403,
+  reason: 'Forbidden',
+  verb: 'patch',
+  resource: 'Database/status',
+  count: 2,
+  example: { key: 'Database/default/db1', message: 'databases "db1" is forbidden', seq: 40 },
+};
 
 test('an API error the reference runs never got alarms; races (409, 404) and errors the references got do not', (t) => {
   const alarms = compareHealth([runWithHealth()], runWithHealth({ controllerActivity: activity({ apiErrors: [forbidden] }) }));
-  t.deepEqual(alarms.map((a) => [a.check, a.object, a.test, a.message]), [
-    ['api-error', 'Database/default/db1', '403 Forbidden', 'the controller got 403 Forbidden for patch Database/default/db1 status (2 times), which the reference runs never got: databases "db1" is forbidden'],
-  ]);
+  t.deepEqual(
+    alarms.map((a) => [a.check, a.object, a.test, a.message]),
+    [
+      [
+        'api-error',
+        'Database/default/db1',
+        '403 Forbidden',
+        'the controller got 403 Forbidden for patch Database/default/db1 status (2 times), which the reference runs never got: databases "db1" is forbidden',
+      ],
+    ],
+  );
   const conflict = { ...forbidden, status: 409, reason: 'Conflict' };
   const notFound = { ...forbidden, status: 404, reason: 'NotFound', verb: 'get' };
   t.deepEqual(compareHealth([runWithHealth()], runWithHealth({ controllerActivity: activity({ apiErrors: [conflict, notFound] }) })), []);
@@ -94,7 +138,17 @@ test('the trace summary groups error answers and counts writes after the last wo
   let seq = 0;
   const ev = <E extends object>(e: E) => ({ seq: ++seq, ts: 0, ...e }) as unknown as TraceEvent;
   const req = (id: number, verb: string, key: string, sub?: string) =>
-    ev({ type: 'request', id, incarnation: 1, method: 'PATCH', path: '/x', query: {}, verb, key, resource: { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', ...(sub ? { subresource: sub } : {}) } });
+    ev({
+      type: 'request',
+      id,
+      incarnation: 1,
+      method: 'PATCH',
+      path: '/x',
+      query: {},
+      verb,
+      key,
+      resource: { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', ...(sub ? { subresource: sub } : {}) },
+    });
   const res = (id: number, status: number, reason?: string) =>
     ev({ type: 'response', id, status, durationMs: 1, ...(reason ? { object: { kind: 'Status', reason, message: `it is ${reason}` } } : {}) });
   const trace = [
@@ -117,8 +171,22 @@ test('the trace summary groups error answers and counts writes after the last wo
   ];
   const summary = summarizeControllerTrace(trace);
   t.deepEqual(summary.apiErrors, [
-    { status: 422, reason: 'Invalid', verb: 'update', resource: 'ConfigMap', count: 2, example: { key: 'ConfigMap/default/a', message: 'it is Invalid', seq: 2 } },
-    { status: 409, reason: 'Conflict', verb: 'update', resource: 'ConfigMap', count: 1, example: { key: 'ConfigMap/default/a', message: 'it is Conflict', seq: 11 } },
+    {
+      status: 422,
+      reason: 'Invalid',
+      verb: 'update',
+      resource: 'ConfigMap',
+      count: 2,
+      example: { key: 'ConfigMap/default/a', message: 'it is Invalid', seq: 2 },
+    },
+    {
+      status: 409,
+      reason: 'Conflict',
+      verb: 'update',
+      resource: 'ConfigMap',
+      count: 1,
+      example: { key: 'ConfigMap/default/a', message: 'it is Conflict', seq: 11 },
+    },
   ]);
   // The 422 after the workload failed: only the successful status patch counts.
   t.deepEqual(summary.writesAfterWorkload, [{ key: 'ConfigMap/default/a', subresource: 'status', count: 1 }]);

@@ -4,17 +4,28 @@ import type { TraceEvent } from '../../src/model/trace.js';
 import { activity, record, runWithHealth } from './_health.js';
 
 test('a workload wait that times out after the fault is a liveness alarm', (t) => {
-  const error = 'step 4 (wait for ConfigMap/default/db1-config data.version == "15" (30s)): timed out after 30s waiting for ConfigMap/default/db1-config: data.version is "14"';
+  const error =
+    'step 4 (wait for ConfigMap/default/db1-config data.version == "15" (30s)): timed out after 30s waiting for ConfigMap/default/db1-config: data.version is "14"';
   const alarms = livenessAlarms(record({ workloadOutcome: { ok: false, failedStep: 3, error } }));
-  t.deepEqual(alarms.map((a) => [a.oracle, a.check, a.object, a.message]), [['liveness', 'workload-timeout', '(workload)', `the workload did not complete after the fault: ${error}`]]);
+  t.deepEqual(
+    alarms.map((a) => [a.oracle, a.check, a.object, a.message]),
+    [['liveness', 'workload-timeout', '(workload)', `the workload did not complete after the fault: ${error}`]],
+  );
 });
 
 test('a controller that never goes quiet is a liveness alarm naming the object it kept writing', (t) => {
   const test1 = runWithHealth({ controllerActivity: activity({ writesAfterWorkload: [{ key: 'Database/default/db1', subresource: 'status', count: 240 }] }) });
   const alarms = livenessAlarms(record({ settled: false }), [runWithHealth()], test1);
-  t.deepEqual(alarms.map((a) => [a.check, a.object, a.message]), [
-    ['not-quiet', 'Database/default/db1', 'the controller never became quiet after the workload ended (endless writes or watch churn); it wrote Database/default/db1 status 240 time(s) after the workload ended'],
-  ]);
+  t.deepEqual(
+    alarms.map((a) => [a.check, a.object, a.message]),
+    [
+      [
+        'not-quiet',
+        'Database/default/db1',
+        'the controller never became quiet after the workload ended (endless writes or watch churn); it wrote Database/default/db1 status 240 time(s) after the workload ended',
+      ],
+    ],
+  );
 });
 
 test('a controller that never goes quiet in the reference runs either raises no not-quiet alarm', (t) => {
@@ -23,8 +34,18 @@ test('a controller that never goes quiet in the reference runs either raises no 
 
 test('endless writes to one object after the workload alarm even when the run settled late; the usual trickle does not', (t) => {
   const refs = [runWithHealth({ controllerActivity: activity({ writesAfterWorkload: [{ key: 'ConfigMap/default/a', count: 2 }] }) })];
-  const busy = runWithHealth({ controllerActivity: activity({ writesAfterWorkload: [{ key: 'ConfigMap/default/a', count: 40 }, { key: 'ConfigMap/default/b', count: 3 }] }) });
-  t.deepEqual(livenessAlarms(record(), refs, busy).map((a) => [a.check, a.object, a.reference, a.test]), [['endless-writes', 'ConfigMap/default/a', [2], 40]]);
+  const busy = runWithHealth({
+    controllerActivity: activity({
+      writesAfterWorkload: [
+        { key: 'ConfigMap/default/a', count: 40 },
+        { key: 'ConfigMap/default/b', count: 3 },
+      ],
+    }),
+  });
+  t.deepEqual(
+    livenessAlarms(record(), refs, busy).map((a) => [a.check, a.object, a.reference, a.test]),
+    [['endless-writes', 'ConfigMap/default/a', [2], 40]],
+  );
   const usual = runWithHealth({ controllerActivity: activity({ writesAfterWorkload: [{ key: 'ConfigMap/default/a', count: 4 }] }) });
   t.deepEqual(livenessAlarms(record(), refs, usual), []);
   // A reference that writes as much is just how the controller works.
@@ -54,21 +75,30 @@ test('a controller that keeps retrying a failing write after one injected error 
   // The lost answer's create was applied; the controller retries it forever, AlreadyExists every time.
   const hot = summarizeControllerTrace([...start(), ...create(201, true), ...Array.from({ length: 25 }, () => create(409)).flat()]);
   const alarms = livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: hot }));
-  t.deepEqual(alarms.map((a) => [a.check, a.object, a.reference, a.test]), [['retry-loop', 'ConfigMap/default/s1-data', [0], 25]]);
+  t.deepEqual(
+    alarms.map((a) => [a.check, a.object, a.reference, a.test]),
+    [['retry-loop', 'ConfigMap/default/s1-data', [0], 25]],
+  );
   t.regex(alarms[0]!.message, /kept retrying ConfigMap\/default\/s1-data .* failing with 409 25 time\(s\)/);
   // Backs off: one failed retry, then it reads, finds the object and stops.
   const converges = summarizeControllerTrace([...start(), ...create(201, true), ...create(409)]);
   t.deepEqual(livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: converges })), []);
 });
 
-test('failed writes while a watch-end fault leaves the controller blind (until it watches that resource again) are the fault\'s; after it, a retry loop is the controller\'s', (t) => {
+test("failed writes while a watch-end fault leaves the controller blind (until it watches that resource again) are the fault's; after it, a retry loop is the controller's", (t) => {
   let seq = 0;
   const ev = <E extends object>(e: E) => ({ seq: ++seq, ts: 0, ...e }) as unknown as TraceEvent;
   const resource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' };
   let id = 0;
   const watch = () => {
     const n = ++id;
-    return { id: n, events: [ev({ type: 'request', id: n, incarnation: 1, method: 'GET', path: '/api/v1/configmaps', query: { watch: 'true' }, verb: 'watch', resource }), ev({ type: 'response', id: n, status: 200, durationMs: 1 })] };
+    return {
+      id: n,
+      events: [
+        ev({ type: 'request', id: n, incarnation: 1, method: 'GET', path: '/api/v1/configmaps', query: { watch: 'true' }, verb: 'watch', resource }),
+        ev({ type: 'response', id: n, status: 200, durationMs: 1 }),
+      ],
+    };
   };
   const patch = (status: number) => {
     const n = ++id;
@@ -100,5 +130,8 @@ test('failed writes while a watch-end fault leaves the controller blind (until i
   t.deepEqual(livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: summarizeControllerTrace(faultFirst) })), []);
   // The same, but it goes on failing once it watches again: a retry loop.
   const hot = summarizeControllerTrace([...blind, ...watch().events, ...conflicts(12)]);
-  t.deepEqual(livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: hot })).map((a) => [a.check, a.test]), [['retry-loop', 12]]);
+  t.deepEqual(
+    livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: hot })).map((a) => [a.check, a.test]),
+    [['retry-loop', 12]],
+  );
 });

@@ -20,7 +20,12 @@ test('IP addresses in address fields are built-in masks: podIP, hostIP, clusterI
     kind: 'Pod',
     metadata: { name: 'p', namespace: 'default' },
     spec: { nodeName: `node-${host}` },
-    status: { podIP: ip, podIPs: [{ ip }], hostIP: host, containerStatuses: [{ name: 'c', containerID: `containerd://${ip}`, imageID: `sha256:${host}`, ready: true }] },
+    status: {
+      podIP: ip,
+      podIPs: [{ ip }],
+      hostIP: host,
+      containerStatuses: [{ name: 'c', containerID: `containerd://${ip}`, imageID: `sha256:${host}`, ready: true }],
+    },
   });
   const refs = [runWith([service('10.96.0.10'), pod('10.244.0.5', '172.18.0.2')])];
   const tst = runWith([service('fd00::a'), pod('10.244.1.9', '172.18.0.3')]);
@@ -30,16 +35,26 @@ test('IP addresses in address fields are built-in masks: podIP, hostIP, clusterI
 test('an address that appears or disappears still alarms, and IP-looking values elsewhere are compared', (t) => {
   const refs = [runWith([service('10.96.0.10'), configMap('v', { version: '1.2.3.4' })])];
   const tst = runWith([service('10.96.0.11', { externalIPs: ['1.1.1.1'] }), configMap('v', { version: '1.2.3.5' })]);
-  t.deepEqual(compareRuns(refs, tst).map((a) => [a.object, a.field]), [
-    ['ConfigMap/default/v', 'data.version'],
-    ['Service/default/db', 'spec.externalIPs[0]'],
-  ]);
+  t.deepEqual(
+    compareRuns(refs, tst).map((a) => [a.object, a.field]),
+    [
+      ['ConfigMap/default/v', 'data.version'],
+      ['Service/default/db', 'spec.externalIPs[0]'],
+    ],
+  );
 });
 
 test("the controller's own objects are never compared", (t) => {
   const own = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'my-operator-7d9f', namespace: 'operators' }, status: { restarts: 0 } };
   const refs = [runWith([own], [['ADDED', own]])];
-  const tst = runWith([{ ...own, status: { restarts: 1 } }], [['ADDED', own], ['DELETED', own], ['ADDED', own]]);
+  const tst = runWith(
+    [{ ...own, status: { restarts: 1 } }],
+    [
+      ['ADDED', own],
+      ['DELETED', own],
+      ['ADDED', own],
+    ],
+  );
   t.true(compareRuns(refs, tst).length > 0);
   t.deepEqual(compareRuns(refs, tst, { controllerObjects: ['Pod/operators/my-operator-*'] }), []);
 });
@@ -53,20 +68,40 @@ test('the reference value of a missing object leaves out masked fields, so runs 
 test('objects named after a UID (pvc-<uid> volumes) are compared by count; values naming them differ only in the UID', (t) => {
   const uid = (n: number) => `5b015140-2edf-4494-94ee-a38660c9${String(n).padStart(4, '0')}`;
   const pv = (n: number) => ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `pvc-${uid(n)}` }, spec: { capacity: { storage: '1Gi' } } });
-  const pvc = (n: number) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-dc1-0', namespace: 'default' }, spec: { volumeName: `pvc-${uid(n)}` } });
+  const pvc = (n: number) => ({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: 'data-dc1-0', namespace: 'default' },
+    spec: { volumeName: `pvc-${uid(n)}` },
+  });
   const refs = [runWith([pv(1), pvc(1)], [['ADDED', pv(1)]]), runWith([pv(2), pvc(2)], [['ADDED', pv(2)]])];
   t.deepEqual(compareRuns(refs, runWith([pv(3), pvc(3)], [['ADDED', pv(3)]])), []);
   // With one reference nothing is learned; the UID-only difference still does not alarm.
   t.deepEqual(compareRuns([refs[0]!], runWith([pv(3), pvc(3)], [['ADDED', pv(3)]])), []);
   // One volume too many is still found, by count.
-  const extra = compareRuns(refs, runWith([pv(3), pv(4), pvc(3)], [['ADDED', pv(3)], ['ADDED', pv(4)]]));
-  t.deepEqual(extra.map((a) => a.message), [
-    'PersistentVolume/pvc-*: 1 object(s) with this generated name after reference runs, but 2 after the test run',
-    'PersistentVolume/pvc-*: created 1 time(s) in reference runs, but 2 time(s) in the test run',
-  ]);
+  const extra = compareRuns(
+    refs,
+    runWith(
+      [pv(3), pv(4), pvc(3)],
+      [
+        ['ADDED', pv(3)],
+        ['ADDED', pv(4)],
+      ],
+    ),
+  );
+  t.deepEqual(
+    extra.map((a) => a.message),
+    [
+      'PersistentVolume/pvc-*: 1 object(s) with this generated name after reference runs, but 2 after the test run',
+      'PersistentVolume/pvc-*: created 1 time(s) in reference runs, but 2 time(s) in the test run',
+    ],
+  );
   // A value that differs in more than the UID alarms.
   const renamed = { ...pvc(3), spec: { volumeName: `other-${uid(3)}` } };
-  t.deepEqual(compareRuns([refs[0]!], runWith([pv(3), renamed], [['ADDED', pv(3)]])).map((a) => a.field), ['spec.volumeName']);
+  t.deepEqual(
+    compareRuns([refs[0]!], runWith([pv(3), renamed], [['ADDED', pv(3)]])).map((a) => a.field),
+    ['spec.volumeName'],
+  );
 });
 
 test("the endpoints controller's last-change-trigger-time annotation is a built-in mask, other annotations are compared", (t) => {

@@ -53,34 +53,80 @@ test('resources written as equal quantities do not alarm; a different amount doe
 test('named lists (containers, env, ports, volumes) in another order do not alarm', (t) => {
   const ref = deployment({
     containers: [
-      container('web', { env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }], ports: [{ name: 'http', containerPort: 80 }, { name: 'metrics', containerPort: 9090 }] }),
+      container('web', {
+        env: [
+          { name: 'A', value: '1' },
+          { name: 'B', value: '2' },
+        ],
+        ports: [
+          { name: 'http', containerPort: 80 },
+          { name: 'metrics', containerPort: 9090 },
+        ],
+      }),
       container('sidecar'),
     ],
-    volumes: [{ name: 'data', emptyDir: {} }, { name: 'config', configMap: { name: 'c' } }],
+    volumes: [
+      { name: 'data', emptyDir: {} },
+      { name: 'config', configMap: { name: 'c' } },
+    ],
   });
   const reordered = deployment({
     containers: [
       container('sidecar'),
-      container('web', { env: [{ name: 'B', value: '2' }, { name: 'A', value: '1' }], ports: [{ name: 'metrics', containerPort: 9090 }, { name: 'http', containerPort: 80 }] }),
+      container('web', {
+        env: [
+          { name: 'B', value: '2' },
+          { name: 'A', value: '1' },
+        ],
+        ports: [
+          { name: 'metrics', containerPort: 9090 },
+          { name: 'http', containerPort: 80 },
+        ],
+      }),
     ],
-    volumes: [{ name: 'config', configMap: { name: 'c' } }, { name: 'data', emptyDir: {} }],
+    volumes: [
+      { name: 'config', configMap: { name: 'c' } },
+      { name: 'data', emptyDir: {} },
+    ],
   });
   t.deepEqual(compareRuns([runWith([ref]), runWith([ref])], runWith([reordered])), []);
 });
 
 test('a changed item of a named list is named by its key, not its position', (t) => {
-  const ref = deployment({ containers: [container('web', { env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] })] });
-  const tst = deployment({ containers: [container('web', { env: [{ name: 'B', value: '3' }, { name: 'A', value: '1' }] })] });
+  const ref = deployment({
+    containers: [
+      container('web', {
+        env: [
+          { name: 'A', value: '1' },
+          { name: 'B', value: '2' },
+        ],
+      }),
+    ],
+  });
+  const tst = deployment({
+    containers: [
+      container('web', {
+        env: [
+          { name: 'B', value: '3' },
+          { name: 'A', value: '1' },
+        ],
+      }),
+    ],
+  });
   const alarms = compareRuns([runWith([ref])], runWith([tst]));
-  t.deepEqual(alarms.map((a) => a.message), [
-    'Deployment/default/web: spec.template.spec.containers[name=web].env[name=B].value is "2" after reference runs, but "3" after the test run',
-  ]);
+  t.deepEqual(
+    alarms.map((a) => a.message),
+    ['Deployment/default/web: spec.template.spec.containers[name=web].env[name=B].value is "2" after reference runs, but "3" after the test run'],
+  );
   // An item only one side has is reported against absent.
   const missing = deployment({ containers: [container('web', { env: [{ name: 'A', value: '1' }] })] });
-  t.deepEqual(compareRuns([runWith([ref])], runWith([missing])).map((a) => [a.field, a.test]), [
-    ['spec.template.spec.containers[name=web].env[name=B].name', '<absent>'],
-    ['spec.template.spec.containers[name=web].env[name=B].value', '<absent>'],
-  ]);
+  t.deepEqual(
+    compareRuns([runWith([ref])], runWith([missing])).map((a) => [a.field, a.test]),
+    [
+      ['spec.template.spec.containers[name=web].env[name=B].name', '<absent>'],
+      ['spec.template.spec.containers[name=web].env[name=B].value', '<absent>'],
+    ],
+  );
 });
 
 test('conditions are keyed by type; their order does not alarm but a status does', (t) => {
@@ -89,18 +135,43 @@ test('conditions are keyed by type; their order does not alarm but a status does
   const swapped = configMap('x', {}, { status: { conditions: [cond('Progressing', 'False'), cond('Ready', 'True')] } });
   t.deepEqual(compareRuns([runWith([ref])], runWith([swapped])), []);
   const notReady = configMap('x', {}, { status: { conditions: [cond('Progressing', 'False'), cond('Ready', 'False')] } });
-  t.deepEqual(compareRuns([runWith([ref])], runWith([notReady])).map((a) => a.field), ['status.conditions[type=Ready].status']);
+  t.deepEqual(
+    compareRuns([runWith([ref])], runWith([notReady])).map((a) => a.field),
+    ['status.conditions[type=Ready].status'],
+  );
 });
 
 test('lists without a unique key are still compared in order', (t) => {
-  const ref = configMap('x', {}, { spec: { args: ['--a', '--b'], tolerations: [{ key: 'k', effect: 'NoSchedule' }, { key: 'k', effect: 'NoExecute' }] } });
-  const tst = configMap('x', {}, { spec: { args: ['--b', '--a'], tolerations: [{ key: 'k', effect: 'NoExecute' }, { key: 'k', effect: 'NoSchedule' }] } });
-  t.deepEqual(compareRuns([runWith([ref])], runWith([tst])).map((a) => a.field), [
-    'spec.args[0]',
-    'spec.args[1]',
-    'spec.tolerations[0].effect',
-    'spec.tolerations[1].effect',
-  ]);
+  const ref = configMap(
+    'x',
+    {},
+    {
+      spec: {
+        args: ['--a', '--b'],
+        tolerations: [
+          { key: 'k', effect: 'NoSchedule' },
+          { key: 'k', effect: 'NoExecute' },
+        ],
+      },
+    },
+  );
+  const tst = configMap(
+    'x',
+    {},
+    {
+      spec: {
+        args: ['--b', '--a'],
+        tolerations: [
+          { key: 'k', effect: 'NoExecute' },
+          { key: 'k', effect: 'NoSchedule' },
+        ],
+      },
+    },
+  );
+  t.deepEqual(
+    compareRuns([runWith([ref])], runWith([tst])).map((a) => a.field),
+    ['spec.args[0]', 'spec.args[1]', 'spec.tolerations[0].effect', 'spec.tolerations[1].effect'],
+  );
 });
 
 test('keyed item paths round-trip and can be masked by key or with *', (t) => {
@@ -120,5 +191,8 @@ test('learned masks see keyed lists the same way: a reordered list in the refere
   const refB = deployment({ containers: [container('db'), container('web')] }, { token: 'b' });
   const tst = deployment({ containers: [container('web', { image: 'web:2' }), container('db')] }, { token: 'c' });
   // status.token differs between references (masked); the containers only in order (not masked).
-  t.deepEqual(compareRuns([runWith([refA]), runWith([refB])], runWith([tst])).map((a) => a.field), ['spec.template.spec.containers[name=web].image']);
+  t.deepEqual(
+    compareRuns([runWith([refA]), runWith([refB])], runWith([tst])).map((a) => a.field),
+    ['spec.template.spec.containers[name=web].image'],
+  );
 });

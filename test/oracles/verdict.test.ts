@@ -14,14 +14,19 @@ test('a run whose fault never fired is not-injected, never pass, and is not judg
 });
 
 test('a not-injected verdict says why each fault did not take effect, when the run knows', (t) => {
-  const why = 'hold ConfigMap/default/a from ConfigMap/default/a is created (1st time) until ConfigMap/default/a is deleted (1st time) (the cancelling change did not come in time; the hold was expired anyway)';
+  const why =
+    'hold ConfigMap/default/a from ConfigMap/default/a is created (1st time) until ConfigMap/default/a is deleted (1st time) (the cancelling change did not come in time; the hold was expired anyway)';
   const d = judgeTestRun(refs, broken, record({ injected: false, notInjected: [why] }));
   t.is(d.verdict, 'not-injected');
   t.is(d.error, `nothing was tested: ${why}`);
 });
 
 test('a workload that failed before the fault is a verdict of its own', (t) => {
-  const d = judgeTestRun(refs, broken, record({ injected: false, workloadOutcome: { ok: false, failedStep: 0, error: 'step 1 (apply db.yaml): connection refused' } }));
+  const d = judgeTestRun(
+    refs,
+    broken,
+    record({ injected: false, workloadOutcome: { ok: false, failedStep: 0, error: 'step 1 (apply db.yaml): connection refused' } }),
+  );
   t.is(d.verdict, 'workload-failed');
   t.regex(d.error!, /before the fault fired.*connection refused/);
 });
@@ -35,7 +40,10 @@ test('injected: bug when any oracle alarms, pass otherwise', (t) => {
   t.is(judgeTestRun(refs, runWith([configMap('a', { k: '1' })]), record()).verdict, 'pass');
   // Health alone is enough.
   const crashed = { ...runWith([configMap('a', { k: '1' })]), controllerLog: '[2] panic: boom\n' };
-  t.deepEqual(judgeTestRun([{ ...refs[0]!, controllerLog: '' }], crashed, record()).alarms.map((a) => a.oracle), ['health']);
+  t.deepEqual(
+    judgeTestRun([{ ...refs[0]!, controllerLog: '' }], crashed, record()).alarms.map((a) => a.oracle),
+    ['health'],
+  );
 });
 
 test('confirmation marks alarms an unperturbed re-run reproduces as flaky; all flaky makes the plan flaky', (t) => {
@@ -48,7 +56,13 @@ test('confirmation marks alarms an unperturbed re-run reproduces as flaky; all f
   const unperturbed = runAlarms(refRuns, runWith([configMap('a', { k: '1', j: 'z' })]), record({ injected: undefined }));
   const confirmed = applyConfirmation(decision, unperturbed);
   t.is(confirmed.verdict, 'bug');
-  t.deepEqual(confirmed.alarms.map((a) => [a.field, a.flaky === true]), [['data.j', true], ['data.k', false]]);
+  t.deepEqual(
+    confirmed.alarms.map((a) => [a.field, a.flaky === true]),
+    [
+      ['data.j', true],
+      ['data.k', false],
+    ],
+  );
   const allFlaky = applyConfirmation(judgeTestRun(refRuns, runWith([configMap('a', { k: '1', j: 'y' })]), record()), unperturbed);
   t.is(allFlaky.verdict, 'flaky');
   // A clean re-run confirms everything.
@@ -57,5 +71,8 @@ test('confirmation marks alarms an unperturbed re-run reproduces as flaky; all f
 
 test('liveness and health alarms come before state alarms', (t) => {
   const alarms = runAlarms([runWithHealth()], { ...runWith([configMap('x', {})]), controllerLog: 'panic: x\n' }, record({ settled: false }));
-  t.deepEqual(alarms.map((a) => a.oracle), ['liveness', 'health', 'end-state']);
+  t.deepEqual(
+    alarms.map((a) => a.oracle),
+    ['liveness', 'health', 'end-state'],
+  );
 });

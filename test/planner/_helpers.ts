@@ -9,7 +9,10 @@ export const STS = 'StatefulSet/default/db1';
 
 /** Plans from reference traces (the last one is the run plans come from). */
 export function plan(references: Array<Iterable<TraceEvent>> | Iterable<TraceEvent>, options: PlannerOptions = {}): PlannerOutput {
-  const refs = Array.isArray(references) && references.length > 0 && !('seq' in (references[0] as object)) ? (references as Array<Iterable<TraceEvent>>) : [references as Iterable<TraceEvent>];
+  const refs =
+    Array.isArray(references) && references.length > 0 && !('seq' in (references[0] as object))
+      ? (references as Array<Iterable<TraceEvent>>)
+      : [references as Iterable<TraceEvent>];
   return planTests({ controller: 'db-operator', workload: 'create-and-scale', references: refs, options });
 }
 

@@ -93,7 +93,12 @@ export class TraceBuilder {
       type: 'response',
       id,
       status,
-      object: ok ? { ...(current ?? objectOf(parts.kind, parts.namespace, parts.name)), metadata: { ...(current?.metadata ?? { name: parts.name }), resourceVersion: rv } } : { kind: 'Status', apiVersion: 'v1' },
+      object: ok
+        ? {
+            ...(current ?? objectOf(parts.kind, parts.namespace, parts.name)),
+            metadata: { ...(current?.metadata ?? { name: parts.name }), resourceVersion: rv },
+          }
+        : { kind: 'Status', apiVersion: 'v1' },
       durationMs: 1,
     });
     if (opts.deliver && change !== 'none') this.deliver(key);
@@ -104,9 +109,25 @@ export class TraceBuilder {
   read(key: string): this {
     const id = this.nextId++;
     const parts = parseKey(key)!;
-    this.push({ type: 'request', id, incarnation: 1, method: 'GET', path: `/fake/${key}`, query: {}, verb: 'get', resource: resourceOf(parts.kind, undefined), key });
+    this.push({
+      type: 'request',
+      id,
+      incarnation: 1,
+      method: 'GET',
+      path: `/fake/${key}`,
+      query: {},
+      verb: 'get',
+      resource: resourceOf(parts.kind, undefined),
+      key,
+    });
     const current = this.objects.get(key);
-    this.push({ type: 'response', id, status: current ? 200 : 404, object: current ? structuredClone(current) : { kind: 'Status', apiVersion: 'v1' }, durationMs: 1 });
+    this.push({
+      type: 'response',
+      id,
+      status: current ? 200 : 404,
+      object: current ? structuredClone(current) : { kind: 'Status', apiVersion: 'v1' },
+      durationMs: 1,
+    });
     return this;
   }
 

@@ -117,10 +117,31 @@ test('a restarted controller reacts only to what it was shown since it started (
   const last = events[events.length - 1]!;
   const db = (events.filter((e) => e.type === 'cluster-change' && e.key === DB).pop() as Extract<TraceEvent, { type: 'cluster-change' }>).object;
   events.push(
-    { type: 'request', seq: last.seq + 1, ts: last.ts + 1, id: 77, incarnation: 2, method: 'GET', path: '/apis/example.com/v1/databases', query: {}, verb: 'list', resource: { group: 'example.com', version: 'v1', resource: 'databases', kind: 'Database' } },
-    { type: 'response', seq: last.seq + 2, ts: last.ts + 2, id: 77, status: 200, object: { kind: 'DatabaseList', apiVersion: 'v1', metadata: { resourceVersion: '999' }, items: [{ ...db, kind: undefined }] }, durationMs: 1 },
+    {
+      type: 'request',
+      seq: last.seq + 1,
+      ts: last.ts + 1,
+      id: 77,
+      incarnation: 2,
+      method: 'GET',
+      path: '/apis/example.com/v1/databases',
+      query: {},
+      verb: 'list',
+      resource: { group: 'example.com', version: 'v1', resource: 'databases', kind: 'Database' },
+    },
+    {
+      type: 'response',
+      seq: last.seq + 2,
+      ts: last.ts + 2,
+      id: 77,
+      status: 200,
+      object: { kind: 'DatabaseList', apiVersion: 'v1', metadata: { resourceVersion: '999' }, items: [{ ...db, kind: undefined }] },
+      durationMs: 1,
+    },
   );
-  const after = new TraceBuilder().write('patch', STS, { incarnation: 2, set: { 'spec.x': 1 } }).events.filter((e) => e.type !== 'header' && e.type !== 'controller');
+  const after = new TraceBuilder()
+    .write('patch', STS, { incarnation: 2, set: { 'spec.x': 1 } })
+    .events.filter((e) => e.type !== 'header' && e.type !== 'controller');
   // Re-stamp the second part after the first.
   let seq = last.seq + 3;
   for (const e of after) events.push({ ...e, seq: seq++, ts: last.ts + 3, ...(e.type === 'request' || e.type === 'response' ? { id: 78 } : {}) } as TraceEvent);
@@ -132,9 +153,12 @@ test('a restarted controller reacts only to what it was shown since it started (
   t.deepEqual(causes(run, patch), [`${DB}@1`]);
 });
 
-test('a write\'s effect, conflicts and the changes that cancel each other are found whatever order the recorder and proxy interleave', (t) => {
+test("a write's effect, conflicts and the changes that cancel each other are found whatever order the recorder and proxy interleave", (t) => {
   // The answer before the cluster change it caused (the recorder's watch lags the proxy).
-  const events = new TraceBuilder().write('create', STS).write('patch', STS, { set: { 'spec.x': 1 } }).external('MODIFIED', STS, { set: { 'spec.x': 2 } }).events;
+  const events = new TraceBuilder()
+    .write('create', STS)
+    .write('patch', STS, { set: { 'spec.x': 1 } })
+    .external('MODIFIED', STS, { set: { 'spec.x': 2 } }).events;
   const reordered: TraceEvent[] = [];
   for (let i = 0; i < events.length; i++) {
     const e = events[i]!;

@@ -55,8 +55,14 @@ test('the rich trace yields plans of all four patterns, each a valid plan file',
   for (const s of out.stats) {
     const counts = s.stages.map((x) => x.plans);
     const releasable = s.pattern === 'unobserved-state' ? ['releasable'] : [];
-    t.deepEqual(s.stages.map((x) => x.stage), ['baseline', 'causality', ...releasable, 'effective-writes', 'deterministic', 'deduplicated']);
-    t.true(counts.every((c, i) => i === 0 || c <= counts[i - 1]!), `${s.pattern}: ${counts.join(' ')}`);
+    t.deepEqual(
+      s.stages.map((x) => x.stage),
+      ['baseline', 'causality', ...releasable, 'effective-writes', 'deterministic', 'deduplicated'],
+    );
+    t.true(
+      counts.every((c, i) => i === 0 || c <= counts[i - 1]!),
+      `${s.pattern}: ${counts.join(' ')}`,
+    );
     t.is(counts[counts.length - 1], out.plans.filter((p) => p.spec.pattern === s.pattern).length);
   }
 });

@@ -30,7 +30,10 @@ test('each write the intermediate-state rule keeps gets the answers that can cha
     ],
   );
   t.is(plansOf(out, 'error-path')[0]!.metadata.name, 'error-0001');
-  t.is(plansOf(out, 'error-path')[0]!.spec.description, `answer a lost response (applied, then the connection reset) when the controller creates ${SECRET} (1st request)`);
+  t.is(
+    plansOf(out, 'error-path')[0]!.spec.description,
+    `answer a lost response (applied, then the connection reset) when the controller creates ${SECRET} (1st request)`,
+  );
   // The same writes and pruning as intermediate-state; every stage counts plans (two per write).
   t.is(faultsOf(out, 'intermediate-state').length, 4);
   const doubled = Object.fromEntries(Object.entries(stages(out, 'intermediate-state')).map(([stage, n]) => [stage, n * 2]));
@@ -38,10 +41,7 @@ test('each write the intermediate-state rule keeps gets the answers that can cha
 });
 
 test('the fault counts requests, failed ones included: the occurrence is recounted from the successful write', (t) => {
-  const trace = new TraceBuilder()
-    .write('update', DB, { status: 409 })
-    .write('update', DB)
-    .write('create', SECRET).events;
+  const trace = new TraceBuilder().write('update', DB, { status: 409 }).write('update', DB).write('create', SECRET).events;
   const [conflict] = apiErrors(plan(trace));
   // The 2nd update request is the 1st successful update.
   t.deepEqual(conflict!.on, { verb: 'update', key: DB, occurrence: 2 });
@@ -61,15 +61,26 @@ test('a kind whose writes the controller saw echoed gets its watches ended after
     .write('create', STS).events;
   const out = plan(trace);
   t.deepEqual(
-    watchEnds(out).map((f) => `${f.kind} ${f.mode}${f.expire ? ' expire' : ''} after ${'write' in f.at ? `${f.at.write.verb} ${f.at.write.key} #${f.at.write.occurrence}` : '?'}`),
+    watchEnds(out).map(
+      (f) =>
+        `${f.kind} ${f.mode}${f.expire ? ' expire' : ''} after ${'write' in f.at ? `${f.at.write.verb} ${f.at.write.key} #${f.at.write.occurrence}` : '?'}`,
+    ),
     [`Secret reset expire after create ${SECRET} #1`, `Database reset expire after create ${DB} #1`, `Database close after patch ${DB} #1`],
   );
   // A kind the controller does not watch (ConfigMap here) gets none; the api-error plans keep their names.
   const apiErrorPlans = faultsOf(out, 'intermediate-state').length * 2;
-  t.deepEqual(faultsOf(out, 'error-path').slice(0, apiErrorPlans).map((f) => f.type), Array<string>(apiErrorPlans).fill('api-error'));
+  t.deepEqual(
+    faultsOf(out, 'error-path')
+      .slice(0, apiErrorPlans)
+      .map((f) => f.type),
+    Array<string>(apiErrorPlans).fill('api-error'),
+  );
   const watchEndPlan = plansOf(out, 'error-path')[apiErrorPlans]!;
   t.is(watchEndPlan.metadata.name, `error-${String(apiErrorPlans + 1).padStart(4, '0')}`);
-  t.is(watchEndPlan.spec.description, `reset the controller's Secret watches (then 410 Expired on the re-watch) when the controller creates ${SECRET} (1st time)`);
+  t.is(
+    watchEndPlan.spec.description,
+    `reset the controller's Secret watches (then 410 Expired on the re-watch) when the controller creates ${SECRET} (1st time)`,
+  );
   const intermediate = stages(out, 'intermediate-state');
   t.deepEqual(stages(out, 'error-path'), Object.fromEntries(Object.entries(intermediate).map(([stage, n]) => [stage, n * 2 + 3])));
 });

@@ -91,7 +91,11 @@ test('rabbitmq-operator #782: a delete, a wait on the cache while only its echoe
       .external('MODIFIED', DB, { deliver: true, set: { 'spec.storage': '15Gi' } })
       .write('create', STS, { owner: DB, deliver: true })
       .external('ADDED', POD, { owner: STS, deliver: true })
-      .write('delete', STS, { change: 'MODIFIED', set: { 'metadata.deletionTimestamp': '2021-01-01T00:00:00Z', 'metadata.finalizers': ['orphan'] }, deliver: true })
+      .write('delete', STS, {
+        change: 'MODIFIED',
+        set: { 'metadata.deletionTimestamp': '2021-01-01T00:00:00Z', 'metadata.finalizers': ['orphan'] },
+        deliver: true,
+      })
       .wait(1000)
       // The garbage collector orphans the pod and removes the finalizer: echoes of the controller's delete.
       .external('MODIFIED', POD, { deliver: true, set: { 'metadata.ownerReferences': undefined } })
@@ -100,9 +104,15 @@ test('rabbitmq-operator #782: a delete, a wait on the cache while only its echoe
     return b.wait(3000).write('update', PVC, { set: { 'spec.resources.requests.storage': '15Gi' } }).events;
   };
   const deleteTrigger = { verb: 'delete', key: STS, occurrence: 1 };
-  t.deepEqual(triggers(plan(build(false))).filter((w) => w.verb === 'delete'), [deleteTrigger]);
+  t.deepEqual(
+    triggers(plan(build(false))).filter((w) => w.verb === 'delete'),
+    [deleteTrigger],
+  );
   // A change the controller did not make, shown in the gap, could have started the PVC update's reconcile.
-  t.deepEqual(triggers(plan(build(true))).filter((w) => w.verb === 'delete'), []);
+  t.deepEqual(
+    triggers(plan(build(true))).filter((w) => w.verb === 'delete'),
+    [],
+  );
 });
 
 test('a workload step that writes, between two quiet bursts, ends the reconcile', (t) => {
@@ -121,7 +131,7 @@ test('a workload step that writes, between two quiet bursts, ends the reconcile'
   ]);
 });
 
-test('under serialized delivery, an episode opened by an echo of the controller\'s own write continues its reconcile; one opened by another change does not', (t) => {
+test("under serialized delivery, an episode opened by an echo of the controller's own write continues its reconcile; one opened by another change does not", (t) => {
   const echo = new TraceBuilder()
     .external('ADDED', DB, { deliver: true })
     .episode()
@@ -228,7 +238,11 @@ test('leader-election renewals in a quiet gap do not bridge it: the gap still en
   const leader = { 'metadata.annotations': { 'control-plane.alpha.kubernetes.io/leader': '{"holderIdentity":"me"}' } };
   const b = new TraceBuilder({ setup: { [CM]: {}, [lock]: leader, [lease]: {} } }).write('create', DB).write('create', SECRET);
   for (let i = 0; i < 6; i++) {
-    b.wait(500).read(lock).write('update', lock, { body: { metadata: { annotations: { 'control-plane.alpha.kubernetes.io/leader': '{}' } } } }).read(lease).write('update', lease);
+    b.wait(500)
+      .read(lock)
+      .write('update', lock, { body: { metadata: { annotations: { 'control-plane.alpha.kubernetes.io/leader': '{}' } } } })
+      .read(lease)
+      .write('update', lease);
     if (i === 3) b.external('MODIFIED', CM, { deliver: true });
   }
   const trace = b.wait(500).write('patch', DB, { subresource: 'status' }).events;
@@ -329,7 +343,11 @@ test('dedup: two crash points that expose the same cluster state become one plan
 
 test('deterministic: a write that only the last reference run made gets no plan', (t) => {
   const first = new TraceBuilder().write('create', DB).write('patch', DB, { subresource: 'status' }).write('create', SECRET).events;
-  const last = new TraceBuilder().write('create', DB).write('patch', DB, { subresource: 'status' }).write('patch', DB, { subresource: 'status' }).write('create', SECRET).events;
+  const last = new TraceBuilder()
+    .write('create', DB)
+    .write('patch', DB, { subresource: 'status' })
+    .write('patch', DB, { subresource: 'status' })
+    .write('create', SECRET).events;
   const out = plan([first, last]);
   t.deepEqual(triggers(out), [
     { verb: 'create', key: DB, occurrence: 1 },

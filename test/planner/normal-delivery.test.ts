@@ -115,7 +115,9 @@ test('a normal run that skips intermediate values does not make the fields it sh
   // normally: its update to lead still names the change (it is the same in both), so the plans
   // restarting when bob becomes lead stay.
   const out = planTests({ controller: 'roster', workload: 'join', references: [serializedRun(), serializedRun()], normalDelivery: [normalRun()] });
-  const atBobLead = out.plans.filter((p) => p.spec.faults.some((f) => f.type === 'stale-restart' && 'change' in f.at && f.at.change.fields?.some((x) => x.path === 'data.bob' && x.after === 'lead')));
+  const atBobLead = out.plans.filter((p) =>
+    p.spec.faults.some((f) => f.type === 'stale-restart' && 'change' in f.at && f.at.change.fields?.some((x) => x.path === 'data.bob' && x.after === 'lead')),
+  );
   t.true(atBobLead.length > 0, out.plans.map((p) => p.spec.description).join('\n'));
 });
 
@@ -123,6 +125,12 @@ test('a trigger that fires in the serialized runs but not in a normal one: its p
   const out = planTests({ controller: 'roster', workload: 'join', references: [serializedRun(), serializedRun()], normalDelivery: [normalRun()] });
   const intermediate = out.plans.filter((p) => p.spec.pattern === 'intermediate-state').map((p) => p.spec.description);
   // The roster is updated once normally: a crash after its 2nd update would never be injected.
-  t.false(intermediate.some((d) => d.includes('updates ConfigMap/default/roster (2nd time)')), intermediate.join('\n'));
-  t.true(intermediate.some((d) => d.includes('creates ConfigMap/default/roster (1st time)')), intermediate.join('\n'));
+  t.false(
+    intermediate.some((d) => d.includes('updates ConfigMap/default/roster (2nd time)')),
+    intermediate.join('\n'),
+  );
+  t.true(
+    intermediate.some((d) => d.includes('creates ConfigMap/default/roster (1st time)')),
+    intermediate.join('\n'),
+  );
 });

@@ -119,7 +119,10 @@ function episodesOf(events: TraceEvent[]): Episode[] {
 function effectiveWritesIn(episode: Episode): string[] {
   const answers = episode.events.filter((e): e is Extract<TraceEvent, { type: 'response' }> => e.type === 'response' && e.status < 300);
   const writes = new Set(episode.events.filter((e) => e.type === 'request' && e.verb !== 'get' && e.verb !== 'list').map((e) => (e as RequestEvent).id));
-  const rvs = answers.filter((r) => writes.has(r.id)).map((r) => r.object?.metadata?.resourceVersion).filter((rv): rv is string => typeof rv === 'string');
+  const rvs = answers
+    .filter((r) => writes.has(r.id))
+    .map((r) => r.object?.metadata?.resourceVersion)
+    .filter((rv): rv is string => typeof rv === 'string');
   const changed = new Set(episode.events.filter((e) => e.type === 'cluster-change').map((e) => (e as { resourceVersion: string }).resourceVersion));
   return rvs.filter((rv) => changed.has(rv));
 }
@@ -228,7 +231,9 @@ function edgeTriggeredRun(): TraceEvent[] {
 test('crash plans the pruned set drops expose a state a kept plan exposes, or one the controller was quiet in', (t) => {
   const { pruned, unpruned } = check(t, operatorRun());
   t.true(pruned.plans.some((p) => p.spec.pattern === 'intermediate-state'));
-  t.true(unpruned.plans.filter((p) => p.spec.pattern === 'intermediate-state').length > pruned.plans.filter((p) => p.spec.pattern === 'intermediate-state').length);
+  t.true(
+    unpruned.plans.filter((p) => p.spec.pattern === 'intermediate-state').length > pruned.plans.filter((p) => p.spec.pattern === 'intermediate-state').length,
+  );
 });
 
 test('hold plans the pruned set drops hide an interval a kept plan hides, hide nothing the controller reacts to, or are never released', (t) => {
@@ -241,7 +246,11 @@ test('hold plans the pruned set drops on an edge-triggered controller: what it r
   const { pruned } = check(t, edgeTriggeredRun());
   // The hold that catches such a controller's bug: the pod hidden from its creation until Running.
   t.true(
-    pruned.plans.some((p) => p.spec.pattern === 'unobserved-state' && /Pod\/default\/db1-0 is created .* until Pod\/default\/db1-0 is updated \(status.phase/.test(p.spec.description)),
+    pruned.plans.some(
+      (p) =>
+        p.spec.pattern === 'unobserved-state' &&
+        /Pod\/default\/db1-0 is created .* until Pod\/default\/db1-0 is updated \(status.phase/.test(p.spec.description),
+    ),
     pruned.plans.map((p) => p.spec.description).join('\n'),
   );
 });

@@ -5,9 +5,19 @@ import type { TraceEvent } from '../../src/model/trace.js';
 let seq = 0;
 const at = <E extends object>(ts: number, e: E) => ({ seq: ++seq, ts, ...e }) as unknown as TraceEvent;
 const request = (ts: number, id: number, opts: { incarnation?: number; key?: string } = {}) =>
-  at(ts, { type: 'request', id, incarnation: opts.incarnation ?? 1, method: 'PUT', path: '/x', query: {}, verb: 'update', ...(opts.key ? { key: opts.key } : {}) });
+  at(ts, {
+    type: 'request',
+    id,
+    incarnation: opts.incarnation ?? 1,
+    method: 'PUT',
+    path: '/x',
+    query: {},
+    verb: 'update',
+    ...(opts.key ? { key: opts.key } : {}),
+  });
 const response = (ts: number, id: number) => at(ts, { type: 'response', id, status: 200, durationMs: 1 });
-const event = (ts: number, stream: number, eventType = 'MODIFIED') => at(ts, { type: 'watch-event', id: stream, eventType, key: 'ConfigMap/default/a', object: {} });
+const event = (ts: number, stream: number, eventType = 'MODIFIED') =>
+  at(ts, { type: 'watch-event', id: stream, eventType, key: 'ConfigMap/default/a', object: {} });
 
 function longest(events: TraceEvent[], capMs = 1000): number {
   const meter = new SilenceMeter(capMs);
@@ -25,7 +35,19 @@ test('a silence a watch event ends is not the controller acting on its own; book
   // 900 ms idle, then an event wakes it: only the 20 ms after the event count.
   t.is(longest([watch, response(5, 1), event(905, 1), request(925, 2)]), 20);
   // A bookmark and a lease renewal in the middle of a 600 ms silence do not split it.
-  t.is(longest([watch, response(5, 1), request(100, 2), response(110, 2), event(300, 1, 'BOOKMARK'), request(400, 3, { key: 'Lease/default/leader' }), response(405, 3), request(710, 4)]), 600);
+  t.is(
+    longest([
+      watch,
+      response(5, 1),
+      request(100, 2),
+      response(110, 2),
+      event(300, 1, 'BOOKMARK'),
+      request(400, 3, { key: 'Lease/default/leader' }),
+      response(405, 3),
+      request(710, 4),
+    ]),
+    600,
+  );
 });
 
 test('silences across a restart, or as long as the configured window, are not measured', (t) => {

@@ -60,7 +60,10 @@ test('a delete re-issued from a stale view after the object was re-created: rest
       releaseAfterSeconds: 5,
     },
   ]);
-  t.regex(p.spec.description, /^when StatefulSet\/default\/db1 is created \(2nd time\), restart the controller onto a view frozen right after Database\/default\/db1 is updated .*released after 5 s .*deletes StatefulSet\/default\/db1 \(1st time\)/);
+  t.regex(
+    p.spec.description,
+    /^when StatefulSet\/default\/db1 is created \(2nd time\), restart the controller onto a view frozen right after Database\/default\/db1 is updated .*released after 5 s .*deletes StatefulSet\/default\/db1 \(1st time\)/,
+  );
   t.notRegex(p.spec.description, /\n/);
 });
 
@@ -182,7 +185,10 @@ test('a create re-asserted from a stale view: a later change of a field it set i
     .episode().events;
   const plans = summary(plan(trace));
   t.true(plans.includes(`view ${DB} create #1 / at ${STS} update[spec.replicas] #1`), plans.join('\n'));
-  t.false(plans.some((p) => p.includes('status.replicas')), 'the status update is no conflict (an empty status sets nothing)');
+  t.false(
+    plans.some((p) => p.includes('status.replicas')),
+    'the status update is no conflict (an empty status sets nothing)',
+  );
 });
 
 test('must not: failed and no-op writes, and writes nothing undoes later', (t) => {
@@ -234,7 +240,13 @@ test('deterministic: a view whose change differs between reference runs is named
       .write('delete', STS, { deliver: true })
       .episode();
     if (extraUpdate) b.external('MODIFIED', STS, { set: { 'status.x': 1 } });
-    return b.external('DELETED', DB, { deliver: true }).episode().external('ADDED', DB, { deliver: true }).episode().write('create', STS, { owner: DB, deliver: true }).episode().events;
+    return b
+      .external('DELETED', DB, { deliver: true })
+      .episode()
+      .external('ADDED', DB, { deliver: true })
+      .episode()
+      .write('create', STS, { owner: DB, deliver: true })
+      .episode().events;
   };
   const out = plan([run('a1b2', false), run('c3d4', false)]);
   const f = stale(out).find((x) => x.viewAfter.key === DB && x.viewAfter.change === 'update')!;
@@ -371,7 +383,10 @@ function ownerTwoLives(opts: { secondLifeChildren?: boolean; statusInitializing?
   const SVC = 'Service/default/db1';
   const b = new TraceBuilder().external('ADDED', DB, { deliver: true }).episode();
   const children = (b2: TraceBuilder) =>
-    b2.write('create', SECRET, { owner: DB, deliver: true }).write('create', SVC, { owner: DB, deliver: true }).write('create', STS, { owner: DB, deliver: true });
+    b2
+      .write('create', SECRET, { owner: DB, deliver: true })
+      .write('create', SVC, { owner: DB, deliver: true })
+      .write('create', STS, { owner: DB, deliver: true });
   children(b);
   if (opts.statusInitializing !== false) b.write('update', DB, { subresource: 'status', set: { 'status.phase': 'Initializing' }, deliver: true });
   b.episode()
@@ -388,7 +403,7 @@ function ownerTwoLives(opts: { secondLifeChildren?: boolean; statusInitializing?
   return b.episode();
 }
 
-test("previous life: an owner created again; views from its previous life, restarted at its re-creation and after each child create but the last", (t) => {
+test('previous life: an owner created again; views from its previous life, restarted at its re-creation and after each child create but the last', (t) => {
   const out = plan(ownerTwoLives().events);
   const previousLife = plansOf(out, 'stale-state').filter((p) => /previous life/.test(p.spec.description));
   t.deepEqual(
@@ -464,12 +479,21 @@ test("scoped twins: each plan's view again, frozen for the workload's kinds only
     whole.map(({ at, viewAfter }) => ({ at, viewAfter })),
     (stale(plan(deleteThenRecreate().events)) as StaleRestartFault[]).map(({ at, viewAfter }) => ({ at, viewAfter })),
   );
-  t.true(scoped.every((f) => f.kinds!.length === 1 && f.kinds![0] === 'Database'), 'the kind the workload writes');
+  t.true(
+    scoped.every((f) => f.kinds!.length === 1 && f.kinds![0] === 'Database'),
+    'the kind the workload writes',
+  );
   // Sieve's zookeeper-operator#314 / rabbitmq-operator#648 shape: the Database being deleted, every
   // child of its new life current.
   const sieve = plansOf(out, 'stale-state').find((p) => {
     const f = p.spec.faults[0] as StaleRestartFault;
-    return f.kinds !== undefined && f.viewAfter.fields?.[0]?.path === 'metadata.deletionTimestamp' && 'change' in f.at && f.at.change.key === STS && f.at.change.occurrence === 2;
+    return (
+      f.kinds !== undefined &&
+      f.viewAfter.fields?.[0]?.path === 'metadata.deletionTimestamp' &&
+      'change' in f.at &&
+      f.at.change.key === STS &&
+      f.at.change.occurrence === 2
+    );
   });
   t.truthy(sieve, summary(out).join('\n'));
   t.regex(sieve!.spec.description, /onto a view of Database frozen \(every other kind live\) right after Database\/default\/db1 is updated/);
@@ -495,5 +519,8 @@ test('scoped twins, must not: none when the workload kinds look the same in the 
     .episode();
   const faults = stale(plan(b.events));
   t.true(faults.length > 0);
-  t.deepEqual(faults.filter((f) => f.kinds !== undefined), []);
+  t.deepEqual(
+    faults.filter((f) => f.kinds !== undefined),
+    [],
+  );
 });

@@ -109,16 +109,28 @@ for (const [seed, maxFields] of [
 
 test('fields whose values differ between reference runs do not identify a change; the rest still do', (t) => {
   const run = (token: string) =>
-    new TraceBuilder().external('ADDED', DB, { set: { 'status.token': 'x' } }).external('MODIFIED', DB, { set: { 'status.phase': 'Ready', 'status.token': token } }).events;
+    new TraceBuilder()
+      .external('ADDED', DB, { set: { 'status.token': 'x' } })
+      .external('MODIFIED', DB, { set: { 'status.phase': 'Ready', 'status.token': token } }).events;
   const a = analyzeRun(run('aaa'), { quietMs: 1000, stateHashes: false });
   const b = analyzeRun(run('bbb'), { quietMs: 1000, stateHashes: false });
   const triggers = new Triggers(b, [a], { maxFields: 5, masks: [] });
   t.deepEqual(triggers.nondeterministicPaths(DB), ['status\u0000token']);
-  t.deepEqual(triggers.change(1), { key: DB, change: 'update', fields: [{ path: 'status.phase', before: undefined, after: 'Ready' }].map(({ path, after }) => ({ path, after })), occurrence: 1 });
+  t.deepEqual(triggers.change(1), {
+    key: DB,
+    change: 'update',
+    fields: [{ path: 'status.phase', before: undefined, after: 'Ready' }].map(({ path, after }) => ({ path, after })),
+    occurrence: 1,
+  });
   t.true(triggers.deterministicChange(1));
   // With only the token changing, nothing stable is left: the trigger is "the 1st update", still deterministic here.
-  const onlyToken = (token: string) => new TraceBuilder().external('ADDED', DB, { set: { 'status.token': 'x' } }).external('MODIFIED', DB, { set: { 'status.token': token } }).events;
-  const t2 = new Triggers(analyzeRun(onlyToken('b'), { quietMs: 1000, stateHashes: false }), [analyzeRun(onlyToken('a'), { quietMs: 1000, stateHashes: false })], { maxFields: 5, masks: [] });
+  const onlyToken = (token: string) =>
+    new TraceBuilder().external('ADDED', DB, { set: { 'status.token': 'x' } }).external('MODIFIED', DB, { set: { 'status.token': token } }).events;
+  const t2 = new Triggers(
+    analyzeRun(onlyToken('b'), { quietMs: 1000, stateHashes: false }),
+    [analyzeRun(onlyToken('a'), { quietMs: 1000, stateHashes: false })],
+    { maxFields: 5, masks: [] },
+  );
   t.deepEqual(t2.change(1), { key: DB, change: 'update', occurrence: 1 });
 });
 
@@ -149,7 +161,11 @@ test('objects with generated names are named by prefix and ordinal, so plans mat
   // its folded key (the last write of the burst, the status patch, leaves no intermediate state).
   t.deepEqual(crashKeys, ['Pod/default/db1-*#1', 'Pod/default/db1-*#2', 'Pod/default/db1-*#1']);
   // Re-issuing the second pod's create (it was deleted since) would resurrect it.
-  t.true(faultsOf(out, 'stale-state').some((f) => f.type === 'stale-restart' && 'change' in f.at && f.at.change.key === 'Pod/default/db1-*#2' && f.at.change.change === 'delete'));
+  t.true(
+    faultsOf(out, 'stale-state').some(
+      (f) => f.type === 'stale-restart' && 'change' in f.at && f.at.change.key === 'Pod/default/db1-*#2' && f.at.change.change === 'delete',
+    ),
+  );
   t.false(/abcde|fghij|klmno|pqrst/.test(JSON.stringify(out.plans)));
   // Folded keys are valid object keys in a plan file.
   for (const p of out.plans) t.deepEqual(validatePlan(parse(serializePlan(p)), 'plan.yaml'), p);

@@ -9,7 +9,8 @@ const TS = '2024-01-01T00:00:00Z';
 
 function holds(out: PlannerOutput): string[] {
   return (faultsOf(out, 'unobserved-state') as HoldUntilFault[]).map((f) => {
-    const name = (c: HoldUntilFault['from']) => `${c.change}${c.fields ? `[${c.fields.map((x) => `${x.path}=${JSON.stringify(x.after)}`).join(',')}]` : ''} #${c.occurrence}`;
+    const name = (c: HoldUntilFault['from']) =>
+      `${c.change}${c.fields ? `[${c.fields.map((x) => `${x.path}=${JSON.stringify(x.after)}`).join(',')}]` : ''} #${c.occurrence}`;
     return `${f.key}: ${name(f.from)} until ${name(f.until)}`;
   });
 }
@@ -25,8 +26,13 @@ test('a pod the controller reacted to, then deleted: hold from its creation unti
   const out = plan(trace);
   t.deepEqual(holds(out), [`${POD}: create #1 until delete #1`]);
   const p = plansOf(out, 'unobserved-state')[0]!;
-  t.deepEqual(p.spec.faults, [{ type: 'hold-until', key: POD, from: { key: POD, change: 'create', occurrence: 1 }, until: { key: POD, change: 'delete', occurrence: 1 } }]);
-  t.is(p.spec.description, `hide every change of ${POD} from the controller from when ${POD} is created (1st time) until ${POD} is deleted (1st time), then make it relist`);
+  t.deepEqual(p.spec.faults, [
+    { type: 'hold-until', key: POD, from: { key: POD, change: 'create', occurrence: 1 }, until: { key: POD, change: 'delete', occurrence: 1 } },
+  ]);
+  t.is(
+    p.spec.description,
+    `hide every change of ${POD} from the controller from when ${POD} is created (1st time) until ${POD} is deleted (1st time), then make it relist`,
+  );
 });
 
 test('a transient deletionTimestamp (the controller cleans up only on seeing it) is planned until the final deletion', (t) => {
@@ -196,7 +202,7 @@ test('must not: a phase the controller reacts to by deleting the object (its del
   t.like(stages(plan(trace), 'unobserved-state'), { baseline: 1, causality: 1, releasable: 0 });
 });
 
-test('must: the cancelling change is the controller\'s write, but one it made in reaction to another object', (t) => {
+test("must: the cancelling change is the controller's write, but one it made in reaction to another object", (t) => {
   // The controller resets db1's status.phase when its pod changes, whatever db1 says: holding db1's
   // events does not stop it, so the hold is released.
   const trace = new TraceBuilder()
@@ -215,7 +221,7 @@ test('must: the cancelling change is the controller\'s write, but one it made in
   t.like(stages(out, 'unobserved-state'), { causality: 1, releasable: 1 });
 });
 
-test('must: the controller\'s cancelling write may react to a read of the object, which a hold does not hide', (t) => {
+test("must: the controller's cancelling write may react to a read of the object, which a hold does not hide", (t) => {
   // The controller watches the pod, but the deletionTimestamp reaches its reconcile through a GET,
   // in a reconcile another event started: the read shows it even while the hold hides the event.
   const trace = new TraceBuilder()
@@ -229,7 +235,10 @@ test('must: the controller\'s cancelling write may react to a read of the object
     .write('patch', POD, { set: { 'metadata.finalizers': undefined }, change: 'DELETED' })
     .episode().events;
   const out = plan(trace);
-  t.deepEqual(holds(out), [`${POD}: create #1 until update[metadata.deletionTimestamp="<timestamp>"] #1`, `${POD}: update[metadata.deletionTimestamp="<timestamp>"] #1 until delete #1`]);
+  t.deepEqual(holds(out), [
+    `${POD}: create #1 until update[metadata.deletionTimestamp="<timestamp>"] #1`,
+    `${POD}: update[metadata.deletionTimestamp="<timestamp>"] #1 until delete #1`,
+  ]);
   t.like(stages(out, 'unobserved-state'), { causality: 2, releasable: 2 });
 });
 
@@ -352,7 +361,7 @@ test('must not: a window whose end state the controller did not react to', (t) =
   t.deepEqual(holds(out), []);
 });
 
-test('must not: a creation window that only the controller\'s reaction to the held creation would end', (t) => {
+test("must not: a creation window that only the controller's reaction to the held creation would end", (t) => {
   // The controller labels the pod it sees created, then reacts to the label: holding the pod from its
   // creation, the label never comes.
   const trace = new TraceBuilder()
@@ -363,8 +372,14 @@ test('must not: a creation window that only the controller\'s reaction to the he
     .write('patch', MEMBERS, { set: { 'data.members': 'db1-0' } })
     .episode().events;
   const out = plan(trace);
-  t.false(holds(out).some((h) => h.startsWith(`${POD}: create #1 until`)), holds(out).join('\n'));
-  t.true(holds(plan(trace, { prune: false })).some((h) => h.startsWith(`${POD}: create #1 until`)), 'unpruned, it is planned');
+  t.false(
+    holds(out).some((h) => h.startsWith(`${POD}: create #1 until`)),
+    holds(out).join('\n'),
+  );
+  t.true(
+    holds(plan(trace, { prune: false })).some((h) => h.startsWith(`${POD}: create #1 until`)),
+    'unpruned, it is planned',
+  );
 });
 
 test('effective writes: a hidden state the controller answered with a no-op stays when its reaction to the later state was effective', (t) => {
@@ -406,7 +421,7 @@ function statusRun(optimistic: boolean) {
 
 const STARTING_UNTIL_READY = `${DB}: update[status.phase="Starting"] #1 until update[status.phase="Ready"] #1`;
 
-test('must not: a hold ended by the controller\'s write of the held object based on a held state (409 Conflict while held)', (t) => {
+test("must not: a hold ended by the controller's write of the held object based on a held state (409 Conflict while held)", (t) => {
   t.false(holds(plan(statusRun(true))).includes(STARTING_UNTIL_READY), holds(plan(statusRun(true))).join('\n'));
   t.true(holds(plan(statusRun(true), { prune: false })).includes(STARTING_UNTIL_READY), 'unpruned, it is planned');
   // Without a resourceVersion in its body the write succeeds whatever the controller saw.
@@ -447,7 +462,7 @@ function summaryRun(readyReportedBy: 'controller' | 'someone else') {
 
 const STS_LIFE = `${STS}: create #1 until delete #1`;
 
-test('must not: a hold the workload releases only after waiting for the held object\'s owner to report it', (t) => {
+test("must not: a hold the workload releases only after waiting for the held object's owner to report it", (t) => {
   // db1's Ready is computed from the held StatefulSet: while it is held, db1 is never Ready, the
   // workload never deletes db1, and the controller never deletes the StatefulSet.
   t.false(holds(plan(summaryRun('controller'))).includes(STS_LIFE), holds(plan(summaryRun('controller'))).join('\n'));
@@ -478,7 +493,7 @@ test('must not: hold a deletion until the controller re-creates the object (its 
   t.true(holds(plan(trace, { prune: false })).includes(deletionUntilBack), 'unpruned, it is planned');
 });
 
-test('must not: a hold ended by the cluster\'s answer to a workload write the workload makes only once the held object is reported', (t) => {
+test("must not: a hold ended by the cluster's answer to a workload write the workload makes only once the held object is reported", (t) => {
   // decommission's shape: the workload shrinks db1 once db1 reports its StatefulSet ready (computed
   // from the held StatefulSet), the controller scales the StatefulSet down, and the StatefulSet
   // controller's status change ends the hold: none of it happens while the StatefulSet is held.

@@ -60,16 +60,17 @@ test('a create the request does not name counts under the answer key, so a later
     ],
   );
   // Replayed as the proxy counts, each trigger fires at the very request it was planned for.
-  t.deepEqual(firesAt(events, planned.map((p) => p.trigger!)), planned.map((p) => p.requestId));
+  t.deepEqual(
+    firesAt(
+      events,
+      planned.map((p) => p.trigger!),
+    ),
+    planned.map((p) => p.requestId),
+  );
 });
 
 test('reference runs that plans do not come from count the same way (determinism checks agree)', (t) => {
-  const run = () =>
-    new TraceBuilder()
-      .write('create', CM, { unnamed: true })
-      .write('delete', CM)
-      .write('create', CM)
-      .write('patch', DB).events;
+  const run = () => new TraceBuilder().write('create', CM, { unnamed: true }).write('delete', CM).write('create', CM).write('patch', DB).events;
   const other = analyzeRun(run(), { quietMs: 1000, stateHashes: false, detail: 'triggers' });
   t.is(other.writeCount({ verb: 'create', key: CM }), 2);
   t.is(other.writeCount({ verb: 'delete', key: CM }), 1);
@@ -94,7 +95,11 @@ test('countedWriteKey: the answer names a create of a whole object; everything e
   const answer = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', namespace: 'ns' } };
   const cm = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' };
   t.is(countedWriteKey({ verb: 'create', resource: cm }, answer), 'ConfigMap/ns/a');
-  t.is(countedWriteKey({ verb: 'create', resource: cm }, { apiVersion: 'v1', metadata: { name: 'a', namespace: 'ns' } }), 'ConfigMap/ns/a', 'kind from the request');
+  t.is(
+    countedWriteKey({ verb: 'create', resource: cm }, { apiVersion: 'v1', metadata: { name: 'a', namespace: 'ns' } }),
+    'ConfigMap/ns/a',
+    'kind from the request',
+  );
   t.is(countedWriteKey({ verb: 'create', key: 'ConfigMap/ns/a', resource: cm }, { kind: 'Status' }), 'ConfigMap/ns/a');
   t.is(countedWriteKey({ verb: 'create', resource: cm }, undefined), undefined);
   const eviction = { group: '', version: 'v1', resource: 'pods', kind: 'Pod', subresource: 'eviction' };
@@ -137,7 +142,10 @@ test('through the proxy: the planner names the write at which the proxy fires', 
   const first = await sequence(ref.proxy.url, ref.proxy.controllerToken);
   const answered = (await first.jsonCreate()) as { status: number };
   t.is(answered.status, 201);
-  await waitFor('the recorder to see both creations', () => ref.trace.ofType('cluster-change').filter((c) => c.key === CM && c.eventType === 'ADDED').length === 2);
+  await waitFor(
+    'the recorder to see both creations',
+    () => ref.trace.ofType('cluster-change').filter((c) => c.key === CM && c.eventType === 'ADDED').length === 2,
+  );
   const events = [...ref.trace.events].sort((a, b) => a.seq - b.seq);
   const creates = ref.trace.ofType('request').filter((r) => r.verb === 'create');
   t.is(creates.length, 2);
@@ -189,12 +197,22 @@ test('through the proxy: write and change triggers naming a generated name fire 
   const path = '/api/v1/namespaces/default/configmaps';
   const json = (token: string | undefined) => ({ ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json' });
   const createVia = async (url: string, token: string | undefined): Promise<string> => {
-    const res = await rawRequest(url, { method: 'POST', path, headers: json(token), body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'cfg-' }, data: { v: '1' } }) });
+    const res = await rawRequest(url, {
+      method: 'POST',
+      path,
+      headers: json(token),
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'cfg-' }, data: { v: '1' } }),
+    });
     t.is(res.status, 201);
     return (JSON.parse(res.body.toString()) as { metadata: { name: string } }).metadata.name;
   };
   const patchVia = async (url: string, token: string, name: string): Promise<void> => {
-    const res = await rawRequest(url, { method: 'PATCH', path: `${path}/${name}`, headers: { ...json(token), 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ data: { v: '2' } }) });
+    const res = await rawRequest(url, {
+      method: 'PATCH',
+      path: `${path}/${name}`,
+      headers: { ...json(token), 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ data: { v: '2' } }),
+    });
     t.is(res.status, 200);
   };
   /** The controller creates cfg-*#1, the workload cfg-*#2 (not through the proxy), the controller cfg-*#3; then patches #3 and #1. */
@@ -208,7 +226,10 @@ test('through the proxy: write and change triggers naming a generated name fire 
     const third = await createVia(proxy.url, proxy.controllerToken);
     await patchVia(proxy.url, proxy.controllerToken, third);
     await patchVia(proxy.url, proxy.controllerToken, first);
-    await waitFor('the recorder to see both patches', () => recorder.pastChanges().filter((c) => c.type === 'MODIFIED' && c.key.startsWith('ConfigMap/default/cfg-')).length === 2);
+    await waitFor(
+      'the recorder to see both patches',
+      () => recorder.pastChanges().filter((c) => c.type === 'MODIFIED' && c.key.startsWith('ConfigMap/default/cfg-')).length === 2,
+    );
     return [first, second, third];
   };
 
@@ -225,7 +246,10 @@ test('through the proxy: write and change triggers naming a generated name fire 
   ]);
   const run = analyzeRun(events, { quietMs: 1000, stateHashes: false });
   const updates = run.changes.filter((c) => c.eventType === 'MODIFIED' && c.key.includes('cfg-'));
-  t.deepEqual(updates.map((c) => c.key), ['ConfigMap/default/cfg-*#3', 'ConfigMap/default/cfg-*#1']);
+  t.deepEqual(
+    updates.map((c) => c.key),
+    ['ConfigMap/default/cfg-*#3', 'ConfigMap/default/cfg-*#1'],
+  );
 
   // Test run: new random names, the same triggers.
   const test2 = await startRecordedProxy(t);

@@ -41,7 +41,10 @@ test('api-error conflict answers the matching update with the Status kube-apiser
   t.is((await put(proxy, 'a', { metadata: { name: 'a' }, data: { v: '3' } })).status, 200);
   t.is(((await client.get('ConfigMap/default/a'))?.data as Record<string, string> | undefined)?.v, '3');
   const faults = trace.ofType('fault').filter((f) => f.fault === 'api-error');
-  t.deepEqual(faults.map((f) => f.phase), ['triggered', 'applied']);
+  t.deepEqual(
+    faults.map((f) => f.phase),
+    ['triggered', 'applied'],
+  );
 });
 
 test('api-error too-many-requests carries Retry-After and details.retryAfterSeconds; the n-th request is the one failed', async (t) => {
@@ -64,7 +67,11 @@ test('api-error lost-response applies a generateName create upstream and resets 
   );
   t.regex(outcome, /^failed (ECONNRESET|socket hang up)/);
   t.true(armed.fired);
-  await waitFor('the object to exist', async () => ((await client.list({ group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [], subresources: [] })).items.some((o) => o.metadata?.generateName === 'child-')));
+  await waitFor('the object to exist', async () =>
+    (await client.list({ group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [], subresources: [] })).items.some(
+      (o) => o.metadata?.generateName === 'child-',
+    ),
+  );
   const response = trace.ofType('response').find((r) => r.status === 201);
   t.truthy(response, 'the trace records the answer the controller never got');
   // The retried create is the 2nd of the family: it passes.
@@ -77,7 +84,12 @@ test('api-error internal-error and timeout answer with their Status; an unmatche
   const never = proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/zzz', occurrence: 1 }, answer: 'timeout' });
   const res = await create(proxy, { metadata: { name: 'b' } });
   t.is(res.status, 500);
-  t.like(JSON.parse(res.body.toString()), { reason: 'InternalError', code: 500, message: 'Internal error occurred: etcdserver: request timed out', details: { causes: [{ message: 'etcdserver: request timed out' }] } });
+  t.like(JSON.parse(res.body.toString()), {
+    reason: 'InternalError',
+    code: 500,
+    message: 'Internal error occurred: etcdserver: request timed out',
+    details: { causes: [{ message: 'etcdserver: request timed out' }] },
+  });
   t.is(await client.get('ConfigMap/default/b'), undefined, 'not applied');
   t.false(never.fired);
   t.regex(never.whyNotFired() ?? '', /never matched.*ConfigMap\/default\/b/);
@@ -104,10 +116,14 @@ function rawWatch(proxy: ControllerProxy, resourceVersion?: string): Promise<{ s
   });
 }
 
-test('watch-end closes the kind\'s watches when its trigger fires, and with expire answers the re-watch 410 Expired', async (t) => {
+test("watch-end closes the kind's watches when its trigger fires, and with expire answers the re-watch 410 Expired", async (t) => {
   const { proxy, trace } = await startRecordedProxy(t);
   let streams: number[] | undefined;
-  proxy.armWatchEnd({ type: 'watch-end', kind: 'ConfigMap', at: { write: { verb: 'create', key: 'ConfigMap/default/go', occurrence: 1 } }, mode: 'close', expire: true }, 0, (s) => (streams = s));
+  proxy.armWatchEnd(
+    { type: 'watch-end', kind: 'ConfigMap', at: { write: { verb: 'create', key: 'ConfigMap/default/go', occurrence: 1 } }, mode: 'close', expire: true },
+    0,
+    (s) => (streams = s),
+  );
   const first = await rawWatch(proxy);
   t.is(first.status, 200);
   await waitFor('the watch to be open', () => proxy.activity().openWatches === 1);
@@ -129,22 +145,50 @@ test('watch-end closes the kind\'s watches when its trigger fires, and with expi
   await waitFor('the live watch', () => proxy.activity().openWatches === 1);
   t.is(proxy.activity().awaitingRelist, 0);
   t.deepEqual(
-    trace.ofType('fault').filter((f) => f.fault === 'watch-end').map((f) => f.phase),
+    trace
+      .ofType('fault')
+      .filter((f) => f.fault === 'watch-end')
+      .map((f) => f.phase),
     ['triggered', 'expired'],
   );
 });
 
-test('api-error matches creates whose body is protobuf (client-go\'s default for built-in kinds), named or generated', async (t) => {
+test("api-error matches creates whose body is protobuf (client-go's default for built-in kinds), named or generated", async (t) => {
   const { proxy, client } = await startRecordedProxy(t);
   const meta = (fields: Field[]) => [{ n: 1, message: fields }];
   const post = (fields: Field[]) =>
-    rawRequest(proxy.url, { method: 'POST', path: CM, headers: { ...proxyAuth(proxy), 'content-type': 'application/vnd.kubernetes.protobuf' }, body: kubernetesBody('v1', 'ConfigMap', meta(fields)) });
+    rawRequest(proxy.url, {
+      method: 'POST',
+      path: CM,
+      headers: { ...proxyAuth(proxy), 'content-type': 'application/vnd.kubernetes.protobuf' },
+      body: kubernetesBody('v1', 'ConfigMap', meta(fields)),
+    });
   const named = proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/pb', occurrence: 1 }, answer: 'internal-error' });
-  const generated = proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/gen-*#1', occurrence: 1 }, answer: 'service-unavailable' });
-  t.is((await post([{ n: 1, bytes: 'pb' }, { n: 3, bytes: 'default' }])).status, 500);
+  const generated = proxy.armApiError({
+    type: 'api-error',
+    on: { verb: 'create', key: 'ConfigMap/default/gen-*#1', occurrence: 1 },
+    answer: 'service-unavailable',
+  });
+  t.is(
+    (
+      await post([
+        { n: 1, bytes: 'pb' },
+        { n: 3, bytes: 'default' },
+      ])
+    ).status,
+    500,
+  );
   t.true(named.fired);
   t.is(await client.get('ConfigMap/default/pb'), undefined, 'not applied');
-  t.is((await post([{ n: 2, bytes: 'gen-' }, { n: 3, bytes: 'default' }])).status, 503);
+  t.is(
+    (
+      await post([
+        { n: 2, bytes: 'gen-' },
+        { n: 3, bytes: 'default' },
+      ])
+    ).status,
+    503,
+  );
   t.true(generated.fired);
 });
 

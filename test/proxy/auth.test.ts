@@ -46,24 +46,36 @@ function h2Request(proxy: ControllerProxy, method: string, path: string, headers
   });
 }
 
-const WRONG = [{ name: 'no token', headers: {} }, { name: 'a wrong token', headers: { authorization: 'Bearer not-the-token' } }, { name: 'a token of another length', headers: { authorization: 'Bearer x' } }];
+const WRONG = [
+  { name: 'no token', headers: {} },
+  { name: 'a wrong token', headers: { authorization: 'Bearer not-the-token' } },
+  { name: 'a token of another length', headers: { authorization: 'Bearer x' } },
+];
 
 test('HTTP/1.1: no token or a wrong one gets 401 and nothing goes upstream; the kubeconfig token passes', async (t) => {
   const up = await countingUpstream(t);
   const { proxy, trace } = await startProxy(t, up.url, { upstreamToken: 'upstream-secret' });
   for (const wrong of WRONG) {
     for (const method of ['GET', 'POST']) {
-      const res = await rawRequest(proxy.url, { method, path: SECRET_PATH, headers: { ...wrong.headers, 'content-type': 'application/json' }, ...(method === 'POST' ? { body: '{}' } : {}) });
+      const res = await rawRequest(proxy.url, {
+        method,
+        path: SECRET_PATH,
+        headers: { ...wrong.headers, 'content-type': 'application/json' },
+        ...(method === 'POST' ? { body: '{}' } : {}),
+      });
       t.is(res.status, 401, `${method} with ${wrong.name}`);
       t.like(JSON.parse(res.body.toString()), UNAUTHORIZED);
     }
   }
   t.deepEqual(up.seen, [], 'no refused request reached the API server');
-  t.deepEqual(trace.events, [], 'refused requests are not the controller\'s: not traced');
+  t.deepEqual(trace.events, [], "refused requests are not the controller's: not traced");
   const token = (parse(proxy.kubeconfigYaml()) as { users: Array<{ user: { token: string } }> }).users[0]!.user.token;
   t.is((await rawRequest(proxy.url, { path: SECRET_PATH, headers: { authorization: `Bearer ${token}` } })).status, 200);
   t.true(up.seen.includes(`GET ${SECRET_PATH}`));
-  t.true(up.authorizations.every((a) => a === 'Bearer upstream-secret'), 'upstream sees the proxy\'s own credentials only');
+  t.true(
+    up.authorizations.every((a) => a === 'Bearer upstream-secret'),
+    "upstream sees the proxy's own credentials only",
+  );
 });
 
 test('HTTP/2 over TLS: no token or a wrong one gets 401; the kubeconfig token passes', async (t) => {
@@ -89,7 +101,14 @@ test('upgrades (WebSocket, SPDY): no token or a wrong one gets 401 before anythi
   for (const wrong of WRONG) {
     for (const upgrade of ['websocket', 'SPDY/3.1']) {
       const status = await new Promise<number>((resolve, reject) => {
-        const req = http.request({ hostname: u.hostname, port: u.port, method: 'POST', path: '/api/v1/namespaces/default/pods/p/exec?command=sh&stdout=true', headers: { connection: 'Upgrade', upgrade, ...wrong.headers }, agent: false });
+        const req = http.request({
+          hostname: u.hostname,
+          port: u.port,
+          method: 'POST',
+          path: '/api/v1/namespaces/default/pods/p/exec?command=sh&stdout=true',
+          headers: { connection: 'Upgrade', upgrade, ...wrong.headers },
+          agent: false,
+        });
         req.on('upgrade', (_res, socket) => {
           upgrades++;
           socket.destroy();
@@ -124,7 +143,11 @@ test('plain HTTP: the kubeconfig server URL carries the token as a path prefix (
   t.is(server, `${proxy.url}/kperturb-token/${proxy.controllerToken}`);
   const u = new URL(server);
   t.is((await rawRequest(proxy.url, { path: `${u.pathname}${SECRET_PATH}?x=1` })).status, 200);
-  t.deepEqual(up.seen.filter((s) => s.includes('secrets')), [`GET ${SECRET_PATH}?x=1`], 'upstream gets the path without the prefix');
+  t.deepEqual(
+    up.seen.filter((s) => s.includes('secrets')),
+    [`GET ${SECRET_PATH}?x=1`],
+    'upstream gets the path without the prefix',
+  );
   t.like(trace.ofType('request')[0], { path: SECRET_PATH, query: { x: '1' } });
   t.is((await rawRequest(proxy.url, { path: `/kperturb-token/${'0'.repeat(64)}${SECRET_PATH}` })).status, 401);
 });

@@ -33,7 +33,9 @@ async function recordingUpstream(t: Parameters<typeof startHttpServer>[0], answe
       const s = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
       if (s.url === '/api/v1') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [] }] }));
+        res.end(
+          JSON.stringify({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [] }] }),
+        );
         return;
       }
       seen.push(s);
@@ -76,7 +78,13 @@ test('requests reach the upstream with JSON-only Accept and body bytes, minus ho
   t.is(s.headers['x-end'], 'keep me');
   t.true(s.body.equals(protobufBody), 'the body went through as opaque bytes');
   const req = trace.ofType('request')[0]!;
-  t.like(req, { method: 'POST', verb: 'create', bodyBytes: protobufBody.length, contentType: 'application/vnd.kubernetes.protobuf', query: { fieldManager: 'm' } });
+  t.like(req, {
+    method: 'POST',
+    verb: 'create',
+    bodyBytes: protobufBody.length,
+    contentType: 'application/vnd.kubernetes.protobuf',
+    query: { fieldManager: 'm' },
+  });
   t.is(req.body, undefined, 'a protobuf body is recorded by size only');
   t.is(req.key, undefined, 'no key without a readable body');
   t.like(trace.ofType('response')[0], { id: req.id, status: 201, object: { metadata: { name: 'p' } } });

@@ -15,9 +15,15 @@ test('a run on an embedded 1.18 cluster serves the v1beta1 APIs the setup and wo
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-release-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const crd = join(dir, 'crd.yaml');
-  writeFileSync(crd, 'apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: zoos.example.com}\nspec: {group: example.com, version: v1beta1, scope: Namespaced, names: {plural: zoos, kind: Zoo}}\n');
+  writeFileSync(
+    crd,
+    'apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: zoos.example.com}\nspec: {group: example.com, version: v1beta1, scope: Namespaced, names: {plural: zoos, kind: Zoo}}\n',
+  );
   const pdb = join(dir, 'pdb.yaml');
-  writeFileSync(pdb, 'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: zk, namespace: default}\nspec: {maxUnavailable: 1, selector: {matchLabels: {app: zk}}}\n');
+  writeFileSync(
+    pdb,
+    'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: zk, namespace: default}\nspec: {maxUnavailable: 1, selector: {matchLabels: {app: zk}}}\n',
+  );
   const zoo = join(dir, 'zoo.yaml');
   writeFileSync(zoo, 'apiVersion: example.com/v1beta1\nkind: Zoo\nmetadata: {name: z1, namespace: default}\nspec: {replicas: 3}\n');
   const workload: Workload = {
@@ -29,7 +35,15 @@ test('a run on an embedded 1.18 cluster serves the v1beta1 APIs the setup and wo
     dir,
     name: 'mirror',
     // Any controller will do (this one mirrors ConfigMaps): the run is about the cluster it is given.
-    controller: { command: process.execPath, args: [fileURLToPath(new URL('./fixtures/mirror-controller.js', import.meta.url))], env: {}, workingDir: dir, hostAliases: [], clusterDNS: false, ports: [] },
+    controller: {
+      command: process.execPath,
+      args: [fileURLToPath(new URL('./fixtures/mirror-controller.js', import.meta.url))],
+      env: {},
+      workingDir: dir,
+      hostAliases: [],
+      clusterDNS: false,
+      ports: [],
+    },
     setup: [crd],
     workloads: new Map([[workload.name, workload]]),
     referenceRuns: 1,

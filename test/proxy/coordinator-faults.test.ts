@@ -50,7 +50,12 @@ function setup(t: ExecutionContext): { config: ControllerUnderTest; workload: Wo
 }
 
 function planOf(faults: Fault[], pattern: TestPlan['spec']['pattern']): TestPlan {
-  return { apiVersion: 'kperturb.dev/v1', kind: 'TestPlan', metadata: { name: 'p' }, spec: { controller: 'mirror', workload: 'follow', pattern, description: 'test', faults } };
+  return {
+    apiVersion: 'kperturb.dev/v1',
+    kind: 'TestPlan',
+    metadata: { name: 'p' },
+    spec: { controller: 'mirror', workload: 'follow', pattern, description: 'test', faults },
+  };
 }
 
 function readTrace(runDir: string): TraceEvent[] {
@@ -134,17 +139,27 @@ test('stale-restart: the restarted controller lists the cluster as it was and it
   t.true(record.injected);
   t.truthy(artifacts.endState['ConfigMap/default/mirror-src-a']);
   const events = readTrace(runDir);
-  t.deepEqual(faultPhases(events, 'stale-restart').filter((p) => p !== 'applied'), ['triggered', 'killed', 'held', 'restarted', 'released']);
+  t.deepEqual(
+    faultPhases(events, 'stale-restart').filter((p) => p !== 'applied'),
+    ['triggered', 'killed', 'held', 'restarted', 'released'],
+  );
   const frozen = events.find((e): e is FaultEvent => e.type === 'fault' && e.phase === 'triggered')!.resourceVersion!;
   // The restarted controller's list: src-a at v=1 and no mirror yet, at the frozen resourceVersion.
-  const list = events.find((e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.verb === 'list' && e.resource?.resource === 'configmaps')!;
+  const list = events.find(
+    (e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.verb === 'list' && e.resource?.resource === 'configmaps',
+  )!;
   t.truthy(list, 'the restarted controller listed');
   const answer = events.find((e): e is ResponseEvent => e.type === 'response' && e.id === list.id)!;
   const items = (answer.object?.items ?? []) as Array<{ metadata: { name: string }; data?: { v?: string } }>;
   t.is(answer.object?.metadata?.resourceVersion, frozen);
-  t.deepEqual(items.map((i) => `${i.metadata.name}=${i.data?.v}`), ['src-a=1']);
+  t.deepEqual(
+    items.map((i) => `${i.metadata.name}=${i.data?.v}`),
+    ['src-a=1'],
+  );
   // Acting on that view, it tries to create the mirror again: the real server refuses (it exists).
-  const create = events.find((e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.verb === 'create' && e.key === 'ConfigMap/default/mirror-src-a');
+  const create = events.find(
+    (e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.verb === 'create' && e.key === 'ConfigMap/default/mirror-src-a',
+  );
   t.truthy(create, 'a stale write');
   t.is(events.find((e): e is ResponseEvent => e.type === 'response' && e.id === create!.id)?.status, 409);
 });
@@ -169,10 +184,15 @@ test('stale-restart: the view is released once the restarted controller has acte
   t.is(record.error, undefined);
   t.true(record.injected);
   t.true(record.workloadOutcome.ok, record.workloadOutcome.error);
-  t.true(logs.some((l) => l.includes(`stale view released once the controller had acted on it and been quiet for ${config.settle.quietMs} ms`)), logs.join('\n'));
+  t.true(
+    logs.some((l) => l.includes(`stale view released once the controller had acted on it and been quiet for ${config.settle.quietMs} ms`)),
+    logs.join('\n'),
+  );
   const events = readTrace(runDir);
   const released = events.find((e): e is FaultEvent => e.type === 'fault' && e.fault === 'stale-restart' && e.phase === 'released')!;
-  const staleCreate = events.find((e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.verb === 'create' && e.key === 'ConfigMap/default/mirror-src-a')!;
+  const staleCreate = events.find(
+    (e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.verb === 'create' && e.key === 'ConfigMap/default/mirror-src-a',
+  )!;
   t.true(staleCreate.seq < released.seq, 'it acted on the stale view before the release');
   t.true(record.settled, 'and settled on the present afterwards');
 });
@@ -186,7 +206,10 @@ test('a fault whose trigger never matches: the run is not injected and its recor
   t.false(record.injected);
   t.is(record.notInjected?.length, 1);
   // What came closest: the controller wrote the object, but never deleted it.
-  t.regex(record.notInjected![0]!, /^crash after the controller deletes ConfigMap\/default\/mirror-src-a \(1st time\): never matched: the controller never made a successful delete of ConfigMap\/default\/mirror-src-a \(its other writes of it: create 1 time/);
+  t.regex(
+    record.notInjected![0]!,
+    /^crash after the controller deletes ConfigMap\/default\/mirror-src-a \(1st time\): never matched: the controller never made a successful delete of ConfigMap\/default\/mirror-src-a \(its other writes of it: create 1 time/,
+  );
   const events = readTrace(runDir);
   t.deepEqual(faultPhases(events, 'crash-after-write'), ['not-injected']);
   // The workload's steps say what they did, for the planner (planner/rules/hold-release.ts).

@@ -3,7 +3,11 @@ import { CoreV1Api, KubeConfig, PatchStrategy, Watch, setHeaderOptions, type V1C
 import type { CrashTriggered } from '../../proxy/index.js';
 import { kubeConfigOf, sleep, startCluster, startProxy, waitFor } from './helpers.js';
 
-const settle = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
+const settle = <T>(p: Promise<T>) =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 
 test('crash-after-write holds the controller right after the matching write and nothing else gets through', async (t) => {
   const cluster = await startCluster(t);
@@ -22,7 +26,12 @@ test('crash-after-write holds the controller right after the matching write and 
   const viaProxy = kubeConfigOf(proxy.kubeconfigYaml());
   const api = viaProxy.makeApiClient(CoreV1Api);
   const watched: string[] = [];
-  const watch = await new Watch(viaProxy).watch('/api/v1/namespaces/default/configmaps', {}, (type: string, obj: V1ConfigMap) => watched.push(`${type} ${obj.metadata?.name}`), () => {});
+  const watch = await new Watch(viaProxy).watch(
+    '/api/v1/namespaces/default/configmaps',
+    {},
+    (type: string, obj: V1ConfigMap) => watched.push(`${type} ${obj.metadata?.name}`),
+    () => {},
+  );
   t.teardown(() => watch.abort());
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'before' } } });
   await waitFor('the watch to deliver', () => watched.includes('ADDED before'));
@@ -50,7 +59,10 @@ test('crash-after-write holds the controller right after the matching write and 
   t.truthy(createAReq);
   t.is(triggered!.requestId, createAReq.id);
   t.is(triggered!.description, 'creates ConfigMap/default/a (1st time)');
-  t.false(requests.some((r) => r.key === 'ConfigMap/default/b'), 'b was never forwarded');
+  t.false(
+    requests.some((r) => r.key === 'ConfigMap/default/b'),
+    'b was never forwarded',
+  );
   const response = trace.ofType('response').find((r) => r.id === createAReq.id)!;
   t.is(response.status, 201);
   const fault = trace.ofType('fault');
@@ -60,12 +72,18 @@ test('crash-after-write holds the controller right after the matching write and 
   t.true(proxy.activity().inFlight >= 3);
   t.is(proxy.activity().openWatches, 1);
   const watchReq = requests.find((r) => r.verb === 'watch')!;
-  t.false(trace.ofType('watch-event').some((e) => e.id === watchReq.id && e.key === 'ConfigMap/default/during'), 'held events are not in the trace');
+  t.false(
+    trace.ofType('watch-event').some((e) => e.id === watchReq.id && e.key === 'ConfigMap/default/during'),
+    'held events are not in the trace',
+  );
 
   // The coordinator kills the controller, then starts a new epoch.
   proxy.startNewEpoch();
   const outcomes = await Promise.all([createA, createB, patchA]);
-  t.true(outcomes.every((o) => !o.ok), 'the old connections were cut');
+  t.true(
+    outcomes.every((o) => !o.ok),
+    'the old connections were cut',
+  );
   await sleep(100);
   t.is(await exists('b'), undefined, 'held work was dropped, not replayed');
   t.deepEqual((await exists('a'))!.data, { v: '1' });

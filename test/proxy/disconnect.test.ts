@@ -52,7 +52,12 @@ test('a controller that goes away mid-watch takes the upstream request with it, 
   t.true(trace.ofType('stream-close').every((e) => /controller closed/.test(e.reason ?? '')));
 
   // client-node's own abort path too.
-  const w = await new Watch(kubeConfigOf(proxy.kubeconfigYaml())).watch('/api/v1/namespaces/default/configmaps', {}, () => {}, () => {});
+  const w = await new Watch(kubeConfigOf(proxy.kubeconfigYaml())).watch(
+    '/api/v1/namespaces/default/configmaps',
+    {},
+    () => {},
+    () => {},
+  );
   await waitFor('the client-node watch upstream', () => proxy.upstreamOpenCount() === 1 && liveWatches() === 1, 2000);
   w.abort();
   await waitFor('the client-node watch to be closed upstream', () => proxy.upstreamOpenCount() === 0 && liveWatches() === 0, 2000);

@@ -27,7 +27,14 @@ function goExecUnavailable(): string | undefined {
 
 const RULES: PodStreamingRules = {
   exec: [
-    { pod: 'rabbitmq-cluster-server-*', container: 'rabbitmq', command: ['rabbitmqctl', '*'], exitCode: 0, stdout: 'Status of node rabbit@0\n', stderr: 'warning: x\n' },
+    {
+      pod: 'rabbitmq-cluster-server-*',
+      container: 'rabbitmq',
+      command: ['rabbitmqctl', '*'],
+      exitCode: 0,
+      stdout: 'Status of node rabbit@0\n',
+      stderr: 'warning: x\n',
+    },
     { commandContains: 'rabbitmq-queues', exitCode: 69, stdout: '', stderr: 'quorum critical\n' },
   ],
   logs: [{ container: 'rabbitmq', text: 'started\n' }],
@@ -95,7 +102,10 @@ test('client-go v0.20 SPDY executor through the proxy: stdout, stderr and exit c
   const execs = trace.ofType('pod-exec');
   t.is(execs.length, 4);
   t.like(execs[3], { key: 'Pod/default/nope', status: 404, delivered: false, message: 'pods "nope" not found' });
-  t.like(trace.ofType('response').find((r) => r.id === execs[3]!.id), { status: 404 });
+  t.like(
+    trace.ofType('response').find((r) => r.id === execs[3]!.id),
+    { status: 404 },
+  );
   const first = execs[0]!;
   t.like(first, {
     subresource: 'exec',
@@ -113,7 +123,10 @@ test('client-go v0.20 SPDY executor through the proxy: stdout, stderr and exit c
   });
   const request = trace.ofType('request').find((r) => r.id === first.id)!;
   t.like(request, { method: 'POST', verb: 'create', key: 'Pod/default/rabbitmq-cluster-server-0', resource: { resource: 'pods', subresource: 'exec' } });
-  t.like(trace.ofType('response').find((r) => r.id === first.id), { status: 101 });
+  t.like(
+    trace.ofType('response').find((r) => r.id === first.id),
+    { status: 101 },
+  );
   t.like(execs[1], { command: ['sh', '-c', 'rabbitmq-queues check_if_node_is_quorum_critical'], exitCode: 69, rule: 1 });
   t.like(execs[2], { command: ['true'], exitCode: 0, delivered: true });
   t.false('rule' in execs[2]!, 'the default answer names no rule');
@@ -145,5 +158,8 @@ test('kubectl exec and logs through the proxy (WebSocket, SPDY, HTTP/2), and a m
   t.like(execs[2], { subresource: 'log', transport: 'http', status: 200, rule: 0, container: 'rabbitmq', stdoutBytes: 8 });
   t.true(podExecs.some((e) => e.subresource === 'log'));
   // kubectl GETs the pod first (it needs its containers), then the call is refused with the server's 404.
-  t.false(execs.some((e) => e.key === 'Pod/default/nope'), 'kubectl stops at its own GET');
+  t.false(
+    execs.some((e) => e.key === 'Pod/default/nope'),
+    'kubectl stops at its own GET',
+  );
 });

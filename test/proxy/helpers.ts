@@ -104,10 +104,7 @@ export function sleep(ms: number): Promise<void> {
  * upstream sockets the proxy holds open, independent of the proxy's own bookkeeping.
  * `liveMatching(re)` counts open connections whose latest request line matches `re`.
  */
-export async function startTcpRelay(
-  t: ExecutionContext,
-  targetPort: number,
-): Promise<{ url: string; live(): number; liveMatching(re: RegExp): number }> {
+export async function startTcpRelay(t: ExecutionContext, targetPort: number): Promise<{ url: string; live(): number; liveMatching(re: RegExp): number }> {
   const lastRequestLine = new Map<net.Socket, string>();
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {

@@ -25,7 +25,10 @@ test('holding one key holds its events and everything after them on that stream;
   t.deepEqual(informer.cache(), { before: '1' });
   t.is(hold.streamIds.length, 1);
   t.is(hold.queuedEvents, 3);
-  t.like(trace.ofType('fault').find((f) => f.phase === 'held'), { fault: 'watch-hold', key: 'ConfigMap/default/h' });
+  t.like(
+    trace.ofType('fault').find((f) => f.phase === 'held'),
+    { fault: 'watch-hold', key: 'ConfigMap/default/h' },
+  );
 
   hold.release();
   t.is(proxy.activity().holdsInPlace, 0);
@@ -35,7 +38,10 @@ test('holding one key holds its events and everything after them on that stream;
   // Events after the release flow freely again.
   await direct.patchNamespacedConfigMap({ name: 'h', namespace: 'default', body: { data: { v: '2' } } }, merge);
   await waitFor('a live event', () => informer.cache().h === '2');
-  t.like(trace.ofType('fault').find((f) => f.phase === 'released'), { fault: 'watch-hold', detail: 'released 3 held event(s) of ConfigMap/default/h in order' });
+  t.like(
+    trace.ofType('fault').find((f) => f.phase === 'released'),
+    { fault: 'watch-hold', detail: 'released 3 held event(s) of ConfigMap/default/h in order' },
+  );
 });
 
 test('a held stream forwards no BOOKMARK past a held event; holds by kind leave other kinds alone', async (t) => {
@@ -47,12 +53,18 @@ test('a held stream forwards no BOOKMARK past a held event; holds by kind leave 
   const cmWatch = await new Watch(kc).watch(
     '/api/v1/namespaces/default/configmaps',
     { allowWatchBookmarks: true, resourceVersion: list.metadata!.resourceVersion! },
-    (type: string, obj: { metadata?: { name?: string; resourceVersion?: string } }) => seen.push(`${type} ${obj.metadata?.name ?? ''}@${obj.metadata?.resourceVersion}`),
+    (type: string, obj: { metadata?: { name?: string; resourceVersion?: string } }) =>
+      seen.push(`${type} ${obj.metadata?.name ?? ''}@${obj.metadata?.resourceVersion}`),
     () => {},
   );
   t.teardown(() => cmWatch.abort());
   const secrets: string[] = [];
-  const secretWatch = await new Watch(kc).watch('/api/v1/namespaces/default/secrets', {}, (type: string, obj: { metadata?: { name?: string } }) => secrets.push(`${type} ${obj.metadata?.name}`), () => {});
+  const secretWatch = await new Watch(kc).watch(
+    '/api/v1/namespaces/default/secrets',
+    {},
+    (type: string, obj: { metadata?: { name?: string } }) => secrets.push(`${type} ${obj.metadata?.name}`),
+    () => {},
+  );
   t.teardown(() => secretWatch.abort());
   await waitFor('both streams', () => trace.ofType('stream-open').length === 2);
 
@@ -61,7 +73,10 @@ test('a held stream forwards no BOOKMARK past a held event; holds by kind leave 
   await direct.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' } } });
   // The embedded cluster sends a BOOKMARK every second.
   await sleep(1300);
-  t.deepEqual(seen.filter((s) => !s.startsWith('BOOKMARK')), []);
+  t.deepEqual(
+    seen.filter((s) => !s.startsWith('BOOKMARK')),
+    [],
+  );
   t.deepEqual(seen, [], 'no bookmark past the held event');
   t.deepEqual(secrets, ['ADDED s'], 'the Secret stream is not held');
   hold.release();
@@ -69,7 +84,10 @@ test('a held stream forwards no BOOKMARK past a held event; holds by kind leave 
   t.is(seen[0], `ADDED k@${created.metadata!.resourceVersion}`);
   await waitFor('a later bookmark', () => seen.some((s) => s.startsWith('BOOKMARK')), 3000);
   const rvs = seen.map((s) => Number(s.split('@')[1]));
-  t.true(rvs.every((rv, i) => i === 0 || rv >= rvs[i - 1]!), `resourceVersions never go backwards: ${seen.join(', ')}`);
+  t.true(
+    rvs.every((rv, i) => i === 0 || rv >= rvs[i - 1]!),
+    `resourceVersions never go backwards: ${seen.join(', ')}`,
+  );
 });
 
 test('hold-until: the informer never sees the intermediate state, relists after the in-stream 410 and ends with the final one', async (t) => {
@@ -104,9 +122,15 @@ test('hold-until: the informer never sees the intermediate state, relists after 
   t.like(error.object, { kind: 'Status', reason: 'Expired', code: 410 });
   t.regex(trace.ofType('stream-close').find((c) => c.id === error.id)?.reason ?? '', /410 Expired/);
   t.true(trace.ofType('request').filter((r) => r.verb === 'list').length > listsBefore, 'the informer relisted');
-  t.false(trace.ofType('watch-event').some((e) => e.key === key && (e.object as { data?: { v?: string } }).data?.v === '2'), 'the trace agrees: v=2 never delivered');
+  t.false(
+    trace.ofType('watch-event').some((e) => e.key === key && (e.object as { data?: { v?: string } }).data?.v === '2'),
+    'the trace agrees: v=2 never delivered',
+  );
   t.deepEqual(
-    trace.ofType('fault').filter((f) => f.fault === 'hold-until').map((f) => f.phase),
+    trace
+      .ofType('fault')
+      .filter((f) => f.fault === 'hold-until')
+      .map((f) => f.phase),
     ['triggered', 'held', 'expired'],
   );
   // Delivery is live again afterwards.
@@ -125,8 +149,10 @@ test('hold-until naming a generated name (`<prefix>*#<n>`): holds the events of 
     until: { key, change: 'update', fields: [{ path: 'data.v', before: '2', after: '3' }], occurrence: 1 },
   });
   const informer = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
-  const first = (await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'gen-' }, data: { v: '1' } } })).metadata!.name!;
-  const second = (await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'gen-' }, data: { v: '1' } } })).metadata!.name!;
+  const first = (await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'gen-' }, data: { v: '1' } } })).metadata!
+    .name!;
+  const second = (await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'gen-' }, data: { v: '1' } } })).metadata!
+    .name!;
   await waitFor('both objects', () => informer.cache()[first] === '1' && informer.cache()[second] === '1');
   // The first object's update is not the trigger's (it names the 2nd object created with gen-).
   await direct.patchNamespacedConfigMap({ name: first, namespace: 'default', body: { data: { v: '2' } } }, merge);
@@ -135,13 +161,16 @@ test('hold-until naming a generated name (`<prefix>*#<n>`): holds the events of 
   await direct.patchNamespacedConfigMap({ name: second, namespace: 'default', body: { data: { v: '2' } } }, merge);
   await waitFor('the hold', () => state.state === 'holding');
   await sleep(200);
-  t.is(informer.cache()[second], '1', 'the second object\'s intermediate state is held');
+  t.is(informer.cache()[second], '1', "the second object's intermediate state is held");
   await direct.patchNamespacedConfigMap({ name: second, namespace: 'default', body: { data: { v: '3' } } }, merge);
   await waitFor('the final state', () => informer.cache()[second] === '3');
   t.true(state.injected);
   t.false(informer.log.includes(`update ${second} v=2`), 'v=2 of the second object was never shown');
   t.true(informer.log.includes(`update ${first} v=2`), 'the first object is not held');
-  t.like(trace.ofType('fault').find((f) => f.fault === 'hold-until' && f.phase === 'held'), { key: `ConfigMap/default/${second}` });
+  t.like(
+    trace.ofType('fault').find((f) => f.fault === 'hold-until' && f.phase === 'held'),
+    { key: `ConfigMap/default/${second}` },
+  );
 });
 
 test('hold-until a deletion: the informer never sees the update, and the relist removes the object', async (t) => {
@@ -202,7 +231,12 @@ test('hold-until from a creation hides the ADDED; the relist shows the object fi
   const seen: string[] = [];
   let ended = false;
   // A bare watch, which (unlike an informer) does not watch again by itself after the 410.
-  const watch = await new Watch(kc).watch(path, { resourceVersion: list.metadata!.resourceVersion! }, (type: string, obj: { metadata?: { name?: string } }) => seen.push(`${type} ${obj.metadata?.name ?? ''}`), () => (ended = true));
+  const watch = await new Watch(kc).watch(
+    path,
+    { resourceVersion: list.metadata!.resourceVersion! },
+    (type: string, obj: { metadata?: { name?: string } }) => seen.push(`${type} ${obj.metadata?.name ?? ''}`),
+    () => (ended = true),
+  );
   t.teardown(() => watch.abort());
   await waitFor('the stream', () => trace.ofType('stream-open').length >= 1);
 
@@ -210,7 +244,10 @@ test('hold-until from a creation hides the ADDED; the relist shows the object fi
   await waitFor('the hold', () => state.state === 'holding');
   await direct.patchNamespacedConfigMap({ name: 'c', namespace: 'default', body: { data: { v: '2' } } }, merge);
   await waitFor('the stream ended with 410', () => state.state === 'expired' && ended);
-  t.false(seen.some((s) => s.endsWith(' c')), `the creation was never shown: ${seen.join(', ')}`);
+  t.false(
+    seen.some((s) => s.endsWith(' c')),
+    `the creation was never shown: ${seen.join(', ')}`,
+  );
   t.true(state.injected);
   t.is(proxy.activity().awaitingRelist, 1, 'the expired resource has not been watched again');
 
@@ -218,7 +255,12 @@ test('hold-until from a creation hides the ADDED; the relist shows the object fi
   const relist = await kc.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: 'default' });
   t.is(relist.items.find((c) => c.metadata?.name === 'c')?.data?.v, '2');
   t.is(proxy.activity().awaitingRelist, 1, 'a LIST alone is not the relist done: the watch follows it');
-  const again = await new Watch(kc).watch(path, { resourceVersion: relist.metadata!.resourceVersion! }, () => {}, () => {});
+  const again = await new Watch(kc).watch(
+    path,
+    { resourceVersion: relist.metadata!.resourceVersion! },
+    () => {},
+    () => {},
+  );
   t.teardown(() => again.abort());
   await waitFor('the new watch', () => proxy.activity().awaitingRelist === 0);
 });

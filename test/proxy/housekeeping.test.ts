@@ -34,14 +34,22 @@ test('a watched leader-election record changing is not activity either', async (
   const { proxy, trace } = await startProxy(t, cluster);
   const viaProxy = kubeConfigOf(proxy.kubeconfigYaml());
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
-  const controller = await new Watch(viaProxy).watch('/api/v1/configmaps', {}, () => {}, () => {});
+  const controller = await new Watch(viaProxy).watch(
+    '/api/v1/configmaps',
+    {},
+    () => {},
+    () => {},
+  );
   t.teardown(() => controller.abort());
   await waitFor('the stream to open', () => trace.ofType('stream-open').length === 1);
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'op-leader', annotations: { [LEADER]: '{}' } } } });
   await waitFor('the ADDED event delivered', () => trace.ofType('watch-event').some((e) => e.key === 'ConfigMap/default/op-leader'));
   const before = proxy.activity().lastActivityAt;
   for (let i = 1; i <= 3; i++) {
-    await direct.patchNamespacedConfigMap({ name: 'op-leader', namespace: 'default', body: { metadata: { annotations: { [LEADER]: `{"renew":${i}}` } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await direct.patchNamespacedConfigMap(
+      { name: 'op-leader', namespace: 'default', body: { metadata: { annotations: { [LEADER]: `{"renew":${i}}` } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   }
   await waitFor('three renewals delivered', () => trace.ofType('watch-event').filter((e) => e.key === 'ConfigMap/default/op-leader').length === 4);
   t.is(proxy.activity().lastActivityAt, before);

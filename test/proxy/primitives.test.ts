@@ -58,7 +58,9 @@ test('graceful disconnect of connections closes idle keep-alive connections and 
 test('a delay applies to its request class only', async (t) => {
   const { cluster, proxy } = await startRecordedProxy(t);
   const api = kubeConfigOf(proxy.kubeconfigYaml()).makeApiClient(CoreV1Api);
-  await kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api).createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'd' } } });
+  await kubeConfigOf(cluster.kubeconfigYaml())
+    .makeApiClient(CoreV1Api)
+    .createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'd' } } });
   await api.readNamespacedConfigMap({ name: 'd', namespace: 'default' }); // warm up discovery and connections
   // A delayed request takes at least the delay: a lower bound, which a loaded machine only adds to
   // (less 5 ms: timers may fire a millisecond early against Date.now).
@@ -93,10 +95,13 @@ test('a change trigger fires from the cluster view before any controller stream 
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const informer = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
   let fired = 0;
-  const armed = proxy.armTrigger({ change: { key: 'ConfigMap/default/t', change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 } }, () => {
-    fired++;
-    proxy.holdController();
-  });
+  const armed = proxy.armTrigger(
+    { change: { key: 'ConfigMap/default/t', change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 } },
+    () => {
+      fired++;
+      proxy.holdController();
+    },
+  );
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 't' }, data: { v: '1' } } });
   await waitFor('t', () => informer.cache().t === '1');
   await direct.patchNamespacedConfigMap({ name: 't', namespace: 'default', body: { data: { v: '2' } } }, merge);
@@ -110,12 +115,17 @@ test('a change trigger fires from the cluster view before any controller stream 
 test('releaseLeaderElection deletes the Leases the controller wrote, with the proxy credentials', async (t) => {
   const { cluster, proxy, trace } = await startRecordedProxy(t);
   const leases = kubeConfigOf(proxy.kubeconfigYaml()).makeApiClient(CoordinationV1Api);
-  await leases.createNamespacedLease({ namespace: 'default', body: { metadata: { name: 'my-operator-leader' }, spec: { holderIdentity: 'pod-1', leaseDurationSeconds: 15 } } });
-  await leases.replaceNamespacedLease({
-    name: 'my-operator-leader',
+  await leases.createNamespacedLease({
     namespace: 'default',
-    body: { metadata: { name: 'my-operator-leader' }, spec: { holderIdentity: 'pod-1', leaseDurationSeconds: 15, renewTime: new Date() as unknown as Date } },
-  }).catch(() => undefined);
+    body: { metadata: { name: 'my-operator-leader' }, spec: { holderIdentity: 'pod-1', leaseDurationSeconds: 15 } },
+  });
+  await leases
+    .replaceNamespacedLease({
+      name: 'my-operator-leader',
+      namespace: 'default',
+      body: { metadata: { name: 'my-operator-leader' }, spec: { holderIdentity: 'pod-1', leaseDurationSeconds: 15, renewTime: new Date() as unknown as Date } },
+    })
+    .catch(() => undefined);
   t.deepEqual(proxy.leaderElectionRecords(), ['Lease/default/my-operator-leader']);
   proxy.startNewEpoch(); // the controller is gone
   t.deepEqual(await proxy.releaseLeaderElection(), ['Lease/default/my-operator-leader']);
@@ -129,7 +139,10 @@ test('change triggers and marks armed late count the changes the cluster view sa
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'early' }, data: { v: '1' } } });
   await direct.patchNamespacedConfigMap({ name: 'early', namespace: 'default', body: { data: { v: '2' } } }, merge);
-  await waitFor('the recorder', () => recorder.current('ConfigMap/default/early')?.data !== undefined && (recorder.current('ConfigMap/default/early')!.data as { v: string }).v === '2');
+  await waitFor(
+    'the recorder',
+    () => recorder.current('ConfigMap/default/early')?.data !== undefined && (recorder.current('ConfigMap/default/early')!.data as { v: string }).v === '2',
+  );
   // Created by the cluster itself before the proxy even started.
   const kubernetes = proxy.markChange({ key: 'Service/default/kubernetes', change: 'create', occurrence: 1 });
   t.truthy(kubernetes.resourceVersion);

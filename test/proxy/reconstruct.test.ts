@@ -35,31 +35,66 @@ test('per object: the cluster states and the states the controller was shown, fr
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'gone' }, data: { v: '1' } } });
   await direct.deleteNamespacedConfigMap({ name: 'gone', namespace: 'default' });
   await waitFor('the informer to settle', () => informer.cache().w === '1' && informer.log.includes('delete gone'));
-  await waitFor('the recorder to settle', () => trace.events.some((e) => e.type === 'cluster-change' && e.key === 'ConfigMap/default/gone' && e.eventType === 'DELETED'));
+  await waitFor('the recorder to settle', () =>
+    trace.events.some((e) => e.type === 'cluster-change' && e.key === 'ConfigMap/default/gone' && e.eventType === 'DELETED'),
+  );
 
   // Shuffled: the function orders by seq itself.
   const events: TraceEvent[] = [...trace.events].reverse();
   const h = reconstructHistories(events);
   const u = h.get(key)!;
-  t.deepEqual(u.cluster.map((s) => v(s.state)), ['1', '2', '3'], 'the cluster went through v=2');
-  t.deepEqual(u.shown.map((s) => `${s.via}:${v(s.state)}`), ['watch:1', 'list:3'], 'the controller never saw it');
+  t.deepEqual(
+    u.cluster.map((s) => v(s.state)),
+    ['1', '2', '3'],
+    'the cluster went through v=2',
+  );
+  t.deepEqual(
+    u.shown.map((s) => `${s.via}:${v(s.state)}`),
+    ['watch:1', 'list:3'],
+    'the controller never saw it',
+  );
   t.true(u.shown.every((s) => s.incarnation === 1));
 
   const w = h.get('ConfigMap/default/w')!;
-  t.deepEqual(w.cluster.map((s) => v(s.state)), ['1']);
-  t.deepEqual(w.shown.map((s) => `${s.via}:${v(s.state)}`), ['write:1', 'watch:1'], 'the answer to its own create, then the event');
+  t.deepEqual(
+    w.cluster.map((s) => v(s.state)),
+    ['1'],
+  );
+  t.deepEqual(
+    w.shown.map((s) => `${s.via}:${v(s.state)}`),
+    ['write:1', 'watch:1'],
+    'the answer to its own create, then the event',
+  );
 
   const gone = h.get('ConfigMap/default/gone')!;
-  t.deepEqual(gone.cluster.map((s) => v(s.state)), ['1', 'absent']);
+  t.deepEqual(
+    gone.cluster.map((s) => v(s.state)),
+    ['1', 'absent'],
+  );
   t.is(v(gone.cluster[1]!.last), '1');
-  t.deepEqual(gone.shown.map((s) => `${s.via}:${s.eventType}:${v(s.state)}`), ['watch:ADDED:1', 'watch:DELETED:absent']);
+  t.deepEqual(
+    gone.shown.map((s) => `${s.via}:${s.eventType}:${v(s.state)}`),
+    ['watch:ADDED:1', 'watch:DELETED:absent'],
+  );
 });
 
 test('a list that no longer holds an object shows it absent to that incarnation only', (t) => {
   const cm = (name: string, rv: string): KubeObject => ({ metadata: { name, namespace: 'default', resourceVersion: rv } });
   const resource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true };
   const list = (id: number, seq: number, incarnation: number, items: KubeObject[]): TraceEvent[] => [
-    { seq, ts: 0, type: 'request', id, incarnation, method: 'GET', path: '/api/v1/namespaces/default/configmaps', query: {}, verb: 'list', resource, bodyBytes: 0 },
+    {
+      seq,
+      ts: 0,
+      type: 'request',
+      id,
+      incarnation,
+      method: 'GET',
+      path: '/api/v1/namespaces/default/configmaps',
+      query: {},
+      verb: 'list',
+      resource,
+      bodyBytes: 0,
+    },
     { seq: seq + 1, ts: 0, type: 'response', id, status: 200, object: { kind: 'ConfigMapList', items }, durationMs: 1 },
   ];
   const h = reconstructHistories([...list(1, 1, 1, [cm('a', '1'), cm('b', '1')]), ...list(2, 3, 1, [cm('a', '2')]), ...list(3, 5, 2, [cm('a', '2')])]);
@@ -70,9 +105,12 @@ test('a list that no longer holds an object shows it absent to that incarnation 
       [1, 'absent'],
     ],
   );
-  t.deepEqual(h.get('ConfigMap/default/a')!.shown.map((s) => [s.requestId, s.resourceVersion]), [
-    [1, '1'],
-    [2, '2'],
-    [3, '2'],
-  ]);
+  t.deepEqual(
+    h.get('ConfigMap/default/a')!.shown.map((s) => [s.requestId, s.resourceVersion]),
+    [
+      [1, '1'],
+      [2, '2'],
+      [3, '2'],
+    ],
+  );
 });

@@ -31,7 +31,11 @@ test('each watch event opens an episode; the controller reaction to it lands ins
   for (const name of names) await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name } } });
   const ended = () => trace.events.filter((e) => e.type === 'episode' && e.phase === 'end').length;
   for (const [i, name] of names.entries()) {
-    await waitFor(`the Secret of ${name}, answered`, () => trace.ofType('request').some((r) => r.verb === 'create' && r.key === `Secret/default/${name}-s`) && proxy.activity().inFlight === 0, 30_000);
+    await waitFor(
+      `the Secret of ${name}, answered`,
+      () => trace.ofType('request').some((r) => r.verb === 'create' && r.key === `Secret/default/${name}-s`) && proxy.activity().inFlight === 0,
+      30_000,
+    );
     t.is(ended(), i, `episode ${i + 1} lasts until the controller is quiet`);
     now += 80;
     await waitFor(`episode ${i + 1} to end`, () => ended() === i + 1, 30_000);
@@ -39,7 +43,11 @@ test('each watch event opens an episode; the controller reaction to it lands ins
 
   const episodes = trace.events.filter((e): e is EpisodeEvent => e.type === 'episode');
   const starts = episodes.filter((e) => e.phase === 'start');
-  t.deepEqual(starts.map((e) => e.key), ['ConfigMap/default/one', 'ConfigMap/default/two', 'ConfigMap/default/three'], 'upstream order');
+  t.deepEqual(
+    starts.map((e) => e.key),
+    ['ConfigMap/default/one', 'ConfigMap/default/two', 'ConfigMap/default/three'],
+    'upstream order',
+  );
   for (const start of starts) {
     const end = episodes.find((e) => e.phase === 'end' && e.index === start.index)!;
     t.true(end.quiet, `episode ${start.index} ended quiet`);

@@ -38,7 +38,10 @@ test('a restarted informer gets the frozen view, its watch is held, and it catch
   t.like(trace.ofType('response').find((r) => r.id === list.id)?.object, { metadata: { resourceVersion: mark.resourceVersion } });
   const watch = trace.ofType('request').find((r) => r.verb === 'watch' && r.incarnation === 2)!;
   t.is(watch.query.resourceVersion, mark.resourceVersion!, 'the informer watches from the frozen resourceVersion');
-  t.false(trace.ofType('watch-event').some((e) => e.id === watch.id), 'the watch is held');
+  t.false(
+    trace.ofType('watch-event').some((e) => e.id === watch.id),
+    'the watch is held',
+  );
 
   // Writes are live: the restarted controller creates an object the real cluster gets at once.
   await kc.makeApiClient(CoreV1Api).createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'written' }, data: { v: '1' } } });
@@ -48,7 +51,10 @@ test('a restarted informer gets the frozen view, its watch is held, and it catch
   await waitFor('after release: caught up', () => restarted.cache().s === '3' && restarted.cache().later === '1' && restarted.cache().written === '1');
   t.deepEqual(restarted.log, ['add s v=2', 'add later v=1', 'update s v=3', 'add written v=1'], 'history replayed in order from the frozen point');
   t.deepEqual(
-    trace.ofType('fault').filter((f) => f.fault === 'stale-restart').map((f) => f.phase),
+    trace
+      .ofType('fault')
+      .filter((f) => f.fault === 'stale-restart')
+      .map((f) => f.phase),
     ['held', 'applied', 'applied', 'released'],
   );
   const applied = trace.ofType('fault').find((f) => f.phase === 'applied' && f.requestId === list.id)!;
@@ -68,7 +74,13 @@ test('with contract strict, a stale view answers no consistent read: a LIST with
   proxy.serveStaleView(mark.resourceVersion!);
   const headers = { authorization: `Bearer ${proxy.controllerToken}` };
   const names = async (query: string) =>
-    (JSON.parse((await rawRequest(proxy.url, { path: `/api/v1/namespaces/default/configmaps${query}`, headers })).body.toString()) as { items: Array<{ metadata: { name: string } }> }).items.map((i) => i.metadata.name).sort();
+    (
+      JSON.parse((await rawRequest(proxy.url, { path: `/api/v1/namespaces/default/configmaps${query}`, headers })).body.toString()) as {
+        items: Array<{ metadata: { name: string } }>;
+      }
+    ).items
+      .map((i) => i.metadata.name)
+      .sort();
   t.deepEqual(await names(''), ['a', 'b'], 'a consistent read is answered live');
   t.deepEqual(await names('?resourceVersion=0'), ['a'], 'a read any cache may answer gets the stale view');
   t.deepEqual(proxy.beyondContract(), []);
@@ -92,7 +104,11 @@ test('a stale view answers resourceVersion=0 lists, refuses WatchList with the e
   const list = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps?resourceVersion=0&limit=500', headers });
   const body = JSON.parse(list.body.toString()) as { metadata: { resourceVersion: string }; items: Array<{ metadata: { name: string } }> };
   t.is(body.metadata.resourceVersion, mark.resourceVersion!);
-  t.deepEqual(body.items.map((i) => i.metadata.name), ['w'], 'only what existed at the frozen point');
+  t.deepEqual(
+    body.items.map((i) => i.metadata.name),
+    ['w'],
+    'only what existed at the frozen point',
+  );
   const selected = await rawRequest(proxy.url, { path: '/api/v1/configmaps?resourceVersion=0&labelSelector=app%3Dy', headers });
   t.deepEqual(JSON.parse(selected.body.toString()).items, [], 'selectors apply to the frozen state');
 
@@ -110,7 +126,17 @@ test('a stale view answers resourceVersion=0 lists, refuses WatchList with the e
   const http = await import('node:http');
   const u = new URL(proxy.url);
   const req = http.request({ hostname: u.hostname, port: u.port, path: '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0', headers });
-  req.on('response', (res) => res.on('data', (c: Buffer) => events.push(...c.toString().split('\n').filter(Boolean).map((l) => `${JSON.parse(l).type} ${JSON.parse(l).object.metadata.name}`))));
+  req.on('response', (res) =>
+    res.on('data', (c: Buffer) =>
+      events.push(
+        ...c
+          .toString()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => `${JSON.parse(l).type} ${JSON.parse(l).object.metadata.name}`),
+      ),
+    ),
+  );
   req.end();
   t.teardown(() => req.destroy());
   await waitFor('the synthetic ADDED', () => events.length >= 1);
@@ -134,13 +160,20 @@ test('a view scoped to some kinds freezes only their lists and watches; every ot
   proxy.serveStaleView(mark.resourceVersion!, undefined, ['Secret']);
   const headers = { authorization: `Bearer ${proxy.controllerToken}` };
   const names = async (path: string) => {
-    const body = JSON.parse((await rawRequest(proxy.url, { path, headers })).body.toString()) as { metadata: { resourceVersion: string }; items: Array<{ metadata: { name: string } }> };
+    const body = JSON.parse((await rawRequest(proxy.url, { path, headers })).body.toString()) as {
+      metadata: { resourceVersion: string };
+      items: Array<{ metadata: { name: string } }>;
+    };
     return { rv: body.metadata.resourceVersion, names: body.items.map((i) => i.metadata.name) };
   };
   const secrets = await names('/api/v1/namespaces/default/secrets?resourceVersion=0');
   t.deepEqual(secrets, { rv: mark.resourceVersion!, names: [] }, 'Secrets: frozen before s existed');
   const configMaps = await names('/api/v1/namespaces/default/configmaps?resourceVersion=0');
-  t.deepEqual(configMaps.names.filter((n) => n === 'a' || n === 'b'), ['a', 'b'], 'ConfigMaps: live');
+  t.deepEqual(
+    configMaps.names.filter((n) => n === 'a' || n === 'b'),
+    ['a', 'b'],
+    'ConfigMaps: live',
+  );
   t.not(configMaps.rv, mark.resourceVersion!);
   t.regex(trace.ofType('fault').find((f) => f.fault === 'stale-restart' && f.phase === 'held')!.detail, /for Secret \(every other kind live\)/);
   t.is(trace.ofType('fault').filter((f) => f.fault === 'stale-restart' && f.phase === 'applied').length, 1, 'only the Secret list was served from the view');
@@ -173,7 +206,9 @@ test('a stale view serves Secrets with their real values even when the trace red
   t.teardown(() => proxy.stop());
   const mark = proxy.markChange({ key: 'Secret/default/pw', change: 'create', occurrence: 1 });
   const value = Buffer.from('hunter2').toString('base64');
-  await kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api).createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'pw' }, data: { password: value } } });
+  await kubeConfigOf(cluster.kubeconfigYaml())
+    .makeApiClient(CoreV1Api)
+    .createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'pw' }, data: { password: value } } });
   await waitFor('the mark', () => mark.resourceVersion !== undefined);
   proxy.startNewEpoch();
   proxy.serveStaleView(mark.resourceVersion!);

@@ -36,7 +36,9 @@ test('the standalone proxy reads an https kubeconfig (CA, client certificate, to
     seen.push({ path: req.url ?? '', ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}), clientCn: String(peer.subject?.CN) });
     res.writeHead(200, { 'content-type': 'application/json' });
     if (req.url === '/api/v1') {
-      res.end(JSON.stringify({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [] }] }));
+      res.end(
+        JSON.stringify({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [] }] }),
+      );
     } else {
       res.end(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '7' }, items: [] }));
     }
@@ -64,7 +66,12 @@ test('the standalone proxy reads an https kubeconfig (CA, client certificate, to
   const logs: string[] = [];
   const kubeconfigOut = join(dir, 'controller.kubeconfig');
   const traceFile = join(dir, 'controller.trace.jsonl');
-  const { proxy, close } = await runStandaloneProxy({ upstreamKubeconfig: kubeconfigSource({ kubeconfig: upstreamKubeconfig }), kubeconfigOut, traceFile, log: (l) => logs.push(l) });
+  const { proxy, close } = await runStandaloneProxy({
+    upstreamKubeconfig: kubeconfigSource({ kubeconfig: upstreamKubeconfig }),
+    kubeconfigOut,
+    traceFile,
+    log: (l) => logs.push(l),
+  });
   t.teardown(close);
 
   const api = kubeConfigOf(readFileSync(kubeconfigOut, 'utf8')).makeApiClient(CoreV1Api);
@@ -102,7 +109,14 @@ test('the standalone proxy writes the cluster trace from its own watch, sharing 
     const traceFile = join(dir, `${name}.controller.jsonl`);
     const clusterTraceFile = join(dir, `${name}.cluster.jsonl`);
     const kubeconfigOut = join(dir, `${name}.kubeconfig`);
-    const { proxy, close } = await runStandaloneProxy({ upstreamKubeconfig: kubeconfigSource({ kubeconfig: join(dir, 'upstream.kubeconfig') }), kubeconfigOut, traceFile, clusterTraceFile, redactSecrets, log: () => {} });
+    const { proxy, close } = await runStandaloneProxy({
+      upstreamKubeconfig: kubeconfigSource({ kubeconfig: join(dir, 'upstream.kubeconfig') }),
+      kubeconfigOut,
+      traceFile,
+      clusterTraceFile,
+      redactSecrets,
+      log: () => {},
+    });
     t.regex(proxy.url, /^https:/, 'TLS by default');
     const api = kubeConfigOf(readFileSync(kubeconfigOut, 'utf8')).makeApiClient(CoreV1Api);
     await api.createNamespacedSecret({ namespace: 'default', body: { metadata: { name }, data: { password: value } } });
@@ -119,8 +133,14 @@ test('the standalone proxy writes the cluster trace from its own watch, sharing 
   t.true(change!.seq > create.seq, 'one sequence across both traces');
 
   const raw = await runOnce(false, 'raw');
-  t.like(raw.cluster.find((e) => e.type === 'cluster-change' && e.key === 'Secret/default/raw'), { object: { data: { password: value } } });
-  t.like(raw.controller.find((e) => e.type === 'request' && e.verb === 'create'), { body: { data: { password: value } } });
+  t.like(
+    raw.cluster.find((e) => e.type === 'cluster-change' && e.key === 'Secret/default/raw'),
+    { object: { data: { password: value } } },
+  );
+  t.like(
+    raw.controller.find((e) => e.type === 'request' && e.verb === 'create'),
+    { body: { data: { password: value } } },
+  );
 });
 
 test('an exec-plugin upstream token is used, and refreshed after the API server answers 401', async (t) => {
@@ -153,12 +173,18 @@ test('an exec-plugin upstream token is used, and refreshed after the API server 
       apiVersion: 'v1',
       kind: 'Config',
       clusters: [{ name: 'c', cluster: { server: upstream, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], interactiveMode: 'Never' } } }],
+      users: [
+        { name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], interactiveMode: 'Never' } } },
+      ],
       contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
       'current-context': 'x',
     }),
   );
-  const { proxy, close } = await runStandaloneProxy({ upstreamKubeconfig: kubeconfigSource({ kubeconfig: join(dir, 'upstream.kubeconfig') }), tls: false, log: () => {} });
+  const { proxy, close } = await runStandaloneProxy({
+    upstreamKubeconfig: kubeconfigSource({ kubeconfig: join(dir, 'upstream.kubeconfig') }),
+    tls: false,
+    log: () => {},
+  });
   t.teardown(close);
   const headers = { authorization: `Bearer ${proxy.controllerToken}` };
   t.is((await rawRequest(proxy.url, { path: '/api/v1/configmaps', headers })).status, 200);
@@ -171,7 +197,11 @@ test('an exec-plugin upstream token is used, and refreshed after the API server 
   await waitFor('the plugin to run after the 401', () => pluginRuns() >= 2, 60_000);
   // The proxy takes the plugin's token once the plugin has exited and client-node has read it.
   let status = 401;
-  await waitFor('a request with the fresh token', async () => (status = (await rawRequest(proxy.url, { path: '/api/v1/configmaps', headers })).status) === 200, 60_000);
+  await waitFor(
+    'a request with the fresh token',
+    async () => (status = (await rawRequest(proxy.url, { path: '/api/v1/configmaps', headers })).status) === 200,
+    60_000,
+  );
   t.is(status, 200);
   const used = Number(seen.at(-1)!.match(/^Bearer token-(\d+)$/)?.[1]);
   t.true(used >= 2, `a token the plugin made after the 401 went upstream, not ${seen.at(-1)}`);

@@ -64,9 +64,9 @@ test('kubectl speaks HTTP/2 to the proxy: create, server-side apply, patch, get 
   t.is(JSON.parse(await kubectl('get', 'configmap', 'k1', '-o', 'json')).data.a, '3');
 
   // A watch: kubectl lists, then watches; a change made meanwhile arrives on the HTTP/2 stream.
-  const watching = run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'configmaps', '--watch-only', '-o', 'name', '--request-timeout=4s'], { timeout: 20_000 }).catch(
-    (e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }),
-  );
+  const watching = run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'configmaps', '--watch-only', '-o', 'name', '--request-timeout=4s'], {
+    timeout: 20_000,
+  }).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
   await waitFor('the kubectl watch', () => trace.ofType('stream-open').length === 1, 10_000);
   await kubectl('patch', 'configmap', 'k2', '--type=merge', '-p', '{"data":{"b":"4"}}');
   const watched = (await watching).stdout;
@@ -78,12 +78,18 @@ test('kubectl speaks HTTP/2 to the proxy: create, server-side apply, patch, get 
   // kubectl sends protobuf bodies for built-in kinds: forwarded as opaque bytes, answered in JSON.
   const create = requests.find((r) => r.verb === 'create')!;
   t.is(create.contentType, 'application/vnd.kubernetes.protobuf');
-  t.like(trace.ofType('response').find((r) => r.id === create.id), { status: 201, object: { kind: 'ConfigMap', metadata: { name: 'k1' } } });
+  t.like(
+    trace.ofType('response').find((r) => r.id === create.id),
+    { status: 201, object: { kind: 'ConfigMap', metadata: { name: 'k1' } } },
+  );
   const apply = requests.find((r) => r.verb === 'patch' && r.key === 'ConfigMap/default/k2' && r.contentType?.startsWith('application/apply-patch'));
   t.truthy(apply, 'server-side apply went through as an apply patch');
   t.is(trace.ofType('response').find((r) => r.id === apply!.id)?.status, 201, 'the apply created it');
   const watch = requests.find((r) => r.verb === 'watch')!;
-  t.true(trace.ofType('watch-event').some((e) => e.id === watch.id && e.key === 'ConfigMap/default/k2' && e.eventType === 'MODIFIED'), JSON.stringify(trace.ofType('watch-event').map((e) => [e.id, watch.id, e.eventType, e.key, e.object.kind])));
+  t.true(
+    trace.ofType('watch-event').some((e) => e.id === watch.id && e.key === 'ConfigMap/default/k2' && e.eventType === 'MODIFIED'),
+    JSON.stringify(trace.ofType('watch-event').map((e) => [e.id, watch.id, e.eventType, e.key, e.object.kind])),
+  );
   await waitFor('the watch to be gone upstream', () => proxy.upstreamOpenCount() === 0, 5000);
 });
 
@@ -100,8 +106,20 @@ curlTest(`curl --http2 streams a watch through the proxy, event by event${curlHt
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const curl = run(
     'curl',
-    ['-sS', '-N', '--http2', '--cacert', join(dir, 'ca.crt'), '-H', `Authorization: Bearer ${proxy.controllerToken}`, '--max-time', '2', '-w', '%{http_version}\\n',
-      `${proxy.url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0`],
+    [
+      '-sS',
+      '-N',
+      '--http2',
+      '--cacert',
+      join(dir, 'ca.crt'),
+      '-H',
+      `Authorization: Bearer ${proxy.controllerToken}`,
+      '--max-time',
+      '2',
+      '-w',
+      '%{http_version}\\n',
+      `${proxy.url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0`,
+    ],
     { timeout: 10_000 },
   ).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
   await waitFor('the curl watch', () => trace.ofType('stream-open').length === 1, 5000);

@@ -97,11 +97,17 @@ test('the trace file reads exactly as if every event were serialized in full; Se
   const secrets = '/api/v1/namespaces/default/secrets';
 
   t.is((await send(proxy.url, token, 'POST', cms, { metadata: { name: 'plain', labels: { app: 'x' } }, data: { a: 'b' } })).status, 201);
-  const created = await send(proxy.url, token, 'POST', cms, { metadata: { name: 'odd' }, data: { html: '<b>&</b>', quote: 'say "hi"\n', unicode: 'é 日本 😀', '10': 'integer-like key' } });
+  const created = await send(proxy.url, token, 'POST', cms, {
+    metadata: { name: 'odd' },
+    data: { html: '<b>&</b>', quote: 'say "hi"\n', unicode: 'é 日本 😀', '10': 'integer-like key' },
+  });
   t.is(created.status, 201);
   const rv = (JSON.parse(created.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-  const secretRv = (JSON.parse((await send(proxy.url, token, 'POST', secrets, { metadata: { name: 's' }, data: { password: 'aHVudGVyMg==' } })).text) as { metadata: { resourceVersion: string } }).metadata
-    .resourceVersion;
+  const secretRv = (
+    JSON.parse((await send(proxy.url, token, 'POST', secrets, { metadata: { name: 's' }, data: { password: 'aHVudGVyMg==' } })).text) as {
+      metadata: { resourceVersion: string };
+    }
+  ).metadata.resourceVersion;
   // Several watchers of one resource share the parsed event lines.
   const watchers = [1, 2, 3].map(() => watch(proxy.url, token, `${cms}?watch=1&resourceVersion=${rv}`));
   const secretWatcher = watch(proxy.url, token, `${secrets}?watch=1&resourceVersion=${secretRv}`);

@@ -19,7 +19,15 @@ test('Accept loses protobuf and CBOR entries only', (t) => {
 
 test('hop-by-hop headers are dropped, the controller token never goes upstream: the proxy token replaces it', (t) => {
   const h = upstreamRequestHeaders(
-    { connection: 'keep-alive, x-private', 'keep-alive': 'timeout=5', 'x-private': '1', 'transfer-encoding': 'chunked', authorization: 'Bearer controller-token', host: 'proxy', 'x-end': 'kept' },
+    {
+      connection: 'keep-alive, x-private',
+      'keep-alive': 'timeout=5',
+      'x-private': '1',
+      'transfer-encoding': 'chunked',
+      authorization: 'Bearer controller-token',
+      host: 'proxy',
+      'x-end': 'kept',
+    },
     { token: 'proxy-token' },
   );
   t.deepEqual(h, { authorization: 'Bearer proxy-token', 'x-end': 'kept' });

@@ -19,7 +19,10 @@ test('a dead upstream gives the controller a 503 Status and the proxy stays up',
   }
   const watch = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps?watch=1', headers: proxyAuth(proxy) });
   t.is(watch.status, 503);
-  t.true(logs.some((l) => l.includes('ECONNREFUSED')), 'a log line says why');
+  t.true(
+    logs.some((l) => l.includes('ECONNREFUSED')),
+    'a log line says why',
+  );
   t.true(trace.ofType('response').every((r) => r.status === 503));
   t.is(proxy.activity().inFlight, 0);
   t.is(proxy.activity().openWatches, 0);

@@ -147,7 +147,9 @@ function differences(got: Seen[], want: Seen[]): string[] {
   if (backwards.length) problems.push(`resourceVersion not increasing ${backwards.length}: ${backwards.slice(0, 3).join(', ')}`);
   const i = got.findIndex((e, j) => want[j] === undefined || show(e) !== show(want[j]!));
   if (!problems.length && (i >= 0 || got.length !== want.length)) {
-    problems.push(`differs at event ${i >= 0 ? i : got.length}: got ${got[i] ? show(got[i]!) : 'nothing'}, cluster has ${want[i >= 0 ? i : got.length] ? show(want[i >= 0 ? i : got.length]!) : 'nothing'}`);
+    problems.push(
+      `differs at event ${i >= 0 ? i : got.length}: got ${got[i] ? show(got[i]!) : 'nothing'}, cluster has ${want[i >= 0 ? i : got.length] ? show(want[i >= 0 ? i : got.length]!) : 'nothing'}`,
+    );
   }
   return problems;
 }

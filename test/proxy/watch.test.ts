@@ -69,7 +69,10 @@ test('a client-node Watch through the proxy sees every add/update/delete in orde
 test('watch events split across arbitrary chunks are forwarded whole and recorded once each', async (t) => {
   const { startHttpServer } = await import('./helpers.js');
   const events = [
-    { type: 'ADDED', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'x', namespace: 'default', resourceVersion: '5' }, data: { s: 'é'.repeat(50) } } },
+    {
+      type: 'ADDED',
+      object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'x', namespace: 'default', resourceVersion: '5' }, data: { s: 'é'.repeat(50) } },
+    },
     { type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: '6' } } },
     { type: 'DELETED', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'x', namespace: 'default', resourceVersion: '7' } } },
   ];
@@ -134,7 +137,10 @@ test('a client-node informer (list, then watch) through the proxy keeps an exact
     ['i'],
   );
   const list = trace.ofType('request').find((r) => r.verb === 'list')!;
-  t.like(trace.ofType('response').find((r) => r.id === list.id), { status: 200, object: { kind: 'ConfigMapList' } });
+  t.like(
+    trace.ofType('response').find((r) => r.id === list.id),
+    { status: 200, object: { kind: 'ConfigMapList' } },
+  );
 });
 
 test('BOOKMARKs delivered through the proxy are not controller activity: a watched controller still goes quiet', async (t) => {
@@ -142,7 +148,12 @@ test('BOOKMARKs delivered through the proxy are not controller activity: a watch
   t.teardown(() => cluster.stop());
   const { proxy, trace } = await startProxy(t, cluster);
   const viaProxy = kubeConfigOf(proxy.kubeconfigYaml());
-  const controller = await new Watch(viaProxy).watch('/api/v1/namespaces/default/configmaps', { allowWatchBookmarks: true }, () => {}, () => {});
+  const controller = await new Watch(viaProxy).watch(
+    '/api/v1/namespaces/default/configmaps',
+    { allowWatchBookmarks: true },
+    () => {},
+    () => {},
+  );
   t.teardown(() => controller.abort());
   await waitFor('the stream to open', () => trace.ofType('stream-open').length === 1);
   const lastActivity = proxy.activity().lastActivityAt;

@@ -7,7 +7,10 @@ test('a WebSocket watch (as Java clients watch) through the TLS proxy: bytes pas
   const events = [
     { type: 'ADDED', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', namespace: 'default', resourceVersion: '5' } } },
     // Over 125 bytes: a 16-bit length frame.
-    { type: 'MODIFIED', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', namespace: 'default', resourceVersion: '6' }, data: { big: 'x'.repeat(300) } } },
+    {
+      type: 'MODIFIED',
+      object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', namespace: 'default', resourceVersion: '6' }, data: { big: 'x'.repeat(300) } },
+    },
     { type: 'DELETED', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', namespace: 'default', resourceVersion: '7' } } },
   ];
   const upstreamServer = http.createServer((_req, res) => res.writeHead(404).end());
@@ -26,7 +29,11 @@ test('a WebSocket watch (as Java clients watch) through the TLS proxy: bytes pas
     upstreamServer.close();
   });
   const { proxy, trace } = await startProxy(t, `http://127.0.0.1:${(upstreamServer.address() as { port: number }).port}`, { tls: true });
-  const ws = new WebSocket(`${proxy.url.replace('https', 'wss')}/api/v1/namespaces/default/configmaps?watch=true`, { ca: proxy.caPem!, perMessageDeflate: false, headers: { authorization: `Bearer ${proxy.controllerToken}` } });
+  const ws = new WebSocket(`${proxy.url.replace('https', 'wss')}/api/v1/namespaces/default/configmaps?watch=true`, {
+    ca: proxy.caPem!,
+    perMessageDeflate: false,
+    headers: { authorization: `Bearer ${proxy.controllerToken}` },
+  });
   const received: string[] = [];
   await new Promise<void>((resolve, reject) => {
     ws.on('message', (m) => {
@@ -35,7 +42,10 @@ test('a WebSocket watch (as Java clients watch) through the TLS proxy: bytes pas
     });
     ws.on('error', reject);
   });
-  t.deepEqual(received, events.map((e) => JSON.stringify(e)));
+  t.deepEqual(
+    received,
+    events.map((e) => JSON.stringify(e)),
+  );
   await waitFor('three recorded events', () => trace.ofType('watch-event').length === 3);
   t.deepEqual(
     trace.ofType('watch-event').map((e) => [e.eventType, e.key, e.resourceVersion]),

@@ -179,7 +179,9 @@ export async function clusterInventory(client: KubeClient): Promise<Set<string>>
     const { items } = await client.list(info);
     for (const item of items) {
       const md = item.metadata ?? {};
-      entries.add(`${info.resource}${info.group ? `.${info.group}` : ''} ${md.namespace ? `${String(md.namespace)}/` : ''}${String(md.name)} ${String(md.uid)}`);
+      entries.add(
+        `${info.resource}${info.group ? `.${info.group}` : ''} ${md.namespace ? `${String(md.namespace)}/` : ''}${String(md.name)} ${String(md.uid)}`,
+      );
     }
   }
   return entries;

@@ -24,13 +24,21 @@ test.after.always(async () => {
 
 const json = { 'content-type': 'application/json' };
 const send = (method: string, path: string, body: unknown) =>
-  rawRequest(proxy.url, { method, path, headers: { ...proxyAuth(proxy), ...json }, body: JSON.stringify(body) }).then((r) => ({ status: r.status, body: JSON.parse(r.body.toString()) as Record<string, unknown> }));
+  rawRequest(proxy.url, { method, path, headers: { ...proxyAuth(proxy), ...json }, body: JSON.stringify(body) }).then((r) => ({
+    status: r.status,
+    body: JSON.parse(r.body.toString()) as Record<string, unknown>,
+  }));
 
 const CASES = [
   {
     kind: 'ConfigMap',
     collection: '/api/v1/namespaces/default/configmaps',
-    object: (name: string, rv?: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...(rv ? { resourceVersion: rv } : {}) }, data: { v: rv ?? '0' } }),
+    object: (name: string, rv?: string) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, ...(rv ? { resourceVersion: rv } : {}) },
+      data: { v: rv ?? '0' },
+    }),
   },
   {
     kind: 'Deployment',
@@ -39,7 +47,11 @@ const CASES = [
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name, ...(rv ? { resourceVersion: rv } : {}) },
-      spec: { replicas: rv ? 2 : 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+      spec: {
+        replicas: rv ? 2 : 1,
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+      },
     }),
   },
 ];

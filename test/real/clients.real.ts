@@ -37,7 +37,9 @@ test('kubectl: version, apply/get/watch a ConfigMap, a CRD and a custom resource
   t.like(got, { kind: 'ConfigMap', metadata: { name: 'kubectl-cm', namespace: 'default', labels: { tier: 'web' } }, data: { a: '1' } });
 
   // Watch: kubectl get -w prints each event; a patch must show up as MODIFIED.
-  const watcher = spawn(KUBECTL, ['--kubeconfig', kubectl.kubeconfig, 'get', 'configmap', 'kubectl-cm', '--watch', '--output-watch-events'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const watcher = spawn(KUBECTL, ['--kubeconfig', kubectl.kubeconfig, 'get', 'configmap', 'kubectl-cm', '--watch', '--output-watch-events'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   t.teardown(() => {
     watcher.kill('SIGKILL');
   });
@@ -52,10 +54,19 @@ test('kubectl: version, apply/get/watch a ConfigMap, a CRD and a custom resource
   await kubectlOk(t, kubectl, 'wait', '--for=condition=Established', '--timeout=30s', 'crd/widgets.kubectl.kperturb.dev');
   const cr = kubectl.file('cr.yaml', 'apiVersion: kubectl.kperturb.dev/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n');
   t.regex(await kubectlOk(t, kubectl, 'apply', '-f', cr), /widget.kubectl.kperturb.dev\/w1 created/);
-  const widgets = JSON.parse(await kubectlOk(t, kubectl, 'get', 'widgets.kubectl.kperturb.dev', '-o', 'json')) as { items: Array<{ metadata: { name: string }; spec: { size: number } }> };
-  t.deepEqual(widgets.items.map((w) => [w.metadata.name, w.spec.size]), [['w1', 3]]);
+  const widgets = JSON.parse(await kubectlOk(t, kubectl, 'get', 'widgets.kubectl.kperturb.dev', '-o', 'json')) as {
+    items: Array<{ metadata: { name: string }; spec: { size: number } }>;
+  };
+  t.deepEqual(
+    widgets.items.map((w) => [w.metadata.name, w.spec.size]),
+    [['w1', 3]],
+  );
   // The structural schema is enforced by the real server.
-  const invalid = await kubectl('apply', '-f', kubectl.file('bad.yaml', 'apiVersion: kubectl.kperturb.dev/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: "three"\n'));
+  const invalid = await kubectl(
+    'apply',
+    '-f',
+    kubectl.file('bad.yaml', 'apiVersion: kubectl.kperturb.dev/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: "three"\n'),
+  );
   t.not(invalid.code, 0);
   t.regex(invalid.stderr, /spec\.size/);
 });
@@ -67,9 +78,14 @@ test('@kubernetes/client-node: create, list and watch a ConfigMap', async (t) =>
 
   const events: Array<{ type: string; name: string; data: Record<string, string> | undefined }> = [];
   const watch = new k8s.Watch(kc);
-  const controller = await watch.watch('/api/v1/namespaces/client-node/configmaps', {}, (type, obj: k8s.V1ConfigMap) => {
-    events.push({ type, name: obj.metadata?.name ?? '', data: obj.data });
-  }, () => undefined);
+  const controller = await watch.watch(
+    '/api/v1/namespaces/client-node/configmaps',
+    {},
+    (type, obj: k8s.V1ConfigMap) => {
+      events.push({ type, name: obj.metadata?.name ?? '', data: obj.data });
+    },
+    () => undefined,
+  );
   t.teardown(() => controller.abort());
 
   const created = await core.createNamespacedConfigMap({ namespace: 'client-node', body: { metadata: { name: 'cm1' }, data: { a: '1' } } });
@@ -78,7 +94,10 @@ test('@kubernetes/client-node: create, list and watch a ConfigMap', async (t) =>
   const list = await core.listNamespacedConfigMap({ namespace: 'client-node' });
   // kube-controller-manager publishes kube-root-ca.crt in every namespace, so the list has that too.
   t.true(list.items.some((c) => c.metadata?.name === 'cm1'));
-  await core.patchNamespacedConfigMap({ namespace: 'client-node', name: 'cm1', body: { data: { a: '2' } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+  await core.patchNamespacedConfigMap(
+    { namespace: 'client-node', name: 'cm1', body: { data: { a: '2' } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
   await core.deleteNamespacedConfigMap({ namespace: 'client-node', name: 'cm1' });
 
   await eventually('the watch delivers ADDED, MODIFIED and DELETED for cm1', 30_000, async () => {
@@ -120,24 +139,35 @@ test('@kubernetes/client-node: a CRD, then create, list and watch its custom res
   if (retries > 0) t.log(`the widgets watch was refused with 429 ${retries} time(s) before the watch cache was ready`);
 
   const body = { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } };
-  const created = (await custom.createNamespacedCustomObject({ group, version: 'v1', namespace: 'default', plural: 'widgets', body })) as { metadata: { generation: number } };
+  const created = (await custom.createNamespacedCustomObject({ group, version: 'v1', namespace: 'default', plural: 'widgets', body })) as {
+    metadata: { generation: number };
+  };
   t.is(created.metadata.generation, 1);
   await custom.patchNamespacedCustomObjectStatus(
     { group, version: 'v1', namespace: 'default', plural: 'widgets', name: 'w1', body: { status: { phase: 'Ready' } } },
     k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
   );
-  const list = (await custom.listNamespacedCustomObject({ group, version: 'v1', namespace: 'default', plural: 'widgets' })) as { items: Array<{ metadata: { name: string; generation: number }; status?: { phase?: string } }> };
-  t.deepEqual(list.items.map((w) => [w.metadata.name, w.metadata.generation, w.status?.phase]), [['w1', 1, 'Ready']], 'a status write does not bump the generation');
+  const list = (await custom.listNamespacedCustomObject({ group, version: 'v1', namespace: 'default', plural: 'widgets' })) as {
+    items: Array<{ metadata: { name: string; generation: number }; status?: { phase?: string } }>;
+  };
+  t.deepEqual(
+    list.items.map((w) => [w.metadata.name, w.metadata.generation, w.status?.phase]),
+    [['w1', 1, 'Ready']],
+    'a status write does not bump the generation',
+  );
 
   await eventually('the watch delivers ADDED and the status MODIFIED', 30_000, async () => {
     if (events.length >= 2) return true;
     if (watchEnded) throw new Error(`the watch ended: ${watchEnded}; events so far: ${JSON.stringify(events)}`);
     return undefined;
   });
-  t.deepEqual(events.map((e) => [e.type, e.name, e.size]), [
-    ['ADDED', 'w1', 1],
-    ['MODIFIED', 'w1', 1],
-  ]);
+  t.deepEqual(
+    events.map((e) => [e.type, e.name, e.size]),
+    [
+      ['ADDED', 'w1', 1],
+      ['MODIFIED', 'w1', 1],
+    ],
+  );
 });
 
 test('kubectl through the proxy in front of the real control plane: writes pass and are traced', async (t) => {
@@ -159,6 +189,6 @@ test('kubectl through the proxy in front of the real control plane: writes pass 
     .map((line) => JSON.parse(line) as { type: string; method?: string; verb?: string; key?: string });
   t.true(
     requests.some((e) => e.type === 'request' && e.verb === 'create' && e.method === 'POST'),
-    'the proxy traced kubectl\'s create of the ConfigMap',
+    "the proxy traced kubectl's create of the ConfigMap",
   );
 });

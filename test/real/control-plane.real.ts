@@ -52,7 +52,11 @@ test.serial('starts on loopback with TLS and token auth, runs kube-controller-ma
   t.true(pids.every((pid) => pid !== undefined && processExists(pid)));
   t.true(existsSync(cp.workDir));
   await cp.stop();
-  t.deepEqual(pids.filter((pid) => processExists(pid!)), [], 'every component process has ended');
+  t.deepEqual(
+    pids.filter((pid) => processExists(pid!)),
+    [],
+    'every component process has ended',
+  );
   t.false(existsSync(cp.workDir), 'the working directory (etcd data, credentials) is deleted');
   await cp.stop(); // idempotent
 });

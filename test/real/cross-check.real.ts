@@ -61,8 +61,19 @@ interface ExampleSpec {
 }
 
 const EXAMPLES: ExampleSpec[] = [
-  { example: 'secret-marker', pattern: 'intermediate-state', involved: ['Secret/default/db1-tls'], catchingPlan: /patches Database\/default\/db1 status \(1st time\)/ },
-  { example: 'volume-resize', go: true, pattern: 'intermediate-state', involved: ['PersistentVolumeClaim/default/persistence-b1-server-0'], catchingPlan: /updates Broker\/default\/b1 status/ },
+  {
+    example: 'secret-marker',
+    pattern: 'intermediate-state',
+    involved: ['Secret/default/db1-tls'],
+    catchingPlan: /patches Database\/default\/db1 status \(1st time\)/,
+  },
+  {
+    example: 'volume-resize',
+    go: true,
+    pattern: 'intermediate-state',
+    involved: ['PersistentVolumeClaim/default/persistence-b1-server-0'],
+    catchingPlan: /updates Broker\/default\/b1 status/,
+  },
   {
     example: 'stale-deletion',
     go: true,
@@ -85,9 +96,16 @@ const EXAMPLES: ExampleSpec[] = [
     // Of the 20 holds, those that hide the pod's termination: from its creation until its deletion,
     // and Sieve's (from its deletionTimestamp until the grace period goes to 0). The first hold of
     // the pod by `prefer` alone now hides a window the operator does not need to see.
-    catchingPlan: /hide every change of Pod\/default\/dc1-1 from the controller from when Pod\/default\/dc1-1 is (created \(1st time\) until Pod\/default\/dc1-1 is deleted|updated \(metadata\.deletionGracePeriodSeconds: undefined -> 30)/,
-  },  // The lost answer of the copy's create: the API server applied it, so the retry makes a second copy.
-  { example: 'snapshot-copy', go: true, pattern: 'error-path', involved: ['ConfigMap/default/s1-*'], catchingPlan: /lost response .* creates ConfigMap\/default\/s1-\*#1/ },
+    catchingPlan:
+      /hide every change of Pod\/default\/dc1-1 from the controller from when Pod\/default\/dc1-1 is (created \(1st time\) until Pod\/default\/dc1-1 is deleted|updated \(metadata\.deletionGracePeriodSeconds: undefined -> 30)/,
+  }, // The lost answer of the copy's create: the API server applied it, so the retry makes a second copy.
+  {
+    example: 'snapshot-copy',
+    go: true,
+    pattern: 'error-path',
+    involved: ['ConfigMap/default/s1-*'],
+    catchingPlan: /lost response .* creates ConfigMap\/default\/s1-\*#1/,
+  },
 ];
 
 /** One plan per pattern; for the bug's pattern, every plan that may catch it (`catchingPlan`). */
@@ -145,7 +163,8 @@ test.before(() => {
 });
 
 function oracleOptions(config: ControllerUnderTest, workload: string): OracleOptions {
-  const forWorkload = (rules: ControllerUnderTest['masks']) => rules.filter((m) => !m.workload || m.workload === workload).map((m) => ({ keyGlob: m.key, paths: m.paths }));
+  const forWorkload = (rules: ControllerUnderTest['masks']) =>
+    rules.filter((m) => !m.workload || m.workload === workload).map((m) => ({ keyGlob: m.key, paths: m.paths }));
   return { extraMasks: forWorkload(config.masks), countUpdates: forWorkload(config.countUpdates ?? []) };
 }
 
@@ -165,7 +184,12 @@ async function verdictAgainst(config: ControllerUnderTest, result: PlanResult, r
   const layout = new CampaignLayout(referencesOut, config.name);
   const refs = await Promise.all(Array.from({ length: config.referenceRuns }, (_, i) => loadRunDir(layout.referenceRun(result.workload, i + 1))));
   const run = await loadRunDir(result.runDir);
-  return judgeTestRun(refs.map((r) => r.artifacts), run.artifacts, run.record, oracleOptions(config, result.workload)).verdict;
+  return judgeTestRun(
+    refs.map((r) => r.artifacts),
+    run.artifacts,
+    run.record,
+    oracleOptions(config, result.workload),
+  ).verdict;
 }
 
 /**
@@ -190,7 +214,8 @@ async function describeMismatch(a: PlanResult, aName: string, b: PlanResult, bNa
     // Only objects both runs have: each cluster's own objects (the real control plane's bootstrap
     // RBAC, APIServices, FlowSchemas...) differ in every pair of runs and would drown the rest.
     const d = await diffRuns(a.runDir, b.runDir);
-    const both = (x: { object: string }) => !/ is absent in | exists in |with this generated name|created 0 time|created 1 time\(s\) in the reference run, but 0/.test(JSON.stringify(x));
+    const both = (x: { object: string }) =>
+      !/ is absent in | exists in |with this generated name|created 0 time|created 1 time\(s\) in the reference run, but 0/.test(JSON.stringify(x));
     const omitted = d.endState.length + d.updateSummary.length;
     d.endState = d.endState.filter(both);
     d.updateSummary = d.updateSummary.filter(both);
@@ -227,9 +252,17 @@ for (const spec of EXAMPLES) {
         await learnOn(t, config, embeddedOut, { kind: 'embedded' });
         await learnOn(t, config, realOut, { kind: 'real', binaries });
         const summaries = await plan(config, { out: embeddedOut, log: quiet });
-        const plans = selectPlans(summaries.flatMap((s) => s.plans), spec);
-        t.log(`${summaries.reduce((n, s) => n + s.plans.length, 0)} plans; cross-checking ${plans.map((p) => `${p.metadata.name} (${p.spec.pattern})`).join(', ')}`);
-        t.true(plans.some((p) => p.spec.pattern === spec.pattern), `no ${spec.pattern} plan was generated`);
+        const plans = selectPlans(
+          summaries.flatMap((s) => s.plans),
+          spec,
+        );
+        t.log(
+          `${summaries.reduce((n, s) => n + s.plans.length, 0)} plans; cross-checking ${plans.map((p) => `${p.metadata.name} (${p.spec.pattern})`).join(', ')}`,
+        );
+        t.true(
+          plans.some((p) => p.spec.pattern === spec.pattern),
+          `no ${spec.pattern} plan was generated`,
+        );
         return { config, embeddedOut, realOut, plans };
       })();
       prepared.set(name, work);
@@ -252,7 +285,9 @@ for (const spec of EXAMPLES) {
         const rec = clusterRecord(r.runDir);
         if (rec.startMs !== undefined) figures.realStartMs.push(rec.startMs);
         if (rec.stopMs !== undefined) figures.realStopMs.push(rec.stopMs);
-        t.log(`${e.plan} (${e.pattern}): embedded ${e.verdict} in ${(e.durationMs / 1000).toFixed(1)} s, real ${r.verdict} in ${(r.durationMs / 1000).toFixed(1)} s (against the embedded references: ${realVsEmbeddedRefs})`);
+        t.log(
+          `${e.plan} (${e.pattern}): embedded ${e.verdict} in ${(e.durationMs / 1000).toFixed(1)} s, real ${r.verdict} in ${(r.durationMs / 1000).toFixed(1)} s (against the embedded references: ${realVsEmbeddedRefs})`,
+        );
         if (e.verdict !== r.verdict) {
           const text = await describeMismatch(e, 'embedded', r, 'real');
           // Injected on one cluster only: a mismatch if a trigger did not match on the other (a change
@@ -262,9 +297,12 @@ for (const spec of EXAMPLES) {
           const why = notInjected ? notInjectedWhy(notInjected.runDir) : undefined;
           if (notInjected && why?.triggersMatched) {
             figures.notTransferred.push(`${config.name}/${e.plan}`);
-            t.log(`triggers matched on both clusters, but on the ${notInjected === e ? 'embedded' : 'real'} one the hold had nothing to act on: ${why.details.join('; ')}\n${text}`);
+            t.log(
+              `triggers matched on both clusters, but on the ${notInjected === e ? 'embedded' : 'real'} one the hold had nothing to act on: ${why.details.join('; ')}\n${text}`,
+            );
           } else mismatches.push(why ? `${text}\nnot injected on the ${notInjected === e ? 'embedded' : 'real'} cluster: ${why.details.join('; ')}` : text);
-        } else if (realVsEmbeddedRefs !== e.verdict) t.log(`  judged against the embedded references, the real run alarms; see \`kperturb diff ${e.runDir} ${r.runDir}\``);
+        } else if (realVsEmbeddedRefs !== e.verdict)
+          t.log(`  judged against the embedded references, the real run alarms; see \`kperturb diff ${e.runDir} ${r.runDir}\``);
       }
       for (const m of mismatches) t.log(m);
       const comparable = (i: number) => !figures.notTransferred.includes(`${config.name}/${embedded[i]!.plan}`);
@@ -274,7 +312,11 @@ for (const spec of EXAMPLES) {
         'verdicts per plan, real vs embedded (except holds that had nothing to act on on one cluster)',
       );
       // The planted bug's catching plan must transfer: it is what the cross-check is for.
-      if (variant === 'buggy') t.true(embedded.some((e, i) => e.verdict === 'bug' && real[i]!.verdict === 'bug'), 'the planted bug is caught on both clusters');
+      if (variant === 'buggy')
+        t.true(
+          embedded.some((e, i) => e.verdict === 'bug' && real[i]!.verdict === 'bug'),
+          'the planted bug is caught on both clusters',
+        );
     });
   }
 }
@@ -310,13 +352,18 @@ test.serial(`${EXISTING_EXAMPLE} on an existing cluster (--kubeconfig): the same
   t.deepEqual(removed, [], 'objects that existed before the runs and were deleted');
 
   const layout = new CampaignLayout(out, config.name);
-  const runDirs = [...Array.from({ length: config.referenceRuns }, (_, i) => layout.referenceRun(plans[0]!.spec.workload, i + 1)), ...results.map((r) => r.runDir)];
+  const runDirs = [
+    ...Array.from({ length: config.referenceRuns }, (_, i) => layout.referenceRun(plans[0]!.spec.workload, i + 1)),
+    ...results.map((r) => r.runDir),
+  ];
   for (const dir of runDirs) {
     const rec = clusterRecord(dir);
     t.deepEqual(rec.cleanup?.leftovers, [], `${dir}: cleanup leftovers`);
     if (rec.cleanup) {
       figures.existingCleanupMs.push(rec.cleanup.durationMs);
-      t.log(`${dir}: cleanup of ${rec.cleanup.objects} object(s) in ${rec.cleanup.durationMs} ms${rec.cleanup.finalizersRemoved.length ? `; finalizers removed: ${rec.cleanup.finalizersRemoved.join(', ')}` : ''}`);
+      t.log(
+        `${dir}: cleanup of ${rec.cleanup.objects} object(s) in ${rec.cleanup.durationMs} ms${rec.cleanup.finalizersRemoved.length ? `; finalizers removed: ${rec.cleanup.finalizersRemoved.join(', ')}` : ''}`,
+      );
     }
   }
   const embeddedResults = new Map(figures.outcomes.filter((o) => o.label.startsWith(`${config.name}/`)).map((o) => [o.label, o]));
@@ -337,12 +384,16 @@ test.serial(`${EXISTING_EXAMPLE} on an existing cluster (--kubeconfig): the same
 test.serial('figures: start time, isolation cost, wall time per plan, verdict agreement', (t) => {
   const seconds = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 1000).toFixed(1)} s`);
   const o = figures.outcomes;
-  const agree = (f: (x: PlanOutcome) => boolean, of: PlanOutcome[] = o) => `${of.filter(f).length}/${of.length}${of.length ? ` (${Math.round((100 * of.filter(f).length) / of.length)}%)` : ''}`;
+  const agree = (f: (x: PlanOutcome) => boolean, of: PlanOutcome[] = o) =>
+    `${of.filter(f).length}/${of.length}${of.length ? ` (${Math.round((100 * of.filter(f).length) / of.length)}%)` : ''}`;
   const withExisting = o.filter((x) => x.existing !== undefined);
   const lines = [
     `plans cross-checked: ${o.length}`,
     `verdict agreement, embedded vs real (each judged against its own cluster's reference runs): ${agree((x) => x.embedded === x.real)}`,
-    `  of the plans injected on both clusters: ${agree((x) => x.embedded === x.real, o.filter((x) => x.embedded !== 'not-injected' && x.real !== 'not-injected'))}; injected on one cluster only, the other's triggers matched but its hold found no stream: ${figures.notTransferred.length} (${figures.notTransferred.join(', ') || 'none'})`,
+    `  of the plans injected on both clusters: ${agree(
+      (x) => x.embedded === x.real,
+      o.filter((x) => x.embedded !== 'not-injected' && x.real !== 'not-injected'),
+    )}; injected on one cluster only, the other's triggers matched but its hold found no stream: ${figures.notTransferred.length} (${figures.notTransferred.join(', ') || 'none'})`,
     `verdict agreement, embedded vs real judged against the embedded reference runs: ${agree((x) => x.embedded === x.realVsEmbeddedRefs)}`,
     `verdict agreement, embedded vs existing cluster: ${agree((x) => x.embedded === x.existing, withExisting)}`,
     `median wall time per plan: embedded ${seconds(median(figures.planMs.embedded))}, real ${seconds(median(figures.planMs.real))}, existing ${seconds(median(figures.planMs.existing))}`,
@@ -350,6 +401,7 @@ test.serial('figures: start time, isolation cost, wall time per plan, verdict ag
     `existing cluster cleanup per run: ${seconds(median(figures.existingCleanupMs))} (median, max ${seconds(figures.existingCleanupMs.length ? Math.max(...figures.existingCleanupMs) : undefined)})`,
   ];
   for (const line of lines) t.log(line);
-  for (const x of o) t.log(`  ${x.label}: embedded ${x.embedded}, real ${x.real}, real vs embedded refs ${x.realVsEmbeddedRefs}${x.existing ? `, existing ${x.existing}` : ''}`);
+  for (const x of o)
+    t.log(`  ${x.label}: embedded ${x.embedded}, real ${x.real}, real vs embedded refs ${x.realVsEmbeddedRefs}${x.existing ? `, existing ${x.existing}` : ''}`);
   t.true(o.length > 0, 'no plan was cross-checked');
 });

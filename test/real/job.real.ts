@@ -40,7 +40,9 @@ test('the Job controller creates N pods with completion indices 0..N-1, each wit
   const created = await client.request('POST', '/apis/batch/v1/namespaces/default/jobs', { body: job });
   t.is(created.status, 201, JSON.stringify(created.body));
   const pods = await eventually(`${shards} pods of the Job`, 60_000, async () => {
-    const list = (await client.request('GET', '/api/v1/namespaces/default/pods', { query: { labelSelector: 'job-name=kperturb-mirror' } })).body as { items: Pod[] };
+    const list = (await client.request('GET', '/api/v1/namespaces/default/pods', { query: { labelSelector: 'job-name=kperturb-mirror' } })).body as {
+      items: Pod[];
+    };
     return list.items.length >= shards ? list.items : undefined;
   });
   t.is(pods.length, shards);
@@ -53,7 +55,11 @@ test('the Job controller creates N pods with completion indices 0..N-1, each wit
     t.deepEqual(c.command, ['/bin/sh', '-c', SHARD_SCRIPT]);
     const env = Object.fromEntries(c.env.map((e) => [e.name, e]));
     // The Job controller adds the index, from the pod's own label (1.28+, PodIndexLabel) or annotation.
-    t.regex(env.JOB_COMPLETION_INDEX?.valueFrom?.fieldRef?.fieldPath ?? '', /^metadata\.(labels|annotations)\['batch\.kubernetes\.io\/job-completion-index'\]$/, `${pod.metadata.name} (index ${index})`);
+    t.regex(
+      env.JOB_COMPLETION_INDEX?.valueFrom?.fieldRef?.fieldPath ?? '',
+      /^metadata\.(labels|annotations)\['batch\.kubernetes\.io\/job-completion-index'\]$/,
+      `${pod.metadata.name} (index ${index})`,
+    );
     t.is(pod.metadata.labels?.['batch.kubernetes.io/job-completion-index'] ?? index, index);
     t.is(env.KPERTURB_SHARDS?.value, String(shards));
     t.is(env.KPERTURB_CAMPAIGN?.value, '/campaign');

@@ -55,7 +55,9 @@ test('a StatefulSet becomes Ready: pods bound to a simulated node, Running and R
   t.is(created.status, 201, JSON.stringify(created.body));
 
   const status = await eventually('the StatefulSet reports 2 ready replicas', 90_000, async () => {
-    const sts = (await client.request('GET', '/apis/apps/v1/namespaces/default/statefulsets/web')).body as { status?: { readyReplicas?: number; availableReplicas?: number } };
+    const sts = (await client.request('GET', '/apis/apps/v1/namespaces/default/statefulsets/web')).body as {
+      status?: { readyReplicas?: number; availableReplicas?: number };
+    };
     return sts.status?.readyReplicas === 2 ? sts.status : undefined;
   });
   t.is(status.availableReplicas, 2);
@@ -70,7 +72,10 @@ test('a StatefulSet becomes Ready: pods bound to a simulated node, Running and R
   }
 
   // Scale down: the real controller deletes web-1 (graceful deletion), the simulated kubelet finishes it.
-  const scaled = await client.request('PATCH', '/apis/apps/v1/namespaces/default/statefulsets/web/scale', { body: { spec: { replicas: 1 } }, contentType: 'application/merge-patch+json' });
+  const scaled = await client.request('PATCH', '/apis/apps/v1/namespaces/default/statefulsets/web/scale', {
+    body: { spec: { replicas: 1 } },
+    contentType: 'application/merge-patch+json',
+  });
   t.is(scaled.status, 200, JSON.stringify(scaled.body));
   await eventually('web-1 is gone after scaling down', 60_000, async () =>
     (await client.request('GET', '/api/v1/namespaces/default/pods/web-1')).status === 404 ? true : undefined,
@@ -105,9 +110,16 @@ test('a StatefulSet with volumeClaimTemplates: the claims are provisioned and bo
     const sts = (await client.request('GET', '/apis/apps/v1/namespaces/default/statefulsets/db')).body as { status?: { readyReplicas?: number } };
     return sts.status?.readyReplicas === 2 ? true : undefined;
   });
-  const claims = ((await client.request('GET', '/api/v1/namespaces/default/persistentvolumeclaims')).body as { items: Array<{ metadata: { name: string }; spec: { volumeName?: string }; status: { phase?: string } }> }).items;
+  const claims = (
+    (await client.request('GET', '/api/v1/namespaces/default/persistentvolumeclaims')).body as {
+      items: Array<{ metadata: { name: string }; spec: { volumeName?: string }; status: { phase?: string } }>;
+    }
+  ).items;
   const dbClaims = claims.filter((c) => c.metadata.name.startsWith('data-db-'));
-  t.deepEqual(dbClaims.map((c) => [c.metadata.name, c.status.phase]).sort(), [['data-db-0', 'Bound'], ['data-db-1', 'Bound']]);
+  t.deepEqual(dbClaims.map((c) => [c.metadata.name, c.status.phase]).sort(), [
+    ['data-db-0', 'Bound'],
+    ['data-db-1', 'Bound'],
+  ]);
   for (const claim of dbClaims) {
     const pv = await client.request('GET', `/api/v1/persistentvolumes/${claim.spec.volumeName}`);
     t.like(pv.body, { status: { phase: 'Bound' } }, `the volume of ${claim.metadata.name}`);
@@ -119,7 +131,12 @@ test('a Deployment rolls out: the real deployment and replicaset controllers, si
   const labels = { app: 'api' };
   const template = (image: string) => ({ metadata: { labels }, spec: { containers: [{ name: 'api', image }] } });
   const created = await client.request('POST', '/apis/apps/v1/namespaces/default/deployments', {
-    body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'api' }, spec: { replicas: 2, selector: { matchLabels: labels }, template: template('api:1') } },
+    body: {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'api' },
+      spec: { replicas: 2, selector: { matchLabels: labels }, template: template('api:1') },
+    },
   });
   t.is(created.status, 201, JSON.stringify(created.body));
   const available = (generation: number) => async () => {
@@ -137,10 +154,15 @@ test('a Deployment rolls out: the real deployment and replicaset controllers, si
   });
   t.is(patched.status, 200, JSON.stringify(patched.body));
   await eventually('the rollout of api:2 completes', 90_000, available(2));
-  const sets = ((await client.request('GET', '/apis/apps/v1/namespaces/default/replicasets', { query: { labelSelector: 'app=api' } })).body as {
-    items: Array<{ spec: { replicas: number; template: { spec: { containers: Array<{ image: string }> } } } }>;
-  }).items;
-  t.deepEqual(sets.map((rs) => [rs.spec.template.spec.containers[0]!.image, rs.spec.replicas]).sort(), [['api:1', 0], ['api:2', 2]]);
+  const sets = (
+    (await client.request('GET', '/apis/apps/v1/namespaces/default/replicasets', { query: { labelSelector: 'app=api' } })).body as {
+      items: Array<{ spec: { replicas: number; template: { spec: { containers: Array<{ image: string }> } } } }>;
+    }
+  ).items;
+  t.deepEqual(sets.map((rs) => [rs.spec.template.spec.containers[0]!.image, rs.spec.replicas]).sort(), [
+    ['api:1', 0],
+    ['api:2', 2],
+  ]);
   await eventually('only the api:2 pods are left', 60_000, async () => {
     const pods = await listPods('app=api');
     return pods.length === 2 && pods.every((p) => isReady(p) && !p.metadata.deletionTimestamp) ? true : undefined;

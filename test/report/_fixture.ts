@@ -9,9 +9,21 @@ import { join } from 'node:path';
 import type { KubeObject } from '../../src/model/object-key.js';
 import { RESULTS_FORMAT, type Alarm, type PlanResult, type RunRecord } from '../../src/model/results.js';
 
-const db = { apiVersion: 'demo.kperturb.dev/v1', kind: 'Database', metadata: { name: 'db1', namespace: 'default', uid: 'u-db' }, spec: { version: '15' }, status: { phase: 'Ready' } };
+const db = {
+  apiVersion: 'demo.kperturb.dev/v1',
+  kind: 'Database',
+  metadata: { name: 'db1', namespace: 'default', uid: 'u-db' },
+  spec: { version: '15' },
+  status: { phase: 'Ready' },
+};
 const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'db1-config', namespace: 'default', uid: 'u-cm' }, data: { version: '15' } };
-const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db1-tls', namespace: 'default', uid: 'u-s' }, type: 'kubernetes.io/tls', data: { 'tls.crt': 'Y2VydA==' } };
+const secret = {
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 'db1-tls', namespace: 'default', uid: 'u-s' },
+  type: 'kubernetes.io/tls',
+  data: { 'tls.crt': 'Y2VydA==' },
+};
 
 function traceLines(source: 'controller' | 'cluster', events: object[]): string {
   return [{ seq: 0, ts: 1000, type: 'header', format: 'kperturb.dev/trace/v1', source }, ...events].map((e) => JSON.stringify(e)).join('\n') + '\n';
@@ -40,18 +52,42 @@ function writeRun(dir: string, opts: { objects: KubeObject[]; fault: boolean; pl
     ev({ type: 'controller', action: 'start', incarnation: 1, pid: 1 }),
     ev({ type: 'workload-step', index: 0, description: 'apply database.yaml', phase: 'start' }),
     ev({ type: 'watch-event', id: 1, eventType: 'ADDED', key: 'Database/default/db1', resourceVersion: '7', object: db }),
-    ev({ type: 'request', id: 2, incarnation: 1, method: 'POST', path: '/api/v1/namespaces/default/configmaps', query: {}, verb: 'create', key: 'ConfigMap/default/db1-config', resource: { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' } }),
+    ev({
+      type: 'request',
+      id: 2,
+      incarnation: 1,
+      method: 'POST',
+      path: '/api/v1/namespaces/default/configmaps',
+      query: {},
+      verb: 'create',
+      key: 'ConfigMap/default/db1-config',
+      resource: { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' },
+    }),
     ev({ type: 'response', id: 2, status: 201, durationMs: 1 }),
     ...(opts.fault
       ? [
-          ev({ type: 'fault', fault: 'crash-after-write', phase: 'triggered', requestId: 2, detail: 'the controller creates ConfigMap/default/db1-config (1st time); holding it until it is killed' }),
+          ev({
+            type: 'fault',
+            fault: 'crash-after-write',
+            phase: 'triggered',
+            requestId: 2,
+            detail: 'the controller creates ConfigMap/default/db1-config (1st time); holding it until it is killed',
+          }),
           ev({ type: 'controller', action: 'exit', incarnation: 1, code: null, signal: 'SIGKILL' }),
           ev({ type: 'controller', action: 'start', incarnation: 2, pid: 2 }),
         ]
       : []),
     ev({ type: 'workload-step', index: 0, description: 'apply database.yaml', phase: 'done' }),
   ];
-  const cluster = [ev({ type: 'cluster-change', eventType: 'ADDED', key: 'Namespace/default', resourceVersion: '1', object: { kind: 'Namespace', metadata: { name: 'default' } } })];
+  const cluster = [
+    ev({
+      type: 'cluster-change',
+      eventType: 'ADDED',
+      key: 'Namespace/default',
+      resourceVersion: '1',
+      object: { kind: 'Namespace', metadata: { name: 'default' } },
+    }),
+  ];
   cluster[0]!.seq = 0.5; // before the controller started: folded into the setup row
   for (const o of opts.objects) {
     cluster.push(ev({ type: 'cluster-change', eventType: 'ADDED', key: `${o.kind}/default/${o.metadata!.name}`, resourceVersion: String(seq), object: o }));

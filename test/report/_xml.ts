@@ -16,7 +16,11 @@ function decode(raw: string, where: string): string {
   if (raw.includes('<')) throw new Error(`raw < in ${where}`);
   const stripped = raw.replace(ENTITY, '');
   if (stripped.includes('&')) throw new Error(`bad entity in ${where}: ${raw.slice(0, 60)}`);
-  return raw.replace(ENTITY, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" })[e] ?? String.fromCodePoint(e.startsWith('#x') ? parseInt(e.slice(2), 16) : Number(e.slice(1))));
+  return raw.replace(
+    ENTITY,
+    (_, e: string) =>
+      ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" })[e] ?? String.fromCodePoint(e.startsWith('#x') ? parseInt(e.slice(2), 16) : Number(e.slice(1))),
+  );
 }
 
 export function parseXml(text: string): XmlElement {

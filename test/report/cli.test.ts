@@ -50,7 +50,8 @@ test('report: colour follows NO_COLOR, FORCE_COLOR and --no-color; off a termina
     if (!('FORCE_COLOR' in extra)) delete e.FORCE_COLOR;
     return e;
   };
-  const report = (args: string[], extra: Record<string, string>) => spawnSync(process.execPath, [CLI, 'report', out, ...args], { encoding: 'utf8', timeout: 30_000, env: env(extra) }).stdout;
+  const report = (args: string[], extra: Record<string, string>) =>
+    spawnSync(process.execPath, [CLI, 'report', out, ...args], { encoding: 'utf8', timeout: 30_000, env: env(extra) }).stdout;
   t.false(report([], {}).includes('\x1b['), 'a pipe gets plain text');
   t.true(report([], { FORCE_COLOR: '1' }).includes('\x1b[31mbug'));
   t.false(report(['--no-color'], { FORCE_COLOR: '1' }).includes('\x1b['));

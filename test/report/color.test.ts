@@ -22,9 +22,18 @@ test('colour: on a terminal only; NO_COLOR (any value) and TERM=dumb turn it off
 });
 
 test('a table with coloured cells lines up as the plain one does', (t) => {
-  const rows = [['a', COLOURED.bad('bug'), '1'], ['bbbb', COLOURED.good('pass'), '2']];
+  const rows = [
+    ['a', COLOURED.bad('bug'), '1'],
+    ['bbbb', COLOURED.good('pass'), '2'],
+  ];
   const coloured = renderTable(['name', 'verdict', 'n'], rows);
-  const plain = renderTable(['name', 'verdict', 'n'], [['a', 'bug', '1'], ['bbbb', 'pass', '2']]);
+  const plain = renderTable(
+    ['name', 'verdict', 'n'],
+    [
+      ['a', 'bug', '1'],
+      ['bbbb', 'pass', '2'],
+    ],
+  );
   t.is(coloured.replace(/\x1b\[\d+m/g, ''), plain);
   t.is(visibleLength(COLOURED.bad('bug')), 3);
 });

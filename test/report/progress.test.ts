@@ -76,7 +76,12 @@ test('on a terminal, with plans running at once: how many run, the newest, and a
   t.true(chunks.at(-1)!.endsWith(']'), 'nothing is running');
 });
 
-const bugWithRerun = (): PlanResult => ({ ...result('p1', 'bug'), description: 'restart after the create', planFile: 'plans/p1.yaml', configFile: 'kperturb.yaml' });
+const bugWithRerun = (): PlanResult => ({
+  ...result('p1', 'bug'),
+  description: 'restart after the create',
+  planFile: 'plans/p1.yaml',
+  configFile: 'kperturb.yaml',
+});
 
 test('on a terminal: a bug is named the moment its plan finishes, with its first alarm and the command that runs it again', (t) => {
   const { chunks, stream } = sink(true);
@@ -127,5 +132,10 @@ test('colour only where asked for: bug lines painted with a palette, none by def
   t.true(painted.chunks.join('').includes('\x1b[31mbug\x1b[39m found by'));
   const plain = sink(true);
   new ProgressReporter(plain.stream, () => 0).planFinished(bugWithRerun());
-  t.false(plain.chunks.join('').replace(/\r\x1b\[2K/g, '').includes('\x1b'));
+  t.false(
+    plain.chunks
+      .join('')
+      .replace(/\r\x1b\[2K/g, '')
+      .includes('\x1b'),
+  );
 });

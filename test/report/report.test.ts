@@ -25,7 +25,11 @@ test('the terminal report has a row per plan, a summary, and alarms grouped by r
   t.true(text.includes('1. Secret/default/db1-tls: found by 2 plans'));
   t.true(text.includes('[end-state] Secret/default/db1-tls: exists after reference runs, but is absent after the test run'));
   t.true(text.includes(`create/intermediate-0001: ${results[0]!.description}`));
-  t.true(text.includes("intermediate-0004 (not-injected): restart the controller right after it deletes ConfigMap/default/db1-config (1st time)\n    the plan's trigger never matched"));
+  t.true(
+    text.includes(
+      "intermediate-0004 (not-injected): restart the controller right after it deletes ConfigMap/default/db1-config (1st time)\n    the plan's trigger never matched",
+    ),
+  );
 });
 
 test('the JSON report gives every alarm its oracle, object, field, values and the plan description', (t) => {
@@ -35,8 +39,21 @@ test('the JSON report gives every alarm its oracle, object, field, values and th
   t.is(report.format, 'kperturb.dev/report/v1');
   t.like(report.summary, { plans: 4, bug: 2, pass: 1, 'not-injected': 1 });
   t.is(report.alarms.length, 4);
-  t.like(report.alarms[1], { oracle: 'update-summary', object: 'Secret/default/db1-tls', reference: [1], test: 0, plan: 'intermediate-0001', description: 'restart the controller right after it creates ConfigMap/default/db1-config (1st time)' });
-  t.deepEqual(report.groups.map((g) => [g.oracle, g.count]), [['end-state', 2], ['update-summary', 2]]);
+  t.like(report.alarms[1], {
+    oracle: 'update-summary',
+    object: 'Secret/default/db1-tls',
+    reference: [1],
+    test: 0,
+    plan: 'intermediate-0001',
+    description: 'restart the controller right after it creates ConfigMap/default/db1-config (1st time)',
+  });
+  t.deepEqual(
+    report.groups.map((g) => [g.oracle, g.count]),
+    [
+      ['end-state', 2],
+      ['update-summary', 2],
+    ],
+  );
 });
 
 /**
@@ -46,10 +63,18 @@ test('the JSON report gives every alarm its oracle, object, field, values and th
  */
 const JUNIT4: Record<string, { attrs: string[]; required: string[]; children?: string[]; text?: boolean }> = {
   testsuites: { attrs: ['name', 'time', 'tests', 'failures', 'disabled', 'errors'], required: [], children: ['testsuite'] },
-  testsuite: { attrs: ['name', 'tests', 'failures', 'errors', 'time', 'disabled', 'skipped', 'timestamp', 'hostname', 'id', 'package'], required: ['name', 'tests'], children: ['properties', 'testcase', 'system-out', 'system-err'] },
+  testsuite: {
+    attrs: ['name', 'tests', 'failures', 'errors', 'time', 'disabled', 'skipped', 'timestamp', 'hostname', 'id', 'package'],
+    required: ['name', 'tests'],
+    children: ['properties', 'testcase', 'system-out', 'system-err'],
+  },
   properties: { attrs: [], required: [], children: ['property'] },
   property: { attrs: ['name', 'value'], required: ['name', 'value'], children: [] },
-  testcase: { attrs: ['name', 'assertions', 'time', 'classname', 'status'], required: ['name'], children: ['skipped', 'error', 'failure', 'system-out', 'system-err'] },
+  testcase: {
+    attrs: ['name', 'assertions', 'time', 'classname', 'status'],
+    required: ['name'],
+    children: ['skipped', 'error', 'failure', 'system-out', 'system-err'],
+  },
   skipped: { attrs: [], required: [], children: [], text: true },
   error: { attrs: ['message', 'type'], required: [], children: [], text: true },
   failure: { attrs: ['message', 'type'], required: [], children: [], text: true },
@@ -103,7 +128,13 @@ test('JUnit XML is well-formed and valid by the junit-4 schema: a test case per 
   t.is(skipped.length, 1);
   t.regex(skipped[0]!.text, /^not-injected: /);
   t.throws(() => parseXml('<a><b></a>'), undefined, 'the checker itself rejects broken XML');
-  t.notDeepEqual(junit4Problems(parseXml('<testsuites skipped="1"><testsuite name="s" tests="1"><testcase name="c"><skipped message="m"/></testcase></testsuite></testsuites>')), [], 'the schema check refuses what junit-4 refuses');
+  t.notDeepEqual(
+    junit4Problems(
+      parseXml('<testsuites skipped="1"><testsuite name="s" tests="1"><testcase name="c"><skipped message="m"/></testcase></testsuite></testsuites>'),
+    ),
+    [],
+    'the schema check refuses what junit-4 refuses',
+  );
 });
 
 test('JUnit XML of an interrupted campaign: the plans it did not run are skipped test cases, valid by the junit-4 schema', (t) => {
@@ -132,13 +163,20 @@ test('the HTML page is self-contained and shows the alarm, the fault marker, the
   const html = renderHtmlReport({ ...loaded, details, generatedAt: '2024-01-01T00:00:00Z' });
   t.true(html.startsWith('<!DOCTYPE html>'));
   t.true(html.includes('Secret/default/db1-tls: exists after reference runs, but is absent after the test run'));
-  t.regex(html, /<tr class="fault first"><td class="t">[^<]+<\/td><td colspan="3">⚡ FAULT \(crash-after-write, triggered\): the controller creates ConfigMap\/default\/db1-config/);
+  t.regex(
+    html,
+    /<tr class="fault first"><td class="t">[^<]+<\/td><td colspan="3">⚡ FAULT \(crash-after-write, triggered\): the controller creates ConfigMap\/default\/db1-config/,
+  );
   t.true(html.includes('id="plan-secret-marker-buggy-create-intermediate-0001"'), 'one section per failing plan');
   t.false(html.includes('id="plan-secret-marker-buggy-create-intermediate-0003"'), 'no section for a passing plan');
   t.true(html.includes('shown ADDED Database/default/db1 (rv 7)'), 'what the controller was shown');
   t.true(html.includes('sent create ConfigMap/default/db1-config → 201'), 'what the controller sent');
   t.true(html.includes('setup before the controller started: 1 change(s)'));
-  t.regex(html, /For comparison: the alarmed objects in reference run <code>ref-1<\/code>[\s\S]*ADDED Secret\/default\/db1-tls/, 'what the reference run did with the missing Secret');
+  t.regex(
+    html,
+    /For comparison: the alarmed objects in reference run <code>ref-1<\/code>[\s\S]*ADDED Secret\/default\/db1-tls/,
+    'what the reference run did with the missing Secret',
+  );
   t.regex(html, /<span class="del">- kind: Secret<\/span>/, 'the diff shows the missing Secret');
   t.false(html.includes('Y2VydA=='), 'Secret values are hashed');
   t.false(/\b(src|href)="(https?:)?\/\//.test(html), 'nothing is fetched');
@@ -158,10 +196,16 @@ test('results from another version or hand-edited are errors naming the file and
   const { resultsFile } = makeCampaign();
   const doc = JSON.parse(readFileSync(resultsFile, 'utf8'));
   writeFileSync(resultsFile, JSON.stringify({ ...doc, format: 'kperturb.dev/results/v9' }));
-  t.regex(t.throws(() => loadResults(resultsFile))!.message, /results\.json at format: "kperturb\.dev\/results\/v1" \(got "kperturb\.dev\/results\/v9": written by another version/);
+  t.regex(
+    t.throws(() => loadResults(resultsFile))!.message,
+    /results\.json at format: "kperturb\.dev\/results\/v1" \(got "kperturb\.dev\/results\/v9": written by another version/,
+  );
   doc.results[1].verdict = 'maybe';
   writeFileSync(resultsFile, JSON.stringify(doc));
-  t.regex(t.throws(() => loadResults(resultsFile))!.message, /results\.json at results\[1\]\.verdict: one of bug, flaky, pass, not-injected, workload-failed, error \(got "maybe"/);
+  t.regex(
+    t.throws(() => loadResults(resultsFile))!.message,
+    /results\.json at results\[1\]\.verdict: one of bug, flaky, pass, not-injected, workload-failed, error \(got "maybe"/,
+  );
   doc.results[1].verdict = 'bug';
   doc.results[1].alarms[0].oracle = 'gut-feeling';
   writeFileSync(resultsFile, JSON.stringify(doc));
@@ -173,7 +217,10 @@ test('a directory without results.json reports the verdict.json of each finished
   rmSync(resultsFile);
   rmSync(join(root, 'test', 'create', 'intermediate-0004', 'verdict.json')); // interrupted in this run
   const loaded = loadResults(out);
-  t.deepEqual(loaded.results.map((r) => r.plan), ['intermediate-0001', 'intermediate-0002', 'intermediate-0003']);
+  t.deepEqual(
+    loaded.results.map((r) => r.plan),
+    ['intermediate-0001', 'intermediate-0002', 'intermediate-0003'],
+  );
   t.deepEqual(loaded.notes, [`${root}: no results.json; reporting the verdict.json of 3 test run(s); 1 run(s) without a verdict (unfinished) left out`]);
   t.true(renderTerminalReport(loaded.results, { notes: loaded.notes }).includes('note: '));
 });
@@ -200,8 +247,14 @@ test('diff of two runs lists end-state and update-summary differences; a run aga
   const { results, root } = makeCampaign();
   const ref = join(root, 'learn', 'create', 'ref-1');
   const d = await diffRuns(ref, results[0]!.runDir);
-  t.deepEqual(d.endState.map((a) => a.message), ['Secret/default/db1-tls: exists after reference runs, but is absent after the test run']);
-  t.deepEqual(d.updateSummary.map((a) => a.object), ['Secret/default/db1-tls']);
+  t.deepEqual(
+    d.endState.map((a) => a.message),
+    ['Secret/default/db1-tls: exists after reference runs, but is absent after the test run'],
+  );
+  t.deepEqual(
+    d.updateSummary.map((a) => a.object),
+    ['Secret/default/db1-tls'],
+  );
   const text = renderRunDiff(d);
   t.true(text.includes('end state: 1 difference(s)\n  Secret/default/db1-tls: exists in the reference run, but is absent in the test run'));
   const same = await diffRuns(ref, ref);
@@ -256,7 +309,15 @@ test('a verdict whose fault went beyond the API contract is marked in every repo
 
   const json = buildJsonReport(marked);
   t.deepEqual(json.summary.beyondContract, { bug: 1 });
-  t.deepEqual(json.alarms.map((a) => [a.plan, a.beyondContract === true]), [['intermediate-0001', false], ['intermediate-0001', false], ['intermediate-0002', true], ['intermediate-0002', true]]);
+  t.deepEqual(
+    json.alarms.map((a) => [a.plan, a.beyondContract === true]),
+    [
+      ['intermediate-0001', false],
+      ['intermediate-0001', false],
+      ['intermediate-0002', true],
+      ['intermediate-0002', true],
+    ],
+  );
 
   const cases = findAll(parseXml(renderJUnit(marked)), 'testcase');
   const failures = cases.flatMap((c) => findAll(c, 'failure'));
@@ -308,5 +369,11 @@ test('alarms that differ only in generated uids (a leaked PVC bound to pvc-<uid>
   t.is(groups.length, 1);
   t.is(groups[0]!.plans.length, 3);
   // A different value that is not a uid still tells groups apart.
-  t.is(groupAlarms([...plans, { ...results[0]!, plan: 'other', alarms: [{ ...leak('3f1c2a9e-1b2c-4d5e-8f90-0123456789ab'), test: { spec: { volumeName: 'manual-pv' } } }] }]).length, 2);
+  t.is(
+    groupAlarms([
+      ...plans,
+      { ...results[0]!, plan: 'other', alarms: [{ ...leak('3f1c2a9e-1b2c-4d5e-8f90-0123456789ab'), test: { spec: { volumeName: 'manual-pv' } } }] },
+    ]).length,
+    2,
+  );
 });

@@ -19,7 +19,9 @@ import { waitFor } from '../proxy/helpers.js';
 function zkSession(address: string): Promise<bigint> {
   const [host, port] = address.split(':') as [string, string];
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), host, () => socket.write(new JuteWriter().int(0).long(0n).int(6000).long(0n).buffer(Buffer.alloc(16)).bool(false).packet()));
+    const socket = connect(Number(port), host, () =>
+      socket.write(new JuteWriter().int(0).long(0n).int(6000).long(0n).buffer(Buffer.alloc(16)).bool(false).packet()),
+    );
     const splitter = new PacketSplitter();
     socket.on('error', reject);
     socket.on('data', (d: Buffer) => {
@@ -54,10 +56,16 @@ test('listeners follow the selected pods and the Service; calls are traced; a st
     await cluster.stop();
   });
   const app = stubs.application('zk')!;
-  await client.request('POST', '/api/v1/namespaces/default/services', { body: { metadata: { name: 'zk-client' }, spec: { ports: [{ port: 2181 }], selector: { app: 'zk' } } } });
+  await client.request('POST', '/api/v1/namespaces/default/services', {
+    body: { metadata: { name: 'zk-client' }, spec: { ports: [{ port: 2181 }], selector: { app: 'zk' } } },
+  });
   await client.request('POST', '/api/v1/namespaces/default/services', { body: { metadata: { name: 'other' }, spec: { ports: [{ port: 2181 }] } } });
-  await client.request('POST', '/api/v1/namespaces/default/pods', { body: { metadata: { name: 'zk-0', labels: { app: 'zk' } }, spec: { containers: [{ name: 'zk', image: 'zookeeper' }] } } });
-  await client.request('POST', '/api/v1/namespaces/default/pods', { body: { metadata: { name: 'web', labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } });
+  await client.request('POST', '/api/v1/namespaces/default/pods', {
+    body: { metadata: { name: 'zk-0', labels: { app: 'zk' } }, spec: { containers: [{ name: 'zk', image: 'zookeeper' }] } },
+  });
+  await client.request('POST', '/api/v1/namespaces/default/pods', {
+    body: { metadata: { name: 'web', labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } },
+  });
   const get = async (path: string) => {
     const res = await client.request('GET', path);
     return isObject(res.body) ? res.body : {};
@@ -77,10 +85,13 @@ test('listeners follow the selected pods and the Service; calls are traced; a st
   t.not(sessionViaService, 0n);
   await zkSession(`${zkIp}:2181`);
   const calls = events.filter((e): e is Unstamped<AppCallEvent> => e.type === 'app-call');
-  t.deepEqual(calls.map((c) => [c.key, c.address, c.operation, c.result]), [
-    ['Service/default/zk-client', `${clusterIp}:2181`, 'connect', 'ok'],
-    ['Pod/default/zk-0', `${zkIp}:2181`, 'connect', 'ok'],
-  ]);
+  t.deepEqual(
+    calls.map((c) => [c.key, c.address, c.operation, c.result]),
+    [
+      ['Service/default/zk-client', `${clusterIp}:2181`, 'connect', 'ok'],
+      ['Pod/default/zk-0', `${zkIp}:2181`, 'connect', 'ok'],
+    ],
+  );
   // Neither the unselected pod nor the unnamed Service got a listener.
   await t.throwsAsync(zkSession(`${await podIp('web')}:2181`), { code: 'ECONNREFUSED' });
 

@@ -15,7 +15,12 @@ import type { ObservedChange } from '../../src/recorder/cluster-recorder.js';
 import { ControllerHosts } from '../../src/stubs/controller-hosts.js';
 import { hostsNamespaceWrapper } from '../../src/coordinator/hosts-namespace.js';
 
-const svc = (name: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec });
+const svc = (name: string, spec: Record<string, unknown>): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace: 'default' },
+  spec,
+});
 const pod = (name: string, ip: string, extra: { deleting?: boolean; phase?: string } = {}): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Pod',
@@ -26,19 +31,28 @@ const pod = (name: string, ip: string, extra: { deleting?: boolean; phase?: stri
 
 test('CoreDNS names: a Service by its cluster IP, a headless Service by its running pods, and each pod by hostname.subdomain', (t) => {
   const entries = clusterDnsEntries(
-    [svc('zk-client', { clusterIP: '127.9.0.2' }), svc('zk-headless', { clusterIP: 'None', selector: { app: 'zk' } }), svc('ext', { type: 'ExternalName', externalName: 'x.example' })],
+    [
+      svc('zk-client', { clusterIP: '127.9.0.2' }),
+      svc('zk-headless', { clusterIP: 'None', selector: { app: 'zk' } }),
+      svc('ext', { type: 'ExternalName', externalName: 'x.example' }),
+    ],
     [pod('zk-0', '127.9.128.1'), pod('zk-1', '127.9.128.2', { deleting: true }), pod('zk-2', '127.9.128.3', { phase: 'Pending' })],
   );
   t.deepEqual(entries, [
     { ip: '127.9.0.2', hostnames: ['zk-client.default.svc', 'zk-client.default.svc.cluster.local'] },
     {
       ip: '127.9.128.1',
-      hostnames: ['zk-0.zk-headless.default.svc', 'zk-0.zk-headless.default.svc.cluster.local', 'zk-headless.default.svc', 'zk-headless.default.svc.cluster.local'],
+      hostnames: [
+        'zk-0.zk-headless.default.svc',
+        'zk-0.zk-headless.default.svc.cluster.local',
+        'zk-headless.default.svc',
+        'zk-headless.default.svc.cluster.local',
+      ],
     },
   ]);
 });
 
-test('with the controller\'s namespace, the names its search list completes resolve too: <svc>, <pod>.<svc> there, <svc>.<ns> everywhere', (t) => {
+test("with the controller's namespace, the names its search list completes resolve too: <svc>, <pod>.<svc> there, <svc>.<ns> everywhere", (t) => {
   const other: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', namespace: 'prod' }, spec: { clusterIP: '127.9.0.3' } };
   const services = [svc('zk-headless', { clusterIP: 'None', selector: { app: 'zk' } }), other];
   const entries = clusterDnsEntries(services, [pod('zk-0', '127.9.128.1')], 'default');
@@ -76,7 +90,16 @@ function fakeView() {
     emit(obj: KubeObject, deleted = false) {
       const resource = obj.kind === 'Pod' ? 'pods' : 'services';
       const key = `${obj.kind}/${obj.metadata!.namespace}/${obj.metadata!.name}`;
-      const c: ObservedChange = { type: deleted ? 'DELETED' : 'ADDED', key, prev: undefined, next: deleted ? undefined : obj, resourceVersion: String(++seq), seq, group: '', resource };
+      const c: ObservedChange = {
+        type: deleted ? 'DELETED' : 'ADDED',
+        key,
+        prev: undefined,
+        next: deleted ? undefined : obj,
+        resourceVersion: String(++seq),
+        seq,
+        group: '',
+        resource,
+      };
       past.push(c);
       for (const l of listeners) l(c);
     },

@@ -50,8 +50,24 @@ test('rules may match a substring of the body and a state that an earlier call s
   // it was decommissioned (casskop's scale-down waits for that).
   const jolokia: HttpStubConfig = {
     rules: [
-      { method: 'POST', path: '/jolokia/', bodyContains: '"operation":"decommission"', setState: 'decommissioned', status: 200, json: { status: 200, value: null }, headers: {} },
-      { method: 'POST', path: '/jolokia/', bodyContains: '"attribute":"OperationMode"', state: 'decommissioned', status: 200, json: { status: 200, value: 'DECOMMISSIONED' }, headers: {} },
+      {
+        method: 'POST',
+        path: '/jolokia/',
+        bodyContains: '"operation":"decommission"',
+        setState: 'decommissioned',
+        status: 200,
+        json: { status: 200, value: null },
+        headers: {},
+      },
+      {
+        method: 'POST',
+        path: '/jolokia/',
+        bodyContains: '"attribute":"OperationMode"',
+        state: 'decommissioned',
+        status: 200,
+        json: { status: 200, value: 'DECOMMISSIONED' },
+        headers: {},
+      },
       { method: 'POST', path: '/jolokia/', bodyContains: '"attribute":"OperationMode"', status: 200, json: { status: 200, value: 'NORMAL' }, headers: {} },
     ],
     default: { status: 404, json: {}, headers: {} },
@@ -63,7 +79,8 @@ test('rules may match a substring of the body and a state that an earlier call s
     t.teardown(() => server.close());
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}/jolokia/`;
   };
-  const mode = async (url: string) => ((await (await fetch(url, { method: 'POST', body: '{"type":"READ","mbean":"x", "attribute":"OperationMode"}' })).json()) as { value: unknown }).value;
+  const mode = async (url: string) =>
+    ((await (await fetch(url, { method: 'POST', body: '{"type":"READ","mbean":"x", "attribute":"OperationMode"}' })).json()) as { value: unknown }).value;
   const node0 = await start();
   const node1 = await start();
   t.is(await mode(node0), 'NORMAL');

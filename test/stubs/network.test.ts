@@ -45,15 +45,23 @@ test('addresses of a block: services in the lower half, a /20 of pods per node, 
 async function podAndServiceIps(cluster: EmbeddedCluster): Promise<{ podIP: string; clusterIP: string }> {
   const client = new KubeClient(cluster.url, cluster.clientOptions());
   try {
-    await client.request('POST', '/api/v1/namespaces/default/services', { body: { metadata: { name: 's' }, spec: { ports: [{ port: 80 }], selector: { app: 'a' } } } });
-    await client.request('POST', '/api/v1/namespaces/default/pods', { body: { metadata: { name: 'p', labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } });
+    await client.request('POST', '/api/v1/namespaces/default/services', {
+      body: { metadata: { name: 's' }, spec: { ports: [{ port: 80 }], selector: { app: 'a' } } },
+    });
+    await client.request('POST', '/api/v1/namespaces/default/pods', {
+      body: { metadata: { name: 'p', labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+    });
     let podIP = '';
-    await waitFor('the pod to run', async () => {
-      const res = await client.request('GET', '/api/v1/namespaces/default/pods/p');
-      const status = isObject(res.body) && isObject(res.body.status) ? res.body.status : {};
-      podIP = typeof status.podIP === 'string' ? status.podIP : '';
-      return podIP !== '';
-    }, 15_000);
+    await waitFor(
+      'the pod to run',
+      async () => {
+        const res = await client.request('GET', '/api/v1/namespaces/default/pods/p');
+        const status = isObject(res.body) && isObject(res.body.status) ? res.body.status : {};
+        podIP = typeof status.podIP === 'string' ? status.podIP : '';
+        return podIP !== '';
+      },
+      15_000,
+    );
     const svc = await client.request('GET', '/api/v1/namespaces/default/services/s');
     const spec = isObject(svc.body) && isObject(svc.body.spec) ? svc.body.spec : {};
     return { podIP, clusterIP: String(spec.clusterIP) };

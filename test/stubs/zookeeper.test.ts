@@ -54,9 +54,15 @@ test('the go-zookeeper client of zookeeper-operator: create, exists, set with ve
   const out = await new Promise<string>((resolve, reject) =>
     execFile(ZK_PROBE, [address], { timeout: 60_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
   );
-  const lines = out.trim().split('\n').map((l) => JSON.parse(l) as ProbeLine);
+  const lines = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as ProbeLine);
   const by = (call: string) => lines.filter((l) => l.call === call);
-  t.deepEqual(by('create'), [{ call: 'create', path: '/zookeeper-operator' }, { call: 'create', path: '/zookeeper-operator/zookeeper-cluster' }]);
+  t.deepEqual(by('create'), [
+    { call: 'create', path: '/zookeeper-operator' },
+    { call: 'create', path: '/zookeeper-operator/zookeeper-cluster' },
+  ]);
   t.deepEqual(by('create-again')[0], { call: 'create-again', err: 'zk: node already exists' });
   t.deepEqual(by('create-orphan')[0], { call: 'create-orphan', err: 'zk: node does not exist' });
   t.deepEqual(by('exists')[0], { call: 'exists', exists: true, version: 0 });
@@ -73,13 +79,16 @@ test('the go-zookeeper client of zookeeper-operator: create, exists, set with ve
   t.deepEqual(by('create-sequential')[0], { call: 'create-sequential', path: '/seq-0000000001' });
   t.truthy(by('close')[0]);
   // The stub's own account of the calls, as the trace records them.
-  t.deepEqual(calls.filter((c) => c.operation === 'create').map((c) => [c.path, c.result]), [
-    ['/zookeeper-operator', 'ok'],
-    ['/zookeeper-operator/zookeeper-cluster', 'ok'],
-    ['/zookeeper-operator', 'NodeExists'],
-    ['/missing/child', 'NoNode'],
-    ['/seq-', 'ok'],
-  ]);
+  t.deepEqual(
+    calls.filter((c) => c.operation === 'create').map((c) => [c.path, c.result]),
+    [
+      ['/zookeeper-operator', 'ok'],
+      ['/zookeeper-operator/zookeeper-cluster', 'ok'],
+      ['/zookeeper-operator', 'NodeExists'],
+      ['/missing/child', 'NoNode'],
+      ['/seq-', 'ok'],
+    ],
+  );
   t.is(calls[0]?.operation, 'connect');
   t.is(calls.at(-1)?.operation, 'close');
   // Closing the session removed its ephemeral node.
@@ -105,11 +114,12 @@ async function rawClient(address: string): Promise<{ socket: Socket; send(w: Jut
   return {
     socket,
     send: (w) => socket.write(w.packet()),
-    next: () => new Promise((resolve) => {
-      const p = queue.shift();
-      if (p) resolve(p);
-      else waiters.push(resolve);
-    }),
+    next: () =>
+      new Promise((resolve) => {
+        const p = queue.shift();
+        if (p) resolve(p);
+        else waiters.push(resolve);
+      }),
   };
 }
 
@@ -134,7 +144,15 @@ test('jute: an unknown session gets session id 0 (expired); a live one reconnect
   const password = r.buffer()!;
   t.not(session, 0n);
   // Create a node, then drop the connection without closing the session.
-  a.send(new JuteWriter().int(1).int(1).ustring('/kept').buffer(Buffer.from('x')).vector([0], (w) => w.int(31).ustring('world').ustring('anyone')).int(0));
+  a.send(
+    new JuteWriter()
+      .int(1)
+      .int(1)
+      .ustring('/kept')
+      .buffer(Buffer.from('x'))
+      .vector([0], (w) => w.int(31).ustring('world').ustring('anyone'))
+      .int(0),
+  );
   const created = new JuteReader(await a.next());
   t.is(created.int(), 1);
   created.long();
@@ -156,7 +174,10 @@ test('jute: an unknown session gets session id 0 (expired); a live one reconnect
   expired.int();
   t.is(expired.int(), 0);
   t.is(expired.long(), 0n);
-  t.deepEqual(calls.map((x) => `${x.operation}:${x.result}`), ['connect:ok', 'create:ok', 'reconnect:ok', 'connect:SessionExpired']);
+  t.deepEqual(
+    calls.map((x) => `${x.operation}:${x.result}`),
+    ['connect:ok', 'create:ok', 'reconnect:ok', 'connect:SessionExpired'],
+  );
 });
 
 test('four-letter words: ruok answers imok', async (t) => {

@@ -24,7 +24,7 @@ const CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: cm }\ndata: { a: 
 const chainsawTest = (tryOps: string, spec = ''): string =>
   `apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: { name: My_Test }\nspec:\n${spec}  steps:\n  - try:\n${tryOps}`;
 
-test('chainsaw: each operation becomes its workload step, with chainsaw\'s timeouts and NAMESPACE', (t) => {
+test("chainsaw: each operation becomes its workload step, with chainsaw's timeouts and NAMESPACE", (t) => {
   const dir = testDir(t, {
     'cm.yaml': CM,
     'cm-1.yaml': CM,
@@ -72,28 +72,122 @@ test('chainsaw: each operation becomes its workload step, with chainsaw\'s timeo
 
 test('chainsaw: every construct kperturb cannot express is refused at its file and path', (t) => {
   const cases: Array<{ files: Record<string, string>; file: string; at: string | undefined; why: RegExp }> = [
-    { files: { 'chainsaw-test.yaml': 'apiVersion: chainsaw.kyverno.io/v1alpha2\nkind: Test\n' }, file: 'chainsaw-test.yaml', at: undefined, why: /a chainsaw Test \(apiVersion chainsaw.kyverno.io\/v1alpha1/ },
     {
-      files: { 'chainsaw-test.yaml': chainsawTest("    - assert:\n        resource:\n          apiVersion: v1\n          kind: Pod\n          metadata: { name: p }\n          status:\n            (conditions[?type == 'Ready']):\n            - status: 'True'\n") },
+      files: { 'chainsaw-test.yaml': 'apiVersion: chainsaw.kyverno.io/v1alpha2\nkind: Test\n' },
+      file: 'chainsaw-test.yaml',
+      at: undefined,
+      why: /a chainsaw Test \(apiVersion chainsaw.kyverno.io\/v1alpha1/,
+    },
+    {
+      files: {
+        'chainsaw-test.yaml': chainsawTest(
+          "    - assert:\n        resource:\n          apiVersion: v1\n          kind: Pod\n          metadata: { name: p }\n          status:\n            (conditions[?type == 'Ready']):\n            - status: 'True'\n",
+        ),
+      },
       file: 'chainsaw-test.yaml',
       at: "spec.steps[0].try[0].assert.resource.status.(conditions[?type == 'Ready'])",
       why: /a plain field name: chainsaw evaluates this key as a JMESPath expression/,
     },
-    { files: { 'a.yaml': 'apiVersion: v1\nkind: Pod\nmetadata: { name: p }\nspec:\n  ~.(containers):\n    image: x\n', 'chainsaw-test.yaml': chainsawTest('    - assert: { file: a.yaml }\n') }, file: 'a.yaml', at: 'document 1: spec.~.(containers)', why: /a plain field name/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - apply: { resource: { apiVersion: v1, kind: ConfigMap, metadata: { name: cm, namespace: ($namespace) } } }\n') }, file: 'chainsaw-test.yaml', at: 'spec.steps[0].try[0].apply.resource.metadata.namespace', why: /a plain value: chainsaw evaluates "\(\$namespace\)" as an expression/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - sleep: { duration: 1s }\n', '  bindings: [{ name: a, value: b }]\n') }, file: 'chainsaw-test.yaml', at: 'spec.bindings', why: /no bindings: bindings are chainsaw variables/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - sleep: { duration: 1s }\n', '  namespace: team-a\n') }, file: 'chainsaw-test.yaml', at: 'spec.namespace', why: /no namespace or "default"/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - continueOnError: true\n      sleep: { duration: 1s }\n') }, file: 'chainsaw-test.yaml', at: 'spec.steps[0].try[0].continueOnError', why: /a failed workload step ends the workload/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - sleep: { duration: 1s }\n      script: { content: ls }\n') }, file: 'chainsaw-test.yaml', at: 'spec.steps[0].try[0]', why: /exactly one action .* \(got script, sleep\)|exactly one action .* \(got sleep, script\)/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - delete: { ref: { apiVersion: v1, kind: Pod, labels: { app: x } } }\n') }, file: 'chainsaw-test.yaml', at: 'spec.steps[0].try[0].delete.ref', why: /kperturb deletes one named object at a time/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - wait: { apiVersion: v1, kind: Pod, selector: app=x, for: { condition: { name: Ready } } }\n') }, file: 'chainsaw-test.yaml', at: 'spec.steps[0].try[0].wait.selector', why: /kperturb waits for one named object/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - apply: { file: "https://example.com/cm.yaml" }\n') }, file: 'chainsaw-test.yaml', at: 'spec.steps[0].try[0].apply.file', why: /kperturb does not fetch URLs/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - apply: { file: missing.yaml }\n') }, file: 'chainsaw-test.yaml', at: 'spec.steps[0].try[0].apply.file', why: /a file that exists/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - sleep: { duration: 1s }\n    finally:\n    - delete: { ref: { apiVersion: v1, kind: Pod, name: p } }\n') }, file: 'chainsaw-test.yaml', at: 'spec.steps[0].finally[0]', why: /no finally phase; move the operation into try/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - patch: { subresource: status, resource: { apiVersion: v1, kind: Pod, metadata: { name: p } } }\n') }, file: 'chainsaw-test.yaml', at: 'spec.steps[0].try[0].patch.subresource', why: /a kperturb patch step with subresource/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - script: { content: ls, outputs: [{ name: x, value: y }] }\n') }, file: 'chainsaw-test.yaml', at: 'spec.steps[0].try[0].script.outputs', why: /no outputs/ },
-    { files: { 'chainsaw-test.yaml': chainsawTest('    - sleep: { duration: soon }\n') }, file: 'chainsaw-test.yaml', at: 'spec.steps[0].try[0].sleep.duration', why: /a duration such as 30s/ },
-    { files: { 'chainsaw-test.yaml': 'apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: { name: t }\nspec:\n  steps:\n  - use: { template: step.yaml }\n' }, file: 'chainsaw-test.yaml', at: 'spec.steps[0].use', why: /step templates \(use\) are not supported/ },
+    {
+      files: {
+        'a.yaml': 'apiVersion: v1\nkind: Pod\nmetadata: { name: p }\nspec:\n  ~.(containers):\n    image: x\n',
+        'chainsaw-test.yaml': chainsawTest('    - assert: { file: a.yaml }\n'),
+      },
+      file: 'a.yaml',
+      at: 'document 1: spec.~.(containers)',
+      why: /a plain field name/,
+    },
+    {
+      files: {
+        'chainsaw-test.yaml': chainsawTest('    - apply: { resource: { apiVersion: v1, kind: ConfigMap, metadata: { name: cm, namespace: ($namespace) } } }\n'),
+      },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.steps[0].try[0].apply.resource.metadata.namespace',
+      why: /a plain value: chainsaw evaluates "\(\$namespace\)" as an expression/,
+    },
+    {
+      files: { 'chainsaw-test.yaml': chainsawTest('    - sleep: { duration: 1s }\n', '  bindings: [{ name: a, value: b }]\n') },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.bindings',
+      why: /no bindings: bindings are chainsaw variables/,
+    },
+    {
+      files: { 'chainsaw-test.yaml': chainsawTest('    - sleep: { duration: 1s }\n', '  namespace: team-a\n') },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.namespace',
+      why: /no namespace or "default"/,
+    },
+    {
+      files: { 'chainsaw-test.yaml': chainsawTest('    - continueOnError: true\n      sleep: { duration: 1s }\n') },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.steps[0].try[0].continueOnError',
+      why: /a failed workload step ends the workload/,
+    },
+    {
+      files: { 'chainsaw-test.yaml': chainsawTest('    - sleep: { duration: 1s }\n      script: { content: ls }\n') },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.steps[0].try[0]',
+      why: /exactly one action .* \(got script, sleep\)|exactly one action .* \(got sleep, script\)/,
+    },
+    {
+      files: { 'chainsaw-test.yaml': chainsawTest('    - delete: { ref: { apiVersion: v1, kind: Pod, labels: { app: x } } }\n') },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.steps[0].try[0].delete.ref',
+      why: /kperturb deletes one named object at a time/,
+    },
+    {
+      files: { 'chainsaw-test.yaml': chainsawTest('    - wait: { apiVersion: v1, kind: Pod, selector: app=x, for: { condition: { name: Ready } } }\n') },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.steps[0].try[0].wait.selector',
+      why: /kperturb waits for one named object/,
+    },
+    {
+      files: { 'chainsaw-test.yaml': chainsawTest('    - apply: { file: "https://example.com/cm.yaml" }\n') },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.steps[0].try[0].apply.file',
+      why: /kperturb does not fetch URLs/,
+    },
+    {
+      files: { 'chainsaw-test.yaml': chainsawTest('    - apply: { file: missing.yaml }\n') },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.steps[0].try[0].apply.file',
+      why: /a file that exists/,
+    },
+    {
+      files: {
+        'chainsaw-test.yaml': chainsawTest('    - sleep: { duration: 1s }\n    finally:\n    - delete: { ref: { apiVersion: v1, kind: Pod, name: p } }\n'),
+      },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.steps[0].finally[0]',
+      why: /no finally phase; move the operation into try/,
+    },
+    {
+      files: { 'chainsaw-test.yaml': chainsawTest('    - patch: { subresource: status, resource: { apiVersion: v1, kind: Pod, metadata: { name: p } } }\n') },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.steps[0].try[0].patch.subresource',
+      why: /a kperturb patch step with subresource/,
+    },
+    {
+      files: { 'chainsaw-test.yaml': chainsawTest('    - script: { content: ls, outputs: [{ name: x, value: y }] }\n') },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.steps[0].try[0].script.outputs',
+      why: /no outputs/,
+    },
+    {
+      files: { 'chainsaw-test.yaml': chainsawTest('    - sleep: { duration: soon }\n') },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.steps[0].try[0].sleep.duration',
+      why: /a duration such as 30s/,
+    },
+    {
+      files: {
+        'chainsaw-test.yaml':
+          'apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: { name: t }\nspec:\n  steps:\n  - use: { template: step.yaml }\n',
+      },
+      file: 'chainsaw-test.yaml',
+      at: 'spec.steps[0].use',
+      why: /step templates \(use\) are not supported/,
+    },
   ];
   for (const c of cases) {
     const dir = testDir(t, c.files);
@@ -140,21 +234,64 @@ test('KUTTL: a directory of test cases imports one workload per case', (t) => {
   const dir = testDir(t, { 'a-case/': '', 'b_case/': '', 'notes/': '' });
   writeFileSync(join(dir, 'a-case', '00-install.yaml'), CM);
   writeFileSync(join(dir, 'b_case', '00-install.yaml'), CM);
-  t.deepEqual(importKuttl(dir).workloads.map((w) => w.name), ['a-case', 'b-case']);
+  t.deepEqual(
+    importKuttl(dir).workloads.map((w) => w.name),
+    ['a-case', 'b-case'],
+  );
 });
 
 test('KUTTL: every construct kperturb cannot express is refused at its file and path', (t) => {
   const cases: Array<{ files: Record<string, string>; file: string; at: string | undefined; why: RegExp }> = [
     { files: { '00-install.gotmpl.yaml': CM }, file: '00-install.gotmpl.yaml', at: undefined, why: /KUTTL templates \(.gotmpl.yaml\) are not expanded/ },
     { files: { '00-install.yaml': CM, '01-step/': '' }, file: '01-step', at: undefined, why: /step directories are not supported/ },
-    { files: { '00-assert.yaml': `${TEST_ASSERT}assertAll:\n- celExpr: "true"\n` }, file: '00-assert.yaml', at: 'document 1.assertAll', why: /CEL expressions .* are not evaluated by kperturb/ },
-    { files: { '00-assert.yaml': `${TEST_ASSERT}commands:\n- command: kubectl get cm\n` }, file: '00-assert.yaml', at: 'document 1.commands', why: /assert commands are retried until the timeout/ },
-    { files: { '00-step.yaml': `${TEST_STEP}kubeconfig: other.kubeconfig\n` }, file: '00-step.yaml', at: 'document 1.kubeconfig', why: /against the run's cluster/ },
-    { files: { '00-step.yaml': `${TEST_STEP}delete:\n- { apiVersion: v1, kind: Pod, labels: { app: x } }\n` }, file: '00-step.yaml', at: 'document 1.delete[0]', why: /one named object at a time/ },
-    { files: { '00-step.yaml': `${TEST_STEP}commands:\n- command: kubectl get cm\n  ignoreFailure: true\n` }, file: '00-step.yaml', at: 'document 1.commands[0].ignoreFailure', why: /a workload command must exit 0/ },
-    { files: { '00-step.yaml': `${TEST_STEP}commands:\n- command: kubectl proxy\n  background: true\n` }, file: '00-step.yaml', at: 'document 1.commands[0].background', why: /background commands only run in a TestSuite/ },
-    { files: { '00-step.yaml': `${TEST_STEP}commands:\n- command: echo "unterminated\n` }, file: '00-step.yaml', at: 'document 1.commands[0].command', why: /balanced quotes/ },
-    { files: { '00-step.yaml': `${TEST_ASSERT}timeout: 5\n` }, file: '00-step.yaml', at: 'document 1.kind', why: /TestStep in a step file \(got "TestAssert": it belongs in the assert file\)/ },
+    {
+      files: { '00-assert.yaml': `${TEST_ASSERT}assertAll:\n- celExpr: "true"\n` },
+      file: '00-assert.yaml',
+      at: 'document 1.assertAll',
+      why: /CEL expressions .* are not evaluated by kperturb/,
+    },
+    {
+      files: { '00-assert.yaml': `${TEST_ASSERT}commands:\n- command: kubectl get cm\n` },
+      file: '00-assert.yaml',
+      at: 'document 1.commands',
+      why: /assert commands are retried until the timeout/,
+    },
+    {
+      files: { '00-step.yaml': `${TEST_STEP}kubeconfig: other.kubeconfig\n` },
+      file: '00-step.yaml',
+      at: 'document 1.kubeconfig',
+      why: /against the run's cluster/,
+    },
+    {
+      files: { '00-step.yaml': `${TEST_STEP}delete:\n- { apiVersion: v1, kind: Pod, labels: { app: x } }\n` },
+      file: '00-step.yaml',
+      at: 'document 1.delete[0]',
+      why: /one named object at a time/,
+    },
+    {
+      files: { '00-step.yaml': `${TEST_STEP}commands:\n- command: kubectl get cm\n  ignoreFailure: true\n` },
+      file: '00-step.yaml',
+      at: 'document 1.commands[0].ignoreFailure',
+      why: /a workload command must exit 0/,
+    },
+    {
+      files: { '00-step.yaml': `${TEST_STEP}commands:\n- command: kubectl proxy\n  background: true\n` },
+      file: '00-step.yaml',
+      at: 'document 1.commands[0].background',
+      why: /background commands only run in a TestSuite/,
+    },
+    {
+      files: { '00-step.yaml': `${TEST_STEP}commands:\n- command: echo "unterminated\n` },
+      file: '00-step.yaml',
+      at: 'document 1.commands[0].command',
+      why: /balanced quotes/,
+    },
+    {
+      files: { '00-step.yaml': `${TEST_ASSERT}timeout: 5\n` },
+      file: '00-step.yaml',
+      at: 'document 1.kind',
+      why: /TestStep in a step file \(got "TestAssert": it belongs in the assert file\)/,
+    },
     { files: { '00-assert.yaml': `${TEST_ASSERT}timeout: soon\n` }, file: '00-assert.yaml', at: 'document 1.timeout', why: /a whole number of seconds/ },
     { files: { '00-install.yaml': 'kind: ConfigMap\n' }, file: '00-install.yaml', at: 'document 1', why: /a Kubernetes object with apiVersion and kind/ },
   ];

@@ -10,7 +10,13 @@ const live = {
   kind: 'Deployment',
   metadata: { name: 'web', namespace: 'default', labels: { app: 'web', tier: 'front' }, uid: 'u1' },
   spec: { replicas: 2, template: { spec: { containers: [{ name: 'c', image: 'nginx', ports: [{ containerPort: 80 }] }] } } },
-  status: { readyReplicas: 2, conditions: [{ type: 'Available', status: 'True' }, { type: 'Progressing', status: 'True' }] },
+  status: {
+    readyReplicas: 2,
+    conditions: [
+      { type: 'Available', status: 'True' },
+      { type: 'Progressing', status: 'True' },
+    ],
+  },
 };
 
 test('a subset of the live object matches; keys it does not name are ignored', (t) => {
@@ -31,7 +37,10 @@ test('lists match item by item (each item partially) and must have the same leng
   // One item where there are two: KUTTL's "slice length mismatch", kyverno-json's "lengths of slices don't match".
   t.is(partialMismatch({ status: { conditions: [{ type: 'Available', status: 'True' }] } }, live), 'status.conditions: expected a list of 1 item(s), found 2');
   // Order matters: the first item is Available, not Progressing.
-  t.is(partialMismatch({ status: { conditions: [{ type: 'Progressing' }, { type: 'Available' }] } }, live), 'status.conditions[0].type: expected "Progressing", found "Available"');
+  t.is(
+    partialMismatch({ status: { conditions: [{ type: 'Progressing' }, { type: 'Available' }] } }, live),
+    'status.conditions[0].type: expected "Progressing", found "Available"',
+  );
 });
 
 test('scalars compare strictly: a quoted number is a string, numbers compare by value', (t) => {

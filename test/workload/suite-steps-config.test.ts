@@ -55,7 +55,12 @@ test('the new steps load: assert and error read their objects, command and scrip
 test('each mistake in the new steps is named by its path and what was expected', (t) => {
   const cases: Array<[string, Record<string, string>, string, RegExp]> = [
     ['      - assert: missing.yaml\n', {}, 'workloads.w.steps[0].assert', /a manifest file that exists/],
-    ['      - assert: { file: a.yaml, resource: { apiVersion: v1, kind: X } }\n', { 'a.yaml': 'kind: X' }, 'workloads.w.steps[0].assert', /one of file .*, resource .* or resources .* \(got file, resource\)/],
+    [
+      '      - assert: { file: a.yaml, resource: { apiVersion: v1, kind: X } }\n',
+      { 'a.yaml': 'kind: X' },
+      'workloads.w.steps[0].assert',
+      /one of file .*, resource .* or resources .* \(got file, resource\)/,
+    ],
     ['      - error: { resource: { kind: ConfigMap } }\n', {}, 'workloads.w.steps[0].error.resource.apiVersion', /a non-empty string/],
     ['      - assert: { file: a.yaml, timeoutSecond: 3 }\n', { 'a.yaml': 'kind: X' }, 'workloads.w.steps[0].assert.timeoutSecond', /no such field/],
     ['      - command: { args: [get] }\n', {}, 'workloads.w.steps[0].command.entrypoint', /a non-empty string/],
@@ -71,7 +76,9 @@ test('each mistake in the new steps is named by its path and what was expected',
 });
 
 test('an object in an assert file without a kind is named by the file and its document number', (t) => {
-  const file = configWith(t, '      - assert: 01-assert.yaml\n', { '01-assert.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: a }\n---\napiVersion: v1\nmetadata: { name: b }\n' });
+  const file = configWith(t, '      - assert: 01-assert.yaml\n', {
+    '01-assert.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: a }\n---\napiVersion: v1\nmetadata: { name: b }\n',
+  });
   const err = inputError(t, file);
   t.true(err.file!.endsWith('01-assert.yaml'));
   t.is(err.at, 'document 2.kind');
@@ -84,13 +91,18 @@ test('a workload can name a chainsaw or KUTTL test directory instead of steps; a
     writeFileSync(file, `${HEAD}workloads:\n${workloads}`);
     return file;
   };
-  const loaded = loadConfig(config(`  a: { chainsaw: ${join(suites, 'chainsaw', 'create-and-upgrade')} }\n  b: { kuttl: ${join(suites, 'kuttl', 'create-and-upgrade')} }\n`));
+  const loaded = loadConfig(
+    config(`  a: { chainsaw: ${join(suites, 'chainsaw', 'create-and-upgrade')} }\n  b: { kuttl: ${join(suites, 'kuttl', 'create-and-upgrade')} }\n`),
+  );
   t.like(loaded.workloads.get('a')!.steps[1], { assert: { timeoutSeconds: 30 } });
   t.like(loaded.workloads.get('b')!.steps[4], { error: { timeoutSeconds: 30 } });
   t.is(inputError(t, config(`  a: { chainsaw: ${join(suites, 'chainsaw')}, steps: [] }\n`)).at, 'workloads.a');
   const refused = join(file, '..', 'refused');
   mkdirSync(refused);
-  writeFileSync(join(refused, 'chainsaw-test.yaml'), 'apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: { name: t }\nspec:\n  steps:\n  - try:\n    - sleep: { duration: forever }\n');
+  writeFileSync(
+    join(refused, 'chainsaw-test.yaml'),
+    'apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: { name: t }\nspec:\n  steps:\n  - try:\n    - sleep: { duration: forever }\n',
+  );
   const err = inputError(t, config('  a: { chainsaw: refused }\n'));
   t.is(err.file, join(refused, 'chainsaw-test.yaml'));
   t.is(err.at, 'spec.steps[0].try[0].sleep.duration');

@@ -11,12 +11,18 @@ export function registerCluster(program: Command): void {
     .option('-p, --port <port>', 'port on 127.0.0.1 (default: a free port)', parsePort)
     .option('--kubeconfig-out <file>', 'write a kubeconfig for it here')
     .option('--real', 'run a real control plane instead (etcd, kube-apiserver, kube-controller-manager built by `npm run setup:real`, plus simulated kubelets)')
-    .option('--log-dir <dir>', 'with --real: keep the components\' logs here')
-    .option('--kubernetes-version <release>', 'serve the API surface of this Kubernetes release, "1.18" to "1.32" (default: 1.32); e.g. 1.18-1.21 serve apiextensions.k8s.io/v1beta1 and policy/v1beta1', parseKubernetesRelease)
+    .option('--log-dir <dir>', "with --real: keep the components' logs here")
+    .option(
+      '--kubernetes-version <release>',
+      'serve the API surface of this Kubernetes release, "1.18" to "1.32" (default: 1.32); e.g. 1.18-1.21 serve apiextensions.k8s.io/v1beta1 and policy/v1beta1',
+      parseKubernetesRelease,
+    )
     .option('--insecure-no-auth', 'serve anyone who reaches the port, without the bearer token of the written kubeconfig')
     .action(async (opts: { port?: number; kubeconfigOut?: string; real?: boolean; logDir?: string; kubernetesVersion?: string; insecureNoAuth?: boolean }) => {
-      if (opts.real && opts.kubernetesVersion !== undefined) throw new UserInputError(undefined, '--kubernetes-version', 'no --kubernetes-version with --real: a real control plane serves its own release');
-      if (opts.real && opts.insecureNoAuth) throw new UserInputError(undefined, '--insecure-no-auth', 'no --insecure-no-auth with --real: a real control plane always authenticates');
+      if (opts.real && opts.kubernetesVersion !== undefined)
+        throw new UserInputError(undefined, '--kubernetes-version', 'no --kubernetes-version with --real: a real control plane serves its own release');
+      if (opts.real && opts.insecureNoAuth)
+        throw new UserInputError(undefined, '--insecure-no-auth', 'no --insecure-no-auth with --real: a real control plane always authenticates');
       if (opts.real) {
         const { RealCluster, ensureControlPlaneBinaries } = await import('../../realcluster/index.js');
         const cluster = await RealCluster.start({
@@ -38,7 +44,9 @@ export function registerCluster(program: Command): void {
         ...(opts.insecureNoAuth ? { insecureNoAuth: true } : {}),
       });
       await writeKubeconfigOrStop(opts.kubeconfigOut, cluster);
-      log(`embedded cluster (Kubernetes ${cluster.kubernetesVersion} API) listening on ${cluster.url}${opts.kubeconfigOut ? `; kubeconfig in ${opts.kubeconfigOut}` : ''} (Ctrl-C to stop)`);
+      log(
+        `embedded cluster (Kubernetes ${cluster.kubernetesVersion} API) listening on ${cluster.url}${opts.kubeconfigOut ? `; kubeconfig in ${opts.kubeconfigOut}` : ''} (Ctrl-C to stop)`,
+      );
       await untilSignal();
       await cluster.stop();
     });

@@ -4,7 +4,17 @@ import { resolve } from 'node:path';
 import { DEMO_PARALLEL } from '../../campaign/limiter.js';
 import { stopOnInterrupt } from '../signals.js';
 import { formatDuration } from '../../report/table.js';
-import { logError, progressReporter, relativeOrAbsolute, demoModule, parallelOption, realOption, kubeconfigOption, contextOption, clusterChoice } from '../common.js';
+import {
+  logError,
+  progressReporter,
+  relativeOrAbsolute,
+  demoModule,
+  parallelOption,
+  realOption,
+  kubeconfigOption,
+  contextOption,
+  clusterChoice,
+} from '../common.js';
 
 export function registerDemo(program: Command): void {
   program
@@ -19,28 +29,55 @@ export function registerDemo(program: Command): void {
     .addOption(realOption())
     .addOption(kubeconfigOption())
     .addOption(contextOption())
-    .action(async (opts: { json?: string; only?: string[]; out: string; confirm: boolean; all?: boolean; parallel: number; real?: boolean; kubeconfig?: string; context?: string }, cmd: Command) => {
-      const signal = stopOnInterrupt(logError);
-      const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli', signal);
-      const progress = progressReporter();
-      const { renderDemoTable, runDemo, writeDemoJson } = await demoModule();
-      let results: Awaited<ReturnType<typeof runDemo>>;
-      try {
-        results = await runDemo({ out: resolve(opts.out), log: progress.log, progress, signal, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), confirm: opts.confirm, all: opts.all === true, ...(opts.only ? { only: opts.only } : {}) });
-      } finally {
-        progress.end();
-      }
-      process.stdout.write('\n' + renderDemoTable(results) + '\n');
-      for (const e of results.examples) {
-        if (e.error) process.stdout.write(`\n${e.example}/${e.workload} was not tested: ${e.error}\n`);
-        if (e.skipped) process.stdout.write(`\n${e.example}/${e.workload} was skipped: ${e.skipped}\n`);
-        for (const p of e.plans.filter((x) => x.verdict === 'bug' || x.verdict === 'flaky')) {
-          process.stdout.write(`\n${e.example}: ${p.plan} ${p.verdict === 'bug' ? 'found a bug' : 'is flaky'}: ${p.description}\n`);
-          for (const a of p.alarms) process.stdout.write(`  [${a.oracle}]${a.flaky ? ' (flaky)' : ''} ${a.message}\n`);
+    .action(
+      async (
+        opts: {
+          json?: string;
+          only?: string[];
+          out: string;
+          confirm: boolean;
+          all?: boolean;
+          parallel: number;
+          real?: boolean;
+          kubeconfig?: string;
+          context?: string;
+        },
+        cmd: Command,
+      ) => {
+        const signal = stopOnInterrupt(logError);
+        const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli', signal);
+        const progress = progressReporter();
+        const { renderDemoTable, runDemo, writeDemoJson } = await demoModule();
+        let results: Awaited<ReturnType<typeof runDemo>>;
+        try {
+          results = await runDemo({
+            out: resolve(opts.out),
+            log: progress.log,
+            progress,
+            signal,
+            parallel: parallel ?? opts.parallel,
+            ...(cluster ? { cluster } : {}),
+            confirm: opts.confirm,
+            all: opts.all === true,
+            ...(opts.only ? { only: opts.only } : {}),
+          });
+        } finally {
+          progress.end();
         }
-      }
-      process.stdout.write(`\ntotal time ${formatDuration(results.durationMs)}; runs in ${resolve(opts.out)}; \`kperturb report ${relativeOrAbsolute(resolve(opts.out))} --html report.html\` for details\n`);
-      if (opts.json) writeDemoJson(opts.json, results);
-      if (results.examples.some((e) => e.error)) process.exitCode = 2;
-    });
+        process.stdout.write('\n' + renderDemoTable(results) + '\n');
+        for (const e of results.examples) {
+          if (e.error) process.stdout.write(`\n${e.example}/${e.workload} was not tested: ${e.error}\n`);
+          if (e.skipped) process.stdout.write(`\n${e.example}/${e.workload} was skipped: ${e.skipped}\n`);
+          for (const p of e.plans.filter((x) => x.verdict === 'bug' || x.verdict === 'flaky')) {
+            process.stdout.write(`\n${e.example}: ${p.plan} ${p.verdict === 'bug' ? 'found a bug' : 'is flaky'}: ${p.description}\n`);
+            for (const a of p.alarms) process.stdout.write(`  [${a.oracle}]${a.flaky ? ' (flaky)' : ''} ${a.message}\n`);
+          }
+        }
+        process.stdout.write(
+          `\ntotal time ${formatDuration(results.durationMs)}; runs in ${resolve(opts.out)}; \`kperturb report ${relativeOrAbsolute(resolve(opts.out))} --html report.html\` for details\n`,
+        );
+        if (opts.json) writeDemoJson(opts.json, results);
+        if (results.examples.some((e) => e.error)) process.exitCode = 2;
+      },
+    );
 }

@@ -15,14 +15,20 @@ export function registerReport(program: Command): void {
   program
     .command('report')
     .description('summarise test results: a table in the terminal, or JSON, JUnit XML and an HTML page')
-    .argument('[results...]', `results.json files, verdict.json files or directories to search, e.g. the output directories of a campaign's shards, merged into one report (default: ${DEFAULT_RESULTS_DIR})`)
+    .argument(
+      '[results...]',
+      `results.json files, verdict.json files or directories to search, e.g. the output directories of a campaign's shards, merged into one report (default: ${DEFAULT_RESULTS_DIR})`,
+    )
     .option('--json', 'print the report as JSON instead of a table')
     .option('--junit <file>', 'also write JUnit XML here (for CI systems)')
     .option('--html <file>', 'also write a self-contained HTML page here')
     .action(async (targets: string[], opts: { json?: boolean; junit?: string; html?: string }) => {
       const loaded = loadResults(targets);
       if (opts.json) process.stdout.write(JSON.stringify(buildJsonReport(loaded.results, loaded.sources, loaded.notes, loaded.notRun), null, 2) + '\n');
-      else process.stdout.write(renderTerminalReport(loaded.results, { notes: loaded.notes, notRun: loaded.notRun, palette: paletteFor(process.stdout, process.env, output.colour) }));
+      else
+        process.stdout.write(
+          renderTerminalReport(loaded.results, { notes: loaded.notes, notRun: loaded.notRun, palette: paletteFor(process.stdout, process.env, output.colour) }),
+        );
       const { junit, html } = opts;
       if (junit) {
         await writeOptionFile('--junit', junit, () => {

@@ -11,7 +11,8 @@ export function registerSchema(program: Command): void {
     .option('--path', 'print the path of the schema file (in this installation) instead of its content')
     .action(async (which: string, opts: { path?: boolean }) => {
       const { SCHEMA_NAMES, schemaFile } = await import('../../io/schemas.js');
-      if (!(SCHEMA_NAMES as readonly string[]).includes(which)) throw new UserInputError(undefined, 'schema', `one of ${SCHEMA_NAMES.join(', ')} (got ${JSON.stringify(which)})`);
+      if (!(SCHEMA_NAMES as readonly string[]).includes(which))
+        throw new UserInputError(undefined, 'schema', `one of ${SCHEMA_NAMES.join(', ')} (got ${JSON.stringify(which)})`);
       const file = schemaFile(which as (typeof SCHEMA_NAMES)[number]);
       process.stdout.write(opts.path ? `${file}\n` : readFileSync(file, 'utf8'));
     });

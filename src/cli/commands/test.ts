@@ -7,7 +7,21 @@ import { formatShard, parseShard, referenceWeights, shardPlans } from '../../cam
 import { UserInputError } from '../../model/errors.js';
 import { stopOnInterrupt } from '../signals.js';
 import { CONTRACT_MODES, type ContractMode, type PlanResult } from '../../model/results.js';
-import { log, logError, progressReporter, campaignModule, parallelOption, realOption, kubeconfigOption, contextOption, configOption, outOption, clusterChoice, printResults, exitCodeFor } from '../common.js';
+import {
+  log,
+  logError,
+  progressReporter,
+  campaignModule,
+  parallelOption,
+  realOption,
+  kubeconfigOption,
+  contextOption,
+  configOption,
+  outOption,
+  clusterChoice,
+  printResults,
+  exitCodeFor,
+} from '../common.js';
 
 export function registerTest(program: Command): void {
   program
@@ -19,39 +33,73 @@ export function registerTest(program: Command): void {
     .option('--confirm', 'when a plan alarms, re-run the workload without faults and mark alarms it reproduces as flaky')
     .option('--rerun', 'run every plan, also those that already have a verdict from the same plan and reference runs (kept by default)')
     .addOption(
-      new Option('--contract <mode>', 'strict: faults stay within the Kubernetes API contract (stale views answer no consistent read); lenient: they may go beyond it, and such verdicts are marked')
+      new Option(
+        '--contract <mode>',
+        'strict: faults stay within the Kubernetes API contract (stale views answer no consistent read); lenient: they may go beyond it, and such verdicts are marked',
+      )
         .choices(CONTRACT_MODES)
         .default('lenient'),
     )
     .addOption(parallelOption(1))
-    .option('--shard <I/N>', 'run only share I (0-based) of N of the plans, the same share on every machine (e.g. --shard $JOB_COMPLETION_INDEX/4); `kperturb report` merges the shards')
+    .option(
+      '--shard <I/N>',
+      'run only share I (0-based) of N of the plans, the same share on every machine (e.g. --shard $JOB_COMPLETION_INDEX/4); `kperturb report` merges the shards',
+    )
     .addOption(realOption())
     .addOption(kubeconfigOption())
     .addOption(contextOption())
-    .action(async (paths: string[], opts: { config: string; out: string; confirm?: boolean; rerun?: boolean; contract: ContractMode; parallel: number; shard?: string; real?: boolean; kubeconfig?: string; context?: string }, cmd: Command) => {
-      const config = loadConfig(opts.config);
-      const out = resolve(opts.out);
-      const layout = new CampaignLayout(out, config.name);
-      const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
-      const planPaths = paths.length > 0 ? paths : [layout.plansDir()];
-      const { loadPlans, test } = await campaignModule();
-      const all = loadPlans(planPaths);
-      if (all.length === 0) throw new UserInputError(planPaths.join(', '), undefined, 'at least one plan (run `kperturb plan` first)');
-      const plans = shard ? shardPlans(all, shard, referenceWeights(layout)) : all;
-      if (shard) {
-        log(`shard ${formatShard(shard)}: ${plans.length} of ${all.length} plans`);
-        if (plans.length === 0) return;
-      }
-      const signal = stopOnInterrupt(logError);
-      const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli', signal);
-      const progress = progressReporter();
-      let results: PlanResult[];
-      try {
-        results = await test(config, plans, { out, log: progress.log, progress, signal, parallel: parallel ?? opts.parallel, ...(cluster ? { cluster } : {}), ...(opts.confirm ? { confirm: true } : {}), ...(opts.rerun ? { rerun: true } : {}), ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}), ...(shard ? { shard } : {}) });
-      } finally {
-        progress.end();
-      }
-      printResults(results);
-      process.exitCode = exitCodeFor(results);
-    });
+    .action(
+      async (
+        paths: string[],
+        opts: {
+          config: string;
+          out: string;
+          confirm?: boolean;
+          rerun?: boolean;
+          contract: ContractMode;
+          parallel: number;
+          shard?: string;
+          real?: boolean;
+          kubeconfig?: string;
+          context?: string;
+        },
+        cmd: Command,
+      ) => {
+        const config = loadConfig(opts.config);
+        const out = resolve(opts.out);
+        const layout = new CampaignLayout(out, config.name);
+        const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
+        const planPaths = paths.length > 0 ? paths : [layout.plansDir()];
+        const { loadPlans, test } = await campaignModule();
+        const all = loadPlans(planPaths);
+        if (all.length === 0) throw new UserInputError(planPaths.join(', '), undefined, 'at least one plan (run `kperturb plan` first)');
+        const plans = shard ? shardPlans(all, shard, referenceWeights(layout)) : all;
+        if (shard) {
+          log(`shard ${formatShard(shard)}: ${plans.length} of ${all.length} plans`);
+          if (plans.length === 0) return;
+        }
+        const signal = stopOnInterrupt(logError);
+        const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli', signal);
+        const progress = progressReporter();
+        let results: PlanResult[];
+        try {
+          results = await test(config, plans, {
+            out,
+            log: progress.log,
+            progress,
+            signal,
+            parallel: parallel ?? opts.parallel,
+            ...(cluster ? { cluster } : {}),
+            ...(opts.confirm ? { confirm: true } : {}),
+            ...(opts.rerun ? { rerun: true } : {}),
+            ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}),
+            ...(shard ? { shard } : {}),
+          });
+        } finally {
+          progress.end();
+        }
+        printResults(results);
+        process.exitCode = exitCodeFor(results);
+      },
+    );
 }

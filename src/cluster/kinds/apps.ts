@@ -210,9 +210,23 @@ export function workloadDefinitions(): ResourceDefinition[] {
     // The v1beta1 versions of these kinds (served until 1.22) have exactly the v1 fields.
     builtinKind({ group: 'coordination.k8s.io', versions: BETA_TOO, resource: 'leases', kind: 'Lease', namespaced: true }),
     builtinKind({ group: RBAC, versions: BETA_TOO, resource: 'roles', kind: 'Role', namespaced: true, strategy: { nameRule: 'path-segment' } }),
-    builtinKind({ group: RBAC, versions: BETA_TOO, resource: 'rolebindings', kind: 'RoleBinding', namespaced: true, strategy: { nameRule: 'path-segment', validate: validateRoleBinding } }),
+    builtinKind({
+      group: RBAC,
+      versions: BETA_TOO,
+      resource: 'rolebindings',
+      kind: 'RoleBinding',
+      namespaced: true,
+      strategy: { nameRule: 'path-segment', validate: validateRoleBinding },
+    }),
     builtinKind({ group: RBAC, versions: BETA_TOO, resource: 'clusterroles', kind: 'ClusterRole', namespaced: false, strategy: { nameRule: 'path-segment' } }),
-    builtinKind({ group: RBAC, versions: BETA_TOO, resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false, strategy: { nameRule: 'path-segment', validate: validateRoleBinding } }),
+    builtinKind({
+      group: RBAC,
+      versions: BETA_TOO,
+      resource: 'clusterrolebindings',
+      kind: 'ClusterRoleBinding',
+      namespaced: false,
+      strategy: { nameRule: 'path-segment', validate: validateRoleBinding },
+    }),
     // Stored and served only: no DefaultStorageClass or PersistentVolumeClaimResize admission (see
     // docs/embedded-cluster.md); the simulated provisioner provisions every class.
     builtinKind({ group: 'storage.k8s.io', versions: BETA_TOO, resource: 'storageclasses', kind: 'StorageClass', namespaced: false, shortNames: ['sc'] }),

@@ -20,9 +20,21 @@ type Obj = Record<string, unknown>;
  */
 export function defaultStorageClass(claim: KubeObject, classes: readonly KubeObject[]): void {
   const spec = child(claim as Obj, 'spec');
-  if ((spec.storageClassName !== undefined && spec.storageClassName !== null) || claim.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] !== undefined) return;
-  const isDefault = (c: KubeObject) => c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true' || c.metadata?.annotations?.['storageclass.beta.kubernetes.io/is-default-class'] === 'true';
-  const defaults = classes.filter(isDefault).sort((a, b) => String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? '')) || String(a.metadata?.name).localeCompare(String(b.metadata?.name)));
+  if (
+    (spec.storageClassName !== undefined && spec.storageClassName !== null) ||
+    claim.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] !== undefined
+  )
+    return;
+  const isDefault = (c: KubeObject) =>
+    c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true' ||
+    c.metadata?.annotations?.['storageclass.beta.kubernetes.io/is-default-class'] === 'true';
+  const defaults = classes
+    .filter(isDefault)
+    .sort(
+      (a, b) =>
+        String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? '')) ||
+        String(a.metadata?.name).localeCompare(String(b.metadata?.name)),
+    );
   if (defaults.length > 0) spec.storageClassName = defaults[0]!.metadata!.name;
 }
 
@@ -297,7 +309,12 @@ function eventsGroupDefinition(): ResourceDefinition {
     conversion: { toStorage: (o) => renameFields(o, 'toCore'), fromStorage: (o) => renameFields(o, 'toEvents') },
     strategy: {
       selectableFields: {
-        ...Object.fromEntries(INVOLVED_OBJECT_FIELDS.map((f) => [`regarding.${f}`, (o: KubeObject) => (isObject(o.regarding) && o.regarding[f] !== undefined ? String(o.regarding[f]) : '')])),
+        ...Object.fromEntries(
+          INVOLVED_OBJECT_FIELDS.map((f) => [
+            `regarding.${f}`,
+            (o: KubeObject) => (isObject(o.regarding) && o.regarding[f] !== undefined ? String(o.regarding[f]) : ''),
+          ]),
+        ),
         reason: (o) => (typeof o.reason === 'string' ? o.reason : ''),
         reportingController: (o) => (typeof o.reportingController === 'string' ? o.reportingController : ''),
         type: (o) => (typeof o.type === 'string' ? o.type : ''),
@@ -320,4 +337,3 @@ export function coreDefinitions(network: ClusterNetwork = DEFAULT_NETWORK): Reso
     eventsGroupDefinition(),
   ];
 }
-

@@ -37,9 +37,30 @@ function ordered(obj: Obj, order: readonly string[]): Obj {
 
 // ---- apiextensions.k8s.io/v1beta1 CustomResourceDefinition ----
 
-const V1BETA1_SPEC_ORDER = ['group', 'version', 'names', 'scope', 'validation', 'subresources', 'versions', 'additionalPrinterColumns', 'conversion', 'preserveUnknownFields'];
+const V1BETA1_SPEC_ORDER = [
+  'group',
+  'version',
+  'names',
+  'scope',
+  'validation',
+  'subresources',
+  'versions',
+  'additionalPrinterColumns',
+  'conversion',
+  'preserveUnknownFields',
+];
 const V1_SPEC_ORDER = ['group', 'names', 'scope', 'versions', 'conversion', 'preserveUnknownFields'];
-const VERSION_ORDER = ['name', 'served', 'storage', 'deprecated', 'deprecationWarning', 'schema', 'subresources', 'additionalPrinterColumns', 'selectableFields'];
+const VERSION_ORDER = [
+  'name',
+  'served',
+  'storage',
+  'deprecated',
+  'deprecationWarning',
+  'schema',
+  'subresources',
+  'additionalPrinterColumns',
+  'selectableFields',
+];
 
 /** A printer column with its JSON path under `to` (`JSONPath` in v1beta1, `jsonPath` in v1). */
 function renameColumnPath(columns: unknown, from: 'JSONPath' | 'jsonPath', to: 'JSONPath' | 'jsonPath'): unknown {
@@ -83,9 +104,12 @@ function defaultV1beta1CrdSpec(spec: Obj): void {
   if (spec.preserveUnknownFields === undefined || spec.preserveUnknownFields === null) spec.preserveUnknownFields = true;
 }
 
-const hasPerVersion = (versions: Obj[], field: string): boolean => versions.some((v) => v[field] !== undefined && v[field] !== null && !(Array.isArray(v[field]) && (v[field] as unknown[]).length === 0));
+const hasPerVersion = (versions: Obj[], field: string): boolean =>
+  versions.some((v) => v[field] !== undefined && v[field] !== null && !(Array.isArray(v[field]) && (v[field] as unknown[]).length === 0));
 const allIdentical = (versions: Obj[], field: string): boolean =>
-  versions.length > 1 && versions.every((v) => v[field] !== undefined && v[field] !== null) && versions.every((v) => semanticEqual(v[field], versions[0]![field]));
+  versions.length > 1 &&
+  versions.every((v) => v[field] !== undefined && v[field] !== null) &&
+  versions.every((v) => semanticEqual(v[field], versions[0]![field]));
 
 /**
  * The checks of validateCustomResourceDefinitionSpec that only a v1beta1 body can fail (the fields
@@ -102,16 +126,35 @@ function v1beta1OnlyErrors(spec: Obj): FieldError[] {
     errors.push({ type: 'Forbidden', field: 'spec.subresources', detail: 'top-level and per-version subresources are mutually exclusive' });
   }
   if (Array.isArray(spec.additionalPrinterColumns) && spec.additionalPrinterColumns.length > 0 && hasPerVersion(versions, 'additionalPrinterColumns')) {
-    errors.push({ type: 'Forbidden', field: 'spec.additionalPrinterColumns', detail: 'top-level and per-version additionalPrinterColumns are mutually exclusive' });
+    errors.push({
+      type: 'Forbidden',
+      field: 'spec.additionalPrinterColumns',
+      detail: 'top-level and per-version additionalPrinterColumns are mutually exclusive',
+    });
   }
   if (allIdentical(versions, 'schema')) {
-    errors.push({ type: 'Invalid', field: 'spec.versions', value: versions, detail: 'per-version schemas may not all be set to identical values (top-level validation should be used instead)' });
+    errors.push({
+      type: 'Invalid',
+      field: 'spec.versions',
+      value: versions,
+      detail: 'per-version schemas may not all be set to identical values (top-level validation should be used instead)',
+    });
   }
   if (allIdentical(versions, 'subresources')) {
-    errors.push({ type: 'Invalid', field: 'spec.versions', value: versions, detail: 'per-version subresources may not all be set to identical values (top-level subresources should be used instead)' });
+    errors.push({
+      type: 'Invalid',
+      field: 'spec.versions',
+      value: versions,
+      detail: 'per-version subresources may not all be set to identical values (top-level subresources should be used instead)',
+    });
   }
   if (allIdentical(versions, 'additionalPrinterColumns')) {
-    errors.push({ type: 'Invalid', field: 'spec.versions', value: versions, detail: 'per-version additionalPrinterColumns may not all be set to identical values (top-level additionalPrinterColumns should be used instead)' });
+    errors.push({
+      type: 'Invalid',
+      field: 'spec.versions',
+      value: versions,
+      detail: 'per-version additionalPrinterColumns may not all be set to identical values (top-level additionalPrinterColumns should be used instead)',
+    });
   }
   if (typeof spec.version === 'string' && spec.version !== '' && versions.length > 0 && versions[0]!.name !== spec.version) {
     errors.push({ type: 'Invalid', field: 'spec.version', value: spec.version, detail: 'must match the first version in spec.versions' });
@@ -121,16 +164,7 @@ function v1beta1OnlyErrors(spec: Obj): FieldError[] {
 
 /** v1beta1 -> internal -> v1 (Convert_apiextensions_CustomResourceDefinitionSpec_To_v1_...). */
 function crdSpecToV1(spec: Obj): Obj {
-  const {
-    version: _version,
-    validation,
-    subresources,
-    additionalPrinterColumns,
-    conversion,
-    preserveUnknownFields,
-    versions: rawVersions,
-    ...rest
-  } = spec;
+  const { version: _version, validation, subresources, additionalPrinterColumns, conversion, preserveUnknownFields, versions: rawVersions, ...rest } = spec;
   const versions = (Array.isArray(rawVersions) ? rawVersions : []).map((raw) => {
     if (!isObject(raw)) return raw;
     const v: Obj = { ...raw };
@@ -138,7 +172,8 @@ function crdSpecToV1(spec: Obj): Obj {
     // The top-level fields apply to every version; validation made sure no version has its own.
     if (subresources !== undefined && subresources !== null) v.subresources = subresources;
     if (validation !== undefined && validation !== null) v.schema = validation;
-    if (additionalPrinterColumns !== undefined && additionalPrinterColumns !== null) v.additionalPrinterColumns = renameColumnPath(additionalPrinterColumns, 'JSONPath', 'jsonPath');
+    if (additionalPrinterColumns !== undefined && additionalPrinterColumns !== null)
+      v.additionalPrinterColumns = renameColumnPath(additionalPrinterColumns, 'JSONPath', 'jsonPath');
     return ordered(v, VERSION_ORDER);
   });
   const out: Obj = { ...rest, versions };
@@ -147,7 +182,10 @@ function crdSpecToV1(spec: Obj): Obj {
     const { webhookClientConfig, conversionReviewVersions, ...strategy } = conv;
     const converted: Obj = { ...strategy };
     if ((webhookClientConfig !== undefined && webhookClientConfig !== null) || (conversionReviewVersions !== undefined && conversionReviewVersions !== null)) {
-      converted.webhook = ordered({ clientConfig: webhookClientConfig ?? undefined, conversionReviewVersions: conversionReviewVersions ?? undefined }, ['clientConfig', 'conversionReviewVersions']);
+      converted.webhook = ordered({ clientConfig: webhookClientConfig ?? undefined, conversionReviewVersions: conversionReviewVersions ?? undefined }, [
+        'clientConfig',
+        'conversionReviewVersions',
+      ]);
     }
     out.conversion = converted;
   }
@@ -186,7 +224,8 @@ function crdSpecToV1beta1(spec: Obj): Obj {
     const hook = asObject(webhook);
     if (hook) {
       if (hook.clientConfig !== undefined && hook.clientConfig !== null) converted.webhookClientConfig = hook.clientConfig;
-      if (hook.conversionReviewVersions !== undefined && hook.conversionReviewVersions !== null) converted.conversionReviewVersions = hook.conversionReviewVersions;
+      if (hook.conversionReviewVersions !== undefined && hook.conversionReviewVersions !== null)
+        converted.conversionReviewVersions = hook.conversionReviewVersions;
     }
     out.conversion = converted;
   }
@@ -267,7 +306,8 @@ function defaultWebhooks(obj: KubeObject, version: WebhookVersion, mutating: boo
     if (unset('objectSelector')) w.objectSelector = {};
     if (version === 'v1beta1' && unset('sideEffects')) w.sideEffects = 'Unknown';
     if (unset('timeoutSeconds')) w.timeoutSeconds = version === 'v1' ? 10 : 30;
-    if (version === 'v1beta1' && (unset('admissionReviewVersions') || (w.admissionReviewVersions as unknown[]).length === 0)) w.admissionReviewVersions = ['v1beta1'];
+    if (version === 'v1beta1' && (unset('admissionReviewVersions') || (w.admissionReviewVersions as unknown[]).length === 0))
+      w.admissionReviewVersions = ['v1beta1'];
     if (mutating && unset('reinvocationPolicy')) w.reinvocationPolicy = 'Never';
     if (Array.isArray(w.rules)) w.rules = w.rules.map((r) => (isObject(r) && (r.scope === undefined || r.scope === null) ? { ...r, scope: '*' } : r));
     const clientConfig = asObject(w.clientConfig);
@@ -291,9 +331,11 @@ function validateWebhookConfiguration(obj: KubeObject, old: KubeObject | undefin
     else seen.add(w.name);
     if (requestVersion !== 'v1' || old) return;
     if (!SIDE_EFFECTS_V1.includes(w.sideEffects as string)) {
-      errors.push(w.sideEffects === undefined || w.sideEffects === null
-        ? { type: 'Required', field: `webhooks[${i}].sideEffects`, detail: 'must specify one of None, NoneOnDryRun' }
-        : { type: 'NotSupported', field: `webhooks[${i}].sideEffects`, value: w.sideEffects, detail: 'supported values: "None", "NoneOnDryRun"' });
+      errors.push(
+        w.sideEffects === undefined || w.sideEffects === null
+          ? { type: 'Required', field: `webhooks[${i}].sideEffects`, detail: 'must specify one of None, NoneOnDryRun' }
+          : { type: 'NotSupported', field: `webhooks[${i}].sideEffects`, value: w.sideEffects, detail: 'supported values: "None", "NoneOnDryRun"' },
+      );
     }
     if (!Array.isArray(w.admissionReviewVersions) || w.admissionReviewVersions.length === 0) {
       errors.push({ type: 'Required', field: `webhooks[${i}].admissionReviewVersions`, detail: 'must specify one of v1, v1beta1' });

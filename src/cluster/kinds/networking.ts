@@ -37,9 +37,20 @@ export const HPA_V1_CONVERSION: Conversion = {
   toStorage(obj) {
     const { targetCPUUtilizationPercentage: cpu, ...spec } = objectOf(obj.spec);
     const { currentCPUUtilizationPercentage: current, ...status } = objectOf(obj.status);
-    const out: KubeObject = { ...obj, spec: { ...spec, ...(typeof cpu === 'number' ? { metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: cpu } } }] } : {}) } };
+    const out: KubeObject = {
+      ...obj,
+      spec: {
+        ...spec,
+        ...(typeof cpu === 'number'
+          ? { metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: cpu } } }] }
+          : {}),
+      },
+    };
     if (obj.status !== undefined) {
-      out.status = { ...status, ...(typeof current === 'number' ? { currentMetrics: [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: current } } }] } : {}) };
+      out.status = {
+        ...status,
+        ...(typeof current === 'number' ? { currentMetrics: [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: current } } }] } : {}),
+      };
     }
     return out;
   },

@@ -85,12 +85,22 @@ export function validatePodSpec(specValue: unknown, field: string, allowedRestar
   const restart = spec.restartPolicy;
   const policies = allowedRestartPolicies ?? ['Always', 'OnFailure', 'Never'];
   if (restart !== undefined && !policies.includes(restart as string)) {
-    errors.push({ type: 'NotSupported', field: `${field}.restartPolicy`, value: restart, detail: `supported values: ${policies.map((p) => JSON.stringify(p)).join(', ')}` });
+    errors.push({
+      type: 'NotSupported',
+      field: `${field}.restartPolicy`,
+      value: restart,
+      detail: `supported values: ${policies.map((p) => JSON.stringify(p)).join(', ')}`,
+    });
   }
   const dns = spec.dnsPolicy;
   const dnsPolicies = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
   if (dns !== undefined && !dnsPolicies.includes(dns as string)) {
-    errors.push({ type: 'NotSupported', field: `${field}.dnsPolicy`, value: dns, detail: `supported values: ${dnsPolicies.map((p) => JSON.stringify(p)).join(', ')}` });
+    errors.push({
+      type: 'NotSupported',
+      field: `${field}.dnsPolicy`,
+      value: dns,
+      detail: `supported values: ${dnsPolicies.map((p) => JSON.stringify(p)).join(', ')}`,
+    });
   }
   const grace = spec.terminationGracePeriodSeconds;
   if (grace !== undefined && (typeof grace !== 'number' || !Number.isInteger(grace))) {
@@ -114,7 +124,9 @@ export function validatePodUpdate(pod: KubeObject, old: KubeObject): FieldError[
     const otherSpec = obj(other);
     const withImagesOf = (list: unknown, from: unknown): unknown =>
       Array.isArray(list)
-        ? list.map((c, i) => (isObject(c) ? { ...c, image: isObject((from as unknown[] | undefined)?.[i]) ? ((from as Obj[])[i]!.image ?? c.image) : c.image } : c))
+        ? list.map((c, i) =>
+            isObject(c) ? { ...c, image: isObject((from as unknown[] | undefined)?.[i]) ? ((from as Obj[])[i]!.image ?? c.image) : c.image } : c,
+          )
         : list;
     spec.containers = withImagesOf(spec.containers, otherSpec.containers);
     spec.initContainers = withImagesOf(spec.initContainers, otherSpec.initContainers);
@@ -139,7 +151,12 @@ export function validateService(svc: KubeObject, old: KubeObject | undefined): F
   const spec = obj(svc.spec);
   const errors: FieldError[] = [];
   if (!SERVICE_TYPES.includes(spec.type as string)) {
-    errors.push({ type: 'NotSupported', field: 'spec.type', value: spec.type, detail: 'supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"' });
+    errors.push({
+      type: 'NotSupported',
+      field: 'spec.type',
+      value: spec.type,
+      detail: 'supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"',
+    });
   }
   const ports = Array.isArray(spec.ports) ? spec.ports : [];
   if (ports.length === 0 && spec.type !== 'ExternalName' && spec.clusterIP !== 'None') errors.push({ type: 'Required', field: 'spec.ports', detail: '' });
@@ -181,7 +198,8 @@ export function validateClaim(pvc: KubeObject, old: KubeObject | undefined): Fie
   if (modes.length === 0) errors.push({ type: 'Required', field: 'spec.accessModes', detail: 'at least 1 access mode is required' });
   const supported = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
   for (const m of modes) {
-    if (!supported.includes(m as string)) errors.push({ type: 'NotSupported', field: 'spec.accessModes', value: m, detail: supported.map((s) => JSON.stringify(s)).join(', ') });
+    if (!supported.includes(m as string))
+      errors.push({ type: 'NotSupported', field: 'spec.accessModes', value: m, detail: supported.map((s) => JSON.stringify(s)).join(', ') });
   }
   const requests = obj(obj(spec.resources).requests);
   if (requests.storage === undefined) errors.push({ type: 'Required', field: 'spec.resources[storage]', detail: '' });
@@ -195,7 +213,11 @@ export function validateClaim(pvc: KubeObject, old: KubeObject | undefined): Fie
     };
     const oldSpec = obj(old.spec);
     if (!jsonEqual(comparable(spec, oldSpec), comparable(oldSpec, oldSpec))) {
-      errors.push({ type: 'Forbidden', field: 'spec', detail: 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims' });
+      errors.push({
+        type: 'Forbidden',
+        field: 'spec',
+        detail: 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
+      });
     }
   }
   return errors;
@@ -250,7 +272,7 @@ export function validateDeployment(d: KubeObject, old: KubeObject | undefined): 
   const errors = [...replicasErrors(spec), ...validateSelectorAndTemplate(spec, ['Always'])];
   const strategy = obj(spec.strategy);
   if (strategy.type === 'Recreate' && strategy.rollingUpdate !== undefined) {
-    errors.push({ type: 'Forbidden', field: 'spec.strategy.rollingUpdate', detail: 'may not be specified when strategy `type` is \'Recreate\'' });
+    errors.push({ type: 'Forbidden', field: 'spec.strategy.rollingUpdate', detail: "may not be specified when strategy `type` is 'Recreate'" });
   }
   if (old) errors.push(...immutable(spec, obj(old.spec), 'selector'));
   return errors;
@@ -283,7 +305,8 @@ export function validateStatefulSet(sts: KubeObject, old: KubeObject | undefined
       errors.push({
         type: 'Forbidden',
         field: 'spec',
-        detail: "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        detail:
+          "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
       });
     }
   }
@@ -302,11 +325,17 @@ export function validateJob(job: KubeObject, old: KubeObject | undefined): Field
   const errors = validateSelectorAndTemplate(spec, ['OnFailure', 'Never']);
   const template = obj(obj(spec.template).spec);
   if (template.restartPolicy === undefined || template.restartPolicy === 'Always') {
-    errors.push({ type: 'NotSupported', field: 'spec.template.spec.restartPolicy', value: template.restartPolicy ?? 'Always', detail: 'supported values: "OnFailure", "Never"' });
+    errors.push({
+      type: 'NotSupported',
+      field: 'spec.template.spec.restartPolicy',
+      value: template.restartPolicy ?? 'Always',
+      detail: 'supported values: "OnFailure", "Never"',
+    });
   }
   for (const f of ['parallelism', 'completions', 'backoffLimit', 'activeDeadlineSeconds']) {
     const v = spec[f];
-    if (v !== undefined && v !== null && (typeof v !== 'number' || v < 0)) errors.push({ type: 'Invalid', field: `spec.${f}`, value: v, detail: 'must be greater than or equal to 0' });
+    if (v !== undefined && v !== null && (typeof v !== 'number' || v < 0))
+      errors.push({ type: 'Invalid', field: `spec.${f}`, value: v, detail: 'must be greater than or equal to 0' });
   }
   if (old) {
     const oldSpec = obj(old.spec);
@@ -332,7 +361,8 @@ export function validateRoleBinding(rb: KubeObject, old: KubeObject | undefined)
   const errors: FieldError[] = [];
   const ref = obj(rb.roleRef);
   if (typeof ref.name !== 'string' || ref.name === '') errors.push({ type: 'Required', field: 'roleRef.name', detail: '' });
-  if (ref.kind !== 'Role' && ref.kind !== 'ClusterRole') errors.push({ type: 'NotSupported', field: 'roleRef.kind', value: ref.kind ?? '', detail: 'supported values: "Role", "ClusterRole"' });
+  if (ref.kind !== 'Role' && ref.kind !== 'ClusterRole')
+    errors.push({ type: 'NotSupported', field: 'roleRef.kind', value: ref.kind ?? '', detail: 'supported values: "Role", "ClusterRole"' });
   if (old && !jsonEqual(rb.roleRef, old.roleRef)) errors.push({ type: 'Invalid', field: 'roleRef', value: rb.roleRef, detail: 'cannot change roleRef' });
   return errors;
 }

@@ -8,7 +8,21 @@ import { cloneJson, jsonEqual } from '../../model/json-value.js';
 import { isObject, type KubeObject } from '../../model/object-key.js';
 import { ApiError, badRequest, conflict, invalid, successStatus } from '../api-error.js';
 import { groupResourceOf, storageKey } from '../registry.js';
-import { type Scope, type PropagationPolicy, type DeleteOptions, type ListOptions, type Result, ORPHAN_FINALIZER, FOREGROUND_FINALIZER, nowTimestamp, present, pendingFinalizers, parseSelection, selects, type OperationsCore } from './support.js';
+import {
+  type Scope,
+  type PropagationPolicy,
+  type DeleteOptions,
+  type ListOptions,
+  type Result,
+  ORPHAN_FINALIZER,
+  FOREGROUND_FINALIZER,
+  nowTimestamp,
+  present,
+  pendingFinalizers,
+  parseSelection,
+  selects,
+  type OperationsCore,
+} from './support.js';
 
 export function deleteObject(core: OperationsCore, scope: Scope, name: string, options: DeleteOptions = {}): Result {
   const { def } = scope;
@@ -21,7 +35,11 @@ export function deleteObject(core: OperationsCore, scope: Scope, name: string, o
     throw conflict(gr, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${meta.uid ?? ''}`);
   }
   if (pre?.resourceVersion && pre.resourceVersion !== meta.resourceVersion) {
-    throw conflict(gr, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ''}`);
+    throw conflict(
+      gr,
+      name,
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ''}`,
+    );
   }
   const next = cloneJson(old);
   const nextMeta = next.metadata!;
@@ -90,12 +108,21 @@ export function deleteObjects(core: OperationsCore, scope: Scope, list: ListOpti
     try {
       const { preconditions: _p, ...each } = options;
       const result = core.delete(targetScope, target.metadata!.name!, each);
-      items.push(result.body.kind === 'Status' ? present(def, version, target, def.listItemsCarryTypeMeta) : present(def, version, result.body as KubeObject, def.listItemsCarryTypeMeta));
+      items.push(
+        result.body.kind === 'Status'
+          ? present(def, version, target, def.listItemsCarryTypeMeta)
+          : present(def, version, result.body as KubeObject, def.listItemsCarryTypeMeta),
+      );
     } catch (err) {
       if (!(err instanceof ApiError && err.code === 404)) throw err;
     }
   }
-  const body: KubeObject = { kind: def.listKind, apiVersion: groupVersion(def.group, version), metadata: { resourceVersion: String(core.store.resourceVersion) }, items };
+  const body: KubeObject = {
+    kind: def.listKind,
+    apiVersion: groupVersion(def.group, version),
+    metadata: { resourceVersion: String(core.store.resourceVersion) },
+    items,
+  };
   return { code: 200, body };
 }
 /** DeleteOptions from a JSON object (a DELETE body, or an Eviction's deleteOptions). */
@@ -118,7 +145,9 @@ export function parseDeleteOptionsBody(body: Record<string, unknown>): DeleteOpt
   if (body.propagationPolicy !== undefined && body.propagationPolicy !== null) options.propagationPolicy = checkPropagationPolicy(body.propagationPolicy);
   if (typeof body.orphanDependents === 'boolean') options.orphanDependents = body.orphanDependents;
   if (options.orphanDependents !== undefined && options.propagationPolicy !== undefined) {
-    throw invalid('DeleteOptions', 'meta.k8s.io', '', [{ type: 'Invalid', field: 'propagationPolicy', value: options.propagationPolicy, detail: 'orphanDependents and deletionPropagation cannot be both set' }]);
+    throw invalid('DeleteOptions', 'meta.k8s.io', '', [
+      { type: 'Invalid', field: 'propagationPolicy', value: options.propagationPolicy, detail: 'orphanDependents and deletionPropagation cannot be both set' },
+    ]);
   }
   return options;
 }

@@ -58,9 +58,12 @@ export function listObjects(core: OperationsCore, scope: Scope, options: ListOpt
   if (match !== '' && match !== 'Exact' && match !== 'NotOlderThan') {
     errors.push({ type: 'NotSupported', field: 'resourceVersionMatch', value: match, detail: 'supported values: "Exact", "NotOlderThan", ""' });
   }
-  if (match !== '' && rvText === '') errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden unless resourceVersion is provided' });
-  if (match !== '' && options.continueToken) errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden when continue is provided' });
-  if (match === 'Exact' && rvText === '0') errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"' });
+  if (match !== '' && rvText === '')
+    errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden unless resourceVersion is provided' });
+  if (match !== '' && options.continueToken)
+    errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden when continue is provided' });
+  if (match === 'Exact' && rvText === '0')
+    errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"' });
   if (errors.length > 0) throw listOptionsInvalid(errors);
   if (options.continueToken && rvText !== '') throw badRequest('specifying resource version is not allowed when using continue');
   if (requestedRv !== undefined && requestedRv > core.store.resourceVersion) throw resourceVersionTooLarge(requestedRv, core.store.resourceVersion);
@@ -105,4 +108,3 @@ export function listObjects(core: OperationsCore, scope: Scope, options: ListOpt
   };
   return { code: 200, body };
 }
-

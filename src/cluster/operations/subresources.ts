@@ -9,7 +9,18 @@ import { ApiError, badRequest, conflict, internalError, invalid, tooManyRequests
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf } from '../patch.js';
 import { groupResourceOf, storageKey } from '../registry.js';
 import { parseDeleteOptionsBody } from './deletion.js';
-import { type Scope, type WriteOptions, type Result, nowTimestamp, present, readPath, writePath, parsePatchBody, setCondition, type OperationsCore } from './support.js';
+import {
+  type Scope,
+  type WriteOptions,
+  type Result,
+  nowTimestamp,
+  present,
+  readPath,
+  writePath,
+  parsePatchBody,
+  setCondition,
+  type OperationsCore,
+} from './support.js';
 
 // ---- scale subresource ----
 
@@ -30,7 +41,8 @@ export function patchScale(core: OperationsCore, scope: Scope, name: string, con
   }
   const patch = parsePatchBody(rawBody, type);
   const current = scaleOf(core, scope, old);
-  const patched = type === 'json' ? applyJsonPatch(current, patch) : type === 'merge' ? applyMergePatch(current, patch) : applyStrategicMergePatch(current, patch, {});
+  const patched =
+    type === 'json' ? applyJsonPatch(current, patch) : type === 'merge' ? applyMergePatch(current, patch) : applyStrategicMergePatch(current, patch, {});
   return commitScale(core, scope, old, patched, options);
 }
 
@@ -62,10 +74,13 @@ function commitScale(core: OperationsCore, scope: Scope, old: KubeObject, body: 
   const name = old.metadata!.name!;
   if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type Scale): the body is not a JSON object');
   const meta = isObject(body.metadata) ? body.metadata : {};
-  if (meta.name !== undefined && meta.name !== name) throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
+  if (meta.name !== undefined && meta.name !== name)
+    throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
   const replicas = isObject(body.spec) ? body.spec.replicas : undefined;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
-    throw invalid('Scale', 'autoscaling', name, [{ type: 'Invalid', field: 'spec.replicas', value: replicas ?? null, detail: 'must be greater than or equal to 0' }]);
+    throw invalid('Scale', 'autoscaling', name, [
+      { type: 'Invalid', field: 'spec.replicas', value: replicas ?? null, detail: 'must be greater than or equal to 0' },
+    ]);
   }
   const rv = typeof meta.resourceVersion === 'string' && meta.resourceVersion !== '' ? meta.resourceVersion : undefined;
   if (rv !== undefined && rv !== old.metadata!.resourceVersion) throw conflict(groupResourceOf(def), name);
@@ -94,7 +109,8 @@ export function bind(core: OperationsCore, scope: Scope, name: string, body: unk
   const pod = core.stored(scope, name);
   const podMeta = pod.metadata!;
   const refuse = (why: string): ApiError => conflict({ group: '', resource: 'pods/binding' }, name, why);
-  if (typeof meta.uid === 'string' && meta.uid !== '' && meta.uid !== podMeta.uid) throw refuse(`Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${podMeta.uid ?? ''}`);
+  if (typeof meta.uid === 'string' && meta.uid !== '' && meta.uid !== podMeta.uid)
+    throw refuse(`Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${podMeta.uid ?? ''}`);
   if (podMeta.deletionTimestamp) throw refuse(`pod ${name} is being deleted, cannot be assigned to a host`);
   const spec = isObject(pod.spec) ? pod.spec : {};
   if (typeof spec.nodeName === 'string' && spec.nodeName !== '') throw refuse(`pod ${name} is already assigned to node "${spec.nodeName}"`);
@@ -129,12 +145,12 @@ export function evict(core: OperationsCore, scope: Scope, name: string, body: un
       const allowed = typeof pdbStatus.disruptionsAllowed === 'number' ? pdbStatus.disruptionsAllowed : 0;
       const observed = typeof pdbStatus.observedGeneration === 'number' ? pdbStatus.observedGeneration : 0;
       if (observed < (pdb.metadata?.generation ?? 0)) {
-        throw tooManyRequests('Cannot evict pod as it would violate the pod\'s disruption budget.', [
+        throw tooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", [
           { reason: 'DisruptionBudget', message: `The disruption budget ${pdb.metadata!.name} is still being processed by the server.` },
         ]);
       }
       if (allowed <= 0) {
-        throw tooManyRequests('Cannot evict pod as it would violate the pod\'s disruption budget.', [
+        throw tooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", [
           {
             reason: 'DisruptionBudget',
             message: `The disruption budget ${pdb.metadata!.name} needs ${String(pdbStatus.desiredHealthy ?? 0)} healthy pods and has ${String(pdbStatus.currentHealthy ?? 0)} currently`,
@@ -142,11 +158,17 @@ export function evict(core: OperationsCore, scope: Scope, name: string, body: un
         ]);
       }
       if (!deleteOptions.dryRun) {
-        core.systemUpdate(pdbDef, pdb, (p) => {
-          const s = p.status as Record<string, unknown>;
-          s.disruptionsAllowed = allowed - 1;
-          s.disruptedPods = { ...(isObject(s.disruptedPods) ? s.disruptedPods : {}), [name]: nowTimestamp() };
-        }, 'kube-apiserver', 'status');
+        core.systemUpdate(
+          pdbDef,
+          pdb,
+          (p) => {
+            const s = p.status as Record<string, unknown>;
+            s.disruptionsAllowed = allowed - 1;
+            s.disruptedPods = { ...(isObject(s.disruptedPods) ? s.disruptedPods : {}), [name]: nowTimestamp() };
+          },
+          'kube-apiserver',
+          'status',
+        );
       }
     }
   }

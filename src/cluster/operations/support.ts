@@ -11,7 +11,16 @@ import { ApiError, badRequest, type MetaStatus } from '../api-error.js';
 import type { PatchType } from '../patch.js';
 import { customResourceView } from '../crd-schema.js';
 import { conversionFor, hasStatusSubresource, type ResourceDefinition, type ResourceRegistry } from '../registry.js';
-import { STANDARD_FIELDS, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, type FieldGetter, type FieldRequirement, type LabelRequirement } from '../selectors.js';
+import {
+  STANDARD_FIELDS,
+  matchesFields,
+  matchesLabels,
+  parseFieldSelector,
+  parseLabelSelector,
+  type FieldGetter,
+  type FieldRequirement,
+  type LabelRequirement,
+} from '../selectors.js';
 import type { ObjectStore } from '../store.js';
 
 /** Where a request points: a kind at one of its served versions, and the namespace from the URL. */
@@ -194,7 +203,15 @@ export function sentVersion(scope: Scope, body: unknown): string {
 
 /** JSON as Go encodes an unstructured object: map keys sorted. */
 export function goJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (isObject(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v));
+  return JSON.stringify(value, (_key, v: unknown) =>
+    isObject(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v,
+  );
 }
 
 export function withWarnings(result: Result, warnings: string[]): Result {
@@ -259,7 +276,15 @@ export interface OperationsCore {
   /** Checks a request body against the endpoint and returns a private copy in storage form. */
   decode(scope: Scope, body: unknown): KubeObject;
   decodeCustom(scope: Scope, obj: KubeObject, version: string, options: WriteOptions, patched?: unknown): string[];
-  commitUpdate(scope: Scope, old: KubeObject, incoming: KubeObject, mode: UpdateMode, options: WriteOptions, appliedManagedFields?: unknown[], managerSubresource?: string): Result;
+  commitUpdate(
+    scope: Scope,
+    old: KubeObject,
+    incoming: KubeObject,
+    mode: UpdateMode,
+    options: WriteOptions,
+    appliedManagedFields?: unknown[],
+    managerSubresource?: string,
+  ): Result;
   systemUpdate(def: ResourceDefinition, current: KubeObject, mutate: (obj: KubeObject) => void, manager?: string, subresource?: 'status'): Result;
   delete(scope: Scope, name: string, options?: DeleteOptions): Result;
 }

@@ -13,7 +13,23 @@
 import type { KubeObject } from '../../model/object-key.js';
 import { isObject } from '../../model/object-key.js';
 import type { Informer } from '../../kube/informer.js';
-import { clone, controllerRef, deepEqual, isBeingDeleted, isControlledBy, isPodAvailable, isPodReady, isPodTerminal, num, podFromTemplate, podTemplate, spec, status, str, templateHash } from './objects.js';
+import {
+  clone,
+  controllerRef,
+  deepEqual,
+  isBeingDeleted,
+  isControlledBy,
+  isPodAvailable,
+  isPodReady,
+  isPodTerminal,
+  num,
+  podFromTemplate,
+  podTemplate,
+  spec,
+  status,
+  str,
+  templateHash,
+} from './objects.js';
 import type { CoreEventRecorder } from './events.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
 
@@ -31,7 +47,10 @@ function targetNode(pod: KubeObject): string | undefined {
   const nodeName = str(spec(pod).nodeName);
   if (nodeName) return nodeName;
   const aff = spec(pod).affinity;
-  const terms = isObject(aff) && isObject(aff.nodeAffinity) && isObject(aff.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) ? aff.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : undefined;
+  const terms =
+    isObject(aff) && isObject(aff.nodeAffinity) && isObject(aff.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution)
+      ? aff.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms
+      : undefined;
   if (!Array.isArray(terms)) return undefined;
   for (const t of terms) {
     if (!isObject(t) || !Array.isArray(t.matchFields)) continue;
@@ -56,7 +75,11 @@ export class DaemonSetController {
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<DaemonSetController | undefined> {
-    const [sets, pods, nodes] = await Promise.all([ctx.informers.forKind('DaemonSet', 'apps/v1'), ctx.informers.forKind('Pod', 'v1'), ctx.informers.forKind('Node', 'v1')]);
+    const [sets, pods, nodes] = await Promise.all([
+      ctx.informers.forKind('DaemonSet', 'apps/v1'),
+      ctx.informers.forKind('Pod', 'v1'),
+      ctx.informers.forKind('Node', 'v1'),
+    ]);
     if (!sets || !pods || !nodes) return undefined;
     const c = new DaemonSetController(ctx, runner, sets, pods, nodes);
     const all = () => {
@@ -120,7 +143,9 @@ export class DaemonSetController {
     Object.assign(pod.metadata!, this.ctx.nameFor(`${ds.metadata!.name}-`));
     const podSpec = pod.spec as Record<string, unknown>;
     const affinity = isObject(podSpec.affinity) ? podSpec.affinity : {};
-    affinity.nodeAffinity = { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] } };
+    affinity.nodeAffinity = {
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] },
+    };
     podSpec.affinity = affinity;
     const tolerations = Array.isArray(podSpec.tolerations) ? podSpec.tolerations.filter(isObject) : [];
     for (const t of TOLERATIONS) if (!tolerations.some((x) => x.key === t.key && x.effect === t.effect)) tolerations.push({ ...t });

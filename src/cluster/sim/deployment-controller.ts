@@ -48,7 +48,14 @@ export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 const DESIRED_REPLICAS = 'deployment.kubernetes.io/desired-replicas';
 const MAX_REPLICAS = 'deployment.kubernetes.io/max-replicas';
 /** Annotations of the Deployment not copied to its ReplicaSets (deploymentutil.skipCopyAnnotation). */
-const SKIPPED_ANNOTATIONS = new Set(['kubectl.kubernetes.io/last-applied-configuration', REVISION_ANNOTATION, 'deployment.kubernetes.io/revision-history', DESIRED_REPLICAS, MAX_REPLICAS, 'deprecated.deployment.rollback.to']);
+const SKIPPED_ANNOTATIONS = new Set([
+  'kubectl.kubernetes.io/last-applied-configuration',
+  REVISION_ANNOTATION,
+  'deployment.kubernetes.io/revision-history',
+  DESIRED_REPLICAS,
+  MAX_REPLICAS,
+  'deprecated.deployment.rollback.to',
+]);
 
 export class DeploymentController {
   private readonly enqueue: (key: string, delayMs?: number) => void;
@@ -80,7 +87,9 @@ export class DeploymentController {
       for (const r of old ? [rs, old] : [rs]) {
         const ref = controllerRef(r);
         if (ref?.kind === 'Deployment') c.enqueue(`${r.metadata!.namespace}/${ref.name}`);
-        else if (!ref) for (const d of deployments.list(r.metadata?.namespace)) if (selectorMatches(spec(d).selector, r.metadata?.labels)) c.enqueue(`${d.metadata!.namespace}/${d.metadata!.name}`);
+        else if (!ref)
+          for (const d of deployments.list(r.metadata?.namespace))
+            if (selectorMatches(spec(d).selector, r.metadata?.labels)) c.enqueue(`${d.metadata!.namespace}/${d.metadata!.name}`);
       }
     });
     // Recreate waits for the old pods to be gone.
@@ -133,7 +142,9 @@ export class DeploymentController {
       }
       if (controllerRef(rs) || isBeingDeleted(d) || isBeingDeleted(rs) || !selectorMatches(spec(d).selector, rs.metadata?.labels)) continue;
       try {
-        const adopted = await this.ctx.api.patch(this.sets.info, rs.metadata?.namespace, rs.metadata!.name!, 'strategic', { metadata: { ownerReferences: [newControllerRef(d)], uid: rs.metadata?.uid } });
+        const adopted = await this.ctx.api.patch(this.sets.info, rs.metadata?.namespace, rs.metadata!.name!, 'strategic', {
+          metadata: { ownerReferences: [newControllerRef(d)], uid: rs.metadata?.uid },
+        });
         await this.sets.waitForWrite(adopted);
         result.push(adopted);
       } catch (err) {
@@ -279,9 +290,15 @@ export class DeploymentController {
       const statusConditions = conditions(d);
       let found: Condition[] | undefined;
       if (!statusConditions.some((c) => c.type === 'Progressing')) {
-        found = setDeploymentCondition(statusConditions, { type: 'Progressing', status: 'True', reason: 'FoundNewReplicaSet', message: `Found new replica set "${existing.metadata?.name}"` });
+        found = setDeploymentCondition(statusConditions, {
+          type: 'Progressing',
+          status: 'True',
+          reason: 'FoundNewReplicaSet',
+          message: `Found new replica set "${existing.metadata?.name}"`,
+        });
       }
-      if (found || d.metadata?.annotations?.[REVISION_ANNOTATION] !== revision) await this.writeStatus(d, { ...status(d), ...(found ? { conditions: found } : {}) }, revision);
+      if (found || d.metadata?.annotations?.[REVISION_ANNOTATION] !== revision)
+        await this.writeStatus(d, { ...status(d), ...(found ? { conditions: found } : {}) }, revision);
       return existing;
     }
     if (!create) return undefined;
@@ -301,7 +318,13 @@ export class DeploymentController {
     const replicas = this.strategy(d).type === 'Recreate' ? desired : Math.max(0, Math.min(desired + maxSurge - current, desired));
     const rsName = `${d.metadata!.name}-${hash}`;
     const rs: KubeObject = {
-      metadata: { name: rsName, namespace: d.metadata?.namespace, labels: md.labels as Record<string, string>, annotations, ownerReferences: [newControllerRef(d)] },
+      metadata: {
+        name: rsName,
+        namespace: d.metadata?.namespace,
+        labels: md.labels as Record<string, string>,
+        annotations,
+        ownerReferences: [newControllerRef(d)],
+      },
       spec: { replicas, minReadySeconds: num(spec(d).minReadySeconds, 0), selector, template },
     };
     let created: KubeObject;
@@ -310,7 +333,8 @@ export class DeploymentController {
     } catch (err) {
       if (!isStatus(err, 409)) throw err;
       const clash = await this.ctx.api.get(this.sets.info, d.metadata?.namespace, rsName);
-      if (clash && isControlledBy(clash, d) && deepEqual(this.templateWithoutHash(spec(clash).template), this.templateWithoutHash(spec(d).template))) return clash;
+      if (clash && isControlledBy(clash, d) && deepEqual(this.templateWithoutHash(spec(clash).template), this.templateWithoutHash(spec(d).template)))
+        return clash;
       // A hash collision: bump collisionCount so that the next sync computes another name.
       await this.writeStatus(d, { ...status(d), collisionCount: collisionCount + 1 });
       return undefined;
@@ -318,7 +342,12 @@ export class DeploymentController {
     this.ctx.log(`deployment: created replicaset ${d.metadata?.namespace}/${rsName}`);
     if (replicas > 0) this.recorder.event(d, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${rsName} from 0 to ${replicas}`);
     await this.sets.waitForWrite(created);
-    const cond = setDeploymentCondition(conditions(d), { type: 'Progressing', status: 'True', reason: 'NewReplicaSetCreated', message: `Created new replica set "${rsName}"` });
+    const cond = setDeploymentCondition(conditions(d), {
+      type: 'Progressing',
+      status: 'True',
+      reason: 'NewReplicaSetCreated',
+      message: `Created new replica set "${rsName}"`,
+    });
     await this.writeStatus(d, { ...status(d), conditions: cond }, newRevision);
     return created;
   }
@@ -334,7 +363,13 @@ export class DeploymentController {
     };
     this.ctx.log(`deployment: scaling replicaset ${rs.metadata?.namespace}/${rs.metadata?.name} to ${replicas}`);
     const written = await this.ctx.api.update(this.sets.info, next);
-    if (oldScale !== replicas) this.recorder.event(d, 'Normal', 'ScalingReplicaSet', `Scaled ${oldScale < replicas ? 'up' : 'down'} replica set ${rs.metadata?.name} from ${oldScale} to ${replicas}`);
+    if (oldScale !== replicas)
+      this.recorder.event(
+        d,
+        'Normal',
+        'ScalingReplicaSet',
+        `Scaled ${oldScale < replicas ? 'up' : 'down'} replica set ${rs.metadata?.name} from ${oldScale} to ${replicas}`,
+      );
     await this.sets.waitForWrite(written);
     const latest = this.deployments.get(d.metadata?.namespace, d.metadata!.name!);
     if (latest) {
@@ -345,15 +380,19 @@ export class DeploymentController {
 
   private async cleanup(d: KubeObject, oldRSs: KubeObject[]): Promise<void> {
     const limit = num(spec(d).revisionHistoryLimit, 10);
-    const cleanable = oldRSs.filter((rs) => num(spec(rs).replicas, 0) === 0 && num(status(rs).replicas, 0) === 0 && !isBeingDeleted(rs) && rs.metadata?.deletionTimestamp === undefined);
+    const cleanable = oldRSs.filter(
+      (rs) => num(spec(rs).replicas, 0) === 0 && num(status(rs).replicas, 0) === 0 && !isBeingDeleted(rs) && rs.metadata?.deletionTimestamp === undefined,
+    );
     const diff = cleanable.length - limit;
     if (diff <= 0) return;
     const byRevision = [...cleanable].sort((a, b) => this.revisionOf(a) - this.revisionOf(b) || byCreation(a, b));
     for (const rs of byRevision.slice(0, diff)) {
       this.ctx.log(`deployment: deleting old replicaset ${rs.metadata?.namespace}/${rs.metadata?.name}`);
-      await this.ctx.api.delete(this.sets.info, rs.metadata?.namespace, rs.metadata!.name!, { preconditions: { uid: rs.metadata?.uid } }).catch((err: unknown) => {
-        if (!isStatus(err, 404, 409)) throw err;
-      });
+      await this.ctx.api
+        .delete(this.sets.info, rs.metadata?.namespace, rs.metadata!.name!, { preconditions: { uid: rs.metadata?.uid } })
+        .catch((err: unknown) => {
+          if (!isStatus(err, 404, 409)) throw err;
+        });
     }
   }
 
@@ -374,15 +413,30 @@ export class DeploymentController {
     const minAvailable = this.replicas(d) - this.strategy(d).maxUnavailable;
     conds =
       available >= minAvailable
-        ? setDeploymentCondition(conds, { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' })
-        : setDeploymentCondition(conds, { type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' });
+        ? setDeploymentCondition(conds, {
+            type: 'Available',
+            status: 'True',
+            reason: 'MinimumReplicasAvailable',
+            message: 'Deployment has minimum availability.',
+          })
+        : setDeploymentCondition(conds, {
+            type: 'Available',
+            status: 'False',
+            reason: 'MinimumReplicasUnavailable',
+            message: 'Deployment does not have minimum availability.',
+          });
     next.conditions = conds;
     return next;
   }
 
   private complete(d: KubeObject, st: Record<string, unknown>): boolean {
     const desired = this.replicas(d);
-    return st.updatedReplicas === desired && st.replicas === desired && st.availableReplicas === desired && num(st.observedGeneration, 0) >= (d.metadata?.generation ?? 0);
+    return (
+      st.updatedReplicas === desired &&
+      st.replicas === desired &&
+      st.availableReplicas === desired &&
+      num(st.observedGeneration, 0) >= (d.metadata?.generation ?? 0)
+    );
   }
 
   /** syncRolloutStatus. */
@@ -397,21 +451,46 @@ export class DeploymentController {
       let conds = next.conditions as Condition[];
       const prev = status(d);
       if (this.complete(d, next)) {
-        conds = setDeploymentCondition(conds, { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: rsName ? `ReplicaSet "${rsName}" has successfully progressed.` : `Deployment "${d.metadata?.name}" has successfully progressed.` });
+        conds = setDeploymentCondition(conds, {
+          type: 'Progressing',
+          status: 'True',
+          reason: 'NewReplicaSetAvailable',
+          message: rsName ? `ReplicaSet "${rsName}" has successfully progressed.` : `Deployment "${d.metadata?.name}" has successfully progressed.`,
+        });
       } else if (
         num(next.updatedReplicas, 0) > num(prev.updatedReplicas, 0) ||
         num(next.replicas, 0) - num(next.updatedReplicas, 0) < num(prev.replicas, 0) - num(prev.updatedReplicas, 0) ||
         num(next.readyReplicas, 0) > num(prev.readyReplicas, 0) ||
         num(next.availableReplicas, 0) > num(prev.availableReplicas, 0)
       ) {
-        const cond: Condition = { type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated', message: rsName ? `ReplicaSet "${rsName}" is progressing.` : `Deployment "${d.metadata?.name}" is progressing.` };
+        const cond: Condition = {
+          type: 'Progressing',
+          status: 'True',
+          reason: 'ReplicaSetUpdated',
+          message: rsName ? `ReplicaSet "${rsName}" is progressing.` : `Deployment "${d.metadata?.name}" is progressing.`,
+        };
         const at = now();
-        conds = [...conds.filter((c) => c.type !== 'Progressing'), { type: cond.type, status: cond.status, lastUpdateTime: at, lastTransitionTime: current?.status === 'True' ? current.lastTransitionTime : at, reason: cond.reason, message: cond.message }];
+        conds = [
+          ...conds.filter((c) => c.type !== 'Progressing'),
+          {
+            type: cond.type,
+            status: cond.status,
+            lastUpdateTime: at,
+            lastTransitionTime: current?.status === 'True' ? current.lastTransitionTime : at,
+            reason: cond.reason,
+            message: cond.message,
+          },
+        ];
       } else if (current && current.status === 'True' && current.reason !== 'NewReplicaSetAvailable') {
         const deadlineMs = num(progressDeadline, 600) * 1000;
         const since = Date.parse(current.lastUpdateTime ?? current.lastTransitionTime ?? '');
         if (Number.isFinite(since) && since + deadlineMs <= Date.now()) {
-          conds = setDeploymentCondition(conds, { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: rsName ? `ReplicaSet "${rsName}" has timed out progressing.` : `Deployment "${d.metadata?.name}" has timed out progressing.` });
+          conds = setDeploymentCondition(conds, {
+            type: 'Progressing',
+            status: 'False',
+            reason: 'ProgressDeadlineExceeded',
+            message: rsName ? `ReplicaSet "${rsName}" has timed out progressing.` : `Deployment "${d.metadata?.name}" has timed out progressing.`,
+          });
         } else if (Number.isFinite(since)) {
           this.enqueue(`${d.metadata?.namespace}/${d.metadata?.name}`, since + deadlineMs - Date.now() + 5);
         }
@@ -439,7 +518,9 @@ export class DeploymentController {
       throw err;
     }
     if (revision !== undefined && written.metadata?.annotations?.[REVISION_ANNOTATION] !== revision) {
-      written = await this.ctx.api.patch(this.deployments.info, d.metadata?.namespace, d.metadata!.name!, 'merge', { metadata: { annotations: { [REVISION_ANNOTATION]: revision } } });
+      written = await this.ctx.api.patch(this.deployments.info, d.metadata?.namespace, d.metadata!.name!, 'merge', {
+        metadata: { annotations: { [REVISION_ANNOTATION]: revision } },
+      });
     }
     await this.deployments.waitForWrite(written);
   }
@@ -457,6 +538,13 @@ export function setDeploymentCondition(list: Condition[], next: Condition): Cond
   const existing = list.find((c) => c.type === next.type);
   if (existing && existing.status === next.status && existing.reason === next.reason) return list;
   const at = now();
-  const cond: Condition = { type: next.type, status: next.status, lastUpdateTime: at, lastTransitionTime: existing && existing.status === next.status ? existing.lastTransitionTime : at, reason: next.reason, message: next.message };
+  const cond: Condition = {
+    type: next.type,
+    status: next.status,
+    lastUpdateTime: at,
+    lastTransitionTime: existing && existing.status === next.status ? existing.lastTransitionTime : at,
+    reason: next.reason,
+    message: next.message,
+  };
   return [...list.filter((c) => c.type !== next.type), cond];
 }

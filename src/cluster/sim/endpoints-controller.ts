@@ -29,18 +29,24 @@ export class EndpointsController {
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<EndpointsController | undefined> {
-    const [services, pods, endpoints] = await Promise.all([ctx.informers.forKind('Service', 'v1'), ctx.informers.forKind('Pod', 'v1'), ctx.informers.forKind('Endpoints', 'v1')]);
+    const [services, pods, endpoints] = await Promise.all([
+      ctx.informers.forKind('Service', 'v1'),
+      ctx.informers.forKind('Pod', 'v1'),
+      ctx.informers.forKind('Endpoints', 'v1'),
+    ]);
     if (!services || !pods || !endpoints) return undefined;
     const c = new EndpointsController(ctx, runner, services, pods, endpoints);
     services.subscribe((_type, svc) => c.enqueue(`${svc.metadata!.namespace}/${svc.metadata!.name}`));
     pods.onChange((_type, pod, old) => {
       for (const svc of services.list(pod.metadata?.namespace)) {
         const sel = spec(svc).selector;
-        if (mapSelectorMatches(sel, pod.metadata?.labels) || (old && mapSelectorMatches(sel, old.metadata?.labels))) c.enqueue(`${svc.metadata!.namespace}/${svc.metadata!.name}`);
+        if (mapSelectorMatches(sel, pod.metadata?.labels) || (old && mapSelectorMatches(sel, old.metadata?.labels)))
+          c.enqueue(`${svc.metadata!.namespace}/${svc.metadata!.name}`);
       }
     });
     // checkLeftoverEndpoints: only at start; Endpoints created later without a Service are left alone.
-    for (const ep of endpoints.list()) if (!services.get(ep.metadata?.namespace, ep.metadata!.name!)) c.enqueue(`${ep.metadata!.namespace}/${ep.metadata!.name}`);
+    for (const ep of endpoints.list())
+      if (!services.get(ep.metadata?.namespace, ep.metadata!.name!)) c.enqueue(`${ep.metadata!.namespace}/${ep.metadata!.name}`);
     return c;
   }
 
@@ -50,15 +56,18 @@ export class EndpointsController {
     const current = this.endpoints.get(namespace, name);
     if (!svc) {
       // The Service is gone: its Endpoints go too (also those of a selector-less Service, as in Kubernetes).
-      if (current) await this.ctx.api.delete(this.endpoints.info, namespace, name, { preconditions: { uid: current.metadata?.uid } }).catch((err: unknown) => {
-        if (!isStatus(err, 404, 409)) throw err;
-      });
+      if (current)
+        await this.ctx.api.delete(this.endpoints.info, namespace, name, { preconditions: { uid: current.metadata?.uid } }).catch((err: unknown) => {
+          if (!isStatus(err, 404, 409)) throw err;
+        });
       return;
     }
     const selector = spec(svc).selector;
     if (!isObject(selector) || Object.keys(selector).length === 0 || str(spec(svc).type) === 'ExternalName' || isBeingDeleted(svc)) return;
     const publishNotReady = spec(svc).publishNotReadyAddresses === true;
-    const selected = this.pods.list(namespace).filter((p) => mapSelectorMatches(selector, p.metadata?.labels) && !isPodTerminal(p) && !isBeingDeleted(p) && str(status(p).podIP));
+    const selected = this.pods
+      .list(namespace)
+      .filter((p) => mapSelectorMatches(selector, p.metadata?.labels) && !isPodTerminal(p) && !isBeingDeleted(p) && str(status(p).podIP));
     const address = (p: KubeObject) => ({
       ip: str(status(p).podIP),
       ...(str(spec(p).hostname) ? { hostname: str(spec(p).hostname) } : {}),
@@ -75,7 +84,10 @@ export class EndpointsController {
       if (typeof target === 'string' && !/^\d+$/.test(target)) port = this.namedPort(selected[0], target) ?? 0;
       return { ...(sp.name ? { name: sp.name } : {}), port, protocol: str(sp.protocol, 'TCP'), ...(sp.appProtocol ? { appProtocol: sp.appProtocol } : {}) };
     });
-    const subsets = ready.length + notReady.length > 0 ? [{ ...(ready.length ? { addresses: ready } : {}), ...(notReady.length ? { notReadyAddresses: notReady } : {}), ports }] : undefined;
+    const subsets =
+      ready.length + notReady.length > 0
+        ? [{ ...(ready.length ? { addresses: ready } : {}), ...(notReady.length ? { notReadyAddresses: notReady } : {}), ports }]
+        : undefined;
     const labels: Record<string, string> = { ...(svc.metadata?.labels ?? {}), 'endpoints.kubernetes.io/managed-by': 'endpoint-controller' };
     if (spec(svc).clusterIP === 'None') labels['service.kubernetes.io/headless'] = '';
     const annotations = { 'endpoints.kubernetes.io/last-change-trigger-time': now() };
@@ -101,7 +113,8 @@ export class EndpointsController {
   private namedPort(pod: KubeObject | undefined, name: string): number | undefined {
     const containers = pod && Array.isArray(spec(pod).containers) ? (spec(pod).containers as unknown[]).filter(isObject) : [];
     for (const c of containers) {
-      for (const p of Array.isArray(c.ports) ? c.ports.filter(isObject) : []) if (p.name === name && typeof p.containerPort === 'number') return p.containerPort;
+      for (const p of Array.isArray(c.ports) ? c.ports.filter(isObject) : [])
+        if (p.name === name && typeof p.containerPort === 'number') return p.containerPort;
     }
     return undefined;
   }

@@ -216,7 +216,10 @@ export class CoreEventRecorder {
     return {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name: `${ref.name}.${this.events.nameSuffix([ref.namespace, ref.name, ref.fieldPath, type, reason, message].join('/'))}`, namespace: ref.namespace || 'default' },
+      metadata: {
+        name: `${ref.name}.${this.events.nameSuffix([ref.namespace, ref.name, ref.fieldPath, type, reason, message].join('/'))}`,
+        namespace: ref.namespace || 'default',
+      },
       involvedObject: ref,
       reason,
       message,
@@ -249,13 +252,37 @@ export class CoreEventRecorder {
 
   private static eventKey(e: CoreEvent): string {
     const r = e.involvedObject;
-    return [e.source.component, e.source.host ?? '', r.kind, r.namespace ?? '', r.name, r.fieldPath ?? '', r.uid ?? '', r.apiVersion, e.type, e.reason, e.message].join('');
+    return [
+      e.source.component,
+      e.source.host ?? '',
+      r.kind,
+      r.namespace ?? '',
+      r.name,
+      r.fieldPath ?? '',
+      r.uid ?? '',
+      r.apiVersion,
+      e.type,
+      e.reason,
+      e.message,
+    ].join('');
   }
 
   /** EventAggregator with EventAggregatorByReasonFunc / EventAggregatorByReasonMessageFunc. */
   private aggregate(e: CoreEvent): [CoreEvent, string] {
     const r = e.involvedObject;
-    const aggregateKey = [e.source.component, e.source.host ?? '', r.kind, r.namespace ?? '', r.name, r.uid ?? '', r.apiVersion, e.type, e.reason, e.reportingComponent, e.reportingInstance].join('');
+    const aggregateKey = [
+      e.source.component,
+      e.source.host ?? '',
+      r.kind,
+      r.namespace ?? '',
+      r.name,
+      r.uid ?? '',
+      r.apiVersion,
+      e.type,
+      e.reason,
+      e.reportingComponent,
+      e.reportingInstance,
+    ].join('');
     const t = Date.now();
     let record = this.aggregates.get(aggregateKey);
     if (!record || t - record.last > AGGREGATE_INTERVAL_MS) record = { localKeys: new Set(), last: t };
@@ -267,7 +294,10 @@ export class CoreEventRecorder {
     const message = `(combined from similar events): ${e.message}`;
     const combined: CoreEvent = {
       ...e,
-      metadata: { name: `${r.name}.${this.events.nameSuffix([r.namespace, r.name, e.type, e.reason, 'combined'].join('/'))}`, namespace: e.metadata!.namespace! },
+      metadata: {
+        name: `${r.name}.${this.events.nameSuffix([r.namespace, r.name, e.type, e.reason, 'combined'].join('/'))}`,
+        namespace: e.metadata!.namespace!,
+      },
       message,
       count: 1,
       firstTimestamp: e.lastTimestamp,
@@ -284,11 +314,21 @@ export class CoreEventRecorder {
     let event = e;
     let patch: Record<string, unknown> | undefined;
     if (last && last.count > 0) {
-      event = { ...e, metadata: { ...e.metadata, name: last.name, resourceVersion: last.resourceVersion }, firstTimestamp: last.firstTimestamp, count: last.count + 1 };
+      event = {
+        ...e,
+        metadata: { ...e.metadata, name: last.name, resourceVersion: last.resourceVersion },
+        firstTimestamp: last.firstTimestamp,
+        count: last.count + 1,
+      };
       // CreateTwoWayMergePatch against a copy with count 0, lastTimestamp 0 and no message.
       patch = { count: event.count, lastTimestamp: event.lastTimestamp, message: event.message };
     }
-    this.observed.set(key, { count: event.count, firstTimestamp: event.firstTimestamp, name: event.metadata!.name!, resourceVersion: event.metadata?.resourceVersion ?? '' });
+    this.observed.set(key, {
+      count: event.count,
+      firstTimestamp: event.firstTimestamp,
+      name: event.metadata!.name!,
+      resourceVersion: event.metadata?.resourceVersion ?? '',
+    });
     return [event, patch];
   }
 
@@ -363,7 +403,10 @@ export class EventsV1Recorder implements ActionEventRecorder {
     const event: V1Event = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
-      metadata: { name: `${ref.name}.${this.events.nameSuffix([ref.namespace, ref.name, type, reason, action, note].join('/'))}`, namespace: ref.namespace || 'default' },
+      metadata: {
+        name: `${ref.name}.${this.events.nameSuffix([ref.namespace, ref.name, type, reason, action, note].join('/'))}`,
+        namespace: ref.namespace || 'default',
+      },
       eventTime: this.events.microTime(),
       reportingController: this.reportingController,
       reportingInstance: this.reportingInstance,

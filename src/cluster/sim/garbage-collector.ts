@@ -129,7 +129,7 @@ export class GarbageCollector {
       orphaning: isBeingDeleted(obj) && hasFinalizer(obj, ORPHAN_FINALIZER),
     };
     this.nodes.set(uid, node);
-    const before = new Set((previous?.owners ?? (old?.metadata?.ownerReferences ?? [])).map((r) => r.uid));
+    const before = new Set((previous?.owners ?? old?.metadata?.ownerReferences ?? []).map((r) => r.uid));
     for (const ref of previous?.owners ?? []) if (!owners.some((o) => o.uid === ref.uid)) this.unlink(ref.uid, uid);
     for (const ref of owners) {
       let set = this.dependents.get(ref.uid);
@@ -144,7 +144,8 @@ export class GarbageCollector {
     if (previous && owners.some((r) => this.nodes.get(r.uid)?.deletingDependents)) {
       for (const r of owners) if (this.nodes.get(r.uid)?.deletingDependents) this.enqueue(`delete|${r.uid}`);
     }
-    for (const r of previous?.owners ?? []) if (!owners.some((o) => o.uid === r.uid) && this.nodes.get(r.uid)?.deletingDependents) this.enqueue(`delete|${r.uid}`);
+    for (const r of previous?.owners ?? [])
+      if (!owners.some((o) => o.uid === r.uid) && this.nodes.get(r.uid)?.deletingDependents) this.enqueue(`delete|${r.uid}`);
     if (node.deletingDependents && !previous?.deletingDependents) {
       this.enqueue(`delete|${uid}`);
       for (const dep of this.dependents.get(uid) ?? []) this.enqueue(`delete|${dep}`);
@@ -160,7 +161,10 @@ export class GarbageCollector {
   }
 
   private dependentNodes(uid: string): GraphNode[] {
-    return [...(this.dependents.get(uid) ?? [])].map((d) => this.nodes.get(d)).filter((n): n is GraphNode => n !== undefined).sort((a, b) => (a.uid < b.uid ? -1 : 1));
+    return [...(this.dependents.get(uid) ?? [])]
+      .map((d) => this.nodes.get(d))
+      .filter((n): n is GraphNode => n !== undefined)
+      .sort((a, b) => (a.uid < b.uid ? -1 : 1));
   }
 
   private async process(key: string): Promise<void> {
@@ -193,7 +197,11 @@ export class GarbageCollector {
     }
     if (solid.length > 0) {
       if (dangling.length === 0 && waiting.length === 0) return;
-      await this.removeOwnerReferences(item, latest, [...dangling, ...waiting].map((r) => r.uid));
+      await this.removeOwnerReferences(
+        item,
+        latest,
+        [...dangling, ...waiting].map((r) => r.uid),
+      );
       return;
     }
     let policy: 'Background' | 'Foreground' | 'Orphan';
@@ -285,4 +293,3 @@ export class GarbageCollector {
     for (const unsubscribe of this.monitored.values()) unsubscribe();
   }
 }
-

@@ -19,7 +19,26 @@
 import type { KubeObject } from '../../model/object-key.js';
 import { isObject } from '../../model/object-key.js';
 import type { Informer } from '../../kube/informer.js';
-import { clone, conditions, controllerRef, deepEqual, hasFinalizer, isBeingDeleted, isControlledBy, isPodReady, now, num, podFromTemplate, podPhase, podTemplate, setCondition, spec, status, str, type Condition } from './objects.js';
+import {
+  clone,
+  conditions,
+  controllerRef,
+  deepEqual,
+  hasFinalizer,
+  isBeingDeleted,
+  isControlledBy,
+  isPodReady,
+  now,
+  num,
+  podFromTemplate,
+  podPhase,
+  podTemplate,
+  setCondition,
+  spec,
+  status,
+  str,
+  type Condition,
+} from './objects.js';
 import type { CoreEventRecorder } from './events.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
 
@@ -88,7 +107,13 @@ export class JobController {
       }
     }
     if (recorded) {
-      await this.writeStatus(job, { ...st, uncountedTerminatedPods: { ...(uncountedSucceeded.size ? { succeeded: [...uncountedSucceeded] } : {}), ...(uncountedFailed.size ? { failed: [...uncountedFailed] } : {}) } });
+      await this.writeStatus(job, {
+        ...st,
+        uncountedTerminatedPods: {
+          ...(uncountedSucceeded.size ? { succeeded: [...uncountedSucceeded] } : {}),
+          ...(uncountedFailed.size ? { failed: [...uncountedFailed] } : {}),
+        },
+      });
       return;
     }
     // 2. remove their finalizers
@@ -140,14 +165,38 @@ export class JobController {
       }
     }
     if (complete && active.length === 0 && terminating.length === 0) {
-      conds = setCondition(conds, { type: 'SuccessCriteriaMet', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastProbeTime: now() });
-      conds = setCondition(conds, { type: 'Complete', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastProbeTime: now() });
+      conds = setCondition(conds, {
+        type: 'SuccessCriteriaMet',
+        status: 'True',
+        reason: 'CompletionsReached',
+        message: 'Reached expected number of succeeded pods',
+        lastProbeTime: now(),
+      });
+      conds = setCondition(conds, {
+        type: 'Complete',
+        status: 'True',
+        reason: 'CompletionsReached',
+        message: 'Reached expected number of succeeded pods',
+        lastProbeTime: now(),
+      });
       completionTime = now();
     } else if (failedOut) {
       for (const p of active) await this.deletePod(job, p);
       if (active.length === 0 && terminating.length === 0) {
-        conds = setCondition(conds, { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: now() });
-        conds = setCondition(conds, { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: now() });
+        conds = setCondition(conds, {
+          type: 'FailureTarget',
+          status: 'True',
+          reason: 'BackoffLimitExceeded',
+          message: 'Job has reached the specified backoff limit',
+          lastProbeTime: now(),
+        });
+        conds = setCondition(conds, {
+          type: 'Failed',
+          status: 'True',
+          reason: 'BackoffLimitExceeded',
+          message: 'Job has reached the specified backoff limit',
+          lastProbeTime: now(),
+        });
       }
     }
     if (suspended && !conds.some((c) => c.type === 'Suspended' && c.status === 'True')) {
@@ -163,7 +212,10 @@ export class JobController {
       terminating: terminating.length,
       succeeded,
       failed,
-      uncountedTerminatedPods: { ...(uncountedSucceeded.size ? { succeeded: [...uncountedSucceeded] } : {}), ...(uncountedFailed.size ? { failed: [...uncountedFailed] } : {}) },
+      uncountedTerminatedPods: {
+        ...(uncountedSucceeded.size ? { succeeded: [...uncountedSucceeded] } : {}),
+        ...(uncountedFailed.size ? { failed: [...uncountedFailed] } : {}),
+      },
       ...(conds.length ? { conditions: conds } : {}),
       ...(completionTime ? { completionTime } : {}),
     };
@@ -183,16 +235,20 @@ export class JobController {
   }
 
   private freeIndexes(pods: KubeObject[], total: number, count: number): number[] {
-    const taken = new Set(pods.filter((p) => !isBeingDeleted(p) && podPhase(p) !== 'Failed').map((p) => Number(p.metadata?.annotations?.[COMPLETION_INDEX] ?? '-1')));
+    const taken = new Set(
+      pods.filter((p) => !isBeingDeleted(p) && podPhase(p) !== 'Failed').map((p) => Number(p.metadata?.annotations?.[COMPLETION_INDEX] ?? '-1')),
+    );
     const free: number[] = [];
     for (let i = 0; i < total && free.length < count; i++) if (!taken.has(i)) free.push(i);
     return free;
   }
 
   private completedIndexes(pods: KubeObject[]): string {
-    const done = [...new Set(pods.filter((p) => podPhase(p) === 'Succeeded').map((p) => Number(p.metadata?.annotations?.[COMPLETION_INDEX] ?? '-1')))].filter((i) => i >= 0).sort((a, b) => a - b);
+    const done = [...new Set(pods.filter((p) => podPhase(p) === 'Succeeded').map((p) => Number(p.metadata?.annotations?.[COMPLETION_INDEX] ?? '-1')))]
+      .filter((i) => i >= 0)
+      .sort((a, b) => a - b);
     const ranges: string[] = [];
-    for (let i = 0; i < done.length; ) {
+    for (let i = 0; i < done.length;) {
       let j = i;
       while (j + 1 < done.length && done[j + 1] === done[j]! + 1) j++;
       ranges.push(i === j ? String(done[i]) : `${done[i]}-${done[j]}`);
@@ -229,9 +285,11 @@ export class JobController {
   }
 
   private async deletePod(job: KubeObject, pod: KubeObject): Promise<void> {
-    const res = await this.ctx.api.delete(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, { preconditions: { uid: pod.metadata?.uid } }).catch((err: unknown) => {
-      if (!isStatus(err, 404, 409)) throw err;
-    });
+    const res = await this.ctx.api
+      .delete(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, { preconditions: { uid: pod.metadata?.uid } })
+      .catch((err: unknown) => {
+        if (!isStatus(err, 404, 409)) throw err;
+      });
     if (res) this.recorder.event(job, 'Normal', 'SuccessfulDelete', `Deleted pod: ${pod.metadata?.name}`);
   }
 
@@ -274,7 +332,10 @@ export class JobController {
     }
     this.ctx.log(`ttl-after-finished: deleting job ${job.metadata?.namespace}/${job.metadata?.name}`);
     await this.ctx.api
-      .delete(this.jobs.info, job.metadata?.namespace, job.metadata!.name!, { propagationPolicy: 'Foreground', preconditions: { uid: job.metadata?.uid, resourceVersion: job.metadata?.resourceVersion } })
+      .delete(this.jobs.info, job.metadata?.namespace, job.metadata!.name!, {
+        propagationPolicy: 'Foreground',
+        preconditions: { uid: job.metadata?.uid, resourceVersion: job.metadata?.resourceVersion },
+      })
       .catch((err: unknown) => {
         if (!isStatus(err, 404, 409)) throw err;
       });

@@ -69,11 +69,18 @@ export class Kubelets implements PodLifecycleContext {
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<Kubelets | undefined> {
-    const [pods, secrets, configMaps] = await Promise.all([ctx.informers.forKind('Pod', 'v1'), ctx.informers.forKind('Secret', 'v1'), ctx.informers.forKind('ConfigMap', 'v1')]);
+    const [pods, secrets, configMaps] = await Promise.all([
+      ctx.informers.forKind('Pod', 'v1'),
+      ctx.informers.forKind('Secret', 'v1'),
+      ctx.informers.forKind('ConfigMap', 'v1'),
+    ]);
     if (!pods) return undefined;
     const k = new Kubelets(ctx, runner, pods, secrets, configMaps);
     // A pod waiting for a volume's Secret or ConfigMap is synced again when one appears.
-    for (const [kind, informer] of [['secret', secrets], ['configmap', configMaps]] as const) {
+    for (const [kind, informer] of [
+      ['secret', secrets],
+      ['configmap', configMaps],
+    ] as const) {
       informer?.subscribe((type, obj) => {
         if (type === 'DELETED') return;
         for (const key of k.engine.keysRemembering('waitingFor', `${kind} ${obj.metadata?.name}`)) {
@@ -122,7 +129,13 @@ export class Kubelets implements PodLifecycleContext {
           this.pulled.add(`${node} ${image}`);
           const { durationMs, size } = simulatedPull(image);
           this.containerEvent(pod, c, init, 'Pulling', `Pulling image "${image}"`);
-          this.containerEvent(pod, c, init, 'Pulled', `Successfully pulled image "${image}" in ${goDuration(durationMs)} (${goDuration(durationMs)} including waiting). Image size: ${size} bytes.`);
+          this.containerEvent(
+            pod,
+            c,
+            init,
+            'Pulled',
+            `Successfully pulled image "${image}" in ${goDuration(durationMs)} (${goDuration(durationMs)} including waiting). Image size: ${size} bytes.`,
+          );
         } else {
           this.containerEvent(pod, c, init, 'Pulled', `Container image "${image}" already present on machine`);
         }
@@ -137,7 +150,14 @@ export class Kubelets implements PodLifecycleContext {
   }
 
   recordFailedMount(pod: KubeObject, missing: MissingVolume): void {
-    this.recorders.get(str(spec(pod).nodeName))?.event({ ...pod, apiVersion: 'v1', kind: 'Pod' }, 'Warning', 'FailedMount', `MountVolume.SetUp failed for volume "${missing.volume}" : ${missing.kind} "${missing.name}" not found`);
+    this.recorders
+      .get(str(spec(pod).nodeName))
+      ?.event(
+        { ...pod, apiVersion: 'v1', kind: 'Pod' },
+        'Warning',
+        'FailedMount',
+        `MountVolume.SetUp failed for volume "${missing.volume}" : ${missing.kind} "${missing.name}" not found`,
+      );
   }
 
   /** The first volume (also a projected volume's source) whose non-optional Secret or ConfigMap does not exist. */
@@ -172,7 +192,14 @@ export class Kubelets implements PodLifecycleContext {
 
   private async writeStatus(pod: KubeObject, next: Record<string, unknown>): Promise<void> {
     try {
-      const written = await this.ctx.api.patch(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, 'merge', { metadata: { uid: pod.metadata?.uid }, status: next }, 'status');
+      const written = await this.ctx.api.patch(
+        this.pods.info,
+        pod.metadata?.namespace,
+        pod.metadata!.name!,
+        'merge',
+        { metadata: { uid: pod.metadata?.uid }, status: next },
+        'status',
+      );
       await this.pods.waitForWrite(written, 2000);
     } catch (err) {
       if (!isStatus(err, 404, 409)) throw err;
@@ -182,7 +209,10 @@ export class Kubelets implements PodLifecycleContext {
   /** The grace period is over: delete now, only the very pod stopped (uid precondition). */
   private async deletePod(pod: KubeObject): Promise<void> {
     try {
-      await this.ctx.api.delete(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata!.uid! } });
+      await this.ctx.api.delete(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, {
+        gracePeriodSeconds: 0,
+        preconditions: { uid: pod.metadata!.uid! },
+      });
     } catch (err) {
       if (!isStatus(err, 404, 409)) throw err;
     }

@@ -87,7 +87,10 @@ export class NamespaceController {
   }
 
   /** Deletes the content of `resources` in the namespace; what is left, with its finalizers. */
-  private async deleteContent(namespace: string, resources: ResourceInfo[]): Promise<{ total: number; byResource: Map<string, number>; finalizers: Map<string, number> }> {
+  private async deleteContent(
+    namespace: string,
+    resources: ResourceInfo[],
+  ): Promise<{ total: number; byResource: Map<string, number>; finalizers: Map<string, number> }> {
     const byResource = new Map<string, number>();
     const finalizers = new Map<string, number>();
     let total = 0;
@@ -98,9 +101,10 @@ export class NamespaceController {
       if (live.length > 0) {
         const collected = info.verbs.includes('deletecollection') && (await this.ctx.api.deleteCollection(info, namespace));
         if (!collected) {
-          for (const obj of live) await this.ctx.api.delete(info, namespace, obj.metadata!.name!, { preconditions: { uid: obj.metadata?.uid } }).catch((err: unknown) => {
-            if (!isStatus(err, 404, 409)) throw err;
-          });
+          for (const obj of live)
+            await this.ctx.api.delete(info, namespace, obj.metadata!.name!, { preconditions: { uid: obj.metadata?.uid } }).catch((err: unknown) => {
+              if (!isStatus(err, 404, 409)) throw err;
+            });
         }
         items = await this.ctx.api.list(info, namespace);
       }
@@ -112,22 +116,55 @@ export class NamespaceController {
     return { total, byResource, finalizers };
   }
 
-  private async updateConditions(ns: KubeObject, remaining: { total: number; byResource: Map<string, number>; finalizers: Map<string, number> }): Promise<void> {
+  private async updateConditions(
+    ns: KubeObject,
+    remaining: { total: number; byResource: Map<string, number>; finalizers: Map<string, number> },
+  ): Promise<void> {
     let list: Condition[] = conditions(ns);
-    list = setCondition(list, { type: 'NamespaceDeletionDiscoveryFailure', status: 'False', reason: 'ResourcesDiscovered', message: 'All resources successfully discovered' });
-    list = setCondition(list, { type: 'NamespaceDeletionGroupVersionParsingFailure', status: 'False', reason: 'ParsedGroupVersions', message: 'All legacy kube types successfully parsed' });
-    list = setCondition(list, { type: 'NamespaceDeletionContentFailure', status: 'False', reason: 'ContentDeleted', message: 'All content successfully deleted, may be waiting on finalization' });
+    list = setCondition(list, {
+      type: 'NamespaceDeletionDiscoveryFailure',
+      status: 'False',
+      reason: 'ResourcesDiscovered',
+      message: 'All resources successfully discovered',
+    });
+    list = setCondition(list, {
+      type: 'NamespaceDeletionGroupVersionParsingFailure',
+      status: 'False',
+      reason: 'ParsedGroupVersions',
+      message: 'All legacy kube types successfully parsed',
+    });
+    list = setCondition(list, {
+      type: 'NamespaceDeletionContentFailure',
+      status: 'False',
+      reason: 'ContentDeleted',
+      message: 'All content successfully deleted, may be waiting on finalization',
+    });
     if (remaining.total > 0) {
       const what = [...remaining.byResource.entries()].map(([r, n]) => `${r} has ${n} resource instances`).join(', ');
-      list = setCondition(list, { type: 'NamespaceContentRemaining', status: 'True', reason: 'SomeResourcesRemain', message: `Some resources are remaining: ${what}` });
+      list = setCondition(list, {
+        type: 'NamespaceContentRemaining',
+        status: 'True',
+        reason: 'SomeResourcesRemain',
+        message: `Some resources are remaining: ${what}`,
+      });
     } else {
       list = setCondition(list, { type: 'NamespaceContentRemaining', status: 'False', reason: 'ContentRemoved', message: 'All content successfully removed' });
     }
     if (remaining.finalizers.size > 0) {
       const what = [...remaining.finalizers.entries()].map(([f, n]) => `${f} in ${n} resource instances`).join(', ');
-      list = setCondition(list, { type: 'NamespaceFinalizersRemaining', status: 'True', reason: 'SomeFinalizersRemain', message: `Some content in the namespace has finalizers remaining: ${what}` });
+      list = setCondition(list, {
+        type: 'NamespaceFinalizersRemaining',
+        status: 'True',
+        reason: 'SomeFinalizersRemain',
+        message: `Some content in the namespace has finalizers remaining: ${what}`,
+      });
     } else {
-      list = setCondition(list, { type: 'NamespaceFinalizersRemaining', status: 'False', reason: 'ContentHasNoFinalizers', message: 'All content-preserving finalizers finished' });
+      list = setCondition(list, {
+        type: 'NamespaceFinalizersRemaining',
+        status: 'False',
+        reason: 'ContentHasNoFinalizers',
+        message: 'All content-preserving finalizers finished',
+      });
     }
     if (JSON.stringify(list) === JSON.stringify(conditions(ns))) return;
     const next = clone(ns);

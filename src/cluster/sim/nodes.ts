@@ -27,7 +27,14 @@ export function nodeIndex(nodes: readonly string[], node: string): number {
 function nodeObject(nodes: readonly string[], name: string, network: ClusterNetwork): KubeObject {
   const capacity = { cpu: '8', 'ephemeral-storage': '100Gi', 'hugepages-2Mi': '0', memory: '16Gi', pods: '110' };
   const at = now();
-  const cond = (type: string, status: string, reason: string, message: string) => ({ type, status, lastHeartbeatTime: at, lastTransitionTime: at, reason, message });
+  const cond = (type: string, status: string, reason: string, message: string) => ({
+    type,
+    status,
+    lastHeartbeatTime: at,
+    lastTransitionTime: at,
+    reason,
+    message,
+  });
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -109,7 +116,8 @@ export class NodeAgent {
     }
     if (!node) return;
     const st = node.status as Record<string, unknown> | undefined;
-    const ready = Array.isArray(st?.conditions) && (st!.conditions as Array<{ type?: string; status?: string }>).some((c) => c.type === 'Ready' && c.status === 'True');
+    const ready =
+      Array.isArray(st?.conditions) && (st!.conditions as Array<{ type?: string; status?: string }>).some((c) => c.type === 'Ready' && c.status === 'True');
     if (ready && Array.isArray(st?.addresses)) return;
     const next = clone(node);
     next.status = desired.status;

@@ -145,7 +145,18 @@ export function setCondition(list: Condition[], next: Condition, stampUpdate = f
   merged.lastTransitionTime = existing && existing.status === next.status ? existing.lastTransitionTime : at;
   if (existing && stampUpdate) {
     // keep the field order a Deployment condition has on the wire
-    return list.map((c) => (c.type === next.type ? { type: merged.type, status: merged.status, lastUpdateTime: merged.lastUpdateTime, lastTransitionTime: merged.lastTransitionTime, reason: merged.reason, message: merged.message } : c));
+    return list.map((c) =>
+      c.type === next.type
+        ? {
+            type: merged.type,
+            status: merged.status,
+            lastUpdateTime: merged.lastUpdateTime,
+            lastTransitionTime: merged.lastTransitionTime,
+            reason: merged.reason,
+            message: merged.message,
+          }
+        : c,
+    );
   }
   if (existing) return list.map((c) => (c.type === next.type ? merged : c));
   return [...list, merged];
@@ -240,7 +251,11 @@ export function podTemplate(owner: KubeObject): { metadata: Record<string, unkno
 }
 
 /** controller.GetPodFromTemplate: labels, annotations and finalizers of the template, spec as is. */
-export function podFromTemplate(owner: KubeObject, template: { metadata: Record<string, unknown>; spec: Record<string, unknown> }, extraLabels: Labels = {}): KubeObject {
+export function podFromTemplate(
+  owner: KubeObject,
+  template: { metadata: Record<string, unknown>; spec: Record<string, unknown> },
+  extraLabels: Labels = {},
+): KubeObject {
   const md = template.metadata;
   const labels = { ...(isObject(md.labels) ? (md.labels as Labels) : {}), ...extraLabels };
   const metadata: NonNullable<KubeObject['metadata']> = {
@@ -259,7 +274,8 @@ export function claimNames(pod: KubeObject): string[] {
   if (!Array.isArray(volumes)) return [];
   const names: string[] = [];
   for (const v of volumes) {
-    if (isObject(v) && isObject(v.persistentVolumeClaim) && typeof v.persistentVolumeClaim.claimName === 'string') names.push(v.persistentVolumeClaim.claimName);
+    if (isObject(v) && isObject(v.persistentVolumeClaim) && typeof v.persistentVolumeClaim.claimName === 'string')
+      names.push(v.persistentVolumeClaim.claimName);
   }
   return names;
 }

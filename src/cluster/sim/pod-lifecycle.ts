@@ -77,7 +77,9 @@ function volumeKey(missing: MissingVolume | undefined): string | undefined {
 const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
   {
     name: 'pod-kill',
-    selector: { matchExpressions: [BEING_DELETED, { key: '@terminating', operator: 'DoesNotExist' }, { key: '.status.phase', operator: 'In', values: ['Running'] }] },
+    selector: {
+      matchExpressions: [BEING_DELETED, { key: '@terminating', operator: 'DoesNotExist' }, { key: '.status.phase', operator: 'In', values: ['Running'] }],
+    },
     steps: [{ mark: 'terminating' }, { events: (pod, ctx) => ctx.recordKilling(pod) }],
   },
   {
@@ -86,7 +88,9 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
     delay: { from: 'terminating', ms: stopDelay },
     // SIGTERM ends a long-running server cleanly (exit 0) and a batch container with an error (143);
     // containers that never started end ContainerStatusUnknown (137).
-    steps: [{ status: (pod, ctx) => terminatedStatus(pod, ctx, podPhase(pod) !== 'Running' ? EXIT_NEVER_STARTED : runsToCompletion(pod) ? EXIT_SIGTERM : EXIT_OK) }],
+    steps: [
+      { status: (pod, ctx) => terminatedStatus(pod, ctx, podPhase(pod) !== 'Running' ? EXIT_NEVER_STARTED : runsToCompletion(pod) ? EXIT_SIGTERM : EXIT_OK) },
+    ],
   },
   {
     name: 'pod-delete',
@@ -96,7 +100,15 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
   },
   {
     name: 'pod-accept',
-    selector: { matchExpressions: [NOT_BEING_DELETED, NOT_TERMINAL, NOT_RUNNING, { key: '@accepted', operator: 'DoesNotExist' }, { key: '$startsLater', operator: 'Exists' }] },
+    selector: {
+      matchExpressions: [
+        NOT_BEING_DELETED,
+        NOT_TERMINAL,
+        NOT_RUNNING,
+        { key: '@accepted', operator: 'DoesNotExist' },
+        { key: '$startsLater', operator: 'Exists' },
+      ],
+    },
     steps: [{ mark: 'accepted' }, { status: pendingStatus }],
   },
   {
@@ -123,7 +135,13 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
   },
   {
     name: 'pod-complete',
-    selector: { matchExpressions: [NOT_BEING_DELETED, { key: '$runningAndReady', operator: 'Exists' }, { key: '.spec.restartPolicy', operator: 'In', values: ['Never', 'OnFailure'] }] },
+    selector: {
+      matchExpressions: [
+        NOT_BEING_DELETED,
+        { key: '$runningAndReady', operator: 'Exists' },
+        { key: '.spec.restartPolicy', operator: 'In', values: ['Never', 'OnFailure'] },
+      ],
+    },
     delay: { from: 'running', ms: (_pod, ctx) => ctx.timing.podRunToCompletionMs },
     steps: [{ log: (key) => `kubelet: ${key} completed` }, { status: (pod, ctx) => terminatedStatus(pod, ctx, EXIT_OK) }],
   },
@@ -152,7 +170,12 @@ function conds(pod: KubeObject, values: Record<string, [string, string?, string?
   return ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => {
     const [st, reason, message] = values[type] ?? ['True'];
     const existing = condition(pod, type);
-    const c: Record<string, unknown> = { type, status: st, lastProbeTime: null, lastTransitionTime: existing?.status === st ? existing.lastTransitionTime ?? at : at };
+    const c: Record<string, unknown> = {
+      type,
+      status: st,
+      lastProbeTime: null,
+      lastTransitionTime: existing?.status === st ? (existing.lastTransitionTime ?? at) : at,
+    };
     if (reason) c.reason = reason;
     if (message) c.message = message;
     return c;
@@ -178,7 +201,13 @@ function imageId(image: string): string {
 }
 
 /** A container's status once it has a container: created, running or exited. */
-function createdContainerStatus(pod: KubeObject, c: Record<string, unknown>, state: Record<string, unknown>, ready: boolean, started: boolean): Record<string, unknown> {
+function createdContainerStatus(
+  pod: KubeObject,
+  c: Record<string, unknown>,
+  state: Record<string, unknown>,
+  ready: boolean,
+  started: boolean,
+): Record<string, unknown> {
   const containerID = containerId(pod, str(c.name));
   return { name: str(c.name), state, lastState: {}, ready, restartCount: 0, image: str(c.image), imageID: imageId(str(c.image)), containerID, started };
 }
@@ -189,7 +218,13 @@ function initStatuses(pod: KubeObject): Record<string, unknown> {
   const at = now();
   return {
     initContainerStatuses: inits.map((c) =>
-      createdContainerStatus(pod, c, { terminated: { exitCode: 0, reason: 'Completed', startedAt: at, finishedAt: at, containerID: containerId(pod, str(c.name)) } }, true, false),
+      createdContainerStatus(
+        pod,
+        c,
+        { terminated: { exitCode: 0, reason: 'Completed', startedAt: at, finishedAt: at, containerID: containerId(pod, str(c.name)) } },
+        true,
+        false,
+      ),
     ),
   };
 }
@@ -251,7 +286,13 @@ function terminatedStatus(pod: KubeObject, ctx: PodLifecycleContext, exit: ExitK
     containerStatuses: podContainers(pod).map((c) => {
       const prev = previous.find((p) => p.name === c.name);
       const startedAt = isObject(prev?.state) && isObject(prev.state.running) ? str(prev.state.running.startedAt, at) : at;
-      return createdContainerStatus(pod, c, { terminated: { exitCode: exit.code, reason: exit.reason, startedAt, finishedAt: at, containerID: containerId(pod, str(c.name)) } }, false, false);
+      return createdContainerStatus(
+        pod,
+        c,
+        { terminated: { exitCode: exit.code, reason: exit.reason, startedAt, finishedAt: at, containerID: containerId(pod, str(c.name)) } },
+        false,
+        false,
+      );
     }),
   };
 }

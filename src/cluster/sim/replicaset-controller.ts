@@ -61,7 +61,9 @@ export class ReplicaSetController {
       for (const p of old ? [pod, old] : [pod]) {
         const ref = controllerRef(p);
         if (ref?.kind === 'ReplicaSet') c.enqueue(`${p.metadata!.namespace}/${ref.name}`);
-        else if (!ref) for (const rs of c.sets.list(p.metadata?.namespace)) if (selectorMatches(spec(rs).selector, p.metadata?.labels)) c.enqueue(`${rs.metadata!.namespace}/${rs.metadata!.name}`);
+        else if (!ref)
+          for (const rs of c.sets.list(p.metadata?.namespace))
+            if (selectorMatches(spec(rs).selector, p.metadata?.labels)) c.enqueue(`${rs.metadata!.namespace}/${rs.metadata!.name}`);
       }
     });
     return c;
@@ -93,7 +95,9 @@ export class ReplicaSetController {
         continue;
       }
       await this.ctx.api
-        .patch(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, 'strategic', { metadata: { ownerReferences: [{ $patch: 'delete', uid: rs.metadata?.uid }], uid: pod.metadata?.uid } })
+        .patch(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, 'strategic', {
+          metadata: { ownerReferences: [{ $patch: 'delete', uid: rs.metadata?.uid }], uid: pod.metadata?.uid },
+        })
         .catch((err: unknown) => {
           if (!isStatus(err, 404, 422)) throw err;
         });

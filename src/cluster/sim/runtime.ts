@@ -85,7 +85,17 @@ export class WorkRunner {
 
   register(name: string, reconcile: Reconcile): (key: string, delayMs?: number) => void {
     const rank = this.priority.indexOf(name);
-    const queue: Queue = { name, order: rank < 0 ? this.priority.length : rank, reconcile, ready: [], readySet: new Set(), processing: new Set(), dirty: new Set(), failures: new Map(), running: false };
+    const queue: Queue = {
+      name,
+      order: rank < 0 ? this.priority.length : rank,
+      reconcile,
+      ready: [],
+      readySet: new Set(),
+      processing: new Set(),
+      dirty: new Set(),
+      failures: new Map(),
+      running: false,
+    };
     this.queues.push(queue);
     this.queues.sort((a, b) => a.order - b.order || (a.name < b.name ? -1 : 1));
     return (key, delayMs = 0) => this.add(queue, key, delayMs);
@@ -232,7 +242,12 @@ export class SimApi {
     return { ...obj, apiVersion: apiVersionOf(info), kind: info.kind };
   }
 
-  private async send(method: string, path: string, what: string, opts: { body?: unknown; contentType?: string; query?: Record<string, string> }): Promise<KubeObject> {
+  private async send(
+    method: string,
+    path: string,
+    what: string,
+    opts: { body?: unknown; contentType?: string; query?: Record<string, string> },
+  ): Promise<KubeObject> {
     const res = await this.client.request(method, path, opts);
     if (res.status < 200 || res.status > 299) throw new KubeApiError(res.status, res.body, what);
     return res.body as KubeObject;
@@ -254,13 +269,17 @@ export class SimApi {
   }
 
   create(info: ResourceInfo, namespace: string | undefined, obj: KubeObject): Promise<KubeObject> {
-    return this.send('POST', this.path(info, namespace), `create ${info.kind} ${obj.metadata?.name ?? obj.metadata?.generateName ?? ''}`, { body: this.typed(info, obj) });
+    return this.send('POST', this.path(info, namespace), `create ${info.kind} ${obj.metadata?.name ?? obj.metadata?.generateName ?? ''}`, {
+      body: this.typed(info, obj),
+    });
   }
 
   /** PUT of the whole object (optimistic concurrency on metadata.resourceVersion). */
   update(info: ResourceInfo, obj: KubeObject, subresource?: string): Promise<KubeObject> {
     const name = obj.metadata?.name ?? '';
-    return this.send('PUT', this.path(info, obj.metadata?.namespace, name, subresource), `update ${info.kind} ${name}${subresource ? '/' + subresource : ''}`, { body: this.typed(info, obj) });
+    return this.send('PUT', this.path(info, obj.metadata?.namespace, name, subresource), `update ${info.kind} ${name}${subresource ? '/' + subresource : ''}`, {
+      body: this.typed(info, obj),
+    });
   }
 
   patch(info: ResourceInfo, namespace: string | undefined, name: string, kind: PatchKind, patch: unknown, subresource?: string): Promise<KubeObject> {

@@ -72,7 +72,8 @@ export class Scheduler {
     const sp = spec(pod);
     if (isObject(sp.nodeSelector) && !Object.entries(sp.nodeSelector).every(([k, v]) => labels[k] === v)) return false;
     const affinity = isObject(sp.affinity) && isObject(sp.affinity.nodeAffinity) ? sp.affinity.nodeAffinity : undefined;
-    const required = affinity && isObject(affinity.requiredDuringSchedulingIgnoredDuringExecution) ? affinity.requiredDuringSchedulingIgnoredDuringExecution : undefined;
+    const required =
+      affinity && isObject(affinity.requiredDuringSchedulingIgnoredDuringExecution) ? affinity.requiredDuringSchedulingIgnoredDuringExecution : undefined;
     const terms = required && Array.isArray(required.nodeSelectorTerms) ? required.nodeSelectorTerms.filter(isObject) : [];
     if (terms.length > 0 && !terms.some((t) => termMatches(t, node))) return false;
     return true;
@@ -124,7 +125,14 @@ export class Scheduler {
     if (existing?.status === 'False' && existing.reason === 'Unschedulable' && existing.message === message) return;
     const next = setCondition(conditions(pod), { type: 'PodScheduled', status: 'False', lastProbeTime: null, reason: 'Unschedulable', message });
     await this.ctx.api
-      .patch(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, 'strategic', { status: { conditions: next.filter((c) => c.type === 'PodScheduled').map(stripUndefined) } }, 'status')
+      .patch(
+        this.pods.info,
+        pod.metadata?.namespace,
+        pod.metadata!.name!,
+        'strategic',
+        { status: { conditions: next.filter((c) => c.type === 'PodScheduled').map(stripUndefined) } },
+        'status',
+      )
       .catch((err: unknown) => {
         if (!isStatus(err, 404)) throw err;
       });

@@ -118,7 +118,10 @@ export class StatefulSetController {
       for (const p of old ? [pod, old] : [pod]) {
         const ref = controllerRef(p);
         if (ref?.kind === 'StatefulSet') c.enqueue(`${p.metadata!.namespace}/${ref.name}`);
-        else if (!ref) for (const set of sets.list(p.metadata?.namespace)) if (ordinalOf(set, p) >= 0 && selectorMatches(spec(set).selector, p.metadata?.labels)) c.enqueue(`${set.metadata!.namespace}/${set.metadata!.name}`);
+        else if (!ref)
+          for (const set of sets.list(p.metadata?.namespace))
+            if (ordinalOf(set, p) >= 0 && selectorMatches(spec(set).selector, p.metadata?.labels))
+              c.enqueue(`${set.metadata!.namespace}/${set.metadata!.name}`);
       }
     });
     claims.onChange((_type, pvc) => {
@@ -161,9 +164,18 @@ export class StatefulSetController {
         result.push(pod);
         continue;
       }
-      if (controllerRef(pod) || isBeingDeleted(set) || isBeingDeleted(pod) || ordinalOf(set, pod) < 0 || !selectorMatches(spec(set).selector, pod.metadata?.labels)) continue;
+      if (
+        controllerRef(pod) ||
+        isBeingDeleted(set) ||
+        isBeingDeleted(pod) ||
+        ordinalOf(set, pod) < 0 ||
+        !selectorMatches(spec(set).selector, pod.metadata?.labels)
+      )
+        continue;
       try {
-        const adopted = await this.ctx.api.patch(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, 'strategic', { metadata: { ownerReferences: [newControllerRef(set)], uid: pod.metadata?.uid } });
+        const adopted = await this.ctx.api.patch(this.pods.info, pod.metadata?.namespace, pod.metadata!.name!, 'strategic', {
+          metadata: { ownerReferences: [newControllerRef(set)], uid: pod.metadata?.uid },
+        });
         await this.pods.waitForWrite(adopted);
         result.push(adopted);
       } catch (err) {
@@ -296,7 +308,10 @@ export class StatefulSetController {
         continue;
       }
       const md = isObject(template.metadata) ? clone(template.metadata) : {};
-      const selectorLabels = isObject(spec(set).selector) && isObject((spec(set).selector as Record<string, unknown>).matchLabels) ? ((spec(set).selector as Record<string, unknown>).matchLabels as Record<string, string>) : {};
+      const selectorLabels =
+        isObject(spec(set).selector) && isObject((spec(set).selector as Record<string, unknown>).matchLabels)
+          ? ((spec(set).selector as Record<string, unknown>).matchLabels as Record<string, string>)
+          : {};
       const claim: KubeObject = {
         metadata: {
           name,
@@ -310,7 +325,12 @@ export class StatefulSetController {
       try {
         const created = await this.ctx.api.create(this.claims.info, ns, claim);
         this.ctx.log(`statefulset: created pvc ${ns}/${name}`);
-        this.recorder.event(set, 'Normal', 'SuccessfulCreate', `create Claim ${name} Pod ${set.metadata?.name}-${ordinal} in StatefulSet ${set.metadata?.name} success`);
+        this.recorder.event(
+          set,
+          'Normal',
+          'SuccessfulCreate',
+          `create Claim ${name} Pod ${set.metadata?.name}-${ordinal} in StatefulSet ${set.metadata?.name} success`,
+        );
         await this.claims.waitForWrite(created);
       } catch (err) {
         if (!isStatus(err, 409)) throw err;
@@ -327,7 +347,10 @@ export class StatefulSetController {
     podSpec.hostname = name;
     const serviceName = str(spec(set).serviceName);
     if (serviceName) podSpec.subdomain = serviceName;
-    const claimVolumes = this.templates(set).map((t) => ({ name: str(isObject(t.metadata) ? t.metadata.name : ''), persistentVolumeClaim: { claimName: this.claimName(set, t, ordinal) } }));
+    const claimVolumes = this.templates(set).map((t) => ({
+      name: str(isObject(t.metadata) ? t.metadata.name : ''),
+      persistentVolumeClaim: { claimName: this.claimName(set, t, ordinal) },
+    }));
     const others = (Array.isArray(podSpec.volumes) ? podSpec.volumes.filter(isObject) : []).filter((v) => !claimVolumes.some((c) => c.name === v.name));
     if (claimVolumes.length + others.length > 0) podSpec.volumes = [...claimVolumes, ...others];
     try {
@@ -419,7 +442,10 @@ export class StatefulSetController {
     const namespace = set.metadata!.namespace!;
     const name = set.metadata!.name!;
     if (minReady > 0) {
-      const waits = pods.filter(isRunningAndReady).map((p) => msUntilAvailable(p, minReady)).filter((ms): ms is number => ms !== undefined && ms > 0);
+      const waits = pods
+        .filter(isRunningAndReady)
+        .map((p) => msUntilAvailable(p, minReady))
+        .filter((ms): ms is number => ms !== undefined && ms > 0);
       if (waits.length > 0) this.enqueue(`${namespace}/${name}`, Math.min(...waits) + 5);
     }
     const inconsistent =

@@ -128,7 +128,11 @@ export class VolumeController {
     }
     const volumeName = str(spec(pvc).volumeName);
     if (!this.ctx.bindVolumes) {
-      if (volumeName || this.volumes.list().some((pv) => isObject(spec(pv).claimRef) && (spec(pv).claimRef as Record<string, unknown>).uid === pvc.metadata?.uid)) return;
+      if (
+        volumeName ||
+        this.volumes.list().some((pv) => isObject(spec(pv).claimRef) && (spec(pv).claimRef as Record<string, unknown>).uid === pvc.metadata?.uid)
+      )
+        return;
       if (spec(pvc).storageClassName === '' || this.findMatch(pvc)) return;
       // The real PV controller names the provisioner of an existing class first.
       if (this.storageClass(pvc) && !this.provisionerOf(pvc)) return;
@@ -199,7 +203,12 @@ export class VolumeController {
     try {
       const written = await this.ctx.api.update(this.claims.info, next);
       // provisionClaimOperationExternal: the claim waits for an external provisioner.
-      this.pvController.event(written, 'Normal', 'ExternalProvisioning', `Waiting for a volume to be created either by the external provisioner '${provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.`);
+      this.pvController.event(
+        written,
+        'Normal',
+        'ExternalProvisioning',
+        `Waiting for a volume to be created either by the external provisioner '${provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.`,
+      );
       await this.claims.waitForWrite(written);
     } catch (err) {
       if (!isStatus(err, 404, 409)) throw err;
@@ -218,7 +227,9 @@ export class VolumeController {
         const cap = isObject(spec(pv).capacity) ? quantityBytes((spec(pv).capacity as Record<string, unknown>).storage) : NaN;
         return !(cap < want);
       })
-      .sort((a, b) => quantityBytes((spec(a).capacity as Record<string, unknown>)?.storage) - quantityBytes((spec(b).capacity as Record<string, unknown>)?.storage))[0];
+      .sort(
+        (a, b) => quantityBytes((spec(a).capacity as Record<string, unknown>)?.storage) - quantityBytes((spec(b).capacity as Record<string, unknown>)?.storage),
+      )[0];
   }
 
   /**
@@ -246,7 +257,14 @@ export class VolumeController {
         persistentVolumeReclaimPolicy: 'Delete',
         ...(cls ? { storageClassName: cls } : {}),
         volumeMode: str(spec(pvc).volumeMode, 'Filesystem'),
-        claimRef: { kind: 'PersistentVolumeClaim', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, apiVersion: 'v1', resourceVersion: pvc.metadata?.resourceVersion },
+        claimRef: {
+          kind: 'PersistentVolumeClaim',
+          namespace: pvc.metadata?.namespace,
+          name: pvc.metadata?.name,
+          uid: pvc.metadata?.uid,
+          apiVersion: 'v1',
+          resourceVersion: pvc.metadata?.resourceVersion,
+        },
         hostPath: { path: `/var/local-path-provisioner/${name}_${pvc.metadata?.namespace}_${pvc.metadata?.name}`, type: 'DirectoryOrCreate' },
       },
     };
@@ -268,7 +286,17 @@ export class VolumeController {
     const ref = spec(pv).claimRef;
     if (!isObject(ref) || ref.uid !== pvc.metadata?.uid) {
       const next = clone(pv);
-      next.spec = { ...spec(next), claimRef: { kind: 'PersistentVolumeClaim', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, apiVersion: 'v1', resourceVersion: pvc.metadata?.resourceVersion } };
+      next.spec = {
+        ...spec(next),
+        claimRef: {
+          kind: 'PersistentVolumeClaim',
+          namespace: pvc.metadata?.namespace,
+          name: pvc.metadata?.name,
+          uid: pvc.metadata?.uid,
+          apiVersion: 'v1',
+          resourceVersion: pvc.metadata?.resourceVersion,
+        },
+      };
       next.metadata!.annotations = { ...(next.metadata?.annotations ?? {}), 'pv.kubernetes.io/bound-by-controller': 'yes' };
       pv = await this.ctx.api.update(this.volumes.info, next);
     }
@@ -306,7 +334,9 @@ export class VolumeController {
   private async removeFinalizer(informer: Informer, obj: KubeObject, finalizer: string): Promise<void> {
     const finalizers = (obj.metadata?.finalizers ?? []).filter((f) => f !== finalizer);
     await this.ctx.api
-      .patch(informer.info, obj.metadata?.namespace, obj.metadata!.name!, 'merge', { metadata: { resourceVersion: obj.metadata?.resourceVersion, finalizers: finalizers.length ? finalizers : null } })
+      .patch(informer.info, obj.metadata?.namespace, obj.metadata!.name!, 'merge', {
+        metadata: { resourceVersion: obj.metadata?.resourceVersion, finalizers: finalizers.length ? finalizers : null },
+      })
       .catch((err: unknown) => {
         if (!isStatus(err, 404)) throw err;
       });
@@ -319,7 +349,8 @@ export class VolumeController {
     const claim = isObject(ref) ? this.claims.get(str(ref.namespace), str(ref.name)) : undefined;
     const claimGone = isObject(ref) && !!ref.uid && (!claim || claim.metadata?.uid !== ref.uid);
     if (isBeingDeleted(pv)) {
-      if (this.ctx.bindVolumes && hasFinalizer(pv, PV_PROTECTION) && (str(status(pv).phase) !== 'Bound' || claimGone)) await this.removeFinalizer(this.volumes, pv, PV_PROTECTION);
+      if (this.ctx.bindVolumes && hasFinalizer(pv, PV_PROTECTION) && (str(status(pv).phase) !== 'Bound' || claimGone))
+        await this.removeFinalizer(this.volumes, pv, PV_PROTECTION);
       return;
     }
     if (!isObject(ref)) {

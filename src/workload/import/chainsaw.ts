@@ -32,7 +32,24 @@ const TEST_FILE_NAMES = ['chainsaw-test.yaml', 'chainsaw-test.yml'];
 const DEFAULT_TIMEOUTS = { apply: 5, assert: 30, delete: 15, error: 30, exec: 5 };
 type Timeouts = typeof DEFAULT_TIMEOUTS;
 
-const ACTIONS = ['apply', 'assert', 'command', 'create', 'delete', 'describe', 'error', 'events', 'get', 'patch', 'podLogs', 'proxy', 'script', 'sleep', 'update', 'wait'] as const;
+const ACTIONS = [
+  'apply',
+  'assert',
+  'command',
+  'create',
+  'delete',
+  'describe',
+  'error',
+  'events',
+  'get',
+  'patch',
+  'podLogs',
+  'proxy',
+  'script',
+  'sleep',
+  'update',
+  'wait',
+] as const;
 /** Helpers that only print what is in the cluster: nothing for a workload to do. */
 const DIAGNOSTICS = new Set(['describe', 'events', 'get', 'podLogs', 'proxy']);
 
@@ -68,7 +85,21 @@ function importTest(file: string, raw: unknown, doc: string, notes: string[]): I
   const spec = isObject(raw.spec) ? raw.spec : refuse(file, at('spec'), 'a mapping with steps');
   const ctx = new TestContext(file, dirname(file), at, notes);
   ctx.checkKeys(spec, 'spec', {
-    known: ['steps', 'timeouts', 'description', 'concurrent', 'skipDelete', 'failFast', 'template', 'forceTerminationGracePeriod', 'delayBeforeCleanup', 'deletionPropagationPolicy', 'catch', 'namespace', 'skip'],
+    known: [
+      'steps',
+      'timeouts',
+      'description',
+      'concurrent',
+      'skipDelete',
+      'failFast',
+      'template',
+      'forceTerminationGracePeriod',
+      'delayBeforeCleanup',
+      'deletionPropagationPolicy',
+      'catch',
+      'namespace',
+      'skip',
+    ],
     refused: {
       bindings: 'bindings are chainsaw variables kperturb cannot evaluate',
       namespaceTemplate: 'kperturb runs every test in the default namespace of a fresh cluster',
@@ -78,7 +109,11 @@ function importTest(file: string, raw: unknown, doc: string, notes: string[]): I
     },
   });
   if (spec.namespace !== undefined && spec.namespace !== TEST_NAMESPACE) {
-    refuse(file, at('spec.namespace'), `no namespace or "${TEST_NAMESPACE}": kperturb applies objects without a namespace in ${TEST_NAMESPACE} (got ${quote(spec.namespace)})`);
+    refuse(
+      file,
+      at('spec.namespace'),
+      `no namespace or "${TEST_NAMESPACE}": kperturb applies objects without a namespace in ${TEST_NAMESPACE} (got ${quote(spec.namespace)})`,
+    );
   }
   if (spec.skip === true) refuse(file, at('spec.skip'), 'a test that runs (this one is skipped; leave it out of the import)');
   if (spec.catch !== undefined) notes.push(`${name}: spec.catch left out (it only runs when a test fails)`);
@@ -127,7 +162,12 @@ class TestContext {
     if (!isObject(raw)) this.fail(path, 'a step (a mapping with try)');
     this.checkKeys(raw, path, {
       known: ['name', 'description', 'try', 'catch', 'finally', 'cleanup', 'timeouts', 'skipDelete', 'template'],
-      refused: { bindings: 'bindings are chainsaw variables kperturb cannot evaluate', use: 'step templates (use) are not supported; inline the step', cluster: 'kperturb runs a workload against the one cluster of the run', clusters: 'kperturb runs a workload against the one cluster of the run' },
+      refused: {
+        bindings: 'bindings are chainsaw variables kperturb cannot evaluate',
+        use: 'step templates (use) are not supported; inline the step',
+        cluster: 'kperturb runs a workload against the one cluster of the run',
+        clusters: 'kperturb runs a workload against the one cluster of the run',
+      },
     });
     const timeouts = this.timeouts(raw.timeouts, `${path}.timeouts`, inherited);
     if (raw.catch !== undefined) this.notes.push(`${basename(this.dir)}: ${path}.catch left out (it only runs when the step fails)`);
@@ -137,7 +177,10 @@ class TestContext {
       if (!Array.isArray(ops)) this.fail(`${path}.${block}`, 'a list of operations');
       ops.forEach((op, j) => {
         if (!isObject(op) || !Object.keys(op).some((k) => DIAGNOSTICS.has(k))) {
-          this.fail(`${path}.${block}[${j}]`, `only diagnostics (${[...DIAGNOSTICS].join(', ')}) in ${block}: kperturb runs each workload on a fresh cluster and has no ${block} phase; move the operation into try`);
+          this.fail(
+            `${path}.${block}[${j}]`,
+            `only diagnostics (${[...DIAGNOSTICS].join(', ')}) in ${block}: kperturb runs each workload on a fresh cluster and has no ${block} phase; move the operation into try`,
+          );
         }
       });
       this.notes.push(`${basename(this.dir)}: ${path}.${block} left out (diagnostics only)`);
@@ -194,7 +237,10 @@ class TestContext {
   private apply(body: Record<string, unknown>, path: string): RawStep[] {
     this.checkKeys(body, path, {
       known: ['file', 'resource', 'template', 'timeout', 'dryRun', 'description'],
-      refused: { ...TestContext.REFUSED_ON_RESOURCES, subresource: 'kperturb\'s apply writes the object itself; write a kperturb patch step with subresource instead' },
+      refused: {
+        ...TestContext.REFUSED_ON_RESOURCES,
+        subresource: "kperturb's apply writes the object itself; write a kperturb patch step with subresource instead",
+      },
     });
     if (body.dryRun === true) this.fail(`${path}.dryRun`, 'no dryRun: a workload step changes the cluster');
     return this.sources(body, path).map((s) => (s.file ? { apply: s.file } : { apply: { resource: s.object } }));
@@ -207,22 +253,30 @@ class TestContext {
   }
 
   private delete(body: Record<string, unknown>, path: string, defaultTimeout: number): RawStep[] {
-    this.checkKeys(body, path, { known: ['ref', 'file', 'resource', 'template', 'timeout', 'deletionPropagationPolicy', 'description'], refused: TestContext.REFUSED_ON_RESOURCES });
+    this.checkKeys(body, path, {
+      known: ['ref', 'file', 'resource', 'template', 'timeout', 'deletionPropagationPolicy', 'description'],
+      refused: TestContext.REFUSED_ON_RESOURCES,
+    });
     const timeoutSeconds = body.timeout === undefined ? defaultTimeout : parseGoDuration(body.timeout, this.file, this.at(`${path}.timeout`));
     const targets: Array<{ object: KubeObject; at: string }> = [];
     if (body.ref !== undefined) {
       const ref = isObject(body.ref) ? body.ref : this.fail(`${path}.ref`, 'a mapping with apiVersion, kind and name');
       this.checkKeys(ref, `${path}.ref`, { known: ['apiVersion', 'kind', 'name', 'namespace', 'labels'] });
       if (typeof ref.kind !== 'string') this.fail(`${path}.ref.kind`, 'the kind of the object to delete');
-      const metadata = { ...(typeof ref.name === 'string' ? { name: ref.name } : {}), ...(typeof ref.namespace === 'string' ? { namespace: ref.namespace } : {}) };
+      const metadata = {
+        ...(typeof ref.name === 'string' ? { name: ref.name } : {}),
+        ...(typeof ref.namespace === 'string' ? { namespace: ref.namespace } : {}),
+      };
       targets.push({ object: { kind: ref.kind, metadata }, at: `${path}.ref` });
     } else {
       for (const s of this.sources(body, path)) {
-        for (const [i, object] of (s.file ? this.objectsOf(s.file) : [s.object!]).entries()) targets.push({ object, at: s.file ? `${path}.file (object ${i + 1})` : `${path}.resource` });
+        for (const [i, object] of (s.file ? this.objectsOf(s.file) : [s.object!]).entries())
+          targets.push({ object, at: s.file ? `${path}.file (object ${i + 1})` : `${path}.resource` });
       }
     }
     const policy = body.deletionPropagationPolicy;
-    if (policy !== undefined && policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') this.fail(`${path}.deletionPropagationPolicy`, `Orphan, Background or Foreground (got ${quote(policy)})`);
+    if (policy !== undefined && policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground')
+      this.fail(`${path}.deletionPropagationPolicy`, `Orphan, Background or Foreground (got ${quote(policy)})`);
     return targets.flatMap(({ object, at }) => {
       const name = object.metadata?.name;
       if (!object.kind || !name) this.fail(at, 'a kind and a name: kperturb deletes one named object at a time (not by labels or all of a kind)');
@@ -233,10 +287,16 @@ class TestContext {
   }
 
   private process(kind: 'command' | 'script', body: Record<string, unknown>, path: string, defaultTimeout: number): RawStep {
-    const known = kind === 'command' ? ['entrypoint', 'args', 'env', 'workDir', 'timeout', 'skipLogOutput', 'skipCommandOutput', 'description'] : ['content', 'shell', 'shellArgs', 'env', 'workDir', 'timeout', 'skipLogOutput', 'skipCommandOutput', 'description'];
+    const known =
+      kind === 'command'
+        ? ['entrypoint', 'args', 'env', 'workDir', 'timeout', 'skipLogOutput', 'skipCommandOutput', 'description']
+        : ['content', 'shell', 'shellArgs', 'env', 'workDir', 'timeout', 'skipLogOutput', 'skipCommandOutput', 'description'];
     this.checkKeys(body, path, {
       known,
-      refused: { ...TestContext.REFUSED_ON_RESOURCES, check: 'operation checks are JMESPath expressions kperturb cannot evaluate; a workload command must exit 0' },
+      refused: {
+        ...TestContext.REFUSED_ON_RESOURCES,
+        check: 'operation checks are JMESPath expressions kperturb cannot evaluate; a workload command must exit 0',
+      },
     });
     // chainsaw gives every command the test's namespace in NAMESPACE.
     const env: Record<string, string> = { NAMESPACE: TEST_NAMESPACE };
@@ -244,7 +304,8 @@ class TestContext {
       if (!Array.isArray(body.env)) this.fail(`${path}.env`, 'a list of { name, value }');
       body.env.forEach((e, i) => {
         if (!isObject(e) || typeof e.name !== 'string' || typeof e.value !== 'string') this.fail(`${path}.env[${i}]`, 'a { name, value } with string values');
-        if (/^\(.*\)$/s.test(e.value)) this.fail(`${path}.env[${i}].value`, 'a plain value: chainsaw expressions (in parentheses) are not evaluated by kperturb');
+        if (/^\(.*\)$/s.test(e.value))
+          this.fail(`${path}.env[${i}].value`, 'a plain value: chainsaw expressions (in parentheses) are not evaluated by kperturb');
         env[e.name] = e.value;
       });
     }
@@ -254,10 +315,22 @@ class TestContext {
     step.timeoutSeconds = body.timeout === undefined ? defaultTimeout : parseGoDuration(body.timeout, this.file, this.at(`${path}.timeout`));
     if (kind === 'script') {
       if (typeof body.content !== 'string' || body.content === '') this.fail(`${path}.content`, 'the script (a non-empty string)');
-      return { script: { content: body.content, ...(body.shell !== undefined ? { shell: body.shell } : {}), ...(body.shellArgs !== undefined ? { shellArgs: body.shellArgs } : {}), ...step } };
+      return {
+        script: {
+          content: body.content,
+          ...(body.shell !== undefined ? { shell: body.shell } : {}),
+          ...(body.shellArgs !== undefined ? { shellArgs: body.shellArgs } : {}),
+          ...step,
+        },
+      };
     }
     if (typeof body.entrypoint !== 'string' || body.entrypoint === '') this.fail(`${path}.entrypoint`, 'the program to run (a non-empty string)');
-    const args = body.args === undefined ? [] : Array.isArray(body.args) && body.args.every((a) => typeof a === 'string') ? (body.args as string[]) : this.fail(`${path}.args`, 'a list of strings');
+    const args =
+      body.args === undefined
+        ? []
+        : Array.isArray(body.args) && body.args.every((a) => typeof a === 'string')
+          ? (body.args as string[])
+          : this.fail(`${path}.args`, 'a list of strings');
     // chainsaw expands $VARIABLE in args (and $$ to $); a shell does the same with the words double-quoted.
     if ([body.entrypoint, ...args].some((a) => a.includes('$'))) {
       const quoted = [body.entrypoint, ...args].map((a) => `"${a.replace(/[\\"`]/g, (c) => `\\${c}`).replace(/\$\$/g, '\\$')}"`);
@@ -268,14 +341,18 @@ class TestContext {
 
   /** The wait helper (kubectl wait) for one named object: a condition, a JSONPath value or deletion. */
   private wait(body: Record<string, unknown>, path: string): RawStep {
-    this.checkKeys(body, path, { known: ['apiVersion', 'kind', 'name', 'namespace', 'timeout', 'for', 'format', 'description'], refused: { selector: 'kperturb waits for one named object', ...TestContext.REFUSED_ON_RESOURCES } });
+    this.checkKeys(body, path, {
+      known: ['apiVersion', 'kind', 'name', 'namespace', 'timeout', 'for', 'format', 'description'],
+      refused: { selector: 'kperturb waits for one named object', ...TestContext.REFUSED_ON_RESOURCES },
+    });
     if (typeof body.kind !== 'string' || typeof body.name !== 'string') this.fail(path, 'a kind and a name: kperturb waits for one named object');
     const key = keyFor(body.kind, typeof body.namespace === 'string' ? body.namespace : undefined, body.name);
     const timeoutSeconds = body.timeout === undefined ? DEFAULT_TIMEOUTS.assert : parseGoDuration(body.timeout, this.file, this.at(`${path}.timeout`));
     const forWhat = isObject(body.for) ? body.for : this.fail(`${path}.for`, 'one of condition, deletion or jsonPath');
     if (isObject(forWhat.condition)) {
       const value = forWhat.condition.value;
-      if (value !== undefined && String(value).toLowerCase() !== 'true') this.fail(`${path}.for.condition.value`, `"true" (kperturb waits for a condition to be True; got ${quote(value)})`);
+      if (value !== undefined && String(value).toLowerCase() !== 'true')
+        this.fail(`${path}.for.condition.value`, `"true" (kperturb waits for a condition to be True; got ${quote(value)})`);
       return { waitFor: { key, condition: String(forWhat.condition.name), timeoutSeconds } };
     }
     if (forWhat.deletion !== undefined) return { waitFor: { key, absent: true, timeoutSeconds } };
@@ -309,9 +386,19 @@ class TestContext {
       if (!existsSync(abs) || !statSync(abs).isFile()) this.fail(path, `a file that exists (${abs} not found)`);
       return [abs];
     }
-    const re = new RegExp(`^${basename(abs).replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+    const re = new RegExp(
+      `^${basename(abs)
+        .replace(/[.+^${}()|\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.')}$`,
+    );
     const dir = dirname(abs);
-    const files = existsSync(dir) ? readdirSync(dir).filter((n) => re.test(n)).sort().map((n) => join(dir, n)) : [];
+    const files = existsSync(dir)
+      ? readdirSync(dir)
+          .filter((n) => re.test(n))
+          .sort()
+          .map((n) => join(dir, n))
+      : [];
     if (files.length === 0) this.fail(path, `a pattern that matches files (${abs} matches none)`);
     return files;
   }
@@ -325,13 +412,18 @@ class TestContext {
    * plain values only, so such a test is refused where the expression is (`at` prefixes the path).
    */
   private plainValues(value: unknown, file: string, at: string, expectation: boolean, inner = ''): void {
-    if (typeof value === 'string' && /^\(.*\)$/s.test(value)) refuse(file, `${at}${inner}`, `a plain value: chainsaw evaluates ${quote(value)} as an expression, which kperturb cannot`);
+    if (typeof value === 'string' && /^\(.*\)$/s.test(value))
+      refuse(file, `${at}${inner}`, `a plain value: chainsaw evaluates ${quote(value)} as an expression, which kperturb cannot`);
     if (Array.isArray(value)) value.forEach((v, i) => this.plainValues(v, file, at, expectation, `${inner}[${i}]`));
     if (isObject(value)) {
       for (const [k, v] of Object.entries(value)) {
         const child = inner ? `${inner}.${k}` : k;
         if (expectation && (/^\(.*\)$/s.test(k) || k.startsWith('~'))) {
-          refuse(file, `${at}${child}`, 'a plain field name: chainsaw evaluates this key as a JMESPath expression or iteration, which kperturb cannot match; write the expected object itself');
+          refuse(
+            file,
+            `${at}${child}`,
+            'a plain field name: chainsaw evaluates this key as a JMESPath expression or iteration, which kperturb cannot match; write the expected object itself',
+          );
         }
         this.plainValues(v, file, at, expectation, child);
       }

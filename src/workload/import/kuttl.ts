@@ -44,8 +44,14 @@ export function importKuttl(path: string): ImportResult {
   const root = resolve(path);
   if (!existsSync(root) || !statSync(root).isDirectory()) refuse(root, undefined, 'a KUTTL test case directory, or a directory of them (not found)');
   const notes: string[] = [];
-  const cases = hasStepFiles(root) ? [root] : readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory() && hasStepFiles(join(root, e.name))).map((e) => join(root, e.name)).sort();
-  if (cases.length === 0) refuse(root, undefined, 'a KUTTL test case directory (files such as 00-install.yaml, 00-assert.yaml), or a directory of them (none found)');
+  const cases = hasStepFiles(root)
+    ? [root]
+    : readdirSync(root, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && hasStepFiles(join(root, e.name)))
+        .map((e) => join(root, e.name))
+        .sort();
+  if (cases.length === 0)
+    refuse(root, undefined, 'a KUTTL test case directory (files such as 00-install.yaml, 00-assert.yaml), or a directory of them (none found)');
   const workloads = cases.map((dir) => importCase(dir, notes));
   return { workloads: uniqueNames(workloads), notes };
 }
@@ -60,7 +66,8 @@ function importCase(dir: string, notes: string[]): ImportedWorkload {
     const m = FILE_NAME.exec(entry.name);
     if (!m || !m[1]) continue; // KUTTL skips files without an index (README.md, ...)
     const file = join(dir, entry.name);
-    if (entry.isDirectory()) refuse(file, undefined, 'a step file: step directories are not supported; put the files in the test case directory with the step index');
+    if (entry.isDirectory())
+      refuse(file, undefined, 'a step file: step directories are not supported; put the files in the test case directory with the step index');
     if (!m[4]) continue;
     if (m[4].startsWith('.gotmpl')) refuse(file, undefined, 'a plain YAML step file: KUTTL templates (.gotmpl.yaml) are not expanded by kperturb');
     const index = Number(m[1].slice(0, -1));
@@ -90,17 +97,22 @@ function importStep(dir: string, files: StepFiles, notes: string[]): RawStep[] {
     for (const [i, o] of objects.entries()) {
       if (!o.apiVersion!.startsWith(KUTTL_GROUP)) continue;
       const at = `document ${i + 1}`;
-      if (o.kind !== 'TestStep') refuse(file, `${at}.kind`, `TestStep in a step file (got ${quote(o.kind)}${o.kind === 'TestAssert' ? ': it belongs in the assert file' : ''})`);
+      if (o.kind !== 'TestStep')
+        refuse(file, `${at}.kind`, `TestStep in a step file (got ${quote(o.kind)}${o.kind === 'TestAssert' ? ': it belongs in the assert file' : ''})`);
       const s = o as Record<string, unknown>;
       checkKeys(file, at, s, ['apiVersion', 'kind', 'metadata', 'apply', 'assert', 'error', 'delete', 'commands', 'unitTest'], {
         index: 'an index override; name the file with the index instead',
-        kubeconfig: 'kperturb runs every step against the run\'s cluster',
-        kubeconfigLoading: 'kperturb runs every step against the run\'s cluster',
-        context: 'kperturb runs every step against the run\'s cluster',
+        kubeconfig: "kperturb runs every step against the run's cluster",
+        kubeconfigLoading: "kperturb runs every step against the run's cluster",
+        context: "kperturb runs every step against the run's cluster",
       });
       deletes.push(...stepDeletes(file, at, s.delete, timeoutSeconds));
       commands.push(...stepCommands(file, `${at}.commands`, s.commands, dir));
-      for (const [field, into] of [['apply', applies], ['assert', assertObjects], ['error', errorObjects]] as const) {
+      for (const [field, into] of [
+        ['apply', applies],
+        ['assert', assertObjects],
+        ['error', errorObjects],
+      ] as const) {
         if (s[field] === undefined) continue;
         if (!Array.isArray(s[field]) || !s[field].every((f) => typeof f === 'string')) refuse(file, `${at}.${field}`, 'a list of file paths');
         for (const ref of s[field] as string[]) {
@@ -117,7 +129,10 @@ function importStep(dir: string, files: StepFiles, notes: string[]): RawStep[] {
     else applies.push(...plain.map((resource) => ({ apply: { resource } })));
   }
 
-  for (const [list, into] of [[files.assert, assertObjects], [files.errors, errorObjects]] as const) {
+  for (const [list, into] of [
+    [files.assert, assertObjects],
+    [files.errors, errorObjects],
+  ] as const) {
     for (const file of list) {
       for (const [i, d] of readDocuments(file).entries()) {
         const o = asObject(d, file, `document ${i + 1}`);
@@ -135,7 +150,8 @@ function importStep(dir: string, files: StepFiles, notes: string[]): RawStep[] {
           assertAny: 'CEL expressions (resourceRefs, assertAll, assertAny) are not evaluated by kperturb',
         });
         if (a.timeout !== undefined) {
-          if (typeof a.timeout !== 'number' || !Number.isInteger(a.timeout) || a.timeout < 1) refuse(file, `${at}.timeout`, `a whole number of seconds (got ${quote(a.timeout)})`);
+          if (typeof a.timeout !== 'number' || !Number.isInteger(a.timeout) || a.timeout < 1)
+            refuse(file, `${at}.timeout`, `a whole number of seconds (got ${quote(a.timeout)})`);
           timeoutSeconds = a.timeout;
         }
         if (a.collectors !== undefined) notes.push(`${basename(dir)}: ${basename(file)} collectors left out (they only run when a step fails)`);
@@ -168,7 +184,8 @@ function stepDeletes(file: string, at: string, raw: unknown, timeoutSeconds: num
   return raw.flatMap((ref, i) => {
     const p = `${at}.delete[${i}]`;
     if (!isObject(ref) || typeof ref.kind !== 'string') refuse(file, p, 'an object reference with apiVersion, kind and name');
-    if (typeof ref.name !== 'string' || ref.name === '') refuse(file, p, 'a name: kperturb deletes one named object at a time (not by labels or all of a kind)');
+    if (typeof ref.name !== 'string' || ref.name === '')
+      refuse(file, p, 'a name: kperturb deletes one named object at a time (not by labels or all of a kind)');
     const key = keyFor(ref.kind, typeof ref.namespace === 'string' ? ref.namespace : undefined, ref.name);
     return [{ delete: { key } }, { waitFor: { key, absent: true, timeoutSeconds } }];
   });
@@ -199,7 +216,8 @@ function stepCommands(file: string, at: string, raw: unknown, dir: string): RawS
     const words = shellWords(c.command as string);
     if (!words || words.length === 0) refuse(file, `${p}.command`, `a command line with balanced quotes (got ${quote(c.command)})`);
     if (c.namespaced === true) words.push('--namespace', TEST_NAMESPACE);
-    if (words.some((w) => w.includes('$'))) return { script: { content: c.command as string + (c.namespaced === true ? ` --namespace ${TEST_NAMESPACE}` : ''), ...common } };
+    if (words.some((w) => w.includes('$')))
+      return { script: { content: (c.command as string) + (c.namespaced === true ? ` --namespace ${TEST_NAMESPACE}` : ''), ...common } };
     const [entrypoint, ...args] = words;
     return { command: { entrypoint, ...(args.length > 0 ? { args } : {}), ...common } };
   });

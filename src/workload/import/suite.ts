@@ -55,7 +55,8 @@ export function readDocuments(file: string): unknown[] {
 
 /** A Kubernetes object of a manifest: a mapping with apiVersion and kind. */
 export function asObject(value: unknown, file: string, at: string): KubeObject {
-  if (!isObject(value) || typeof value.apiVersion !== 'string' || typeof value.kind !== 'string') refuse(file, at, 'a Kubernetes object with apiVersion and kind');
+  if (!isObject(value) || typeof value.apiVersion !== 'string' || typeof value.kind !== 'string')
+    refuse(file, at, 'a Kubernetes object with apiVersion and kind');
   return value as KubeObject;
 }
 
@@ -81,7 +82,7 @@ export function uniqueNames(workloads: ImportedWorkload[]): ImportedWorkload[] {
   });
 }
 
-const GO_DURATION_UNITS: Readonly<Record<string, number>> = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+const GO_DURATION_UNITS: Readonly<Record<string, number>> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
 
 /** A Go duration (`30s`, `1m30s`, `500ms`), as chainsaw's timeouts and sleeps are written, in seconds. */
 export function parseGoDuration(value: unknown, file: string, at: string): number {
@@ -130,9 +131,22 @@ export function shellWords(line: string): string[] | undefined {
 
 /** Kinds kube-apiserver serves cluster-scoped: their keys have no namespace. */
 const CLUSTER_SCOPED = new Set([
-  'Namespace', 'Node', 'PersistentVolume', 'StorageClass', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding',
-  'PriorityClass', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'APIService', 'CSIDriver', 'CSINode',
-  'IngressClass', 'RuntimeClass', 'VolumeAttachment',
+  'Namespace',
+  'Node',
+  'PersistentVolume',
+  'StorageClass',
+  'CustomResourceDefinition',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'PriorityClass',
+  'ValidatingWebhookConfiguration',
+  'MutatingWebhookConfiguration',
+  'APIService',
+  'CSIDriver',
+  'CSINode',
+  'IngressClass',
+  'RuntimeClass',
+  'VolumeAttachment',
 ]);
 
 /**

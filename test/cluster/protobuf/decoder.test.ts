@@ -6,12 +6,7 @@ import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ApiError } from '../../../src/cluster/api-error.js';
-import {
-  decodeKubernetesProtobuf,
-  isKubernetesProtobufKind,
-  KubernetesProtobufError,
-  type KubernetesProtobufErrorCode,
-} from '../../../src/wire/index.js';
+import { decodeKubernetesProtobuf, isKubernetesProtobufKind, KubernetesProtobufError, type KubernetesProtobufErrorCode } from '../../../src/wire/index.js';
 import { decodeProtobufRequestBody } from '../../../src/cluster/protobuf-body.js';
 import { encodeMessage, kubernetesBody, type Field } from './encode.js';
 
@@ -21,7 +16,13 @@ const vectors = fileURLToPath(new URL('../../../../test/cluster/protobuf/vectors
 const meta = (...fields: Field[]): Field => ({ n: 1, message: fields });
 const name = (v: string): Field => ({ n: 1, bytes: v });
 const namespace = (v: string): Field => ({ n: 3, bytes: v });
-const dataEntry = (k: string, v: string): Field => ({ n: 2, message: [{ n: 1, bytes: k }, { n: 2, bytes: v }] });
+const dataEntry = (k: string, v: string): Field => ({
+  n: 2,
+  message: [
+    { n: 1, bytes: k },
+    { n: 2, bytes: v },
+  ],
+});
 
 function decodeError(t: import('ava').ExecutionContext, body: Uint8Array, code: KubernetesProtobufErrorCode, message: RegExp): void {
   const err = t.throws(() => decodeKubernetesProtobuf(body), { instanceOf: KubernetesProtobufError });
@@ -79,7 +80,10 @@ test('a negative int32 (a 10-byte varint) decodes to the negative number', (t) =
 
 test('metav1.Time keeps whole seconds; an empty Time message is null', (t) => {
   // ObjectMeta.creationTimestamp(8), deletionTimestamp(9) as Timestamp{seconds(1), nanos(2)}.
-  const ts: Field[] = [{ n: 1, varint: 1715938212 }, { n: 2, varint: 999_999_999 }];
+  const ts: Field[] = [
+    { n: 1, varint: 1715938212 },
+    { n: 2, varint: 999_999_999 },
+  ];
   const object = decodeKubernetesProtobuf(kubernetesBody('v1', 'ConfigMap', [meta(name('cfg'), { n: 8, message: [] }, { n: 9, message: ts })])).object;
   t.deepEqual(object.metadata, { name: 'cfg', creationTimestamp: null, deletionTimestamp: '2024-05-17T09:30:12Z' });
 });
@@ -103,7 +107,12 @@ test('bodies that are not Kubernetes protobuf are refused', (t) => {
 });
 
 test('kinds without a schema are refused by name', (t) => {
-  decodeError(t, kubernetesBody('example.com/v1', 'Database', [meta(name('db'))]), 'UnknownKind', /no kind "Database" is registered for version "example.com\/v1"/);
+  decodeError(
+    t,
+    kubernetesBody('example.com/v1', 'Database', [meta(name('db'))]),
+    'UnknownKind',
+    /no kind "Database" is registered for version "example.com\/v1"/,
+  );
   t.false(isKubernetesProtobufKind('example.com/v1', 'Database'));
   t.true(isKubernetesProtobufKind('apps/v1', 'StatefulSet'));
   t.true(isKubernetesProtobufKind('coordination.k8s.io/v1', 'Lease'));
@@ -111,7 +120,10 @@ test('kinds without a schema are refused by name', (t) => {
 
 test('DeleteOptions decode under the group version of any resource, as client-go encodes them', (t) => {
   // DeleteOptions: gracePeriodSeconds(1) int64, propagationPolicy(4) string.
-  const body = kubernetesBody('storage.k8s.io/v1', 'DeleteOptions', [{ n: 1, varint: 0 }, { n: 4, bytes: 'Background' }]);
+  const body = kubernetesBody('storage.k8s.io/v1', 'DeleteOptions', [
+    { n: 1, varint: 0 },
+    { n: 4, bytes: 'Background' },
+  ]);
   t.deepEqual(decodeKubernetesProtobuf(body).object, {
     kind: 'DeleteOptions',
     apiVersion: 'storage.k8s.io/v1',
@@ -122,7 +134,12 @@ test('DeleteOptions decode under the group version of any resource, as client-go
 });
 
 test('an object whose bytes break its schema is refused with the path of the bad field', (t) => {
-  decodeError(t, kubernetesBody('v1', 'ConfigMap', [meta({ n: 1, varint: 3 })]), 'MalformedObject', /ConfigMap v1: metadata\.name: wrong wire type 0 for a string/);
+  decodeError(
+    t,
+    kubernetesBody('v1', 'ConfigMap', [meta({ n: 1, varint: 3 })]),
+    'MalformedObject',
+    /ConfigMap v1: metadata\.name: wrong wire type 0 for a string/,
+  );
   decodeError(t, kubernetesBody('v1', 'ConfigMap', [{ n: 1, varint: 3 }]), 'MalformedObject', /metadata: wrong wire type 0 for a message/);
   // Service.spec(2).ports(1)[0].targetPort(4): IntOrString type(1) 7.
   decodeError(
@@ -132,10 +149,26 @@ test('an object whose bytes break its schema is refused with the path of the bad
     /spec\.ports\[0\]\.targetPort: impossible IntOrString\.Type 7/,
   );
   // PersistentVolumeClaim.spec(2).resources(2).requests(2): map<string, Quantity{string(1)}>.
-  const requests: Field = { n: 2, message: [{ n: 1, bytes: 'storage' }, { n: 2, message: [{ n: 1, bytes: 'ten gigs' }] }] };
-  decodeError(t, kubernetesBody('v1', 'PersistentVolumeClaim', [{ n: 2, message: [{ n: 2, message: [requests] }] }]), 'MalformedObject', /spec\.resources\.requests\["storage"\]: quantities must match/);
+  const requests: Field = {
+    n: 2,
+    message: [
+      { n: 1, bytes: 'storage' },
+      { n: 2, message: [{ n: 1, bytes: 'ten gigs' }] },
+    ],
+  };
+  decodeError(
+    t,
+    kubernetesBody('v1', 'PersistentVolumeClaim', [{ n: 2, message: [{ n: 2, message: [requests] }] }]),
+    'MalformedObject',
+    /spec\.resources\.requests\["storage"\]: quantities must match/,
+  );
   // ControllerRevision.data(2): RawExtension{raw(1)} must hold JSON.
-  decodeError(t, kubernetesBody('apps/v1', 'ControllerRevision', [{ n: 2, message: [{ n: 1, bytes: 'not: json' }] }]), 'MalformedObject', /data: RawExtension holds bytes that are not JSON/);
+  decodeError(
+    t,
+    kubernetesBody('apps/v1', 'ControllerRevision', [{ n: 2, message: [{ n: 1, bytes: 'not: json' }] }]),
+    'MalformedObject',
+    /data: RawExtension holds bytes that are not JSON/,
+  );
   const overlong = Uint8Array.of(0x18, ...new Array<number>(10).fill(0xff), 0x01); // field 3 varint, 11 bytes
   decodeError(t, kubernetesBody('apps/v1', 'ControllerRevision', overlong), 'MalformedObject', /varint longer than 10 bytes/);
 });

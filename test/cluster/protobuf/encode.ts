@@ -42,7 +42,13 @@ export function encodeMessage(fields: Field[]): Uint8Array {
 export function kubernetesBody(apiVersion: string, kind: string, object: Field[] | Uint8Array): Buffer {
   const raw = object instanceof Uint8Array ? object : encodeMessage(object);
   const unknown = encodeMessage([
-    { n: 1, message: [{ n: 1, bytes: apiVersion }, { n: 2, bytes: kind }] },
+    {
+      n: 1,
+      message: [
+        { n: 1, bytes: apiVersion },
+        { n: 2, bytes: kind },
+      ],
+    },
     { n: 2, bytes: raw },
   ]);
   return Buffer.concat([Buffer.from('k8s\0', 'latin1'), unknown]);

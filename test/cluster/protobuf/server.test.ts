@@ -15,7 +15,12 @@ async function start(t: import('ava').ExecutionContext): Promise<EmbeddedCluster
   return cluster;
 }
 
-async function send(cluster: EmbeddedCluster, method: string, path: string, body: Uint8Array): Promise<{ status: number; contentType: string | null; json: any }> {
+async function send(
+  cluster: EmbeddedCluster,
+  method: string,
+  path: string,
+  body: Uint8Array,
+): Promise<{ status: number; contentType: string | null; json: any }> {
   const res = await fetch(cluster.url + path, {
     method,
     body: new Uint8Array(body), // a copy backed by a plain ArrayBuffer, which BodyInit requires
@@ -43,7 +48,13 @@ test('create a ConfigMap and a Secret from their protobuf bodies; the answer is 
 test('update from a protobuf body, and a protobuf DeleteOptions body on delete', async (t) => {
   const cluster = await start(t);
   const meta = (...fields: Field[]): Field => ({ n: 1, message: [{ n: 1, bytes: 'cfg' }, { n: 3, bytes: 'default' }, ...fields] });
-  const entry = (k: string, v: string): Field => ({ n: 2, message: [{ n: 1, bytes: k }, { n: 2, bytes: v }] });
+  const entry = (k: string, v: string): Field => ({
+    n: 2,
+    message: [
+      { n: 1, bytes: k },
+      { n: 2, bytes: v },
+    ],
+  });
   const created = await send(cluster, 'POST', '/api/v1/namespaces/default/configmaps', kubernetesBody('v1', 'ConfigMap', [meta(), entry('a', '1')]));
   t.is(created.status, 201, JSON.stringify(created.json));
   const rv: string = created.json.metadata.resourceVersion;
@@ -56,7 +67,12 @@ test('update from a protobuf body, and a protobuf DeleteOptions body on delete',
   t.is(updated.status, 200, JSON.stringify(updated.json));
   t.deepEqual(updated.json.data, { a: '2' });
   t.not(updated.json.metadata.resourceVersion, rv);
-  const stale = await send(cluster, 'PUT', '/api/v1/namespaces/default/configmaps/cfg', kubernetesBody('v1', 'ConfigMap', [meta({ n: 6, bytes: rv }), entry('a', '3')]));
+  const stale = await send(
+    cluster,
+    'PUT',
+    '/api/v1/namespaces/default/configmaps/cfg',
+    kubernetesBody('v1', 'ConfigMap', [meta({ n: 6, bytes: rv }), entry('a', '3')]),
+  );
   t.is(stale.status, 409, 'the resourceVersion inside the protobuf body is honoured');
 
   // DeleteOptions: preconditions(2){uid(1)} that do not match.

@@ -6,15 +6,27 @@ import { eventually, getJson, mergePatch, send, startSimCluster } from './helper
 const CM = '/api/v1/namespaces/default/configmaps';
 
 function ownedBy(owner: k8s.V1ConfigMap, block?: boolean): k8s.V1OwnerReference[] {
-  return [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata!.name!, uid: owner.metadata!.uid!, ...(block === undefined ? {} : { blockOwnerDeletion: block }) }];
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: owner.metadata!.name!,
+      uid: owner.metadata!.uid!,
+      ...(block === undefined ? {} : { blockOwnerDeletion: block }),
+    },
+  ];
 }
 
 test('background: the owner goes at once, then the garbage collector deletes its dependents', async (t) => {
   const { core, cluster, log } = await startSimCluster(t);
   const owner = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'owner' } } });
-  for (const name of ['dep-a', 'dep-b']) await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name, ownerReferences: ownedBy(owner) } } });
+  for (const name of ['dep-a', 'dep-b'])
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name, ownerReferences: ownedBy(owner) } } });
   const other = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'other' } } });
-  await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'two-owners', ownerReferences: [...ownedBy(owner), ...ownedBy(other)] } } });
+  await core.createNamespacedConfigMap({
+    namespace: 'default',
+    body: { metadata: { name: 'two-owners', ownerReferences: [...ownedBy(owner), ...ownedBy(other)] } },
+  });
 
   const res = await send(cluster, 'DELETE', `${CM}/owner`, { propagationPolicy: 'Background' });
   t.is(res.status, 200);
@@ -32,7 +44,12 @@ test('a dependent whose owner never existed (unknown uid) is collected', async (
   await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'ghost-owner' } } });
   await core.createNamespacedConfigMap({
     namespace: 'default',
-    body: { metadata: { name: 'orphaned', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost-owner', uid: '00000000-0000-0000-0000-000000000000' }] } },
+    body: {
+      metadata: {
+        name: 'orphaned',
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost-owner', uid: '00000000-0000-0000-0000-000000000000' }],
+      },
+    },
   });
   await eventually('the dependent with a uid mismatch deleted', async () => !(await getJson(cluster, `${CM}/orphaned`)), 5000, log);
   t.truthy(await getJson(cluster, `${CM}/ghost-owner`), 'the object of the same name but another uid is not an owner and stays');
@@ -41,7 +58,10 @@ test('a dependent whose owner never existed (unknown uid) is collected', async (
 test('foreground: the owner keeps foregroundDeletion until its blocking dependents are gone', async (t) => {
   const { core, cluster, log } = await startSimCluster(t);
   const owner = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'owner' } } });
-  await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'blocking', finalizers: ['example.com/hold'], ownerReferences: ownedBy(owner, true) } } });
+  await core.createNamespacedConfigMap({
+    namespace: 'default',
+    body: { metadata: { name: 'blocking', finalizers: ['example.com/hold'], ownerReferences: ownedBy(owner, true) } },
+  });
   await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'non-blocking', ownerReferences: ownedBy(owner, false) } } });
 
   const res = await send(cluster, 'DELETE', `${CM}/owner`, { propagationPolicy: 'Foreground' });
@@ -68,7 +88,10 @@ test('orphan: dependents lose their ownerReference and stay; then the owner goes
   const { core, cluster, log } = await startSimCluster(t);
   const owner = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'owner' } } });
   const keep = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'keep' } } });
-  await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'dep', ownerReferences: [...ownedBy(owner, true), ...ownedBy(keep)] } } });
+  await core.createNamespacedConfigMap({
+    namespace: 'default',
+    body: { metadata: { name: 'dep', ownerReferences: [...ownedBy(owner, true), ...ownedBy(keep)] } },
+  });
 
   const res = await send(cluster, 'DELETE', `${CM}/owner`, { propagationPolicy: 'Orphan' });
   t.is(res.status, 200);
@@ -97,10 +120,17 @@ test('a custom resource owner: deleting it collects the ConfigMap it owns', asyn
     },
   });
   const W = { group: 'example.com', version: 'v1', namespace: 'default', plural: 'databases' };
-  const db = (await eventually('the CRD served', () => custom.createNamespacedCustomObject({ ...W, body: { apiVersion: 'example.com/v1', kind: 'Database', metadata: { name: 'db1' } } }))) as k8s.KubernetesObject;
+  const db = (await eventually('the CRD served', () =>
+    custom.createNamespacedCustomObject({ ...W, body: { apiVersion: 'example.com/v1', kind: 'Database', metadata: { name: 'db1' } } }),
+  )) as k8s.KubernetesObject;
   await core.createNamespacedConfigMap({
     namespace: 'default',
-    body: { metadata: { name: 'db1-config', ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Database', name: 'db1', uid: db.metadata!.uid!, controller: true, blockOwnerDeletion: true }] } },
+    body: {
+      metadata: {
+        name: 'db1-config',
+        ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Database', name: 'db1', uid: db.metadata!.uid!, controller: true, blockOwnerDeletion: true }],
+      },
+    },
   });
   await custom.deleteNamespacedCustomObject({ ...W, name: 'db1' });
   await eventually('the owned ConfigMap collected', async () => !(await getJson(cluster, `${CM}/db1-config`)), 5000, log);

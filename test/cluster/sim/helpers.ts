@@ -83,8 +83,18 @@ export async function getJson(cluster: EmbeddedCluster, path: string): Promise<a
   return res.json();
 }
 
-export async function send(cluster: EmbeddedCluster, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: any }> {
-  const res = await fetch(cluster.url + path, { method, headers: { ...clusterAuth(cluster), ...(body === undefined ? {} : { 'Content-Type': contentType }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+export async function send(
+  cluster: EmbeddedCluster,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; json: any }> {
+  const res = await fetch(cluster.url + path, {
+    method,
+    headers: { ...clusterAuth(cluster), ...(body === undefined ? {} : { 'Content-Type': contentType }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   const text = await res.text();
   let json: unknown = text;
   try {

@@ -13,7 +13,10 @@ import { eventually, FAST, mergePatch, podTemplate, startSimCluster } from './he
 
 /** spec.template of the decommission example's StatefulSet dc1 as a real API server stored it. */
 const REAL_TEMPLATE = {
-  metadata: { creationTimestamp: null, labels: { 'app.kubernetes.io/instance': 'dc1', 'app.kubernetes.io/managed-by': 'decommission-operator', 'app.kubernetes.io/name': 'cassandra' } },
+  metadata: {
+    creationTimestamp: null,
+    labels: { 'app.kubernetes.io/instance': 'dc1', 'app.kubernetes.io/managed-by': 'decommission-operator', 'app.kubernetes.io/name': 'cassandra' },
+  },
   spec: {
     volumes: [{ name: 'config', configMap: { name: 'dc1-config', defaultMode: 420 } }],
     containers: [
@@ -66,9 +69,17 @@ function statusChanges(events: Array<Record<string, unknown> | undefined>): stri
 test('StatefulSet scale-down: status writes in kube-controller-manager order (counts from the pods the sync started with)', async (t) => {
   const { apps, kc, log } = await startSimCluster(t, FAST);
   const statuses: Array<Record<string, unknown> | undefined> = [];
-  const watch = await new Watch(kc).watch('/apis/apps/v1/namespaces/default/statefulsets', {}, (_type: string, o: k8s.V1StatefulSet) => statuses.push(o.status as Record<string, unknown> | undefined), () => undefined);
+  const watch = await new Watch(kc).watch(
+    '/apis/apps/v1/namespaces/default/statefulsets',
+    {},
+    (_type: string, o: k8s.V1StatefulSet) => statuses.push(o.status as Record<string, unknown> | undefined),
+    () => undefined,
+  );
   t.teardown(() => watch.abort());
-  await apps.createNamespacedStatefulSet({ namespace: 'default', body: { metadata: { name: 's' }, spec: { replicas: 2, serviceName: 's', selector: { matchLabels: { app: 's' } }, template: podTemplate({ app: 's' }) } } });
+  await apps.createNamespacedStatefulSet({
+    namespace: 'default',
+    body: { metadata: { name: 's' }, spec: { replicas: 2, serviceName: 's', selector: { matchLabels: { app: 's' } }, template: podTemplate({ app: 's' }) } },
+  });
   // Waits on the watch, not a read: the watch's events of a write may reach the client after a GET
   // that already shows it (the cluster flushes each watch stream once per event-loop turn).
   const last = () => statuses[statuses.length - 1] ?? {};
@@ -88,7 +99,12 @@ test('StatefulSet scale-down: status writes in kube-controller-manager order (co
     'currentReplicas,replicas,updatedReplicas',
     'availableReplicas,readyReplicas',
   ]);
-  t.deepEqual(statusChanges(statuses.slice(from - 1)), ['observedGeneration', 'currentReplicas,updatedReplicas', 'availableReplicas,readyReplicas', 'replicas']);
+  t.deepEqual(statusChanges(statuses.slice(from - 1)), [
+    'observedGeneration',
+    'currentReplicas,updatedReplicas',
+    'availableReplicas,readyReplicas',
+    'replicas',
+  ]);
 });
 
 test('claims: DefaultStorageClass and StorageObjectInUseProtection admission; the provisioner annotation comes before binding', async (t) => {
@@ -103,27 +119,45 @@ test('claims: DefaultStorageClass and StorageObjectInUseProtection admission; th
   const before = await post('/api/v1/namespaces/default/persistentvolumeclaims', { metadata: { name: 'early' }, spec: claimSpec });
   t.is(before.spec?.storageClassName, undefined);
   t.deepEqual(before.metadata?.finalizers, ['kubernetes.io/pvc-protection']);
-  await post('/apis/storage.k8s.io/v1/storageclasses', { metadata: { name: 'standard', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } }, provisioner: 'kperturb.dev/simulated-provisioner' });
+  await post('/apis/storage.k8s.io/v1/storageclasses', {
+    metadata: { name: 'standard', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+    provisioner: 'kperturb.dev/simulated-provisioner',
+  });
 
   const changes: string[] = [];
   let last: Record<string, string> = {};
-  const watch = await new Watch(kc).watch('/api/v1/namespaces/default/persistentvolumeclaims', { fieldSelector: 'metadata.name=data' }, (type: string, o: k8s.V1PersistentVolumeClaim) => {
-    const now = { ...(o.metadata?.annotations ?? {}), volumeName: o.spec?.volumeName ?? '', phase: o.status?.phase ?? '' };
-    const changed = Object.keys(now).filter((k) => now[k as keyof typeof now] !== last[k]).sort();
-    last = now;
-    changes.push(`${type} ${changed.join(',')}`);
-  }, () => undefined);
+  const watch = await new Watch(kc).watch(
+    '/api/v1/namespaces/default/persistentvolumeclaims',
+    { fieldSelector: 'metadata.name=data' },
+    (type: string, o: k8s.V1PersistentVolumeClaim) => {
+      const now = { ...(o.metadata?.annotations ?? {}), volumeName: o.spec?.volumeName ?? '', phase: o.status?.phase ?? '' };
+      const changed = Object.keys(now)
+        .filter((k) => now[k as keyof typeof now] !== last[k])
+        .sort();
+      last = now;
+      changes.push(`${type} ${changed.join(',')}`);
+    },
+    () => undefined,
+  );
   t.teardown(() => watch.abort());
 
   const claim = await post('/api/v1/namespaces/default/persistentvolumeclaims', { metadata: { name: 'data' }, spec: claimSpec });
   t.is(claim.spec?.storageClassName, 'standard', 'the default class');
-  const explicit = await post('/api/v1/namespaces/default/persistentvolumeclaims', { metadata: { name: 'static' }, spec: { ...claimSpec, storageClassName: '' } });
+  const explicit = await post('/api/v1/namespaces/default/persistentvolumeclaims', {
+    metadata: { name: 'static' },
+    spec: { ...claimSpec, storageClassName: '' },
+  });
   t.is(explicit.spec?.storageClassName, '', '"" is kept: static binding only');
 
-  const bound = await eventually('bound', async () => {
-    const c = await core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
-    return c.status?.phase === 'Bound' ? c : undefined;
-  }, 8000, log);
+  const bound = await eventually(
+    'bound',
+    async () => {
+      const c = await core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
+      return c.status?.phase === 'Bound' ? c : undefined;
+    },
+    8000,
+    log,
+  );
   await new Promise((r) => setTimeout(r, 100));
   // As the real PV controller and an external provisioner: name the provisioner, provision, bind, mark Bound.
   t.deepEqual(changes, [
@@ -142,8 +176,12 @@ test('KubeClient sends a DELETE body with its length, so DeleteOptions (precondi
   t.teardown(() => client.close());
   const created = await client.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'cm' } } });
   t.is(created.status, 201);
-  const wrongUid = await client.request('DELETE', '/api/v1/namespaces/default/configmaps/cm', { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'not-the-uid' } } });
+  const wrongUid = await client.request('DELETE', '/api/v1/namespaces/default/configmaps/cm', {
+    body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'not-the-uid' } },
+  });
   t.is(wrongUid.status, 409, JSON.stringify(wrongUid.body));
-  const rightUid = await client.request('DELETE', '/api/v1/namespaces/default/configmaps/cm', { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: (created.body as k8s.V1ConfigMap).metadata!.uid } } });
+  const rightUid = await client.request('DELETE', '/api/v1/namespaces/default/configmaps/cm', {
+    body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: (created.body as k8s.V1ConfigMap).metadata!.uid } },
+  });
   t.is(rightUid.status, 200, JSON.stringify(rightUid.body));
 });

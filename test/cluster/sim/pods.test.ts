@@ -18,51 +18,102 @@ test('simulated nodes are registered and Ready', async (t) => {
 test('a pod is bound to a node, then Running and Ready with its IPs and container statuses', async (t) => {
   const { core, kc, log } = await startSimCluster(t, { podStartDelayMs: 80 });
   const states: k8s.V1Pod[] = [];
-  const req = await new Watch(kc).watch('/api/v1/namespaces/default/pods', {}, (_type, pod: k8s.V1Pod) => states.push(pod), () => undefined);
+  const req = await new Watch(kc).watch(
+    '/api/v1/namespaces/default/pods',
+    {},
+    (_type, pod: k8s.V1Pod) => states.push(pod),
+    () => undefined,
+  );
   t.teardown(() => req.abort());
-  await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'p' }, spec: { containers: [container('a'), container('b', 'busybox:1.36')] } } });
-  const running = await eventually('Running and Ready', async () => {
-    const p = await core.readNamespacedPod({ name: 'p', namespace: 'default' });
-    return isReady(p) ? p : undefined;
-  }, 5000, log);
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: { metadata: { name: 'p' }, spec: { containers: [container('a'), container('b', 'busybox:1.36')] } },
+  });
+  const running = await eventually(
+    'Running and Ready',
+    async () => {
+      const p = await core.readNamespacedPod({ name: 'p', namespace: 'default' });
+      return isReady(p) ? p : undefined;
+    },
+    5000,
+    log,
+  );
   await eventually('the watch caught up', async () => states.some(isReady));
   const bound = states.find((p) => p.spec?.nodeName);
   t.is(bound?.spec?.nodeName, 'node-1');
-  t.like(bound?.status?.conditions?.find((c) => c.type === 'PodScheduled'), { status: 'True' }, 'binding sets PodScheduled');
+  t.like(
+    bound?.status?.conditions?.find((c) => c.type === 'PodScheduled'),
+    { status: 'True' },
+    'binding sets PodScheduled',
+  );
   const pending = states.find((p) => p.status?.hostIP && !isReady(p));
   t.is(pending?.status?.phase, 'Pending', 'first the kubelet reports the containers being created');
   t.is(pending?.status?.containerStatuses?.[0]?.state?.waiting?.reason, 'ContainerCreating');
   t.falsy(pending?.status?.podIP);
   t.regex(running.status!.podIP!, /^10\.244\.0\.\d+$/);
-  t.deepEqual(running.status?.podIPs?.map((x) => x.ip), [running.status!.podIP!]);
+  t.deepEqual(
+    running.status?.podIPs?.map((x) => x.ip),
+    [running.status!.podIP!],
+  );
   t.truthy(running.status?.startTime);
   t.deepEqual(
     running.status!.conditions!.map((c) => [c.type, c.status]),
-    [['PodReadyToStartContainers', 'True'], ['Initialized', 'True'], ['Ready', 'True'], ['ContainersReady', 'True'], ['PodScheduled', 'True']],
+    [
+      ['PodReadyToStartContainers', 'True'],
+      ['Initialized', 'True'],
+      ['Ready', 'True'],
+      ['ContainersReady', 'True'],
+      ['PodScheduled', 'True'],
+    ],
   );
-  t.deepEqual(running.status!.containerStatuses!.map((c) => [c.name, c.ready, c.started, !!c.state?.running]), [['a', true, true, true], ['b', true, true, true]]);
+  t.deepEqual(
+    running.status!.containerStatuses!.map((c) => [c.name, c.ready, c.started, !!c.state?.running]),
+    [
+      ['a', true, true, true],
+      ['b', true, true, true],
+    ],
+  );
 });
 
 test('pods spread over the nodes and honour nodeSelector', async (t) => {
   const { core, log } = await startSimCluster(t, { nodes: ['n1', 'n2'] });
   for (const name of ['a', 'b']) await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name }, spec: { containers: [container()] } } });
-  await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'pinned' }, spec: { containers: [container()], nodeSelector: { 'kubernetes.io/hostname': 'n2' } } } });
-  await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'nowhere' }, spec: { containers: [container()], nodeSelector: { disk: 'ssd' } } } });
-  const placed = await eventually('three pods scheduled', async () => {
-    const list = await core.listNamespacedPod({ namespace: 'default' });
-    const byName = Object.fromEntries(list.items.map((p) => [p.metadata!.name!, p]));
-    return ['a', 'b', 'pinned'].every((n) => byName[n]?.spec?.nodeName) && byName.nowhere?.status?.conditions?.some((c) => c.reason === 'Unschedulable') ? byName : undefined;
-  }, 5000, log);
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: { metadata: { name: 'pinned' }, spec: { containers: [container()], nodeSelector: { 'kubernetes.io/hostname': 'n2' } } },
+  });
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: { metadata: { name: 'nowhere' }, spec: { containers: [container()], nodeSelector: { disk: 'ssd' } } },
+  });
+  const placed = await eventually(
+    'three pods scheduled',
+    async () => {
+      const list = await core.listNamespacedPod({ namespace: 'default' });
+      const byName = Object.fromEntries(list.items.map((p) => [p.metadata!.name!, p]));
+      return ['a', 'b', 'pinned'].every((n) => byName[n]?.spec?.nodeName) && byName.nowhere?.status?.conditions?.some((c) => c.reason === 'Unschedulable')
+        ? byName
+        : undefined;
+    },
+    5000,
+    log,
+  );
   t.not(placed.a!.spec!.nodeName, placed.b!.spec!.nodeName, 'two pods land on two nodes');
   t.is(placed.pinned!.spec!.nodeName, 'n2');
   t.falsy(placed.nowhere!.spec!.nodeName);
-  t.like(placed.nowhere!.status!.conditions!.find((c) => c.type === 'PodScheduled'), { status: 'False', reason: 'Unschedulable' });
+  t.like(
+    placed.nowhere!.status!.conditions!.find((c) => c.type === 'PodScheduled'),
+    { status: 'False', reason: 'Unschedulable' },
+  );
 });
 
 test('deleting a running pod: it stays terminating for its grace period, then the kubelet removes it', async (t) => {
   // Containers that ignore SIGTERM: they stop only when the 1 s grace period is over.
   const { core, cluster, log } = await startSimCluster(t, { podStopDelayMs: 60_000 });
-  await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'slow' }, spec: { terminationGracePeriodSeconds: 1, containers: [container()] } } });
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: { metadata: { name: 'slow' }, spec: { terminationGracePeriodSeconds: 1, containers: [container()] } },
+  });
   await eventually('running', async () => isReady(await core.readNamespacedPod({ name: 'slow', namespace: 'default' })), 5000, log);
   const started = Date.now();
   const marked = (await core.deleteNamespacedPod({ name: 'slow', namespace: 'default' })) as unknown as k8s.V1Pod;
@@ -76,13 +127,21 @@ test('deleting a running pod: it stays terminating for its grace period, then th
 
 test('a deleted pod with a finalizer is stopped by the kubelet but stays until the finalizer is removed', async (t) => {
   const { core, cluster, log } = await startSimCluster(t);
-  await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'held', finalizers: ['example.com/cleanup'] }, spec: { containers: [container()] } } });
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: { metadata: { name: 'held', finalizers: ['example.com/cleanup'] }, spec: { containers: [container()] } },
+  });
   await eventually('running', async () => isReady(await core.readNamespacedPod({ name: 'held', namespace: 'default' })), 5000, log);
   await core.deleteNamespacedPod({ name: 'held', namespace: 'default' });
-  const stopped = await eventually('containers stopped and grace period zeroed', async () => {
-    const p = await getJson(cluster, '/api/v1/namespaces/default/pods/held');
-    return p?.metadata.deletionGracePeriodSeconds === 0 && p.status.phase === 'Succeeded' ? p : undefined;
-  }, 5000, log);
+  const stopped = await eventually(
+    'containers stopped and grace period zeroed',
+    async () => {
+      const p = await getJson(cluster, '/api/v1/namespaces/default/pods/held');
+      return p?.metadata.deletionGracePeriodSeconds === 0 && p.status.phase === 'Succeeded' ? p : undefined;
+    },
+    5000,
+    log,
+  );
   t.truthy(stopped.metadata.deletionTimestamp);
   t.is(stopped.status.containerStatuses[0].state.terminated.reason, 'Completed');
   await new Promise((r) => setTimeout(r, 100));
@@ -95,12 +154,20 @@ test('a deleted pod with a finalizer is stopped by the kubelet but stays until t
 test('a pod with restartPolicy Never runs to completion', async (t) => {
   const { core, log } = await startSimCluster(t, { podRunToCompletionMs: 100 });
   await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'once' }, spec: { restartPolicy: 'Never', containers: [container()] } } });
-  const done = await eventually('Succeeded', async () => {
-    const p = await core.readNamespacedPod({ name: 'once', namespace: 'default' });
-    return p.status?.phase === 'Succeeded' ? p : undefined;
-  }, 5000, log);
+  const done = await eventually(
+    'Succeeded',
+    async () => {
+      const p = await core.readNamespacedPod({ name: 'once', namespace: 'default' });
+      return p.status?.phase === 'Succeeded' ? p : undefined;
+    },
+    5000,
+    log,
+  );
   t.like(done.status?.containerStatuses?.[0]?.state?.terminated, { exitCode: 0, reason: 'Completed' });
-  t.like(done.status?.conditions?.find((c) => c.type === 'Ready'), { status: 'False', reason: 'PodCompleted' });
+  t.like(
+    done.status?.conditions?.find((c) => c.type === 'Ready'),
+    { status: 'False', reason: 'PodCompleted' },
+  );
 });
 
 test('a pod whose Secret or ConfigMap volume does not exist stays ContainerCreating until it does', async (t) => {
@@ -126,11 +193,19 @@ test('a pod whose Secret or ConfigMap volume does not exist stays ContainerCreat
   const waiting = await core.readNamespacedPod({ name: 'mounts', namespace: 'default' });
   t.is(waiting.status?.phase, 'Pending');
   t.is(waiting.status?.containerStatuses?.[0]?.state?.waiting?.reason, 'ContainerCreating');
-  const events = await eventually('a FailedMount event', async () => {
-    const list = await core.listNamespacedEvent({ namespace: 'default' });
-    return list.items.some((e) => e.reason === 'FailedMount') ? list.items : undefined;
-  }, 5000, log);
-  t.like(events.find((e) => e.reason === 'FailedMount'), { type: 'Warning', message: 'MountVolume.SetUp failed for volume "certs" : secret "keystore" not found' });
+  const events = await eventually(
+    'a FailedMount event',
+    async () => {
+      const list = await core.listNamespacedEvent({ namespace: 'default' });
+      return list.items.some((e) => e.reason === 'FailedMount') ? list.items : undefined;
+    },
+    5000,
+    log,
+  );
+  t.like(
+    events.find((e) => e.reason === 'FailedMount'),
+    { type: 'Warning', message: 'MountVolume.SetUp failed for volume "certs" : secret "keystore" not found' },
+  );
 
   await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'keystore' } } });
   await new Promise((r) => setTimeout(r, 300));

@@ -51,7 +51,12 @@ function fakeCluster(initial: KubeObject) {
   return { objects, actions, requeues, effects };
 }
 
-const cm = (extra: Partial<KubeObject> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'ns', name: 'cm', uid: 'u1' }, ...extra });
+const cm = (extra: Partial<KubeObject> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { namespace: 'ns', name: 'cm', uid: 'u1' },
+  ...extra,
+});
 
 test('with no delay the stages run one after another in one sync, each once', async (t) => {
   const c = fakeCluster(cm());
@@ -93,7 +98,15 @@ test('memory is per uid: an object re-created under the same name starts afresh,
 });
 
 test('selector paths pick list elements by field', (t) => {
-  const pod = { metadata: {}, status: { conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'False' }] } } as KubeObject;
+  const pod = {
+    metadata: {},
+    status: {
+      conditions: [
+        { type: 'PodScheduled', status: 'True' },
+        { type: 'Ready', status: 'False' },
+      ],
+    },
+  } as KubeObject;
   t.is(pathValue(pod, '.status.conditions[type=Ready].status'), 'False');
   t.is(pathValue(pod, '.status.conditions[type=Missing].status'), undefined);
   t.is(pathValue(pod, '.spec.nodeName'), undefined);

@@ -9,13 +9,21 @@ test('Deployment: ReplicaSet with pod-template-hash, ready pods, status and cond
     namespace: 'default',
     body: { metadata: { name: 'web' }, spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: podTemplate({ app: 'web' }) } },
   });
-  const done = await eventually('rollout complete', async () => {
-    const d = await apps.readNamespacedDeployment({ name: 'web', namespace: 'default' });
-    const progressing = d.status?.conditions?.find((c) => c.type === 'Progressing');
-    return d.status?.availableReplicas === 2 && progressing?.reason === 'NewReplicaSetAvailable' ? d : undefined;
-  }, 8000, log);
+  const done = await eventually(
+    'rollout complete',
+    async () => {
+      const d = await apps.readNamespacedDeployment({ name: 'web', namespace: 'default' });
+      const progressing = d.status?.conditions?.find((c) => c.type === 'Progressing');
+      return d.status?.availableReplicas === 2 && progressing?.reason === 'NewReplicaSetAvailable' ? d : undefined;
+    },
+    8000,
+    log,
+  );
   t.like(done.status, { replicas: 2, readyReplicas: 2, updatedReplicas: 2, availableReplicas: 2, observedGeneration: 1 });
-  t.like(done.status?.conditions?.find((c) => c.type === 'Available'), { status: 'True', reason: 'MinimumReplicasAvailable' });
+  t.like(
+    done.status?.conditions?.find((c) => c.type === 'Available'),
+    { status: 'True', reason: 'MinimumReplicasAvailable' },
+  );
   t.is(done.metadata?.annotations?.['deployment.kubernetes.io/revision'], '1');
 
   const sets = await apps.listNamespacedReplicaSet({ namespace: 'default' });
@@ -36,12 +44,26 @@ test('Deployment: ReplicaSet with pod-template-hash, ready pods, status and cond
   }
 
   // A template change rolls out a new ReplicaSet and scales the old one to zero.
-  await apps.patchNamespacedDeployment({ name: 'web', namespace: 'default', body: { spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.28' }] } } } } }, mergePatch);
-  const rolled = await eventually('second rollout complete', async () => {
-    const d = await apps.readNamespacedDeployment({ name: 'web', namespace: 'default' });
-    const progressing = d.status?.conditions?.find((c) => c.type === 'Progressing');
-    return d.status?.observedGeneration === 2 && d.status.updatedReplicas === 2 && d.status.replicas === 2 && d.status.availableReplicas === 2 && progressing?.reason === 'NewReplicaSetAvailable' ? d : undefined;
-  }, 8000, log);
+  await apps.patchNamespacedDeployment(
+    { name: 'web', namespace: 'default', body: { spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.28' }] } } } } },
+    mergePatch,
+  );
+  const rolled = await eventually(
+    'second rollout complete',
+    async () => {
+      const d = await apps.readNamespacedDeployment({ name: 'web', namespace: 'default' });
+      const progressing = d.status?.conditions?.find((c) => c.type === 'Progressing');
+      return d.status?.observedGeneration === 2 &&
+        d.status.updatedReplicas === 2 &&
+        d.status.replicas === 2 &&
+        d.status.availableReplicas === 2 &&
+        progressing?.reason === 'NewReplicaSetAvailable'
+        ? d
+        : undefined;
+    },
+    8000,
+    log,
+  );
   t.is(rolled.metadata?.annotations?.['deployment.kubernetes.io/revision'], '2');
   const after = await apps.listNamespacedReplicaSet({ namespace: 'default' });
   t.is(after.items.length, 2);
@@ -53,7 +75,12 @@ test('Deployment: ReplicaSet with pod-template-hash, ready pods, status and cond
 
   // Scaling.
   await apps.patchNamespacedDeploymentScale({ name: 'web', namespace: 'default', body: { spec: { replicas: 3 } } }, mergePatch);
-  await eventually('scaled to 3', async () => (await apps.readNamespacedDeployment({ name: 'web', namespace: 'default' })).status?.readyReplicas === 3, 5000, log);
+  await eventually(
+    'scaled to 3',
+    async () => (await apps.readNamespacedDeployment({ name: 'web', namespace: 'default' })).status?.readyReplicas === 3,
+    5000,
+    log,
+  );
   t.pass();
 });
 
@@ -75,21 +102,35 @@ test('StatefulSet OrderedReady: pods one at a time after their PVCs; scale-down 
   const { apps, core, kc, log } = await startSimCluster(t);
   const seen: string[] = [];
   const k8sWatch = new (await import('@kubernetes/client-node')).Watch(kc);
-  const req = await k8sWatch.watch('/api/v1/namespaces/default/pods', {}, (type, obj: k8s.V1Pod) => {
-    if (type === 'ADDED') seen.push(`${obj.metadata!.name} created`);
-    if (type === 'MODIFIED' && isReady(obj) && !seen.includes(`${obj.metadata!.name} ready`)) seen.push(`${obj.metadata!.name} ready`);
-    if (type === 'DELETED') seen.push(`${obj.metadata!.name} deleted`);
-  }, () => undefined);
+  const req = await k8sWatch.watch(
+    '/api/v1/namespaces/default/pods',
+    {},
+    (type, obj: k8s.V1Pod) => {
+      if (type === 'ADDED') seen.push(`${obj.metadata!.name} created`);
+      if (type === 'MODIFIED' && isReady(obj) && !seen.includes(`${obj.metadata!.name} ready`)) seen.push(`${obj.metadata!.name} ready`);
+      if (type === 'DELETED') seen.push(`${obj.metadata!.name} deleted`);
+    },
+    () => undefined,
+  );
   t.teardown(() => req.abort());
 
   await apps.createNamespacedStatefulSet({ namespace: 'default', body: statefulSet('db', 3) });
-  const ready = await eventually('3 ready replicas', async () => {
-    const s = await apps.readNamespacedStatefulSet({ name: 'db', namespace: 'default' });
-    return s.status?.readyReplicas === 3 && s.status.availableReplicas === 3 ? s : undefined;
-  }, 8000, log);
+  const ready = await eventually(
+    '3 ready replicas',
+    async () => {
+      const s = await apps.readNamespacedStatefulSet({ name: 'db', namespace: 'default' });
+      return s.status?.readyReplicas === 3 && s.status.availableReplicas === 3 ? s : undefined;
+    },
+    8000,
+    log,
+  );
   // A read can show the set ready before the watch has delivered the last pod's change: wait for the watch.
   await eventually('the watch to show db-2 ready', async () => seen.includes('db-2 ready'), 8000, log);
-  t.deepEqual(seen.slice(0, 6), ['db-0 created', 'db-0 ready', 'db-1 created', 'db-1 ready', 'db-2 created', 'db-2 ready'], 'each pod waits for the previous one to be Running and Ready');
+  t.deepEqual(
+    seen.slice(0, 6),
+    ['db-0 created', 'db-0 ready', 'db-1 created', 'db-1 ready', 'db-2 created', 'db-2 ready'],
+    'each pod waits for the previous one to be Running and Ready',
+  );
   t.like(ready.status, { replicas: 3, currentReplicas: 3, updatedReplicas: 3, observedGeneration: 1 });
   t.is(ready.status!.currentRevision, ready.status!.updateRevision);
 
@@ -107,16 +148,30 @@ test('StatefulSet OrderedReady: pods one at a time after their PVCs; scale-down 
     t.is(c.metadata!.labels!.app, 'db', 'PVCs carry the selector labels');
     t.falsy(c.metadata!.ownerReferences, 'Retain: PVCs are not owned');
   }
-  await eventually('PVCs bound', async () => (await core.listNamespacedPersistentVolumeClaim({ namespace: 'default' })).items.every((c) => c.status?.phase === 'Bound'), 5000, log);
+  await eventually(
+    'PVCs bound',
+    async () => (await core.listNamespacedPersistentVolumeClaim({ namespace: 'default' })).items.every((c) => c.status?.phase === 'Bound'),
+    5000,
+    log,
+  );
 
   seen.length = 0;
   await apps.patchNamespacedStatefulSet({ name: 'db', namespace: 'default', body: { spec: { replicas: 1 } } }, mergePatch);
   await eventually('scaled down to 1', async () => (await podNames(core, 'default', 'app=db')).join() === 'db-0', 5000, log);
   await eventually('the watch to show both deletions', async () => seen.filter((s) => s.endsWith('deleted')).length >= 2, 5000, log);
-  t.deepEqual(seen.filter((s) => s.endsWith('deleted')), ['db-2 deleted', 'db-1 deleted'], 'the highest ordinal goes first');
+  t.deepEqual(
+    seen.filter((s) => s.endsWith('deleted')),
+    ['db-2 deleted', 'db-1 deleted'],
+    'the highest ordinal goes first',
+  );
   const kept = await core.listNamespacedPersistentVolumeClaim({ namespace: 'default' });
   t.is(kept.items.length, 3, 'PVCs are kept on scale-down');
-  await eventually('status after scale-down', async () => (await apps.readNamespacedStatefulSet({ name: 'db', namespace: 'default' })).status?.replicas === 1, 5000, log);
+  await eventually(
+    'status after scale-down',
+    async () => (await apps.readNamespacedStatefulSet({ name: 'db', namespace: 'default' })).status?.replicas === 1,
+    5000,
+    log,
+  );
 });
 
 test('StatefulSet with persistentVolumeClaimRetentionPolicy Delete: PVCs owned by the set, scaled-down ones deleted', async (t) => {
@@ -125,40 +180,68 @@ test('StatefulSet with persistentVolumeClaimRetentionPolicy Delete: PVCs owned b
     namespace: 'default',
     body: statefulSet('cache', 2, { podManagementPolicy: 'Parallel', persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Delete' } }),
   });
-  await eventually('2 ready', async () => (await apps.readNamespacedStatefulSet({ name: 'cache', namespace: 'default' })).status?.readyReplicas === 2, 8000, log);
+  await eventually(
+    '2 ready',
+    async () => (await apps.readNamespacedStatefulSet({ name: 'cache', namespace: 'default' })).status?.readyReplicas === 2,
+    8000,
+    log,
+  );
   const claim = await core.readNamespacedPersistentVolumeClaim({ name: 'data-cache-1', namespace: 'default' });
   t.like(claim.metadata!.ownerReferences![0], { kind: 'StatefulSet', name: 'cache', uid: created.metadata!.uid, controller: true });
 
   await apps.patchNamespacedStatefulSet({ name: 'cache', namespace: 'default', body: { spec: { replicas: 1 } } }, mergePatch);
-  await eventually('the PVC of the removed ordinal deleted', async () => !(await getJson(cluster, '/api/v1/namespaces/default/persistentvolumeclaims/data-cache-1')), 5000, log);
+  await eventually(
+    'the PVC of the removed ordinal deleted',
+    async () => !(await getJson(cluster, '/api/v1/namespaces/default/persistentvolumeclaims/data-cache-1')),
+    5000,
+    log,
+  );
   t.truthy(await getJson(cluster, '/api/v1/namespaces/default/persistentvolumeclaims/data-cache-0'));
 
   await apps.deleteNamespacedStatefulSet({ name: 'cache', namespace: 'default' });
-  await eventually('pods and PVCs collected with the set', async () => {
-    const pods = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=cache' });
-    const pvcs = await core.listNamespacedPersistentVolumeClaim({ namespace: 'default' });
-    return pods.items.length === 0 && pvcs.items.length === 0;
-  }, 5000, log);
+  await eventually(
+    'pods and PVCs collected with the set',
+    async () => {
+      const pods = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=cache' });
+      const pvcs = await core.listNamespacedPersistentVolumeClaim({ namespace: 'default' });
+      return pods.items.length === 0 && pvcs.items.length === 0;
+    },
+    5000,
+    log,
+  );
   t.pass();
 });
 
 test('StatefulSet Parallel: all pods are created without waiting', async (t) => {
   const { apps, core, log } = await startSimCluster(t, { podStartDelayMs: 1500 });
   await apps.createNamespacedStatefulSet({ namespace: 'default', body: statefulSet('par', 3, { podManagementPolicy: 'Parallel', volumeClaimTemplates: [] }) });
-  const names = await eventually('3 pods before any is ready', async () => {
-    const n = await podNames(core, 'default', 'app=par');
-    return n.length === 3 ? n : undefined;
-  }, 1200, log);
+  const names = await eventually(
+    '3 pods before any is ready',
+    async () => {
+      const n = await podNames(core, 'default', 'app=par');
+      return n.length === 3 ? n : undefined;
+    },
+    1200,
+    log,
+  );
   t.deepEqual(names, ['par-0', 'par-1', 'par-2']);
 });
 
 test('DaemonSet: one pod per simulated node, pinned by node affinity', async (t) => {
   const { apps, core, log } = await startSimCluster(t, { nodes: ['n1', 'n2', 'n3'] });
-  await apps.createNamespacedDaemonSet({ namespace: 'default', body: { metadata: { name: 'agent' }, spec: { selector: { matchLabels: { app: 'agent' } }, template: podTemplate({ app: 'agent' }) } } });
-  const ds = await eventually('3 ready daemon pods', async () => {
-    const d = await apps.readNamespacedDaemonSet({ name: 'agent', namespace: 'default' });
-    return d.status?.numberReady === 3 ? d : undefined;
-  }, 5000, log);
+  await apps.createNamespacedDaemonSet({
+    namespace: 'default',
+    body: { metadata: { name: 'agent' }, spec: { selector: { matchLabels: { app: 'agent' } }, template: podTemplate({ app: 'agent' }) } },
+  });
+  const ds = await eventually(
+    '3 ready daemon pods',
+    async () => {
+      const d = await apps.readNamespacedDaemonSet({ name: 'agent', namespace: 'default' });
+      return d.status?.numberReady === 3 ? d : undefined;
+    },
+    5000,
+    log,
+  );
   t.like(ds.status, { desiredNumberScheduled: 3, currentNumberScheduled: 3, numberMisscheduled: 0, updatedNumberScheduled: 3, numberAvailable: 3 });
   const pods = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=agent' });
   t.deepEqual(pods.items.map((p) => p.spec!.nodeName).sort(), ['n1', 'n2', 'n3']);
@@ -169,16 +252,27 @@ test('Job: pods run to completion, status succeeded, Complete condition, trackin
   const { batch, core, log } = await startSimCluster(t, { podRunToCompletionMs: 60 });
   await batch.createNamespacedJob({
     namespace: 'default',
-    body: { metadata: { name: 'migrate' }, spec: { completions: 2, parallelism: 1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'm', image: 'busybox:1.36' }] } } } },
+    body: {
+      metadata: { name: 'migrate' },
+      spec: { completions: 2, parallelism: 1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'm', image: 'busybox:1.36' }] } } },
+    },
   });
-  const job = await eventually('job complete', async () => {
-    const j = await batch.readNamespacedJob({ name: 'migrate', namespace: 'default' });
-    return j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True') ? j : undefined;
-  }, 8000, log);
+  const job = await eventually(
+    'job complete',
+    async () => {
+      const j = await batch.readNamespacedJob({ name: 'migrate', namespace: 'default' });
+      return j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True') ? j : undefined;
+    },
+    8000,
+    log,
+  );
   t.is(job.status?.succeeded, 2);
   t.truthy(job.status?.startTime);
   t.truthy(job.status?.completionTime);
-  t.like(job.status?.conditions?.find((c) => c.type === 'SuccessCriteriaMet'), { status: 'True', reason: 'CompletionsReached' });
+  t.like(
+    job.status?.conditions?.find((c) => c.type === 'SuccessCriteriaMet'),
+    { status: 'True', reason: 'CompletionsReached' },
+  );
   const pods = (await core.listNamespacedPod({ namespace: 'default' })).items.filter((p) => p.metadata?.ownerReferences?.[0]?.name === 'migrate');
   t.is(pods.length, 2);
   for (const p of pods) {
@@ -190,16 +284,36 @@ test('Job: pods run to completion, status succeeded, Complete condition, trackin
 test('StatefulSet RollingUpdate: a template change replaces pods from the highest ordinal, then currentRevision moves', async (t) => {
   const { apps, core, log } = await startSimCluster(t);
   await apps.createNamespacedStatefulSet({ namespace: 'default', body: statefulSet('kv', 2, { volumeClaimTemplates: [] }) });
-  const before = await eventually('2 ready', async () => {
-    const s = await apps.readNamespacedStatefulSet({ name: 'kv', namespace: 'default' });
-    return s.status?.readyReplicas === 2 ? s : undefined;
-  }, 8000, log);
-  const uids = new Map((await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=kv' })).items.map((p) => [p.metadata!.name!, p.metadata!.uid!]));
-  await apps.patchNamespacedStatefulSet({ name: 'kv', namespace: 'default', body: { spec: { template: { metadata: { annotations: { rev: '2' } } } } } }, mergePatch);
-  const after = await eventually('rolled', async () => {
-    const s = await apps.readNamespacedStatefulSet({ name: 'kv', namespace: 'default' });
-    return s.status?.observedGeneration === 2 && s.status.updatedReplicas === 2 && s.status.readyReplicas === 2 && s.status.currentRevision === s.status.updateRevision ? s : undefined;
-  }, 8000, log);
+  const before = await eventually(
+    '2 ready',
+    async () => {
+      const s = await apps.readNamespacedStatefulSet({ name: 'kv', namespace: 'default' });
+      return s.status?.readyReplicas === 2 ? s : undefined;
+    },
+    8000,
+    log,
+  );
+  const uids = new Map(
+    (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=kv' })).items.map((p) => [p.metadata!.name!, p.metadata!.uid!]),
+  );
+  await apps.patchNamespacedStatefulSet(
+    { name: 'kv', namespace: 'default', body: { spec: { template: { metadata: { annotations: { rev: '2' } } } } } },
+    mergePatch,
+  );
+  const after = await eventually(
+    'rolled',
+    async () => {
+      const s = await apps.readNamespacedStatefulSet({ name: 'kv', namespace: 'default' });
+      return s.status?.observedGeneration === 2 &&
+        s.status.updatedReplicas === 2 &&
+        s.status.readyReplicas === 2 &&
+        s.status.currentRevision === s.status.updateRevision
+        ? s
+        : undefined;
+    },
+    8000,
+    log,
+  );
   t.not(after.status!.updateRevision, before.status!.updateRevision);
   const pods = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=kv' });
   for (const p of pods.items) {
@@ -212,18 +326,36 @@ test('Deployment Recreate: the old pods are gone before the new ReplicaSet scale
   const { apps, core, log } = await startSimCluster(t);
   await apps.createNamespacedDeployment({
     namespace: 'default',
-    body: { metadata: { name: 'rec' }, spec: { replicas: 2, strategy: { type: 'Recreate' }, selector: { matchLabels: { app: 'rec' } }, template: podTemplate({ app: 'rec' }) } },
+    body: {
+      metadata: { name: 'rec' },
+      spec: { replicas: 2, strategy: { type: 'Recreate' }, selector: { matchLabels: { app: 'rec' } }, template: podTemplate({ app: 'rec' }) },
+    },
   });
-  await eventually('2 available', async () => (await apps.readNamespacedDeployment({ name: 'rec', namespace: 'default' })).status?.availableReplicas === 2, 8000, log);
+  await eventually(
+    '2 available',
+    async () => (await apps.readNamespacedDeployment({ name: 'rec', namespace: 'default' })).status?.availableReplicas === 2,
+    8000,
+    log,
+  );
   const oldNames = await podNames(core, 'default', 'app=rec');
-  await apps.patchNamespacedDeployment({ name: 'rec', namespace: 'default', body: { spec: { template: { metadata: { annotations: { v: '2' } } } } } }, mergePatch);
+  await apps.patchNamespacedDeployment(
+    { name: 'rec', namespace: 'default', body: { spec: { template: { metadata: { annotations: { v: '2' } } } } } },
+    mergePatch,
+  );
   let overlap = false;
-  await eventually('recreated', async () => {
-    const names = await podNames(core, 'default', 'app=rec');
-    if (names.some((n) => oldNames.includes(n)) && names.some((n) => !oldNames.includes(n))) overlap = true;
-    const d = await apps.readNamespacedDeployment({ name: 'rec', namespace: 'default' });
-    return d.status?.observedGeneration === 2 && d.status.updatedReplicas === 2 && d.status.availableReplicas === 2 && names.every((n) => !oldNames.includes(n));
-  }, 8000, log);
+  await eventually(
+    'recreated',
+    async () => {
+      const names = await podNames(core, 'default', 'app=rec');
+      if (names.some((n) => oldNames.includes(n)) && names.some((n) => !oldNames.includes(n))) overlap = true;
+      const d = await apps.readNamespacedDeployment({ name: 'rec', namespace: 'default' });
+      return (
+        d.status?.observedGeneration === 2 && d.status.updatedReplicas === 2 && d.status.availableReplicas === 2 && names.every((n) => !oldNames.includes(n))
+      );
+    },
+    8000,
+    log,
+  );
   t.false(overlap, 'old and new pods never run together');
 });
 
@@ -233,18 +365,34 @@ test('Job Indexed with ttlSecondsAfterFinished: one pod per index, then the Job 
     namespace: 'default',
     body: {
       metadata: { name: 'idx' },
-      spec: { completions: 3, parallelism: 3, completionMode: 'Indexed', ttlSecondsAfterFinished: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'w', image: 'busybox:1.36' }] } } },
+      spec: {
+        completions: 3,
+        parallelism: 3,
+        completionMode: 'Indexed',
+        ttlSecondsAfterFinished: 0,
+        template: { spec: { restartPolicy: 'Never', containers: [{ name: 'w', image: 'busybox:1.36' }] } },
+      },
     },
   });
-  const seen = await eventually('three indexed pods', async () => {
-    const pods = (await core.listNamespacedPod({ namespace: 'default' })).items.filter((p) => p.metadata?.ownerReferences?.[0]?.name === 'idx');
-    return pods.length === 3 ? pods : undefined;
-  }, 5000, log);
+  const seen = await eventually(
+    'three indexed pods',
+    async () => {
+      const pods = (await core.listNamespacedPod({ namespace: 'default' })).items.filter((p) => p.metadata?.ownerReferences?.[0]?.name === 'idx');
+      return pods.length === 3 ? pods : undefined;
+    },
+    5000,
+    log,
+  );
   t.deepEqual(seen.map((p) => p.metadata!.annotations!['batch.kubernetes.io/job-completion-index']).sort(), ['0', '1', '2']);
-  await eventually('the finished Job deleted by its TTL, with its pods', async () => {
-    const job = await getJson(cluster, '/apis/batch/v1/namespaces/default/jobs/idx');
-    const pods = (await core.listNamespacedPod({ namespace: 'default' })).items.filter((p) => p.metadata?.ownerReferences?.[0]?.name === 'idx');
-    return !job && pods.length === 0;
-  }, 8000, log);
+  await eventually(
+    'the finished Job deleted by its TTL, with its pods',
+    async () => {
+      const job = await getJson(cluster, '/apis/batch/v1/namespaces/default/jobs/idx');
+      const pods = (await core.listNamespacedPod({ namespace: 'default' })).items.filter((p) => p.metadata?.ownerReferences?.[0]?.name === 'idx');
+      return !job && pods.length === 0;
+    },
+    8000,
+    log,
+  );
   t.pass();
 });
