@@ -26,6 +26,7 @@ import { matchesLabels, parseLabelSelector } from '../src/model/selectors.js';
 import type { ClusterView } from '../src/recorder/cluster-recorder.js';
 import type { RequestFacts } from './classify.js';
 import { statusObject } from './status.js';
+import { RetryLoopDetector } from '../src/model/retry-loop.js';
 
 export const WATCH_LIST_FORBIDDEN_MESSAGE =
   'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled';
@@ -59,6 +60,15 @@ export class StaleView {
   readonly firstServed: Promise<void> = new Promise((resolve) => (this.markServed = resolve));
 
   private readonly kinds: ReadonlySet<string> | undefined;
+  private readonly loop = new RetryLoopDetector();
+  private markRetrying: (round: number) => void = () => undefined;
+  /**
+   * Resolves (with the round's length in requests) once the controller, on this view, has made the
+   * same round of reads and failed writes RETRY_LOOP_ROUNDS times while the cluster did not change
+   * (src/model/retry-loop.ts): it is going round in a loop only the present ends, and the view may
+   * be released.
+   */
+  readonly retrying: Promise<number> = new Promise((resolve) => (this.markRetrying = resolve));
 
   constructor(
     /** The frozen resourceVersion R0. */
@@ -89,6 +99,13 @@ export class StaleView {
   /** The view answered a request (a list or a watch). */
   served(): void {
     this.markServed();
+  }
+
+  /** A request of the view's controller (not a watch) was answered (`signature`: its verb and object). */
+  answered(signature: string, status: number, write: boolean): void {
+    if (this.releasedFlag) return;
+    const inert = !write || status >= 400;
+    if (this.loop.add({ signature, status, inert, clusterRevision: this.view.latestResourceVersion() })) this.markRetrying(this.loop.round!);
   }
 
   /** Runs `resume` on release (at once if already released). */

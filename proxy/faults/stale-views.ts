@@ -9,6 +9,7 @@ import type { Epoch } from '../epoch.js';
 import type { Exchange, RequestPlan } from '../exchange.js';
 import { StaleView, watchListForbidden } from '../stale-view.js';
 import { faultIndexField, type FaultContext } from './context.js';
+import { isTriggerWriteVerb } from '../../src/model/controller-write.js';
 
 export class StaleViews {
   private readonly views = new WeakMap<Epoch, StaleView>();
@@ -62,6 +63,19 @@ export class StaleViews {
     const f = ex.facts!;
     const view = this.views.get(ex.epoch);
     if (!view || view.released) return plan;
+    // Every answer but a watch's tells whether the controller is going round in a loop on the view.
+    if (!f.isWatch) {
+      const signature = `${f.verb} ${f.key ?? f.pathname}${f.resource?.subresource ? '/' + f.resource.subresource : ''}`;
+      const write = isTriggerWriteVerb(f.verb) && !f.dryRun;
+      const before = plan?.onAnswered;
+      plan = {
+        ...plan,
+        onAnswered: (status) => {
+          before?.(status);
+          view.answered(signature, status, write);
+        },
+      };
+    }
     const rv = f.query.resourceVersion;
     // resourceVersion unset asks for a consistent read (a LIST from etcd, a WATCH from the newest
     // state): no API server answers it from a lagging cache. "0" may be answered by any cache.

@@ -8,7 +8,8 @@
  *   cluster went through `viewAfter`; when `at` fires the controller is held, killed, its Leases
  *   deleted, and restarted onto a view frozen at that resourceVersion, released once the restarted
  *   controller, having read from it, has acted on it and gone quiet (`quietMs`, the quiet window
- *   that says a run has settled), and at the latest `releaseAfterSeconds` after that first read;
+ *   that says a run has settled) or is going round in a loop of the same failed writes
+ *   (src/model/retry-loop.ts), and at the latest `releaseAfterSeconds` after that first read;
  * - hold-until: entirely in the proxy (hold from `from`, expire with 410 once `until` happened);
  * - api-error: entirely in the proxy (the n-th matching write request gets an error, a lost
  *   response or a slow answer; one-shot);
@@ -22,6 +23,7 @@ import { describeApiError, describeChange, describeTrigger, describeWatchEnd, de
 import type { TraceSink } from '../model/trace.js';
 import type { ControllerProcess } from './controller-process.js';
 import { sleep } from '../workload/runner.js';
+import { RETRY_LOOP_ROUNDS } from '../model/retry-loop.js';
 
 /** How long a restarted controller may take to read from its stale view before the release timer starts anyway. */
 const RESTART_READ_TIMEOUT_MS = 30_000;
@@ -139,9 +141,15 @@ export class PlanFaults {
             return async () => {
               // The stale window starts when the restarted controller first reads from the view.
               await Promise.race([view.firstServed, sleep(RESTART_READ_TIMEOUT_MS)]);
-              const quiet = await this.quietWithin(fault.releaseAfterSeconds * 1000);
+              const why = await this.quietWithin(fault.releaseAfterSeconds * 1000, view.retrying);
               this.log(
-                `  stale view released ${quiet ? `once the controller had acted on it and been quiet for ${this.quietMs} ms` : `after ${fault.releaseAfterSeconds} s`}`,
+                `  stale view released ${
+                  why === 'quiet'
+                    ? `once the controller had acted on it and been quiet for ${this.quietMs} ms`
+                    : why === 'retrying'
+                      ? `once the controller, on it, had made the same round of requests ${RETRY_LOOP_ROUNDS} times, the cluster unchanged`
+                      : `after ${fault.releaseAfterSeconds} s`
+                }`,
               );
               view.release();
             };
@@ -189,21 +197,21 @@ export class PlanFaults {
 
   /**
    * Waits until the controller has been quiet for quietMs (nothing in flight, nothing started,
-   * finished or delivered; a watch open) or `boundMs` has passed; true when it was quiet.
+   * finished or delivered; a watch open), `retrying` resolves (it is going round in a loop of failed
+   * writes) or `boundMs` has passed, and says which came first.
    */
-  private async quietWithin(boundMs: number): Promise<boolean> {
+  private async quietWithin(boundMs: number, retrying: Promise<unknown>): Promise<'quiet' | 'retrying' | 'timeout'> {
     const deadline = Date.now() + boundMs;
     const since = Date.now();
-    if (this.quietMs <= 0) {
-      await sleep(boundMs);
-      return false;
-    }
+    let looping = false;
+    void retrying.then(() => (looping = true));
     for (;;) {
+      if (looping) return 'retrying';
       const a = this.proxy.activity();
       const now = Date.now();
-      if (a.inFlight === 0 && a.openWatches > 0 && now - Math.max(a.lastActivityAt, since) >= this.quietMs) return true;
-      if (now >= deadline) return false;
-      await sleep(Math.min(50, this.quietMs / 4, deadline - now));
+      if (this.quietMs > 0 && a.inFlight === 0 && a.openWatches > 0 && now - Math.max(a.lastActivityAt, since) >= this.quietMs) return 'quiet';
+      if (now >= deadline) return 'timeout';
+      await sleep(Math.min(50, this.quietMs > 0 ? this.quietMs / 4 : 50, deadline - now));
     }
   }
 

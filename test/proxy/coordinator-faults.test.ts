@@ -164,9 +164,8 @@ test('stale-restart: the restarted controller lists the cluster as it was and it
   t.is(events.find((e): e is ResponseEvent => e.type === 'response' && e.id === create!.id)?.status, 409);
 });
 
-test('stale-restart: the view is released once the restarted controller has acted on it and gone quiet, not at the bound', async (t) => {
-  const { config, workload, dir } = setup(t);
-  // A bound no test could wait out: the release must come from the controller's quiet.
+/** A stale restart onto the view right after src-a's create, with a bound no test could wait out: the release must come from the controller. */
+async function runStaleOneHour(t: ExecutionContext, config: ControllerUnderTest, workload: Workload, dir: string) {
   const plan = planOf(
     [
       {
@@ -184,6 +183,12 @@ test('stale-restart: the view is released once the restarted controller has acte
   t.is(record.error, undefined);
   t.true(record.injected);
   t.true(record.workloadOutcome.ok, record.workloadOutcome.error);
+  return { record, runDir, logs };
+}
+
+test('stale-restart: the view is released once the restarted controller has acted on it and gone quiet, not at the bound', async (t) => {
+  const { config, workload, dir } = setup(t);
+  const { record, runDir, logs } = await runStaleOneHour(t, config, workload, dir);
   t.true(
     logs.some((l) => l.includes(`stale view released once the controller had acted on it and been quiet for ${config.settle.quietMs} ms`)),
     logs.join('\n'),
@@ -194,6 +199,25 @@ test('stale-restart: the view is released once the restarted controller has acte
     (e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.verb === 'create' && e.key === 'ConfigMap/default/mirror-src-a',
   )!;
   t.true(staleCreate.seq < released.seq, 'it acted on the stale view before the release');
+  t.true(record.settled, 'and settled on the present afterwards');
+});
+
+test('stale-restart: a controller going round the same failed write on the view gets the present then, neither quiet nor at the bound', async (t) => {
+  const { config, workload, dir } = setup(t);
+  // It retries its refused create every 50 ms: never quiet for 400 ms while the view lasts.
+  config.controller.env = { MIRROR_REQUEUE_MS: '50' };
+  const { record, runDir, logs } = await runStaleOneHour(t, config, workload, dir);
+  t.true(
+    logs.some((l) => l.includes('stale view released once the controller, on it, had made the same round of requests 3 times, the cluster unchanged')),
+    logs.join('\n'),
+  );
+  const events = readTrace(runDir);
+  const released = events.find((e): e is FaultEvent => e.type === 'fault' && e.fault === 'stale-restart' && e.phase === 'released')!;
+  const refused = events.filter(
+    (e): e is RequestEvent =>
+      e.type === 'request' && e.incarnation === 2 && e.verb === 'create' && e.key === 'ConfigMap/default/mirror-src-a' && e.seq < released.seq,
+  );
+  t.true(refused.length >= 3, `three refused creates before the release, got ${refused.length}`);
   t.true(record.settled, 'and settled on the present afterwards');
 });
 
