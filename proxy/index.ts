@@ -34,9 +34,10 @@ import type { ApiErrorFault, ChangeTrigger, HoldUntilFault, Trigger, WatchEndFau
 import type { ObjectKey } from '../src/model/object-key.js';
 import type { FaultEvent, TraceSink, Unstamped } from '../src/model/trace.js';
 import type { ClusterView } from '../src/recorder/cluster-recorder.js';
-import { isHttp2Request, type ClientConnection, type ClientRequest, type ClientResponse } from './client-conn.js';
+import { isHttp2Request, type ClientRequest, type ClientResponse } from './client-conn.js';
 import { clusterSyncStage } from './cluster-sync.js';
 import { Epoch } from './epoch.js';
+import { SpareDoor } from './spare-door.js';
 import { Exchange, type ExchangeHost, type RequestPlan } from './exchange.js';
 import { LeaderRecords, releaseRequest } from './leases.js';
 import { DeliverySerializer, type RequestActivity, type SerializeDeliveryOptions } from './serialize.js';
@@ -181,6 +182,9 @@ export class ControllerProxy {
   private requestsStarted = 0;
   private readonly protocolCounts = { h2: 0, http1: 0 };
   private readonly epochOf = new WeakMap<object, Epoch>();
+  /** The door of the warm spare not yet admitted (see spare-door.ts), and every door opened, to close them. */
+  private spare: SpareDoor | undefined;
+  private readonly doors: SpareDoor[] = [];
   private stopped = false;
 
   private constructor(
@@ -211,9 +215,12 @@ export class ControllerProxy {
     );
     this.watchFaults = new WatchFaults(faults, this.triggers, this.connections);
     this.host = this.makeHost();
-    const adopt = (conn: ClientConnection) => {
-      this.epochOf.set(conn, this.epoch);
-      this.epoch.adopt(conn);
+    // A connection belongs to the current epoch, or to the spare's when it came through its door.
+    const epochFor = (socket: Socket | undefined) => (this.spare?.owns(socket) ? this.spare.epoch : this.epoch);
+    const adopt = (conn: Socket) => {
+      const epoch = epochFor(conn);
+      this.epochOf.set(conn, epoch);
+      epoch.adopt(conn);
     };
     if (tlsCerts) {
       server.on('secureConnection', (socket: Socket) => {
@@ -221,8 +228,9 @@ export class ControllerProxy {
         adopt(socket);
       });
       (server as http2.Http2SecureServer).on('session', (session: http2.Http2Session) => {
-        this.epochOf.set(session, this.epoch);
-        this.sessions.set(session, this.epoch);
+        const epoch = epochFor(session.socket as Socket | undefined);
+        this.epochOf.set(session, epoch);
+        this.sessions.set(session, epoch);
         session.once('close', () => this.sessions.delete(session));
         session.on('error', () => {});
       });
@@ -306,9 +314,9 @@ export class ControllerProxy {
    * @kubernetes/client-node (1.x) refuses plain http:// servers otherwise; Go clients ignore the flag
    * for http://, and send no token over it, so the server URL carries it too (tokenPathPrefix).
    */
-  kubeconfigYaml(): string {
-    if (this.caPem) return kubeconfigYaml(this.url, { name: 'kperturb-proxy', caPem: this.caPem, token: this.controllerToken });
-    const doc = parseYaml(kubeconfigYaml(this.url + tokenPathPrefix(this.controllerToken), { name: 'kperturb-proxy', token: this.controllerToken })) as {
+  kubeconfigYaml(url = this.url): string {
+    if (this.caPem) return kubeconfigYaml(url, { name: 'kperturb-proxy', caPem: this.caPem, token: this.controllerToken });
+    const doc = parseYaml(kubeconfigYaml(url + tokenPathPrefix(this.controllerToken), { name: 'kperturb-proxy', token: this.controllerToken })) as {
       clusters: Array<{ cluster: Record<string, unknown> }>;
     };
     for (const c of doc.clusters) c.cluster['insecure-skip-tls-verify'] = true;
@@ -503,10 +511,37 @@ export class ControllerProxy {
 
   // --- epochs and lifecycle ---------------------------------------------------------------------
 
-  /** Ends the current connection epoch (see epoch.ts); later connections pass through normally. */
+  /**
+   * Opens a door for a warm spare controller (spare-door.ts) and returns the kubeconfig that leads
+   * through it. The spare's requests wait there until `admitSpare`; the next `startNewEpoch` makes
+   * its epoch the current one.
+   */
+  async prepareSpare(): Promise<string> {
+    if (this.spare) throw new Error('a warm spare is already waiting');
+    const door = await SpareDoor.open(this.server, this.epoch.number + 1);
+    this.spare = door;
+    this.doors.push(door);
+    return this.kubeconfigYaml(`${this.url.slice(0, this.url.lastIndexOf(':'))}:${door.port}`);
+  }
+
+  /** Requests of a warm spare waiting behind its door. */
+  spareRequestsWaiting(): number {
+    return this.doors.reduce((n, d) => n + d.waiting, 0);
+  }
+
+  /** The warm spare is now the controller: its parked requests are taken, in the order they came. */
+  admitSpare(): void {
+    for (const door of this.doors) door.admit();
+  }
+
+  /**
+   * Ends the current connection epoch (see epoch.ts); later connections pass through normally. The
+   * next epoch is the warm spare's, if one is waiting.
+   */
   startNewEpoch(): void {
     const old = this.epoch;
-    this.epoch = new Epoch(old.number + 1);
+    this.epoch = this.spare?.epoch ?? new Epoch(old.number + 1);
+    this.spare = undefined;
     old.end('the controller was stopped (connection epoch ended)');
     // A new process lists everything afresh.
     this.watchFaults.forgetRelists();
@@ -519,6 +554,8 @@ export class ControllerProxy {
     this.serializer?.stop();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.epoch.end('the proxy stopped');
+    this.spare?.epoch.end('the proxy stopped');
+    for (const door of this.doors) door.close();
     for (const s of this.sessions.keys()) s.destroy();
     if ('closeAllConnections' in this.server) this.server.closeAllConnections();
     this.upstream.destroy();
@@ -530,8 +567,18 @@ export class ControllerProxy {
     return (conn && this.epochOf.get(conn)) ?? this.epoch;
   }
 
+  /** The door a request of `epoch` waits behind (the spare's, not admitted yet), if any. */
+  private doorParking(epoch: Epoch): SpareDoor | undefined {
+    return this.doors.find((d) => d.parks(epoch));
+  }
+
   private onRequest(req: ClientRequest, res: ClientResponse): void {
     const epoch = this.currentEpochOf(req);
+    const door = this.doorParking(epoch);
+    if (door) {
+      door.park(() => this.onRequest(req, res));
+      return;
+    }
     if (epoch.ended || this.stopped) {
       if (isHttp2Request(req)) req.stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
       else req.socket.destroy();
@@ -566,6 +613,11 @@ export class ControllerProxy {
 
   private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     const epoch = this.currentEpochOf(req);
+    const door = this.doorParking(epoch);
+    if (door) {
+      door.park(() => this.onUpgrade(req, socket, head));
+      return;
+    }
     if (epoch.ended || this.stopped) {
       socket.destroy();
       return;

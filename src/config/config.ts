@@ -11,6 +11,7 @@
  *     workingDir: .                 # default: this file's directory
  *     maxParallel: 1                # at most this many runs at once (a controller that binds fixed ports)
  *     ports: [8080]                 # fixed TCP ports it binds: one run per port at a time on this machine
+ *     warmSpare: false              # restarts start it anew (default: a spare waits at the proxy; off with ports)
  *     hostAliases: [{ ip: 127.0.0.1, hostnames: [db.example] }]   # extra /etc/hosts entries, as in a Pod spec
  *     clusterDNS: true              # <svc>.<ns>.svc.cluster.local etc. resolve as CoreDNS answers in a pod
  *     namespace: default            # with clusterDNS: also <svc>, <pod>.<svc> (relative to it) and <svc>.<ns>
@@ -149,6 +150,12 @@ export interface ControllerUnderTest {
     maxParallel?: number;
     /** Fixed TCP ports the controller binds: runs take a machine-wide lock on each (coordinator/port-locks.ts). */
     ports: number[];
+    /**
+     * false: restarts start the controller anew. Default (absent): a warm spare is started ahead of
+     * a plan's restart (src/coordinator/controller-process.ts), unless `ports` are set (it would
+     * find them taken).
+     */
+    warmSpare?: boolean;
     /** Extra names for the controller's /etc/hosts, as a Pod spec's hostAliases. */
     hostAliases: HostAlias[];
     /** Resolve the cluster's Service and pod names for the controller as CoreDNS would for a pod. */
@@ -226,6 +233,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
       v.number(port, join('controller.ports', i), { min: 1, max: 65535, integer: true }),
     ),
   };
+  if (c.warmSpare !== undefined) Object.assign(controller, { warmSpare: v.boolean(c.warmSpare, 'controller.warmSpare') });
   const maxParallel = v.optionalNumber(c.maxParallel, 'controller.maxParallel', { min: 1, integer: true });
   if (maxParallel !== undefined) Object.assign(controller, { maxParallel });
   const namespace = v.optionalString(c.namespace, 'controller.namespace');

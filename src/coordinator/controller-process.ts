@@ -20,16 +20,29 @@ export interface ControllerExit {
   expected: boolean;
 }
 
+/** One spawned process: the controller's current incarnation, or a warm spare waiting to become it. */
+interface Spawned {
+  group: ProcessGroup;
+  exited: Promise<void>;
+  /** Set when it becomes the controller; until then its output is kept in `buffered`. */
+  incarnation: number | undefined;
+  buffered: string[];
+  /** kperturb is ending it (a planned crash, the end of the run). */
+  killing: boolean;
+}
+
 export class ControllerProcess {
-  private group: ProcessGroup | undefined;
-  private exitPromise: Promise<void> | undefined;
-  private killingOnPurpose = false;
+  private current: Spawned | undefined;
+  /** A process started ahead of the next restart (prepareSpare), not yet the controller. */
+  private spare: Spawned | undefined;
   /** stop() was called: the run is over, and no incarnation starts after it (a restart in progress when a run is interrupted). */
   private ended = false;
   incarnation = 0;
   readonly exits: ControllerExit[] = [];
   /** Why the command could not be started at all (not found, not executable), for the run's error. */
   startFailure: string | undefined;
+  /** How many restarts a warm spare took (for run.json). */
+  sparesUsed = 0;
   private readonly log: WriteStream;
 
   constructor(
@@ -47,7 +60,7 @@ export class ControllerProcess {
   }
 
   get running(): boolean {
-    const child = this.group?.child;
+    const child = this.current?.group.child;
     return child !== undefined && child.exitCode === null && child.signalCode === null;
   }
 
@@ -56,12 +69,45 @@ export class ControllerProcess {
     return this.exits.some((e) => e.incarnation === this.incarnation && !e.expected);
   }
 
-  start(): void {
+  /**
+   * Starts the next incarnation: the warm spare if one is ready and alive (`onSpareTaken` runs
+   * then, to let its requests through), else a new process.
+   */
+  start(onSpareTaken?: () => void): void {
     if (this.ended) return;
     this.incarnation++;
-    const incarnation = this.incarnation;
+    const spare = this.spare;
+    this.spare = undefined;
+    const alive = spare !== undefined && spare.group.child.exitCode === null && spare.group.child.signalCode === null;
+    let p: Spawned;
+    if (alive) {
+      p = spare;
+      this.sparesUsed++;
+    } else {
+      if (spare) this.log.write(`[${this.incarnation}] kperturb: the warm spare had exited before it was needed; starting the controller anew\n`);
+      p = this.spawn(this.kubeconfigFile);
+    }
+    p.incarnation = this.incarnation;
+    for (const line of p.buffered.splice(0)) this.log.write(`[${p.incarnation}] ${line}\n`);
+    this.current = p;
+    const pid = p.group.child.pid;
+    this.trace.append({ type: 'controller', action: 'start', incarnation: this.incarnation, ...(pid !== undefined ? { pid } : {}) });
+    onSpareTaken?.();
+  }
+
+  /**
+   * Starts a warm spare whose kubeconfig leads through the proxy's spare door, where its requests
+   * wait until the next start() makes it the controller. Its output is kept until then; a spare
+   * that is never needed ends with the run, leaving no trace.
+   */
+  prepareSpare(kubeconfigFile: string): void {
+    if (this.ended || this.spare) return;
+    this.spare = this.spawn(kubeconfigFile);
+  }
+
+  private spawn(kubeconfigFile: string): Spawned {
     const { command, args, env, workingDir } = this.config.controller;
-    const expanded = controllerEnvironment(process.env, env, args, this.kubeconfigFile);
+    const expanded = controllerEnvironment(process.env, env, args, kubeconfigFile);
     const launch = this.wrap ? this.wrap(command, expanded.args) : { command, args: expanded.args };
     const group = new ProcessGroup(launch.command, launch.args, {
       cwd: workingDir,
@@ -69,54 +115,62 @@ export class ControllerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const child = group.child;
-    this.group = group;
-    this.killingOnPurpose = false;
-    const prefix = `[${incarnation}] `;
+    let markExited: () => void = () => undefined;
+    const p: Spawned = { group, exited: new Promise((resolve) => (markExited = resolve)), incarnation: undefined, buffered: [], killing: false };
+    const write = (line: string) => (p.incarnation === undefined ? p.buffered.push(line) : this.log.write(`[${p.incarnation}] ${line}\n`));
     const pipe = (stream: NodeJS.ReadableStream | null) => {
       let partial = '';
       stream?.setEncoding('utf8');
       stream?.on('data', (chunk: string) => {
         const lines = (partial + chunk).split('\n');
         partial = lines.pop() ?? '';
-        for (const line of lines) this.log.write(prefix + line + '\n');
+        for (const line of lines) write(line);
       });
-      stream?.on('end', () => partial && this.log.write(prefix + partial + '\n'));
+      stream?.on('end', () => partial && write(partial));
     };
     pipe(child.stdout);
     pipe(child.stderr);
-    this.exitPromise = new Promise((resolve) => {
-      child.on('error', (err: NodeJS.ErrnoException) => {
-        this.log.write(`${prefix}kperturb: could not start ${command}: ${err.message}\n`);
-        this.startFailure ??= describeStartFailure(this.config, launch.command, err);
-      });
-      child.on('close', (code, signal) => {
-        const expected = this.killingOnPurpose;
-        this.exits.push({ incarnation, code, signal, expected });
-        this.trace.append({ type: 'controller', action: 'exit', incarnation, code, signal });
-        resolve();
-      });
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      write(`kperturb: could not start ${command}: ${err.message}`);
+      this.startFailure ??= describeStartFailure(this.config, launch.command, err);
     });
-    this.trace.append({ type: 'controller', action: 'start', incarnation, ...(child.pid !== undefined ? { pid: child.pid } : {}) });
+    child.on('close', (code, signal) => {
+      // A spare that never became the controller leaves no exit behind.
+      if (p.incarnation !== undefined) {
+        this.exits.push({ incarnation: p.incarnation, code, signal, expected: p.killing });
+        this.trace.append({ type: 'controller', action: 'exit', incarnation: p.incarnation, code, signal });
+      }
+      markExited();
+    });
+    return p;
   }
 
   /** SIGKILL to the group: a crash, no chance to clean up. Resolves once the process is gone. */
   async kill(): Promise<void> {
-    if (!this.group || !this.running) return this.exitPromise;
-    this.killingOnPurpose = true;
-    void this.group.kill();
-    await this.exitPromise;
+    const p = this.current;
+    if (!p) return;
+    if (this.running) {
+      p.killing = true;
+      void p.group.kill();
+    }
+    await p.exited;
   }
 
-  /** SIGTERM to the group, then SIGKILL after `graceMs`: the orderly end of a run. */
+  /** SIGTERM to the group, then SIGKILL after `graceMs`: the orderly end of a run (a waiting spare is killed). */
   async stop(graceMs = 2000): Promise<void> {
     this.ended = true;
-    if (!this.group || !this.running) {
-      await this.exitPromise;
-      return;
+    const spare = this.spare;
+    this.spare = undefined;
+    if (spare) {
+      spare.killing = true;
+      void spare.group.kill();
     }
-    this.killingOnPurpose = true;
-    void this.group.stop(graceMs);
-    await this.exitPromise;
+    const p = this.current;
+    if (p && this.running) {
+      p.killing = true;
+      void p.group.stop(graceMs);
+    }
+    await Promise.all([p?.exited, spare?.exited]);
   }
 
   async closeLog(): Promise<void> {

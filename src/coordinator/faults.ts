@@ -58,6 +58,11 @@ export class PlanFaults {
     this.injected = plan.spec.faults.map(() => false);
   }
 
+  /** Does the plan restart the controller (a crash or a stale restart)? */
+  get restarts(): boolean {
+    return this.plan.spec.faults.some((f) => f.type === 'crash-after-write' || f.type === 'stale-restart');
+  }
+
   arm(): void {
     this.plan.spec.faults.forEach((fault, i) => this.armOne(fault, i));
   }
@@ -232,7 +237,7 @@ export class PlanFaults {
     this.proxy.startNewEpoch();
     this.proxy.incarnation = this.proc.incarnation + 1;
     const after = beforeStart ? await beforeStart() : undefined;
-    this.proc.start();
+    this.proc.start(() => this.proxy.admitSpare());
     this.trace.append({
       type: 'fault',
       fault,

@@ -274,6 +274,13 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     endPhase('proxy');
     proc.start();
     await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, STARTUP_TIMEOUT_MS, true));
+    // A plan that restarts the controller gets a warm spare, started now, whose requests wait at
+    // the proxy until the restart: the restart then skips the controller's own start-up.
+    if (faults?.restarts && config.controller.warmSpare !== false && config.controller.ports.length === 0) {
+      const spareKubeconfig = join(runDir, RUN_FILES.spareKubeconfig);
+      writePrivateFile(spareKubeconfig, await proxy.prepareSpare());
+      proc.prepareSpare(spareKubeconfig);
+    }
     endPhase('controllerStart');
 
     const outcome: WorkloadOutcome = await interruptible(runWorkload(client, workload, controllerTrace, { onStep: (i) => (currentStep = i) }));
@@ -324,6 +331,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     }
     if (controller) {
       record.controllerExits = controller.exits;
+      if (controller.sparesUsed > 0) record.restartsFromSpare = controller.sparesUsed;
       await controller.closeLog();
     }
     await controllerTrace.close();

@@ -17,6 +17,8 @@ export const RUN_FILES = {
   controllerLog: 'controller.log',
   /** The kubeconfig the controller was given (the proxy's). */
   controllerKubeconfig: 'controller.kubeconfig',
+  /** The kubeconfig of a warm spare controller (through the proxy's spare door), for runs that restart it. */
+  spareKubeconfig: 'controller-spare.kubeconfig',
   /** ClusterRunRecord: which cluster the run used and what isolation cost. */
   clusterRecord: 'cluster.json',
   /** PlanResult of a test run (written last: a run directory with it is complete). */

@@ -48,6 +48,8 @@ export interface RunRecord {
   /** Did the controller become quiet after the workload within the settle timeout? */
   settled: boolean;
   controllerExits: Array<{ incarnation: number; code: number | null; signal: string | null; expected: boolean }>;
+  /** How many of the controller's restarts a warm spare took (absent: none). */
+  restartsFromSpare?: number | undefined;
   /** Set when the run could not be carried out at all (setup failure). */
   error?: string | undefined;
   /** Where the run's wall time went, in ms (see RUN_PHASES; `npm run bench:campaign` summarises them). */

@@ -68,32 +68,38 @@ function readTrace(runDir: string): TraceEvent[] {
 
 const faultPhases = (events: TraceEvent[], fault: string) => events.filter((e): e is FaultEvent => e.type === 'fault' && e.fault === fault).map((e) => e.phase);
 
-test('crash-after-write: the controller is killed right after the write, its Lease is deleted, and the successor leads at once', async (t) => {
-  const { config, workload, dir } = setup(t);
-  const runDir = join(dir, 'run');
-  const plan = planOf([{ type: 'crash-after-write', after: { verb: 'create', key: 'ConfigMap/default/mirror-src-a', occurrence: 1 } }], 'intermediate-state');
-  const { record, artifacts } = await executeRun({ config, workload, runDir, plan });
-  t.is(record.error, undefined);
-  t.true(record.injected);
-  t.true(record.workloadOutcome.ok, record.workloadOutcome.error);
-  const events = readTrace(runDir);
-  t.deepEqual(faultPhases(events, 'crash-after-write'), ['triggered', 'killed', 'restarted']);
-  const release = events.find((e): e is FaultEvent => e.type === 'fault' && e.fault === 'lease-release')!;
-  t.like(release, { phase: 'applied', key: 'Lease/default/mirror-leader' });
-  const killed = events.find((e) => e.type === 'fault' && e.phase === 'killed')!;
-  t.true(release.seq > killed.seq, 'the Lease goes only once the old process is gone');
-  // Without the release the successor would find the Lease held and renewed within 15 s, and wait
-  // it out. With it, its first look finds none and it creates one: it leads at once, however long a
-  // loaded machine took to start it (the events say so, not the clock).
-  const leaseCalls = events.filter((e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.key === 'Lease/default/mirror-leader');
-  const statusOf = (r: RequestEvent) => events.find((e): e is ResponseEvent => e.type === 'response' && e.id === r.id)?.status;
-  t.deepEqual(
-    leaseCalls.slice(0, 2).map((r) => `${r.verb} ${statusOf(r)}`),
-    ['get 404', 'create 201'],
-    'the successor found no Lease and took it',
-  );
-  t.is(artifacts.endState['ConfigMap/default/mirror-src-a']?.data !== undefined, true);
-});
+for (const warmSpare of [true, false]) {
+  test(`crash-after-write: the controller is killed right after the write, its Lease is deleted, and the successor leads at once (${warmSpare ? 'a warm spare takes over' : 'warmSpare: false, started anew'})`, async (t) => {
+    const { config, workload, dir } = setup(t);
+    if (!warmSpare) config.controller.warmSpare = false;
+    const runDir = join(dir, 'run');
+    const plan = planOf([{ type: 'crash-after-write', after: { verb: 'create', key: 'ConfigMap/default/mirror-src-a', occurrence: 1 } }], 'intermediate-state');
+    const { record, artifacts } = await executeRun({ config, workload, runDir, plan });
+    t.is(record.error, undefined);
+    t.is(record.restartsFromSpare, warmSpare ? 1 : undefined);
+    t.true(record.injected);
+    t.true(record.workloadOutcome.ok, record.workloadOutcome.error);
+    const events = readTrace(runDir);
+    t.deepEqual(faultPhases(events, 'crash-after-write'), ['triggered', 'killed', 'restarted']);
+    const release = events.find((e): e is FaultEvent => e.type === 'fault' && e.fault === 'lease-release')!;
+    t.like(release, { phase: 'applied', key: 'Lease/default/mirror-leader' });
+    const killed = events.find((e) => e.type === 'fault' && e.phase === 'killed')!;
+    t.true(release.seq > killed.seq, 'the Lease goes only once the old process is gone');
+    // Without the release the successor would find the Lease held and renewed within 15 s, and wait
+    // it out. With it, its first look finds none and it creates one: it leads at once, however long a
+    // loaded machine took to start it (the events say so, not the clock).
+    const leaseCalls = events.filter((e): e is RequestEvent => e.type === 'request' && e.incarnation === 2 && e.key === 'Lease/default/mirror-leader');
+    const statusOf = (r: RequestEvent) => events.find((e): e is ResponseEvent => e.type === 'response' && e.id === r.id)?.status;
+    t.deepEqual(
+      leaseCalls.slice(0, 2).map((r) => `${r.verb} ${statusOf(r)}`),
+      ['get 404', 'create 201'],
+      'the successor found no Lease and took it',
+    );
+    t.is(artifacts.endState['ConfigMap/default/mirror-src-a']?.data !== undefined, true);
+    // The successor's output is in the log under its incarnation, whenever it was started.
+    t.regex(readFileSync(join(runDir, 'controller.log'), 'utf8'), /^\[2\] .*leader$/m);
+  });
+}
 
 test('hold-until: the controller never mirrors the intermediate value, and the run reports it injected', async (t) => {
   const { config, workload, dir } = setup(t);
