@@ -1,18 +1,22 @@
 /**
  * Campaign benchmark (a script, not a test): where a plan's wall time goes. It learns and plans three
  * bundled examples (TypeScript: secret-marker, decommission; Go: stale-deletion), picks the first plan
- * of each pattern of each, runs every picked plan ROUNDS times with `kperturb test` (one process per
- * plan, as a user runs one), and prints per plan and as medians per pattern: the wall time of the
- * command and, from each run's run.json, its phases (cluster start, setup, proxy, controller start,
- * workload, settle with the fault's restart/release counted apart, end state, teardown); what is
- * left is Node's start, reading the campaign, the oracles and writing results.
+ * of each pattern of each, and runs each example's picked plans ROUNDS times with one `kperturb test`
+ * per round (a campaign, as a user runs one: `kperturb test` over a controller's plans). A plan's
+ * time is its run's duration (run.json) plus an equal share of what the process spent besides the
+ * runs (Node's start, reading the campaign, the oracles, writing results: the `rest` column). It
+ * prints per plan and as medians per pattern where the time went: cluster start, setup, proxy,
+ * controller start, workload, settle with the fault's restart/release counted apart, end state,
+ * teardown. `--per-process` runs every plan in a `kperturb test` of its own instead (the whole
+ * process's wall time is then the plan's).
  *
- * The same plans' wall times on a baseline commit (default: the previous one, HEAD~1), built in a
- * temporary git worktree, measured in the same run, give the ratios.
+ * The same plans' times on a baseline commit (default: the previous one, HEAD~1), built in a
+ * temporary git worktree, measured in the same run and the same way, give the ratios.
  *
  *   npm run bench:campaign
  *   npm run bench:campaign -- --rounds 3 --baseline main~5
- *   npm run bench:campaign -- --no-baseline
+ *   npm run bench:campaign -- --no-baseline --per-process
+ *   npm run bench:campaign -- --real      (each run on a fresh real control plane)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -30,6 +34,8 @@ const arg = (name: string) => {
 const ROUNDS = Number(arg('--rounds') ?? 2);
 const BASELINE = process.argv.includes('--no-baseline') ? undefined : (arg('--baseline') ?? 'HEAD~1');
 const EXAMPLES = ['secret-marker', 'decommission', 'stale-deletion'];
+const PER_PROCESS = process.argv.includes('--per-process');
+const CLUSTER_FLAGS = process.argv.includes('--real') ? ['--real'] : [];
 
 interface Measured {
   example: string;
@@ -60,7 +66,7 @@ function measure(root: string, label: string): Measured[] {
     const config = join(root, 'fixtures', 'controllers', example, 'buggy', 'kperturb.yaml');
     if (!existsSync(config)) continue;
     for (const stage of ['learn', 'plan']) {
-      const r = kperturb(root, [stage, '-c', config, '-o', out]);
+      const r = kperturb(root, [stage, '-c', config, '-o', out, ...(stage === 'learn' ? CLUSTER_FLAGS : [])]);
       if (r.status !== 0) throw new Error(`${label}: kperturb ${stage} ${example} failed: ${r.out}`);
     }
     const name = (parse(readFileSync(config, 'utf8')) as { metadata: { name: string } }).metadata.name;
@@ -74,17 +80,25 @@ function measure(root: string, label: string): Measured[] {
       const pattern = (parse(readFileSync(join(plansDir, f), 'utf8')) as { spec: { pattern: string } }).spec.pattern;
       if (!firstOf.has(pattern)) firstOf.set(pattern, f);
     }
-    for (const [pattern, f] of firstOf) {
-      const m: Measured = { example, pattern, plan: f.replace(/\.yaml$/, ''), wallMs: [], phases: [] };
-      for (let round = 0; round < ROUNDS; round++) {
-        const r = kperturb(root, ['test', join(plansDir, f), '-c', config, '-o', out, '--rerun']);
-        if (r.status !== 0 && r.status !== 1) throw new Error(`${label}: kperturb test ${f} failed: ${r.out}`);
-        m.wallMs.push(r.wallMs);
-        const runJson = findRunJson(join(out, name, 'test'), m.plan.split('/').at(-1)!);
-        if (runJson) m.phases.push((JSON.parse(readFileSync(runJson, 'utf8')) as RunRecord).phasesMs ?? {});
-      }
+    const picked = [...firstOf].map(([pattern, f]): Measured => ({ example, pattern, plan: f.replace(/\.yaml$/, ''), wallMs: [], phases: [] }));
+    const test = (files: string[]) => {
+      const r = kperturb(root, ['test', ...files.map((f) => join(plansDir, f)), '-c', config, '-o', out, '--rerun', ...CLUSTER_FLAGS]);
+      if (r.status !== 0 && r.status !== 1) throw new Error(`${label}: kperturb test ${files.join(' ')} failed: ${r.out}`);
+      return r.wallMs;
+    };
+    for (let round = 0; round < ROUNDS; round++) {
+      const walls = PER_PROCESS ? picked.map((m) => test([m.plan + '.yaml'])) : [test(picked.map((m) => m.plan + '.yaml'))];
+      const records = picked.map((m) => JSON.parse(readFileSync(findRunJson(join(out, name, 'test'), m.plan.split('/').at(-1)!)!, 'utf8')) as RunRecord);
+      // Campaign: each plan's run, plus its share of the process's time besides the runs.
+      const share = PER_PROCESS ? 0 : (walls[0]! - records.reduce((sum, r) => sum + r.durationMs, 0)) / picked.length;
+      picked.forEach((m, i) => {
+        m.wallMs.push(PER_PROCESS ? walls[i]! : records[i]!.durationMs + share);
+        m.phases.push(records[i]!.phasesMs ?? {});
+      });
+    }
+    for (const m of picked) {
       measured.push(m);
-      process.stderr.write(`${label}: ${example} ${m.plan} (${pattern}) ${m.wallMs.map((w) => (w / 1000).toFixed(1)).join(', ')} s\n`);
+      process.stderr.write(`${label}: ${example} ${m.plan} (${m.pattern}) ${m.wallMs.map((w) => (w / 1000).toFixed(1)).join(', ')} s\n`);
     }
   }
   rmSync(out, { recursive: true, force: true });
@@ -137,8 +151,10 @@ if (BASELINE) {
 }
 
 const shown = RUN_PHASES;
-console.log(`\nWall time per plan (median of ${ROUNDS} rounds, seconds) and where it went in this commit:`);
-const header = ['example', 'plan', 'pattern', 'wall', ...(BASELINE ? ['base', 'ratio'] : []), ...shown, 'rest'];
+console.log(
+  `\nTime per plan (${PER_PROCESS ? 'a kperturb test process each' : 'in a campaign: its run plus a share of the process'}; median of ${ROUNDS} rounds, seconds) and where it went in this commit:`,
+);
+const header = ['example', 'plan', 'pattern', 'time', ...(BASELINE ? ['base', 'ratio'] : []), ...shown, 'rest'];
 const rows: string[][] = [];
 for (const m of current) {
   const base = baseline.find((b) => b.example === m.example && b.pattern === m.pattern);
