@@ -48,7 +48,7 @@ function pem(value: unknown): string | undefined {
  * context (`--context`, else the current one), loaded by kubectl's rules (kubeconfig-source.ts).
  */
 export async function upstreamFromKubeconfig(source: KubeconfigSource): Promise<Omit<ControllerProxyOptions, 'trace'>> {
-  const kc = loadKubeconfig(source);
+  const kc = await loadKubeconfig(source);
   const file = source.label;
   const cluster = kc.getCurrentCluster();
   if (!cluster)

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeconfigError } from '../model/errors.js';
 
 export interface KubeconfigSource {
@@ -43,8 +43,11 @@ export function kubeconfigSource(
 /**
  * Loads and merges the source's files, and selects its context. A file that cannot be read or
  * parsed, no file at all, or a context that is not there is a UserInputError naming the source.
+ * client-node is loaded here, when a kubeconfig is read: loading it takes about 0.3 s, which every
+ * command on the embedded cluster would otherwise pay at its start.
  */
-export function loadKubeconfig(source: KubeconfigSource): KubeConfig {
+export async function loadKubeconfig(source: KubeconfigSource): Promise<KubeConfig> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
   if (source.defaultedFor !== undefined && !existsSync(source.files[0]!)) {
     throw new KubeconfigError(undefined, source.defaultedFor, `a kubeconfig file (none given, KUBECONFIG is not set and ${source.label} does not exist)`);
   }

@@ -45,7 +45,7 @@ export class ExistingCluster {
   static async connect(source: KubeconfigSource): Promise<ExistingCluster> {
     const upstream = await upstreamFromKubeconfig(source);
     // One self-contained kubeconfig of the chosen context (merged from a KUBECONFIG list, if it was one).
-    const kc = loadKubeconfig(source);
+    const kc = await loadKubeconfig(source);
     const text = kc.exportConfig();
     const options: KubeClientOptions = {
       ...(upstream.upstreamCaPem ? { caPem: upstream.upstreamCaPem } : {}),

@@ -47,20 +47,20 @@ test("kubectl's precedence: --kubeconfig, else $KUBECONFIG (a path list), else ~
   t.is(kubeconfigSource({ context: 'x' }, {}, '/home/u').context, 'x');
 });
 
-test('a KUBECONFIG list merges: the first file to set a name or the current context wins; missing files are skipped', (t) => {
+test('a KUBECONFIG list merges: the first file to set a name or the current context wins; missing files are skipped', async (t) => {
   const { dir, a, b } = files();
-  const kc = loadKubeconfig(kubeconfigSource({}, { KUBECONFIG: [join(dir, 'missing'), a, b].join(delimiter) }));
+  const kc = await loadKubeconfig(kubeconfigSource({}, { KUBECONFIG: [join(dir, 'missing'), a, b].join(delimiter) }));
   t.is(kc.getCluster('shared')!.server, 'https://a.example', 'a (first) sets "shared"');
   t.truthy(kc.getCluster('only-b'), 'b adds its own names');
   t.is(kc.currentContext, 'only-b', 'a sets no current context, b does');
   t.is(kc.getCurrentCluster()!.server, 'https://only-b.example');
 });
 
-test('--context picks a context of the merged files; an unknown one is bad input naming the source and the known contexts', (t) => {
+test('--context picks a context of the merged files; an unknown one is bad input naming the source and the known contexts', async (t) => {
   const { a, b } = files();
   const env = { KUBECONFIG: `${a}${delimiter}${b}` };
-  t.is(loadKubeconfig(kubeconfigSource({ context: 'only-a' }, env)).getCurrentCluster()!.server, 'https://only-a.example');
-  const err = t.throws(() => loadKubeconfig(kubeconfigSource({ context: 'nope' }, env)));
+  t.is((await loadKubeconfig(kubeconfigSource({ context: 'only-a' }, env))).getCurrentCluster()!.server, 'https://only-a.example');
+  const err = await t.throwsAsync(() => loadKubeconfig(kubeconfigSource({ context: 'nope' }, env)));
   t.true(err instanceof UserInputError);
   t.true(
     err!.message.includes(`KUBECONFIG (${a}${delimiter}${b}) at contexts: a context named "nope" (--context); it has "shared", "only-a", "only-b"`),
@@ -68,12 +68,16 @@ test('--context picks a context of the merged files; an unknown one is bad input
   );
 });
 
-test('a list none of whose files exist, and a single --kubeconfig that does not exist, are bad input', (t) => {
+test('a list none of whose files exist, and a single --kubeconfig that does not exist, are bad input', async (t) => {
   const { dir } = files();
   t.true(
-    t
-      .throws(() => loadKubeconfig(kubeconfigSource({}, { KUBECONFIG: `${join(dir, 'x')}${delimiter}${join(dir, 'y')}` })))!
-      .message.includes('none of the list exists'),
+    (await t.throwsAsync(() => loadKubeconfig(kubeconfigSource({}, { KUBECONFIG: `${join(dir, 'x')}${delimiter}${join(dir, 'y')}` }))))!.message.includes(
+      'none of the list exists',
+    ),
   );
-  t.true(t.throws(() => loadKubeconfig(kubeconfigSource({ kubeconfig: join(dir, 'x') }, {})))!.message.includes(`${join(dir, 'x')}: a readable kubeconfig`));
+  t.true(
+    (await t.throwsAsync(() => loadKubeconfig(kubeconfigSource({ kubeconfig: join(dir, 'x') }, {}))))!.message.includes(
+      `${join(dir, 'x')}: a readable kubeconfig`,
+    ),
+  );
 });
