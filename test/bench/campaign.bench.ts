@@ -58,10 +58,21 @@ function kperturb(root: string, args: string[]): { wallMs: number; status: numbe
   return { wallMs: Number(process.hrtime.bigint() - t) / 1e6, status: r.status, out: r.stdout + r.stderr };
 }
 
-/** Learns, plans and runs the picked plans of every example with the kperturb in `root`. */
-function measure(root: string, label: string): Measured[] {
-  const out = mkdtempSync(join(tmpdir(), `kperturb-bench-campaign-${label}-`));
-  const measured: Measured[] = [];
+/** One example's picked plans, learned and planned with the kperturb of one checkout. */
+interface Prepared {
+  root: string;
+  label: string;
+  out: string;
+  config: string;
+  name: string;
+  plansDir: string;
+  picked: Measured[];
+}
+
+/** Learns and plans every example with the kperturb in `root` and picks the first plan of each pattern. */
+function prepare(root: string, label: string): Prepared[] {
+  const out = mkdtempSync(join(tmpdir(), `kperturb-bench-campaign-${label.replace(/[^\w.-]/g, '_')}-`));
+  const prepared: Prepared[] = [];
   for (const example of EXAMPLES) {
     const config = join(root, 'fixtures', 'controllers', example, 'buggy', 'kperturb.yaml');
     if (!existsSync(config)) continue;
@@ -81,28 +92,26 @@ function measure(root: string, label: string): Measured[] {
       if (!firstOf.has(pattern)) firstOf.set(pattern, f);
     }
     const picked = [...firstOf].map(([pattern, f]): Measured => ({ example, pattern, plan: f.replace(/\.yaml$/, ''), wallMs: [], phases: [] }));
-    const test = (files: string[]) => {
-      const r = kperturb(root, ['test', ...files.map((f) => join(plansDir, f)), '-c', config, '-o', out, '--rerun', ...CLUSTER_FLAGS]);
-      if (r.status !== 0 && r.status !== 1) throw new Error(`${label}: kperturb test ${files.join(' ')} failed: ${r.out}`);
-      return r.wallMs;
-    };
-    for (let round = 0; round < ROUNDS; round++) {
-      const walls = PER_PROCESS ? picked.map((m) => test([m.plan + '.yaml'])) : [test(picked.map((m) => m.plan + '.yaml'))];
-      const records = picked.map((m) => JSON.parse(readFileSync(findRunJson(join(out, name, 'test'), m.plan.split('/').at(-1)!)!, 'utf8')) as RunRecord);
-      // Campaign: each plan's run, plus its share of the process's time besides the runs.
-      const share = PER_PROCESS ? 0 : (walls[0]! - records.reduce((sum, r) => sum + r.durationMs, 0)) / picked.length;
-      picked.forEach((m, i) => {
-        m.wallMs.push(PER_PROCESS ? walls[i]! : records[i]!.durationMs + share);
-        m.phases.push(records[i]!.phasesMs ?? {});
-      });
-    }
-    for (const m of picked) {
-      measured.push(m);
-      process.stderr.write(`${label}: ${example} ${m.plan} (${m.pattern}) ${m.wallMs.map((w) => (w / 1000).toFixed(1)).join(', ')} s\n`);
-    }
+    prepared.push({ root, label, out, config, name, plansDir, picked });
   }
-  rmSync(out, { recursive: true, force: true });
-  return measured;
+  return prepared;
+}
+
+/** One round of one example's picked plans: one `kperturb test` over them (or one per plan with --per-process). */
+function runRound(p: Prepared): void {
+  const test = (files: string[]) => {
+    const r = kperturb(p.root, ['test', ...files.map((f) => join(p.plansDir, f)), '-c', p.config, '-o', p.out, '--rerun', ...CLUSTER_FLAGS]);
+    if (r.status !== 0 && r.status !== 1) throw new Error(`${p.label}: kperturb test ${files.join(' ')} failed: ${r.out}`);
+    return r.wallMs;
+  };
+  const walls = PER_PROCESS ? p.picked.map((m) => test([m.plan + '.yaml'])) : [test(p.picked.map((m) => m.plan + '.yaml'))];
+  const records = p.picked.map((m) => JSON.parse(readFileSync(findRunJson(join(p.out, p.name, 'test'), m.plan.split('/').at(-1)!)!, 'utf8')) as RunRecord);
+  // Campaign: each plan's run, plus its share of the process's time besides the runs.
+  const share = PER_PROCESS ? 0 : (walls[0]! - records.reduce((sum, r) => sum + r.durationMs, 0)) / p.picked.length;
+  p.picked.forEach((m, i) => {
+    m.wallMs.push(PER_PROCESS ? walls[i]! : records[i]!.durationMs + share);
+    m.phases.push(records[i]!.phasesMs ?? {});
+  });
 }
 
 function findRunJson(testDir: string, plan: string): string | undefined {
@@ -137,18 +146,29 @@ function buildBaseline(ref: string): { root: string; remove(): void } | undefine
 }
 
 const s = (ms: number) => (Number.isNaN(ms) ? '-' : (ms / 1000).toFixed(2));
-const current = measure(ROOT, 'this commit');
-let baseline: Measured[] = [];
-if (BASELINE) {
-  const b = buildBaseline(BASELINE);
-  if (b) {
-    try {
-      baseline = measure(b.root, BASELINE);
-    } finally {
-      b.remove();
+const sides: Prepared[][] = [prepare(ROOT, 'this commit')];
+const b = BASELINE ? buildBaseline(BASELINE) : undefined;
+try {
+  if (b && BASELINE) sides.push(prepare(b.root, BASELINE));
+  // Rounds alternate between the sides, example by example, so that a change in the machine's load
+  // during the run weighs on both alike.
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let e = 0; e < sides[0]!.length; e++) {
+      for (const side of sides) {
+        const p = side[e];
+        if (!p) continue;
+        runRound(p);
+        for (const m of p.picked)
+          process.stderr.write(`${p.label} round ${round + 1}: ${m.example} ${m.plan} (${m.pattern}) ${(m.wallMs.at(-1)! / 1000).toFixed(2)} s\n`);
+      }
     }
   }
+} finally {
+  b?.remove();
+  for (const side of sides) for (const p of side) rmSync(p.out, { recursive: true, force: true });
 }
+const current = sides[0]!.flatMap((p) => p.picked);
+const baseline = sides[1]?.flatMap((p) => p.picked) ?? [];
 
 const shown = RUN_PHASES;
 console.log(
