@@ -94,21 +94,36 @@ function parseLine(text: string): DecodedLine | null {
   return { type: parsed.type as WatchEventType, object: parsed.object as KubeObject };
 }
 
-function decodeShared(text: string): DecodedLine | null {
+/**
+ * The last shared line's bytes and its decoding. The watchers of one object get the same line one
+ * after the other, so most lines are the last one again: comparing bytes spares decoding the text
+ * and hashing it for the map.
+ */
+let lastRaw: Buffer | undefined;
+let lastDecoded: DecodedLine | undefined;
+
+function decodeShared(raw: Buffer): DecodedLine | null {
+  if (lastRaw !== undefined && raw.length === lastRaw.length && raw.equals(lastRaw)) return lastDecoded!;
+  const text = raw.toString('utf8');
   if (text.length > MAX_SHARED_LINE) return parseLine(text);
-  const cached = recentLines.get(text);
-  if (cached !== undefined) return cached;
-  const decoded = parseLine(text);
-  if (!decoded || decoded.object.kind === 'Secret' || decoded.object.kind === undefined) return decoded;
-  if (recentLines.size >= RECENT_LINES) recentLines.delete(recentLines.keys().next().value!);
-  recentLines.set(text, decoded);
-  // The trace writer serializes a shared object once for all the streams that record it.
-  markSharedReadOnly(decoded.object);
+  let decoded = recentLines.get(text);
+  if (decoded === undefined) {
+    const parsed = parseLine(text);
+    if (!parsed || parsed.object.kind === 'Secret' || parsed.object.kind === undefined) return parsed;
+    decoded = parsed;
+    if (recentLines.size >= RECENT_LINES) recentLines.delete(recentLines.keys().next().value!);
+    recentLines.set(text, decoded);
+    // The trace writer serializes a shared object once for all the streams that record it.
+    markSharedReadOnly(decoded.object);
+  }
+  // A copy: the line is a slice of an upstream chunk, which must not stay alive through it.
+  lastRaw = Buffer.from(raw);
+  lastDecoded = decoded;
   return decoded;
 }
 
 export function decodeWatchLine(raw: Buffer, fallbackKind: string | undefined): RelayedWatchEvent {
-  const decoded = decodeShared(raw.toString('utf8'));
+  const decoded = decodeShared(raw);
   if (!decoded) return { raw };
   const { object } = decoded;
   const event: RelayedWatchEvent = { raw, type: decoded.type, object };
