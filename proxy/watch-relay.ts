@@ -178,8 +178,12 @@ export class WatchRelay {
    */
   private batch: Buffer[] | undefined;
 
+  /** `nextAfter[i]` passes an event on to the stage after stage i: made once, not per event. */
+  private readonly nextAfter: Array<(event: RelayedWatchEvent) => void>;
+
   constructor(private readonly o: WatchRelayOptions) {
     this.stages = o.stages ?? [];
+    this.nextAfter = this.stages.map((_, i) => (e: RelayedWatchEvent) => this.route(e, i + 1));
   }
 
   get alive(): boolean {
@@ -270,7 +274,7 @@ export class WatchRelay {
       this.deliverBytes(event);
       return;
     }
-    stage(event, (e) => this.route(e, stageIndex + 1));
+    stage(event, this.nextAfter[stageIndex]!);
   }
 
   private deliverBytes(event: RelayedWatchEvent): void {
