@@ -68,6 +68,17 @@ export interface RelayedWatchEvent {
 interface DecodedLine {
   type: WatchEventType;
   object: KubeObject;
+  /** The object's key, once computed, when the object names its kind (so no stream's fallback decides it). */
+  key?: ObjectKey;
+}
+
+/** The event's key; a shared line computes it once for every stream it reaches. */
+function keyOfDecoded(decoded: DecodedLine, fallbackKind: string | undefined): ObjectKey | undefined {
+  if (decoded.key !== undefined) return decoded.key;
+  const key = keyOfAnswer(decoded.object, fallbackKind);
+  const kind = decoded.object.kind;
+  if (key !== undefined && typeof kind === 'string' && kind !== '') decoded.key = key;
+  return key;
 }
 
 /**
@@ -128,7 +139,7 @@ export function decodeWatchLine(raw: Buffer, fallbackKind: string | undefined): 
   const { object } = decoded;
   const event: RelayedWatchEvent = { raw, type: decoded.type, object };
   if (event.type !== 'ERROR' && event.type !== 'BOOKMARK') {
-    const key = keyOfAnswer(object, fallbackKind);
+    const key = keyOfDecoded(decoded, fallbackKind);
     if (key) event.key = key;
   }
   const rv = object.metadata?.resourceVersion;
