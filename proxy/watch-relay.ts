@@ -106,15 +106,16 @@ function parseLine(text: string): DecodedLine | null {
 }
 
 /**
- * The last shared line's bytes and its decoding. The watchers of one object get the same line one
- * after the other, so most lines are the last one again: comparing bytes spares decoding the text
- * and hashing it for the map.
+ * The last few shared lines' bytes and their decodings, newest first. The watchers of one object
+ * get the same line, but their streams interleave (the next change reaches some watchers before
+ * the last one reached all), so a handful of lines are in flight at once: comparing bytes with
+ * them spares decoding the line to text and hashing that for the map.
  */
-let lastRaw: Buffer | undefined;
-let lastDecoded: DecodedLine | undefined;
+const recentRaw: Array<{ raw: Buffer; decoded: DecodedLine }> = [];
+const RECENT_RAW = 8;
 
 function decodeShared(raw: Buffer): DecodedLine | null {
-  if (lastRaw !== undefined && raw.length === lastRaw.length && raw.equals(lastRaw)) return lastDecoded!;
+  for (const r of recentRaw) if (r.raw.length === raw.length && r.raw.equals(raw)) return r.decoded;
   const text = raw.toString('utf8');
   if (text.length > MAX_SHARED_LINE) return parseLine(text);
   let decoded = recentLines.get(text);
@@ -128,8 +129,8 @@ function decodeShared(raw: Buffer): DecodedLine | null {
     markSharedReadOnly(decoded.object);
   }
   // A copy: the line is a slice of an upstream chunk, which must not stay alive through it.
-  lastRaw = Buffer.from(raw);
-  lastDecoded = decoded;
+  recentRaw.unshift({ raw: Buffer.from(raw), decoded });
+  if (recentRaw.length > RECENT_RAW) recentRaw.pop();
   return decoded;
 }
 
