@@ -15,7 +15,7 @@ import type http from 'node:http';
 import { HousekeepingRequests } from '../src/model/bookkeeping.js';
 import { parseApiPath, requestVerb } from '../src/model/api-path.js';
 import { isObject, type KubeObject } from '../src/model/object-key.js';
-import type { TraceSink } from '../src/model/trace.js';
+import type { RequestEvent, TraceSink, Unstamped, WatchDeliveryEvent } from '../src/model/trace.js';
 import { classifyRequest, decodeContent, isJsonLike, parseJsonBody, type RequestFacts } from './classify.js';
 import { connectionOf, isHttp2Request, resetStream, writeHeadTo, type ClientConnection, type ClientRequest, type ClientResponse } from './client-conn.js';
 import type { Epoch, EpochMember } from './epoch.js';
@@ -234,7 +234,10 @@ export class Exchange implements EpochMember {
     this.upstreamReq = up;
     up.on('response', (upRes) => this.onUpstreamResponse(upRes));
     up.on('error', (err) => this.onUpstreamError(err));
-    up.end(body);
+    // No body (GET, watches): the head goes out alone, in one plain write rather than a writev of
+    // the head and an empty chunk.
+    if (body.length > 0) up.end(body);
+    else up.end();
   }
 
   private answerLocally(status: number, object: KubeObject, headers: Record<string, string> = {}): void {
@@ -388,14 +391,12 @@ export class Exchange implements EpochMember {
         this.host.touch();
       },
       onDelivered: (e) => {
-        const seq = this.host.trace.append({
-          type: 'watch-event',
-          id: this.id,
-          eventType: e.type!,
-          ...(e.key ? { key: e.key } : {}),
-          ...(e.resourceVersion !== undefined ? { resourceVersion: e.resourceVersion } : {}),
-          object: e.object!,
-        });
+        // Built key by key in the order the trace has them (no spread copies: this runs per event).
+        const event = { type: 'watch-event', id: this.id, eventType: e.type! } as Unstamped<WatchDeliveryEvent>;
+        if (e.key) event.key = e.key;
+        if (e.resourceVersion !== undefined) event.resourceVersion = e.resourceVersion;
+        event.object = e.object!;
+        const seq = this.host.trace.append(event);
         // A BOOKMARK only moves the client's resourceVersion: the controller does nothing on it, so it
         // is not activity (the embedded cluster sends one per watch every second, and watches opened a
         // little apart would otherwise keep a controller from ever going quiet).
@@ -532,7 +533,8 @@ export class Exchange implements EpochMember {
 
   // --- trace ----------------------------------------------------------------------------------
   private recordRequest(f: RequestFacts): void {
-    this.host.trace.append({
+    // Built key by key in the trace's order, without the spread copies of optional keys.
+    const event = {
       type: 'request',
       id: this.id,
       incarnation: this.host.incarnation(),
@@ -540,12 +542,13 @@ export class Exchange implements EpochMember {
       path: f.pathname,
       query: f.query,
       verb: f.verb,
-      ...(f.resource ? { resource: f.resource } : {}),
-      ...(f.key ? { key: f.key } : {}),
-      ...(f.body !== undefined ? { body: f.body } : {}),
-      bodyBytes: f.bodyBytes,
-      ...(f.contentType ? { contentType: f.contentType } : {}),
-    });
+    } as Unstamped<RequestEvent>;
+    if (f.resource) event.resource = f.resource;
+    if (f.key) event.key = f.key;
+    if (f.body !== undefined) event.body = f.body;
+    event.bodyBytes = f.bodyBytes;
+    if (f.contentType) event.contentType = f.contentType;
+    this.host.trace.append(event);
     this.housekeeping = this.host.housekeeping.isHousekeeping(f.resource, f.key, f.body);
     if (!this.housekeeping) this.host.touch();
   }

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import { ResourceMapper, type ResourceInfo } from '../src/kube/discovery.js';
 
 export interface UpstreamOptions {
@@ -27,6 +28,7 @@ export class Upstream {
   /** Maps group/version/resource to kinds through the proxy's own discovery requests. */
   readonly resources: ResourceMapper;
   private readonly agent: http.Agent;
+  private readonly secureContext: SecureContext | undefined;
   private readonly openRequests = new Set<http.ClientRequest>();
   private readonly openSockets = new Set<Socket>();
   private readonly lookups = new Map<string, Promise<ResourceInfo | undefined>>();
@@ -48,9 +50,13 @@ export class Upstream {
     }
     // Keep-alive without a socket limit: every watch holds a socket of its own, and requests
     // must never queue behind each other in the proxy (the API server is the one to throttle).
+    // One TLS context for every upstream connection: given only `ca`, `cert` and `key`, each new
+    // connection (each watch holds one) would parse them into a context of its own, about 0.3 ms.
+    this.secureContext =
+      this.url.protocol === 'https:' ? createSecureContext({ ca: options.caPem, cert: options.clientCertPem, key: options.clientKeyPem }) : undefined;
     this.agent =
       this.url.protocol === 'https:'
-        ? new https.Agent({ keepAlive: true, noDelay: true, maxFreeSockets: 1024, ca: options.caPem, cert: options.clientCertPem, key: options.clientKeyPem })
+        ? new https.Agent({ keepAlive: true, noDelay: true, maxFreeSockets: 1024, secureContext: this.secureContext })
         : new http.Agent({ keepAlive: true, noDelay: true, maxFreeSockets: 1024 });
     // Sockets are registered once, when the agent makes them, rather than on every request.
     const agentWithConnect = this.agent as http.Agent & { createConnection: (...args: unknown[]) => Socket };
@@ -151,9 +157,7 @@ export class Upstream {
       path: this.basePath() + pathWithQuery,
       headers,
       agent: false,
-      ca: this.options.caPem,
-      cert: this.options.clientCertPem,
-      key: this.options.clientKeyPem,
+      ...(this.secureContext ? { secureContext: this.secureContext } : {}),
     });
     this.track(req, true);
     return req;

@@ -68,6 +68,17 @@ export interface RelayedWatchEvent {
 interface DecodedLine {
   type: WatchEventType;
   object: KubeObject;
+  /** The object's key, once computed, when the object names its kind (so no stream's fallback decides it). */
+  key?: ObjectKey;
+}
+
+/** The event's key; a shared line computes it once for every stream it reaches. */
+function keyOfDecoded(decoded: DecodedLine, fallbackKind: string | undefined): ObjectKey | undefined {
+  if (decoded.key !== undefined) return decoded.key;
+  const key = keyOfAnswer(decoded.object, fallbackKind);
+  const kind = decoded.object.kind;
+  if (key !== undefined && typeof kind === 'string' && kind !== '') decoded.key = key;
+  return key;
 }
 
 /**
@@ -77,7 +88,15 @@ interface DecodedLine {
  * never shared: the trace writer redacts their values in place.
  */
 const recentLines = new Map<string, DecodedLine>();
-const RECENT_LINES = 64;
+/**
+ * Bounded by count and by their text's total length. Under load the slowest of many watchers of an
+ * object fall well behind the fastest (in bench:proxy's 100 watchers of one object, beyond the last
+ * 64 lines for 7-29% of the events), and each line that left the map is parsed again, once per
+ * stream that is that far behind.
+ */
+const RECENT_LINES = 1024;
+const RECENT_CHARS = 1024 * 1024;
+let recentChars = 0;
 const MAX_SHARED_LINE = 64 * 1024;
 
 function parseLine(text: string): DecodedLine | null {
@@ -94,26 +113,47 @@ function parseLine(text: string): DecodedLine | null {
   return { type: parsed.type as WatchEventType, object: parsed.object as KubeObject };
 }
 
-function decodeShared(text: string): DecodedLine | null {
+/**
+ * The last few shared lines' bytes and their decodings, newest first. The watchers of one object
+ * get the same line, but their streams interleave (the next change reaches some watchers before
+ * the last one reached all), so a handful of lines are in flight at once: comparing bytes with
+ * them spares decoding the line to text and hashing that for the map.
+ */
+const recentRaw: Array<{ raw: Buffer; decoded: DecodedLine }> = [];
+const RECENT_RAW = 8;
+
+function decodeShared(raw: Buffer): DecodedLine | null {
+  for (const r of recentRaw) if (r.raw.length === raw.length && r.raw.equals(raw)) return r.decoded;
+  const text = raw.toString('utf8');
   if (text.length > MAX_SHARED_LINE) return parseLine(text);
-  const cached = recentLines.get(text);
-  if (cached !== undefined) return cached;
-  const decoded = parseLine(text);
-  if (!decoded || decoded.object.kind === 'Secret' || decoded.object.kind === undefined) return decoded;
-  if (recentLines.size >= RECENT_LINES) recentLines.delete(recentLines.keys().next().value!);
-  recentLines.set(text, decoded);
-  // The trace writer serializes a shared object once for all the streams that record it.
-  markSharedReadOnly(decoded.object);
+  let decoded = recentLines.get(text);
+  if (decoded === undefined) {
+    const parsed = parseLine(text);
+    if (!parsed || parsed.object.kind === 'Secret' || parsed.object.kind === undefined) return parsed;
+    decoded = parsed;
+    while (recentLines.size > 0 && (recentLines.size >= RECENT_LINES || recentChars + text.length > RECENT_CHARS)) {
+      const oldest = recentLines.keys().next().value!;
+      recentLines.delete(oldest);
+      recentChars -= oldest.length;
+    }
+    recentLines.set(text, decoded);
+    recentChars += text.length;
+    // The trace writer serializes a shared object once for all the streams that record it.
+    markSharedReadOnly(decoded.object);
+  }
+  // A copy: the line is a slice of an upstream chunk, which must not stay alive through it.
+  recentRaw.unshift({ raw: Buffer.from(raw), decoded });
+  if (recentRaw.length > RECENT_RAW) recentRaw.pop();
   return decoded;
 }
 
 export function decodeWatchLine(raw: Buffer, fallbackKind: string | undefined): RelayedWatchEvent {
-  const decoded = decodeShared(raw.toString('utf8'));
+  const decoded = decodeShared(raw);
   if (!decoded) return { raw };
   const { object } = decoded;
   const event: RelayedWatchEvent = { raw, type: decoded.type, object };
   if (event.type !== 'ERROR' && event.type !== 'BOOKMARK') {
-    const key = keyOfAnswer(object, fallbackKind);
+    const key = keyOfDecoded(decoded, fallbackKind);
     if (key) event.key = key;
   }
   const rv = object.metadata?.resourceVersion;
@@ -163,8 +203,12 @@ export class WatchRelay {
    */
   private batch: Buffer[] | undefined;
 
+  /** `nextAfter[i]` passes an event on to the stage after stage i: made once, not per event. */
+  private readonly nextAfter: Array<(event: RelayedWatchEvent) => void>;
+
   constructor(private readonly o: WatchRelayOptions) {
     this.stages = o.stages ?? [];
+    this.nextAfter = this.stages.map((_, i) => (e: RelayedWatchEvent) => this.route(e, i + 1));
   }
 
   get alive(): boolean {
@@ -255,7 +299,7 @@ export class WatchRelay {
       this.deliverBytes(event);
       return;
     }
-    stage(event, (e) => this.route(e, stageIndex + 1));
+    stage(event, this.nextAfter[stageIndex]!);
   }
 
   private deliverBytes(event: RelayedWatchEvent): void {

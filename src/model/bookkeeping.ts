@@ -3,7 +3,7 @@
  * records and Events. Their content and churn depend on timing, so the planner does not plan
  * crashes after writing them and the oracles do not compare them.
  */
-import { isObject, parseKey, type KubeObject, type ObjectKey } from './object-key.js';
+import { isObject, type KubeObject, type ObjectKey } from './object-key.js';
 import type { ResourceRef } from './trace.js';
 
 export const BOOKKEEPING_KINDS: ReadonlySet<string> = new Set(['Lease', 'Event']);
@@ -12,8 +12,9 @@ export const BOOKKEEPING_KINDS: ReadonlySet<string> = new Set(['Lease', 'Event']
 export const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
 
 export function isBookkeepingKey(key: ObjectKey): boolean {
-  const kind = parseKey(key)?.kind ?? key.split('/')[0];
-  return kind !== undefined && BOOKKEEPING_KINDS.has(kind);
+  // The kind is what precedes the first `/` (parseKey's too); the proxy asks this per watch event.
+  const slash = key.indexOf('/');
+  return BOOKKEEPING_KINDS.has(slash < 0 ? key : key.slice(0, slash));
 }
 
 export function isBookkeepingResource(ref: ResourceRef | undefined): boolean {

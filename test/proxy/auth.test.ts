@@ -50,6 +50,8 @@ const WRONG = [
   { name: 'no token', headers: {} },
   { name: 'a wrong token', headers: { authorization: 'Bearer not-the-token' } },
   { name: 'a token of another length', headers: { authorization: 'Bearer x' } },
+  // Tokens are 64 hex digits: this one differs in its bytes only, so the constant-time comparison decides.
+  { name: 'a wrong token of the same length', headers: { authorization: `Bearer ${'0'.repeat(64)}` } },
 ];
 
 test('HTTP/1.1: no token or a wrong one gets 401 and nothing goes upstream; the kubeconfig token passes', async (t) => {

@@ -1,0 +1,233 @@
+/**
+ * Proxy benchmark on the real control plane (a script, not a test): GET throughput and watch events
+ * per second, direct to kube-apiserver vs through the ControllerProxy in front of it, in one run,
+ * with the ratios against the target (through the proxy >= 90% of direct, GET and watch).
+ *
+ * On the embedded cluster (proxy.bench.ts) the cluster is cheap, so any relay's own cost shows; here
+ * the API server's (authentication, admission, etcd) dominates, as it does in a kperturb run on
+ * the real tier. The proxy is set up as such a run sets it up (src/coordinator/run.ts): the real
+ * API server as its upstream with the admin's credentials (proxyUpstreamFor), TLS towards the
+ * client (HTTP/2 and HTTP/1.1 on one port), its trace written to a file.
+ *
+ * Fairness, as in proxy.bench.ts: the same client process (proxy-bench-client.ts) measures both sides
+ * with the same concurrency over the same protocol (both TLS), the sides' rounds alternate and each
+ * side keeps its best round. This process hosts only the proxy, so its CPU time is the proxy's cost;
+ * kube-apiserver's CPU time (read from /proc) is printed per side beside it.
+ *
+ *   npm run bench:proxy-real   (or: node dist/test/bench/proxy-real.bench.js [--quick] [--rounds N])
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ControllerProxy } from '../../proxy/index.js';
+import { proxyUpstreamFor, startRealControlPlane, type RealControlPlane } from '../../src/realcluster/index.js';
+import { TraceSequence, TraceWriter } from '../../src/io/trace-io.js';
+import type { BenchReply, BenchRequest } from './proxy-bench-client.js';
+
+const quick = process.argv.includes('--quick');
+const roundsArg = process.argv.indexOf('--rounds');
+const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 3;
+const THROUGHPUT_REQUESTS = quick ? 1000 : 4000;
+const CONCURRENCY = 32;
+const WATCHERS = 100;
+const WATCH_CHANGES = quick ? 50 : 150;
+const PATH = '/api/v1/namespaces/default/configmaps/bench';
+const TARGET = 0.9;
+
+type Side = 'direct' | 'proxy';
+const MEASURES = ['GET, HTTP/1.1 over TLS', 'GET, HTTP/2', 'watch events'] as const;
+type Measure = (typeof MEASURES)[number];
+
+interface Target {
+  side: Side;
+  url: string;
+  ca: string;
+  headers: Record<string, string>;
+}
+
+/** CPU time (user + system, microseconds) of this process and of kube-apiserver, for one measure and side. */
+interface CpuCount {
+  ops: number;
+  proxyMicros: number;
+  apiserverMicros: number;
+}
+
+function cpuMicros(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
+/** A process's user + system CPU time in microseconds (/proc/<pid>/stat, fields 14 and 15, in clock ticks of 10 ms). */
+function processCpuMicros(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return 0;
+  }
+}
+
+class Clients {
+  private readonly proc: ChildProcess = fork(fileURLToPath(new URL('./proxy-bench-client.js', import.meta.url)), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  private waiting: Array<(r: BenchReply) => void> = [];
+  readonly cpu = new Map<string, CpuCount>();
+
+  constructor(private readonly cp: RealControlPlane) {
+    this.proc.on('message', (r: BenchReply) => this.waiting.shift()?.(r));
+  }
+
+  async ask<R extends BenchReply>(m: BenchRequest): Promise<R> {
+    return new Promise((resolve) => {
+      this.waiting.push(resolve as (r: BenchReply) => void);
+      this.proc.send(m);
+    });
+  }
+
+  /** Runs `work` (which reports how many operations it did) and counts both processes' CPU time against them. */
+  async counted(measure: Measure, side: Side, work: () => Promise<number>): Promise<void> {
+    const proxyBefore = cpuMicros();
+    const apiserverBefore = processCpuMicros(this.cp.pids.apiserver);
+    const ops = await work();
+    const key = `${measure}/${side}`;
+    const c = this.cpu.get(key) ?? { ops: 0, proxyMicros: 0, apiserverMicros: 0 };
+    c.ops += ops;
+    c.proxyMicros += cpuMicros() - proxyBefore;
+    c.apiserverMicros += processCpuMicros(this.cp.pids.apiserver) - apiserverBefore;
+    this.cpu.set(key, c);
+  }
+
+  async close(): Promise<void> {
+    const exited = new Promise<void>((r) => this.proc.once('exit', () => r()));
+    this.proc.disconnect();
+    await exited;
+  }
+}
+
+function fmt(n: number, digits = 0): string {
+  return n.toFixed(digits);
+}
+
+async function main(): Promise<void> {
+  process.stdout.write(
+    `kperturb proxy benchmark on the real control plane (${quick ? 'quick' : 'full'}): kube-apiserver + etcd, the clients in a process of ` +
+      `their own, the proxy in this one (TLS to the client, the admin's credentials upstream, its trace to a file); best of ${ROUNDS} alternating rounds\n`,
+  );
+  const cp = await startRealControlPlane({ controllerManager: false });
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-real-bench-'));
+  const trace = new TraceWriter(join(dir, 'controller.trace.jsonl'), 'controller', new TraceSequence());
+  const proxy = await ControllerProxy.start({ ...proxyUpstreamFor(cp.url, cp.clientOptions()), trace, tls: true, log: () => undefined });
+  const clients = new Clients(cp);
+  try {
+    const admin = { authorization: `Bearer ${cp.token}` };
+    await clients.ask({ op: 'create', cluster: cp.url, name: 'bench', ca: cp.caPem, clusterHeaders: admin });
+    const targets: Target[] = [
+      { side: 'direct', url: cp.url, ca: cp.caPem, headers: admin },
+      { side: 'proxy', url: proxy.url, ca: proxy.caPem!, headers: { authorization: `Bearer ${proxy.controllerToken}` } },
+    ];
+    const rates = new Map<string, number[]>();
+    const note = (measure: Measure, side: Side, rate: number) => {
+      const key = `${measure}/${side}`;
+      rates.set(key, [...(rates.get(key) ?? []), rate]);
+    };
+    let watched = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [measure, op] of [
+        ['GET, HTTP/1.1 over TLS', 'throughput'],
+        ['GET, HTTP/2', 'h2-throughput'],
+      ] as const) {
+        for (const t of targets) {
+          await clients.counted(measure, t.side, async () => {
+            const r = await clients.ask<Extract<BenchReply, { op: 'throughput' }>>({
+              op,
+              url: t.url,
+              ca: t.ca,
+              path: PATH,
+              headers: t.headers,
+              n: THROUGHPUT_REQUESTS,
+              concurrency: CONCURRENCY,
+            });
+            note(measure, t.side, r.perSecond);
+            return THROUGHPUT_REQUESTS;
+          });
+        }
+      }
+      for (const t of targets) {
+        await clients.counted('watch events', t.side, async () => {
+          const r = await clients.ask<Extract<BenchReply, { op: 'watch' }>>({
+            op: 'watch',
+            url: t.url,
+            ca: t.ca,
+            cluster: cp.url,
+            clusterCa: cp.caPem,
+            clusterHeaders: admin,
+            name: `watched-${watched++}`,
+            headers: t.headers,
+            watchers: WATCHERS,
+            changes: WATCH_CHANGES,
+          });
+          if (r.received < r.expected) process.stdout.write(`  (${t.side}: only ${r.received}/${r.expected} events within 60 s)\n`);
+          note('watch events', t.side, r.received / r.seconds);
+          return r.received;
+        });
+      }
+      process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
+    }
+    printFigures(rates, clients.cpu);
+  } finally {
+    await clients.close();
+    await proxy.stop();
+    await trace.close();
+    await cp.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function printFigures(rates: Map<string, number[]>, cpu: Map<string, CpuCount>): void {
+  const best = (measure: Measure, side: Side) => Math.max(...(rates.get(`${measure}/${side}`) ?? [0]));
+  const all = (measure: Measure, side: Side) => (rates.get(`${measure}/${side}`) ?? []).map((r) => fmt(r)).join(' / ');
+  const perOp = (measure: Measure, side: Side, which: 'proxyMicros' | 'apiserverMicros') => {
+    const c = cpu.get(`${measure}/${side}`);
+    return c && c.ops > 0 ? fmt(c[which] / c.ops, 1) : '';
+  };
+  const header = ['metric', 'direct', 'proxy', 'proxy / direct', `target (>= ${fmt(TARGET * 100)}%)`];
+  const rows: string[][] = [];
+  for (const m of MEASURES) {
+    const unit = m === 'watch events' ? `events/s, ${WATCHERS} watchers` : `req/s, ${CONCURRENCY} concurrent`;
+    const direct = best(m, 'direct');
+    const proxied = best(m, 'proxy');
+    const ratio = proxied / direct;
+    rows.push([`${m} (${unit})`, fmt(direct), fmt(proxied), `${fmt(100 * ratio, 1)}%`, ratio >= TARGET ? 'ok' : 'MISSED']);
+    rows.push([`  every round`, all(m, 'direct'), all(m, 'proxy'), '', '']);
+    rows.push([
+      `  proxy process CPU per ${m === 'watch events' ? 'event' : 'request'} (us)`,
+      perOp(m, 'direct', 'proxyMicros'),
+      perOp(m, 'proxy', 'proxyMicros'),
+      '',
+      '',
+    ]);
+    rows.push([
+      `  kube-apiserver CPU per ${m === 'watch events' ? 'event' : 'request'} (us)`,
+      perOp(m, 'direct', 'apiserverMicros'),
+      perOp(m, 'proxy', 'apiserverMicros'),
+      '',
+      '',
+    ]);
+  }
+  const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => r[i]!.length)));
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  process.stdout.write(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n`);
+  for (const r of rows) process.stdout.write(line(r) + '\n');
+  process.stdout.write('(best round per side; ratios against direct in the same run; the proxy process is idle on the direct side)\n');
+}
+
+await main();
