@@ -69,17 +69,21 @@ export class ControllerProcess {
     return this.exits.some((e) => e.incarnation === this.incarnation && !e.expected);
   }
 
+  /** Is the current incarnation a warm spare that took over? */
+  startedFromSpare = false;
+
   /**
-   * Starts the next incarnation: the warm spare if one is ready and alive (`onSpareTaken` runs
-   * then, to let its requests through), else a new process.
+   * Starts the next incarnation: the warm spare if one is ready and alive, else a new process.
+   * `onStarted` runs once it is the controller (for a spare: what lets its requests through).
    */
-  start(onSpareTaken?: () => void): void {
+  start(onStarted?: () => void): void {
     if (this.ended) return;
     this.incarnation++;
     const spare = this.spare;
     this.spare = undefined;
     const alive = spare !== undefined && spare.group.child.exitCode === null && spare.group.child.signalCode === null;
     let p: Spawned;
+    this.startedFromSpare = alive;
     if (alive) {
       p = spare;
       this.sparesUsed++;
@@ -92,7 +96,7 @@ export class ControllerProcess {
     this.current = p;
     const pid = p.group.child.pid;
     this.trace.append({ type: 'controller', action: 'start', incarnation: this.incarnation, ...(pid !== undefined ? { pid } : {}) });
-    onSpareTaken?.();
+    onStarted?.();
   }
 
   /**

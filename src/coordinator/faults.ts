@@ -237,14 +237,17 @@ export class PlanFaults {
     this.proxy.startNewEpoch();
     this.proxy.incarnation = this.proc.incarnation + 1;
     const after = beforeStart ? await beforeStart() : undefined;
-    this.proc.start(() => this.proxy.admitSpare());
-    this.trace.append({
-      type: 'fault',
-      fault,
-      phase: 'restarted',
-      faultIndex: i,
-      ...req,
-      detail: `controller restarted (incarnation ${this.proc.incarnation})`,
+    this.proc.start(() => {
+      this.trace.append({
+        type: 'fault',
+        fault,
+        phase: 'restarted',
+        faultIndex: i,
+        ...req,
+        detail: `controller restarted (incarnation ${this.proc.incarnation}${this.proc.startedFromSpare ? ', a warm spare' : ''})`,
+      });
+      // A warm spare's requests, waiting at the proxy, come after the restart in the trace.
+      this.proxy.admitSpare();
     });
     if (after) await after();
   }

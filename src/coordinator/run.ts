@@ -273,14 +273,15 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     options.signal?.throwIfAborted();
     endPhase('proxy');
     proc.start();
-    await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, STARTUP_TIMEOUT_MS, true));
-    // A plan that restarts the controller gets a warm spare, started now, whose requests wait at
-    // the proxy until the restart: the restart then skips the controller's own start-up.
+    // A plan that restarts the controller gets a warm spare, started beside it, whose requests wait
+    // at the proxy until the restart (uncounted: the first process's start-up is judged alone): the
+    // restart then skips the controller's own start-up, even one that comes with the first write.
     if (faults?.restarts && config.controller.warmSpare !== false && config.controller.ports.length === 0) {
       const spareKubeconfig = join(runDir, RUN_FILES.spareKubeconfig);
       writePrivateFile(spareKubeconfig, await proxy.prepareSpare());
       proc.prepareSpare(spareKubeconfig);
     }
+    await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, STARTUP_TIMEOUT_MS, true));
     endPhase('controllerStart');
 
     const outcome: WorkloadOutcome = await interruptible(runWorkload(client, workload, controllerTrace, { onStep: (i) => (currentStep = i) }));
