@@ -19,6 +19,7 @@ import {
   proxyUpstreamFor,
   RealCluster,
   uidInventory,
+  waitOutCrdCreateDelay,
   type CleanupReport,
   type ControlPlaneBinaries,
   type ControlPlanePool,
@@ -279,6 +280,8 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, STARTUP_TIMEOUT_MS, true));
     endPhase('controllerStart');
 
+    // A real API server would hold the workload's first custom-resource create for 2 s (src/realcluster/crd-create-delay.ts).
+    if (choice.kind !== 'embedded') await interruptible(waitOutCrdCreateDelay(client, setupCrds));
     const outcome: WorkloadOutcome = await interruptible(runWorkload(client, workload, controllerTrace, { onStep: (i) => (currentStep = i) }));
     record.workloadOutcome = outcome;
     if (!outcome.ok) log(`  workload failed: ${outcome.error}`);

@@ -10,6 +10,7 @@
  * - pool.ts: ControlPlanePool: the next plan's control plane, started while the current plan runs
  * - real-cluster.ts: RealCluster: the control plane plus the simulated kubelets (the EmbeddedCluster counterpart)
  * - existing-cluster.ts: ExistingCluster: a cluster from a kubeconfig
+ * - crd-create-delay.ts: waiting out kube-apiserver's 2 s hold on creates of a just-established CRD's resources
  * - run-cleanup.ts: isolation on an existing cluster: delete what a run created, wait until it is gone
  * See realcp/README.md.
  */
@@ -25,4 +26,5 @@ export {
 export { ControlPlanePool } from './pool.js';
 export { RealCluster, REAL_CLUSTER_SIMULATION, type RealClusterOptions } from './real-cluster.js';
 export { ExistingCluster, proxyUpstreamFor, type ProxyUpstreamOptions } from './existing-cluster.js';
+export { CRD_CREATE_DELAY_MS, crdCreateDelayEnd, waitOutCrdCreateDelay } from './crd-create-delay.js';
 export { deleteRunObjects, objectsCreatedByRun, uidInventory, type CleanupReport, type RunObject } from './run-cleanup.js';
