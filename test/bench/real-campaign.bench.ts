@@ -10,6 +10,7 @@
  * plane started per plan, after the previous one stopped.
  *
  *   npm run build && node dist/test/bench/real-campaign.bench.js [--rounds 2] [--per 2] [--example decommission] [--pattern stale-state]
+ *     [--out DIR --plans stale-0001,stale-0050]   (an existing campaign of the example: its reference runs and these plans)
  *   npm run bench:real-campaign
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/config.js';
-import { learn, plan, test } from '../../src/campaign/campaign.js';
+import { learn, loadPlans, plan, test } from '../../src/campaign/campaign.js';
 import type { ClusterChoice } from '../../src/coordinator/run.js';
 import type { PlanResult, RunPhase, RunRecord } from '../../src/model/results.js';
 import type { TestPlan } from '../../src/model/plan.js';
@@ -32,6 +33,10 @@ const PER = Number(arg('--per') ?? 2);
 const EXAMPLE = arg('--example') ?? 'decommission';
 /** Only this pattern's plans (e.g. stale-state, the most timing-sensitive), for more rounds in the same time. */
 const PATTERN = arg('--pattern');
+/** An existing campaign directory (learned and planned for the example): no learning, its plans. */
+const CAMPAIGN = arg('--out');
+/** These plans by name (comma-separated) instead of the first PER of each pattern. */
+const NAMES = arg('--plans')?.split(',');
 const SHOWN_PHASES: RunPhase[] = ['cluster', 'setup', 'controllerStart', 'workload', 'settle', 'teardown'];
 
 type Mode = 'pool off' | 'pool on';
@@ -47,17 +52,19 @@ function median(xs: readonly number[]): number {
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 const quiet = () => undefined;
 
-const out = mkdtempSync(join(tmpdir(), 'kperturb-bench-real-campaign-'));
+const out = CAMPAIGN ?? mkdtempSync(join(tmpdir(), 'kperturb-bench-real-campaign-'));
 try {
   const config = loadConfig(join(ROOT, 'fixtures', 'controllers', EXAMPLE, 'buggy', 'kperturb.yaml'));
-  progress(`learning ${config.name} on the real control plane (${config.referenceRuns} reference runs) ...`);
-  await learn(config, { out, log: quiet, cluster: { kind: 'real' } });
-  const planned = (await plan(config, { out, log: quiet })).flatMap((s) => s.plans);
-  const picked: TestPlan[] = [];
-  for (const pattern of new Set(planned.map((p) => p.spec.pattern).filter((p) => PATTERN === undefined || p === PATTERN))) {
+  if (!CAMPAIGN) {
+    progress(`learning ${config.name} on the real control plane (${config.referenceRuns} reference runs) ...`);
+    await learn(config, { out, log: quiet, cluster: { kind: 'real' } });
+  }
+  const planned = CAMPAIGN ? loadPlans([join(out, config.name, 'plans')]) : (await plan(config, { out, log: quiet })).flatMap((s) => s.plans);
+  const picked: TestPlan[] = NAMES ? planned.filter((p) => NAMES.includes(p.metadata.name)) : [];
+  for (const pattern of NAMES ? [] : new Set(planned.map((p) => p.spec.pattern).filter((p) => PATTERN === undefined || p === PATTERN))) {
     picked.push(...planned.filter((p) => p.spec.pattern === pattern).slice(0, PER));
   }
-  progress(`${picked.length} plans (${PER} of each pattern), ${ROUNDS} round(s) per mode`);
+  progress(`${picked.length} plans (${NAMES ? NAMES.join(', ') : `${PER} of each pattern`}), ${ROUNDS} round(s) per mode`);
 
   const perPlanMs: Record<Mode, number[]> = { 'pool off': [], 'pool on': [] };
   const phases: Record<Mode, Partial<Record<RunPhase, number[]>>> = { 'pool off': {}, 'pool on': {} };
@@ -99,5 +106,5 @@ try {
   }
   process.stdout.write(`${differing} of ${verdicts.size} plans had differing verdicts across rounds or modes\n`);
 } finally {
-  rmSync(out, { recursive: true, force: true });
+  if (!CAMPAIGN) rmSync(out, { recursive: true, force: true });
 }
