@@ -583,6 +583,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
   };
 
   const outcomes = await withControlPlanePool(opts.cluster, toRun.length, (cluster) => {
+    // runPlan and the confirmation run read opts.cluster when they start: from here on, the pool's.
     opts = { ...opts, ...cluster };
     return Promise.allSettled(toRun.map((i) => limiter.run(() => runPlan(plans[i]!, i))));
   });
