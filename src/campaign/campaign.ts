@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
 import { executeRun, type ClusterChoice } from '../coordinator/run.js';
+import { ControlPlanePool } from '../realcluster/index.js';
 import { serializePlan, type TestPlan } from '../model/plan.js';
 import { loadPlanFile, planFileOf, rememberPlanFile } from '../io/plan-file.js';
 import {
@@ -95,7 +96,10 @@ export interface LearnOptions extends CampaignOptions {
 export async function learn(config: ControllerUnderTest, opts: LearnOptions): Promise<LearnSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
   useCampaignSecretHashKey(layout);
-  return withCampaignLock(layout, opts.log, () => learnWorkloads(config, layout, opts));
+  const runs = selectWorkloads(config, opts.workloads).length * (config.referenceRuns + (opts.serialize ? NORMAL_DELIVERY_RUNS : 0));
+  return withCampaignLock(layout, opts.log, () =>
+    withControlPlanePool(opts.cluster, runs, (cluster) => learnWorkloads(config, layout, { ...opts, ...cluster })),
+  );
 }
 
 async function learnWorkloads(config: ControllerUnderTest, layout: CampaignLayout, opts: LearnOptions): Promise<LearnSummary[]> {
@@ -578,12 +582,36 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
     opts.onResult?.(result, i, plans.length);
   };
 
-  const outcomes = await Promise.allSettled(toRun.map((i) => limiter.run(() => runPlan(plans[i]!, i))));
+  const outcomes = await withControlPlanePool(opts.cluster, toRun.length, (cluster) => {
+    // runPlan and the confirmation run read opts.cluster when they start: from here on, the pool's.
+    opts = { ...opts, ...cluster };
+    return Promise.allSettled(toRun.map((i) => limiter.run(() => runPlan(plans[i]!, i))));
+  });
   if (opts.signal?.aborted) throw new InterruptedError(`${finished().length} of ${plans.length} plans finished; results in ${layout.resultsFile}`);
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) throw failure.reason;
   writeResults(layout.resultsFile, finished(), plans, referenceStarts, true, opts.shard);
   return finished();
+}
+
+/**
+ * On the real tier, the runs of a campaign stage take their control planes from a pool that starts
+ * the next one while a run uses the current one (src/realcluster/pool.ts): every run still gets a
+ * control plane nothing touched before. `cluster.pool: false` opts out; the pool is closed (its
+ * unused control plane stopped) when the stage ends, however it ends.
+ */
+async function withControlPlanePool<T>(
+  cluster: ClusterChoice | undefined,
+  runs: number,
+  stage: (choice: { cluster?: ClusterChoice }) => Promise<T>,
+): Promise<T> {
+  if (cluster?.kind !== 'real' || cluster.pool !== undefined || runs < 2) return stage(cluster ? { cluster } : {});
+  const pool = new ControlPlanePool(cluster.binaries ? { binaries: cluster.binaries } : {}, runs);
+  try {
+    return await stage({ cluster: { ...cluster, pool } });
+  } finally {
+    await pool.close();
+  }
 }
 
 export function loadPlans(paths: string[]): TestPlan[] {

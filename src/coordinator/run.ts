@@ -19,8 +19,10 @@ import {
   proxyUpstreamFor,
   RealCluster,
   uidInventory,
+  waitOutCrdCreateDelay,
   type CleanupReport,
   type ControlPlaneBinaries,
+  type ControlPlanePool,
   type ProxyUpstreamOptions,
 } from '../realcluster/index.js';
 import { ClusterRecorder } from '../recorder/cluster-recorder.js';
@@ -54,8 +56,10 @@ export type ClusterChoice =
    * A fresh real control plane per run (etcd with a new data directory, kube-apiserver,
    * kube-controller-manager, plus simulated kubelets), about 5 s to start; the components' logs
    * are kept in the run directory's control-plane/. `binaries`: default locateControlPlaneBinaries().
+   * `pool`: take the control plane from this pool (started ahead, never used before; a campaign
+   * makes one for its runs unless this is `false`).
    */
-  | { kind: 'real'; binaries?: ControlPlaneBinaries }
+  | { kind: 'real'; binaries?: ControlPlaneBinaries; pool?: ControlPlanePool | false }
   /** The cluster of a kubeconfig's context (kubectl's loading rules), shared by every run; cleaned up after each. */
   | { kind: 'existing'; kubeconfig: KubeconfigSource };
 
@@ -284,6 +288,8 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, STARTUP_TIMEOUT_MS, true));
     endPhase('controllerStart');
 
+    // A real API server would hold the workload's first custom-resource create for 2 s (src/realcluster/crd-create-delay.ts).
+    if (choice.kind !== 'embedded') await interruptible(waitOutCrdCreateDelay(client, setupCrds));
     const outcome: WorkloadOutcome = await interruptible(runWorkload(client, workload, controllerTrace, { onStep: (i) => (currentStep = i) }));
     record.workloadOutcome = outcome;
     if (!outcome.ok) log(`  workload failed: ${outcome.error}`);
@@ -425,6 +431,7 @@ async function startCluster(choice: ClusterChoice, runDir: string, settings: Clu
       try {
         const cluster = await RealCluster.start({
           ...(choice.binaries ? { binaries: choice.binaries } : {}),
+          ...(choice.pool ? { pool: choice.pool } : {}),
           logDir: join(runDir, 'control-plane'),
           ...(network ? { simulation: { network } } : {}),
         });

@@ -1,7 +1,7 @@
 /**
  * One control-plane component (etcd, kube-apiserver, kube-controller-manager) as a child process: its
- * output goes to a log file, a start-up failure quotes the log's last lines, and stop() ends exactly
- * this process (SIGTERM, then SIGKILL after a grace period). Each runs in a process group of its own
+ * output goes to a log file, a start-up failure quotes the log's last lines, and stop() / kill() end
+ * exactly this process (stop: SIGTERM, then SIGKILL after a grace period; kill: SIGKILL at once). Each runs in a process group of its own
  * (src/process/groups.ts), so that none outlives kperturb, even when Node itself is SIGKILLed (a test
  * runner's timeout).
  */
@@ -82,6 +82,18 @@ export class ComponentProcess {
   async stop(graceMs = 5000): Promise<void> {
     if (this.hasExited) return;
     await this.group.stop(graceMs);
+    await this.exited;
+  }
+
+  /**
+   * Ends the process group with SIGKILL, no grace period: for a component whose state is thrown away
+   * (a control plane's data directory is deleted right after), where a graceful shutdown only costs
+   * time (kube-apiserver's drains its requests and watches for about a second). The components log
+   * to the file unbuffered, so the log loses nothing.
+   */
+  async kill(): Promise<void> {
+    if (this.hasExited) return;
+    this.group.release();
     await this.exited;
   }
 }

@@ -12,6 +12,7 @@
 import type { KubeClientOptions } from '../kube/client.js';
 import { ClusterSimulation, KUBELET_CONTROLLERS, type SimulationOptions } from '../cluster/sim/index.js';
 import { startRealControlPlane, type ControlPlaneStartTimes, type RealControlPlane, type RealControlPlaneOptions } from './control-plane.js';
+import type { ControlPlanePool } from './pool.js';
 
 export interface RealClusterOptions extends RealControlPlaneOptions {
   /**
@@ -21,6 +22,12 @@ export interface RealClusterOptions extends RealControlPlaneOptions {
    * kube-controller-manager's. `false`: none (pods stay Pending).
    */
   simulation?: SimulationOptions | false;
+  /**
+   * Take the control plane from this pool (started ahead, never used before) instead of starting
+   * one; the other control-plane options are then the pool's, and `logDir` is where stop() copies
+   * the components' logs.
+   */
+  pool?: ControlPlanePool;
 }
 
 /** Nodes, scheduler, kubelets, volumes: what kube-apiserver + kube-controller-manager lack. */
@@ -37,8 +44,10 @@ export class RealCluster {
   private constructor(
     readonly controlPlane: RealControlPlane,
     private readonly simulation: ClusterSimulation | undefined,
-    /** Control plane start-up phases plus the simulation's start, in ms. */
+    /** Control plane start-up phases plus the simulation's start, in ms (for a pooled control plane, its start ahead). */
     readonly startTimes: ControlPlaneStartTimes & { simulation: number },
+    /** Where stop() copies the control plane's logs (a pooled control plane's). */
+    private readonly keepLogsIn: string | undefined,
   ) {}
 
   get url(): string {
@@ -46,7 +55,8 @@ export class RealCluster {
   }
 
   static async start(options: RealClusterOptions = {}): Promise<RealCluster> {
-    const controlPlane = await startRealControlPlane(options);
+    const controlPlane = options.pool ? await options.pool.take() : await startRealControlPlane(options);
+    const keepLogsIn = options.pool ? options.logDir : undefined;
     const started = Date.now();
     let simulation: ClusterSimulation | undefined;
     if (options.simulation !== false) {
@@ -54,11 +64,11 @@ export class RealCluster {
       try {
         simulation = await ClusterSimulation.start(controlPlane.url, simOptions, controlPlane.clientOptions());
       } catch (err) {
-        await controlPlane.stop();
+        await controlPlane.stop(keepLogsIn !== undefined ? { keepLogsIn } : {});
         throw err;
       }
     }
-    return new RealCluster(controlPlane, simulation, { ...controlPlane.startTimes, simulation: Date.now() - started });
+    return new RealCluster(controlPlane, simulation, { ...controlPlane.startTimes, simulation: Date.now() - started }, keepLogsIn);
   }
 
   /** Admin kubeconfig (https, CA embedded, bearer token). */
@@ -76,7 +86,7 @@ export class RealCluster {
       try {
         await this.simulation?.stop();
       } finally {
-        await this.controlPlane.stop();
+        await this.controlPlane.stop(this.keepLogsIn !== undefined ? { keepLogsIn: this.keepLogsIn } : {});
       }
     })();
     return this.stopping;
