@@ -50,6 +50,9 @@ export const DEMO_SELECTION: Readonly<Record<string, Pattern>> = {
   'snapshot-copy': 'error-path',
 };
 
+/** Which examples the demo learns first, of those ready to be learned (see runDemo). */
+const LEARN_PRIORITY = { go: 1, typescript: 0 } as const;
+
 /** Serialized delivery during the demo's reference runs: sharper causality, far fewer plans. */
 const DEMO_SERIALIZE_QUIET_MS = 100;
 
@@ -147,22 +150,29 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
         return { ...base, durationMs: 0, skipped: notBuilt };
       }
       const t0 = Date.now();
-      const prepared = await learning.run(async (): Promise<{ plans: TestPlan[] } | { error: string }> => {
-        if (opts.signal?.aborted) throw new InterruptedError(`results so far in ${opts.out}`);
-        const learned = await learn(config, {
-          out: opts.out,
-          log: opts.log,
-          ...(opts.cluster ? { cluster: opts.cluster } : {}),
-          ...(opts.signal ? { signal: opts.signal } : {}),
-          workloads: [workload],
-          serialize: { quietMs: DEMO_SERIALIZE_QUIET_MS },
-        });
-        const failed = learned.flatMap((l) => l.runs).find((r) => !r.ok);
-        // Plans from a broken reference would be meaningless; the other examples still run.
-        if (failed) return { error: `a reference run failed: ${failed.error} (see ${failed.dir})` };
-        const [planned] = await plan(config, { out: opts.out, log: opts.log, workloads: [workload] });
-        return { plans: planned!.plans.filter(wanted) };
-      });
+      // The Go examples are learned first once they are built: they carry most of the default demo's
+      // plans (stale-deletion's 116 of 168), and learned last (after the TypeScript ones, in name
+      // order) their tests ran on their own at the end. Before the build is done they are not waiting
+      // for the learning slot at all, so a fresh clone's first bug still comes from a TypeScript example.
+      const prepared = await learning.run(
+        async (): Promise<{ plans: TestPlan[] } | { error: string }> => {
+          if (opts.signal?.aborted) throw new InterruptedError(`results so far in ${opts.out}`);
+          const learned = await learn(config, {
+            out: opts.out,
+            log: opts.log,
+            ...(opts.cluster ? { cluster: opts.cluster } : {}),
+            ...(opts.signal ? { signal: opts.signal } : {}),
+            workloads: [workload],
+            serialize: { quietMs: DEMO_SERIALIZE_QUIET_MS },
+          });
+          const failed = learned.flatMap((l) => l.runs).find((r) => !r.ok);
+          // Plans from a broken reference would be meaningless; the other examples still run.
+          if (failed) return { error: `a reference run failed: ${failed.error} (see ${failed.dir})` };
+          const [planned] = await plan(config, { out: opts.out, log: opts.log, workloads: [workload] });
+          return { plans: planned!.plans.filter(wanted) };
+        },
+        LEARN_PRIORITY[usesGoExamplesBinary(config) ? 'go' : 'typescript'],
+      );
       if ('error' in prepared) return { ...base, durationMs: Date.now() - t0, error: prepared.error };
       const results = await test(config, prepared.plans, {
         out: opts.out,

@@ -1,24 +1,32 @@
 /**
- * At most `slots` tasks at a time, started in the order they asked. Shared by several test() calls
- * (the demo tests all its examples under one limit), so the limit is on the whole machine's load.
+ * At most `slots` tasks at a time, started in the order they asked (a higher `priority` first).
+ * Shared by several test() calls (the demo tests all its examples under one limit), so the limit is
+ * on the whole machine's load.
  */
 export class Limiter {
   private active = 0;
-  private readonly waiting: Array<() => void> = [];
+  private readonly waiting: Array<{ start: () => void; priority: number }> = [];
 
   constructor(readonly slots: number) {
     if (!Number.isInteger(slots) || slots < 1) throw new RangeError(`a limiter needs at least one slot, got ${slots}`);
   }
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active >= this.slots) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active++;
+  async run<T>(task: () => Promise<T>, priority = 0): Promise<T> {
+    if (this.active >= this.slots) {
+      await new Promise<void>((resolve) => {
+        // After every waiter of the same or a higher priority: FIFO within a priority.
+        const at = this.waiting.findIndex((w) => w.priority < priority);
+        this.waiting.splice(at < 0 ? this.waiting.length : at, 0, { start: resolve, priority });
+      });
+    } else {
+      this.active++;
+    }
     try {
       return await task();
     } finally {
       // Hand the slot straight to the next waiter (active stays the same), or free it.
       const next = this.waiting.shift();
-      if (next) next();
+      if (next) next.start();
       else this.active--;
     }
   }

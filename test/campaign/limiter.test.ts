@@ -50,3 +50,21 @@ test('a limiter needs a whole number of slots, at least one', (t) => {
   t.throws(() => new Limiter(0), { instanceOf: RangeError });
   t.throws(() => new Limiter(1.5), { instanceOf: RangeError });
 });
+
+test('a waiter of a higher priority goes before those of lower ones that came earlier; FIFO within a priority', async (t) => {
+  const limiter = new Limiter(1);
+  let open!: () => void;
+  const first = limiter.run(() => new Promise<void>((r) => (open = r)));
+  const order: string[] = [];
+  const waiters = [
+    limiter.run(async () => void order.push('ts-1')),
+    limiter.run(async () => void order.push('ts-2')),
+    limiter.run(async () => void order.push('go-1'), 1),
+    limiter.run(async () => void order.push('go-2'), 1),
+  ];
+  await tick();
+  open();
+  await first;
+  await Promise.all(waiters);
+  t.deepEqual(order, ['go-1', 'go-2', 'ts-1', 'ts-2']);
+});
