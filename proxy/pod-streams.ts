@@ -68,14 +68,7 @@ export class PodStreamCall implements EpochMember {
         .upgrade(req, socket, head, this.target, (r) => this.finish(r))
         .catch((err: Error) => {
           socket.destroy();
-          this.finish({
-            subresource: this.target.subresource,
-            namespace: this.target.namespace,
-            pod: this.target.pod,
-            status: 500,
-            delivered: false,
-            message: err.message,
-          });
+          this.failed(err);
         });
     });
   }
@@ -92,14 +85,7 @@ export class PodStreamCall implements EpochMember {
         .then((r) => this.finish(r))
         .catch((err: Error) => {
           res.destroy();
-          this.finish({
-            subresource: this.target.subresource,
-            namespace: this.target.namespace,
-            pod: this.target.pod,
-            status: 500,
-            delivered: false,
-            message: err.message,
-          });
+          this.failed(err);
         });
     });
   }
@@ -122,6 +108,12 @@ export class PodStreamCall implements EpochMember {
   }
 
   private reported = false;
+
+  /** The call could not be answered: a 500 that never reached the controller. */
+  private failed(err: Error): void {
+    const { subresource, namespace, pod } = this.target;
+    this.finish({ subresource, namespace, pod, status: 500, delivered: false, message: err.message });
+  }
 
   private finish(record: PodCallRecord): void {
     if (this.reported) return;

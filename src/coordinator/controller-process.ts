@@ -31,6 +31,10 @@ interface Spawned {
   killing: boolean;
 }
 
+function isAlive(p: Spawned): boolean {
+  return p.group.child.exitCode === null && p.group.child.signalCode === null;
+}
+
 export class ControllerProcess {
   private current: Spawned | undefined;
   /** A process started ahead of the next restart (prepareSpare), not yet the controller. */
@@ -43,6 +47,8 @@ export class ControllerProcess {
   startFailure: string | undefined;
   /** How many restarts a warm spare took (for run.json). */
   sparesUsed = 0;
+  /** Is the current incarnation a warm spare that took over? */
+  startedFromSpare = false;
   private readonly log: WriteStream;
 
   constructor(
@@ -60,17 +66,13 @@ export class ControllerProcess {
   }
 
   get running(): boolean {
-    const child = this.current?.group.child;
-    return child !== undefined && child.exitCode === null && child.signalCode === null;
+    return this.current !== undefined && isAlive(this.current);
   }
 
   /** Did the current incarnation exit without kperturb asking it to? */
   get exitedUnexpectedly(): boolean {
     return this.exits.some((e) => e.incarnation === this.incarnation && !e.expected);
   }
-
-  /** Is the current incarnation a warm spare that took over? */
-  startedFromSpare = false;
 
   /**
    * Starts the next incarnation: the warm spare if one is ready and alive, else a new process.
@@ -81,16 +83,12 @@ export class ControllerProcess {
     this.incarnation++;
     const spare = this.spare;
     this.spare = undefined;
-    const alive = spare !== undefined && spare.group.child.exitCode === null && spare.group.child.signalCode === null;
-    let p: Spawned;
-    this.startedFromSpare = alive;
-    if (alive) {
-      p = spare;
-      this.sparesUsed++;
-    } else {
-      if (spare) this.log.write(`[${this.incarnation}] kperturb: the warm spare had exited before it was needed; starting the controller anew\n`);
-      p = this.spawn(this.kubeconfigFile);
+    this.startedFromSpare = spare !== undefined && isAlive(spare);
+    if (spare && !this.startedFromSpare) {
+      this.log.write(`[${this.incarnation}] kperturb: the warm spare had exited before it was needed; starting the controller anew\n`);
     }
+    if (this.startedFromSpare) this.sparesUsed++;
+    const p = this.startedFromSpare ? spare! : this.spawn(this.kubeconfigFile);
     p.incarnation = this.incarnation;
     for (const line of p.buffered.splice(0)) this.log.write(`[${p.incarnation}] ${line}\n`);
     this.current = p;

@@ -8,8 +8,8 @@
  *   cluster went through `viewAfter`; when `at` fires the controller is held, killed, its Leases
  *   deleted, and restarted onto a view frozen at that resourceVersion, released once the restarted
  *   controller, having read from it, has acted on it and gone quiet (`quietMs`, the quiet window
- *   that says a run has settled) or is going round in a loop of the same failed writes
- *   (src/model/retry-loop.ts), and at the latest `releaseAfterSeconds` after that first read;
+ *   that says a run has settled) or is going round in a loop of the same reads and refused
+ *   writes (src/model/retry-loop.ts), and at the latest `releaseAfterSeconds` after that first read;
  * - hold-until: entirely in the proxy (hold from `from`, expire with 410 once `until` happened);
  * - api-error: entirely in the proxy (the n-th matching write request gets an error, a lost
  *   response or a slow answer; one-shot);
@@ -202,8 +202,8 @@ export class PlanFaults {
 
   /**
    * Waits until the controller has been quiet for quietMs (nothing in flight, nothing started,
-   * finished or delivered; a watch open), `retrying` resolves (it is going round in a loop of failed
-   * writes) or `boundMs` has passed, and says which came first.
+   * finished or delivered; a watch open), `retrying` resolves (it is going round in a loop of the
+   * same reads and refused writes) or `boundMs` has passed, and says which came first.
    */
   private async quietWithin(boundMs: number, retrying: Promise<unknown>): Promise<'quiet' | 'retrying' | 'timeout'> {
     const deadline = Date.now() + boundMs;

@@ -257,14 +257,7 @@ export class VolumeController {
         persistentVolumeReclaimPolicy: 'Delete',
         ...(cls ? { storageClassName: cls } : {}),
         volumeMode: str(spec(pvc).volumeMode, 'Filesystem'),
-        claimRef: {
-          kind: 'PersistentVolumeClaim',
-          namespace: pvc.metadata?.namespace,
-          name: pvc.metadata?.name,
-          uid: pvc.metadata?.uid,
-          apiVersion: 'v1',
-          resourceVersion: pvc.metadata?.resourceVersion,
-        },
+        claimRef: claimRefTo(pvc),
         hostPath: { path: `/var/local-path-provisioner/${name}_${pvc.metadata?.namespace}_${pvc.metadata?.name}`, type: 'DirectoryOrCreate' },
       },
     };
@@ -288,14 +281,7 @@ export class VolumeController {
       const next = clone(pv);
       next.spec = {
         ...spec(next),
-        claimRef: {
-          kind: 'PersistentVolumeClaim',
-          namespace: pvc.metadata?.namespace,
-          name: pvc.metadata?.name,
-          uid: pvc.metadata?.uid,
-          apiVersion: 'v1',
-          resourceVersion: pvc.metadata?.resourceVersion,
-        },
+        claimRef: claimRefTo(pvc),
       };
       next.metadata!.annotations = { ...(next.metadata?.annotations ?? {}), 'pv.kubernetes.io/bound-by-controller': 'yes' };
       pv = await this.ctx.api.update(this.volumes.info, next);
@@ -383,4 +369,10 @@ export class VolumeController {
 
 function uuidShaped(hex: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** A PersistentVolume's reference to the claim it is bound to, as the binder writes it. */
+function claimRefTo(pvc: KubeObject): Record<string, unknown> {
+  const m = pvc.metadata;
+  return { kind: 'PersistentVolumeClaim', namespace: m?.namespace, name: m?.name, uid: m?.uid, apiVersion: 'v1', resourceVersion: m?.resourceVersion };
 }
