@@ -38,6 +38,7 @@ import { isHttp2Request, type ClientRequest, type ClientResponse } from './clien
 import { clusterSyncStage } from './cluster-sync.js';
 import { Epoch } from './epoch.js';
 import { SpareDoor } from './spare-door.js';
+import type { StandbyDoor } from './standby-door.js';
 import { Exchange, type ExchangeHost, type RequestPlan } from './exchange.js';
 import { LeaderRecords, releaseRequest } from './leases.js';
 import { DeliverySerializer, type RequestActivity, type SerializeDeliveryOptions } from './serialize.js';
@@ -88,6 +89,11 @@ export interface ControllerProxyOptions {
   tls?: boolean | ProxyCertificates;
   /** Every event of the controller trace goes here. */
   trace: TraceSink;
+  /**
+   * The door a controller started ahead of the run waits behind (standby-door.ts): the proxy requires
+   * that door's token, and `admitStandby` hands its connections over.
+   */
+  standbyDoor?: StandbyDoor;
   /**
    * The proxy's own view of the cluster (the cluster recorder on the same upstream). Needed for
    * change triggers, hold-until and stale views.
@@ -152,8 +158,8 @@ export class ControllerProxy {
    * The bearer token of the kubeconfig the proxy writes: every request must carry it (401 otherwise),
    * since the proxy forwards with its own upstream credentials; it is never forwarded.
    */
-  readonly controllerToken = newBearerToken();
-  private readonly controllerAuth = new BearerTokenCheck(this.controllerToken);
+  readonly controllerToken: string;
+  private readonly controllerAuth: BearerTokenCheck;
 
   private readonly upstream: Upstream;
   private readonly podStreaming: PodStreaming;
@@ -193,6 +199,8 @@ export class ControllerProxy {
     upstream: Upstream,
     tlsCerts: ProxyCertificates | undefined,
   ) {
+    this.controllerToken = options.standbyDoor?.token ?? newBearerToken();
+    this.controllerAuth = new BearerTokenCheck(this.controllerToken);
     this.upstream = upstream;
     this.podStreaming = podStreamingFor(options.podStreaming ?? NO_POD_STREAMING_RULES, upstream);
     this.trace = options.trace;
@@ -524,6 +532,14 @@ export class ControllerProxy {
     return this.kubeconfigYaml(`${this.url.slice(0, this.url.lastIndexOf(':'))}:${door.port}`);
   }
 
+  /**
+   * The controller started ahead of the run (options.standbyDoor) is now the controller: its
+   * connections, those waiting at its door and later ones, are served as if made to the proxy's port.
+   */
+  admitStandby(): void {
+    this.options.standbyDoor?.attach(this.server, this.caPem !== undefined);
+  }
+
   /** Requests of a warm spare waiting behind its door. */
   spareRequestsWaiting(): number {
     return this.doors.reduce((n, d) => n + d.waiting, 0);
@@ -556,6 +572,7 @@ export class ControllerProxy {
     this.epoch.end('the proxy stopped');
     this.spare?.epoch.end('the proxy stopped');
     for (const door of this.doors) door.close();
+    this.options.standbyDoor?.close();
     for (const s of this.sessions.keys()) s.destroy();
     if ('closeAllConnections' in this.server) this.server.closeAllConnections();
     this.upstream.destroy();

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
 import { executeRun, type ClusterChoice } from '../coordinator/run.js';
+import { ControllerStandbys } from '../coordinator/standby.js';
 import { ControlPlanePool } from '../realcluster/index.js';
 import { serializePlan, type TestPlan } from '../model/plan.js';
 import { loadPlanFile, planFileOf, rememberPlanFile } from '../io/plan-file.js';
@@ -526,6 +527,8 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
   let started = 0;
   opts.progress?.begin(toRun.length);
 
+  // Each plan's controller starts loading while an earlier plan's run goes on (src/coordinator/standby.ts).
+  const standbys = toRun.length > 1 ? new ControllerStandbys(config, toRun.length) : undefined;
   const runPlan = async (p: TestPlan, i: number): Promise<void> => {
     if (opts.signal?.aborted) return;
     const workload = config.workloads.get(p.spec.workload)!;
@@ -544,6 +547,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
       runDir: replacement.path,
       plan: p,
       log,
+      ...(standbys ? { standbys } : {}),
       ...(opts.cluster ? { cluster: opts.cluster } : {}),
       ...(opts.contract ? { contract: opts.contract } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
@@ -582,11 +586,16 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
     opts.onResult?.(result, i, plans.length);
   };
 
-  const outcomes = await withControlPlanePool(opts.cluster, toRun.length, (cluster) => {
-    // runPlan and the confirmation run read opts.cluster when they start: from here on, the pool's.
-    opts = { ...opts, ...cluster };
-    return Promise.allSettled(toRun.map((i) => limiter.run(() => runPlan(plans[i]!, i))));
-  });
+  let outcomes: Array<PromiseSettledResult<void>>;
+  try {
+    outcomes = await withControlPlanePool(opts.cluster, toRun.length, (cluster) => {
+      // runPlan and the confirmation run read opts.cluster when they start: from here on, the pool's.
+      opts = { ...opts, ...cluster };
+      return Promise.allSettled(toRun.map((i) => limiter.run(() => runPlan(plans[i]!, i))));
+    });
+  } finally {
+    await standbys?.close();
+  }
   if (opts.signal?.aborted) throw new InterruptedError(`${finished().length} of ${plans.length} plans finished; results in ${layout.resultsFile}`);
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) throw failure.reason;

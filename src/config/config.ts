@@ -11,7 +11,7 @@
  *     workingDir: .                 # default: this file's directory
  *     maxParallel: 1                # at most this many runs at once (a controller that binds fixed ports)
  *     ports: [8080]                 # fixed TCP ports it binds: one run per port at a time on this machine
- *     warmSpare: false              # restarts start it anew (default: a spare waits at the proxy; off with ports)
+ *     warmSpare: false              # restarts and a campaign's runs start it anew (default: started ahead, waiting at a door; off with ports)
  *     hostAliases: [{ ip: 127.0.0.1, hostnames: [db.example] }]   # extra /etc/hosts entries, as in a Pod spec
  *     clusterDNS: true              # <svc>.<ns>.svc.cluster.local etc. resolve as CoreDNS answers in a pod
  *     namespace: default            # with clusterDNS: also <svc>, <pod>.<svc> (relative to it) and <svc>.<ns>

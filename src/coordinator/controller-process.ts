@@ -20,7 +20,18 @@ export interface ControllerExit {
   expected: boolean;
 }
 
-/** One spawned process: the controller's current incarnation, or a warm spare waiting to become it. */
+/** Where a spawned process's output lines and exit go, once a ControllerProcess owns it. */
+interface SpawnSink {
+  line(p: Spawned, line: string): void;
+  exit(p: Spawned, code: number | null, signal: NodeJS.Signals | null): void;
+  startFailure(message: string): void;
+}
+
+/**
+ * One spawned process: the controller's current incarnation, a warm spare waiting to become it, or a
+ * standby started before its run (src/coordinator/standby.ts). Until a ControllerProcess owns it (its
+ * `sink`), its output is kept in `buffered` and an early exit or start failure is remembered.
+ */
 interface Spawned {
   group: ProcessGroup;
   exited: Promise<void>;
@@ -29,15 +40,88 @@ interface Spawned {
   buffered: string[];
   /** kperturb is ending it (a planned crash, the end of the run). */
   killing: boolean;
+  sink: SpawnSink | undefined;
+  startFailure: string | undefined;
 }
 
 function isAlive(p: Spawned): boolean {
   return p.group.child.exitCode === null && p.group.child.signalCode === null;
 }
 
+/** Starts the controller's command with KUBECONFIG=`kubeconfigFile`; see Spawned. */
+function spawnController(config: ControllerUnderTest, kubeconfigFile: string, wrap: CommandWrapper | undefined, sink: SpawnSink | undefined): Spawned {
+  const { command, args, env, workingDir } = config.controller;
+  const expanded = controllerEnvironment(process.env, env, args, kubeconfigFile);
+  const launch = wrap ? wrap(command, expanded.args) : { command, args: expanded.args };
+  const group = new ProcessGroup(launch.command, launch.args, {
+    cwd: workingDir,
+    env: expanded.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const child = group.child;
+  let markExited: () => void = () => undefined;
+  const p: Spawned = {
+    group,
+    exited: new Promise((resolve) => (markExited = resolve)),
+    incarnation: undefined,
+    buffered: [],
+    killing: false,
+    sink,
+    startFailure: undefined,
+  };
+  const write = (line: string) => (p.sink && p.incarnation !== undefined ? p.sink.line(p, line) : p.buffered.push(line));
+  const pipe = (stream: NodeJS.ReadableStream | null) => {
+    let partial = '';
+    stream?.setEncoding('utf8');
+    stream?.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) write(line);
+    });
+    stream?.on('end', () => partial && write(partial));
+  };
+  pipe(child.stdout);
+  pipe(child.stderr);
+  child.on('error', (err: NodeJS.ErrnoException) => {
+    write(`kperturb: could not start ${command}: ${err.message}`);
+    p.startFailure ??= describeStartFailure(config, launch.command, err);
+    p.sink?.startFailure(p.startFailure);
+  });
+  child.on('close', (code, signal) => {
+    p.sink?.exit(p, code, signal);
+    markExited();
+  });
+  return p;
+}
+
+/**
+ * A controller process started before its run, with a kubeconfig of its own (a standby door's,
+ * proxy/standby-door.ts), that a ControllerProcess takes as its first incarnation. It waits for its
+ * first answer meanwhile; `kill` ends one that no run took.
+ */
+export class StartedController {
+  /** @internal */
+  readonly spawned: Spawned;
+  readonly startedAt = Date.now();
+
+  constructor(config: ControllerUnderTest, kubeconfigFile: string) {
+    this.spawned = spawnController(config, kubeconfigFile, undefined, undefined);
+  }
+
+  get alive(): boolean {
+    return isAlive(this.spawned);
+  }
+
+  async kill(): Promise<void> {
+    this.spawned.killing = true;
+    if (this.alive) void this.spawned.group.kill();
+    await this.spawned.exited;
+  }
+}
+
 export class ControllerProcess {
   private current: Spawned | undefined;
-  /** A process started ahead of the next restart (prepareSpare), not yet the controller. */
+  /** A process started ahead of the next start (prepareSpare, useStandby), not yet the controller. */
   private spare: Spawned | undefined;
   /** stop() was called: the run is over, and no incarnation starts after it (a restart in progress when a run is interrupted). */
   private ended = false;
@@ -49,6 +133,8 @@ export class ControllerProcess {
   sparesUsed = 0;
   /** Is the current incarnation a warm spare that took over? */
   startedFromSpare = false;
+  /** Was the first incarnation a standby started before the run (useStandby)? */
+  firstFromStandby = false;
   private readonly log: WriteStream;
 
   constructor(
@@ -85,9 +171,11 @@ export class ControllerProcess {
     this.spare = undefined;
     this.startedFromSpare = spare !== undefined && isAlive(spare);
     if (spare && !this.startedFromSpare) {
-      this.log.write(`[${this.incarnation}] kperturb: the warm spare had exited before it was needed; starting the controller anew\n`);
+      const what = this.incarnation === 1 ? 'the process started ahead of the run' : 'the warm spare';
+      this.log.write(`[${this.incarnation}] kperturb: ${what} had exited before it was needed; starting the controller anew\n`);
     }
-    if (this.startedFromSpare) this.sparesUsed++;
+    if (this.startedFromSpare && this.incarnation === 1) this.firstFromStandby = true;
+    else if (this.startedFromSpare) this.sparesUsed++;
     const p = this.startedFromSpare ? spare! : this.spawn(this.kubeconfigFile);
     p.incarnation = this.incarnation;
     for (const line of p.buffered.splice(0)) this.log.write(`[${p.incarnation}] ${line}\n`);
@@ -107,45 +195,31 @@ export class ControllerProcess {
     this.spare = this.spawn(kubeconfigFile);
   }
 
-  private spawn(kubeconfigFile: string): Spawned {
-    const { command, args, env, workingDir } = this.config.controller;
-    const expanded = controllerEnvironment(process.env, env, args, kubeconfigFile);
-    const launch = this.wrap ? this.wrap(command, expanded.args) : { command, args: expanded.args };
-    const group = new ProcessGroup(launch.command, launch.args, {
-      cwd: workingDir,
-      env: expanded.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const child = group.child;
-    let markExited: () => void = () => undefined;
-    const p: Spawned = { group, exited: new Promise((resolve) => (markExited = resolve)), incarnation: undefined, buffered: [], killing: false };
-    const write = (line: string) => (p.incarnation === undefined ? p.buffered.push(line) : this.log.write(`[${p.incarnation}] ${line}\n`));
-    const pipe = (stream: NodeJS.ReadableStream | null) => {
-      let partial = '';
-      stream?.setEncoding('utf8');
-      stream?.on('data', (chunk: string) => {
-        const lines = (partial + chunk).split('\n');
-        partial = lines.pop() ?? '';
-        for (const line of lines) write(line);
-      });
-      stream?.on('end', () => partial && write(partial));
-    };
-    pipe(child.stdout);
-    pipe(child.stderr);
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      write(`kperturb: could not start ${command}: ${err.message}`);
-      this.startFailure ??= describeStartFailure(this.config, launch.command, err);
-    });
-    child.on('close', (code, signal) => {
-      // A spare that never became the controller leaves no exit behind.
-      if (p.incarnation !== undefined) {
-        this.exits.push({ incarnation: p.incarnation, code, signal, expected: p.killing });
-        this.trace.append({ type: 'controller', action: 'exit', incarnation: p.incarnation, code, signal });
-      }
-      markExited();
-    });
-    return p;
+  /**
+   * The first start() takes `started` (a standby, src/coordinator/standby.ts) instead of starting a
+   * process, if it is still alive then; from now on its output and exit are this object's.
+   */
+  useStandby(started: StartedController): void {
+    if (this.ended || this.spare || this.incarnation > 0) throw new Error('a standby can only be the first incarnation');
+    this.spare = started.spawned;
+    this.spare.sink = this.sink;
   }
+
+  private spawn(kubeconfigFile: string): Spawned {
+    return spawnController(this.config, kubeconfigFile, this.wrap, this.sink);
+  }
+
+  /** Output and exits of the processes this object owns. */
+  private readonly sink: SpawnSink = {
+    line: (p, line) => this.log.write(`[${p.incarnation}] ${line}\n`),
+    exit: (p, code, signal) => {
+      // A spare that never became the controller leaves no exit behind.
+      if (p.incarnation === undefined) return;
+      this.exits.push({ incarnation: p.incarnation, code, signal, expected: p.killing });
+      this.trace.append({ type: 'controller', action: 'exit', incarnation: p.incarnation, code, signal });
+    },
+    startFailure: (message) => (this.startFailure ??= message),
+  };
 
   /** SIGKILL to the group: a crash, no chance to clean up. Resolves once the process is gone. */
   async kill(): Promise<void> {

@@ -37,6 +37,7 @@ import { writeFileAtomic } from '../io/atomic-files.js';
 import { writePrivateFile } from '../io/private-file.js';
 import { lockPorts } from './port-locks.js';
 import { ControllerProcess } from './controller-process.js';
+import { standbysAllowed, type ControllerStandbys } from './standby.js';
 import { PlanFaults } from './faults.js';
 import { hostsNamespaceWrapper, type CommandWrapper } from './hosts-namespace.js';
 import { ApplicationStubs } from '../stubs/applications.js';
@@ -96,6 +97,11 @@ export interface RunOptions {
   cluster?: ClusterChoice;
   /** `strict`: faults stay within the API contract (see ControllerProxyOptions.contract). */
   contract?: ContractMode;
+  /**
+   * Controllers started ahead of their runs (standby.ts): the run takes one instead of starting the
+   * controller, and starts one for a later run once its own controller is up.
+   */
+  standbys?: ControllerStandbys;
   /**
    * Ends the run early (SIGINT, SIGTERM): its waits stop, everything it started is stopped, its
    * directory is removed (an unfinished run has no result; a later run redoes it), and executeRun
@@ -227,11 +233,17 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
       wrapController = await hostsNamespaceWrapper(hosts.file, `${config.file}: ${option}`);
     }
 
+    const tls = options.tls ?? CONTROLLER_TLS;
+    const standbys = options.standbys && standbysAllowed(config, tls) ? options.standbys : undefined;
+    const standby = standbys?.take();
+    // Until the controller has it, the standby is the run's to end (ControllerProcess.stop after).
+    if (standby) cleanups.push(() => standby.process.kill());
     const proxy = await ControllerProxy.start({
       ...cluster.proxyUpstream,
+      ...(standby ? { standbyDoor: standby.door } : {}),
       trace: controllerTrace,
       clusterView: recorder,
-      tls: options.tls ?? CONTROLLER_TLS,
+      tls,
       // The controller's exec/log calls are answered by the proxy from the config's rules, on any
       // cluster; the cluster trace records them too, since no object change shows them.
       podStreaming: { exec: config.exec, logs: config.logs },
@@ -253,6 +265,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     const proc = new ControllerProcess(config, kubeconfigFile, join(runDir, RUN_FILES.controllerLog), controllerTrace, wrapController);
     controller = proc;
     cleanups.push(() => proc.stop());
+    if (standby) proc.useStandby(standby.process);
 
     let currentStep = -1;
     const faults = plan
@@ -276,7 +289,8 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     proxy.incarnation = 1;
     options.signal?.throwIfAborted();
     endPhase('proxy');
-    proc.start();
+    proc.start(standby ? () => proxy.admitStandby() : undefined);
+    if (standby && proc.firstFromStandby) record.controllerStartedAheadMs = Date.now() - standby.process.startedAt;
     // A plan that restarts the controller gets a warm spare, started beside it, whose requests wait
     // at the proxy until the restart (uncounted: the first process's start-up is judged alone): the
     // restart then skips the controller's own start-up, even one that comes with the first write.
@@ -287,6 +301,8 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     }
     await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, STARTUP_TIMEOUT_MS, true));
     endPhase('controllerStart');
+    // The next run's controller loads while this one's workload goes on.
+    standbys?.prepare();
 
     // A real API server would hold the workload's first custom-resource create for 2 s (src/realcluster/crd-create-delay.ts).
     if (choice.kind !== 'embedded') await interruptible(waitOutCrdCreateDelay(client, setupCrds));

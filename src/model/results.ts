@@ -50,6 +50,8 @@ export interface RunRecord {
   controllerExits: Array<{ incarnation: number; code: number | null; signal: string | null; expected: boolean }>;
   /** How many of the controller's restarts a warm spare took (absent: none). */
   restartsFromSpare?: number | undefined;
+  /** The controller was a standby (src/coordinator/standby.ts), started this long before the run started it, in ms. */
+  controllerStartedAheadMs?: number | undefined;
   /** Set when the run could not be carried out at all (setup failure). */
   error?: string | undefined;
   /** Where the run's wall time went, in ms (see RUN_PHASES; `npm run bench:campaign` summarises them). */

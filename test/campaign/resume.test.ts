@@ -42,7 +42,9 @@ exec ${JSON.stringify(process.execPath)} ${JSON.stringify(controllerScript)}
     `apiVersion: kperturb.dev/v1
 kind: ControllerUnderTest
 metadata: { name: mirror }
-controller: { command: sh, args: [gate.sh] }
+# The gate tells p2's controller by its KUBECONFIG's path, in the run directory: a process started
+# ahead of its run (a standby) has one of its own and could be any plan's.
+controller: { command: sh, args: [gate.sh], warmSpare: false }
 workloads:
   w:
     steps:

@@ -5,14 +5,12 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import type { ControllerUnderTest, Workload } from '../../src/config/config.js';
 import { executeRun } from '../../src/coordinator/run.js';
 import type { Fault, TestPlan } from '../../src/model/plan.js';
+import { mirrorControllerConfig } from './helpers.js';
 import type { ClusterChangeEvent, FaultEvent, RequestEvent, ResponseEvent, TraceEvent, WorkloadStepEvent } from '../../src/model/trace.js';
-
-const controllerScript = fileURLToPath(new URL('./fixtures/mirror-controller.js', import.meta.url));
 
 function setup(t: ExecutionContext): { config: ControllerUnderTest; workload: Workload; dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-coordinator-'));
@@ -31,21 +29,7 @@ function setup(t: ExecutionContext): { config: ControllerUnderTest; workload: Wo
       { waitFor: { key: 'ConfigMap/default/mirror-src-a', field: 'data.v', equals: '3', timeoutSeconds: 30 } },
     ],
   };
-  const config: ControllerUnderTest = {
-    file: join(dir, 'kperturb.yaml'),
-    dir,
-    name: 'mirror',
-    controller: { command: process.execPath, args: [controllerScript], env: {}, workingDir: dir, hostAliases: [], clusterDNS: false, ports: [] },
-    setup: [],
-    workloads: new Map([[workload.name, workload]]),
-    referenceRuns: 1,
-    settle: { quietMs: 400, timeoutSeconds: 20 },
-    masks: [],
-    countUpdates: [],
-    exec: [],
-    logs: [],
-    applications: [],
-  };
+  const config = mirrorControllerConfig(dir, workload);
   return { config, workload, dir };
 }
 
