@@ -99,11 +99,24 @@ export async function learn(config: ControllerUnderTest, opts: LearnOptions): Pr
   useCampaignSecretHashKey(layout);
   const runs = selectWorkloads(config, opts.workloads).length * (config.referenceRuns + (opts.serialize ? NORMAL_DELIVERY_RUNS : 0));
   return withCampaignLock(layout, opts.log, () =>
-    withControlPlanePool(opts.cluster, runs, (cluster) => learnWorkloads(config, layout, { ...opts, ...cluster })),
+    withControlPlanePool(opts.cluster, runs, async (cluster) => {
+      // Each run's controller starts loading while the run before it settles (src/coordinator/standby.ts).
+      const standbys = runs > 1 ? new ControllerStandbys(config, runs, 'workload-done') : undefined;
+      try {
+        return await learnWorkloads(config, layout, { ...opts, ...cluster }, standbys);
+      } finally {
+        await standbys?.close();
+      }
+    }),
   );
 }
 
-async function learnWorkloads(config: ControllerUnderTest, layout: CampaignLayout, opts: LearnOptions): Promise<LearnSummary[]> {
+async function learnWorkloads(
+  config: ControllerUnderTest,
+  layout: CampaignLayout,
+  opts: LearnOptions,
+  standbys: ControllerStandbys | undefined,
+): Promise<LearnSummary[]> {
   const summaries: LearnSummary[] = [];
   const workloads = selectWorkloads(config, opts.workloads);
   const normalRuns = opts.serialize ? NORMAL_DELIVERY_RUNS : 0;
@@ -136,6 +149,7 @@ async function learnWorkloads(config: ControllerUnderTest, layout: CampaignLayou
         workload,
         runDir,
         log: opts.log,
+        ...(standbys ? { standbys } : {}),
         ...(opts.cluster ? { cluster: opts.cluster } : {}),
         ...serialize,
         ...(opts.signal ? { signal: opts.signal } : {}),

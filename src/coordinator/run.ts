@@ -301,8 +301,8 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     }
     await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, STARTUP_TIMEOUT_MS, true));
     endPhase('controllerStart');
-    // The next run's controller loads while this one's workload goes on.
-    standbys?.prepare();
+    // The next run's controller loads while this one goes on.
+    if (standbys?.preparesAt === 'controller-started') standbys.prepare();
 
     // A real API server would hold the workload's first custom-resource create for 2 s (src/realcluster/crd-create-delay.ts).
     if (choice.kind !== 'embedded') await interruptible(waitOutCrdCreateDelay(client, setupCrds));
@@ -311,6 +311,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     if (!outcome.ok) log(`  workload failed: ${outcome.error}`);
     currentStep = workload.steps.length;
     endPhase('workload');
+    if (standbys?.preparesAt === 'workload-done') standbys.prepare();
 
     const settleDeadline = Date.now() + config.settle.timeoutSeconds * 1000;
     for (;;) {

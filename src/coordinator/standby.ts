@@ -51,10 +51,16 @@ export class ControllerStandbys {
   private dir: string | undefined;
   private made = 0;
 
-  /** `runs`: how many runs will take one (no standby is started for a run that will not come). */
+  /**
+   * `runs`: how many runs will take one (no standby is started for a run that will not come).
+   * `preparesAt`: when a run starts the standby of a later one: once its controller is up (runs of
+   * a few seconds, a campaign's plans), or once its workload is done (longer runs, such as learn's
+   * serialized ones, which a standby started earlier would outlive STANDBY_MAX_AGE_MS).
+   */
   constructor(
     private readonly config: ControllerUnderTest,
     private runs: number,
+    readonly preparesAt: 'controller-started' | 'workload-done' = 'controller-started',
     private readonly maxAgeMs = STANDBY_MAX_AGE_MS,
   ) {}
 

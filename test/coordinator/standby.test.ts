@@ -69,31 +69,33 @@ const startEvents = (runDir: string) =>
     .map((l) => JSON.parse(l) as TraceEvent)
     .filter((e) => e.type === 'controller' && e.action === 'start');
 
-test('the next run takes the standby the run before it started, as its first incarnation', async (t) => {
-  const { config, workload, dir } = setup(t);
-  const standbys = new ControllerStandbys(config, 2);
-  t.teardown(() => standbys.close());
+for (const preparesAt of ['controller-started', 'workload-done'] as const) {
+  test(`the next run takes the standby the run before it started (${preparesAt}), as its first incarnation`, async (t) => {
+    const { config, workload, dir } = setup(t);
+    const standbys = new ControllerStandbys(config, 2, preparesAt);
+    t.teardown(() => standbys.close());
 
-  const first = await executeRun({ config, workload, runDir: join(dir, 'run-1'), standbys });
-  t.is(first.record.error, undefined);
-  t.is(first.record.controllerStartedAheadMs, undefined, 'nothing was ready for the first run');
-  await standbys.prepared();
-  t.is(standbys.readyCount, 1, 'the first run started one for the second');
+    const first = await executeRun({ config, workload, runDir: join(dir, 'run-1'), standbys });
+    t.is(first.record.error, undefined);
+    t.is(first.record.controllerStartedAheadMs, undefined, 'nothing was ready for the first run');
+    await standbys.prepared();
+    t.is(standbys.readyCount, 1, 'the first run started one for the second');
 
-  const second = await executeRun({ config, workload, runDir: join(dir, 'run-2'), standbys });
-  t.is(second.record.error, undefined);
-  t.true(second.record.workloadOutcome.ok, second.record.workloadOutcome.error);
-  t.true((second.record.controllerStartedAheadMs ?? -1) >= 0, 'the second run took it');
-  t.is(startEvents(join(dir, 'run-2')).length, 1);
-  // Its output, from before its run too, is in the run's log as incarnation 1's.
-  t.regex(readFileSync(join(dir, 'run-2', 'controller.log'), 'utf8'), /^\[1\] .*leader$/m);
-  await standbys.prepared();
-  t.is(standbys.readyCount, 0, 'no run is left to take another');
-});
+    const second = await executeRun({ config, workload, runDir: join(dir, 'run-2'), standbys });
+    t.is(second.record.error, undefined);
+    t.true(second.record.workloadOutcome.ok, second.record.workloadOutcome.error);
+    t.true((second.record.controllerStartedAheadMs ?? -1) >= 0, 'the second run took it');
+    t.is(startEvents(join(dir, 'run-2')).length, 1);
+    // Its output, from before its run too, is in the run's log as incarnation 1's.
+    t.regex(readFileSync(join(dir, 'run-2', 'controller.log'), 'utf8'), /^\[1\] .*leader$/m);
+    await standbys.prepared();
+    t.is(standbys.readyCount, 0, 'no run is left to take another');
+  });
+}
 
 test('a standby older than the limit, or one that exited, is not used: the run starts the controller itself', async (t) => {
   const { config, workload, dir } = setup(t);
-  const stale = new ControllerStandbys(config, 3, 0);
+  const stale = new ControllerStandbys(config, 3, 'controller-started', 0);
   t.teardown(() => stale.close());
   stale.prepare();
   await stale.prepared();
