@@ -185,6 +185,8 @@ export class ControllerProxy {
   /** The serializer's clock (serializeDelivery.now), which lastRequestAt is read on. */
   private readonly requestClock: () => number;
   private lastRequestAt: number;
+  private lastWatchStartedAt = -Infinity;
+  private watchesStarted = 0;
   private requestsStarted = 0;
   private readonly protocolCounts = { h2: 0, http1: 0 };
   private readonly epochOf = new WeakMap<object, Epoch>();
@@ -344,7 +346,13 @@ export class ControllerProxy {
   }
 
   private requestActivity(): RequestActivity {
-    return { inFlight: this.inFlight, lastRequestAt: this.lastRequestAt, requestsStarted: this.requestsStarted };
+    return {
+      inFlight: this.inFlight,
+      lastRequestAt: this.lastRequestAt,
+      requestsStarted: this.requestsStarted,
+      watchesStarted: this.watchesStarted,
+      lastWatchStartedAt: this.lastWatchStartedAt,
+    };
   }
 
   /** Upstream requests still open (watches included); for tests and leak checks. */
@@ -620,6 +628,10 @@ export class ControllerProxy {
     // Activity starts when the request is recorded (Exchange.recordRequest), once it is known
     // whether it is housekeeping; until then it is in flight, which is not quiet either.
     this.lastRequestAt = this.requestClock();
+    if (ex.isWatch) {
+      this.watchesStarted++;
+      this.lastWatchStartedAt = this.lastRequestAt;
+    }
     try {
       ex.run();
     } catch (err) {

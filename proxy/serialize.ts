@@ -1,8 +1,8 @@
 /**
  * Serialized delivery, the causality learning mode: watch events reach the controller one at a time,
  * across all its streams, in the order they came from the API server; after each, the proxy waits
- * until the controller is quiet (no request in flight, none started or finished for `quietMs`)
- * before it delivers the next. Each delivered event opens an `episode` in the trace; every request
+ * until the controller is quiet (no request in flight, none started or finished for `quietMs`, and
+ * at least CACHE_SYNC_POLL_MS more after a watch it opened in the episode) before it delivers the next. Each delivered event opens an `episode` in the trace; every request
  * the controller makes before the episode ends is most likely its reaction to that event (or to
  * earlier ones), which is the causality signal the planner uses.
  *
@@ -33,7 +33,18 @@ export interface RequestActivity {
   lastRequestAt: number;
   /** Requests started so far (a counter). */
   requestsStarted: number;
+  /** Watches opened so far (a counter), and when the last one was, on the serializer's clock. */
+  watchesStarted: number;
+  lastWatchStartedAt: number;
 }
+
+/**
+ * client-go's WaitForCacheSync looks at a new informer every 100 ms (syncedPollPeriod). A controller
+ * that opens a watch in reaction to an event (controller-runtime's cache starts an informer on the
+ * first read of a kind, and the read waits for it to sync) may stay silent that long before it goes
+ * on: under load it did, and the episode ended before the writes the event caused.
+ */
+export const CACHE_SYNC_POLL_MS = 100;
 
 interface Pending {
   streamId: number;
@@ -92,7 +103,7 @@ export class DeliverySerializer {
           item.next(event);
           continue;
         }
-        const before = this.activity().requestsStarted;
+        const { requestsStarted: before, watchesStarted } = this.activity();
         const deliveredAt = this.now();
         item.next(event);
         const index = ++this.episodes;
@@ -106,7 +117,7 @@ export class DeliverySerializer {
           eventType: event.type!,
           ...(event.resourceVersion !== undefined ? { resourceVersion: event.resourceVersion } : {}),
         });
-        const quiet = await this.waitQuiet(deliveredAt);
+        const quiet = await this.waitQuiet(deliveredAt, watchesStarted);
         this.trace.append({ type: 'episode', phase: 'end', index, id: item.streamId, quiet, requests: this.activity().requestsStarted - before });
       }
     } finally {
@@ -114,7 +125,8 @@ export class DeliverySerializer {
     }
   }
 
-  private async waitQuiet(deliveredAt: number): Promise<boolean> {
+  /** `watchesBefore`: the watches opened before the episode (those opened in it extend it). */
+  private async waitQuiet(deliveredAt: number, watchesBefore: number): Promise<boolean> {
     const { quietMs } = this.options;
     const deadline = deliveredAt + this.maxEpisodeMs;
     const tick = Math.max(2, Math.min(20, Math.floor(quietMs / 5)));
@@ -122,7 +134,8 @@ export class DeliverySerializer {
       if (this.stopped) return false;
       const a = this.activity();
       const now = this.now();
-      if (a.inFlight === 0 && now - Math.max(deliveredAt, a.lastRequestAt) >= quietMs) return true;
+      const syncing = a.watchesStarted > watchesBefore ? a.lastWatchStartedAt + CACHE_SYNC_POLL_MS : -Infinity;
+      if (a.inFlight === 0 && now - Math.max(deliveredAt, a.lastRequestAt, syncing) >= quietMs) return true;
       if (now >= deadline) return false;
       await new Promise((r) => setTimeout(r, tick));
     }

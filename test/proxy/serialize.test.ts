@@ -4,6 +4,7 @@
  */
 import test from 'ava';
 import { ADD, CoreV1Api, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
+import { CACHE_SYNC_POLL_MS } from '../../proxy/serialize.js';
 import type { EpisodeEvent } from '../../src/model/trace.js';
 import { kubeConfigOf, sleep, startRecordedProxy, waitFor } from './helpers.js';
 
@@ -65,4 +66,45 @@ test('each watch event opens an episode; the controller reaction to it lands ins
     t.true(starts[i]!.watchEventSeq! > prevEnd.seq);
   }
   t.is(proxy.serializedBacklog(), 0);
+});
+
+test('an episode in which the controller opens a watch lasts a cache-sync poll longer: the reads waiting on that informer are still its reaction', async (t) => {
+  // Found on the snapshot-copy example under load: its first Get of a ConfigMap starts an informer,
+  // client-go's WaitForCacheSync looks at it every 100 ms, and the episode ended (quiet) before the
+  // create the event caused. The manual clock moves only when the test says; `reads` counts how often
+  // the serializer looked at it, so the test knows it has judged the new time.
+  let now = 0;
+  let reads = 0;
+  const clock = () => {
+    reads++;
+    return now;
+  };
+  const { cluster, proxy, trace } = await startRecordedProxy(t, { serializeDelivery: { quietMs: 80, now: clock } });
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const kc = kubeConfigOf(proxy.kubeconfigYaml());
+  const api = kc.makeApiClient(CoreV1Api);
+  const configMaps = makeInformer(kc, '/api/v1/namespaces/default/configmaps', () => api.listNamespacedConfigMap({ namespace: 'default' }));
+  const secrets = makeInformer(kc, '/api/v1/namespaces/default/secrets', () => api.listNamespacedSecret({ namespace: 'default' }));
+  // The controller starts its Secret informer when it first sees a ConfigMap.
+  configMaps.on(ADD, () => void secrets.start());
+  await configMaps.start();
+  t.teardown(() => configMaps.stop());
+  t.teardown(() => secrets.stop());
+  await waitFor('the ConfigMap watch', () => trace.ofType('stream-open').length === 1);
+
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'one' } } });
+  await waitFor('the Secret watch, opened in episode 1', () => trace.ofType('stream-open').length === 2 && proxy.activity().inFlight === 0, 30_000);
+  const ended = () => trace.events.some((e) => e.type === 'episode' && e.phase === 'end');
+  const judged = async () => {
+    const r = reads;
+    await waitFor('the serializer to look at the clock', () => reads >= r + 2, 30_000);
+  };
+
+  now += 80;
+  await judged();
+  t.false(ended(), 'quiet for quietMs since the watch opened is not enough');
+  now += CACHE_SYNC_POLL_MS;
+  await waitFor('episode 1 to end', ended, 30_000);
+  const end = trace.events.find((e): e is EpisodeEvent => e.type === 'episode' && e.phase === 'end')!;
+  t.true(end.quiet);
 });
