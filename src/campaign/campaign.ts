@@ -135,6 +135,9 @@ async function learnWorkloads(
       ...Array.from({ length: config.referenceRuns }, (_, i) => ({ n: i + 1, normal: false })),
       ...Array.from({ length: normalRuns }, (_, i) => ({ n: i + 1, normal: true })),
     ];
+    // The first run settles on the configured window; later ones on the window the runs before them
+    // learned (as test runs will), unless kperturb.yaml sets settle.quietMs.
+    const silences: number[] = [];
     for (const { n, normal } of runs) {
       const dir = normal ? layout.normalDeliveryRun(workload.name, n) : layout.referenceRun(workload.name, n);
       const runDir = normal ? layout.normalDeliveryRun(workload.name, n, replacement.path) : layout.referenceRun(workload.name, n, replacement.path);
@@ -144,8 +147,10 @@ async function learnWorkloads(
           : `learn ${config.name}/${workload.name}: reference run ${n}/${config.referenceRuns}`,
       );
       const serialize = opts.serialize && !normal ? { serializeDelivery: opts.serialize } : {};
+      const quietMs = config.settle.quietMsGiven === false && silences.length > 0 ? learnedQuietMs(silences, config.settle.quietMs) : config.settle.quietMs;
+      if (quietMs !== config.settle.quietMs) opts.log(`  it settles after ${quietMs} ms of quiet, learned from the runs before it`);
       const { record } = await executeRun({
-        config,
+        config: withQuietMs(config, quietMs),
         workload,
         runDir,
         log: opts.log,
@@ -157,6 +162,8 @@ async function learnWorkloads(
         throw interrupted(err);
       });
       const ok = !record.error && record.workloadOutcome.ok;
+      const silence = ok ? await longestSilence(runDir, config) : undefined;
+      if (silence !== undefined) silences.push(silence);
       const error = record.error ?? record.workloadOutcome.error;
       summary.runs.push({ name: `${normal ? 'normal' : 'ref'}-${n}`, dir, ok, durationMs: record.durationMs, ...(error ? { error } : {}) });
       finishedRuns++;
@@ -330,19 +337,28 @@ async function settleConfig(config: ControllerUnderTest, workload: string, refer
   if (config.settle.quietMsGiven !== false || referenceDirs.length === 0) return config;
   const silences: number[] = [];
   for (const dir of referenceDirs) {
-    const meter = new SilenceMeter(config.settle.quietMs);
-    const file = join(dir, RUN_FILES.controllerTrace);
-    if (!existsSync(file)) return config;
-    for await (const e of readTrace(file)) meter.add(e);
-    silences.push(meter.result());
+    const silence = await longestSilence(dir, config);
+    if (silence === undefined) return config;
+    silences.push(silence);
   }
   const quietMs = learnedQuietMs(silences, config.settle.quietMs);
   if (quietMs === config.settle.quietMs) return config;
   log(
     `${config.name}/${workload}: runs settle after ${quietMs} ms of quiet (the reference runs' controller was never silent longer than ${Math.max(...silences)} ms before acting again; settle.quietMs in kperturb.yaml sets it)`,
   );
-  return { ...config, settle: { ...config.settle, quietMs } };
+  return withQuietMs(config, quietMs);
 }
+
+/** The longest silence before a request in a run's controller trace (planner/quiet-window.ts); undefined without a trace. */
+async function longestSilence(runDir: string, config: ControllerUnderTest): Promise<number | undefined> {
+  const file = join(runDir, RUN_FILES.controllerTrace);
+  if (!existsSync(file)) return undefined;
+  const meter = new SilenceMeter(config.settle.quietMs);
+  for await (const e of readTrace(file)) meter.add(e);
+  return meter.result();
+}
+
+const withQuietMs = (config: ControllerUnderTest, quietMs: number): ControllerUnderTest => ({ ...config, settle: { ...config.settle, quietMs } });
 
 async function fullArtifacts(runDir: string, record: RunRecord, artifacts: RunArtifacts): Promise<RunArtifacts> {
   return { ...artifacts, ...(await loadHealthInputs(runDir, record)) };

@@ -151,6 +151,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     durationMs: 0,
     workloadOutcome: { ok: false },
     settled: false,
+    quietMs: config.settle.quietMs,
     controllerExits: [],
   };
   let endState: EndState['objects'] = {};

@@ -47,6 +47,8 @@ export interface RunRecord {
   injectedDuringStep?: number | undefined;
   /** Did the controller become quiet after the workload within the settle timeout? */
   settled: boolean;
+  /** The quiet window the run waited for at the controller's start and to settle, in ms (settle.quietMs, or learned). */
+  quietMs?: number | undefined;
   controllerExits: Array<{ incarnation: number; code: number | null; signal: string | null; expected: boolean }>;
   /** How many of the controller's restarts a warm spare took (absent: none). */
   restartsFromSpare?: number | undefined;
