@@ -180,7 +180,7 @@ test('the trace file has every line in order once closed; events are in memory o
   const dir = tempDir(t);
   const w = new TraceWriter(join(dir, 'c.jsonl'), 'controller', new TraceSequence());
   // More than one batch's worth, written at once and across timed flushes.
-  const big = 'x'.repeat(1000);
+  const big = 'x'.repeat(3000);
   for (let id = 1; id <= 200; id++) w.append({ type: 'stream-open', id });
   await new Promise((r) => setTimeout(r, 50));
   for (let id = 201; id <= 400; id++) w.append({ type: 'stream-close', id, reason: big });
