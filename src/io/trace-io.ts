@@ -61,11 +61,42 @@ const BUFFER_BYTES = FLUSH_BYTES + 64 * 1024;
 const SPLICE_MARK = `\u0000kperturb-splice-${randomBytes(8).toString('hex')}`;
 const SPLICE_MARK_JSON = JSON.stringify(SPLICE_MARK);
 
+/** A shared object's JSON text as UTF-8, and the end of the last watch event line written with it. */
+interface SharedText {
+  json: Buffer;
+  /** What follows a watch event's `id` in its line, for the event type, key and resourceVersion named here. */
+  tail?: Buffer;
+  tailEventType?: string;
+  tailKey?: string | undefined;
+  tailResourceVersion?: string | undefined;
+}
+
 /**
- * Objects declared read-only (see markSharedReadOnly), with their JSON text as UTF-8 once a writer
- * has serialized them (null before).
+ * Objects declared read-only (see markSharedReadOnly), with their text once a writer has serialized
+ * them (null before).
  */
-const sharedJson = new WeakMap<object, Buffer | null>();
+const sharedJson = new WeakMap<object, SharedText | null>();
+
+/** The end of a line whose object ends it: the event's closing brace and the newline. */
+const CLOSE_LINE = Buffer.from('}\n');
+
+/** The keys of a watch event as the proxy makes them (exchange.ts), in order; key and resourceVersion may be absent. */
+const WATCH_EVENT_KEYS = ['type', 'id', 'eventType', 'key', 'resourceVersion', 'object'] as const;
+const OPTIONAL_WATCH_EVENT_KEYS: ReadonlySet<string> = new Set(['key', 'resourceVersion']);
+
+/** Whether the event's own keys are WATCH_EVENT_KEYS in that order (the optional ones may be missing), and no other. */
+function hasWatchEventKeys(event: object): boolean {
+  let at = 0;
+  for (const k in event) {
+    while (at < WATCH_EVENT_KEYS.length && WATCH_EVENT_KEYS[at] !== k) {
+      if (!OPTIONAL_WATCH_EVENT_KEYS.has(WATCH_EVENT_KEYS[at]!)) return false;
+      at++;
+    }
+    if (at === WATCH_EVENT_KEYS.length) return false;
+    at++;
+  }
+  return at === WATCH_EVENT_KEYS.length;
+}
 
 /**
  * Declares that `object` does not change any more and is shared by several events (e.g. one watch
@@ -149,7 +180,7 @@ export class TraceWriter implements TraceSink {
       this.push(JSON.stringify(event));
       return;
     }
-    const bytes = shared ?? sharedBytes(object!);
+    const bytes = (shared ?? sharedText(object!)).json;
     // The event's own copy keeps its object; only the line takes the text.
     const e = event as { object?: unknown };
     e.object = SPLICE_MARK;
@@ -162,55 +193,44 @@ export class TraceWriter implements TraceSink {
 
   /**
    * A watch event whose object is shared (markSharedReadOnly: one event line delivered to many
-   * watchers), written without JSON.stringify of its envelope: this runs once per event and watcher,
-   * and stringifying the few keys a watch event has, then finding the splice mark in the text, cost
-   * more than the rest of the event's trace together. Writes the bytes JSON.stringify would write
-   * for `{ seq, ts, ...event }`; returns false, having written nothing, for any key or value it does
-   * not expect (`append` then records the event as usual). A shared object is never a Secret (see
+   * watchers), written without JSON.stringify: this runs once per event and watcher, and
+   * stringifying the envelope, then finding the splice mark in it, cost more than the rest of the
+   * event's trace together. The watchers of an object get events that differ only in `seq`, `ts` and
+   * `id`, so all that follows `id` (the event type, key, resourceVersion and the object, as bytes) is
+   * made once per object and copied. Writes the bytes JSON.stringify writes for `{ seq, ts, ...event }`
+   * with the event's keys in the order the proxy makes them (type, id, eventType, key,
+   * resourceVersion, object); returns false, having written nothing, for any other key, order or
+   * value (`append` then records the event as usual). A shared object is never a Secret (see
    * markSharedReadOnly) and a watch event has no body, so there is nothing to redact.
    */
   private pushSharedWatchEvent(seq: number, event: Unstamped<WatchDeliveryEvent>): boolean {
     const object = event.object;
     const shared = sharedJson.get(object);
-    if (shared === undefined) return false;
-    let head = `{"seq":${seq},"ts":${Date.now()}`;
-    let sawObject = false;
-    for (const k in event) {
-      if (sawObject) return false;
-      const v = (event as unknown as Record<string, unknown>)[k];
-      switch (k) {
-        case 'type':
-          head += ',"type":"watch-event"';
-          break;
-        case 'id':
-          if (typeof v !== 'number' || !Number.isFinite(v)) return false;
-          head += `,"id":${v}`;
-          break;
-        case 'eventType':
-        case 'key':
-        case 'resourceVersion':
-          if (typeof v !== 'string') return false;
-          head += `,"${k}":${jsonString(v)}`;
-          break;
-        case 'object':
-          sawObject = true;
-          head += ',"object":';
-          break;
-        default:
-          return false;
-      }
+    if (shared === undefined || !hasWatchEventKeys(event)) return false;
+    const { id, eventType, key, resourceVersion } = event;
+    if (typeof id !== 'number' || !Number.isFinite(id) || typeof eventType !== 'string') return false;
+    if ((key !== undefined && typeof key !== 'string') || (resourceVersion !== undefined && typeof resourceVersion !== 'string')) return false;
+    const text = shared ?? sharedText(object);
+    let tail = text.tail;
+    if (tail === undefined || text.tailEventType !== eventType || text.tailKey !== key || text.tailResourceVersion !== resourceVersion) {
+      // JSON.stringify leaves out a key whose value is undefined, as if it were absent.
+      const keys =
+        `,"eventType":${jsonString(eventType)}` +
+        (key === undefined ? '' : `,"key":${jsonString(key)}`) +
+        (resourceVersion === undefined ? '' : `,"resourceVersion":${jsonString(resourceVersion)}`);
+      tail = text.tail = Buffer.concat([Buffer.from(`${keys},"object":`, 'utf8'), text.json, CLOSE_LINE]);
+      text.tailEventType = eventType;
+      text.tailKey = key;
+      text.tailResourceVersion = resourceVersion;
     }
-    if (!sawObject) return false;
-    const bytes = shared ?? sharedBytes(object);
-    const size = 3 * head.length + bytes.length + 2;
+    // Numbers only besides the fixed keys: one byte per character.
+    const head = `{"seq":${seq},"ts":${Date.now()},"type":"watch-event","id":${id}`;
+    const size = head.length + tail.length;
     if (size > BUFFER_BYTES) return false;
     if (this.used + size > BUFFER_BYTES) this.flush();
-    const batch = this.batch;
-    let used = this.used + batch.write(head, this.used, 'utf8');
-    used += bytes.copy(batch, used);
-    batch[used++] = 0x7d; // }
-    batch[used++] = 0x0a;
-    this.used = used;
+    const used = this.used + this.batch.write(head, this.used, 'latin1');
+    this.batch.set(tail, used);
+    this.used = used + tail.length;
     this.batched();
     return true;
   }
@@ -290,10 +310,10 @@ export class TraceWriter implements TraceSink {
 }
 
 /** The JSON text of a shared object (see markSharedReadOnly), serialized by the first writer that needs it. */
-function sharedBytes(object: object): Buffer {
-  const bytes = Buffer.from(JSON.stringify(object), 'utf8');
-  sharedJson.set(object, bytes);
-  return bytes;
+function sharedText(object: object): SharedText {
+  const text: SharedText = { json: Buffer.from(JSON.stringify(object), 'utf8') };
+  sharedJson.set(object, text);
+  return text;
 }
 
 /** `text` as JSON.stringify writes a string: quoted as it is unless a character needs escaping. */

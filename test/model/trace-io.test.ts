@@ -142,11 +142,12 @@ test('an object shared read-only by several events is written as JSON.stringify 
 test('watch events of a shared object (no events kept) are written as JSON.stringify writes them, whatever their keys', async (t) => {
   const shared = { kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '9' }, data: { a: '"quoted" é 😀' } };
   // Larger than a batch's buffer: written on its own line all the same.
-  const big = { kind: 'ConfigMap', metadata: { name: 'big' }, data: { a: 'x'.repeat(200_000) } };
+  const big = { kind: 'ConfigMap', metadata: { name: 'big' }, data: { a: 'x'.repeat(500_000) } };
   markSharedReadOnly(shared);
   markSharedReadOnly(big);
   const events = (object: Record<string, unknown>, bigObject: Record<string, unknown>) => [
     { type: 'watch-event', id: 1, eventType: 'MODIFIED', key: 'ConfigMap/default/a', resourceVersion: '9', object },
+    { type: 'watch-event', id: 10, eventType: 'DELETED', key: 'ConfigMap/default/a', resourceVersion: '9', object },
     { type: 'watch-event', id: 2, eventType: 'ADDED', object },
     // Characters JSON.stringify escapes (each alone, so that none hides another), and one it does not.
     ...['"', '\\', '\n', '\u001f', '\ud800', 'é😀'].map((c, i) => ({
@@ -160,6 +161,7 @@ test('watch events of a shared object (no events kept) are written as JSON.strin
     { id: 4, type: 'watch-event', object, eventType: 'DELETED' },
     { type: 'watch-event', id: 5, eventType: 'MODIFIED', object, key: 'ConfigMap/default/a' },
     { type: 'watch-event', id: 6, eventType: 'MODIFIED', key: undefined, resourceVersion: 9, object },
+    { type: 'watch-event', id: 9, eventType: 'MODIFIED', key: undefined, resourceVersion: '9', object },
     { type: 'watch-event', id: 7.5, eventType: 'MODIFIED', extra: { note: 'kept' }, object },
     { type: 'watch-event', id: Number.NaN, eventType: 'MODIFIED', object },
     { type: 'watch-event', id: 8, eventType: 'MODIFIED', object: bigObject },
