@@ -19,6 +19,7 @@ import {
   type TraceSink,
   type TraceSource,
   type Unstamped,
+  type WatchDeliveryEvent,
 } from '../model/trace.js';
 
 export interface TraceWriterOptions {
@@ -34,12 +35,24 @@ export interface TraceWriterOptions {
 
 /**
  * Lines go to the file in batches: this long after the first line of a batch, or sooner past
- * FLUSH_CHARS. Each file write costs the event loop about as much as a proxied request (a hand-off
+ * FLUSH_BYTES. Each file write costs the event loop about as much as a proxied request (a hand-off
  * to libuv's thread pool and a callback), so one per turn of the event loop was still one per
- * request or two under load. Readers read a trace once it is closed, which writes the rest.
+ * request or two under load. Readers read a trace once it is closed, which writes the rest. Under a
+ * watch storm (100 watchers of an object: about 80 KiB of trace per change) batches of 256 KiB cost
+ * the process about a third of the CPU time per byte that batches of 64 KiB did (write calls, the
+ * thread pool's wake-ups), about 0.3 us per watch event.
  */
 const FLUSH_MS = 20;
-const FLUSH_CHARS = 64 * 1024;
+const FLUSH_BYTES = 256 * 1024;
+
+/**
+ * Lines are encoded into a buffer of this size as they are recorded (a batch is FLUSH_BYTES; the
+ * rest is room for the line that crosses it). Encoding each line once, into bytes, and copying a
+ * shared object's bytes as they are (see markSharedReadOnly) is what keeps a watch event cheap: 100
+ * watchers of an object write its text 100 times, and a batch of strings encoded that text to UTF-8
+ * again for each of its lines. A line longer than the buffer is written on its own.
+ */
+const BUFFER_BYTES = FLUSH_BYTES + 64 * 1024;
 
 /**
  * Stands for a value already serialized while an event is serialized; replaced by that text after.
@@ -48,11 +61,42 @@ const FLUSH_CHARS = 64 * 1024;
 const SPLICE_MARK = `\u0000kperturb-splice-${randomBytes(8).toString('hex')}`;
 const SPLICE_MARK_JSON = JSON.stringify(SPLICE_MARK);
 
+/** A shared object's JSON text as UTF-8, and the end of the last watch event line written with it. */
+interface SharedText {
+  json: Buffer;
+  /** What follows a watch event's `id` in its line, for the event type, key and resourceVersion named here. */
+  tail?: Buffer;
+  tailEventType?: string;
+  tailKey?: string | undefined;
+  tailResourceVersion?: string | undefined;
+}
+
 /**
- * Objects declared read-only (see markSharedReadOnly), with their JSON text once a writer has
- * serialized them (null before).
+ * Objects declared read-only (see markSharedReadOnly), with their text once a writer has serialized
+ * them (null before).
  */
-const sharedJson = new WeakMap<object, string | null>();
+const sharedJson = new WeakMap<object, SharedText | null>();
+
+/** The end of a line whose object ends it: the event's closing brace and the newline. */
+const CLOSE_LINE = Buffer.from('}\n');
+
+/** The keys of a watch event as the proxy makes them (exchange.ts), in order; key and resourceVersion may be absent. */
+const WATCH_EVENT_KEYS = ['type', 'id', 'eventType', 'key', 'resourceVersion', 'object'] as const;
+const OPTIONAL_WATCH_EVENT_KEYS: ReadonlySet<string> = new Set(['key', 'resourceVersion']);
+
+/** Whether the event's own keys are WATCH_EVENT_KEYS in that order (the optional ones may be missing), and no other. */
+function hasWatchEventKeys(event: object): boolean {
+  let at = 0;
+  for (const k in event) {
+    while (at < WATCH_EVENT_KEYS.length && WATCH_EVENT_KEYS[at] !== k) {
+      if (!OPTIONAL_WATCH_EVENT_KEYS.has(WATCH_EVENT_KEYS[at]!)) return false;
+      at++;
+    }
+    if (at === WATCH_EVENT_KEYS.length) return false;
+    at++;
+  }
+  return at === WATCH_EVENT_KEYS.length;
+}
 
 /**
  * Declares that `object` does not change any more and is shared by several events (e.g. one watch
@@ -68,8 +112,11 @@ export class TraceWriter implements TraceSink {
   private readonly out: WriteStream;
   private readonly redact: boolean;
   private readonly kept: TraceEvent[] | undefined;
-  /** Lines not yet handed to the file stream. */
-  private pending = '';
+  /** Lines not yet handed to the file stream: the first `used` bytes of `batch`. */
+  private batch: Buffer = Buffer.allocUnsafe(BUFFER_BYTES);
+  private used = 0;
+  /** Batch buffers whose bytes the file stream has written, for the next batches. */
+  private readonly spareBuffers: Buffer[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -93,6 +140,7 @@ export class TraceWriter implements TraceSink {
 
   append(event: Unstamped<ControllerTraceEvent | ClusterTraceEvent>): number {
     const seq = this.sequence.take();
+    if (event.type === 'watch-event' && !this.kept && !this.closed && this.pushSharedWatchEvent(seq, event)) return seq;
     const stamped = { seq, ts: Date.now(), ...event } as TraceEvent;
     if (this.redact) redactSecretsIn(stamped);
     this.record(stamped);
@@ -108,7 +156,7 @@ export class TraceWriter implements TraceSink {
     const text = withoutTrailingWhitespace(objectJson);
     if (!this.kept && text.charCodeAt(0) === 0x7b && !(this.redact && text.includes('"Secret')) && isCanonicalJson(text)) {
       const seq = this.sequence.take();
-      if (!this.closed) this.push(spliced({ seq, ts: Date.now(), ...event }, text));
+      if (!this.closed) this.pushSpliced({ seq, ts: Date.now(), ...event }, text);
       return seq;
     }
     let parsed: unknown;
@@ -132,24 +180,105 @@ export class TraceWriter implements TraceSink {
       this.push(JSON.stringify(event));
       return;
     }
-    let text = shared;
-    if (text === null) {
-      text = JSON.stringify(object);
-      sharedJson.set(object!, text);
-    }
+    const bytes = (shared ?? sharedText(object!)).json;
     // The event's own copy keeps its object; only the line takes the text.
     const e = event as { object?: unknown };
     e.object = SPLICE_MARK;
     try {
-      this.push(spliced(event, text, true));
+      this.pushSpliced(event, bytes, true);
     } finally {
       e.object = object;
     }
   }
 
+  /**
+   * A watch event whose object is shared (markSharedReadOnly: one event line delivered to many
+   * watchers), written without JSON.stringify: this runs once per event and watcher, and
+   * stringifying the envelope, then finding the splice mark in it, cost more than the rest of the
+   * event's trace together. The watchers of an object get events that differ only in `seq`, `ts` and
+   * `id`, so all that follows `id` (the event type, key, resourceVersion and the object, as bytes) is
+   * made once per object and copied. Writes the bytes JSON.stringify writes for `{ seq, ts, ...event }`
+   * with the event's keys in the order the proxy makes them (type, id, eventType, key,
+   * resourceVersion, object); returns false, having written nothing, for any other key, order or
+   * value (`append` then records the event as usual). A shared object is never a Secret (see
+   * markSharedReadOnly) and a watch event has no body, so there is nothing to redact.
+   */
+  private pushSharedWatchEvent(seq: number, event: Unstamped<WatchDeliveryEvent>): boolean {
+    const object = event.object;
+    const shared = sharedJson.get(object);
+    if (shared === undefined || !hasWatchEventKeys(event)) return false;
+    const { id, eventType, key, resourceVersion } = event;
+    if (typeof id !== 'number' || !Number.isFinite(id) || typeof eventType !== 'string') return false;
+    if ((key !== undefined && typeof key !== 'string') || (resourceVersion !== undefined && typeof resourceVersion !== 'string')) return false;
+    const text = shared ?? sharedText(object);
+    let tail = text.tail;
+    if (tail === undefined || text.tailEventType !== eventType || text.tailKey !== key || text.tailResourceVersion !== resourceVersion) {
+      // JSON.stringify leaves out a key whose value is undefined, as if it were absent.
+      const keys =
+        `,"eventType":${jsonString(eventType)}` +
+        (key === undefined ? '' : `,"key":${jsonString(key)}`) +
+        (resourceVersion === undefined ? '' : `,"resourceVersion":${jsonString(resourceVersion)}`);
+      tail = text.tail = Buffer.concat([Buffer.from(`${keys},"object":`, 'utf8'), text.json, CLOSE_LINE]);
+      text.tailEventType = eventType;
+      text.tailKey = key;
+      text.tailResourceVersion = resourceVersion;
+    }
+    // Numbers only besides the fixed keys: one byte per character.
+    const head = `{"seq":${seq},"ts":${Date.now()},"type":"watch-event","id":${id}`;
+    const size = head.length + tail.length;
+    if (size > BUFFER_BYTES) return false;
+    if (this.used + size > BUFFER_BYTES) this.flush();
+    const used = this.used + this.batch.write(head, this.used, 'latin1');
+    this.batch.set(tail, used);
+    this.used = used + tail.length;
+    this.batched();
+    return true;
+  }
+
+  /** Appends `line` and a newline to the batch. */
   private push(line: string): void {
-    this.pending += line + '\n';
-    if (this.pending.length >= FLUSH_CHARS) {
+    // At most 3 bytes per UTF-16 unit: the bound that spares measuring the line first.
+    if (this.used + 3 * line.length + 1 > BUFFER_BYTES) {
+      this.flush();
+      if (3 * line.length + 1 > BUFFER_BYTES) {
+        this.out.write(line + '\n');
+        return;
+      }
+    }
+    this.used += this.batch.write(line, this.used, 'utf8');
+    this.batch[this.used++] = 0x0a;
+    this.batched();
+  }
+
+  /**
+   * Appends the event's line with the bytes of `object` (JSON text) in place of its `object` (which,
+   * with `marked`, already holds the splice mark; otherwise the event's `object` key is set to it
+   * here, keeping its place among the keys).
+   */
+  private pushSpliced(event: object, object: Buffer | string, marked = false): void {
+    if (!marked) (event as { object?: unknown }).object = SPLICE_MARK;
+    const line = JSON.stringify(event);
+    const at = line.indexOf(SPLICE_MARK_JSON);
+    const objectBytes = typeof object === 'string' ? 3 * object.length : object.length;
+    if (this.used + 3 * line.length + objectBytes + 1 > BUFFER_BYTES) {
+      this.flush();
+      if (3 * line.length + objectBytes + 1 > BUFFER_BYTES) {
+        const text = typeof object === 'string' ? object : object.toString('utf8');
+        this.out.write(line.slice(0, at) + text + line.slice(at + SPLICE_MARK_JSON.length) + '\n');
+        return;
+      }
+    }
+    const batch = this.batch;
+    let used = this.used + batch.write(line.slice(0, at), this.used, 'utf8');
+    used += typeof object === 'string' ? batch.write(object, used, 'utf8') : object.copy(batch, used);
+    used += batch.write(line.slice(at + SPLICE_MARK_JSON.length), used, 'utf8');
+    batch[used++] = 0x0a;
+    this.used = used;
+    this.batched();
+  }
+
+  private batched(): void {
+    if (this.used >= FLUSH_BYTES) {
       this.flush();
     } else {
       this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
@@ -159,10 +288,17 @@ export class TraceWriter implements TraceSink {
   private flush(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    if (this.pending === '') return;
-    const chunk = this.pending;
-    this.pending = '';
-    this.out.write(chunk);
+    if (this.used === 0) return;
+    // The stream keeps the bytes it was given until they are written: the next batch goes to another
+    // buffer, one written already when there is one (a new 128 KiB buffer per batch was a good part
+    // of the garbage collector's work under a watch storm).
+    const full = this.batch;
+    const chunk = full.subarray(0, this.used);
+    this.batch = this.spareBuffers.pop() ?? Buffer.allocUnsafe(BUFFER_BYTES);
+    this.used = 0;
+    this.out.write(chunk, () => {
+      if (this.spareBuffers.length < 2) this.spareBuffers.push(full);
+    });
   }
 
   async close(): Promise<void> {
@@ -173,15 +309,21 @@ export class TraceWriter implements TraceSink {
   }
 }
 
-/**
- * The event's line with `text` in place of its `object` (which, with `marked`, already holds the
- * splice mark; otherwise the event's `object` key is set to it here, keeping its place among the keys).
- */
-function spliced(event: object, text: string, marked = false): string {
-  if (!marked) (event as { object?: unknown }).object = SPLICE_MARK;
-  const line = JSON.stringify(event);
-  const at = line.indexOf(SPLICE_MARK_JSON);
-  return line.slice(0, at) + text + line.slice(at + SPLICE_MARK_JSON.length);
+/** The JSON text of a shared object (see markSharedReadOnly), serialized by the first writer that needs it. */
+function sharedText(object: object): SharedText {
+  const text: SharedText = { json: Buffer.from(JSON.stringify(object), 'utf8') };
+  sharedJson.set(object, text);
+  return text;
+}
+
+/** `text` as JSON.stringify writes a string: quoted as it is unless a character needs escaping. */
+function jsonString(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // Quotes, backslashes, control characters, and surrogates (JSON.stringify escapes lone ones).
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text);
+  }
+  return `"${text}"`;
 }
 
 /** Drops the whitespace JSON allows after a value (an API server may end its answer with a newline). */

@@ -7,9 +7,18 @@
  * - `startBareRelay`: an HTTP relay (`http.createServer` -> `http.request` on a keep-alive agent,
  *   as the proxy's upstream is), bodies piped, no classification, no trace, no faults. The least an
  *   HTTP-level proxy can do with Node's HTTP stack.
+ * - `startBareTlsRelay` (proxy-real.bench.ts): the same bare relay as the proxy faces a real API
+ *   server: TLS towards the client (HTTP/2 and HTTP/1.1 on one port, the proxy's certificates), TLS
+ *   upstream with the admin's token in place of the client's; upstream either HTTP/1.1 on a
+ *   keep-alive agent (one connection per request in flight, as the proxy's) or one HTTP/2 session
+ *   (every request a stream of one connection).
  */
 import http from 'node:http';
+import http2 from 'node:http2';
+import https from 'node:https';
 import net from 'node:net';
+import { createSecureContext } from 'node:tls';
+import { sharedProxyCertificates } from '../../proxy/tls.js';
 
 export interface BenchRelay {
   url: string;
@@ -91,4 +100,97 @@ export async function startBareRelay(upstreamUrl: string): Promise<BenchRelay> {
   });
   const port = await listen(server);
   return { url: `http://127.0.0.1:${port}`, stop: stopper(server, sockets, () => agent.destroy()) };
+}
+
+/** Where a TLS relay forwards to, and with which credentials. */
+export interface TlsUpstream {
+  url: string;
+  caPem: string;
+  token: string;
+}
+
+/** The client's request headers as an upstream request carries them: end-to-end ones, no pseudo-headers, our token. */
+function upstreamHeaders(headers: http.IncomingHttpHeaders, token: string, h2: boolean): http.OutgoingHttpHeaders {
+  const out = endToEnd(headers);
+  for (const k of Object.keys(out)) if (k.startsWith(':') || (h2 && k === 'host')) delete out[k];
+  out.authorization = `Bearer ${token}`;
+  return out;
+}
+
+/** The upstream answer's headers as the relay sends them back (HTTP/2 ones carry `:status`). */
+function answerHeaders(headers: http.IncomingHttpHeaders | http2.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  const out = endToEnd(headers as http.IncomingHttpHeaders);
+  for (const k of Object.keys(out)) if (k.startsWith(':')) delete out[k];
+  return out;
+}
+
+type CompatRequest = http.IncomingMessage | http2.Http2ServerRequest;
+type CompatResponse = http.ServerResponse | http2.Http2ServerResponse;
+
+export async function startBareTlsRelay(upstream: TlsUpstream, upstreamProtocol: 'http/1.1' | 'h2'): Promise<BenchRelay & { caPem: string }> {
+  const up = new URL(upstream.url);
+  const certs = await sharedProxyCertificates();
+  const secureContext = createSecureContext({ ca: upstream.caPem });
+  const agent = new https.Agent({ keepAlive: true, noDelay: true, maxFreeSockets: 1024, secureContext });
+  let session: http2.ClientHttp2Session | undefined;
+  // One session, made again when the API server closed it (as a relay in front of one must).
+  const h2Session = () => {
+    if (!session || session.closed || session.destroyed) {
+      session = http2.connect(upstream.url, { ca: upstream.caPem });
+      session.on('error', () => undefined);
+    }
+    return session;
+  };
+  const relay = (req: CompatRequest, res: CompatResponse) => {
+    const answer = (status: number, headers: http.OutgoingHttpHeaders, body: NodeJS.ReadableStream) => {
+      res.writeHead(status, headers);
+      // A streamed answer (a watch): the headers go at once, the events as they come.
+      // (HTTP/2's compatibility answer sends its headers in writeHead already.)
+      if (headers['content-length'] === undefined && 'flushHeaders' in res) res.flushHeaders();
+      body.pipe(res as NodeJS.WritableStream);
+    };
+    if (upstreamProtocol === 'h2') {
+      const stream = h2Session().request({ ':method': req.method, ':path': req.url, ...upstreamHeaders(req.headers, upstream.token, true) });
+      stream.on('response', (h) => answer(Number(h[':status'] ?? 502), answerHeaders(h), stream));
+      stream.on('error', () => res.destroy());
+      res.on('close', () => {
+        if (!res.writableFinished) stream.close(http2.constants.NGHTTP2_CANCEL);
+      });
+      req.pipe(stream);
+      return;
+    }
+    const upReq = https.request({
+      hostname: up.hostname,
+      port: up.port,
+      method: req.method,
+      path: req.url,
+      headers: upstreamHeaders(req.headers, upstream.token, false),
+      agent,
+    });
+    upReq.on('response', (upRes) => answer(upRes.statusCode ?? 502, answerHeaders(upRes.headers), upRes));
+    upReq.on('error', () => res.destroy());
+    res.on('close', () => {
+      if (!res.writableFinished) upReq.destroy();
+    });
+    req.pipe(upReq);
+  };
+  const sockets = new Set<net.Socket>();
+  const server = http2.createSecureServer({ key: certs.keyPem, cert: certs.certPem, allowHTTP1: true, settings: { maxConcurrentStreams: 1000 } });
+  server.on('request', relay);
+  server.on('secureConnection', (s: net.Socket) => {
+    s.setNoDelay(true);
+    track(sockets, s);
+  });
+  server.on('session', (s: http2.ServerHttp2Session) => s.on('error', () => undefined));
+  server.on('tlsClientError', () => undefined);
+  server.setTimeout(0);
+  const port = await listen(server);
+  return {
+    url: `https://127.0.0.1:${port}`,
+    caPem: certs.caPem,
+    stop: stopper(server, sockets, () => {
+      agent.destroy();
+      session?.destroy();
+    }),
+  };
 }

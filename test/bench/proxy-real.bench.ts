@@ -9,9 +9,15 @@
  * API server as its upstream with the admin's credentials (proxyUpstreamFor), TLS towards the
  * client (HTTP/2 and HTTP/1.1 on one port), its trace written to a file.
  *
+ * Beside the proxy, two ceilings are measured the same way (proxy-bench-relays.ts, startBareTlsRelay):
+ * a bare Node relay (TLS both ways, the admin's token upstream, no classification, no trace), once
+ * with an HTTP/1.1 upstream as the proxy's (a keep-alive connection per request in flight) and once
+ * with one HTTP/2 session upstream. They say whether any Node HTTP relay reaches the target here, and
+ * what an HTTP/2 upstream is worth.
+ *
  * Fairness, as in proxy.bench.ts: the same client process (proxy-bench-client.ts) measures both sides
  * with the same concurrency over the same protocol (both TLS), the sides' rounds alternate and each
- * side keeps its best round. This process hosts only the proxy, so its CPU time is the proxy's cost;
+ * side keeps its best round. This process hosts only the relays (one at work at a time), so its CPU time is the relay's cost;
  * kube-apiserver's CPU time (read from /proc) is printed per side beside it.
  *
  *   npm run bench:proxy-real   (or: node dist/test/bench/proxy-real.bench.js [--quick] [--rounds N])
@@ -25,6 +31,7 @@ import { ControllerProxy } from '../../proxy/index.js';
 import { proxyUpstreamFor, startRealControlPlane, type RealControlPlane } from '../../src/realcluster/index.js';
 import { TraceSequence, TraceWriter } from '../../src/io/trace-io.js';
 import type { BenchReply, BenchRequest } from './proxy-bench-client.js';
+import { startBareTlsRelay } from './proxy-bench-relays.js';
 
 const quick = process.argv.includes('--quick');
 const roundsArg = process.argv.indexOf('--rounds');
@@ -36,7 +43,9 @@ const WATCH_CHANGES = quick ? 50 : 150;
 const PATH = '/api/v1/namespaces/default/configmaps/bench';
 const TARGET = 0.9;
 
-type Side = 'direct' | 'proxy';
+/** The sides measured, in the order their rounds run and their columns print. */
+const SIDES = ['direct', 'bare relay', 'bare relay, HTTP/2 upstream', 'proxy'] as const;
+type Side = (typeof SIDES)[number];
 const MEASURES = ['GET, HTTP/1.1 over TLS', 'GET, HTTP/2', 'watch events'] as const;
 type Measure = (typeof MEASURES)[number];
 
@@ -47,7 +56,7 @@ interface Target {
   headers: Record<string, string>;
 }
 
-/** CPU time (user + system, microseconds) of this process and of kube-apiserver, for one measure and side. */
+/** CPU time (user + system, microseconds) of this process (the relay) and of kube-apiserver, for one measure and side. */
 interface CpuCount {
   ops: number;
   proxyMicros: number;
@@ -116,18 +125,24 @@ function fmt(n: number, digits = 0): string {
 async function main(): Promise<void> {
   process.stdout.write(
     `kperturb proxy benchmark on the real control plane (${quick ? 'quick' : 'full'}): kube-apiserver + etcd, the clients in a process of ` +
-      `their own, the proxy in this one (TLS to the client, the admin's credentials upstream, its trace to a file); best of ${ROUNDS} alternating rounds\n`,
+      `their own, the proxy in this one (TLS to the client, the admin's credentials upstream, its trace to a file) and beside it two bare relays (ceilings); best of ${ROUNDS} alternating rounds\n`,
   );
   const cp = await startRealControlPlane({ controllerManager: false });
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-real-bench-'));
   const trace = new TraceWriter(join(dir, 'controller.trace.jsonl'), 'controller', new TraceSequence());
   const proxy = await ControllerProxy.start({ ...proxyUpstreamFor(cp.url, cp.clientOptions()), trace, tls: true, log: () => undefined });
+  const admin = { authorization: `Bearer ${cp.token}` };
+  const upstream = { url: cp.url, caPem: cp.caPem, token: cp.token };
+  const bareRelay = await startBareTlsRelay(upstream, 'http/1.1');
+  const bareH2Relay = await startBareTlsRelay(upstream, 'h2');
   const clients = new Clients(cp);
   try {
-    const admin = { authorization: `Bearer ${cp.token}` };
     await clients.ask({ op: 'create', cluster: cp.url, name: 'bench', ca: cp.caPem, clusterHeaders: admin });
     const targets: Target[] = [
       { side: 'direct', url: cp.url, ca: cp.caPem, headers: admin },
+      // The bare relays put the admin's token in place of whatever the client sends.
+      { side: 'bare relay', url: bareRelay.url, ca: bareRelay.caPem, headers: {} },
+      { side: 'bare relay, HTTP/2 upstream', url: bareH2Relay.url, ca: bareH2Relay.caPem, headers: {} },
       { side: 'proxy', url: proxy.url, ca: proxy.caPem!, headers: { authorization: `Bearer ${proxy.controllerToken}` } },
     ];
     const rates = new Map<string, number[]>();
@@ -182,6 +197,8 @@ async function main(): Promise<void> {
   } finally {
     await clients.close();
     await proxy.stop();
+    await bareRelay.stop();
+    await bareH2Relay.stop();
     await trace.close();
     await cp.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -195,29 +212,23 @@ function printFigures(rates: Map<string, number[]>, cpu: Map<string, CpuCount>):
     const c = cpu.get(`${measure}/${side}`);
     return c && c.ops > 0 ? fmt(c[which] / c.ops, 1) : '';
   };
-  const header = ['metric', 'direct', 'proxy', 'proxy / direct', `target (>= ${fmt(TARGET * 100)}%)`];
+  const relays = SIDES.filter((s) => s !== 'direct');
+  const header = ['metric', ...SIDES, `proxy: target (>= ${fmt(TARGET * 100)}%)`];
   const rows: string[][] = [];
   for (const m of MEASURES) {
     const unit = m === 'watch events' ? `events/s, ${WATCHERS} watchers` : `req/s, ${CONCURRENCY} concurrent`;
+    const op = m === 'watch events' ? 'event' : 'request';
     const direct = best(m, 'direct');
-    const proxied = best(m, 'proxy');
-    const ratio = proxied / direct;
-    rows.push([`${m} (${unit})`, fmt(direct), fmt(proxied), `${fmt(100 * ratio, 1)}%`, ratio >= TARGET ? 'ok' : 'MISSED']);
-    rows.push([`  every round`, all(m, 'direct'), all(m, 'proxy'), '', '']);
+    const ratio = (side: Side) => best(m, side) / direct;
     rows.push([
-      `  proxy process CPU per ${m === 'watch events' ? 'event' : 'request'} (us)`,
-      perOp(m, 'direct', 'proxyMicros'),
-      perOp(m, 'proxy', 'proxyMicros'),
-      '',
-      '',
+      `${m} (${unit})`,
+      fmt(direct),
+      ...relays.map((side) => `${fmt(best(m, side))} (${fmt(100 * ratio(side), 1)}%)`),
+      ratio('proxy') >= TARGET ? 'ok' : 'MISSED',
     ]);
-    rows.push([
-      `  kube-apiserver CPU per ${m === 'watch events' ? 'event' : 'request'} (us)`,
-      perOp(m, 'direct', 'apiserverMicros'),
-      perOp(m, 'proxy', 'apiserverMicros'),
-      '',
-      '',
-    ]);
+    rows.push([`  every round`, ...SIDES.map((side) => all(m, side)), '']);
+    rows.push([`  relay process CPU per ${op} (us)`, '', ...relays.map((side) => perOp(m, side, 'proxyMicros')), '']);
+    rows.push([`  kube-apiserver CPU per ${op} (us)`, ...SIDES.map((side) => perOp(m, side, 'apiserverMicros')), '']);
   }
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => r[i]!.length)));
   const line = (r: string[]) =>
@@ -227,7 +238,7 @@ function printFigures(rates: Map<string, number[]>, cpu: Map<string, CpuCount>):
       .trimEnd();
   process.stdout.write(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n`);
   for (const r of rows) process.stdout.write(line(r) + '\n');
-  process.stdout.write('(best round per side; ratios against direct in the same run; the proxy process is idle on the direct side)\n');
+  process.stdout.write('(best round per side; percentages against direct in the same run; the relay process is idle on the direct side)\n');
 }
 
 await main();

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashSecretValue } from '../../src/model/secret-hash.js';
 import { markSharedReadOnly, readTraceAll, redactSecretObjects, TraceSequence, TraceWriter, type TraceWriterOptions } from '../../src/io/trace-io.js';
-import type { ResponseEvent, Unstamped } from '../../src/model/trace.js';
+import type { ResponseEvent, Unstamped, WatchDeliveryEvent } from '../../src/model/trace.js';
 
 test('end-state objects: Secret values become hashes (equal values, equal hashes); other kinds are untouched', (t) => {
   const objects: Record<string, unknown> = {
@@ -139,11 +139,50 @@ test('an object shared read-only by several events is written as JSON.stringify 
   t.false(fast[4]!.includes('djE='));
 });
 
+test('watch events of a shared object (no events kept) are written as JSON.stringify writes them, whatever their keys', async (t) => {
+  const shared = { kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '9' }, data: { a: '"quoted" é 😀' } };
+  // Larger than a batch's buffer: written on its own line all the same.
+  const big = { kind: 'ConfigMap', metadata: { name: 'big' }, data: { a: 'x'.repeat(500_000) } };
+  markSharedReadOnly(shared);
+  markSharedReadOnly(big);
+  const events = (object: Record<string, unknown>, bigObject: Record<string, unknown>) => [
+    { type: 'watch-event', id: 1, eventType: 'MODIFIED', key: 'ConfigMap/default/a', resourceVersion: '9', object },
+    { type: 'watch-event', id: 10, eventType: 'DELETED', key: 'ConfigMap/default/a', resourceVersion: '9', object },
+    { type: 'watch-event', id: 2, eventType: 'ADDED', object },
+    // Characters JSON.stringify escapes (each alone, so that none hides another), and one it does not.
+    ...['"', '\\', '\n', '\u001f', '\ud800', 'é😀'].map((c, i) => ({
+      type: 'watch-event',
+      id: 30 + i,
+      eventType: 'MODIFIED',
+      key: `ConfigMap/default/a${c}b`,
+      resourceVersion: c,
+      object,
+    })),
+    { id: 4, type: 'watch-event', object, eventType: 'DELETED' },
+    { type: 'watch-event', id: 5, eventType: 'MODIFIED', object, key: 'ConfigMap/default/a' },
+    { type: 'watch-event', id: 6, eventType: 'MODIFIED', key: undefined, resourceVersion: 9, object },
+    { type: 'watch-event', id: 9, eventType: 'MODIFIED', key: undefined, resourceVersion: '9', object },
+    { type: 'watch-event', id: 7.5, eventType: 'MODIFIED', extra: { note: 'kept' }, object },
+    { type: 'watch-event', id: Number.NaN, eventType: 'MODIFIED', object },
+    { type: 'watch-event', id: 8, eventType: 'MODIFIED', object: bigObject },
+  ];
+  const { fast, slow } = await writeBoth(t, {}, (fast, slow) => {
+    // Many times over, so that lines cross the batches' boundaries.
+    for (let round = 0; round < 300; round++) {
+      for (const e of events(shared, big)) fast.append(e as unknown as Unstamped<WatchDeliveryEvent>);
+      // The slow writer gets copies of its own, never marked.
+      for (const e of events(structuredClone(shared), structuredClone(big))) slow.append(e as unknown as Unstamped<WatchDeliveryEvent>);
+    }
+  });
+  t.is(fast.length, 1 + 300 * events(shared, big).length);
+  t.deepEqual(fast, slow);
+});
+
 test('the trace file has every line in order once closed; events are in memory only when asked for', async (t) => {
   const dir = tempDir(t);
   const w = new TraceWriter(join(dir, 'c.jsonl'), 'controller', new TraceSequence());
   // More than one batch's worth, written at once and across timed flushes.
-  const big = 'x'.repeat(1000);
+  const big = 'x'.repeat(3000);
   for (let id = 1; id <= 200; id++) w.append({ type: 'stream-open', id });
   await new Promise((r) => setTimeout(r, 50));
   for (let id = 201; id <= 400; id++) w.append({ type: 'stream-close', id, reason: big });
