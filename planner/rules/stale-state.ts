@@ -336,7 +336,7 @@ function candidateFor(w: WriteRecord, viewAfter: ChangeTrigger, at: Trigger, rel
         ? `a view from ${viewAfter.key}'s previous life: it may create its children again with the old owner`
         : `from that view it once ${describeU(w)}`;
   return {
-    description: `${when}, restart the controller onto a view frozen right after ${describeChange(viewAfter)}, released after ${releaseAfterSeconds} s (${why})`,
+    description: `${when}, restart the controller onto a view frozen right after ${describeChange(viewAfter)}, released once it has acted on it and gone quiet or round in a loop, at most ${releaseAfterSeconds} s (${why})`,
     faults: [{ type: 'stale-restart', at, viewAfter, releaseAfterSeconds }],
   };
 }
