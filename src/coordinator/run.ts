@@ -99,7 +99,8 @@ export interface RunOptions {
   contract?: ContractMode;
   /**
    * Controllers started ahead of their runs (standby.ts): the run takes one instead of starting the
-   * controller, and starts one for a later run once its own controller is up.
+   * controller, and starts one for a later run (once its own controller is up, or once its workload
+   * is done: ControllerStandbys.preparesAt).
    */
   standbys?: ControllerStandbys;
   /**
@@ -237,8 +238,13 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     const tls = options.tls ?? CONTROLLER_TLS;
     const standbys = options.standbys && standbysAllowed(config, tls) ? options.standbys : undefined;
     const standby = standbys?.take();
-    // Until the controller has it, the standby is the run's to end (ControllerProcess.stop after).
-    if (standby) cleanups.push(() => standby.process.kill());
+    // Until the controller and the proxy have them, the standby and its door are the run's to end.
+    if (standby) {
+      cleanups.push(async () => {
+        standby.door.close();
+        await standby.process.kill();
+      });
+    }
     const proxy = await ControllerProxy.start({
       ...cluster.proxyUpstream,
       ...(standby ? { standbyDoor: standby.door } : {}),
