@@ -46,8 +46,8 @@ export interface RequestPlan {
    * watch upstream (from `resumeFrom` if given) only when `whenReleased` calls back.
    */
   heldWatch?: { synthetic?: KubeObject[]; resumeFrom?: string; whenReleased: (resume: () => void) => void };
-  /** Called with the answer that reached the controller (for the fault record). */
-  onAnswered?: (status: number) => void;
+  /** Called with the answer that reached the controller (for the fault record), and its object when it was read. */
+  onAnswered?: (status: number, object?: KubeObject) => void;
 }
 
 /** What an exchange needs from the proxy that runs it. */
@@ -331,7 +331,7 @@ export class Exchange implements EpochMember {
     }
     this.recordResponse(status, object);
     this.afterUpstreamAnswer(status, object);
-    this.requestPlan?.onAnswered?.(status);
+    this.requestPlan?.onAnswered?.(status, object);
     if (this.requestPlan?.loseResponse) {
       // The write is applied upstream; the controller never learns how it went.
       this.reset('the proxy reset the stream before the answer reached the controller (api-error lost-response)');

@@ -49,6 +49,12 @@ export function watchListForbidden(): KubeObject {
   };
 }
 
+/** A loop found on a stale view: its round's length in requests, and whether it was churn. */
+export interface RetryLoop {
+  round: number;
+  churn: boolean;
+}
+
 export class StaleView {
   private releasedFlag = false;
   private readonly waiting: Array<() => void> = [];
@@ -61,14 +67,14 @@ export class StaleView {
 
   private readonly kinds: ReadonlySet<string> | undefined;
   private readonly loop = new RetryLoopDetector();
-  private markRetrying: (round: number) => void = () => undefined;
+  private markRetrying: (loop: RetryLoop) => void = () => undefined;
   /**
-   * Resolves (with the round's length in requests) once the controller, on this view, has made the
-   * same round of reads and failed writes RETRY_LOOP_ROUNDS times while the cluster did not change
-   * (src/model/retry-loop.ts): it is going round in a loop only the present ends, and the view may
-   * be released.
+   * Resolves once the controller, on this view, has made the same round of reads and failed writes
+   * RETRY_LOOP_ROUNDS times while the cluster did not change, or of such requests and writes that
+   * the next round undoes (churn; src/model/retry-loop.ts): it is going round in a loop only the
+   * present ends, and the view may be released.
    */
-  readonly retrying: Promise<number> = new Promise((resolve) => (this.markRetrying = resolve));
+  readonly retrying: Promise<RetryLoop> = new Promise((resolve) => (this.markRetrying = resolve));
 
   constructor(
     /** The frozen resourceVersion R0. */
@@ -101,11 +107,16 @@ export class StaleView {
     this.markServed();
   }
 
-  /** A request of the view's controller (not a watch) was answered (`signature`: its verb and object). */
-  answered(signature: string, status: number, write: boolean): void {
+  /**
+   * A request of the view's controller (not a watch) was answered (`signature`: its verb and object;
+   * `undoable`: a create of a named object or a delete, which the next round may repeat only if it
+   * was undone in between).
+   */
+  answered(signature: string, status: number, write: boolean, undoable = false): void {
     if (this.releasedFlag) return;
     const inert = !write || status >= 400;
-    if (this.loop.add({ signature, status, inert, clusterRevision: this.view.latestResourceVersion() })) this.markRetrying(this.loop.round!);
+    const answered = { signature, status, inert, undoable, clusterRevision: this.view.latestResourceVersion() };
+    if (this.loop.add(answered)) this.markRetrying({ round: this.loop.round!, churn: this.loop.churn });
   }
 
   /** Runs `resume` on release (at once if already released). */

@@ -9,7 +9,7 @@
  *   deleted, and restarted onto a view frozen at that resourceVersion, released once the restarted
  *   controller, having read from it, has acted on it and gone quiet (`quietMs`, the quiet window
  *   that says a run has settled) or is going round in a loop of the same reads and refused
- *   writes (src/model/retry-loop.ts), and at the latest `releaseAfterSeconds` after that first read;
+ *   writes, or of writes each round undoes (src/model/retry-loop.ts), and at the latest `releaseAfterSeconds` after that first read;
  * - hold-until: entirely in the proxy (hold from `from`, expire with 410 once `until` happened);
  * - api-error: entirely in the proxy (the n-th matching write request gets an error, a lost
  *   response or a slow answer; one-shot);
@@ -146,13 +146,17 @@ export class PlanFaults {
             return async () => {
               // The stale window starts when the restarted controller first reads from the view.
               await Promise.race([view.firstServed, sleep(RESTART_READ_TIMEOUT_MS)]);
-              const why = await this.quietWithin(fault.releaseAfterSeconds * 1000, view.retrying);
+              let churn = false;
+              const retrying = view.retrying.then((loop) => (churn = loop.churn));
+              const why = await this.quietWithin(fault.releaseAfterSeconds * 1000, retrying);
               this.log(
                 `  stale view released ${
                   why === 'quiet'
                     ? `once the controller had acted on it and been quiet for ${this.quietMs} ms`
                     : why === 'retrying'
-                      ? `once the controller, on it, had made the same round of requests ${RETRY_LOOP_ROUNDS} times, the cluster unchanged`
+                      ? `once the controller, on it, had made the same round of requests ${RETRY_LOOP_ROUNDS} times, ${
+                          churn ? 'each round remaking what was removed after the one before' : 'the cluster unchanged'
+                        }`
                       : `after ${fault.releaseAfterSeconds} s`
                 }`,
               );

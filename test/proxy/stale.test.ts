@@ -220,3 +220,31 @@ test('a stale view serves Secrets with their real values even when the trace red
     t.is(list.items.find((s) => s.metadata?.name === 'pw')?.data?.password, value);
   }
 });
+
+test('churn on a stale view: creates that keep succeeding because something removes what they made end the view as a loop; a create with generateName does not', async (t) => {
+  const { cluster, proxy } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const mark = proxy.markChange({ key: 'ConfigMap/default/a', change: 'create', occurrence: 1 });
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'a' } } });
+  await waitFor('the mark', () => mark.resourceVersion !== undefined);
+  proxy.startNewEpoch();
+  const view = proxy.serveStaleView(mark.resourceVersion!);
+  let loop: { round: number; churn: boolean } | undefined;
+  void view.retrying.then((l) => (loop = l));
+  const controller = kubeConfigOf(proxy.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  // A controller's round on the view: make its child, which something else (a garbage collector) removes.
+  for (let round = 1; round <= 2; round++) {
+    await controller.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'child' } } });
+    await direct.deleteNamespacedConfigMap({ name: 'child', namespace: 'default' });
+    // A new object each time (generateName) is a write that stays: not churn, and the count starts again.
+    await controller.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'event-' } } });
+  }
+  for (let round = 1; round <= 2; round++) {
+    await controller.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'child' } } });
+    await direct.deleteNamespacedConfigMap({ name: 'child', namespace: 'default' });
+    t.is(loop, undefined, `not yet a loop after ${round} create(s) since the last write that stayed`);
+  }
+  await controller.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'child' } } });
+  await waitFor('the loop', () => loop !== undefined);
+  t.deepEqual(loop, { round: 1, churn: true });
+});
