@@ -30,7 +30,8 @@ interface SpawnSink {
 /**
  * One spawned process: the controller's current incarnation, a warm spare waiting to become it, or a
  * standby started before its run (src/coordinator/standby.ts). Until a ControllerProcess owns it (its
- * `sink`), its output is kept in `buffered` and an early exit or start failure is remembered.
+ * `sink`), its output is kept in `buffered`; one that fails to start is not used (start() starts
+ * the controller anew, and that start's failure is the run's).
  */
 interface Spawned {
   group: ProcessGroup;
@@ -41,7 +42,6 @@ interface Spawned {
   /** kperturb is ending it (a planned crash, the end of the run). */
   killing: boolean;
   sink: SpawnSink | undefined;
-  startFailure: string | undefined;
 }
 
 function isAlive(p: Spawned): boolean {
@@ -67,7 +67,6 @@ function spawnController(config: ControllerUnderTest, kubeconfigFile: string, wr
     buffered: [],
     killing: false,
     sink,
-    startFailure: undefined,
   };
   const write = (line: string) => (p.sink && p.incarnation !== undefined ? p.sink.line(p, line) : p.buffered.push(line));
   const pipe = (stream: NodeJS.ReadableStream | null) => {
@@ -84,8 +83,7 @@ function spawnController(config: ControllerUnderTest, kubeconfigFile: string, wr
   pipe(child.stderr);
   child.on('error', (err: NodeJS.ErrnoException) => {
     write(`kperturb: could not start ${command}: ${err.message}`);
-    p.startFailure ??= describeStartFailure(config, launch.command, err);
-    p.sink?.startFailure(p.startFailure);
+    p.sink?.startFailure(describeStartFailure(config, launch.command, err));
   });
   child.on('close', (code, signal) => {
     p.sink?.exit(p, code, signal);
