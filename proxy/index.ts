@@ -42,6 +42,7 @@ import type { StandbyDoor } from './standby-door.js';
 import { Exchange, type ExchangeHost, type RequestPlan } from './exchange.js';
 import { LeaderRecords, releaseRequest } from './leases.js';
 import { DeliverySerializer, type RequestActivity, type SerializeDeliveryOptions } from './serialize.js';
+import { loopSignature } from './loop-signature.js';
 import type { StaleView } from './stale-view.js';
 import { sharedProxyCertificates, type ProxyCertificates } from './tls.js';
 import { UpgradeTunnel } from './upgrade.js';
@@ -464,7 +465,23 @@ export class ControllerProxy {
     if (apiError) return { ...plan, ...apiError };
     const expired = this.watchFaults.planExpiredWatch(ex);
     if (expired) return { ...plan, ...expired };
-    return this.staleViews.plan(ex, plan);
+    return this.serializedPlan(ex, this.staleViews.plan(ex, plan));
+  }
+
+  /** With serialized delivery, the serializer hears how each request was answered (proxy/serialize.ts: `retrying`). */
+  private serializedPlan(ex: Exchange, plan: RequestPlan | undefined): RequestPlan | undefined {
+    const serializer = this.serializer;
+    if (!serializer || ex.isWatch) return plan;
+    const f = ex.facts!;
+    const before = plan?.onAnswered;
+    return {
+      ...plan,
+      onAnswered: (status, object) => {
+        before?.(status, object);
+        const { signature, write } = loopSignature(f, status, object);
+        serializer.answered(signature, status, write);
+      },
+    };
   }
 
   // --- watch stages -----------------------------------------------------------------------------

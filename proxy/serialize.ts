@@ -2,15 +2,25 @@
  * Serialized delivery, the causality learning mode: watch events reach the controller one at a time,
  * across all its streams, in the order they came from the API server; after each, the proxy waits
  * until the controller is quiet (no request in flight, none started or finished for `quietMs`, and
- * at least CACHE_SYNC_POLL_MS more after a watch it opened in the episode) before it delivers the next. Each delivered event opens an `episode` in the trace; every request
- * the controller makes before the episode ends is most likely its reaction to that event (or to
- * earlier ones), which is the causality signal the planner uses.
+ * at least CACHE_SYNC_POLL_MS more after a watch it opened in the episode) before it delivers the
+ * next. Each delivered event opens an `episode` in the trace; every request the controller makes
+ * before the episode ends is most likely its reaction to that event (or to earlier ones), which is
+ * the causality signal the planner uses.
+ *
+ * A controller that repeats a write the API server refuses (an update or status patch with its
+ * cached resourceVersion, 409 each time) is waiting for news only the next events bring (often the
+ * echo of its own write, queued behind the episode), so the episode ends once it has made the same
+ * refused write RETRY_LOOP_ROUNDS times with no write succeeding in between (`retrying` on the
+ * episode's end): decommission's first reference run spent 11 of its 28 s in such 2 s episodes.
+ * Like an episode that reached its time limit it is not quiet, and the planner keeps the
+ * deliveries before it as possible causes of what comes next.
  *
  * Only ADDED/MODIFIED/DELETED events open episodes; BOOKMARKs, ERRORs and stream ends keep their
  * place in the order but pass without waiting.
  */
 import type { TraceSink } from '../src/model/trace.js';
 import type { RelayedWatchEvent, WatchEventStage } from './watch-relay.js';
+import { RETRY_LOOP_ROUNDS } from '../src/model/retry-loop.js';
 
 export interface SerializeDeliveryOptions {
   /** How long the controller must be quiet after an event before the next one is delivered. */
@@ -60,6 +70,9 @@ export class DeliverySerializer {
   private stopped = false;
   private readonly maxEpisodeMs: number;
   private readonly now: () => number;
+  /** The episode's refused writes (signature and status -> times) since its last successful write. */
+  private readonly refused = new Map<string, number>();
+  private retrying = false;
 
   constructor(
     private readonly options: SerializeDeliveryOptions,
@@ -90,6 +103,19 @@ export class DeliverySerializer {
     this.stopped = true;
   }
 
+  /** One of the controller's requests (not a watch) was answered; see `retrying` above. */
+  answered(signature: string, status: number, write: boolean): void {
+    if (!write) return;
+    if (status < 400) {
+      this.refused.clear();
+      return;
+    }
+    const what = `${signature} ${status}`;
+    const times = (this.refused.get(what) ?? 0) + 1;
+    this.refused.set(what, times);
+    if (times >= RETRY_LOOP_ROUNDS) this.retrying = true;
+  }
+
   private async pump(): Promise<void> {
     if (this.pumping) return;
     this.pumping = true;
@@ -105,6 +131,8 @@ export class DeliverySerializer {
         }
         const { requestsStarted: before, watchesStarted } = this.activity();
         const deliveredAt = this.now();
+        this.refused.clear();
+        this.retrying = false;
         item.next(event);
         const index = ++this.episodes;
         this.trace.append({
@@ -117,8 +145,17 @@ export class DeliverySerializer {
           eventType: event.type!,
           ...(event.resourceVersion !== undefined ? { resourceVersion: event.resourceVersion } : {}),
         });
-        const quiet = await this.waitQuiet(deliveredAt, watchesStarted);
-        this.trace.append({ type: 'episode', phase: 'end', index, id: item.streamId, quiet, requests: this.activity().requestsStarted - before });
+        const ended = await this.waitQuiet(deliveredAt, watchesStarted);
+        const requests = this.activity().requestsStarted - before;
+        this.trace.append({
+          type: 'episode',
+          phase: 'end',
+          index,
+          id: item.streamId,
+          quiet: ended === 'quiet',
+          ...(ended === 'retrying' ? { retrying: true } : {}),
+          requests,
+        });
       }
     } finally {
       this.pumping = false;
@@ -126,17 +163,18 @@ export class DeliverySerializer {
   }
 
   /** `watchesBefore`: the watches opened before the episode (those opened in it extend it). */
-  private async waitQuiet(deliveredAt: number, watchesBefore: number): Promise<boolean> {
+  private async waitQuiet(deliveredAt: number, watchesBefore: number): Promise<'quiet' | 'retrying' | 'timeout'> {
     const { quietMs } = this.options;
     const deadline = deliveredAt + this.maxEpisodeMs;
     const tick = Math.max(2, Math.min(20, Math.floor(quietMs / 5)));
     for (;;) {
-      if (this.stopped) return false;
+      if (this.stopped) return 'timeout';
       const a = this.activity();
       const now = this.now();
       const syncing = a.watchesStarted > watchesBefore ? a.lastWatchStartedAt + CACHE_SYNC_POLL_MS : -Infinity;
-      if (a.inFlight === 0 && now - Math.max(deliveredAt, a.lastRequestAt, syncing) >= quietMs) return true;
-      if (now >= deadline) return false;
+      if (a.inFlight === 0 && now - Math.max(deliveredAt, a.lastRequestAt, syncing) >= quietMs) return 'quiet';
+      if (this.retrying) return 'retrying';
+      if (now >= deadline) return 'timeout';
       await new Promise((r) => setTimeout(r, tick));
     }
   }

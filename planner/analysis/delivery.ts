@@ -210,7 +210,10 @@ export class DeliveryLog {
 
   onEpisode(e: EpisodeEvent): void {
     if (e.phase === 'end') {
-      this.previousEpisodeQuiet = e.quiet !== false;
+      // An episode ended because the controller kept repeating a refused write (proxy/serialize.ts)
+      // has seen all this event makes it do: what it writes once the next events refresh its cache
+      // reacts to them, as when a controller backing off between retries went quiet in between.
+      this.previousEpisodeQuiet = e.quiet !== false || e.retrying === true;
       return;
     }
     this.episodeMode = true;

@@ -9,9 +9,7 @@ import type { Epoch } from '../epoch.js';
 import type { Exchange, RequestPlan } from '../exchange.js';
 import { StaleView, watchListForbidden } from '../stale-view.js';
 import { faultIndexField, type FaultContext } from './context.js';
-import { isTriggerWriteVerb } from '../../src/model/controller-write.js';
-import { keyOfAnswer, type RequestFacts } from '../classify.js';
-import type { KubeObject } from '../../src/model/object-key.js';
+import { loopSignature } from '../loop-signature.js';
 
 export class StaleViews {
   private readonly views = new WeakMap<Epoch, StaleView>();
@@ -67,13 +65,12 @@ export class StaleViews {
     if (!view || view.released) return plan;
     // Every answer but a watch's tells whether the controller is going round in a loop on the view.
     if (!f.isWatch) {
-      const write = isTriggerWriteVerb(f.verb) && !f.dryRun;
       const before = plan?.onAnswered;
       plan = {
         ...plan,
         onAnswered: (status, object) => {
           before?.(status, object);
-          const { signature, undoable } = loopSignature(f, write, status, object);
+          const { signature, write, undoable } = loopSignature(f, status, object);
           view.answered(signature, status, write, undoable);
         },
       };
@@ -128,19 +125,4 @@ export class StaleViews {
     }
     return plan;
   }
-}
-
-/**
- * What the loop detector compares a request by (its verb and object), and whether, having
- * succeeded, a later round could repeat it only if it was undone in between (a create of a named
- * object, a delete). A create's body may be unreadable here (client-go sends built-in kinds as
- * protobuf), so a successful create is named by its answer; one made with generateName makes a new
- * object each time and is never undone churn.
- */
-function loopSignature(f: RequestFacts, write: boolean, status: number, answer: KubeObject | undefined): { signature: string; undoable: boolean } {
-  const made = f.verb === 'create' && status < 300 && answer?.metadata?.generateName === undefined ? keyOfAnswer(answer, f.resource?.kind) : undefined;
-  const key = f.key ?? made;
-  const signature = `${f.verb} ${key ?? f.pathname}${f.resource?.subresource ? '/' + f.resource.subresource : ''}`;
-  const named = f.verb === 'create' ? key !== undefined && answer?.metadata?.generateName === undefined : f.verb === 'delete';
-  return { signature, undoable: write && named };
 }

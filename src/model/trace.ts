@@ -127,7 +127,9 @@ export interface FaultEvent extends Stamped {
  * Serialized delivery (causality learning): the proxy delivered one watch event (`watchEventSeq`, on
  * stream `id`) and then waited until the controller was quiet. Every request the controller started
  * between an episode's `start` and `end` most likely reacts to that event (or to earlier ones).
- * `end.quiet` is false when the controller did not go quiet within the episode's time limit.
+ * `end.quiet` is false when the controller did not go quiet within the episode's time limit, or
+ * when the episode ended early because the controller kept repeating a write the API server
+ * refused (`end.retrying`; proxy/serialize.ts).
  */
 export interface EpisodeEvent extends Stamped {
   type: 'episode';
@@ -141,6 +143,8 @@ export interface EpisodeEvent extends Stamped {
   eventType?: WatchEventType;
   resourceVersion?: string;
   quiet?: boolean;
+  /** The episode ended early: the controller kept repeating a refused write (on `end`). */
+  retrying?: boolean;
   /** Requests the controller started during the episode (on `end`). */
   requests?: number;
 }

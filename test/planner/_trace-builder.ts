@@ -146,9 +146,10 @@ export class TraceBuilder {
   }
 
   /** Serialized delivery: the previous episode ends (quiet), a new one starts for the last watch event. */
-  episode(opts: { quiet?: boolean } = {}): this {
+  episode(opts: { quiet?: boolean; retrying?: boolean } = {}): this {
     const lastWatch = [...this.events].reverse().find((e) => e.type === 'watch-event');
-    if (this.episodes > 0) this.push({ type: 'episode', phase: 'end', index: this.episodes, id: 9000, quiet: opts.quiet ?? true });
+    const retrying = opts.retrying ? { retrying: true } : {};
+    if (this.episodes > 0) this.push({ type: 'episode', phase: 'end', index: this.episodes, id: 9000, quiet: opts.quiet ?? true, ...retrying });
     this.episodes++;
     this.push({ type: 'episode', phase: 'start', index: this.episodes, id: 9000, ...(lastWatch ? { watchEventSeq: lastWatch.seq } : {}) });
     return this;

@@ -166,6 +166,25 @@ test('an episode that ended without the controller going quiet merges into the n
   t.deepEqual(triggers(plan(trace)), [{ verb: 'create', key: SECRET, occurrence: 1 }]);
 });
 
+test('an episode that ended because the controller kept repeating a refused write does not merge: what follows reacts to the next event', (t) => {
+  const trace = (end: { quiet: boolean; retrying?: boolean }) =>
+    new TraceBuilder({ setup: { [CM]: {} } })
+      .external('ADDED', DB, { deliver: true })
+      .episode()
+      .write('create', SECRET)
+      .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Creating' } })
+      .external('MODIFIED', CM, { deliver: true })
+      .episode(end)
+      .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' } }).events;
+  // As after a quiet episode: the first status patch ends its burst, so it has no crash point.
+  t.deepEqual(triggers(plan(trace({ quiet: false, retrying: true }))), [{ verb: 'create', key: SECRET, occurrence: 1 }]);
+  // An episode cut by its time limit merges: the first patch is intermediate.
+  t.deepEqual(triggers(plan(trace({ quiet: false }))), [
+    { verb: 'create', key: SECRET, occurrence: 1 },
+    { verb: 'patch', key: DB, subresource: 'status', occurrence: 1 },
+  ]);
+});
+
 test('a restart of the controller ends a burst', (t) => {
   const trace = new TraceBuilder().write('create', DB).restart(2).write('create', SECRET, { incarnation: 2 }).write('update', DB, { incarnation: 2 }).events;
   t.deepEqual(triggers(plan(trace)), [{ verb: 'create', key: SECRET, occurrence: 1 }]);

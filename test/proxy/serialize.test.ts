@@ -108,3 +108,64 @@ test('an episode in which the controller opens a watch lasts a cache-sync poll l
   const end = trace.events.find((e): e is EpisodeEvent => e.type === 'episode' && e.phase === 'end')!;
   t.true(end.quiet);
 });
+
+test('an episode ends once the controller repeats a write the API server refuses: it waits for news only the next events bring; repeated reads do not end it', async (t) => {
+  // Found on decommission's reference runs: its status patch carries its cached resourceVersion, and
+  // the echo that would refresh the cache is queued behind the episode, so it got 409 every 30 ms
+  // until the episode's 2 s limit. The manual clock never moves here: neither quiet nor the limit
+  // can end the episode, only the refused writes.
+  let reads = 0;
+  const { cluster, proxy, trace } = await startRecordedProxy(t, {
+    serializeDelivery: {
+      quietMs: 80,
+      now: () => {
+        reads++;
+        return 0;
+      },
+    },
+  });
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const kc = kubeConfigOf(proxy.kubeconfigYaml());
+  const api = kc.makeApiClient(CoreV1Api);
+  let writeNow: () => void = () => undefined;
+  const mayWrite = new Promise<void>((resolve) => (writeNow = resolve));
+  let readsDone = false;
+  const informer = makeInformer(kc, '/api/v1/namespaces/default/configmaps', () => api.listNamespacedConfigMap({ namespace: 'default' }));
+  informer.on(ADD, (cm: V1ConfigMap) => {
+    if (cm.metadata!.name !== 'one') return;
+    void (async () => {
+      for (let i = 0; i < 4; i++) await api.readNamespacedConfigMap({ name: 'missing', namespace: 'default' }).catch(() => undefined);
+      readsDone = true;
+      await mayWrite;
+      for (let i = 0; i < 3; i++) {
+        await api
+          .replaceNamespacedConfigMap({
+            name: 'one',
+            namespace: 'default',
+            body: { metadata: { name: 'one', resourceVersion: cm.metadata!.resourceVersion! }, data: { v: String(i) } },
+          })
+          .catch(() => undefined);
+      }
+    })();
+  });
+  await informer.start();
+  t.teardown(() => informer.stop());
+  await waitFor('the watch', () => trace.ofType('stream-open').length === 1);
+  const ended = () => trace.events.filter((e): e is EpisodeEvent => e.type === 'episode' && e.phase === 'end');
+
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'one' } } });
+  // Someone else moves it on, so the controller's replace (with the resourceVersion it saw) is refused.
+  await direct.replaceNamespacedConfigMap({ name: 'one', namespace: 'default', body: { metadata: { name: 'one' }, data: { v: 'other' } } });
+  await waitFor('the reads, answered', () => readsDone && proxy.activity().inFlight === 0, 30_000);
+  const r = reads;
+  await waitFor('the serializer to look again', () => reads >= r + 2, 30_000);
+  t.is(ended().length, 0, 'four identical reads do not end the episode');
+
+  writeNow();
+  await waitFor('episode 1 to end', () => ended().length >= 1, 30_000);
+  t.like(ended()[0], { index: 1, quiet: false, retrying: true });
+  const refused = trace.ofType('request').filter((q) => q.verb === 'update' && q.key === 'ConfigMap/default/one');
+  t.is(refused.length, 3, 'three refused writes, then the next event');
+  for (const q of refused) t.is(trace.ofType('response').find((a) => a.id === q.id)?.status, 409);
+  await waitFor("episode 2, the other writer's change", () => trace.events.some((e) => e.type === 'episode' && e.phase === 'start' && e.index === 2), 30_000);
+});
