@@ -22,7 +22,9 @@
  * with the same concurrency over the same protocol (both TLS), the sides' rounds alternate and each
  * side keeps its best round. This process hosts only the Node relays (one at work at a time), so its
  * CPU time is a Node relay's cost, and the Go relay's is its own process's (from /proc);
- * kube-apiserver's CPU time (read from /proc) is printed per side beside it.
+ * kube-apiserver's CPU time (read from /proc) is printed per side beside it, and the sum over every
+ * process at work (clients, relay, kube-apiserver, etcd) with the bound it sets: on 2 busy cores a
+ * side can reach at most direct's CPU per operation over its own (the last column).
  *
  *   npm run bench:proxy-real   (or: node dist/test/bench/proxy-real.bench.js [--quick] [--rounds N])
  */
@@ -64,11 +66,16 @@ interface Target {
   measures?: readonly Measure[];
 }
 
-/** CPU time (user + system, microseconds) of this process (the relay) and of kube-apiserver, for one measure and side. */
+/**
+ * CPU time (user + system, microseconds) of the relay and of kube-apiserver, for one measure and
+ * side; and of every process at work (clients, relay, kube-apiserver, etcd): on 2 cores their sum
+ * per operation bounds the rate, so direct's sum over a side's says what that side can reach.
+ */
 interface CpuCount {
   ops: number;
   proxyMicros: number;
   apiserverMicros: number;
+  allMicros: number;
 }
 
 function cpuMicros(): number {
@@ -108,14 +115,19 @@ class Clients {
 
   /** Runs `work` (which reports how many operations it did) and counts both processes' CPU time against them. */
   async counted(measure: Measure, side: Side, relayCpu: () => number, work: () => Promise<number>): Promise<void> {
+    const others = () => processCpuMicros(this.proc.pid) + processCpuMicros(this.cp.pids.etcd);
     const proxyBefore = relayCpu();
     const apiserverBefore = processCpuMicros(this.cp.pids.apiserver);
+    const othersBefore = others();
     const ops = await work();
     const key = `${measure}/${side}`;
-    const c = this.cpu.get(key) ?? { ops: 0, proxyMicros: 0, apiserverMicros: 0 };
+    const c = this.cpu.get(key) ?? { ops: 0, proxyMicros: 0, apiserverMicros: 0, allMicros: 0 };
     c.ops += ops;
-    c.proxyMicros += relayCpu() - proxyBefore;
-    c.apiserverMicros += processCpuMicros(this.cp.pids.apiserver) - apiserverBefore;
+    const relay = relayCpu() - proxyBefore;
+    const apiserver = processCpuMicros(this.cp.pids.apiserver) - apiserverBefore;
+    c.proxyMicros += relay;
+    c.apiserverMicros += apiserver;
+    c.allMicros += relay + apiserver + others() - othersBefore;
     this.cpu.set(key, c);
   }
 
@@ -242,15 +254,30 @@ async function main(): Promise<void> {
 /** One table per measure, a row per side that took part (a side per row: seven do not fit side by side). */
 function printFigures(rates: Map<string, number[]>, cpu: Map<string, CpuCount>): void {
   const best = (measure: Measure, side: Side) => Math.max(...(rates.get(`${measure}/${side}`) ?? [0]));
-  const perOp = (measure: Measure, side: Side, which: 'proxyMicros' | 'apiserverMicros') => {
+  const perOp = (measure: Measure, side: Side, which: 'proxyMicros' | 'apiserverMicros' | 'allMicros') => {
     const c = cpu.get(`${measure}/${side}`);
     return c && c.ops > 0 ? fmt(c[which] / c.ops, 1) : '';
+  };
+  // What a side could reach if the 2 cores were the only limit: direct's CPU per operation over the side's.
+  const cpuBound = (measure: Measure, side: Side) => {
+    const d = cpu.get(`${measure}/direct`);
+    const c = cpu.get(`${measure}/${side}`);
+    return d && c && d.ops > 0 && c.ops > 0 && c.allMicros > 0 ? fmt((100 * (d.allMicros / d.ops)) / (c.allMicros / c.ops), 1) : '';
   };
   for (const m of MEASURES) {
     const unit = m === 'watch events' ? `events/s, ${WATCHERS} watchers` : `req/s, ${CONCURRENCY} concurrent`;
     const op = m === 'watch events' ? 'event' : 'request';
     const direct = best(m, 'direct');
-    const header = [`${m} (${unit})`, 'best', '% of direct', 'every round', `relay CPU per ${op} (us)`, `kube-apiserver CPU per ${op} (us)`];
+    const header = [
+      `${m} (${unit})`,
+      'best',
+      '% of direct',
+      'every round',
+      `relay CPU per ${op} (us)`,
+      `kube-apiserver CPU per ${op} (us)`,
+      `all processes' CPU per ${op} (us)`,
+      `direct's all-process CPU per ${op} / this side's (%)`,
+    ];
     const rows = SIDES.filter((side) => rates.has(`${m}/${side}`)).map((side) => [
       side,
       fmt(best(m, side)),
@@ -258,6 +285,8 @@ function printFigures(rates: Map<string, number[]>, cpu: Map<string, CpuCount>):
       (rates.get(`${m}/${side}`) ?? []).map((r) => fmt(r)).join(' / '),
       side === 'direct' ? '' : perOp(m, side, 'proxyMicros'),
       perOp(m, side, 'apiserverMicros'),
+      perOp(m, side, 'allMicros'),
+      side === 'direct' ? '' : cpuBound(m, side),
     ]);
     const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => r[i]!.length)));
     const line = (r: string[]) =>
