@@ -11,13 +11,24 @@
  *   server: TLS towards the client (HTTP/2 and HTTP/1.1 on one port, the proxy's certificates), TLS
  *   upstream with the admin's token in place of the client's; upstream either HTTP/1.1 on a
  *   keep-alive agent (one connection per request in flight, as the proxy's) or one HTTP/2 session
- *   (every request a stream of one connection).
+ *   (every request a stream of one connection). With `client: 'plain'` the client side is plain
+ *   HTTP/1.1 instead (same token rule, same upstream): what TLS towards the client costs.
+ * - `startGoRelay` (proxy-real.bench.ts): the same shape in Go (test/bench/relay-go, standard
+ *   library only), built with the Go toolchain into a cache outside the clone; it says whether the
+ *   relay's cost on the real control plane is Node's or any relay's.
  */
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import http from 'node:http';
 import http2 from 'node:http2';
 import https from 'node:https';
 import net from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { createSecureContext } from 'node:tls';
+import { fileURLToPath } from 'node:url';
 import { sharedProxyCertificates } from '../../proxy/tls.js';
 
 export interface BenchRelay {
@@ -127,7 +138,11 @@ function answerHeaders(headers: http.IncomingHttpHeaders | http2.IncomingHttpHea
 type CompatRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type CompatResponse = http.ServerResponse | http2.Http2ServerResponse;
 
-export async function startBareTlsRelay(upstream: TlsUpstream, upstreamProtocol: 'http/1.1' | 'h2'): Promise<BenchRelay & { caPem: string }> {
+export async function startBareTlsRelay(
+  upstream: TlsUpstream,
+  upstreamProtocol: 'http/1.1' | 'h2',
+  client: 'tls' | 'plain' = 'tls',
+): Promise<BenchRelay & { caPem: string }> {
   const up = new URL(upstream.url);
   const certs = await sharedProxyCertificates();
   const secureContext = createSecureContext({ ca: upstream.caPem });
@@ -175,6 +190,22 @@ export async function startBareTlsRelay(upstream: TlsUpstream, upstreamProtocol:
     req.pipe(upReq);
   };
   const sockets = new Set<net.Socket>();
+  const stopUpstream = () => {
+    agent.destroy();
+    session?.destroy();
+  };
+  if (client === 'plain') {
+    // Node's cleartext server has no HTTP/2 and HTTP/1.1 on one port (no h2c with fallback), so
+    // this side serves HTTP/1.1 only.
+    const plain = http.createServer(relay);
+    plain.on('connection', (s: net.Socket) => {
+      s.setNoDelay(true);
+      track(sockets, s);
+    });
+    plain.setTimeout(0);
+    const port = await listen(plain);
+    return { url: `http://127.0.0.1:${port}`, caPem: certs.caPem, stop: stopper(plain, sockets, stopUpstream) };
+  }
   const server = http2.createSecureServer({ key: certs.keyPem, cert: certs.certPem, allowHTTP1: true, settings: { maxConcurrentStreams: 1000 } });
   server.on('request', relay);
   server.on('secureConnection', (s: net.Socket) => {
@@ -188,9 +219,61 @@ export async function startBareTlsRelay(upstream: TlsUpstream, upstreamProtocol:
   return {
     url: `https://127.0.0.1:${port}`,
     caPem: certs.caPem,
-    stop: stopper(server, sockets, () => {
-      agent.destroy();
-      session?.destroy();
-    }),
+    stop: stopper(server, sockets, stopUpstream),
+  };
+}
+
+/** The Go relay's sources (in the clone, beside this file's source) and its binary (in the user's cache, outside the clone). */
+const GO_RELAY_SOURCE = fileURLToPath(new URL('../../../test/bench/relay-go', import.meta.url));
+const GO_BUILD = fileURLToPath(new URL('../../../scripts/go-build-cached.sh', import.meta.url));
+const GO_RELAY_BINARY = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'kperturb', 'bench', 'relay-go');
+
+export interface GoRelay extends BenchRelay {
+  caPem: string;
+  /** The bearer token the relay requires of its clients. */
+  token: string;
+  /** The relay's process id, for its CPU time in /proc. */
+  pid: number;
+}
+
+/**
+ * Builds (when its sources changed; scripts/go-build-cached.sh) and starts the Go relay. Without a
+ * `go` command there is nothing to measure: the reason is returned instead, for the bench to print.
+ */
+export async function startGoRelay(upstream: TlsUpstream, upstreamProtocol: 'http/1.1' | 'h2'): Promise<GoRelay | string> {
+  if (spawnSync('go', ['version']).error) return 'no `go` command on PATH: the Go relay (test/bench/relay-go) cannot be built';
+  const built = spawnSync('sh', [GO_BUILD, 'bench-relay-go', GO_RELAY_SOURCE, GO_RELAY_BINARY, 'the Go relay is not measured'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (built.status !== 0) throw new Error(`building the Go relay (${GO_RELAY_SOURCE}) failed; its output is above`);
+  const certs = await sharedProxyCertificates();
+  const token = randomBytes(24).toString('base64url');
+  const child = spawn(GO_RELAY_BINARY, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  // The secrets go on stdin (not argv or the environment); stdin stays open, and its end stops the relay.
+  child.stdin.write(
+    JSON.stringify({
+      upstream: upstream.url,
+      upstreamCaPem: upstream.caPem,
+      upstreamToken: upstream.token,
+      upstreamProtocol,
+      clientToken: token,
+      certPem: certs.certPem,
+      keyPem: certs.keyPem,
+    }) + '\n',
+  );
+  const lines = createInterface({ input: child.stdout });
+  const first = await Promise.race([once(lines, 'line').then(([l]) => String(l)), exited.then(([code]) => `exit ${String(code)}`)]);
+  lines.close();
+  if (!first.startsWith('https://')) throw new Error(`the Go relay did not start (${first}); its output is above`);
+  return {
+    url: first,
+    caPem: certs.caPem,
+    token,
+    pid: child.pid!,
+    stop: async () => {
+      child.stdin.end();
+      await exited;
+    },
   };
 }

@@ -1,0 +1,3 @@
+module kperturb.dev/bench/relay-go
+
+go 1.22
