@@ -26,6 +26,7 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { listenOnLoopback } from '../src/kube/loopback-listen.js';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { kubeconfigYaml } from '../src/kube/kubeconfig.js';
 import { answerUnauthorized, BearerTokenCheck, newBearerToken, refuseUpgradeUnauthorized, tokenPathPrefix } from '../src/kube/bearer-auth.js';
@@ -285,13 +286,7 @@ export class ControllerProxy {
         })
       : http.createServer({ requestTimeout: 0, keepAliveTimeout: 30_000, noDelay: true });
     server.setTimeout(0);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? 0, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listenOnLoopback(server, options.port ?? 0);
     return new ControllerProxy(server, options, upstream, tlsCerts);
   }
 

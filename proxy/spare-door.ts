@@ -14,6 +14,7 @@
  */
 import net, { type Socket } from 'node:net';
 import { Epoch } from './epoch.js';
+import { listenOnLoopback } from '../src/kube/loopback-listen.js';
 
 export class SpareDoor {
   private readonly parked: Array<() => void> = [];
@@ -33,14 +34,7 @@ export class SpareDoor {
       socket.setNoDelay(true);
       server.emit('connection', socket);
     });
-    await new Promise<void>((resolve, reject) => {
-      listener.once('error', reject);
-      listener.listen(0, '127.0.0.1', () => {
-        listener.off('error', reject);
-        resolve();
-      });
-    });
-    return new SpareDoor(listener, (listener.address() as net.AddressInfo).port, new Epoch(epochNumber));
+    return new SpareDoor(listener, await listenOnLoopback(listener), new Epoch(epochNumber));
   }
 
   /** Did this connection come through the door? */

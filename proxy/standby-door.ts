@@ -14,6 +14,7 @@
  */
 import net, { type Socket } from 'node:net';
 import { newBearerToken } from '../src/kube/bearer-auth.js';
+import { listenOnLoopback } from '../src/kube/loopback-listen.js';
 
 export class StandbyDoor {
   private readonly waiting: Array<{ socket: Socket; onClose: () => void }> = [];
@@ -31,14 +32,7 @@ export class StandbyDoor {
   /** Listens on a new loopback port; connections wait there until `attach`. */
   static async open(): Promise<StandbyDoor> {
     const listener = net.createServer({ pauseOnConnect: true });
-    await new Promise<void>((resolve, reject) => {
-      listener.once('error', reject);
-      listener.listen(0, '127.0.0.1', () => {
-        listener.off('error', reject);
-        resolve();
-      });
-    });
-    const door = new StandbyDoor(listener, (listener.address() as net.AddressInfo).port, newBearerToken());
+    const door = new StandbyDoor(listener, await listenOnLoopback(listener), newBearerToken());
     listener.on('connection', (socket) => door.accept(socket));
     return door;
   }

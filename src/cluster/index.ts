@@ -15,7 +15,7 @@
  * sim/ the simulated controllers. docs/embedded-cluster.md says what is supported and what differs.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { stringify } from 'yaml';
 import { storageKey, ResourceRegistry } from './registry.js';
@@ -37,6 +37,7 @@ import { PodStreaming } from '../streaming/pod-streaming.js';
 import { NO_POD_STREAMING_RULES, type PodStreamingRules } from '../model/exec-rules.js';
 import type { KubeClientOptions } from '../kube/client.js';
 import { claimLoopbackNetwork, DEFAULT_NETWORK, type ClusterNetwork } from './network.js';
+import { listenOnLoopback } from '../kube/loopback-listen.js';
 import { answerUnauthorized, BearerTokenCheck, newBearerToken, refuseUpgradeUnauthorized, tokenPathPrefix } from '../kube/bearer-auth.js';
 
 export interface EmbeddedClusterOptions {
@@ -198,17 +199,12 @@ export class EmbeddedCluster {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err) => {
-        network.release();
-        reject(err);
-      });
-      server.listen(options.port ?? 0, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    port = (server.address() as AddressInfo).port;
+    try {
+      port = await listenOnLoopback(server, options.port ?? 0);
+    } catch (err) {
+      network.release();
+      throw err;
+    }
     const cluster = new EmbeddedCluster(network, server, sockets, watches, controllers, store, port, release, token);
     if (options.simulation !== false) {
       try {

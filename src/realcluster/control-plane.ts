@@ -18,6 +18,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import https from 'node:https';
 import http from 'node:http';
 import { createServer } from 'node:net';
+import { listenOnLoopback } from '../kube/loopback-listen.js';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { SetupError } from '../model/errors.js';
@@ -306,18 +307,8 @@ function writeCredentials(workDir: string, c: ControlPlaneCredentials): Credenti
 
 /** Ports the OS reports free on 127.0.0.1 right now (all held open together, so they differ). */
 async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const server = createServer();
-          server.once('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  const servers = Array.from({ length: count }, () => createServer());
+  const ports = await Promise.all(servers.map((s) => listenOnLoopback(s)));
   await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   return ports;
 }
