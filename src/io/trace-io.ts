@@ -258,9 +258,9 @@ export class TraceWriter implements TraceSink {
     if (size > BUFFER_BYTES) return false;
     if (this.used + size > BUFFER_BYTES) this.flush();
     const batch = this.batch;
-    let used = writeLatin1(batch, head, this.used);
+    let used = this.used + batch.write(head, this.used, 'latin1');
     used += batch.write(text, used, 'utf8');
-    this.used = writeLatin1(batch, end, used);
+    this.used = used + batch.write(end, used, 'latin1');
     this.batched();
     return true;
   }
@@ -299,7 +299,7 @@ export class TraceWriter implements TraceSink {
     const size = head.length + tail.length;
     if (size > BUFFER_BYTES) return false;
     if (this.used + size > BUFFER_BYTES) this.flush();
-    const used = writeLatin1(this.batch, head, this.used);
+    const used = this.used + this.batch.write(head, this.used, 'latin1');
     this.batch.set(tail, used);
     this.used = used + tail.length;
     this.batched();
@@ -378,16 +378,6 @@ export class TraceWriter implements TraceSink {
     this.flush();
     await new Promise<void>((resolve, reject) => this.out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   }
-}
-
-/**
- * Writes `text` (one byte per character) into `buffer` at `at`; returns the offset after it. The
- * heads of lines are 40-90 characters: a loop here costs less than Buffer#write's way into C++ and
- * back, once per request and per watch event.
- */
-function writeLatin1(buffer: Buffer, text: string, at: number): number {
-  for (let i = 0; i < text.length; i++) buffer[at + i] = text.charCodeAt(i);
-  return at + text.length;
 }
 
 /** Paths whose last request line's end a writer keeps (see pushRequest); past this many it starts afresh. */
