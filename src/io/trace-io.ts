@@ -128,6 +128,8 @@ export class TraceWriter implements TraceSink {
   private readonly spareBuffers: Buffer[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The last answer written unparsed (see verbatimAnswer). */
+  private lastVerbatim: VerbatimAnswer | undefined;
   /** The end of the last request line written to each path (see pushRequest). */
   private readonly requestTails = new Map<string, RequestTail>();
 
@@ -166,9 +168,10 @@ export class TraceWriter implements TraceSink {
    */
   appendAnswer(event: Unstamped<ResponseEvent>, objectJson: string): number {
     const text = withoutTrailingWhitespace(objectJson);
-    if (!this.kept && text.charCodeAt(0) === 0x7b && !(this.redact && text.includes('"Secret')) && isCanonicalJson(text)) {
+    const verbatim = this.kept ? undefined : this.verbatimAnswer(text);
+    if (verbatim) {
       const seq = this.sequence.take();
-      if (!this.closed && !this.pushAnswer(seq, event, text)) this.pushSpliced({ seq, ts: Date.now(), ...event }, text);
+      if (!this.closed && !this.pushAnswer(seq, event, verbatim.bytes)) this.pushSpliced({ seq, ts: Date.now(), ...event }, verbatim.text);
       return seq;
     }
     let parsed: unknown;
@@ -247,19 +250,33 @@ export class TraceWriter implements TraceSink {
    * for an event of the proxy's shape (type, id, status, object, durationMs; numbers); returns
    * false, having written nothing, for any other (appendAnswer then splices as before).
    */
-  private pushAnswer(seq: number, event: Unstamped<ResponseEvent>, text: string): boolean {
+  /**
+   * The answer as bytes to copy into its line unparsed, when its text can go there as it is (see
+   * appendAnswer). The last such text is kept with its bytes: a controller reads the same object
+   * again and again, and checking the text (isCanonicalJson) and encoding it cost about as much as
+   * the rest of the record; the same text gets the same verdict, this writer's options being fixed.
+   */
+  private verbatimAnswer(text: string): VerbatimAnswer | undefined {
+    const last = this.lastVerbatim;
+    if (last !== undefined && last.text === text) return last;
+    if (text.charCodeAt(0) !== 0x7b || (this.redact && text.includes('"Secret')) || !isCanonicalJson(text)) return undefined;
+    return (this.lastVerbatim = { text, bytes: Buffer.from(text, 'utf8') });
+  }
+
+  private pushAnswer(seq: number, event: Unstamped<ResponseEvent>, text: Buffer): boolean {
     const { type, id, status, object, durationMs } = event;
     if (type !== 'response' || object !== undefined || !isPlainNumber(id) || !isPlainNumber(status) || !isPlainNumber(durationMs)) return false;
     if (!hasKeysInOrder(event, ANSWER_KEYS, NO_OPTIONAL_KEYS)) return false;
     // Numbers only besides the fixed keys: one byte per character.
     const head = `{"seq":${seq},"ts":${Date.now()},"type":"response","id":${id},"status":${status},"object":`;
     const end = `,"durationMs":${durationMs}}\n`;
-    const size = head.length + 3 * text.length + end.length;
+    const size = head.length + text.length + end.length;
     if (size > BUFFER_BYTES) return false;
     if (this.used + size > BUFFER_BYTES) this.flush();
     const batch = this.batch;
     let used = this.used + batch.write(head, this.used, 'latin1');
-    used += batch.write(text, used, 'utf8');
+    batch.set(text, used);
+    used += text.length;
     this.used = used + batch.write(end, used, 'latin1');
     this.batched();
     return true;
@@ -378,6 +395,12 @@ export class TraceWriter implements TraceSink {
     this.flush();
     await new Promise<void>((resolve, reject) => this.out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   }
+}
+
+/** An answer's text that can go into its line as it is, and its UTF-8 bytes. */
+interface VerbatimAnswer {
+  text: string;
+  bytes: Buffer;
 }
 
 /** Paths whose last request line's end a writer keeps (see pushRequest); past this many it starts afresh. */

@@ -264,6 +264,28 @@ test('answers of other shapes than the proxy makes are written as JSON.stringify
   for (let i = 0; i < fast.length; i++) t.is(fast[i], slow[i], `line ${i}`);
 });
 
+test('answers repeated and interleaved are written as the plain path writes them (Secrets hashed every time)', async (t) => {
+  const answer = (name: string) => JSON.stringify({ kind: 'ConfigMap', metadata: { name }, data: { a: 'é' } });
+  const secret = JSON.stringify({ kind: 'Secret', metadata: { name: 's' }, data: { password: 'aHVudGVyMg==' } });
+  const texts = [
+    answer('a'),
+    answer('a'),
+    secret,
+    secret,
+    answer('a'),
+    '{"kind":"ConfigMap", "x":1}',
+    '{"kind":"ConfigMap", "x":1}',
+    answer('b'),
+    answer('a') + '\n',
+  ];
+  const { fast, slow } = await writeFastAndPlain(t, (w) => {
+    for (const text of texts) w.appendAnswer({ type: 'response', id: 1, status: 200, object: undefined, durationMs: 1 }, text);
+  });
+  t.is(fast.length, 1 + texts.length);
+  for (let i = 0; i < fast.length; i++) t.is(fast[i], slow[i], `line ${i}`);
+  for (const i of [3, 4]) t.false(fast[i]!.includes('aHVudGVyMg=='));
+});
+
 test('the trace file has every line in order once closed; events are in memory only when asked for', async (t) => {
   const dir = tempDir(t);
   const w = new TraceWriter(join(dir, 'c.jsonl'), 'controller', new TraceSequence());
