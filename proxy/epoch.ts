@@ -5,17 +5,22 @@
  */
 import type { ClientConnection } from './client-conn.js';
 import { DeliveryGate } from './gate.js';
+import { ShortLivedSet, type ShortLivedEntry } from './short-lived-set.js';
 
 /** Anything that must be torn down with its epoch (an exchange, an upgraded tunnel). */
 export interface EpochMember {
   terminate(reason: string): void;
 }
 
+/** A member's place in its epoch (see Epoch.join). */
+export type EpochMembership = ShortLivedEntry<EpochMember>;
+
 export class Epoch {
   /** Holding this gate holds everything of the controller connected in this epoch. */
   readonly gate = new DeliveryGate();
   private readonly connections = new Set<ClientConnection>();
-  private readonly members = new Set<EpochMember>();
+  /** One per request in flight: a ShortLivedSet, see there why not a Set. */
+  private readonly members = new ShortLivedSet<EpochMember>();
   private endedFlag = false;
 
   constructor(readonly number: number) {}
@@ -40,19 +45,20 @@ export class Epoch {
 
   /** Members (exchanges, tunnels) still running. */
   activeMembers(): EpochMember[] {
-    return [...this.members];
+    return this.members.values();
   }
 
-  join(member: EpochMember): void {
+  /** Adds a member; what it returns is the member's to give to `leave` (undefined: the epoch has ended, the member is terminated already). */
+  join(member: EpochMember): EpochMembership | undefined {
     if (this.endedFlag) {
       member.terminate('connection epoch already ended');
-      return;
+      return undefined;
     }
-    this.members.add(member);
+    return this.members.add(member);
   }
 
-  leave(member: EpochMember): void {
-    this.members.delete(member);
+  leave(membership: EpochMembership | undefined): void {
+    if (membership) this.members.delete(membership);
   }
 
   /** Tears down everything of this epoch. Idempotent. */
@@ -60,7 +66,7 @@ export class Epoch {
     if (this.endedFlag) return;
     this.endedFlag = true;
     this.gate.drop();
-    for (const m of [...this.members]) m.terminate(reason);
+    for (const m of this.members.values()) m.terminate(reason);
     this.members.clear();
     for (const c of [...this.connections]) c.destroy();
     this.connections.clear();

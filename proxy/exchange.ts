@@ -18,7 +18,7 @@ import { isObject, type KubeObject } from '../src/model/object-key.js';
 import type { RequestEvent, TraceSink, Unstamped, WatchDeliveryEvent } from '../src/model/trace.js';
 import { classifyRequest, decodeContent, isJsonLike, parseJsonBody, type RequestFacts } from './classify.js';
 import { connectionOf, isHttp2Request, resetStream, writeHeadTo, type ClientConnection, type ClientRequest, type ClientResponse } from './client-conn.js';
-import type { Epoch, EpochMember } from './epoch.js';
+import type { Epoch, EpochMember, EpochMembership } from './epoch.js';
 import { endToEndHeaders, upstreamRequestHeaders } from './headers.js';
 import { upstreamFailureStatus } from './status.js';
 import type { Upstream } from './upstream.js';
@@ -90,6 +90,7 @@ export class Exchange implements EpochMember {
   private upstreamFailed = false;
   private closed = false;
   private requestPlan: RequestPlan | undefined;
+  private membership: EpochMembership | undefined;
 
   constructor(
     readonly id: number,
@@ -124,7 +125,7 @@ export class Exchange implements EpochMember {
   }
 
   run(): void {
-    this.epoch.join(this);
+    this.membership = this.epoch.join(this);
     this.req.on('error', () => {});
     this.res.on('error', () => {});
     this.res.on('close', () => {
@@ -571,7 +572,7 @@ export class Exchange implements EpochMember {
     this.relay?.stop();
     this.upstreamReq?.destroy();
     this.closeStream(this.endReason ?? 'the stream ended');
-    this.epoch.leave(this);
+    this.epoch.leave(this.membership);
     this.host.finished(this);
   }
 
@@ -583,7 +584,7 @@ export class Exchange implements EpochMember {
     this.upstreamReq?.destroy();
     if (!this.res.writableFinished) this.res.destroy();
     this.closeStream(reason);
-    this.epoch.leave(this);
+    this.epoch.leave(this.membership);
     this.host.finished(this);
   }
 }

@@ -18,7 +18,7 @@ import type { PodExecEvent, Unstamped } from '../src/model/trace.js';
 import { PodStreaming, type PodCallRecord, type PodLookupResult, type PodStreamingTarget } from '../src/streaming/pod-streaming.js';
 import type { PodStreamingRules } from '../src/model/exec-rules.js';
 import type { ClientRequest, ClientResponse } from './client-conn.js';
-import type { Epoch, EpochMember } from './epoch.js';
+import type { Epoch, EpochMember, EpochMembership } from './epoch.js';
 import type { ExchangeHost } from './exchange.js';
 import { statusObject } from './status.js';
 import type { Upstream } from './upstream.js';
@@ -45,6 +45,7 @@ export class PodStreamCall implements EpochMember {
   private readonly startedAt = Date.now();
   private closed = false;
   private socket: Duplex | undefined;
+  private membership: EpochMembership | undefined;
 
   constructor(
     readonly id: number,
@@ -58,7 +59,7 @@ export class PodStreamCall implements EpochMember {
   /** exec/attach/portforward: an HTTP/1.1 upgrade. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     this.socket = socket;
-    this.epoch.join(this);
+    this.membership = this.epoch.join(this);
     socket.on('error', () => this.terminate());
     socket.on('close', () => this.terminate());
     this.epoch.gate.pass(() => {
@@ -75,7 +76,7 @@ export class PodStreamCall implements EpochMember {
 
   /** log, or an exec without an upgrade (HTTP/2, or a client that did not ask for one). */
   answer(req: ClientRequest, res: ClientResponse): void {
-    this.epoch.join(this);
+    this.membership = this.epoch.join(this);
     res.on('close', () => this.terminate());
     this.epoch.gate.pass(() => {
       if (this.closed) return;
@@ -128,7 +129,7 @@ export class PodStreamCall implements EpochMember {
     if (this.closed) return;
     this.closed = true;
     this.socket?.destroy();
-    this.epoch.leave(this);
+    this.epoch.leave(this.membership);
   }
 }
 

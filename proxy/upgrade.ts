@@ -8,7 +8,7 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { parseApiPath, requestVerb } from '../src/model/api-path.js';
-import type { Epoch, EpochMember } from './epoch.js';
+import type { Epoch, EpochMember, EpochMembership } from './epoch.js';
 import { endToEndHeaders, rewriteAccept, withUpstreamAuthorization } from './headers.js';
 import { upstreamFailureStatus } from './status.js';
 import type { ExchangeHost } from './exchange.js';
@@ -39,6 +39,7 @@ export class UpgradeTunnel implements EpochMember {
   private verb: RequestVerb = 'other';
   private kind: string | undefined;
   private streamOpen = false;
+  private membership: EpochMembership | undefined;
 
   constructor(
     readonly id: number,
@@ -50,7 +51,7 @@ export class UpgradeTunnel implements EpochMember {
   ) {}
 
   run(): void {
-    this.epoch.join(this);
+    this.membership = this.epoch.join(this);
     this.socket.on('error', () => this.terminate('client socket error'));
     this.socket.on('close', () => this.terminate('the controller closed the connection'));
     this.epoch.gate.pass(() => this.forward());
@@ -184,6 +185,6 @@ export class UpgradeTunnel implements EpochMember {
     this.upstreamReq?.destroy();
     this.upstreamSocket?.destroy();
     this.socket.destroy();
-    this.epoch.leave(this);
+    this.epoch.leave(this.membership);
   }
 }

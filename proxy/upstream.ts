@@ -8,6 +8,7 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { ResourceMapper, type ResourceInfo } from '../src/kube/discovery.js';
+import { ShortLivedSet } from './short-lived-set.js';
 
 export interface UpstreamOptions {
   url: string;
@@ -29,7 +30,8 @@ export class Upstream {
   readonly resources: ResourceMapper;
   private readonly agent: http.Agent;
   private readonly secureContext: SecureContext | undefined;
-  private readonly openRequests = new Set<http.ClientRequest>();
+  /** Thousands come and go per second: a ShortLivedSet, see there why not a Set. */
+  private readonly openRequests = new ShortLivedSet<http.ClientRequest>();
   private readonly openSockets = new Set<Socket>();
   private readonly lookups = new Map<string, Promise<ResourceInfo | undefined>>();
   /** Resources discovery found (the mapper keeps hits for good too), for lookups without a promise. */
@@ -170,8 +172,8 @@ export class Upstream {
 
   /** `ownSocket`: a request outside the agent, whose socket the agent does not register. */
   private track(req: http.ClientRequest, ownSocket: boolean): void {
-    this.openRequests.add(req);
-    req.once('close', () => this.openRequests.delete(req));
+    const entry = this.openRequests.add(req);
+    req.once('close', () => this.openRequests.delete(entry));
     if (ownSocket) req.once('socket', (socket: Socket) => this.trackSocket(socket));
   }
 
@@ -220,7 +222,7 @@ export class Upstream {
   /** Aborts every open upstream request and closes every socket. */
   destroy(): void {
     if (this.refreshTimer) clearInterval(this.refreshTimer);
-    for (const req of [...this.openRequests]) req.destroy();
+    for (const req of this.openRequests.values()) req.destroy();
     this.agent.destroy();
     for (const socket of [...this.openSockets]) socket.destroy();
   }

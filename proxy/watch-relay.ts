@@ -309,8 +309,11 @@ export class WatchRelay {
       gate.pass(() => this.guard(() => this.write(event)));
       return;
     }
-    this.guard(() => this.write(event));
+    // Not a closure per event: this runs once per event and stream.
+    this.guard(this.writeEvent, event);
   }
+
+  private readonly writeEvent = (event: RelayedWatchEvent | undefined): void => this.write(event!);
 
   /** Writes one event (or the end) to the controller, past the stages and the gate. */
   private write(event: RelayedWatchEvent): void {
@@ -362,10 +365,10 @@ export class WatchRelay {
     }
   }
 
-  private guard(work: () => void): void {
+  private guard(work: (event?: RelayedWatchEvent) => void, event?: RelayedWatchEvent): void {
     if (this.stopped) return;
     try {
-      work();
+      work(event);
     } catch (err) {
       this.stopped = true;
       this.o.onFailure(err as Error);

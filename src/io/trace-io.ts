@@ -14,6 +14,7 @@ import {
   isTraceEventType,
   type ControllerTraceEvent,
   type ClusterTraceEvent,
+  type RequestEvent,
   type ResponseEvent,
   type TraceEvent,
   type TraceSink,
@@ -83,19 +84,27 @@ const CLOSE_LINE = Buffer.from('}\n');
 /** The keys of a watch event as the proxy makes them (exchange.ts), in order; key and resourceVersion may be absent. */
 const WATCH_EVENT_KEYS = ['type', 'id', 'eventType', 'key', 'resourceVersion', 'object'] as const;
 const OPTIONAL_WATCH_EVENT_KEYS: ReadonlySet<string> = new Set(['key', 'resourceVersion']);
+/** The keys of a response whose answer is still text, as the proxy makes them (exchange.ts), in order. */
+const ANSWER_KEYS = ['type', 'id', 'status', 'object', 'durationMs'] as const;
+const NO_OPTIONAL_KEYS: ReadonlySet<string> = new Set();
 
-/** Whether the event's own keys are WATCH_EVENT_KEYS in that order (the optional ones may be missing), and no other. */
-function hasWatchEventKeys(event: object): boolean {
+/** Whether the event's own keys are `keys` in that order (those in `optional` may be missing), and no other. */
+function hasKeysInOrder(event: object, keys: readonly string[], optional: ReadonlySet<string>): boolean {
   let at = 0;
   for (const k in event) {
-    while (at < WATCH_EVENT_KEYS.length && WATCH_EVENT_KEYS[at] !== k) {
-      if (!OPTIONAL_WATCH_EVENT_KEYS.has(WATCH_EVENT_KEYS[at]!)) return false;
+    while (at < keys.length && keys[at] !== k) {
+      if (!optional.has(keys[at]!)) return false;
       at++;
     }
-    if (at === WATCH_EVENT_KEYS.length) return false;
+    if (at === keys.length) return false;
     at++;
   }
-  return at === WATCH_EVENT_KEYS.length;
+  return at === keys.length;
+}
+
+/** A number as JSON.stringify writes it, when that is what a template literal writes too (finite numbers). */
+function isPlainNumber(n: unknown): n is number {
+  return typeof n === 'number' && Number.isFinite(n);
 }
 
 /**
@@ -119,6 +128,10 @@ export class TraceWriter implements TraceSink {
   private readonly spareBuffers: Buffer[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The last answer written unparsed (see verbatimAnswer). */
+  private lastVerbatim: VerbatimAnswer | undefined;
+  /** The end of the last request line written to each path (see pushRequest). */
+  private readonly requestTails = new Map<string, RequestTail>();
 
   constructor(
     readonly file: string,
@@ -141,6 +154,7 @@ export class TraceWriter implements TraceSink {
   append(event: Unstamped<ControllerTraceEvent | ClusterTraceEvent>): number {
     const seq = this.sequence.take();
     if (event.type === 'watch-event' && !this.kept && !this.closed && this.pushSharedWatchEvent(seq, event)) return seq;
+    if (event.type === 'request' && !this.kept && !this.closed && this.pushRequest(seq, event)) return seq;
     const stamped = { seq, ts: Date.now(), ...event } as TraceEvent;
     if (this.redact) redactSecretsIn(stamped);
     this.record(stamped);
@@ -154,9 +168,10 @@ export class TraceWriter implements TraceSink {
    */
   appendAnswer(event: Unstamped<ResponseEvent>, objectJson: string): number {
     const text = withoutTrailingWhitespace(objectJson);
-    if (!this.kept && text.charCodeAt(0) === 0x7b && !(this.redact && text.includes('"Secret')) && isCanonicalJson(text)) {
+    const verbatim = this.kept ? undefined : this.verbatimAnswer(text);
+    if (verbatim) {
       const seq = this.sequence.take();
-      if (!this.closed) this.pushSpliced({ seq, ts: Date.now(), ...event }, text);
+      if (!this.closed && !this.pushAnswer(seq, event, verbatim.bytes)) this.pushSpliced({ seq, ts: Date.now(), ...event }, verbatim.text);
       return seq;
     }
     let parsed: unknown;
@@ -206,7 +221,7 @@ export class TraceWriter implements TraceSink {
   private pushSharedWatchEvent(seq: number, event: Unstamped<WatchDeliveryEvent>): boolean {
     const object = event.object;
     const shared = sharedJson.get(object);
-    if (shared === undefined || !hasWatchEventKeys(event)) return false;
+    if (shared === undefined || !hasKeysInOrder(event, WATCH_EVENT_KEYS, OPTIONAL_WATCH_EVENT_KEYS)) return false;
     const { id, eventType, key, resourceVersion } = event;
     if (typeof id !== 'number' || !Number.isFinite(id) || typeof eventType !== 'string') return false;
     if ((key !== undefined && typeof key !== 'string') || (resourceVersion !== undefined && typeof resourceVersion !== 'string')) return false;
@@ -224,7 +239,80 @@ export class TraceWriter implements TraceSink {
       text.tailResourceVersion = resourceVersion;
     }
     // Numbers only besides the fixed keys: one byte per character.
-    const head = `{"seq":${seq},"ts":${Date.now()},"type":"watch-event","id":${id}`;
+    return this.pushHeadAndTail(`{"seq":${seq},"ts":${Date.now()},"type":"watch-event","id":${id}`, tail);
+  }
+
+  /**
+   * A response whose answer is canonical JSON text (see appendAnswer), written without
+   * JSON.stringify: this runs once per request, and stringifying the envelope with a splice mark,
+   * finding the mark and slicing the line around it cost about as much as the rest of the record.
+   * Writes the bytes JSON.stringify writes for `{ seq, ts, ...event }` with `object` the answer,
+   * for an event of the proxy's shape (type, id, status, object, durationMs; numbers); returns
+   * false, having written nothing, for any other (appendAnswer then splices as before).
+   */
+  /**
+   * The answer as bytes to copy into its line unparsed, when its text can go there as it is (see
+   * appendAnswer). The last such text is kept with its bytes: a controller reads the same object
+   * again and again, and checking the text (isCanonicalJson) and encoding it cost about as much as
+   * the rest of the record; the same text gets the same verdict, this writer's options being fixed.
+   */
+  private verbatimAnswer(text: string): VerbatimAnswer | undefined {
+    const last = this.lastVerbatim;
+    if (last !== undefined && last.text === text) return last;
+    if (text.charCodeAt(0) !== 0x7b || (this.redact && text.includes('"Secret')) || !isCanonicalJson(text)) return undefined;
+    return (this.lastVerbatim = { text, bytes: Buffer.from(text, 'utf8') });
+  }
+
+  private pushAnswer(seq: number, event: Unstamped<ResponseEvent>, text: Buffer): boolean {
+    const { type, id, status, object, durationMs } = event;
+    if (type !== 'response' || object !== undefined || !isPlainNumber(id) || !isPlainNumber(status) || !isPlainNumber(durationMs)) return false;
+    if (!hasKeysInOrder(event, ANSWER_KEYS, NO_OPTIONAL_KEYS)) return false;
+    // Numbers only besides the fixed keys: one byte per character.
+    const head = `{"seq":${seq},"ts":${Date.now()},"type":"response","id":${id},"status":${status},"object":`;
+    const end = `,"durationMs":${durationMs}}\n`;
+    const size = head.length + text.length + end.length;
+    if (size > BUFFER_BYTES) return false;
+    if (this.used + size > BUFFER_BYTES) this.flush();
+    const batch = this.batch;
+    let used = this.used + batch.write(head, this.used, 'latin1');
+    batch.set(text, used);
+    used += text.length;
+    this.used = used + batch.write(end, used, 'latin1');
+    this.batched();
+    return true;
+  }
+
+  /**
+   * A request line without a body, written without JSON.stringify when all that follows its
+   * `incarnation` (method, path, query, verb, resource, key, bodyBytes, content type) is what the
+   * last request to the same path had: a controller sends the same few requests over and over, and
+   * serializing each record was about a third of the trace's cost per request. Writes the bytes
+   * JSON.stringify writes for `{ seq, ts, ...event }`; returns false, having written nothing, for an
+   * event of another shape (`append` then records it as usual). A request without a body has
+   * nothing to redact.
+   */
+  private pushRequest(seq: number, event: Unstamped<RequestEvent>): boolean {
+    const { id, incarnation, path } = event;
+    if ('body' in event || !isPlainNumber(id) || !isPlainNumber(incarnation) || typeof path !== 'string') return false;
+    const ts = Date.now();
+    // Numbers only besides the fixed keys: one byte per character.
+    const head = `{"seq":${seq},"ts":${ts},"type":"request","id":${id},"incarnation":${incarnation}`;
+    let known = this.requestTails.get(path);
+    if (known === undefined || !sameRequestTail(known, event)) {
+      const line = JSON.stringify({ seq, ts, ...event });
+      // Another order of keys, or values a snapshot cannot hold: the usual path.
+      const keys = Object.keys(event);
+      const values = line.startsWith(head) && keys[0] === 'type' && keys[1] === 'id' && keys[2] === 'incarnation' ? requestTailValues(event) : undefined;
+      if (!values) return false;
+      if (this.requestTails.size >= REQUEST_TAILS) this.requestTails.clear();
+      known = { keys, values, tail: Buffer.from(line.slice(head.length) + '\n', 'utf8') };
+      this.requestTails.set(path, known);
+    }
+    return this.pushHeadAndTail(head, known.tail);
+  }
+
+  /** Appends a line made of `head` (one byte per character) and `tail` (bytes, newline included); false, having written nothing, if it does not fit a batch. */
+  private pushHeadAndTail(head: string, tail: Buffer): boolean {
     const size = head.length + tail.length;
     if (size > BUFFER_BYTES) return false;
     if (this.used + size > BUFFER_BYTES) this.flush();
@@ -307,6 +395,96 @@ export class TraceWriter implements TraceSink {
     this.flush();
     await new Promise<void>((resolve, reject) => this.out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   }
+}
+
+/** An answer's text that can go into its line as it is, and its UTF-8 bytes. */
+interface VerbatimAnswer {
+  text: string;
+  bytes: Buffer;
+}
+
+/** Paths whose last request line's end a writer keeps (see pushRequest); past this many it starts afresh. */
+const REQUEST_TAILS = 1024;
+
+/**
+ * A snapshot of a request event's keys and of its values past `incarnation`, with the end of its
+ * line (what JSON.stringify writes after `incarnation`, and the newline). A value is a primitive or,
+ * for a plain object of primitives (query, resource), a FlatObject.
+ */
+interface RequestTail {
+  keys: string[];
+  values: unknown[];
+  tail: Buffer;
+}
+
+/** A copy of a plain object whose values are all primitives, its keys in order. */
+class FlatObject {
+  constructor(
+    readonly keys: string[],
+    readonly values: unknown[],
+  ) {}
+}
+
+/** Keys before these indexes (type, id, incarnation) are written in the line's head. */
+const REQUEST_HEAD_KEYS = 3;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** A snapshot of `value` for RequestTail, or undefined if it is neither a primitive nor a flat plain object. */
+function flatSnapshot(value: unknown): { value: unknown } | undefined {
+  if (typeof value !== 'object' || value === null) return typeof value === 'function' ? undefined : { value };
+  if (!isPlainObject(value)) return undefined;
+  const keys: string[] = [];
+  const values: unknown[] = [];
+  for (const k in value) {
+    const v = value[k];
+    if ((typeof v === 'object' && v !== null) || typeof v === 'function') return undefined;
+    keys.push(k);
+    values.push(v);
+  }
+  return { value: new FlatObject(keys, values) };
+}
+
+/** The values past `incarnation` of a request event, as RequestTail keeps them; undefined if one cannot be kept. */
+function requestTailValues(event: object): unknown[] | undefined {
+  const values: unknown[] = [];
+  let i = 0;
+  for (const k in event) {
+    if (i++ < REQUEST_HEAD_KEYS) {
+      values.push(undefined);
+      continue;
+    }
+    const snap = flatSnapshot((event as Record<string, unknown>)[k]);
+    if (!snap) return undefined;
+    values.push(snap.value);
+  }
+  return values;
+}
+
+function sameFlatValue(kept: unknown, value: unknown): boolean {
+  if (!(kept instanceof FlatObject)) return kept === value && (typeof value !== 'object' || value === null);
+  if (!isPlainObject(value)) return false;
+  let i = 0;
+  for (const k in value) {
+    if (kept.keys[i] !== k || kept.values[i] !== value[k]) return false;
+    i++;
+  }
+  return i === kept.keys.length;
+}
+
+/** Whether `event` has the keys of `known`, in its order, and its values past `incarnation`. */
+function sameRequestTail(known: RequestTail, event: object): boolean {
+  let i = 0;
+  for (const k in event) {
+    if (known.keys[i] !== k) return false;
+    if (i >= REQUEST_HEAD_KEYS && !sameFlatValue(known.values[i], (event as Record<string, unknown>)[k])) return false;
+    i++;
+  }
+  return i === known.keys.length;
 }
 
 /** The JSON text of a shared object (see markSharedReadOnly), serialized by the first writer that needs it. */

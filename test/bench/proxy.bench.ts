@@ -11,9 +11,12 @@
  * Fairness: the same client process (proxy-bench-client.ts) measures every side with the same
  * concurrency against the same cluster, the sides' rounds alternate and each side keeps its best
  * round. The clients and (in A) the cluster run in processes of their own, so this process hosts
- * only the relay under test and its CPU time is that relay's cost, printed per request and per event.
+ * only the relays (one exercised at a time) and its CPU time is the relay's cost, printed per request
+ * and per event. Hosted together, one side's garbage can be collected in another side's rounds:
+ * with --separate-processes each relay of A runs in a process of its own (this file, started with
+ * --relay-host), whose CPU time is that relay's alone (its own collections, its own compilation).
  *
- *   npm run bench:proxy            (or: node dist/test/bench/proxy.bench.js [--quick] [--rounds N])
+ *   npm run bench:proxy            (or: node dist/test/bench/proxy.bench.js [--quick] [--rounds N] [--separate-processes])
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,6 +30,7 @@ import type { BenchReply, BenchRequest } from './proxy-bench-client.js';
 import { startBareRelay, startRawPipe } from './proxy-bench-relays.js';
 
 const quick = process.argv.includes('--quick');
+const separateProcesses = process.argv.includes('--separate-processes');
 const roundsArg = process.argv.indexOf('--rounds');
 const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 2;
 const LATENCY_REQUESTS = quick ? 500 : 3000;
@@ -44,6 +48,8 @@ interface Target {
   name: Side;
   url: string;
   headers: Record<string, string>;
+  /** CPU time (us) of the process that hosts this side's relay, so far. */
+  cpu: () => Promise<number>;
 }
 
 function child(file: string): ChildProcess {
@@ -79,9 +85,9 @@ class Clients {
   }
 
   async latency(t: Target): Promise<{ p50: number; p99: number }> {
-    const before = cpuMicros();
+    const before = await t.cpu();
     const r = await this.ask<Extract<BenchReply, { op: 'latency' }>>({ op: 'latency', url: t.url, path: PATH, headers: t.headers, n: LATENCY_REQUESTS });
-    this.count(t, 'request', Math.min(200, LATENCY_REQUESTS) + LATENCY_REQUESTS, cpuMicros() - before);
+    this.count(t, 'request', Math.min(200, LATENCY_REQUESTS) + LATENCY_REQUESTS, (await t.cpu()) - before);
     return r;
   }
 
@@ -90,7 +96,7 @@ class Clients {
   }
 
   async throughput(t: Target): Promise<number> {
-    const before = cpuMicros();
+    const before = await t.cpu();
     const r = await this.ask<Extract<BenchReply, { op: 'throughput' }>>({
       op: 'throughput',
       url: t.url,
@@ -99,13 +105,13 @@ class Clients {
       n: THROUGHPUT_REQUESTS,
       concurrency: THROUGHPUT_CONCURRENCY,
     });
-    this.count(t, 'request', THROUGHPUT_REQUESTS, cpuMicros() - before);
+    this.count(t, 'request', THROUGHPUT_REQUESTS, (await t.cpu()) - before);
     return r.perSecond;
   }
 
   /** 100 watchers of one object; WATCH_CHANGES patches (made directly on the cluster); the rate at which all watchers together receive them. */
   async watchRate(t: Target, cluster: ClusterHandle, round: number): Promise<number> {
-    const before = cpuMicros();
+    const before = await t.cpu();
     const r = await this.ask<Extract<BenchReply, { op: 'watch' }>>({
       op: 'watch',
       url: t.url,
@@ -115,7 +121,7 @@ class Clients {
       watchers: WATCHERS,
       changes: WATCH_CHANGES,
     });
-    this.count(t, 'event', r.received, cpuMicros() - before);
+    this.count(t, 'event', r.received, (await t.cpu()) - before);
     if (r.received < r.expected) process.stdout.write(`  (${t.name}: only ${r.received}/${r.expected} events within 60 s)\n`);
     return r.received / r.seconds;
   }
@@ -191,22 +197,98 @@ function perSide<T>(make: (side: Side) => T): Record<Side, T> {
   return Object.fromEntries(SIDES.map((side) => [side, make(side)])) as Record<Side, T>;
 }
 
-async function measure(cluster: ClusterHandle, withH2: boolean): Promise<Figures> {
+/** A relay under test and where it listens; `kind` 'tls proxy' is the proxy with TLS towards the client. */
+type RelayKind = 'proxy' | 'tls proxy' | 'raw pipe' | 'bare relay';
+
+interface RelayHandle {
+  url: string;
+  headers: Record<string, string>;
+  caPem?: string;
+  cpu: () => Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Starts a relay in this process; the proxies write their trace to a file in `dir`, as in a real run. */
+async function startRelay(kind: RelayKind, upstream: string, dir: string): Promise<RelayHandle> {
+  const cpu = () => Promise.resolve(cpuMicros());
+  if (kind === 'raw pipe' || kind === 'bare relay') {
+    const relay = await (kind === 'raw pipe' ? startRawPipe(upstream) : startBareRelay(upstream));
+    return { url: relay.url, headers: {}, cpu, stop: () => relay.stop() };
+  }
+  const trace = new TraceWriter(join(dir, `${kind.replace(' ', '-')}.trace.jsonl`), 'controller', new TraceSequence());
+  const proxy = await ControllerProxy.start({ upstream, trace, ...(kind === 'tls proxy' ? { tls: true } : {}), log: () => undefined });
+  return {
+    url: proxy.url,
+    headers: { authorization: `Bearer ${proxy.controllerToken}` },
+    ...(proxy.caPem ? { caPem: proxy.caPem } : {}),
+    cpu,
+    stop: async () => {
+      await proxy.stop();
+      await trace.close();
+    },
+  };
+}
+
+const RELAY_HOST = '--relay-host';
+
+/** A relay in a process of its own (this file with --relay-host): its CPU time is the relay's alone. */
+async function startRelayProcess(kind: RelayKind, upstream: string): Promise<RelayHandle> {
+  const proc = fork(fileURLToPath(import.meta.url), [RELAY_HOST, kind, upstream], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const waiting: Array<(m: HostReply) => void> = [];
+  proc.on('message', (m: HostReply) => waiting.shift()?.(m));
+  const next = () => new Promise<HostReply>((resolve) => waiting.push(resolve));
+  const started = (await next()) as Extract<HostReply, { url: string }>;
+  return {
+    url: started.url,
+    headers: started.headers,
+    ...(started.caPem ? { caPem: started.caPem } : {}),
+    cpu: async () => {
+      const reply = next();
+      proc.send('cpu');
+      return ((await reply) as Extract<HostReply, { cpu: number }>).cpu;
+    },
+    stop: async () => {
+      const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+      proc.send('stop');
+      await exited;
+    },
+  };
+}
+
+type HostReply = { url: string; headers: Record<string, string>; caPem?: string } | { cpu: number };
+
+/** The child side of startRelayProcess. */
+async function hostRelay(kind: RelayKind, upstream: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-bench-'));
-  const trace = new TraceWriter(join(dir, 'controller.trace.jsonl'), 'controller', new TraceSequence());
-  const proxy = await ControllerProxy.start({ upstream: cluster.url, trace, log: () => undefined });
-  const tlsTrace = new TraceWriter(join(dir, 'tls.trace.jsonl'), 'controller', new TraceSequence());
-  const tlsProxy = withH2 ? await ControllerProxy.start({ upstream: cluster.url, trace: tlsTrace, tls: true, log: () => undefined }) : undefined;
-  const rawPipe = await startRawPipe(cluster.url);
-  const bareRelay = await startBareRelay(cluster.url);
+  const relay = await startRelay(kind, upstream, dir);
+  process.send!({ url: relay.url, headers: relay.headers, ...(relay.caPem ? { caPem: relay.caPem } : {}) } satisfies HostReply);
+  process.on('message', (m: string) => {
+    if (m === 'cpu') process.send!({ cpu: cpuMicros() } satisfies HostReply);
+    if (m === 'stop')
+      void relay.stop().then(() => {
+        rmSync(dir, { recursive: true, force: true });
+        process.exit(0);
+      });
+  });
+}
+
+/** `ownProcesses`: each relay in a process of its own (setup A with --separate-processes); otherwise all in this one. */
+async function measure(cluster: ClusterHandle, withH2: boolean, ownProcesses: boolean): Promise<Figures> {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-bench-'));
+  const start = (kind: RelayKind) => (ownProcesses ? startRelayProcess(kind, cluster.url) : startRelay(kind, cluster.url, dir));
+  const proxy = await start('proxy');
+  const tlsProxy = withH2 ? await start('tls proxy') : undefined;
+  const rawPipe = await start('raw pipe');
+  const bareRelay = await start('bare relay');
   const clients = new Clients();
   try {
     await clients.create(cluster, 'bench');
+    const here = () => Promise.resolve(cpuMicros());
     const targets: Target[] = [
-      { name: 'direct', url: cluster.url, headers: {} },
-      { name: 'raw pipe', url: rawPipe.url, headers: {} },
-      { name: 'bare relay', url: bareRelay.url, headers: {} },
-      { name: 'proxy', url: proxy.url, headers: { authorization: `Bearer ${proxy.controllerToken}` } },
+      { name: 'direct', url: cluster.url, headers: {}, cpu: here },
+      { name: 'raw pipe', url: rawPipe.url, headers: {}, cpu: rawPipe.cpu },
+      { name: 'bare relay', url: bareRelay.url, headers: {}, cpu: bareRelay.cpu },
+      { name: 'proxy', url: proxy.url, headers: proxy.headers, cpu: proxy.cpu },
     ];
     // Alternate the sides' rounds; keep each side's best, so background noise hurts all alike.
     const lat = perSide((): Latency[] => []);
@@ -226,7 +308,7 @@ async function measure(cluster: ClusterHandle, withH2: boolean): Promise<Figures
       cpu: clients.cpu,
     };
     if (tlsProxy) {
-      const viaTls: Target = { name: 'proxy', url: tlsProxy.url, headers: { authorization: `Bearer ${tlsProxy.controllerToken}` } };
+      const viaTls: Target = { name: 'proxy', url: tlsProxy.url, headers: tlsProxy.headers, cpu: tlsProxy.cpu };
       figures.h2 = await clients.h2Latency(viaTls, tlsProxy.caPem!);
     }
     return figures;
@@ -236,8 +318,6 @@ async function measure(cluster: ClusterHandle, withH2: boolean): Promise<Figures
     await tlsProxy?.stop();
     await rawPipe.stop();
     await bareRelay.stop();
-    await trace.close();
-    await tlsTrace.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -292,13 +372,13 @@ function printFigures(title: string, f: Figures, cpuNote: string, directCpu: boo
 async function main(): Promise<void> {
   process.stdout.write(
     `kperturb proxy benchmark (${quick ? 'quick' : 'full'}): the clients in a process of their own (as a controller); the proxy speaks ` +
-      `plain HTTP/1.1 and writes its trace to a file; ceilings: a raw TCP pipe and a bare Node HTTP relay in its place; best of ${ROUNDS} alternating rounds\n`,
+      `plain HTTP/1.1 and writes its trace to a file; ceilings: a raw TCP pipe and a bare Node HTTP relay in its place; best of ${ROUNDS} alternating rounds${separateProcesses ? '; in A each relay in a process of its own' : ''}\n`,
   );
   const own = await inOwnProcess();
   try {
     printFigures(
       'A. cluster in its own process, proxy (or ceiling relay) in another (`kperturb cluster` + `kperturb proxy`)',
-      await measure(own, true),
+      await measure(own, true, separateProcesses),
       'relay process',
       false,
     );
@@ -309,7 +389,7 @@ async function main(): Promise<void> {
   try {
     printFigures(
       'B. cluster and proxy (or ceiling relay) in one thread (as a kperturb run hosts them)',
-      await measure(shared, false),
+      await measure(shared, false, false),
       'cluster + relay process',
       true,
     );
@@ -318,4 +398,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (process.argv[2] === RELAY_HOST) await hostRelay(process.argv[3] as RelayKind, process.argv[4]!);
+else await main();

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashSecretValue } from '../../src/model/secret-hash.js';
 import { markSharedReadOnly, readTraceAll, redactSecretObjects, TraceSequence, TraceWriter, type TraceWriterOptions } from '../../src/io/trace-io.js';
-import type { ResponseEvent, Unstamped, WatchDeliveryEvent } from '../../src/model/trace.js';
+import type { RequestEvent, ResponseEvent, Unstamped, WatchDeliveryEvent } from '../../src/model/trace.js';
 
 test('end-state objects: Secret values become hashes (equal values, equal hashes); other kinds are untouched', (t) => {
   const objects: Record<string, unknown> = {
@@ -176,6 +176,114 @@ test('watch events of a shared object (no events kept) are written as JSON.strin
   });
   t.is(fast.length, 1 + 300 * events(shared, big).length);
   t.deepEqual(fast, slow);
+});
+
+/** Writes `events` through a writer that keeps no events (its fast paths) and one that keeps them (the plain append path). */
+async function writeFastAndPlain(t: { teardown(f: () => void): void }, write: (w: TraceWriter) => void): Promise<{ fast: string[]; slow: string[] }> {
+  const dir = tempDir(t);
+  const fast = new TraceWriter(join(dir, 'fast.jsonl'), 'controller', new TraceSequence());
+  const slow = new TraceWriter(join(dir, 'slow.jsonl'), 'controller', new TraceSequence(), { keepEvents: true });
+  write(fast);
+  write(slow);
+  await fast.close();
+  await slow.close();
+  return { fast: linesOf(fast.file), slow: linesOf(slow.file) };
+}
+
+test('request lines are written as JSON.stringify writes them, whether their end is copied from the last request to the path or not', async (t) => {
+  const path = '/api/v1/namespaces/default/configmaps/a';
+  const resource = () => ({ group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true });
+  const base = () => ({
+    type: 'request',
+    id: 1,
+    incarnation: 1,
+    method: 'GET',
+    path,
+    query: {},
+    verb: 'get',
+    resource: resource(),
+    key: 'ConfigMap/default/a',
+    bodyBytes: 0,
+  });
+  const mutated: Record<string, string> = { labelSelector: 'a=b' };
+  const events = (round: number): object[] => [
+    base(),
+    { ...base(), id: 2 + round, incarnation: 2 },
+    { ...base(), query: { resourceVersion: '0' } },
+    { ...base(), query: { resourceVersion: '1' } },
+    { ...base(), query: { 'a"b': 'é\n😀', '\\': '\ud800' } },
+    // Recorded, changed, recorded again (see below): the second line has the new value.
+    { ...base(), query: mutated },
+    { ...base(), query: mutated },
+    { ...base(), resource: { group: '', version: 'v1', resource: 'configmaps' } },
+    { ...base(), resource: { ...resource(), subresource: 'status' } },
+    { ...base(), key: undefined },
+    (({ key: _key, ...rest }) => rest)(base()),
+    { ...base(), contentType: 'application/json' },
+    { ...base(), method: 'PUT', verb: 'update', bodyBytes: 20, body: { kind: 'ConfigMap', data: { a: 'b' } }, contentType: 'application/json' },
+    { ...base(), extra: 'kept' },
+    { id: 1, type: 'request', incarnation: 1, method: 'GET', path, query: {}, verb: 'get', bodyBytes: 0 },
+    { ...base(), query: { nested: { a: 1 } } },
+    { ...base(), query: ['x'] },
+    { ...base(), resource: new Date(0) },
+    { ...base(), query: { n: Number.NaN, u: undefined, b: true, z: null } },
+    { ...base(), id: Number.NaN },
+    { ...base(), incarnation: 1.5, id: -0 },
+    { ...base(), path: '/api/v1/namespaces/"q"/configmaps/é\\😀' },
+    { ...base(), path: `/api/v1/namespaces/default/configmaps/${'x'.repeat(400_000)}` },
+    { ...base(), method: 'GET', verb: 'watch', query: { watch: 'true', resourceVersion: String(round) }, path: '/api/v1/configmaps' },
+  ];
+  const { fast, slow } = await writeFastAndPlain(t, (w) => {
+    mutated.labelSelector = 'a=b';
+    for (let round = 0; round < 3; round++) {
+      for (const e of events(round)) {
+        w.append(e as Unstamped<RequestEvent>);
+        if ((e as { query?: unknown }).query === mutated) mutated.labelSelector += '+';
+      }
+    }
+  });
+  t.is(fast.length, 1 + 3 * events(0).length);
+  for (let i = 0; i < fast.length; i++) t.is(fast[i], slow[i], `line ${i}`);
+});
+
+test('answers of other shapes than the proxy makes are written as JSON.stringify writes them', async (t) => {
+  const text = JSON.stringify({ kind: 'ConfigMap', metadata: { name: 'a' }, data: { a: '"é😀' } });
+  const events = [
+    { type: 'response', id: 3, status: 200, object: undefined, durationMs: 2 },
+    { type: 'response', id: 3, status: 200, object: undefined, durationMs: 2.5 },
+    { type: 'response', id: -0, status: 404, object: undefined, durationMs: Number.NaN },
+    { type: 'response', id: 3, status: 200, durationMs: 2, object: undefined },
+    { id: 3, type: 'response', status: 200, object: undefined, durationMs: 2 },
+    { type: 'response', id: 3, status: 200, object: undefined, durationMs: 2, extra: 'kept' },
+    { type: 'response', id: '3', status: 200, object: undefined, durationMs: 2 },
+  ];
+  const { fast, slow } = await writeFastAndPlain(t, (w) => {
+    for (let round = 0; round < 2; round++) for (const e of events) w.appendAnswer(e as Unstamped<ResponseEvent>, text);
+  });
+  t.is(fast.length, 1 + 2 * events.length);
+  for (let i = 0; i < fast.length; i++) t.is(fast[i], slow[i], `line ${i}`);
+});
+
+test('answers repeated and interleaved are written as the plain path writes them (Secrets hashed every time)', async (t) => {
+  const answer = (name: string) => JSON.stringify({ kind: 'ConfigMap', metadata: { name }, data: { a: 'é' } });
+  const secret = JSON.stringify({ kind: 'Secret', metadata: { name: 's' }, data: { password: 'aHVudGVyMg==' } });
+  const texts = [
+    answer('a'),
+    answer('a'),
+    secret,
+    secret,
+    answer('a'),
+    '{"kind":"ConfigMap", "x":1}',
+    '{"kind":"ConfigMap", "x":1}',
+    answer('b'),
+    answer('a') + '\n',
+  ];
+  const { fast, slow } = await writeFastAndPlain(t, (w) => {
+    for (const text of texts) w.appendAnswer({ type: 'response', id: 1, status: 200, object: undefined, durationMs: 1 }, text);
+  });
+  t.is(fast.length, 1 + texts.length);
+  for (let i = 0; i < fast.length; i++) t.is(fast[i], slow[i], `line ${i}`);
+  for (const i of [3, 4]) t.false(fast[i]!.includes('aHVudGVyMg=='));
 });
 
 test('the trace file has every line in order once closed; events are in memory only when asked for', async (t) => {
