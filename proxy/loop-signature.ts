@@ -9,16 +9,16 @@ import { keyOfAnswer, type RequestFacts } from './classify.js';
 
 /**
  * What the loop detector compares a request by (its verb and object), whether it is a write, and
- * whether, having succeeded, a later round could repeat it only if it was undone in between (a create of a named
- * object, a delete). A create's body may be unreadable here (client-go sends built-in kinds as
+ * whether, having succeeded, a later round could repeat it only if it was undone in between (a
+ * create of a named object, a delete). A create's body may be unreadable here (client-go sends built-in kinds as
  * protobuf), so a successful create is named by its answer; one made with generateName makes a new
  * object each time and is never undone churn.
  */
 export function loopSignature(f: RequestFacts, status: number, answer: KubeObject | undefined): { signature: string; write: boolean; undoable: boolean } {
   const write = isTriggerWriteVerb(f.verb) && !f.dryRun;
-  const made = f.verb === 'create' && status < 300 && answer?.metadata?.generateName === undefined ? keyOfAnswer(answer, f.resource?.kind) : undefined;
-  const key = f.key ?? made;
+  const generated = answer?.metadata?.generateName !== undefined;
+  const key = f.key ?? (f.verb === 'create' && status < 300 && !generated ? keyOfAnswer(answer, f.resource?.kind) : undefined);
   const signature = `${f.verb} ${key ?? f.pathname}${f.resource?.subresource ? '/' + f.resource.subresource : ''}`;
-  const named = f.verb === 'create' ? key !== undefined && answer?.metadata?.generateName === undefined : f.verb === 'delete';
+  const named = f.verb === 'create' ? key !== undefined && !generated : f.verb === 'delete';
   return { signature, write, undoable: write && named };
 }

@@ -12,8 +12,8 @@
  * echo of its own write, queued behind the episode), so the episode ends once it has made the same
  * refused write RETRY_LOOP_ROUNDS times with no write succeeding in between (`retrying` on the
  * episode's end): decommission's first reference run spent 11 of its 28 s in such 2 s episodes.
- * Like an episode that reached its time limit it is not quiet, and the planner keeps the
- * deliveries before it as possible causes of what comes next.
+ * The episode is not quiet, but the planner closes its window there as after a quiet one
+ * (planner/analysis/delivery.ts): the controller has done all this event makes it do.
  *
  * Only ADDED/MODIFIED/DELETED events open episodes; BOOKMARKs, ERRORs and stream ends keep their
  * place in the order but pass without waiting.

@@ -9,7 +9,8 @@
  *   deleted, and restarted onto a view frozen at that resourceVersion, released once the restarted
  *   controller, having read from it, has acted on it and gone quiet (`quietMs`, the quiet window
  *   that says a run has settled) or is going round in a loop of the same reads and refused
- *   writes, or of writes each round undoes (src/model/retry-loop.ts), and at the latest `releaseAfterSeconds` after that first read;
+ *   writes, or of writes each round undoes (src/model/retry-loop.ts), and at the latest
+ *   `releaseAfterSeconds` after that first read;
  * - hold-until: entirely in the proxy (hold from `from`, expire with 410 once `until` happened);
  * - api-error: entirely in the proxy (the n-th matching write request gets an error, a lost
  *   response or a slow answer; one-shot);
