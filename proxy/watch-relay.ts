@@ -22,14 +22,21 @@ const WATCH_EVENT_TYPES: ReadonlySet<string> = new Set(['ADDED', 'MODIFIED', 'DE
 /** Splits a byte stream at newlines; keeps the incomplete tail for the next chunk. */
 export class LineSplitter {
   private tail: Buffer[] = [];
+  /**
+   * Whether the lines the last `push` returned are, end to end, exactly the chunk it was given (no
+   * bytes left over before it, none after): then the chunk itself can be written in their place.
+   */
+  wholeLines = false;
 
   /** The complete lines in `chunk` (each with its `\n`), joined to what was left over before. */
   push(chunk: Buffer): Buffer[] {
     const lines: Buffer[] = [];
+    this.wholeLines = this.tail.length === 0;
     let start = 0;
     let nl: number;
     while ((nl = chunk.indexOf(0x0a, start)) >= 0) {
-      const piece = chunk.subarray(start, nl + 1);
+      // The chunk itself when it is one line (no view of it to make).
+      const piece = start === 0 && nl === chunk.length - 1 ? chunk : chunk.subarray(start, nl + 1);
       if (this.tail.length > 0) {
         lines.push(Buffer.concat([...this.tail, piece]));
         this.tail = [];
@@ -38,7 +45,10 @@ export class LineSplitter {
       }
       start = nl + 1;
     }
-    if (start < chunk.length) this.tail.push(chunk.subarray(start));
+    if (start < chunk.length) {
+      this.tail.push(chunk.subarray(start));
+      this.wholeLines = false;
+    }
     return lines;
   }
 
@@ -114,16 +124,65 @@ function parseLine(text: string): DecodedLine | null {
 }
 
 /**
- * The last few shared lines' bytes and their decodings, newest first. The watchers of one object
- * get the same line, but their streams interleave (the next change reaches some watchers before
- * the last one reached all), so a handful of lines are in flight at once: comparing bytes with
- * them spares decoding the line to text and hashing that for the map.
+ * The last shared lines decoded (a ring, numbered from 1 in the order they were decoded), with a
+ * copy of their bytes. The watchers of one object get the same lines in the same order, but their
+ * streams interleave and the slowest fall behind the fastest (in bench:proxy's 100 watchers of one
+ * object, often by more than a few lines). So each line links to the line that followed it on the
+ * stream that decoded it first, and each stream remembers the last line it got (its LineCursor):
+ * its next line is most often the linked one, found with one comparison of bytes whatever the lag
+ * and however the lines of other resources interleave. Comparing bytes spares decoding the line to
+ * text and hashing that for the map.
  */
-const recentRaw: Array<{ raw: Buffer; decoded: DecodedLine }> = [];
-const RECENT_RAW = 8;
+interface RecentLine {
+  n: number;
+  raw: Buffer;
+  decoded: DecodedLine;
+  /** The number of the line that came next on the stream that decoded this one first (0: none yet). */
+  next: number;
+}
+const RING_SIZE = 256;
+const ring: Array<RecentLine | undefined> = new Array<RecentLine | undefined>(RING_SIZE);
+let newest = 0;
+/** A line that is not the linked one is looked for among the newest few. */
+const NEWEST_FEW = 8;
 
-function decodeShared(raw: Buffer): DecodedLine | null {
-  for (const r of recentRaw) if (r.raw.length === raw.length && r.raw.equals(raw)) return r.decoded;
+/** Where one stream is among the recent lines: the number of the last one it received (0: none). */
+export interface LineCursor {
+  n: number;
+}
+
+/** Line `n` if the ring still holds it. */
+function recentLine(n: number): RecentLine | undefined {
+  const line = n > 0 ? ring[n % RING_SIZE] : undefined;
+  return line !== undefined && line.n === n ? line : undefined;
+}
+
+function sameBytes(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && a.equals(b);
+}
+
+/** The decoding of `raw` if it is a recent line; moves `cursor` on to it and links the stream's last line to it. */
+function recent(raw: Buffer, cursor: LineCursor | undefined): DecodedLine | undefined {
+  const last = cursor === undefined ? undefined : recentLine(cursor.n);
+  const linked = last === undefined ? undefined : recentLine(last.next);
+  let found = linked !== undefined && sameBytes(linked.raw, raw) ? linked : undefined;
+  for (let n = newest; found === undefined && n > 0 && n > newest - NEWEST_FEW; n--) {
+    const r = ring[n % RING_SIZE]!;
+    if (sameBytes(r.raw, raw)) found = r;
+  }
+  if (found === undefined) return undefined;
+  follow(cursor, last, found);
+  return found.decoded;
+}
+
+function follow(cursor: LineCursor | undefined, last: RecentLine | undefined, line: RecentLine): void {
+  if (cursor !== undefined) cursor.n = line.n;
+  if (last !== undefined && last.next === 0) last.next = line.n;
+}
+
+function decodeShared(raw: Buffer, cursor: LineCursor | undefined): DecodedLine | null {
+  const known = recent(raw, cursor);
+  if (known !== undefined) return known;
   const text = raw.toString('utf8');
   if (text.length > MAX_SHARED_LINE) return parseLine(text);
   let decoded = recentLines.get(text);
@@ -142,13 +201,22 @@ function decodeShared(raw: Buffer): DecodedLine | null {
     markSharedReadOnly(decoded.object);
   }
   // A copy: the line is a slice of an upstream chunk, which must not stay alive through it.
-  recentRaw.unshift({ raw: Buffer.from(raw), decoded });
-  if (recentRaw.length > RECENT_RAW) recentRaw.pop();
+  const line: RecentLine = { n: ++newest, raw: Buffer.from(raw), decoded, next: 0 };
+  ring[line.n % RING_SIZE] = line;
+  follow(cursor, cursor === undefined ? undefined : recentLine(cursor.n), line);
   return decoded;
 }
 
-export function decodeWatchLine(raw: Buffer, fallbackKind: string | undefined): RelayedWatchEvent {
-  const decoded = decodeShared(raw);
+/** Whether `a` holds the very buffers of `b` (not copies), in the same order. */
+function sameBuffers(a: Buffer[], b: Buffer[] | undefined): boolean {
+  if (b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** `cursor`: the stream's place among the recent lines (see LineCursor), moved on here. */
+export function decodeWatchLine(raw: Buffer, fallbackKind: string | undefined, cursor?: LineCursor): RelayedWatchEvent {
+  const decoded = decodeShared(raw, cursor);
   if (!decoded) return { raw };
   const { object } = decoded;
   const event: RelayedWatchEvent = { raw, type: decoded.type, object };
@@ -192,6 +260,7 @@ export interface WatchRelayOptions {
 
 export class WatchRelay {
   private readonly splitter = new LineSplitter();
+  private readonly cursor: LineCursor = { n: 0 };
   private readonly stages: WatchEventStage[];
   private upstream: IncomingMessage | undefined;
   private stopped = false;
@@ -281,14 +350,14 @@ export class WatchRelay {
     }
     const lines = this.splitter.push(chunk);
     if (lines.length === 1) {
-      this.route(decodeWatchLine(lines[0]!, this.o.kind), 0);
+      this.route(decodeWatchLine(lines[0]!, this.o.kind, this.cursor), 0);
       return;
     }
     this.batch = [];
     try {
-      for (const line of lines) this.route(decodeWatchLine(line, this.o.kind), 0);
+      for (let i = 0; i < lines.length; i++) this.route(decodeWatchLine(lines[i]!, this.o.kind, this.cursor), 0);
     } finally {
-      this.flushBatch();
+      this.flushBatch(this.splitter.wholeLines ? lines : undefined, chunk);
     }
   }
 
@@ -336,8 +405,11 @@ export class WatchRelay {
     }
   }
 
-  /** Writes what the current chunk collected in one piece. */
-  private flushBatch(): void {
+  /**
+   * Writes what the current chunk collected in one piece: the chunk itself when it was made of
+   * `lines` (whole lines only) and every one of them passed, in order; otherwise their copy.
+   */
+  private flushBatch(lines?: Buffer[], chunk?: Buffer): void {
     const batch = this.batch;
     this.batch = undefined;
     // Stopped meanwhile or not, these events were delivered (and recorded): send them while the
@@ -345,7 +417,7 @@ export class WatchRelay {
     const client = this.o.client;
     if (!batch || batch.length === 0 || client.writableEnded || client.destroyed) return;
     try {
-      this.afterWrite(writeChunk(client, batch.length === 1 ? batch[0]! : Buffer.concat(batch)));
+      this.afterWrite(writeChunk(client, batch.length === 1 ? batch[0]! : sameBuffers(batch, lines) ? chunk! : Buffer.concat(batch)));
     } catch (err) {
       if (this.stopped) return;
       this.stopped = true;
@@ -378,7 +450,7 @@ export class WatchRelay {
   private onUpstreamEnd(): void {
     if (this.stopped) return;
     const rest = this.splitter.rest();
-    if (rest) this.route(decodeWatchLine(rest, this.o.kind), 0);
+    if (rest) this.route(decodeWatchLine(rest, this.o.kind, this.cursor), 0);
     this.finish();
   }
 }

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { rewriteAccept, upstreamRequestHeaders } from '../../proxy/headers.js';
-import { LineSplitter } from '../../proxy/watch-relay.js';
+import { decodeWatchLine, LineSplitter, type LineCursor } from '../../proxy/watch-relay.js';
 import { WriteOccurrenceCounter } from '../../src/model/controller-write.js';
 import { TriggerEvaluator } from '../../src/model/trigger-eval.js';
 import { DeliveryGate } from '../../proxy/gate.js';
@@ -42,6 +42,55 @@ test('LineSplitter reassembles lines across chunks', (t) => {
   t.is(s.rest(), undefined);
   s.push(Buffer.from('tail'));
   t.is(String(s.rest()), 'tail');
+});
+
+test('LineSplitter says when its lines are exactly the chunk, which a one-line chunk is itself', (t) => {
+  const s = new LineSplitter();
+  const one = Buffer.from('{"a":1}\n');
+  const [line] = s.push(one);
+  t.is(line, one, 'the chunk itself, not a copy or a view');
+  t.true(s.wholeLines);
+  t.deepEqual(s.push(Buffer.from('a\nb\n')).map(String), ['a\n', 'b\n']);
+  t.true(s.wholeLines);
+  s.push(Buffer.from('c\nd'));
+  t.false(s.wholeLines, 'bytes left over after the last line');
+  t.deepEqual(s.push(Buffer.from('\ne\n')).map(String), ['d\n', 'e\n']);
+  t.false(s.wholeLines, 'the first line began in the chunk before');
+  t.true(s.push(Buffer.from('f\n')).length === 1 && s.wholeLines);
+});
+
+test('streams that receive the same lines share one decoding of each, however far behind; any line decodes as it is', (t) => {
+  const line = (name: string, rv: number) =>
+    Buffer.from(
+      JSON.stringify({
+        type: 'MODIFIED',
+        object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace: 'default', resourceVersion: String(rv) } },
+      }) + '\n',
+    );
+  const fast: LineCursor = { n: 0 };
+  const slow: LineCursor = { n: 0 };
+  const other: LineCursor = { n: 0 };
+  // 600 lines: more than the recent lines the streams find by their cursors; another stream's lines interleave.
+  const first = [];
+  for (let i = 0; i < 600; i++) {
+    first.push(decodeWatchLine(line('units-a', i), undefined, fast));
+    if (i % 3 === 0) t.is(decodeWatchLine(line('units-b', i), undefined, other).resourceVersion, String(i));
+  }
+  for (let i = 0; i < 600; i++) {
+    // Another socket's bytes: equal, not the same buffer.
+    const e = decodeWatchLine(line('units-a', i), undefined, slow);
+    t.is(e.key, 'ConfigMap/default/units-a');
+    t.is(e.resourceVersion, String(i));
+    t.is(e.object, first[i]!.object, `line ${i}: the same decoding`);
+  }
+  // A stream that skips ahead (its next line is not the one after its last) and one without a cursor.
+  const skipping: LineCursor = { n: 0 };
+  t.is(decodeWatchLine(line('units-a', 10), undefined, skipping).object, first[10]!.object);
+  t.is(decodeWatchLine(line('units-a', 599), undefined, skipping).object, first[599]!.object);
+  t.is(decodeWatchLine(line('units-a', 598), undefined).object, first[598]!.object);
+  t.is(decodeWatchLine(line('units-a', 600), undefined, skipping).resourceVersion, '600');
+  // Not an event: forwarded as it is, without one.
+  t.is(decodeWatchLine(Buffer.from('not json\n'), undefined, slow).type, undefined);
 });
 
 test('write triggers count per verb, key and subresource and fire once on the n-th (as the proxy feeds them)', (t) => {
