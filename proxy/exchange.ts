@@ -15,7 +15,7 @@ import type http from 'node:http';
 import { HousekeepingRequests } from '../src/model/bookkeeping.js';
 import { parseApiPath, requestVerb } from '../src/model/api-path.js';
 import { isObject, type KubeObject } from '../src/model/object-key.js';
-import type { RequestEvent, TraceSink, Unstamped, WatchDeliveryEvent } from '../src/model/trace.js';
+import { watchDeliveryEvent, type RequestEvent, type TraceSink, type Unstamped } from '../src/model/trace.js';
 import { classifyRequest, decodeContent, isJsonLike, parseJsonBody, type RequestFacts } from './classify.js';
 import { connectionOf, isHttp2Request, resetStream, writeHeadTo, type ClientConnection, type ClientRequest, type ClientResponse } from './client-conn.js';
 import type { Epoch, EpochMember, EpochMembership } from './epoch.js';
@@ -392,12 +392,11 @@ export class Exchange implements EpochMember {
         this.host.touch();
       },
       onDelivered: (e) => {
-        // Built key by key in the order the trace has them (no spread copies: this runs per event).
-        const event = { type: 'watch-event', id: this.id, eventType: e.type! } as Unstamped<WatchDeliveryEvent>;
-        if (e.key) event.key = e.key;
-        if (e.resourceVersion !== undefined) event.resourceVersion = e.resourceVersion;
-        event.object = e.object!;
-        const seq = this.host.trace.append(event);
+        const trace = this.host.trace;
+        const key = e.key || undefined;
+        const seq = trace.appendWatchEvent
+          ? trace.appendWatchEvent(this.id, e.type!, key, e.resourceVersion, e.object!)
+          : trace.append(watchDeliveryEvent(this.id, e.type!, key, e.resourceVersion, e.object!));
         // A BOOKMARK only moves the client's resourceVersion: the controller does nothing on it, so it
         // is not activity (the embedded cluster sends one per watch every second, and watches opened a
         // little apart would otherwise keep a controller from ever going quiet).

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { isObject, type KubeObject } from '../model/object-key.js';
+import { isObject, type KubeObject, type ObjectKey } from '../model/object-key.js';
 import { isCanonicalJson } from '../model/json-text.js';
 import { ResultsError } from '../model/errors.js';
 import { quote } from '../model/validate.js';
@@ -21,6 +21,8 @@ import {
   type TraceSource,
   type Unstamped,
   type WatchDeliveryEvent,
+  type WatchEventType,
+  watchDeliveryEvent,
 } from '../model/trace.js';
 
 export interface TraceWriterOptions {
@@ -102,6 +104,23 @@ function hasKeysInOrder(event: object, keys: readonly string[], optional: Readon
   return at === keys.length;
 }
 
+/** A whole number of at most 15 digits (JSON.stringify and writeDigits write it alike). */
+function isDigitsInteger(n: unknown): n is number {
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 && n < 1e15;
+}
+
+/** Writes the decimal digits of `n` (see isDigitsInteger) at `at`; returns where they end. */
+function writeDigits(buf: Buffer, at: number, n: number): number {
+  let end = at + 1;
+  for (let x = n; x >= 10; x = Math.floor(x / 10)) end++;
+  let x = n;
+  for (let i = end - 1; i >= at; i--) {
+    buf[i] = 0x30 + (x % 10);
+    x = Math.floor(x / 10);
+  }
+  return end;
+}
+
 /** A number as JSON.stringify writes it, when that is what a template literal writes too (finite numbers). */
 function isPlainNumber(n: unknown): n is number {
   return typeof n === 'number' && Number.isFinite(n);
@@ -155,10 +174,15 @@ export class TraceWriter implements TraceSink {
     const seq = this.sequence.take();
     if (event.type === 'watch-event' && !this.kept && !this.closed && this.pushSharedWatchEvent(seq, event)) return seq;
     if (event.type === 'request' && !this.kept && !this.closed && this.pushRequest(seq, event)) return seq;
+    this.recordAs(seq, event);
+    return seq;
+  }
+
+  /** Records `event` under `seq`, stamped now, its Secrets redacted. */
+  private recordAs(seq: number, event: Unstamped<ControllerTraceEvent | ClusterTraceEvent>): void {
     const stamped = { seq, ts: Date.now(), ...event } as TraceEvent;
     if (this.redact) redactSecretsIn(stamped);
     this.record(stamped);
-    return seq;
   }
 
   /**
@@ -219,10 +243,26 @@ export class TraceWriter implements TraceSink {
    * markSharedReadOnly) and a watch event has no body, so there is nothing to redact.
    */
   private pushSharedWatchEvent(seq: number, event: Unstamped<WatchDeliveryEvent>): boolean {
-    const object = event.object;
+    if (!sharedJson.has(event.object) || !hasKeysInOrder(event, WATCH_EVENT_KEYS, OPTIONAL_WATCH_EVENT_KEYS)) return false;
+    return this.pushWatchEventLine(seq, event.id, event.eventType, event.key, event.resourceVersion, event.object);
+  }
+
+  /**
+   * See TraceSink.appendWatchEvent: the line pushSharedWatchEvent writes, without making the event
+   * when it can be written so; otherwise the event is made and recorded as `append` records it.
+   */
+  appendWatchEvent(id: number, eventType: WatchEventType, key: ObjectKey | undefined, resourceVersion: string | undefined, object: KubeObject): number {
+    if (this.kept || this.closed) return this.append(watchDeliveryEvent(id, eventType, key, resourceVersion, object));
+    const seq = this.sequence.take();
+    if (!this.pushWatchEventLine(seq, id, eventType, key, resourceVersion, object))
+      this.recordAs(seq, watchDeliveryEvent(id, eventType, key, resourceVersion, object));
+    return seq;
+  }
+
+  /** pushSharedWatchEvent's line from the event's values (false, having written nothing, if `object` is not shared or a value is not what the line can hold). */
+  private pushWatchEventLine(seq: number, id: unknown, eventType: unknown, key: unknown, resourceVersion: unknown, object: KubeObject): boolean {
     const shared = sharedJson.get(object);
-    if (shared === undefined || !hasKeysInOrder(event, WATCH_EVENT_KEYS, OPTIONAL_WATCH_EVENT_KEYS)) return false;
-    const { id, eventType, key, resourceVersion } = event;
+    if (shared === undefined) return false;
     if (typeof id !== 'number' || !Number.isFinite(id) || typeof eventType !== 'string') return false;
     if ((key !== undefined && typeof key !== 'string') || (resourceVersion !== undefined && typeof resourceVersion !== 'string')) return false;
     const text = shared ?? sharedText(object);
@@ -239,7 +279,32 @@ export class TraceWriter implements TraceSink {
       text.tailResourceVersion = resourceVersion;
     }
     // Numbers only besides the fixed keys: one byte per character.
-    return this.pushHeadAndTail(`{"seq":${seq},"ts":${Date.now()},"type":"watch-event","id":${id}`, tail);
+    if (!isDigitsInteger(seq) || !isDigitsInteger(id)) {
+      return this.pushHeadAndTail(`{"seq":${seq},"ts":${Date.now()},"type":"watch-event","id":${id}`, tail);
+    }
+    // The head without making it as a string (this runs per event and watcher): `{"seq":`, the
+    // digits of seq, what lies between them and the id's digits (the same for every event of one
+    // millisecond), the digits of id.
+    const middle = this.watchEventMiddle();
+    const size = 7 + 16 + middle.length + 16 + tail.length;
+    if (size > BUFFER_BYTES) return false;
+    if (this.used + size > BUFFER_BYTES) this.flush();
+    const batch = this.batch;
+    let at = this.used;
+    batch[at] = 0x7b; // {"seq":
+    batch[at + 1] = 0x22;
+    batch[at + 2] = 0x73;
+    batch[at + 3] = 0x65;
+    batch[at + 4] = 0x71;
+    batch[at + 5] = 0x22;
+    batch[at + 6] = 0x3a;
+    at = writeDigits(batch, at + 7, seq);
+    batch.set(middle, at);
+    at = writeDigits(batch, at + middle.length, id);
+    batch.set(tail, at);
+    this.used = at + tail.length;
+    this.batched();
+    return true;
   }
 
   /**
@@ -309,6 +374,19 @@ export class TraceWriter implements TraceSink {
       this.requestTails.set(path, known);
     }
     return this.pushHeadAndTail(head, known.tail);
+  }
+
+  private middleTs = -1;
+  private middle: Buffer = Buffer.alloc(0);
+
+  /** What a watch event's line has between its seq and its id's digits now: `,"ts":<now>,"type":"watch-event","id":`. */
+  private watchEventMiddle(): Buffer {
+    const now = Date.now();
+    if (now !== this.middleTs) {
+      this.middleTs = now;
+      this.middle = Buffer.from(`,"ts":${now},"type":"watch-event","id":`, 'latin1');
+    }
+    return this.middle;
   }
 
   /** Appends a line made of `head` (one byte per character) and `tail` (bytes, newline included); false, having written nothing, if it does not fit a batch. */

@@ -306,4 +306,26 @@ export interface TraceSink {
    * among the keys. A sink that can copy the text into its line saves a parse and a serialization.
    */
   appendAnswer?(event: Unstamped<ResponseEvent>, objectJson: string): number;
+  /**
+   * Optional: records what `append` records for `watchDeliveryEvent(id, eventType, key,
+   * resourceVersion, object)`. The proxy calls it once per event and stream: a sink can write the
+   * line without making the event first.
+   */
+  appendWatchEvent?(id: number, eventType: WatchEventType, key: ObjectKey | undefined, resourceVersion: string | undefined, object: KubeObject): number;
+}
+
+/** A `watch-event` as the proxy records it: its keys in this order, key and resourceVersion only when known. */
+export function watchDeliveryEvent(
+  id: number,
+  eventType: WatchEventType,
+  key: ObjectKey | undefined,
+  resourceVersion: string | undefined,
+  object: KubeObject,
+): Unstamped<WatchDeliveryEvent> {
+  // Built key by key (no spread copies: this runs per event and stream).
+  const event = { type: 'watch-event', id, eventType } as Unstamped<WatchDeliveryEvent>;
+  if (key !== undefined) event.key = key;
+  if (resourceVersion !== undefined) event.resourceVersion = resourceVersion;
+  event.object = object;
+  return event;
 }

@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashSecretValue } from '../../src/model/secret-hash.js';
 import { markSharedReadOnly, readTraceAll, redactSecretObjects, TraceSequence, TraceWriter, type TraceWriterOptions } from '../../src/io/trace-io.js';
-import type { RequestEvent, ResponseEvent, Unstamped, WatchDeliveryEvent } from '../../src/model/trace.js';
+import {
+  watchDeliveryEvent,
+  type RequestEvent,
+  type ResponseEvent,
+  type Unstamped,
+  type WatchDeliveryEvent,
+  type WatchEventType,
+} from '../../src/model/trace.js';
+import type { KubeObject } from '../../src/model/object-key.js';
 
 test('end-state objects: Secret values become hashes (equal values, equal hashes); other kinds are untouched', (t) => {
   const objects: Record<string, unknown> = {
@@ -177,6 +185,48 @@ test('watch events of a shared object (no events kept) are written as JSON.strin
   t.is(fast.length, 1 + 300 * events(shared, big).length);
   t.deepEqual(fast, slow);
 });
+
+for (const keepEvents of [false, true]) {
+  test(`appendWatchEvent writes what append writes for the same event, stamped now (keepEvents ${keepEvents})`, async (t) => {
+    const shared: KubeObject = { kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '9' }, data: { a: '"quoted" é 😀' } };
+    const notShared: KubeObject = { kind: 'ConfigMap', metadata: { name: 'b' } };
+    markSharedReadOnly(shared);
+    const events: Array<[number, WatchEventType, string | undefined, string | undefined, KubeObject]> = [
+      [0, 'ADDED', 'ConfigMap/default/a', '9', shared],
+      [7, 'MODIFIED', undefined, '9', shared],
+      [10, 'DELETED', 'ConfigMap/default/a', undefined, shared],
+      [1234567890123, 'MODIFIED', 'ConfigMap/default/a', '9', shared],
+      // Ids no sequence gives, written all the same.
+      [-1, 'MODIFIED', 'ConfigMap/default/a', '9', shared],
+      [2.5, 'MODIFIED', 'ConfigMap/default/a', '9', shared],
+      [3, 'BOOKMARK', undefined, '11', shared],
+      [4, 'MODIFIED', 'ConfigMap/default/b', '1', notShared],
+    ];
+    const { fast, slow } = await writeBoth(t, { keepEvents }, (fast, slow) => {
+      // Enough for the sequence numbers to pass 10, 100, ... 10000, and lines to cross batches.
+      for (let round = 0; round < 2000; round++) {
+        for (const [id, type, key, rv, object] of events) {
+          t.is(fast.appendWatchEvent(id, type, key, rv, object), slow.append(watchDeliveryEvent(id, type, key, rv, structuredClone(object))));
+        }
+      }
+      if (keepEvents)
+        t.deepEqual(
+          fast.events.map((e) => ({ ...e, ts: 0 })),
+          slow.events.map((e) => ({ ...e, ts: 0 })),
+        );
+    });
+    t.is(fast.length, 1 + 2000 * events.length);
+    t.deepEqual(fast, slow);
+    const dir = tempDir(t);
+    const w = new TraceWriter(join(dir, 'ts.jsonl'), 'controller', new TraceSequence());
+    const before = Date.now();
+    w.appendWatchEvent(1, 'ADDED', 'ConfigMap/default/a', '9', shared);
+    const after = Date.now();
+    await w.close();
+    const ts = (await readTraceAll(w.file))[1]!.ts;
+    t.true(ts >= before && ts <= after, `ts ${ts}`);
+  });
+}
 
 /** Writes `events` through a writer that keeps no events (its fast paths) and one that keeps them (the plain append path). */
 async function writeFastAndPlain(t: { teardown(f: () => void): void }, write: (w: TraceWriter) => void): Promise<{ fast: string[]; slow: string[] }> {
