@@ -12,9 +12,12 @@ export const BOOKKEEPING_KINDS: ReadonlySet<string> = new Set(['Lease', 'Event']
 export const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
 
 export function isBookkeepingKey(key: ObjectKey): boolean {
-  // The kind is what precedes the first `/` (parseKey's too); the proxy asks this per watch event.
+  // The kind is what precedes the first `/` (parseKey's too). The proxy asks this per watch event
+  // and stream: compared in place, not sliced out.
   const slash = key.indexOf('/');
-  return BOOKKEEPING_KINDS.has(slash < 0 ? key : key.slice(0, slash));
+  const kindLength = slash < 0 ? key.length : slash;
+  for (const kind of BOOKKEEPING_KINDS) if (kind.length === kindLength && key.startsWith(kind)) return true;
+  return false;
 }
 
 export function isBookkeepingResource(ref: ResourceRef | undefined): boolean {
