@@ -27,6 +27,7 @@ import { EmbeddedCluster } from '../../src/cluster/index.js';
 import { ControllerProxy } from '../../proxy/index.js';
 import { TraceSequence, TraceWriter } from '../../src/io/trace-io.js';
 import type { BenchReply, BenchRequest } from './proxy-bench-client.js';
+import { RELAY_HOST, startRelayProcess, type HostReply, type RelayHandle, type RelayKind } from './proxy-bench-host.js';
 import { startBareRelay, startRawPipe } from './proxy-bench-relays.js';
 
 const quick = process.argv.includes('--quick');
@@ -197,17 +198,6 @@ function perSide<T>(make: (side: Side) => T): Record<Side, T> {
   return Object.fromEntries(SIDES.map((side) => [side, make(side)])) as Record<Side, T>;
 }
 
-/** A relay under test and where it listens; `kind` 'tls proxy' is the proxy with TLS towards the client. */
-type RelayKind = 'proxy' | 'tls proxy' | 'raw pipe' | 'bare relay';
-
-interface RelayHandle {
-  url: string;
-  headers: Record<string, string>;
-  caPem?: string;
-  cpu: () => Promise<number>;
-  stop(): Promise<void>;
-}
-
 /** Starts a relay in this process; the proxies write their trace to a file in `dir`, as in a real run. */
 async function startRelay(kind: RelayKind, upstream: string, dir: string): Promise<RelayHandle> {
   const cpu = () => Promise.resolve(cpuMicros());
@@ -229,34 +219,6 @@ async function startRelay(kind: RelayKind, upstream: string, dir: string): Promi
   };
 }
 
-const RELAY_HOST = '--relay-host';
-
-/** A relay in a process of its own (this file with --relay-host): its CPU time is the relay's alone. */
-async function startRelayProcess(kind: RelayKind, upstream: string): Promise<RelayHandle> {
-  const proc = fork(fileURLToPath(import.meta.url), [RELAY_HOST, kind, upstream], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const waiting: Array<(m: HostReply) => void> = [];
-  proc.on('message', (m: HostReply) => waiting.shift()?.(m));
-  const next = () => new Promise<HostReply>((resolve) => waiting.push(resolve));
-  const started = (await next()) as Extract<HostReply, { url: string }>;
-  return {
-    url: started.url,
-    headers: started.headers,
-    ...(started.caPem ? { caPem: started.caPem } : {}),
-    cpu: async () => {
-      const reply = next();
-      proc.send('cpu');
-      return ((await reply) as Extract<HostReply, { cpu: number }>).cpu;
-    },
-    stop: async () => {
-      const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-      proc.send('stop');
-      await exited;
-    },
-  };
-}
-
-type HostReply = { url: string; headers: Record<string, string>; caPem?: string } | { cpu: number };
-
 /** The child side of startRelayProcess. */
 async function hostRelay(kind: RelayKind, upstream: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-bench-'));
@@ -275,7 +237,7 @@ async function hostRelay(kind: RelayKind, upstream: string): Promise<void> {
 /** `ownProcesses`: each relay in a process of its own (setup A with --separate-processes); otherwise all in this one. */
 async function measure(cluster: ClusterHandle, withH2: boolean, ownProcesses: boolean): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-bench-'));
-  const start = (kind: RelayKind) => (ownProcesses ? startRelayProcess(kind, cluster.url) : startRelay(kind, cluster.url, dir));
+  const start = (kind: RelayKind) => (ownProcesses ? startRelayProcess(fileURLToPath(import.meta.url), kind, cluster.url) : startRelay(kind, cluster.url, dir));
   const proxy = await start('proxy');
   const tlsProxy = withH2 ? await start('tls proxy') : undefined;
   const rawPipe = await start('raw pipe');
