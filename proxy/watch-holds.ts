@@ -182,7 +182,9 @@ export class WatchHolds {
   }
 
   matching(event: RelayedWatchEvent): WatchHold | undefined {
-    return this.holds.find((h) => h.matches(event));
+    // A loop, not find(): this runs per event and stream, and a closure per call is garbage.
+    for (let i = 0; i < this.holds.length; i++) if (this.holds[i]!.matches(event)) return this.holds[i];
+    return undefined;
   }
 
   remove(hold: WatchHold): void {

@@ -67,8 +67,8 @@ export interface RelayedWatchEvent {
   /** Absent when the line is not a watch event the proxy understands (it is still forwarded). */
   type?: WatchEventType;
   object?: KubeObject;
-  key?: ObjectKey;
-  resourceVersion?: string;
+  key?: ObjectKey | undefined;
+  resourceVersion?: string | undefined;
   /** The end of the stream (no bytes): the controller's response ends when this is delivered. */
   end?: true;
   /** Set on delivery: the sequence number of the `watch-event` in the trace. */
@@ -218,15 +218,12 @@ function sameBuffers(a: Buffer[], b: Buffer[] | undefined): boolean {
 export function decodeWatchLine(raw: Buffer, fallbackKind: string | undefined, cursor?: LineCursor): RelayedWatchEvent {
   const decoded = decodeShared(raw, cursor);
   if (!decoded) return { raw };
-  const { object } = decoded;
-  const event: RelayedWatchEvent = { raw, type: decoded.type, object };
-  if (event.type !== 'ERROR' && event.type !== 'BOOKMARK') {
-    const key = keyOfDecoded(decoded, fallbackKind);
-    if (key) event.key = key;
-  }
+  const { object, type } = decoded;
+  const key = type !== 'ERROR' && type !== 'BOOKMARK' ? keyOfDecoded(decoded, fallbackKind) || undefined : undefined;
   const rv = object.metadata?.resourceVersion;
-  if (typeof rv === 'string') event.resourceVersion = rv;
-  return event;
+  // Every field in the literal (absent ones undefined): properties added later would need a
+  // backing store of their own, an allocation per event and stream.
+  return { raw, type, object, key, resourceVersion: typeof rv === 'string' ? rv : undefined };
 }
 
 /** A watch event line as the API server would write it. */
@@ -372,14 +369,21 @@ export class WatchRelay {
   }
 
   private deliverBytes(event: RelayedWatchEvent): void {
-    const { gate } = this.o;
-    if (gate.isHeld) {
-      this.upstream?.pause();
-      gate.pass(() => this.guard(() => this.write(event)));
+    if (this.o.gate.isHeld) {
+      this.deliverOnRelease(event);
       return;
     }
     // Not a closure per event: this runs once per event and stream.
     this.guard(this.writeEvent, event);
+  }
+
+  /**
+   * Apart from deliverBytes, which runs per event and stream: a function that makes a closure
+   * (even on a path not taken) has V8 allocate a context for what it captures at every call.
+   */
+  private deliverOnRelease(event: RelayedWatchEvent): void {
+    this.upstream?.pause();
+    this.o.gate.pass(() => this.guard(() => this.write(event)));
   }
 
   private readonly writeEvent = (event: RelayedWatchEvent | undefined): void => this.write(event!);
@@ -431,11 +435,16 @@ export class WatchRelay {
     if (!upstream) return;
     if (!flowing) {
       upstream.pause();
-      this.o.client.once('drain', () => upstream.resume());
+      this.o.client.once('drain', this.resumeUpstream);
     } else if (upstream.isPaused()) {
       upstream.resume();
     }
   }
+
+  /** Made once (see deliverOnRelease): resumes the upstream this relay reads now. */
+  private readonly resumeUpstream = (): void => {
+    this.upstream?.resume();
+  };
 
   private guard(work: (event?: RelayedWatchEvent) => void, event?: RelayedWatchEvent): void {
     if (this.stopped) return;

@@ -195,6 +195,8 @@ for (const keepEvents of [false, true]) {
       [0, 'ADDED', 'ConfigMap/default/a', '9', shared],
       [7, 'MODIFIED', undefined, '9', shared],
       [10, 'DELETED', 'ConfigMap/default/a', undefined, shared],
+      [2147483647, 'MODIFIED', 'ConfigMap/default/a', '9', shared],
+      [2147483648, 'MODIFIED', 'ConfigMap/default/a', '9', shared],
       [1234567890123, 'MODIFIED', 'ConfigMap/default/a', '9', shared],
       // Ids no sequence gives, written all the same.
       [-1, 'MODIFIED', 'ConfigMap/default/a', '9', shared],
