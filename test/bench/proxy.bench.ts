@@ -319,6 +319,21 @@ function printFigures(title: string, f: Figures, cpuNote: string, directCpu: boo
     ]);
   rows.push([`${cpuNote} CPU per request (us)`, directCpu ? cpu('direct', 'request') : '', ...relays.map((s) => cpu(s, 'request')), 'information']);
   rows.push([`${cpuNote} CPU per watch event (us)`, directCpu ? cpu('direct', 'event') : '', ...relays.map((s) => cpu(s, 'event')), 'information']);
+  if (!directCpu) {
+    // What the proxy adds, as issue 16 judges it: its CPU over the bare relay's, in the same run.
+    const ratio = (what: 'request' | 'event') => Number(cpu('proxy', what)) / Number(cpu('bare relay', what));
+    for (const what of ['request', 'event'] as const) {
+      const r = ratio(what);
+      rows.push([
+        `proxy CPU / bare relay CPU per ${what === 'event' ? 'watch event' : 'request'}`,
+        '',
+        '',
+        '',
+        Number.isFinite(r) ? fmt(r, 2) : '',
+        r <= 1.25 ? 'ok (<= 1.25)' : 'MISSED (<= 1.25)',
+      ]);
+    }
+  }
   const header = ['metric', ...SIDES, 'target (proxy)'];
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => r[i]!.length)));
   const line = (r: string[]) =>
