@@ -141,8 +141,11 @@ interface RecentLine {
   next: number;
 }
 const RING_SIZE = 256;
+/** The copies' total length is bounded too (large objects): past it the oldest lines leave the ring. */
+const RING_BYTES = 1024 * 1024;
 const ring: Array<RecentLine | undefined> = new Array<RecentLine | undefined>(RING_SIZE);
 let newest = 0;
+let ringBytes = 0;
 /** A line that is not the linked one is looked for among the newest few. */
 const NEWEST_FEW = 8;
 
@@ -157,6 +160,26 @@ function recentLine(n: number): RecentLine | undefined {
   return line !== undefined && line.n === n ? line : undefined;
 }
 
+/** Puts `line` (the newest) in the ring, in place of the line RING_SIZE before it and of older ones past RING_BYTES. */
+function remember(line: RecentLine): void {
+  const slot = line.n % RING_SIZE;
+  ringBytes += line.raw.length - (ring[slot]?.raw.length ?? 0);
+  ring[slot] = line;
+  for (let n = line.n - RING_SIZE + 1; ringBytes > RING_BYTES && n < line.n; n++) {
+    const old = recentLine(n);
+    if (old === undefined) continue;
+    ringBytes -= old.raw.length;
+    ring[n % RING_SIZE] = undefined;
+  }
+}
+
+/** How many lines the ring holds and their copies' total length (for tests). */
+export function recentLinesHeld(): { lines: number; bytes: number } {
+  let lines = 0;
+  for (const line of ring) if (line !== undefined) lines++;
+  return { lines, bytes: ringBytes };
+}
+
 function sameBytes(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && a.equals(b);
 }
@@ -167,8 +190,8 @@ function recent(raw: Buffer, cursor: LineCursor | undefined): DecodedLine | unde
   const linked = last === undefined ? undefined : recentLine(last.next);
   let found = linked !== undefined && sameBytes(linked.raw, raw) ? linked : undefined;
   for (let n = newest; found === undefined && n > 0 && n > newest - NEWEST_FEW; n--) {
-    const r = ring[n % RING_SIZE]!;
-    if (sameBytes(r.raw, raw)) found = r;
+    const r = recentLine(n);
+    if (r !== undefined && sameBytes(r.raw, raw)) found = r;
   }
   if (found === undefined) return undefined;
   follow(cursor, last, found);
@@ -202,7 +225,7 @@ function decodeShared(raw: Buffer, cursor: LineCursor | undefined): DecodedLine 
   }
   // A copy: the line is a slice of an upstream chunk, which must not stay alive through it.
   const line: RecentLine = { n: ++newest, raw: Buffer.from(raw), decoded, next: 0 };
-  ring[line.n % RING_SIZE] = line;
+  remember(line);
   follow(cursor, cursor === undefined ? undefined : recentLine(cursor.n), line);
   return decoded;
 }

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { rewriteAccept, upstreamRequestHeaders } from '../../proxy/headers.js';
-import { decodeWatchLine, LineSplitter, type LineCursor } from '../../proxy/watch-relay.js';
+import { decodeWatchLine, LineSplitter, recentLinesHeld, type LineCursor } from '../../proxy/watch-relay.js';
 import { WriteOccurrenceCounter } from '../../src/model/controller-write.js';
 import { TriggerEvaluator } from '../../src/model/trigger-eval.js';
 import { DeliveryGate } from '../../proxy/gate.js';
@@ -91,6 +91,34 @@ test('streams that receive the same lines share one decoding of each, however fa
   t.is(decodeWatchLine(line('units-a', 600), undefined, skipping).resourceVersion, '600');
   // Not an event: forwarded as it is, without one.
   t.is(decodeWatchLine(Buffer.from('not json\n'), undefined, slow).type, undefined);
+});
+
+test('the recent lines hold at most 1 MiB of copies: large objects push the oldest out, and still decode as they are', (t) => {
+  const line = (i: number) =>
+    Buffer.from(
+      JSON.stringify({
+        type: 'MODIFIED',
+        object: {
+          kind: 'ConfigMap',
+          apiVersion: 'v1',
+          metadata: { name: 'units-big', namespace: 'default', resourceVersion: String(i) },
+          data: { a: 'x'.repeat(40_000) },
+        },
+      }) + '\n',
+    );
+  const fast: LineCursor = { n: 0 };
+  const slow: LineCursor = { n: 0 };
+  const first = [];
+  for (let i = 0; i < 100; i++) first.push(decodeWatchLine(line(i), undefined, fast));
+  const held = recentLinesHeld();
+  t.true(held.bytes <= 1024 * 1024, `${held.bytes} bytes`);
+  t.true(held.lines <= 26 && held.lines >= 20, `${held.lines} lines of 40 KB`);
+  for (let i = 0; i < 100; i++) {
+    const e = decodeWatchLine(line(i), undefined, slow);
+    t.is(e.resourceVersion, String(i));
+    t.deepEqual(e.object, first[i]!.object);
+  }
+  t.true(recentLinesHeld().bytes <= 1024 * 1024);
 });
 
 test('write triggers count per verb, key and subresource and fire once on the n-th (as the proxy feeds them)', (t) => {
