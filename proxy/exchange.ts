@@ -393,10 +393,9 @@ export class Exchange implements EpochMember {
       },
       onDelivered: (e) => {
         const trace = this.host.trace;
-        const key = e.key || undefined;
         const seq = trace.appendWatchEvent
-          ? trace.appendWatchEvent(this.id, e.type!, key, e.resourceVersion, e.object!)
-          : trace.append(watchDeliveryEvent(this.id, e.type!, key, e.resourceVersion, e.object!));
+          ? trace.appendWatchEvent(this.id, e.type!, e.key, e.resourceVersion, e.object!)
+          : trace.append(watchDeliveryEvent(this.id, e.type!, e.key, e.resourceVersion, e.object!));
         // A BOOKMARK only moves the client's resourceVersion: the controller does nothing on it, so it
         // is not activity (the embedded cluster sends one per watch every second, and watches opened a
         // little apart would otherwise keep a controller from ever going quiet).

@@ -151,6 +151,9 @@ export class TraceWriter implements TraceSink {
   private lastVerbatim: VerbatimAnswer | undefined;
   /** The end of the last request line written to each path (see pushRequest). */
   private readonly requestTails = new Map<string, RequestTail>();
+  /** The millisecond of `middle`, what a watch event's line has between seq and id (see watchEventMiddle). */
+  private middleTs = -1;
+  private middle: Buffer = Buffer.alloc(0);
 
   constructor(
     readonly file: string,
@@ -308,14 +311,6 @@ export class TraceWriter implements TraceSink {
   }
 
   /**
-   * A response whose answer is canonical JSON text (see appendAnswer), written without
-   * JSON.stringify: this runs once per request, and stringifying the envelope with a splice mark,
-   * finding the mark and slicing the line around it cost about as much as the rest of the record.
-   * Writes the bytes JSON.stringify writes for `{ seq, ts, ...event }` with `object` the answer,
-   * for an event of the proxy's shape (type, id, status, object, durationMs; numbers); returns
-   * false, having written nothing, for any other (appendAnswer then splices as before).
-   */
-  /**
    * The answer as bytes to copy into its line unparsed, when its text can go there as it is (see
    * appendAnswer). The last such text is kept with its bytes: a controller reads the same object
    * again and again, and checking the text (isCanonicalJson) and encoding it cost about as much as
@@ -328,6 +323,14 @@ export class TraceWriter implements TraceSink {
     return (this.lastVerbatim = { text, bytes: Buffer.from(text, 'utf8') });
   }
 
+  /**
+   * A response whose answer is canonical JSON text (see appendAnswer), written without
+   * JSON.stringify: this runs once per request, and stringifying the envelope with a splice mark,
+   * finding the mark and slicing the line around it cost about as much as the rest of the record.
+   * Writes the bytes JSON.stringify writes for `{ seq, ts, ...event }` with `object` the answer,
+   * for an event of the proxy's shape (type, id, status, object, durationMs; numbers); returns
+   * false, having written nothing, for any other (appendAnswer then splices as before).
+   */
   private pushAnswer(seq: number, event: Unstamped<ResponseEvent>, text: Buffer): boolean {
     const { type, id, status, object, durationMs } = event;
     if (type !== 'response' || object !== undefined || !isPlainNumber(id) || !isPlainNumber(status) || !isPlainNumber(durationMs)) return false;
@@ -375,9 +378,6 @@ export class TraceWriter implements TraceSink {
     }
     return this.pushHeadAndTail(head, known.tail);
   }
-
-  private middleTs = -1;
-  private middle: Buffer = Buffer.alloc(0);
 
   /** What a watch event's line has between its seq and its id's digits now: `,"ts":<now>,"type":"watch-event","id":`. */
   private watchEventMiddle(): Buffer {

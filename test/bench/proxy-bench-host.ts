@@ -3,7 +3,8 @@
  * UPSTREAM` (hostRelay there), which replies over IPC with where the relay listens, then with its
  * CPU time on 'cpu', and exits on 'stop'. Its CPU time is the relay's alone.
  */
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 export const RELAY_HOST = '--relay-host';
 
@@ -23,9 +24,7 @@ export type HostReply = { url: string; headers: Record<string, string>; caPem?: 
 /** Starts `benchFile` (proxy.bench.js, of this checkout or another) hosting a relay of `kind` in front of `upstream`. */
 export async function startRelayProcess(benchFile: string, kind: RelayKind, upstream: string): Promise<RelayHandle & { pid: number }> {
   const proc = fork(benchFile, [RELAY_HOST, kind, upstream], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const waiting: Array<(m: HostReply) => void> = [];
-  proc.on('message', (m: HostReply) => waiting.shift()?.(m));
-  const next = () => new Promise<HostReply>((resolve) => waiting.push(resolve));
+  const next = replies<HostReply>(proc);
   const started = (await next()) as Extract<HostReply, { url: string }>;
   return {
     url: started.url,
@@ -43,4 +42,21 @@ export async function startRelayProcess(benchFile: string, kind: RelayKind, upst
       await exited;
     },
   };
+}
+
+/** The messages of a forked process, in order: each call waits for the next one. */
+export function replies<T>(proc: ChildProcess): () => Promise<T> {
+  const waiting: Array<(m: T) => void> = [];
+  proc.on('message', (m: T) => waiting.shift()?.(m));
+  return () => new Promise<T>((resolve) => waiting.push(resolve));
+}
+
+/**
+ * User + system CPU time in microseconds from a `stat` file of /proc (a process's, or one thread's
+ * under /proc/<pid>/task): fields 14 and 15, in clock ticks of 10 ms.
+ */
+export function statCpuMicros(statFile: string): number {
+  const stat = readFileSync(statFile, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }

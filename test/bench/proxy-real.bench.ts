@@ -29,7 +29,7 @@
  *   npm run bench:proxy-real   (or: node dist/test/bench/proxy-real.bench.js [--quick] [--rounds N])
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,7 @@ import { ControllerProxy } from '../../proxy/index.js';
 import { proxyUpstreamFor, startRealControlPlane, type RealControlPlane } from '../../src/realcluster/index.js';
 import { TraceSequence, TraceWriter } from '../../src/io/trace-io.js';
 import type { BenchReply, BenchRequest } from './proxy-bench-client.js';
+import { statCpuMicros } from './proxy-bench-host.js';
 import { startBareTlsRelay, startGoRelay, type GoRelay } from './proxy-bench-relays.js';
 
 const quick = process.argv.includes('--quick');
@@ -83,13 +84,11 @@ function cpuMicros(): number {
   return u.user + u.system;
 }
 
-/** A process's user + system CPU time in microseconds (/proc/<pid>/stat, fields 14 and 15, in clock ticks of 10 ms). */
+/** A process's user + system CPU time in microseconds (0 once it is gone). */
 function processCpuMicros(pid: number | undefined): number {
   if (pid === undefined) return 0;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+    return statCpuMicros(`/proc/${pid}/stat`);
   } catch {
     return 0;
   }

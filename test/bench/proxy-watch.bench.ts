@@ -14,11 +14,11 @@
  * side of the same run: a before/after in one run, under the same load.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchReply, BenchRequest } from './proxy-bench-client.js';
-import { startRelayProcess, type RelayHandle, type RelayKind } from './proxy-bench-host.js';
+import { replies, startRelayProcess, statCpuMicros, type RelayHandle, type RelayKind } from './proxy-bench-host.js';
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(name);
@@ -45,22 +45,12 @@ function child(file: string, args: string[] = []): ChildProcess {
   return fork(file, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 
-/** Replies of a forked process, in order. */
-function replies<T>(proc: ChildProcess): () => Promise<T> {
-  const waiting: Array<(m: T) => void> = [];
-  proc.on('message', (m: T) => waiting.shift()?.(m));
-  return () => new Promise<T>((r) => waiting.push(r));
-}
-
 /** CPU time (us) of each thread of `pid` so far, main thread first (its id is the pid). */
 function threadCpu(pid: number): { main: number; others: number } {
   let main = 0;
   let others = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime (fields 14 and 15 of stat), in clock ticks of 10 ms.
-    const us = (Number(fields[11]) + Number(fields[12])) * 10_000;
+    const us = statCpuMicros(`/proc/${pid}/task/${tid}/stat`);
     if (Number(tid) === pid) main += us;
     else others += us;
   }
