@@ -20,6 +20,7 @@ import { registerSchema } from './commands/schema.js';
 import { registerDiff } from './commands/diff.js';
 import { registerJob } from './commands/job.js';
 import { registerDemo } from './commands/demo.js';
+import { registerInit } from './commands/init.js';
 
 /** The version in the package.json beside dist/ (one file to bump). */
 function packageVersion(): string {
@@ -51,6 +52,7 @@ export function buildProgram(): Command {
       output.colour = o.color;
     });
 
+  registerInit(program);
   registerCluster(program);
   registerProxy(program);
   registerLearn(program);

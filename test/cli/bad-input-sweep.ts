@@ -164,6 +164,12 @@ configCase('test with the same bad config', HEAD + 'controller: { command: 7 }\n
 // Options.
 const good = file(HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS);
 cases.push({ name: 'unknown command', args: ['frobnicate'], names: /frobnicate/ });
+cases.push({ name: 'init in a directory that does not exist', args: ['init', join(root, 'no-such-repo'), '--no-build'], names: /no-such-repo is not a directory/ });
+{
+  const existing = file('mine\n');
+  cases.push({ name: 'init over an existing kperturb.yaml', args: ['init', join(existing, '..'), '--no-build'], names: new RegExp(escape(existing)) });
+}
+cases.push({ name: 'build with a main package that is not there', args: ['build', root, '--main', './cmd/nothing'], names: /cmd\/nothing|no `go` command/ });
 cases.push({ name: 'import an unknown format', args: ['import', 'ginkgo', root], names: /ginkgo/ });
 cases.push({ name: 'import a directory without tests', args: ['import', 'kuttl', root], names: new RegExp(escape(root)) });
 cases.push({

@@ -1,0 +1,317 @@
+/**
+ * From the facts `repo-scan.ts` read to the kperturb.yaml `kperturb init` proposes: which main
+ * package to build, the controller's args and environment (from the manager's Deployment, with the
+ * metrics and health listeners turned off so that plans run in parallel), the CRDs to install, the
+ * seed CRs, the Kubernetes release to emulate, and the questions it could not answer. Every choice
+ * carries a `why` naming the file it came from, which the rendered file shows as a comment.
+ */
+import { posix } from 'node:path';
+import type { CrdFact, MainPackageFact, ManagerFact, RepoFacts, SampleFact } from './repo-scan.js';
+
+/** A value with the reason for it, shown as a comment above it. */
+export interface Chosen<T> {
+  value: T;
+  why: string;
+}
+
+export interface InitProposal {
+  name: string;
+  layout: string;
+  main: Chosen<string> | undefined;
+  /** Relative to the repository (and to kperturb.yaml, which init writes at its root). */
+  binary: string;
+  args: Chosen<string[]>;
+  env: { name: string; value: string; why: string }[];
+  ports: Chosen<number[]> | undefined;
+  kubernetesVersion: Chosen<string> | undefined;
+  crdFiles: Chosen<string[]>;
+  /** Files init writes beside kperturb.yaml (the seeds' Namespace), applied first in setup. */
+  extraFiles: { file: string; text: string; why: string }[];
+  seeds: Chosen<string[]>;
+  /** Seeds of other kinds, listed in a comment for the user to add. */
+  otherSamples: string[];
+  namespace: string;
+  leaderElection: boolean;
+  /** Environment variables the code reads that kperturb left unset. */
+  unsetEnv: string[];
+  questions: string[];
+}
+
+export const BINARY = '.kperturb/bin/manager';
+/** The oldest release the embedded cluster emulates. */
+const OLDEST_MINOR = 18;
+/** The last release that stopped serving group-versions operators use (policy/v1beta1, batch/v1beta1). */
+const LAST_REMOVAL_MINOR = 25;
+
+const NOT_THE_OPERATOR =
+  /(^|[/_-])(exporter|health|healthcheck|backup|restore|monitor|peer-list|pitr|sidecar|tools?|hack|tests?|e2e|examples?|docs|gen|bench|cli|probe|agent|mocks?|xtrabackup|state|init|migrat\w*|scripts?)($|[/_-])/;
+
+function pathScore(file: string, order: [RegExp, number][]): number {
+  let score = 10;
+  for (const [re, s] of order) if (re.test(file)) score = Math.min(score, s);
+  if (/(^|\/)(tests?|e2e|testdata|hack|docs?|olm|bundle|catalog|manifests\/)/.test(file)) score += 10;
+  return score;
+}
+
+const CRD_ORDER: [RegExp, number][] = [
+  [/^config\/crd\/bases\//, 0],
+  [/^deploy\/crds\//, 1],
+  [/(^|\/)charts?\/[^/]+\/crds\//, 2],
+  [/^config\//, 3],
+  [/^deploy\//, 4],
+];
+const SAMPLE_ORDER: [RegExp, number][] = [
+  [/^config\/samples\//, 0],
+  [/^deploy\/crds\/.*_cr\.ya?ml$/, 0],
+  [/^examples?\//, 1],
+  [/^deploy\//, 2],
+  [/^config\//, 2],
+  [/(^|\/)charts?\//, 3],
+];
+
+function byScore<T>(items: T[], score: (t: T) => number, name: (t: T) => string): T[] {
+  return [...items].sort((a, b) => score(a) - score(b) || name(a).length - name(b).length || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
+}
+
+/**
+ * One file per CRD name, from the most canonical place (config/crd/bases before deploy/ before
+ * charts). CRDs found only under tests, docs or OLM bundles (another project's CRDs a test installs,
+ * an old release's) are left out when the canonical places have any.
+ */
+export function chooseCrds(crds: CrdFact[]): CrdFact[] {
+  const score = (c: CrdFact): number => pathScore(c.file, CRD_ORDER);
+  const canonical = crds.filter((c) => score(c) < 10);
+  const best = new Map<string, CrdFact>();
+  for (const c of byScore(canonical.length > 0 ? canonical : crds, score, (c) => c.file)) if (!best.has(c.name)) best.set(c.name, c);
+  return [...best.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/** The operator's main package: controller-runtime, named like a manager or the repository, not a side tool. */
+export function chooseMain(mains: MainPackageFact[], manager: ManagerFact | undefined, repoName: string): MainPackageFact | undefined {
+  const binary = manager ? posix.basename(manager.command[0] ?? '') : '';
+  const score = (m: MainPackageFact): number =>
+    (m.usesControllerRuntime ? 5 : 0) +
+    (/manager|operator|controller/.test(m.dir) ? 3 : 0) +
+    (m.dir === '.' || m.dir === './cmd' ? 2 : 0) +
+    (repoName && m.dir.includes(repoName) ? 2 : 0) +
+    (binary && binary !== 'manager' && posix.basename(m.dir) === binary ? 4 : 0) +
+    (NOT_THE_OPERATOR.test(m.dir.replace(/^\.\//, '')) ? -6 : 0);
+  return [...mains].sort((a, b) => score(b) - score(a) || a.dir.length - b.dir.length || (a.dir < b.dir ? -1 : 1))[0];
+}
+
+function chooseManager(managers: ManagerFact[]): ManagerFact | undefined {
+  const score = (m: ManagerFact): number =>
+    pathScore(m.file, [
+      [/^config\/manager\//, 0],
+      [/^deploy\/operator\.ya?ml$/, 0],
+      [/^deploy\//, 1],
+      [/^config\//, 2],
+    ]) - (/manager|operator|controller/.test(`${m.deployment} ${m.container}`) ? 1 : 0);
+  return byScore(managers, score, (m) => m.file)[0];
+}
+
+const LISTENER_FLAG = /(metrics|probe|health|pprof|profil)[\w-]*(addr|address|port|bind)|(addr|address|port|bind)[\w-]*(metrics|probe|health|pprof)/;
+const LEADER_FLAG = /^(leader-elect|enable-leader-election|leader-election)$/;
+
+function splitArg(arg: string): { name: string | undefined; value: string | undefined } {
+  const m = /^--?([A-Za-z0-9][\w.-]*)(?:=(.*))?$/.exec(arg);
+  return { name: m?.[1], value: m?.[2] };
+}
+
+/** The manager's args, with listeners turned off and file paths made relative to the repository. */
+function proposeArgs(
+  manager: ManagerFact | undefined,
+  main: MainPackageFact | undefined,
+  fileExists: (p: string) => boolean,
+  questions: string[],
+): { args: string[]; notes: string[]; leader: boolean } {
+  const raw = manager ? [...manager.command.slice(1), ...manager.args] : [];
+  const notes: string[] = [];
+  const out: string[] = [];
+  let leader = false;
+  const seen = new Set<string>();
+  for (let i = 0; i < raw.length; i++) {
+    const arg = raw[i]!;
+    const { name, value } = splitArg(arg);
+    if (!name) {
+      out.push(arg);
+      continue;
+    }
+    seen.add(name);
+    if (LEADER_FLAG.test(name)) leader = true;
+    if (LISTENER_FLAG.test(name)) {
+      out.push(`--${name}=0`);
+      if (value === undefined && raw[i + 1] !== undefined && !raw[i + 1]!.startsWith('-')) i++;
+      continue;
+    }
+    if (value !== undefined && /\.(ya?ml|json|toml|conf|cfg|ini)$/.test(value)) {
+      const candidates = [manager ? posix.join(posix.dirname(manager.file), value) : value, value.replace(/^\/+/, '')];
+      const found = candidates.find((c) => !c.startsWith('..') && fileExists(c));
+      if (found) {
+        out.push(`--${name}=${found}`);
+        notes.push(`--${name} points at ${found} (the file the Deployment mounts)`);
+      } else {
+        out.push(arg);
+        questions.push(`controller.args: ${arg} names a file inside the operator's container; give a path in this repository or drop the flag`);
+      }
+      continue;
+    }
+    out.push(arg);
+  }
+  for (const f of main?.flags ?? []) {
+    if (LISTENER_FLAG.test(f) && !seen.has(f)) out.push(`--${f}=0`);
+    if (LEADER_FLAG.test(f) && seen.has(f)) leader = true;
+  }
+  if (out.some((a) => /=0$/.test(a) && LISTENER_FLAG.test(a)))
+    notes.push('metrics, health and profiling listeners off (=0): plans run several at once, and a fixed port would collide');
+  return { args: out, notes, leader };
+}
+
+const NAMESPACE_VARS = /^(WATCH_NAMESPACE|OPERATOR_NAMESPACE|POD_NAMESPACE|NAMESPACE|OPERATOR_POD_NAMESPACE|MY_POD_NAMESPACE)$/;
+const NAME_VARS = /^(POD_NAME|OPERATOR_NAME|OPERATOR_POD_NAME|MY_POD_NAME)$/;
+
+function proposeEnv(
+  facts: RepoFacts,
+  manager: ManagerFact | undefined,
+  name: string,
+  namespace: string,
+  questions: string[],
+): { env: InitProposal['env']; unset: string[] } {
+  const env: InitProposal['env'] = [];
+  const podName = name.endsWith('operator') ? name : `${name}-operator`;
+  const set = (n: string, value: string, why: string): void => {
+    if (!env.some((e) => e.name === n)) env.push({ name: n, value, why });
+  };
+  for (const e of manager?.env ?? []) {
+    const from = `${manager!.file} (container ${manager!.container})`;
+    if (e.value !== undefined) set(e.name, e.value, `${from}`);
+    else if (e.valueFrom === 'fieldRef:metadata.namespace') set(e.name, namespace, `${from}: the pod's namespace; here the seeds' namespace`);
+    else if (e.valueFrom === 'fieldRef:metadata.name') set(e.name, podName, `${from}: the pod's name`);
+    else if (e.valueFrom?.startsWith('fieldRef:')) set(e.name, '', `${from}: ${e.valueFrom}, which no process outside a pod has`);
+    else questions.push(`controller.env.${e.name}: ${manager!.file} takes it from a ${e.valueFrom}; set a value if the operator needs one`);
+  }
+  const unset: string[] = [];
+  for (const v of facts.envReads) {
+    if (env.some((e) => e.name === v) || v === 'KUBECONFIG' || v === 'HOME' || v === 'PATH') continue;
+    if (NAMESPACE_VARS.test(v)) set(v, namespace, `the operator's code reads ${v}; the seeds' namespace`);
+    else if (NAME_VARS.test(v)) set(v, podName, `the operator's code reads ${v}`);
+    else if (v === 'ENABLE_WEBHOOKS')
+      set(v, 'false', 'the operator reads ENABLE_WEBHOOKS: admission webhooks need certificates and a Service the API server calls');
+    else unset.push(v);
+  }
+  return { env, unset };
+}
+
+/** The Kubernetes release the operator was built against (client-go v0.M is release 1.M), as old as the embedded cluster goes. */
+function proposeVersion(facts: RepoFacts, crds: CrdFact[]): Chosen<string> | undefined {
+  const cg = facts.module?.clientGo;
+  let minor: number | undefined;
+  let why = '';
+  const m = cg ? /^v0\.(\d+)\./.exec(cg) : null;
+  if (m) {
+    minor = Number(m[1]);
+    why = `go.mod: k8s.io/client-go ${cg} (Kubernetes 1.${minor}): the API versions the operator was built against`;
+  } else if (cg) {
+    minor = OLDEST_MINOR;
+    why = `go.mod: k8s.io/client-go ${cg}, a release before v0.x (Kubernetes 1.17 or older); 1.${OLDEST_MINOR} is the oldest the embedded cluster serves`;
+  }
+  const beta = crds.filter((c) => c.apiVersion === 'apiextensions.k8s.io/v1beta1');
+  if (beta.length > 0 && (minor === undefined || minor > 21)) {
+    minor = 21;
+    why = `${beta[0]!.file} is an apiextensions.k8s.io/v1beta1 CRD, which Kubernetes 1.22 stopped serving`;
+  }
+  // From 1.25 on no group-version an operator calls was removed (policy/v1beta1 and batch/v1beta1 went
+  // in 1.25, apiextensions/v1beta1 in 1.22): the newest release serves what it was built against.
+  if (minor === undefined || minor >= LAST_REMOVAL_MINOR) return undefined;
+  if (minor < OLDEST_MINOR) why += `; 1.${OLDEST_MINOR} is the oldest release the embedded cluster serves`;
+  return { value: `1.${Math.max(OLDEST_MINOR, minor)}`, why };
+}
+
+/** The whole proposal; `fileExists` answers for paths relative to the repository. */
+export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boolean): InitProposal {
+  const questions: string[] = [];
+  // github.com/rabbitmq/cluster-operator/v2 is cluster-operator.
+  const modulePath = facts.module?.path.split('/').filter((s) => !/^v\d+$/.test(s)) ?? [];
+  const repoName = modulePath[modulePath.length - 1] ?? posix.basename(facts.dir);
+  const name =
+    repoName
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'operator';
+  const crds = chooseCrds(facts.crds);
+  if (crds.length === 0) questions.push('setup: no CustomResourceDefinition found; list the CRD files the operator needs under setup');
+  const crdFiles = [...new Set(crds.map((c) => c.file))];
+
+  // Seeds: the sample of each kind from the most canonical place; the kind with the largest schema first (an operator's main resource).
+  const samplesByKind = new Map<string, SampleFact[]>();
+  for (const s of byScore(
+    facts.samples,
+    (s) => pathScore(s.file, SAMPLE_ORDER),
+    (s) => s.file,
+  )) {
+    samplesByKind.set(s.kind, [...(samplesByKind.get(s.kind) ?? []), s]);
+  }
+  const crdOf = (kind: string): CrdFact | undefined => crds.find((c) => c.kind === kind);
+  const kinds = [...samplesByKind.keys()].sort((a, b) => (crdOf(b)?.schemaBytes ?? 0) - (crdOf(a)?.schemaBytes ?? 0) || (a < b ? -1 : 1));
+  const primary = kinds[0];
+  const pick = (kind: string): SampleFact => {
+    const list = samplesByKind.get(kind)!;
+    const storage = crdOf(kind)?.storageVersion;
+    return list.find((s) => s.apiVersion.endsWith(`/${storage}`)) ?? list[0]!;
+  };
+  const seeds = primary ? [pick(primary)] : [];
+  if (!primary && crds.length > 0)
+    questions.push(`seeds: no sample CR of ${crds.map((c) => c.kind).join(', ')} found; write one and list it under seeds and in the workload`);
+  const otherSamples = kinds.slice(1).map((k) => pick(k).file);
+  const namespace = seeds[0]?.namespace ?? 'default';
+
+  const manager = chooseManager(facts.managers);
+  const main = chooseMain(facts.mains, manager, repoName);
+  if (!main) questions.push('controller.command: no Go main package found; build the operator and give its binary');
+  if (!manager) questions.push("controller.args: no manager Deployment found (config/manager/manager.yaml, deploy/operator.yaml); give the operator's flags");
+  const { args, notes, leader } = proposeArgs(manager, main, fileExists, questions);
+  const { env, unset } = proposeEnv(facts, manager, name, namespace, questions);
+  const fixedPorts = (main?.literalPorts ?? []).filter((p) => !main!.flags.some((f) => LISTENER_FLAG.test(f) && p.line.includes(`"${f}"`)));
+  const ports =
+    fixedPorts.length > 0 && !(main?.flags ?? []).some((f) => LISTENER_FLAG.test(f))
+      ? {
+          value: fixedPorts.map((p) => p.port),
+          why: `${main!.dir} binds ${fixedPorts.map((p) => `:${p.port} (${p.line.slice(0, 60)})`).join(', ')} with no flag to change it`,
+        }
+      : undefined;
+  if (ports)
+    questions.push(`controller.ports: check that ${ports.value.join(', ')} are ports the operator listens on (one plan at a time while they are fixed)`);
+  for (const u of unset.filter((v) => /^RELATED_IMAGE|IMAGE$/.test(v)))
+    questions.push(`controller.env.${u}: the operator reads it (an image name, most likely); set it if the operator refuses to start without it`);
+
+  const sourceNote = manager ? `from ${manager.file} (container ${manager.container})` : 'no manager Deployment found';
+  return {
+    name,
+    layout: facts.layout,
+    main: main
+      ? { value: main.dir, why: `the Go main package ${main.usesControllerRuntime ? 'that starts a controller-runtime manager' : 'named like the operator'}` }
+      : undefined,
+    binary: BINARY,
+    args: { value: args, why: [sourceNote, ...notes].join('; ') },
+    env,
+    ports,
+    kubernetesVersion: proposeVersion(facts, crds),
+    extraFiles:
+      namespace === 'default'
+        ? []
+        : [
+            {
+              file: 'kperturb-namespace.yaml',
+              text: `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${namespace}\n`,
+              why: `the seeds' namespace, ${namespace}, written by kperturb init`,
+            },
+          ],
+    crdFiles: { value: crdFiles, why: crdFiles.length > 0 ? `the CRDs (${crds.map((c) => c.kind).join(', ')})` : '' },
+    seeds: { value: seeds.map((s) => s.file), why: primary ? `the sample of ${primary}${kinds.length > 1 ? ', the kind with the largest schema' : ''}` : '' },
+    otherSamples,
+    namespace,
+    leaderElection: leader,
+    unsetEnv: unset,
+    questions,
+  };
+}

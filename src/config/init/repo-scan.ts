@@ -1,0 +1,299 @@
+/**
+ * What `kperturb init` reads of an operator's repository, without running anything: its CRDs, the
+ * sample CRs, the manager's Deployment (command, args, env), the Go main packages (the flags they
+ * define, the environment they read, ports they bind), and go.mod (the client-go release it was
+ * built against). Layouts: kubebuilder and operator-sdk >= 1 (PROJECT, config/crd/bases,
+ * config/samples, config/manager), operator-sdk 0.x (deploy/crds, deploy/operator.yaml,
+ * cmd/manager), Helm charts' crds/ folders and plain manifests. Every fact keeps the file it came
+ * from, so the proposal can say where each choice came from.
+ */
+import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { join, relative, sep, posix, dirname } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+
+export type Layout = 'kubebuilder' | 'operator-sdk-0.x' | 'helm' | 'manifests';
+
+export interface CrdFact {
+  file: string;
+  name: string;
+  group: string;
+  kind: string;
+  /** apiextensions.k8s.io/v1 or v1beta1 */
+  apiVersion: string;
+  versions: string[];
+  storageVersion: string | undefined;
+  /** Size of the CRD's schemas as JSON: an operator's main resource has the largest. */
+  schemaBytes: number;
+}
+
+export interface SampleFact {
+  file: string;
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace: string | undefined;
+}
+
+export interface EnvFact {
+  name: string;
+  value?: string;
+  /** `fieldRef:metadata.namespace`, `secretKeyRef`, ... */
+  valueFrom?: string;
+}
+
+export interface ManagerFact {
+  file: string;
+  deployment: string;
+  namespace: string | undefined;
+  container: string;
+  command: string[];
+  args: string[];
+  env: EnvFact[];
+}
+
+export interface MainPackageFact {
+  /** `./cmd/manager`, `.` */
+  dir: string;
+  usesControllerRuntime: boolean;
+  /** Flag names the package defines (flag and pflag). */
+  flags: string[];
+  /** Port numbers written as literals in the package, with the line they came from. */
+  literalPorts: { port: number; line: string }[];
+}
+
+export interface GoModuleFact {
+  path: string;
+  clientGo: string | undefined;
+  controllerRuntime: string | undefined;
+  vendored: boolean;
+  /** go.mod or go.sum names modules the Go module proxy refuses (vanity paths). */
+  vanityModules: string[];
+}
+
+export interface RepoFacts {
+  dir: string;
+  layout: Layout;
+  module: GoModuleFact | undefined;
+  crds: CrdFact[];
+  samples: SampleFact[];
+  managers: ManagerFact[];
+  mains: MainPackageFact[];
+  /** Environment variable names the operator's Go code reads (os.Getenv / os.LookupEnv, and string constants named like *EnvVar). */
+  envReads: string[];
+}
+
+/** Folders never read: dependencies, build output, VCS data, kperturb's own output. */
+const SKIP_DIRS = new Set(['.git', 'vendor', 'node_modules', 'third_party', 'testdata', '.kperturb', 'bin', 'dist', '.github', '.idea', '.vscode']);
+const MAX_FILES = 20000;
+const MAX_YAML_BYTES = 2 * 1024 * 1024;
+
+/** Module paths that 2019-20 Kubernetes libraries require and the Go module proxy refuses, with the GitHub twin it serves. */
+export const VANITY_MODULES: Record<string, string> = {
+  'vbom.ml/util': 'github.com/fvbommel/util@v0.0.0-20160121211510-db5cfe13f5cc',
+  'bou.ke/monkey': 'github.com/bouk/monkey@v1.0.1',
+};
+
+function walk(dir: string): string[] {
+  const out: string[] = [];
+  const stack = [dir];
+  while (stack.length > 0 && out.length < MAX_FILES) {
+    const d = stack.pop()!;
+    let entries;
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    entries.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+    for (const e of entries) {
+      if (e.isDirectory()) {
+        if (!SKIP_DIRS.has(e.name)) stack.push(join(d, e.name));
+      } else if (e.isFile()) out.push(join(d, e.name));
+    }
+  }
+  return out.map((f) => relative(dir, f).split(sep).join(posix.sep)).sort();
+}
+
+function readText(file: string, limit = MAX_YAML_BYTES): string | undefined {
+  try {
+    if (statSync(file).size > limit) return undefined;
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+type Doc = Record<string, unknown>;
+const isObject = (v: unknown): v is Doc => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** The YAML documents of a file, or none when it is templated (Helm) or not YAML. */
+function yamlDocs(text: string): Doc[] {
+  if (text.includes('{{')) return [];
+  try {
+    return parseAllDocuments(text)
+      .flatMap((d) => ('errors' in d && d.errors.length === 0 ? [d.toJSON() as unknown] : []))
+      .flatMap((d) => (isObject(d) && d.kind === 'List' && Array.isArray(d.items) ? d.items : [d]))
+      .filter(isObject);
+  } catch {
+    return [];
+  }
+}
+
+function crdFact(file: string, d: Doc): CrdFact | undefined {
+  const spec = isObject(d.spec) ? d.spec : undefined;
+  const names = spec && isObject(spec.names) ? spec.names : undefined;
+  const group = str(spec?.group);
+  const kind = str(names?.kind);
+  if (!spec || !group || !kind) return undefined;
+  const versions: string[] = [];
+  let storageVersion: string | undefined;
+  if (Array.isArray(spec.versions)) {
+    for (const v of spec.versions) {
+      if (!isObject(v) || !str(v.name)) continue;
+      versions.push(v.name as string);
+      if (v.storage === true) storageVersion = v.name as string;
+    }
+  }
+  const single = str(spec.version);
+  if (single && !versions.includes(single)) versions.push(single);
+  storageVersion ??= single ?? versions[0];
+  const meta = isObject(d.metadata) ? d.metadata : {};
+  const schemaBytes = JSON.stringify(spec.versions ?? spec.validation ?? {}).length;
+  return {
+    file,
+    name: str(meta.name) ?? `${str(names?.plural) ?? kind.toLowerCase()}.${group}`,
+    group,
+    kind,
+    apiVersion: String(d.apiVersion),
+    versions,
+    storageVersion,
+    schemaBytes,
+  };
+}
+
+function envFacts(env: unknown): EnvFact[] {
+  if (!Array.isArray(env)) return [];
+  return env.filter(isObject).flatMap((e): EnvFact[] => {
+    const name = str(e.name);
+    if (!name) return [];
+    if (e.value !== undefined) return [{ name, value: String(e.value) }];
+    const from = isObject(e.valueFrom) ? e.valueFrom : {};
+    const fieldRef = isObject(from.fieldRef) ? str(from.fieldRef.fieldPath) : undefined;
+    return [{ name, valueFrom: fieldRef ? `fieldRef:${fieldRef}` : (Object.keys(from)[0] ?? 'unknown') }];
+  });
+}
+
+function managerFacts(file: string, d: Doc): ManagerFact[] {
+  if (d.kind !== 'Deployment') return [];
+  const meta = isObject(d.metadata) ? d.metadata : {};
+  const spec = isObject(d.spec) ? d.spec : {};
+  const template = isObject(spec.template) ? spec.template : {};
+  const podSpec = isObject(template.spec) ? template.spec : {};
+  const containers = Array.isArray(podSpec.containers) ? podSpec.containers.filter(isObject) : [];
+  return containers.flatMap((c) => {
+    const command = Array.isArray(c.command) ? c.command.map(String) : [];
+    const args = Array.isArray(c.args) ? c.args.map(String) : [];
+    // A sidecar (kube-rbac-proxy) is not the manager.
+    if (/rbac-proxy/.test(String(c.image ?? '')) || /rbac-proxy/.test(String(c.name ?? ''))) return [];
+    return [{ file, deployment: str(meta.name) ?? '', namespace: str(meta.namespace), container: str(c.name) ?? '', command, args, env: envFacts(c.env) }];
+  });
+}
+
+const FLAG_RE =
+  /\b(?:flag|pflag|fs|flags|f|cmd\.Flags\(\)|pflag\.CommandLine|flag\.CommandLine)\.(?:String|Bool|Int|Int32|Int64|Uint|Duration|Float64|StringSlice)(?:Var)?(?:P)?\(\s*(?:&[\w.]+\s*,\s*)?"([A-Za-z0-9][\w.-]*)"/g;
+const ENV_RE = /\bos\.(?:Getenv|LookupEnv)\(\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)/g;
+const ENV_CONST_RE = /\b\w*(?:EnvVar|EnvVariable|Env|EnvName)\w*\s*(?:string\s*)?=\s*"([A-Z][A-Z0-9_]+)"/g;
+const PORT_LINE_RE = /(metric|probe|health|pprof|webhook|port)/i;
+const PORT_RE = /(?:":(\d{2,5})"|\b\w*[Pp]ort\w*\s*(?:int32|int)?\s*=\s*(\d{2,5})\b)/g;
+
+function scanGoPackage(root: string, dir: string, files: string[]): MainPackageFact {
+  const flags = new Set<string>();
+  const literalPorts: { port: number; line: string }[] = [];
+  let usesControllerRuntime = false;
+  for (const f of files) {
+    const text = readText(join(root, f), 1024 * 1024) ?? '';
+    if (text.includes('"sigs.k8s.io/controller-runtime')) usesControllerRuntime = true;
+    for (const m of text.matchAll(FLAG_RE)) flags.add(m[1]!);
+    for (const line of text.split('\n')) {
+      if (!PORT_LINE_RE.test(line) || /^\s*\/\//.test(line)) continue;
+      for (const m of line.matchAll(PORT_RE)) {
+        const port = Number(m[1] ?? m[2]);
+        if (port >= 1024 && port <= 65535 && !literalPorts.some((p) => p.port === port)) literalPorts.push({ port, line: line.trim() });
+      }
+    }
+  }
+  return { dir: dir === '.' ? '.' : `./${dir}`, usesControllerRuntime, flags: [...flags].sort(), literalPorts };
+}
+
+function goModule(root: string): GoModuleFact | undefined {
+  const mod = readText(join(root, 'go.mod'));
+  if (mod === undefined) return undefined;
+  const sum = readText(join(root, 'go.sum'), 16 * 1024 * 1024) ?? '';
+  const version = (path: string): string | undefined => new RegExp(`^\\s*(?:require\\s+)?${path.replace(/\./g, '\\.')}\\s+(v[^\\s]+)`, 'm').exec(mod)?.[1];
+  return {
+    path: /^module\s+(\S+)/m.exec(mod)?.[1] ?? '',
+    clientGo: version('k8s.io/client-go'),
+    controllerRuntime: version('sigs.k8s.io/controller-runtime'),
+    vendored: existsSync(join(root, 'vendor', 'modules.txt')),
+    vanityModules: Object.keys(VANITY_MODULES).filter((m) => mod.includes(m) || sum.includes(`${m} `)),
+  };
+}
+
+/** Reads the repository at `dir` (nothing is run or written). */
+export function scanOperatorRepo(dir: string): RepoFacts {
+  const files = walk(dir);
+  const crds: CrdFact[] = [];
+  const objects: { file: string; doc: Doc }[] = [];
+  const managers: ManagerFact[] = [];
+  for (const f of files) {
+    if (!/\.ya?ml$/.test(f)) continue;
+    const text = readText(join(dir, f));
+    if (text === undefined) continue;
+    for (const d of yamlDocs(text)) {
+      if (d.kind === 'CustomResourceDefinition' && String(d.apiVersion).startsWith('apiextensions.k8s.io/')) {
+        const c = crdFact(f, d);
+        if (c) crds.push(c);
+      } else if (typeof d.apiVersion === 'string' && typeof d.kind === 'string') {
+        objects.push({ file: f, doc: d });
+        managers.push(...managerFacts(f, d));
+      }
+    }
+  }
+  const kinds = new Set(crds.map((c) => `${c.group}/${c.kind}`));
+  const samples: SampleFact[] = objects.flatMap(({ file, doc }) => {
+    const group = String(doc.apiVersion).split('/')[0]!;
+    if (!kinds.has(`${group}/${String(doc.kind)}`)) return [];
+    const meta = isObject(doc.metadata) ? doc.metadata : {};
+    const name = str(meta.name);
+    if (!name) return [];
+    return [{ file, apiVersion: String(doc.apiVersion), kind: String(doc.kind), name, namespace: str(meta.namespace) }];
+  });
+
+  const goFiles = files.filter((f) => f.endsWith('.go') && !f.endsWith('_test.go'));
+  const byDir = new Map<string, string[]>();
+  const envReads = new Set<string>();
+  for (const f of goFiles) {
+    const text = readText(join(dir, f), 1024 * 1024) ?? '';
+    for (const m of text.matchAll(ENV_RE)) envReads.add(m[1]!);
+    for (const m of text.matchAll(ENV_CONST_RE)) envReads.add(m[1]!);
+    if (/^package main\b/m.test(text)) {
+      const d = dirname(f);
+      byDir.set(d, [...(byDir.get(d) ?? []), f]);
+    }
+  }
+  const mains = [...byDir.entries()]
+    .filter(([, fs]) => fs.some((f) => /\bfunc main\(\)/.test(readText(join(dir, f), 1024 * 1024) ?? '')))
+    .map(([d, fs]) => scanGoPackage(dir, d, fs));
+
+  const has = (p: string): boolean => existsSync(join(dir, p));
+  const layout: Layout =
+    has('PROJECT') || files.some((f) => f.startsWith('config/crd/'))
+      ? 'kubebuilder'
+      : files.some((f) => f.startsWith('deploy/crds/'))
+        ? 'operator-sdk-0.x'
+        : files.some((f) => /(^|\/)charts?\/[^/]+\/Chart\.yaml$/.test(f) || /^helm\//.test(f))
+          ? 'helm'
+          : 'manifests';
+  return { dir, layout, module: goModule(dir), crds, samples, managers, mains, envReads: [...envReads].sort() };
+}

@@ -1,0 +1,130 @@
+/**
+ * `kperturb init`: what it reads of an operator repository and the kperturb.yaml it writes, on the
+ * two bundled repositories (fixtures/init/): a kubebuilder one that builds and runs
+ * (memcached-operator) and an operator-sdk 0.x one that is only read (operator-sdk-legacy).
+ */
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { scanOperatorRepo } from '../../src/config/init/repo-scan.js';
+import { proposeConfig } from '../../src/config/init/propose.js';
+import { loadConfig } from '../../src/config/config.js';
+import { learn } from '../../src/campaign/campaign.js';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const CLI = join(root, 'bin', 'kperturb.js');
+const fixture = (name: string) => join(root, 'fixtures', 'init', name);
+const run = (args: string[], timeout = 60_000) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout });
+const hasGo = spawnSync('go', ['version']).status === 0;
+
+function propose(name: string) {
+  const dir = fixture(name);
+  return proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p)));
+}
+
+test('operator-sdk 0.x: the manager package, fixed metrics ports, the env from deploy/operator.yaml, the release from go.mod', (t) => {
+  const p = propose('operator-sdk-legacy');
+  t.is(p.layout, 'operator-sdk-0.x');
+  t.is(p.name, 'thing-operator');
+  // cmd/exporter is a side tool; the manager is the package that starts a controller-runtime manager.
+  t.is(p.main?.value, './cmd/manager');
+  t.deepEqual(p.ports?.value, [8383, 8686]);
+  t.deepEqual(
+    p.env.map((e) => [e.name, e.value]),
+    [
+      ['WATCH_NAMESPACE', 'things'],
+      ['POD_NAME', 'thing-operator'],
+      ['OPERATOR_NAME', 'thing-operator'],
+    ],
+  );
+  t.is(p.kubernetesVersion?.value, '1.18');
+  t.regex(p.kubernetesVersion!.why, /client-go v0\.17\.4.*1\.18 is the oldest/);
+  t.deepEqual(p.crdFiles.value, ['deploy/crds/app.example.com_things_crd.yaml']);
+  t.deepEqual(p.seeds.value, ['deploy/crds/app.example.com_v1alpha1_thing_cr.yaml']);
+  // The seed's namespace is created first.
+  t.deepEqual(
+    p.extraFiles.map((f) => [f.file, f.text]),
+    [['kperturb-namespace.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: things\n']],
+  );
+  t.deepEqual(p.unsetEnv, ['RELATED_IMAGE_SIDECAR']);
+  t.deepEqual(p.questions, [
+    'controller.env.DB_PASSWORD: deploy/operator.yaml takes it from a secretKeyRef; set a value if the operator needs one',
+    'controller.ports: check that 8383, 8686 are ports the operator listens on (one plan at a time while they are fixed)',
+    'controller.env.RELATED_IMAGE_SIDECAR: the operator reads it (an image name, most likely); set it if the operator refuses to start without it',
+  ]);
+  t.deepEqual(scanOperatorRepo(fixture('operator-sdk-legacy')).module?.vanityModules, ['vbom.ml/util']);
+});
+
+test('kubebuilder: listeners turned off, leader election kept, no release pinned for a current client-go', (t) => {
+  const r = run(['init', fixture('memcached-operator'), '--stdout']);
+  t.is(r.status, 0, r.stderr);
+  const lines = r.stdout.split('\n').filter((l) => !/^\s*#/.test(l) && l.trim() !== '');
+  t.deepEqual(lines, [
+    'apiVersion: kperturb.dev/v1',
+    'kind: ControllerUnderTest',
+    'metadata:',
+    '  name: memcached-operator',
+    'controller:',
+    '  command: .kperturb/bin/manager',
+    '  args: [--leader-elect, --health-probe-bind-address=0, --metrics-bind-address=0]',
+    '  env:',
+    '    WATCH_NAMESPACE: default',
+    'setup:',
+    '  - config/crd/bases/cache.example.com_memcacheds.yaml',
+    ...(/^seeds:/m.test(r.stdout) ? ['seeds:', '  - config/samples/cache_v1alpha1_memcached.yaml'] : []),
+    'workloads:',
+    '  create-seed:',
+    '    steps:',
+    '      - apply: config/samples/cache_v1alpha1_memcached.yaml',
+  ]);
+  t.regex(r.stdout, /# Built from \.\/cmd \(the Go main package that starts a controller-runtime manager\)/);
+  t.regex(r.stdout, /# args from config\/manager\/manager\.yaml \(container manager\)/);
+  t.is(r.stderr, '');
+});
+
+test('init refuses to overwrite a kperturb.yaml without --force, and refuses a directory that is not there', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  writeFileSync(join(dir, 'kperturb.yaml'), 'mine\n');
+  const r = run(['init', dir, '--no-build']);
+  t.is(r.status, 2, r.stderr);
+  t.is(r.stderr.trim(), `kperturb: ${join(dir, 'kperturb.yaml')}: no existing kperturb.yaml (give --force to overwrite it) [KP_E_INPUT]`);
+  t.is(readFileSync(join(dir, 'kperturb.yaml'), 'utf8'), 'mine\n');
+  const missing = run(['init', join(dir, 'nope'), '--no-build']);
+  t.is(missing.status, 2);
+  t.is(missing.stderr.trim(), `kperturb: at [dir]: an operator's repository directory (${join(dir, 'nope')} is not a directory) [KP_E_INPUT]`);
+});
+
+test('init --no-build writes a config kperturb loads, and the seed namespace file beside it', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('operator-sdk-legacy'), dir, { recursive: true });
+  const r = run(['init', dir, '--no-build']);
+  t.is(r.status, 0, r.stderr);
+  const config = loadConfig(join(dir, 'kperturb.yaml'));
+  t.deepEqual(config.setup, [join(dir, 'kperturb-namespace.yaml'), join(dir, 'deploy/crds/app.example.com_things_crd.yaml')]);
+  t.is(config.cluster?.kubernetesVersion, '1.18');
+  t.deepEqual(config.controller.ports, [8383, 8686]);
+  t.regex(r.stderr, /question: controller\.env\.DB_PASSWORD/);
+});
+
+(hasGo ? test : test.skip)('init builds the operator and its first campaign learns: the seed becomes a Deployment of spec.size replicas', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const r = run(['init', dir], 600_000);
+  t.is(r.status, 0, r.stderr);
+  t.regex(r.stderr, /kperturb: built \.kperturb\/bin\/manager in [\d.]+ s/);
+  t.true(existsSync(join(dir, '.kperturb', 'bin', 'manager')));
+  const config = loadConfig(join(dir, 'kperturb.yaml'));
+  const out = join(dir, '.kperturb');
+  const [learned] = await learn(config, { out, log: () => undefined });
+  const failed = learned!.runs.filter((x) => !x.ok);
+  t.deepEqual(failed, []);
+  const endState = JSON.parse(readFileSync(join(learned!.runs[0]!.dir, 'end-state.json'), 'utf8')) as {
+    objects?: Record<string, { spec?: { replicas?: number } }>;
+  } & Record<string, unknown>;
+  const text = JSON.stringify(endState);
+  t.true(text.includes('Deployment/default/memcached-sample'), 'the operator created its Deployment');
+  t.regex(text, /"replicas":2/);
+});
