@@ -7,6 +7,7 @@ import { formatShard, parseShard, referenceWeights, shardPlans } from '../../cam
 import { UserInputError } from '../../model/errors.js';
 import { stopOnInterrupt } from '../signals.js';
 import { CONTRACT_MODES, type ContractMode, type PlanResult } from '../../model/results.js';
+import { PATTERNS, type TestPlan } from '../../model/plan.js';
 import {
   log,
   logError,
@@ -18,6 +19,7 @@ import {
   contextOption,
   configOption,
   outOption,
+  workloadOption,
   clusterChoice,
   printResults,
   exitCodeFor,
@@ -41,6 +43,8 @@ export function registerTest(program: Command): void {
         .default('lenient'),
     )
     .addOption(parallelOption(1))
+    .addOption(new Option('--pattern <pattern...>', 'only plans of these patterns').choices(PATTERNS))
+    .addOption(workloadOption())
     .option(
       '--shard <I/N>',
       'run only share I (0-based) of N of the plans, the same share on every machine (e.g. --shard $JOB_COMPLETION_INDEX/4); `kperturb report` merges the shards',
@@ -58,6 +62,8 @@ export function registerTest(program: Command): void {
           rerun?: boolean;
           contract: ContractMode;
           parallel: number;
+          pattern?: string[];
+          workload?: string[];
           shard?: string;
           real?: boolean;
           kubeconfig?: string;
@@ -71,8 +77,10 @@ export function registerTest(program: Command): void {
         const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
         const planPaths = paths.length > 0 ? paths : [layout.plansDir()];
         const { loadPlans, test } = await campaignModule();
-        const all = loadPlans(planPaths);
-        if (all.length === 0) throw new UserInputError(planPaths.join(', '), undefined, 'at least one plan (run `kperturb plan` first)');
+        const loaded = loadPlans(planPaths);
+        if (loaded.length === 0) throw new UserInputError(planPaths.join(', '), undefined, 'at least one plan (run `kperturb plan` first)');
+        const all = selectPlans(loaded, opts.pattern, opts.workload, [...config.workloads.keys()]);
+        if (all.length < loaded.length) log(`${all.length} of ${loaded.length} plans (${describeSelection(opts.pattern, opts.workload)})`);
         const plans = shard ? shardPlans(all, shard, referenceWeights(layout)) : all;
         if (shard) {
           log(`shard ${formatShard(shard)}: ${plans.length} of ${all.length} plans`);
@@ -102,4 +110,23 @@ export function registerTest(program: Command): void {
         process.exitCode = exitCodeFor(results);
       },
     );
+}
+
+function describeSelection(patterns: string[] | undefined, workloads: string[] | undefined): string {
+  return [patterns ? `pattern ${patterns.join(', ')}` : '', workloads ? `workload ${workloads.join(', ')}` : ''].filter(Boolean).join('; ');
+}
+
+/** The plans of the given patterns and workloads (all when not given); a workload the config does not have, or a selection that leaves nothing, is bad input. */
+export function selectPlans(plans: TestPlan[], patterns: string[] | undefined, workloads: string[] | undefined, configWorkloads: string[]): TestPlan[] {
+  for (const w of workloads ?? [])
+    if (!configWorkloads.includes(w))
+      throw new UserInputError(undefined, '--workload', `a workload of the config (${configWorkloads.join(', ')}; got ${JSON.stringify(w)})`);
+  const chosen = plans.filter((p) => (!patterns || patterns.includes(p.spec.pattern)) && (!workloads || workloads.includes(p.spec.workload)));
+  if (chosen.length === 0)
+    throw new UserInputError(
+      undefined,
+      patterns ? '--pattern' : '--workload',
+      `a selection with at least one plan (none of the ${plans.length} plans is of ${describeSelection(patterns, workloads)})`,
+    );
+  return chosen;
 }
