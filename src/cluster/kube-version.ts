@@ -82,6 +82,24 @@ const LIFECYCLES: Readonly<Record<string, readonly ServedSpan[]>> = {
   'horizontalpodautoscalers.autoscaling': [{ version: 'v2', from: 23 }, { version: 'v1' }],
 };
 
+/**
+ * For a built-in kind's version that some emulated releases do not serve: the ones that do, as a
+ * hint for an error ("Kubernetes 1.18-1.21 serve it"). Undefined for a kind or version whose
+ * lifecycle is not listed (custom resources, versions never served).
+ */
+export function releasesServing(kind: string, apiVersion: string): string | undefined {
+  const slash = apiVersion.lastIndexOf('/');
+  const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+  const version = apiVersion.slice(slash + 1);
+  const plural = kind.toLowerCase();
+  const spans = LIFECYCLES[`${plural}s.${group}`] ?? LIFECYCLES[`${plural}es.${group}`];
+  const span = spans?.find((s) => s.version === version);
+  if (!span) return undefined;
+  const from = Math.max(span.from ?? OLDEST_KUBERNETES_MINOR, OLDEST_KUBERNETES_MINOR);
+  const to = Math.min((span.until ?? NEWEST_KUBERNETES_MINOR + 1) - 1, NEWEST_KUBERNETES_MINOR);
+  return from === to ? `Kubernetes 1.${from} serves it` : `Kubernetes 1.${from}-1.${to} serve it`;
+}
+
 /** The versions of a built-in kind the release serves, highest priority first. */
 export function servedVersions(def: ResourceDefinition, release: KubernetesVersion): string[] {
   const spans = LIFECYCLES[resourceKey(def)];

@@ -9,6 +9,7 @@ import { formatKey, isObject, parseKey, type KubeObject, type ObjectKey } from '
 import { ResourceMapper, type ResourceInfo } from './discovery.js';
 import { kubeconfigYaml } from './kubeconfig.js';
 import { tokenPathPrefix } from './bearer-auth.js';
+import { releasesServing } from '../cluster/kube-version.js';
 
 export interface KubeClientOptions {
   caPem?: string;
@@ -140,7 +141,12 @@ export class KubeClient {
   /** Resolves a kind to its resource, failing clearly if the cluster does not serve it. */
   async resolveKind(kind: string, apiVersion?: string): Promise<ResourceInfo> {
     const info = await this.resources.byKind(kind, apiVersion);
-    if (!info) throw new Error(`the cluster serves no kind ${kind}${apiVersion ? ` in ${apiVersion}` : ''}`);
+    if (!info) {
+      const hint = apiVersion ? releasesServing(kind, apiVersion) : undefined;
+      throw new Error(
+        `the cluster serves no kind ${kind}${apiVersion ? ` in ${apiVersion}` : ''}${hint ? `; ${hint} (the embedded cluster emulates a release with cluster.kubernetesVersion in kperturb.yaml, or --kubernetes-version for kperturb cluster)` : ''}`,
+      );
+    }
     return info;
   }
 

@@ -436,3 +436,21 @@ test('a policy/v1beta1 PodDisruptionBudget arrives as protobuf from client-go (s
   t.is(json.apiVersion, 'policy/v1beta1');
   t.deepEqual(json.spec, { maxUnavailable: 1, selector: { matchLabels: { app: 'zk' } } });
 });
+
+test('a kind the default release does not serve is named with the releases that do', async (t) => {
+  const { releasesServing } = await import('../../src/cluster/kube-version.js');
+  t.is(releasesServing('CustomResourceDefinition', 'apiextensions.k8s.io/v1beta1'), 'Kubernetes 1.18-1.21 serve it');
+  t.is(releasesServing('PodDisruptionBudget', 'policy/v1beta1'), 'Kubernetes 1.18-1.24 serve it');
+  t.is(releasesServing('StorageClass', 'storage.k8s.io/v1beta1'), 'Kubernetes 1.18-1.21 serve it');
+  t.is(releasesServing('HorizontalPodAutoscaler', 'autoscaling/v2'), 'Kubernetes 1.23-1.32 serve it');
+  t.is(releasesServing('Widget', 'example.com/v1'), undefined);
+  const { cluster } = await startCluster(t);
+  const { KubeClient } = await import('../../src/kube/client.js');
+  const client = new KubeClient(cluster.url, cluster.clientOptions());
+  t.teardown(() => client.close());
+  const err = await t.throwsAsync(client.resolveKind('CustomResourceDefinition', 'apiextensions.k8s.io/v1beta1'));
+  t.is(
+    err?.message,
+    'the cluster serves no kind CustomResourceDefinition in apiextensions.k8s.io/v1beta1; Kubernetes 1.18-1.21 serve it (the embedded cluster emulates a release with cluster.kubernetesVersion in kperturb.yaml, or --kubernetes-version for kperturb cluster)',
+  );
+});
