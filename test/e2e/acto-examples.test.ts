@@ -83,7 +83,7 @@ const examples: ActoExample[] = [
   },
   {
     example: 'scale-floor',
-    symptom: 'after replicas 3 -> 1 -> 3 the StatefulSet stays at 1',
+    symptom: 'after replicas 3 -> 1 -> 3 the StatefulSet and the ensemble stay at 1',
     observe: (t, o) => ({
       replicas: object(t, o, 'StatefulSet/default/zk1').spec.replicas,
       members: (object(t, o, 'ConfigMap/default/zk1-config').data['zoo.cfg'] as string).split('\n').filter((l) => l.startsWith('server.')).length,
