@@ -13,7 +13,14 @@ import { UserInputError } from '../../src/model/errors.js';
 import { makeCampaign } from './_fixture.js';
 import { findAll, parseXml, type XmlElement } from './_xml.js';
 
-test('the terminal report has a row per plan, a summary, and alarms grouped by root difference with their plans', (t) => {
+/** The plan table of a terminal report: from its header row to the next blank line. */
+function tableOf(text: string): string {
+  const start = text.search(/^(controller\s+)?workload\s+plan/m);
+  const end = text.indexOf('\n\n', start);
+  return text.slice(start, end < 0 ? undefined : end);
+}
+
+test('the terminal report leads with the findings (verdicts -> findings, each with its plans and reproducer), then a row per plan and a summary', (t) => {
   const { results, out } = makeCampaign();
   const loaded = loadResults(out);
   t.is(loaded.results.length, 4);
@@ -21,10 +28,12 @@ test('the terminal report has a row per plan, a summary, and alarms grouped by r
   t.regex(text, /intermediate-0002\s+bug\s+2/);
   t.true(text.includes('4 plans: 2 found bugs, 1 passed, 1 not injected'));
   // One finding (the missing Secret) seen by two oracles and two plans, not four separate alarms.
-  t.true(text.includes('Alarms, by root difference (1):'));
-  t.true(text.includes('1. Secret/default/db1-tls: found by 2 plans'));
+  t.true(text.startsWith('2 bug verdicts -> 1 finding (1 bug)\n'), text);
+  t.true(text.includes('1. bug: [end-state] never created Secret/default/db1-tls, which the reference runs did'));
+  t.true(text.includes('   2 plans: create/intermediate-0001, create/intermediate-0002'));
+  t.true(text.includes(`   shortest reproducer: create/intermediate-0001: ${results[0]!.description}`));
   t.true(text.includes('[end-state] Secret/default/db1-tls: exists after reference runs, but is absent after the test run'));
-  t.true(text.includes(`create/intermediate-0001: ${results[0]!.description}`));
+  t.true(text.indexOf('1. bug:') < text.indexOf('intermediate-0002  bug'), 'the findings come before the plan table');
   t.true(
     text.includes(
       "intermediate-0004 (not-injected): restart the controller right after it deletes ConfigMap/default/db1-config (1st time)\n    the plan's trigger never matched",
@@ -101,16 +110,20 @@ function junit4Problems(el: XmlElement, where = el.name): string[] {
   return problems;
 }
 
-test('JUnit XML is well-formed and valid by the junit-4 schema: a test case per plan named by it, a failure per bug, skipped for untested plans', (t) => {
+test('JUnit XML is well-formed and valid by the junit-4 schema: a failure per finding, a test case per plan named by it, skipped for untested plans', (t) => {
   const { results } = makeCampaign();
   const xml = renderJUnit(results);
   const root = parseXml(xml);
   t.is(root.name, 'testsuites');
   t.deepEqual(junit4Problems(root), []);
-  t.like(root.attrs, { tests: '4', failures: '2', errors: '0' });
-  const suite = findAll(root, 'testsuite')[0]!;
-  t.like(suite.attrs, { tests: '4', failures: '2', errors: '0', skipped: '1' });
-  const cases = findAll(root, 'testcase');
+  t.like(root.attrs, { tests: '5', failures: '1', errors: '0' });
+  const [findingsSuite, suite] = findAll(root, 'testsuite') as [XmlElement, XmlElement];
+  t.like(findingsSuite.attrs, { name: 'findings', tests: '1', failures: '1' });
+  const findingFailure = findAll(findingsSuite, 'failure')[0]!;
+  t.is(findingFailure.attrs.message, 'bug: [end-state] never created Secret/default/db1-tls, which the reference runs did');
+  t.true(findingFailure.text.includes('plans (2): create/intermediate-0001, create/intermediate-0002'));
+  t.like(suite.attrs, { tests: '4', failures: '0', errors: '0', skipped: '1' });
+  const cases = findAll(suite, 'testcase');
   t.is(cases.length, 4);
   t.deepEqual(
     cases.map((c) => c.attrs.name),
@@ -121,9 +134,10 @@ test('JUnit XML is well-formed and valid by the junit-4 schema: a test case per 
   const props = Object.fromEntries(findAll(suite, 'property').map((p) => [p.attrs.name, p.attrs.value]));
   t.is(props[`${results[1]!.plan}: description`], results[1]!.description);
   t.true(results[1]!.description.endsWith('(1st time) <&>"'), 'the fixture has characters to escape');
-  const failure = findAll(cases[1]!, 'failure')[0]!;
-  t.is(failure.attrs.message, '[end-state] Secret/default/db1-tls: exists after reference runs, but is absent after the test run');
-  t.true(failure.text.includes('perturbation: restart the controller right after it patches'));
+  t.is(findAll(cases[1]!, 'failure').length, 0, "a plan's bug verdict is its finding's failure, not one of its own");
+  const out = findAll(cases[1]!, 'system-out')[0]!;
+  t.true(out.text.startsWith('bug verdict, part of finding 1 (suite findings): [end-state] Secret/default/db1-tls: exists after reference runs'));
+  t.true(out.text.includes('perturbation: restart the controller right after it patches'));
   const skipped = findAll(cases[3]!, 'skipped');
   t.is(skipped.length, 1);
   t.regex(skipped[0]!.text, /^not-injected: /);
@@ -146,10 +160,10 @@ test('JUnit XML of an interrupted campaign: the plans it did not run are skipped
   ];
   const root = parseXml(renderJUnit(results, notRun));
   t.deepEqual(junit4Problems(root), []);
-  t.like(root.attrs, { tests: '6', failures: '2' });
+  t.like(root.attrs, { tests: '7', failures: '1' });
   const suites = findAll(root, 'testsuite');
-  t.like(suites[0]!.attrs, { tests: '5', skipped: '2' });
-  t.like(suites[1]!.attrs, { name: `${r0.controller}/other`, tests: '1', skipped: '1' });
+  t.like(suites[1]!.attrs, { tests: '5', skipped: '2' });
+  t.like(suites[2]!.attrs, { name: `${r0.controller}/other`, tests: '1', skipped: '1' });
   const missing = findAll(root, 'testcase').filter((c) => c.attrs.name === 'intermediate-0009' || c.attrs.name === 'stale-0001');
   t.is(missing.length, 2);
   for (const c of missing) t.regex(findAll(c, 'skipped')[0]!.text, /^not run: the campaign was interrupted/);
@@ -305,7 +319,7 @@ test('a verdict whose fault went beyond the API contract is marked in every repo
   t.regex(text, /intermediate-0001\s+bug\s+2/, 'a verdict within the contract is not marked');
   t.true(text.includes('4 plans: 2 found bugs (1 beyond the API contract), 1 passed, 1 not injected'));
   t.true(text.includes('--contract strict'));
-  t.regex(text, /create\/intermediate-0002: .* \[beyond the API contract\]/);
+  t.regex(text, /2 plans: create\/intermediate-0001, create\/intermediate-0002\*/);
 
   const json = buildJsonReport(marked);
   t.deepEqual(json.summary.beyondContract, { bug: 1 });
@@ -320,10 +334,13 @@ test('a verdict whose fault went beyond the API contract is marked in every repo
   );
 
   const cases = findAll(parseXml(renderJUnit(marked)), 'testcase');
-  const failures = cases.flatMap((c) => findAll(c, 'failure'));
-  t.is(failures.length, 2);
-  t.true(failures[1]!.attrs.message!.startsWith(`[beyond the API contract: ${reason}] [end-state]`));
-  t.false(failures[0]!.attrs.message!.includes('beyond'));
+  const outs = cases.flatMap((c) => findAll(c, 'system-out'));
+  t.is(outs.length, 2);
+  t.true(outs[1]!.text.startsWith(`bug verdict, part of finding 1 (suite findings): [beyond the API contract: ${reason}] [end-state]`));
+  t.false(outs[0]!.text.includes('beyond'));
+  // Only beyond-contract plans: the finding says so.
+  const allMarked = results.map((r) => (r.verdict === 'bug' ? { ...r, beyondContract: [reason] } : r));
+  t.is(findAll(parseXml(renderJUnit(allMarked)), 'failure')[0]!.attrs.type, 'beyond-contract');
 
   const html = renderHtmlReport({ results: marked, sources: [], notes: [], generatedAt: 'now', details: new Map() });
   t.is(html.match(/class="badge contract"/g)?.length, 2, 'in the plan table and in the plan section');
@@ -336,7 +353,7 @@ test('the terminal report leads with bugs, collapses passed plans in a large cam
   const pass = results.find((r) => r.verdict === 'pass')!;
   const many = [...Array.from({ length: 25 }, (_, i) => ({ ...pass, plan: `stale-${String(i).padStart(4, '0')}`, description: 'x'.repeat(300) })), bug];
   const text = renderTerminalReport(many);
-  const table = text.slice(0, text.indexOf('\n\n'));
+  const table = tableOf(text);
   const rows = table.split('\n').slice(2);
   t.regex(rows[0]!, /^create\s+intermediate-0002\s+bug\s+2/, 'the bug is the first row, though it came last');
   t.is(rows.filter((r) => /^create\s+stale-/.test(r)).length, 0, 'passed plans have no row of their own');
@@ -344,7 +361,7 @@ test('the terminal report leads with bugs, collapses passed plans in a large cam
   t.true(text.includes(`kperturb test /work/op/.kperturb/op/plans/w/intermediate-0002.yaml -c '/work/op/my config.yaml'`), text);
   // A small campaign keeps a row per plan, bugs first, the perturbation cut to 100 characters.
   const few = renderTerminalReport([{ ...pass, description: 'y'.repeat(300) }, bug]);
-  const fewRows = few.slice(0, few.indexOf('\n\n')).split('\n').slice(2);
+  const fewRows = tableOf(few).split('\n').slice(2);
   t.is(fewRows.length, 2);
   t.regex(fewRows[0]!, /intermediate-0002\s+bug/);
   t.regex(fewRows[1]!, / y{99}…$/);

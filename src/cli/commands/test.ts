@@ -21,6 +21,7 @@ import {
   clusterChoice,
   printResults,
   exitCodeFor,
+  ALLOW_UNTESTED_HELP,
 } from '../common.js';
 
 export function registerTest(program: Command): void {
@@ -40,6 +41,7 @@ export function registerTest(program: Command): void {
         .choices(CONTRACT_MODES)
         .default('lenient'),
     )
+    .option('--allow-untested', ALLOW_UNTESTED_HELP)
     .addOption(parallelOption(1))
     .option(
       '--shard <I/N>',
@@ -56,6 +58,7 @@ export function registerTest(program: Command): void {
           out: string;
           confirm?: boolean;
           rerun?: boolean;
+          allowUntested?: boolean;
           contract: ContractMode;
           parallel: number;
           shard?: string;
@@ -70,7 +73,7 @@ export function registerTest(program: Command): void {
         const layout = new CampaignLayout(out, config.name);
         const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
         const planPaths = paths.length > 0 ? paths : [layout.plansDir()];
-        const { loadPlans, test } = await campaignModule();
+        const { loadPlans, test, campaignUntested } = await campaignModule();
         const all = loadPlans(planPaths);
         if (all.length === 0) throw new UserInputError(planPaths.join(', '), undefined, 'at least one plan (run `kperturb plan` first)');
         const plans = shard ? shardPlans(all, shard, referenceWeights(layout)) : all;
@@ -98,8 +101,9 @@ export function registerTest(program: Command): void {
         } finally {
           progress.end();
         }
-        printResults(results);
-        process.exitCode = exitCodeFor(results);
+        const untested = campaignUntested(config, out);
+        printResults(results, untested);
+        process.exitCode = exitCodeFor(results, untested, opts.allowUntested === true);
       },
     );
 }
