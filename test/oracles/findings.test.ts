@@ -149,6 +149,7 @@ test('the first divergence is an extra delete of an alarmed object, not an earli
       ['ADDED', set(1)],
       ['ADDED', configMap('noise', { n: '1' })],
       ['MODIFIED', configMap('noise', { n: '2' })],
+      ['ADDED', configMap('only-in-this-run', {})],
       ['DELETED', set(1)],
     ],
   );

@@ -10,6 +10,7 @@ import { diffRuns, renderRunDiff } from '../../src/report/run-diff.js';
 import { redactAlarm } from '../../src/report/redact.js';
 import { groupAlarms } from '../../src/report/groups.js';
 import { UserInputError } from '../../src/model/errors.js';
+import type { PlanResult } from '../../src/model/results.js';
 import { makeCampaign } from './_fixture.js';
 import { findAll, parseXml, type XmlElement } from './_xml.js';
 
@@ -392,5 +393,48 @@ test('alarms that differ only in generated uids (a leaked PVC bound to pvc-<uid>
       { ...results[0]!, plan: 'other', alarms: [{ ...leak('3f1c2a9e-1b2c-4d5e-8f90-0123456789ab'), test: { spec: { volumeName: 'manual-pv' } } }] },
     ]).length,
     2,
+  );
+});
+
+test('the JSON report leads with the findings; JUnit and HTML show them and the workloads that tested nothing', (t) => {
+  const { out } = makeCampaign();
+  const loaded = loadResults(out);
+  const report = buildJsonReport(loaded.results, loaded.sources, loaded.notes);
+  t.deepEqual(Object.keys(report).slice(0, 4), ['format', 'sources', 'notes', 'findings']);
+  t.is(report.summary.findings, 1);
+  t.like(report.findings[0], { class: 'bug', controller: 'secret-marker-buggy', reproducer: { plan: 'intermediate-0001' } });
+  t.deepEqual(
+    report.findings[0]!.plans.map((p) => p.plan),
+    ['intermediate-0001', 'intermediate-0002'],
+  );
+  const untested = [
+    { controller: 'secret-marker-buggy', workload: 'upgrade', reason: 'no-plans' as const, detail: 'the planner kept no plan', advice: 'learn again' },
+  ];
+  const root = parseXml(renderJUnit(loaded.results, [], untested));
+  t.deepEqual(junit4Problems(root), []);
+  const findingsSuite = findAll(root, 'testsuite')[0]!;
+  t.like(findingsSuite.attrs, { name: 'findings', tests: '2', failures: '1', errors: '1' });
+  t.is(findAll(findingsSuite, 'error')[0]!.attrs.message, 'untested: the planner kept no plan');
+  const html = renderHtmlReport({ ...loaded, untested, details: new Map(), generatedAt: 'now' });
+  t.true(html.indexOf('<h2>Findings</h2>') < html.indexOf('<h2>Plans</h2>'), 'the findings come first');
+  t.true(html.includes('2 bug verdicts -&gt; 1 finding (1 bug)'));
+  t.true(html.includes('Workloads that tested nothing (not clean)'));
+  const rows = html.slice(html.indexOf('<h2>Plans</h2>')).match(/badge v-[a-z-]+/g)!;
+  t.deepEqual(rows.slice(0, 4), ['badge v-bug', 'badge v-bug', 'badge v-not-injected', 'badge v-pass'], 'the plan table puts bugs first');
+});
+
+test('shards merge into one report: planned workloads and results from every shard decide what is untested', (t) => {
+  const { out, resultsFile } = makeCampaign();
+  const doc = JSON.parse(readFileSync(resultsFile, 'utf8')) as { results: PlanResult[]; workloads?: unknown[]; shard?: unknown };
+  const notInjected = (plan: string): PlanResult => ({ ...doc.results[0]!, workload: 'quiet', plan, verdict: 'not-injected', alarms: [] });
+  const workloads = [{ controller: 'secret-marker-buggy', workload: 'quiet', plans: 2 }];
+  const a = join(out, 'a.json');
+  const b = join(out, 'b.json');
+  writeFileSync(a, JSON.stringify({ ...doc, results: [notInjected('q1')], workloads, shard: { index: 0, count: 2 } }));
+  writeFileSync(b, JSON.stringify({ ...doc, results: [notInjected('q2')], workloads, shard: { index: 1, count: 2 } }));
+  t.deepEqual(loadResults(a).untested, [], 'one shard alone has not run every plan of the workload');
+  t.deepEqual(
+    loadResults([a, b]).untested.map((u) => [u.workload, u.reason]),
+    [['quiet', 'not-injected']],
   );
 });
