@@ -14,10 +14,12 @@ import {
   type Alarm,
   type ContractMode,
   type NotRunPlan,
+  type PlannedWorkload,
   type PlanResult,
   type ResultsFile,
   type RunArtifacts,
   type RunRecord,
+  type UntestedWorkload,
 } from '../model/results.js';
 import { readTrace } from '../io/trace-io.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
@@ -25,6 +27,7 @@ import { InterruptedError, UserInputError } from '../model/errors.js';
 import type { TraceEvent } from '../model/trace.js';
 import { learnedQuietMs, planTestsStreaming, SilenceMeter, type PruningStats } from '../../planner/index.js';
 import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '../../oracles/index.js';
+import { firstDivergence, groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
 import { loadHealthInputs, loadRunDir, readJsonFile, readRunRecord, RUN_FILES } from '../report/artifacts.js';
 import { validatePlanResult } from '../report/results-io.js';
 import { recoverDirectory, replaceDirectory, writeFileAtomic } from '../io/atomic-files.js';
@@ -392,6 +395,7 @@ function writeResults(
   planned: readonly TestPlan[],
   inputs: ReadonlyMap<string, VerdictInputs['referenceRunsStartedAt']>,
   complete: boolean,
+  workloads: readonly PlannedWorkload[],
   shard?: Shard,
 ): void {
   const fresh = new Map(results.map((r) => [resultKey(r), r]));
@@ -427,9 +431,56 @@ function writeResults(
     planned: keys.size,
     ...(notRun.length > 0 ? { notRun } : {}),
     ...(shard ? { shard: { index: shard.index, count: shard.count } } : {}),
+    workloads: [...workloads],
+    ...untestedAndFindings(workloads, merged),
   };
   // Written after every plan, through a rename, so an interrupted campaign leaves a readable file.
   writeFileAtomic(file, JSON.stringify(doc, null, 2) + '\n');
+}
+
+/** results.json's `untested` and `findings` (absent when empty): what `report` leads with, for scripts reading the file. */
+function untestedAndFindings(workloads: readonly PlannedWorkload[], results: readonly PlanResult[]): Pick<ResultsFile, 'untested' | 'findings'> {
+  const untested = untestedWorkloads(workloads, results);
+  const findings = groupFindings(results);
+  return { ...(untested.length > 0 ? { untested } : {}), ...(findings.length > 0 ? { findings } : {}) };
+}
+
+/**
+ * The controller's workloads that have been planned (their plans directory holds pruning.json), with
+ * how many plans the planner kept and, when it kept none, the stage that emptied every pattern.
+ */
+export function plannedWorkloads(config: ControllerUnderTest, layout: CampaignLayout): PlannedWorkload[] {
+  const out: PlannedWorkload[] = [];
+  for (const workload of config.workloads.keys()) {
+    const dir = layout.plansDir(workload);
+    const file = join(dir, 'pruning.json');
+    if (!existsSync(file)) continue;
+    let pruning: { patterns?: PruningStats[]; referenceRuns?: unknown[] };
+    try {
+      pruning = JSON.parse(readFileSync(file, 'utf8')) as typeof pruning;
+    } catch {
+      continue;
+    }
+    const plans = readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).length;
+    const emptiedBy = plans === 0 ? stageThatEmptied(pruning.patterns ?? []) : undefined;
+    out.push({
+      controller: config.name,
+      workload,
+      plans,
+      ...(emptiedBy ? { emptiedBy } : {}),
+      ...(Array.isArray(pruning.referenceRuns) ? { referenceRuns: pruning.referenceRuns.length } : {}),
+    });
+  }
+  return out;
+}
+
+/**
+ * The workloads of the controller's campaign in `out` that tested nothing, from its results.json (so
+ * plans tested earlier count) and its plans directories: what `kperturb test` reports and exits 3 for.
+ */
+export function campaignUntested(config: ControllerUnderTest, out: string): UntestedWorkload[] {
+  const layout = new CampaignLayout(out, config.name);
+  return untestedWorkloads(plannedWorkloads(config, layout), readResultEntries(layout.resultsFile));
 }
 
 type VerdictInputs = NonNullable<PlanResult['inputs']>;
@@ -553,7 +604,8 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
     opts.log(`${config.name}: ${plans.length - toRun.length} of ${plans.length} plans already have verdicts; running ${toRun.length}; --rerun to run all`);
   }
   const finished = () => results.filter((r): r is PlanResult => r !== undefined);
-  writeResults(layout.resultsFile, finished(), plans, referenceStarts, toRun.length === 0, opts.shard);
+  const workloads = plannedWorkloads(config, layout);
+  writeResults(layout.resultsFile, finished(), plans, referenceStarts, toRun.length === 0, workloads, opts.shard);
   let started = 0;
   opts.progress?.begin(toRun.length);
 
@@ -589,6 +641,8 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
       confirmation = await confirmationOf(workload, refs.runs, refs.config, options);
       decision = applyConfirmation(decision, confirmation.alarms);
     }
+    // Where the run departed from the references: what its finding is grouped by (oracles/findings.ts).
+    const divergence = decision.verdict === 'bug' || decision.verdict === 'flaky' ? firstDivergence(refs.runs, artifacts, decision.alarms) : undefined;
     const result: PlanResult = {
       plan: p.metadata.name,
       controller: config.name,
@@ -607,11 +661,13 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
       ...(confirmation ? { confirmationRunDir: confirmation.runDir } : {}),
       inputs: inputsOf(p),
       ...(run.record.beyondContract ? { beyondContract: run.record.beyondContract } : {}),
+      ...(divergence ? { divergence } : {}),
+      size: { faults: p.spec.faults.length, steps: workload.steps.length },
     };
     writeFileAtomic(join(replacement.path, RUN_FILES.verdict), JSON.stringify(result, null, 2) + '\n');
     replacement.commit();
     results[i] = result;
-    writeResults(layout.resultsFile, finished(), plans, referenceStarts, false, opts.shard);
+    writeResults(layout.resultsFile, finished(), plans, referenceStarts, false, workloads, opts.shard);
     opts.progress?.planFinished(result);
     opts.onResult?.(result, i, plans.length);
   };
@@ -629,7 +685,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
   if (opts.signal?.aborted) throw new InterruptedError(`${finished().length} of ${plans.length} plans finished; results in ${layout.resultsFile}`);
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) throw failure.reason;
-  writeResults(layout.resultsFile, finished(), plans, referenceStarts, true, opts.shard);
+  writeResults(layout.resultsFile, finished(), plans, referenceStarts, true, workloads, opts.shard);
   return finished();
 }
 

@@ -12,7 +12,8 @@ import { loadConfig } from '../config/config.js';
 import { InterruptedError, UserInputError } from '../model/errors.js';
 import type { ControllerUnderTest } from '../config/config.js';
 import type { Pattern, TestPlan } from '../model/plan.js';
-import type { PlanResult, Verdict } from '../model/results.js';
+import type { Finding, PlanResult, UntestedWorkload, Verdict } from '../model/results.js';
+import { groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
 import { formatDuration, renderTable } from '../report/table.js';
 import { learn, plan, test, type Log, type TestProgress } from './campaign.js';
 import type { ClusterChoice } from '../coordinator/run.js';
@@ -66,6 +67,10 @@ export interface DemoExampleResult {
   error?: string;
   /** Set when the example was left out on purpose (its controller is not built on this machine). */
   skipped?: string;
+  /** Set when the example tested nothing (no plan kept, or none injected): it is not clean. */
+  untested?: UntestedWorkload;
+  /** The bug and flaky verdicts grouped into distinct findings (oracles/findings.ts). */
+  findings?: Finding[];
   plans: Array<
     Pick<PlanResult, 'plan' | 'pattern' | 'description' | 'verdict' | 'injected' | 'durationMs' | 'beyondContract'> & {
       alarms: Array<{ oracle: string; object: string; field?: string; message: string; flaky?: boolean }>;
@@ -113,7 +118,7 @@ export { DEMO_PARALLEL } from './limiter.js';
 export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
   const started = Date.now();
   const orInterrupted = (err: unknown) => (opts.signal?.aborted ? new InterruptedError(`results so far in ${opts.out}`) : err);
-  const selected: Array<{ config: ControllerUnderTest; workload: string; wanted: (p: TestPlan) => boolean }> = [];
+  const selected: Array<{ config: ControllerUnderTest; workload: string; wanted: (p: TestPlan) => boolean; only?: Pattern }> = [];
   const bundled = findExampleConfigs().map((file) => ({ file, config: loadConfig(file) }));
   const unknown = (opts.only ?? []).filter((name) => !bundled.some((e) => e.config.name === name));
   if (unknown.length > 0) {
@@ -131,8 +136,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
       continue;
     }
     // --only and --all test every pattern; the default selection tests each example's own pattern.
-    const wanted = (p: TestPlan) => opts.all || (opts.only?.length ?? 0) > 0 || !pattern || p.spec.pattern === pattern;
-    for (const workload of config.workloads.keys()) selected.push({ config, workload, wanted });
+    const onePattern = opts.all || (opts.only?.length ?? 0) > 0 || !pattern ? undefined : pattern;
+    const wanted = (p: TestPlan) => onePattern === undefined || p.spec.pattern === onePattern;
+    for (const workload of config.workloads.keys()) selected.push({ config, workload, wanted, ...(onePattern ? { only: onePattern } : {}) });
   }
   const goBuild = selected.some((s) => usesGoExamplesBinary(s.config)) ? (opts.buildGoExamples ?? buildGoExamples)(opts.log, opts.signal) : Promise.resolve();
   const progress = opts.progress;
@@ -141,7 +147,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
   // One limit over all examples: their plans share the machine, not one example at a time.
   const limiter = new Limiter(opts.parallel ?? DEMO_PARALLEL);
   const outcomes = await Promise.allSettled(
-    selected.map(async ({ config, workload, wanted }): Promise<DemoExampleResult> => {
+    selected.map(async ({ config, workload, wanted, only }): Promise<DemoExampleResult> => {
       const base = { example: config.name, workload, plansGenerated: 0, bugs: 0, plans: [] };
       if (usesGoExamplesBinary(config)) await goBuild;
       const notBuilt = missingControllerBinary(config);
@@ -155,7 +161,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
       // order) their tests ran on their own at the end. Before the build is done they are not waiting
       // for the learning slot at all, so a fresh clone's first bug still comes from a TypeScript example.
       const prepared = await learning.run(
-        async (): Promise<{ plans: TestPlan[] } | { error: string }> => {
+        async (): Promise<{ plans: TestPlan[]; emptiedBy?: string; referenceRuns: number } | { error: string }> => {
           if (opts.signal?.aborted) throw new InterruptedError(`results so far in ${opts.out}`);
           const learned = await learn(config, {
             out: opts.out,
@@ -169,11 +175,21 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
           // Plans from a broken reference would be meaningless; the other examples still run.
           if (failed) return { error: `a reference run failed: ${failed.error} (see ${failed.dir})` };
           const [planned] = await plan(config, { out: opts.out, log: opts.log, workloads: [workload] });
-          return { plans: planned!.plans.filter(wanted) };
+          const plans = planned!.plans.filter(wanted);
+          const emptiedBy = stageThatEmptied(planned!.stats.filter((s) => only === undefined || s.pattern === only));
+          return { plans, referenceRuns: config.referenceRuns, ...(plans.length === 0 && emptiedBy ? { emptiedBy } : {}) };
         },
         LEARN_PRIORITY[usesGoExamplesBinary(config) ? 'go' : 'typescript'],
       );
       if ('error' in prepared) return { ...base, durationMs: Date.now() - t0, error: prepared.error };
+      const planned = {
+        controller: config.name,
+        workload,
+        plans: prepared.plans.length,
+        referenceRuns: prepared.referenceRuns,
+        ...(prepared.emptiedBy ? { emptiedBy: prepared.emptiedBy } : {}),
+      };
+      if (prepared.plans.length === 0) return { ...base, durationMs: Date.now() - t0, untested: untestedWorkloads([planned], [])[0]! };
       const results = await test(config, prepared.plans, {
         out: opts.out,
         log: opts.log,
@@ -188,6 +204,8 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
         plansGenerated: prepared.plans.length,
         bugs: results.filter((r) => r.verdict === 'bug').length,
         durationMs: Date.now() - t0,
+        ...(untestedWorkloads([planned], results).length > 0 ? { untested: untestedWorkloads([planned], results)[0]! } : {}),
+        findings: groupFindings(results),
         plans: results.map((r) => ({
           plan: r.plan,
           pattern: r.pattern,
@@ -220,14 +238,16 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
 export function renderDemoTable(results: DemoResults): string {
   const rows = results.examples.map((e) => {
     const n = (v: Verdict) => e.plans.filter((p) => p.verdict === v).length;
-    if (e.error) return [e.example, e.workload, 'reference runs failed', '', '', '', '', '', '', formatDuration(e.durationMs)];
-    if (e.skipped) return [e.example, e.workload, 'skipped (not built)', '', '', '', '', '', '', ''];
+    if (e.error) return [e.example, e.workload, 'reference runs failed', '', '', '', '', '', '', '', formatDuration(e.durationMs)];
+    if (e.skipped) return [e.example, e.workload, 'skipped (not built)', '', '', '', '', '', '', '', ''];
+    const findings = e.findings?.filter((f) => f.class === 'bug' || f.class === 'beyond-contract').length ?? 0;
     const beyond = e.plans.filter((p) => p.verdict === 'bug' && p.beyondContract?.length).length;
     return [
       e.example,
       e.workload,
-      e.plansGenerated,
+      e.untested ? `${e.plansGenerated} (untested)` : e.plansGenerated,
       beyond > 0 ? `${e.bugs} (${beyond}*)` : e.bugs,
+      findings,
       n('pass'),
       n('flaky'),
       n('not-injected'),
@@ -236,7 +256,10 @@ export function renderDemoTable(results: DemoResults): string {
       formatDuration(e.durationMs),
     ];
   });
-  const table = renderTable(['example', 'workload', 'plans', 'bugs found', 'passed', 'flaky', 'not injected', 'workload failed', 'error', 'time'], rows);
+  const table = renderTable(
+    ['example', 'workload', 'plans', 'bug verdicts', 'findings', 'passed', 'flaky', 'not injected', 'workload failed', 'error', 'time'],
+    rows,
+  );
   const marked = results.examples.some((e) => e.plans.some((p) => p.verdict === 'bug' && p.beyondContract?.length));
   return marked ? `${table}\n(N*): N of the bugs had a fault beyond the API contract (a consistent read answered from a stale view; docs/fidelity.md)` : table;
 }

@@ -7,7 +7,7 @@ import { relative } from 'node:path';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { UserInputError } from '../model/errors.js';
 import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../cluster/kube-version.js';
-import { type PlanResult } from '../model/results.js';
+import { type PlanResult, type UntestedWorkload } from '../model/results.js';
 import { ProgressReporter, type Verbosity } from '../report/progress.js';
 import { paletteFor } from '../report/color.js';
 import { renderTerminalReport } from '../report/terminal.js';
@@ -137,14 +137,26 @@ export const configOption = () => new Option('-c, --config <file>', 'the kpertur
 export const outOption = () => new Option('-o, --out <dir>', 'where runs, plans and results are kept').default('.kperturb');
 export const workloadOption = () => new Option('-w, --workload <name...>', 'only these workloads (default: all)');
 
-export function printResults(results: PlanResult[]): void {
-  process.stdout.write(renderTerminalReport(results, { palette: paletteFor(process.stdout, process.env, output.colour) }));
+export function printResults(results: PlanResult[], untested: readonly UntestedWorkload[] = []): void {
+  process.stdout.write(renderTerminalReport(results, { untested, palette: paletteFor(process.stdout, process.env, output.colour) }));
 }
 
-/** 1 when a plan found a bug, 2 when one could not be run, else 0 (flaky and untested plans are not failures). */
-export function exitCodeFor(results: readonly PlanResult[]): number {
-  return results.some((r) => r.verdict === 'bug') ? 1 : results.some((r) => r.verdict === 'error') ? 2 : 0;
+/** Exit code 3: a workload tested nothing (docs/cli.md); `--allow-untested` makes it 0. */
+export const EXIT_UNTESTED = 3;
+
+/**
+ * 1 when a plan found a bug, 2 when one could not be run, 3 when a workload tested nothing (unless
+ * `allowUntested`: a campaign that tested nothing is not clean), else 0 (flaky and not-injected
+ * plans of a workload that tested something are not failures).
+ */
+export function exitCodeFor(results: readonly PlanResult[], untested: readonly UntestedWorkload[] = [], allowUntested = false): number {
+  if (results.some((r) => r.verdict === 'bug')) return 1;
+  if (results.some((r) => r.verdict === 'error')) return 2;
+  return untested.length > 0 && !allowUntested ? EXIT_UNTESTED : 0;
 }
+
+/** `--allow-untested` of test, demo and report. */
+export const ALLOW_UNTESTED_HELP = `exit 0 even when a workload tested nothing (every plan pruned or not injected; otherwise exit ${EXIT_UNTESTED})`;
 
 /** `--kubeconfig-out` of a server just started (merged into an existing kubeconfig); stops the server if that fails. */
 export async function writeKubeconfigOrStop(file: string | undefined, server: { kubeconfigYaml(): string; stop(): Promise<void> }): Promise<void> {

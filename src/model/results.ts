@@ -177,6 +177,26 @@ export interface PlanResult {
    * and the start times of the reference runs; `contract: strict` when run so (`test --contract`).
    */
   inputs?: { planSha256: string; referenceRunsStartedAt: string[]; contract?: 'strict' };
+  /** Where the test run first departed from the reference runs (oracles/findings.ts; absent for passes and older results). */
+  divergence?: Divergence;
+  /** How big the plan is, for picking a finding's shortest reproducer: its faults and its workload's steps (absent in older results). */
+  size?: { faults: number; steps: number };
+  /** Set by `kperturb explore` for a run of an input it generated (used to tell a misoperation, oracles/findings.ts). */
+  explored?: true;
+}
+
+/**
+ * The first write in which a test run departed from every reference run (oracles/findings.ts,
+ * `firstDivergence`): `extra` when the test run made a write no reference run made (a delete, a
+ * create, a change of an alarmed field to a value no reference run had), `missing` when it never
+ * made a write the reference runs made. `object` has generated names folded (`Kind/ns/<prefix>*`,
+ * as the oracles name them).
+ */
+export interface Divergence {
+  kind: 'extra' | 'missing';
+  verb: 'create' | 'update' | 'delete';
+  object: ObjectKey;
+  field?: string;
 }
 
 /** A plan a campaign was given but did not run (it was interrupted first): reports list it as such. */
@@ -199,6 +219,78 @@ export interface ResultsFile {
   notRun?: NotRunPlan[];
   /** Set when the plans were one shard's share (`test --shard I/N`, 0-based): `report` merges the shards. */
   shard?: { index: number; count: number };
+  /** Workloads that were planned but tested nothing (oracles/findings.ts, `untestedWorkloads`); absent when there are none. */
+  untested?: UntestedWorkload[];
+  /** The workloads of the controller that were planned, with their plan counts (for `untested` after shards merge). */
+  workloads?: PlannedWorkload[];
+  /** The findings of the results (oracles/findings.ts, `groupFindings`), written with them for scripts. */
+  findings?: Finding[];
+}
+
+/**
+ * What a finding is (oracles/findings.ts `classifyFinding`; docs/findings.md):
+ * - `bug`: a fault within the API contract made the controller go wrong;
+ * - `beyond-contract`: only faults beyond the API contract (docs/fidelity.md) showed it;
+ * - `flaky`: every alarm also showed without the fault;
+ * - `rejected-input`: the API server refused a workload step (the system said no, as it may);
+ * - `misoperation`: an input the API server accepted that the controller cannot honour (from explore);
+ * - `environment`: the embedded cluster or a stub answered what a real cluster would not.
+ */
+export type FindingClass = 'bug' | 'beyond-contract' | 'flaky' | 'rejected-input' | 'misoperation' | 'environment';
+export const FINDING_CLASSES: readonly FindingClass[] = ['bug', 'beyond-contract', 'flaky', 'rejected-input', 'misoperation', 'environment'];
+
+/** What the runs of a finding show (oracles/findings.ts, `findingSignature`). */
+export interface FindingSignature {
+  oracle: OracleName;
+  divergence?: Divergence;
+  /** Without a divergence: the check and object of the first liveness or health alarm. */
+  check?: AlarmCheck;
+  object?: ObjectKey;
+  /** The controller's last new error (numbers folded). */
+  lastError?: string;
+}
+
+/** One distinct bug (or flaky difference...) and every plan that showed it. */
+export interface Finding {
+  class: FindingClass;
+  /** Why it has that class, in a sentence. */
+  why: string;
+  controller: string;
+  /** The signature in words. */
+  summary: string;
+  signature: FindingSignature;
+  plans: Array<Pick<PlanResult, 'workload' | 'plan' | 'pattern' | 'verdict' | 'description'> & { beyondContract?: true }>;
+  /** The plan with the fewest faults and workload steps that showed it. */
+  reproducer: Pick<PlanResult, 'workload' | 'plan' | 'description' | 'runDir' | 'size' | 'planFile'>;
+  /** The command that runs the reproducer again (absent when its plan file is not known). */
+  command?: string;
+  /** The reproducer's alarms. */
+  alarms: Alarm[];
+}
+
+/** What a campaign knows of a planned workload: how many plans the planner kept, and why none if none. */
+export interface PlannedWorkload {
+  controller: string;
+  workload: string;
+  plans: number;
+  /** The planner's stage that kept no candidate of any pattern, when it was the same for all (e.g. `deterministic`). */
+  emptiedBy?: string;
+  referenceRuns?: number;
+}
+
+/**
+ * A workload of a campaign that tested nothing: every candidate plan was pruned (`no-plans`: its
+ * reference runs disagreed, so the determinism stage kept none), or every plan that ran ended
+ * without its fault firing (`not-injected`) or with its workload failing first. Never reported clean.
+ */
+export interface UntestedWorkload {
+  controller: string;
+  workload: string;
+  reason: 'no-plans' | 'not-injected';
+  /** What happened, in a sentence. */
+  detail: string;
+  /** What to do about it, in a sentence. */
+  advice: string;
 }
 
 /** Sentinel meaning "the object does not exist" in alarms. */

@@ -44,26 +44,6 @@ export function groupAlarms(results: readonly PlanResult[]): AlarmGroup[] {
   );
 }
 
-/**
- * Root differences about the same object found by exactly the same plans, merged for display: an
- * object missing at the end and created one time less are one finding, seen by two oracles.
- */
-export interface Finding {
-  object: string;
-  groups: AlarmGroup[];
-  plans: PlanResult[];
-}
-
-export function findings(groups: readonly AlarmGroup[]): Finding[] {
-  const out: Finding[] = [];
-  for (const g of groups) {
-    const same = out.find((f) => f.object === g.alarm.object && f.plans.length === g.plans.length && f.plans.every((p, i) => p === g.plans[i]));
-    if (same) same.groups.push(g);
-    else out.push({ object: g.alarm.object, groups: [g], plans: g.plans });
-  }
-  return out;
-}
-
 export type VerdictCounts = Record<PlanResult['verdict'], number>;
 
 export function countVerdicts(results: readonly PlanResult[]): VerdictCounts {

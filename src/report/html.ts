@@ -1,21 +1,24 @@
 /**
  * The HTML report (`kperturb report --html FILE`): one self-contained page (inline CSS, no scripts,
- * nothing fetched) with the summary, the alarms grouped by root difference, and one section per
- * failing plan: its alarms, a timeline of what the cluster did and what the controller sent and was
+ * nothing fetched) that opens on the findings (one per distinct bug, oracles/findings.ts: class,
+ * plans, shortest reproducer and its command) and the workloads that tested nothing, then the plans
+ * (what needs a look first), and one section per failing plan: its alarms, a timeline of what the cluster did and what the controller sent and was
  * shown with the fault marked, and a diff of every object the end state differs in.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import type { KubeObject, ObjectKey } from '../model/object-key.js';
-import type { Alarm, PlanResult } from '../model/results.js';
+import type { Alarm, PlanResult, UntestedWorkload } from '../model/results.js';
+import { groupFindings } from '../../oracles/findings.js';
+import { findingsLine } from './terminal.js';
 import { ABSENT } from '../model/results.js';
 import { formatDuration } from './table.js';
 import { withoutMaskedFields } from '../../oracles/end-state.js';
 import { Masks, learnMasks } from '../../oracles/masks.js';
 import { endStateView } from '../../oracles/object-identity.js';
 import { readEndState, readRunTraces, RUN_FILES } from './artifacts.js';
-import { BEYOND_CONTRACT, countVerdicts, findings, groupAlarms, summaryLine } from './groups.js';
+import { BEYOND_CONTRACT, countVerdicts, summaryLine } from './groups.js';
 import { diffLines, type DiffLine } from './line-diff.js';
 import type { LoadedResults } from './results-io.js';
 import { buildTimeline, type Timeline } from './timeline.js';
@@ -105,7 +108,12 @@ export interface HtmlReportInput {
   notes: readonly string[];
   details: ReadonlyMap<PlanResult, PlanDetails>;
   generatedAt: string;
+  /** Workloads that tested nothing (LoadedResults.untested). */
+  untested?: readonly UntestedWorkload[];
 }
+
+/** The plans table's order: what needs a look first. */
+const HTML_VERDICT_ORDER: readonly PlanResult['verdict'][] = ['bug', 'flaky', 'error', 'workload-failed', 'not-injected', 'pass'];
 
 export function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -146,7 +154,7 @@ function badge(verdict: string, r?: PlanResult): string {
 export function renderHtmlReport(input: HtmlReportInput): string {
   const { results } = input;
   const counts = countVerdicts(results);
-  const groups = groupAlarms(results);
+  const found = groupFindings(results);
   const failing = results.filter(isFailing);
   const untested = results.filter((r) => r.verdict === 'not-injected' || r.verdict === 'workload-failed' || r.verdict === 'error');
   const controllers = [...new Set(results.map((r) => r.controller))];
@@ -162,6 +170,7 @@ export function renderHtmlReport(input: HtmlReportInput): string {
 <body>
 <header>
 <h1>kperturb report</h1>
+<p class="lead">${h(findingsLine(results, found))}</p>
 <p class="sub">${h(controllers.join(', '))} · ${h(summaryLine(results))} · generated ${h(input.generatedAt)}</p>
 <div class="chips">${(Object.keys(counts) as Array<keyof typeof counts>)
     .filter((v) => counts[v] > 0)
@@ -171,34 +180,48 @@ ${input.notes.map((n) => `<p class="note">${h(n)}</p>`).join('\n')}
 </header>
 <main>`);
 
+  if (found.length > 0) {
+    out.push(`<section id="findings"><h2>Findings</h2>`);
+    for (const [i, f] of found.entries()) {
+      const plans = f.plans
+        .map((p) => {
+          const r = results.find((x) => x.controller === f.controller && x.workload === p.workload && x.plan === p.plan);
+          return r ? `<a href="#${anchor(r)}">${h(p.plan)}</a>` : h(p.plan);
+        })
+        .join(', ');
+      const size = f.reproducer.size ? ` (${f.reproducer.size.faults} fault(s), ${f.reproducer.size.steps} workload step(s))` : '';
+      out.push(
+        `<div class="finding"><h3>${i + 1}. <span class="badge f-${h(f.class)}">${h(f.class)}</span> ${h(f.controller)}: ${h(f.summary)}</h3>`,
+        `<p>${h(f.why)}</p>`,
+        `<p><b>${f.plans.length === 1 ? 'Plan' : `${f.plans.length} plans`}:</b> ${plans}</p>`,
+        `<p><b>Shortest reproducer:</b> ${h(f.reproducer.workload)} / ${h(f.reproducer.plan)}${h(size)}: ${h(f.reproducer.description)}</p>`,
+        f.command ? `<pre>${h(f.command)}</pre>` : '',
+        `<ul>${f.alarms.map((a) => `<li><span class="oracle">${h(a.oracle)}</span> ${h(a.message)}</li>`).join('')}</ul></div>`,
+      );
+    }
+    out.push(`</section>`);
+  }
+
+  const untestedWorkloads = input.untested ?? [];
+  if (untestedWorkloads.length > 0) {
+    out.push(
+      `<section id="untested"><h2>Workloads that tested nothing (not clean)</h2><table><thead><tr><th>controller / workload</th><th>what happened</th><th>what to do</th></tr></thead><tbody>`,
+    );
+    for (const u of untestedWorkloads) out.push(`<tr><td>${h(u.controller)} / ${h(u.workload)}</td><td>${h(u.detail)}</td><td>${h(u.advice)}</td></tr>`);
+    out.push(`</tbody></table></section>`);
+  }
+
   out.push(
     `<section><h2>Plans</h2><table class="plans"><thead><tr><th>controller / workload</th><th>plan</th><th>verdict</th><th>alarms</th><th>time</th><th>perturbation</th></tr></thead><tbody>`,
   );
-  for (const r of results) {
+  const ordered = [...results].sort((a, b) => HTML_VERDICT_ORDER.indexOf(a.verdict) - HTML_VERDICT_ORDER.indexOf(b.verdict));
+  for (const r of ordered) {
     const name = isFailing(r) ? `<a href="#${anchor(r)}">${h(r.plan)}</a>` : h(r.plan);
     out.push(
       `<tr><td>${h(r.controller)} / ${h(r.workload)}</td><td>${name}</td><td>${badge(r.verdict, r)}</td><td class="num">${r.alarms.length}</td><td class="num">${h(formatDuration(r.durationMs))}</td><td>${h(r.description)}</td></tr>`,
     );
   }
   out.push(`</tbody></table></section>`);
-
-  const found = findings(groups);
-  if (found.length > 0) {
-    out.push(
-      `<section><h2>Alarms by root difference</h2><table class="groups"><thead><tr><th>plans</th><th>object</th><th>alarms</th><th>found by</th></tr></thead><tbody>`,
-    );
-    for (const f of found) {
-      const plans = f.plans.map((p) => `<a href="#${anchor(p)}">${h(p.plan)}</a>`).join(', ');
-      const alarms = f.groups
-        .map(
-          (g) =>
-            `<div><span class="oracle">${h(g.alarm.oracle)}</span> ${h(g.alarm.message)}${g.flakyIn > 0 ? ` <span class="flaky">flaky in ${g.flakyIn}</span>` : ''}</div>`,
-        )
-        .join('');
-      out.push(`<tr><td class="num"><b>${f.plans.length}</b></td><td class="obj"><code>${h(f.object)}</code></td><td>${alarms}</td><td>${plans}</td></tr>`);
-    }
-    out.push(`</tbody></table></section>`);
-  }
 
   if (untested.length > 0) {
     out.push(`<section><h2>Plans that tested nothing</h2><table><thead><tr><th>plan</th><th>verdict</th><th>perturbation</th><th>why</th></tr></thead><tbody>`);
@@ -322,6 +345,9 @@ table.plans td:nth-child(1), table.plans td:nth-child(2), td.obj { white-space:n
 table.alarms td:nth-child(5) { white-space:nowrap; }
 code { font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; background:var(--soft); padding:0 3px; border-radius:3px; word-break:break-word; }
 .badge.contract { background:#b35900; }
+.badge.f-bug { background:#b00020; } .badge.f-beyond-contract { background:#b35900; } .badge.f-flaky, .badge.f-environment, .badge.f-misoperation, .badge.f-rejected-input { background:#6b6b6b; }
+.lead { font-size:1.2em; font-weight:bold; margin:4px 0; }
+.finding { border:1px solid var(--line); border-radius:6px; padding:4px 12px; margin:8px 0; background:#fff; }
 .badge { display:inline-block; border-radius:4px; padding:0 7px; font-size:12px; font-weight:600; color:#fff; background:var(--muted); vertical-align:middle; }
 .v-bug { background:var(--red); color:#fff; } .v-pass { background:var(--green); color:#fff; } .v-flaky { background:var(--orange); color:#fff; }
 .v-not-injected, .v-workload-failed { background:#7a828e; color:#fff; } .v-error { background:#111; color:#fff; }

@@ -1,9 +1,12 @@
 /**
- * The JSON report (`kperturb report --json`): counts per verdict, every alarm flattened with its
- * plan's description (for scripts), the groups by root difference, and the plan results as read.
+ * The JSON report (`kperturb report --json`): the findings first (one per distinct bug,
+ * oracles/findings.ts) and the workloads that tested nothing, then counts per verdict, every alarm
+ * flattened with its plan's description (for scripts), the groups by root difference, and the plan
+ * results as read.
  */
-import type { Alarm, NotRunPlan, PlanResult } from '../model/results.js';
+import type { Alarm, Finding, NotRunPlan, PlanResult, UntestedWorkload } from '../model/results.js';
 import { countBeyondContract, countVerdicts, groupAlarms, type VerdictCounts } from './groups.js';
+import { groupFindings } from '../../oracles/findings.js';
 
 export const REPORT_FORMAT = 'kperturb.dev/report/v1';
 
@@ -21,8 +24,12 @@ export interface JsonReport {
   format: typeof REPORT_FORMAT;
   sources: string[];
   notes: string[];
-  /** `beyondContract`: per verdict, how many of those plans had a fault beyond the API contract. */
-  summary: { plans: number; beyondContract: Partial<VerdictCounts> } & VerdictCounts;
+  /** One per distinct bug (or flaky difference...), bugs first: what the report leads with. */
+  findings: Finding[];
+  /** Workloads that tested nothing: not clean (absent when there are none). */
+  untested?: UntestedWorkload[];
+  /** `beyondContract`: per verdict, how many of those plans had a fault beyond the API contract; `findings`: how many there are. */
+  summary: { plans: number; findings: number; beyondContract: Partial<VerdictCounts> } & VerdictCounts;
   alarms: ReportAlarm[];
   groups: Array<{
     oracle: string;
@@ -40,12 +47,21 @@ export interface JsonReport {
   notRun?: NotRunPlan[];
 }
 
-export function buildJsonReport(results: PlanResult[], sources: string[] = [], notes: string[] = [], notRun: NotRunPlan[] = []): JsonReport {
+export function buildJsonReport(
+  results: PlanResult[],
+  sources: string[] = [],
+  notes: string[] = [],
+  notRun: NotRunPlan[] = [],
+  untested: UntestedWorkload[] = [],
+): JsonReport {
+  const findings = groupFindings(results);
   return {
     format: REPORT_FORMAT,
     sources,
     notes,
-    summary: { plans: results.length, ...countVerdicts(results), beyondContract: countBeyondContract(results) },
+    findings,
+    ...(untested.length > 0 ? { untested } : {}),
+    summary: { plans: results.length, findings: findings.length, ...countVerdicts(results), beyondContract: countBeyondContract(results) },
     alarms: results.flatMap((r) =>
       r.alarms.map((a) => ({
         controller: r.controller,

@@ -1,21 +1,31 @@
 /**
- * JUnit XML (`kperturb report --junit FILE`) for CI systems: one test suite per controller and
- * workload, one test case per plan, named by the plan (stable when the wording of descriptions
- * changes); each plan's description is a property of its suite (`<plan>: description`). A bug is a
- * failure (its message the first alarm, its body every alarm with the perturbation), an error an
- * error; plans that tested nothing (not injected, workload failed first) and flaky ones are skipped,
+ * JUnit XML (`kperturb report --junit FILE`) for CI systems. The first suite, `findings`, has one
+ * test case per finding (oracles/findings.ts): a `bug` or `beyond-contract` finding is a failure
+ * (its message the summary, its body the reproducer, its command and its alarms), the other classes
+ * are skipped with why; a workload that tested nothing is an error there (it is not clean). Then one
+ * test suite per controller and workload, one test case per plan, named by the plan (stable when the
+ * wording of descriptions changes); each plan's description is a property of its suite
+ * (`<plan>: description`). A plan's bug verdict is not a failure of its own (its finding is): it
+ * passes with the finding's number in its system-out; an error is an error; plans that tested nothing (not injected, workload failed first) and flaky ones are skipped,
  * with the reason as the element's text, as are the plans an interrupted campaign did not get to
  * (`notRun`), so that a CI server shows them instead of losing them. The file follows the JUnit XSD CI servers read (Jenkins'
  * junit-4.xsd): no attributes it does not know (`skipped` only on suites, none on `<skipped>`), and
  * a test case holds skipped, error, failure, system-out in that order.
  */
-import type { NotRunPlan, PlanResult } from '../model/results.js';
+import type { Finding, NotRunPlan, PlanResult, UntestedWorkload } from '../model/results.js';
 import { alarmLine } from './terminal.js';
 import { BEYOND_CONTRACT } from './groups.js';
+import { groupFindings } from '../../oracles/findings.js';
+
+/** Finding classes that fail a CI build; the others are skipped with their reason. */
+const FAILING_CLASSES: ReadonlySet<Finding['class']> = new Set(['bug', 'beyond-contract']);
 
 export const NOT_RUN_REASON = 'not run: the campaign was interrupted before this plan ran (rerun the same command to run it)';
 
-export function renderJUnit(results: readonly PlanResult[], notRun: readonly NotRunPlan[] = []): string {
+export function renderJUnit(results: readonly PlanResult[], notRun: readonly NotRunPlan[] = [], untestedWorkloads: readonly UntestedWorkload[] = []): string {
+  const found = groupFindings(results);
+  const findingOf = new Map<string, number>();
+  found.forEach((f, i) => f.plans.forEach((p) => findingOf.set(`${f.controller}/${p.workload}/${p.plan}`, i + 1)));
   const suites = new Map<string, PlanResult[]>();
   const notRunIn = new Map<string, NotRunPlan[]>();
   for (const r of results) {
@@ -30,7 +40,7 @@ export function renderJUnit(results: readonly PlanResult[], notRun: readonly Not
   const untested = (r: PlanResult) => r.verdict === 'not-injected' || r.verdict === 'workload-failed' || r.verdict === 'flaky';
   const count = (rs: readonly PlanResult[]) => ({
     tests: rs.length,
-    failures: rs.filter((r) => r.verdict === 'bug').length,
+    failures: 0,
     errors: rs.filter((r) => r.verdict === 'error').length,
   });
   const time = (rs: readonly PlanResult[]) => seconds(rs.reduce((s, r) => s + r.durationMs, 0));
@@ -39,10 +49,46 @@ export function renderJUnit(results: readonly PlanResult[], notRun: readonly Not
       .map(([k, v]) => ` ${k}="${escapeXml(String(v))}"`)
       .join('');
   const totals = count(results);
+  const failing = found.filter((f) => FAILING_CLASSES.has(f.class)).length;
+  const findingCases = found.length + untestedWorkloads.length;
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites${attrs({ name: 'kperturb', ...totals, tests: totals.tests + notRun.length, time: time(results) })}>`,
+    `<testsuites${attrs({
+      name: 'kperturb',
+      tests: totals.tests + notRun.length + findingCases,
+      failures: failing,
+      errors: totals.errors + untestedWorkloads.length,
+      time: time(results),
+    })}>`,
   ];
+  if (findingCases > 0) {
+    lines.push(
+      `  <testsuite${attrs({ name: 'findings', tests: findingCases, failures: failing, errors: untestedWorkloads.length, skipped: found.length - failing, time: seconds(0) })}>`,
+    );
+    for (const [i, f] of found.entries()) {
+      lines.push(`    <testcase${attrs({ name: `finding ${i + 1}: ${f.summary}`, classname: `${f.controller}.findings`, time: seconds(0) })}>`);
+      const body = [
+        f.why,
+        `plans (${f.plans.length}): ${f.plans.map((p) => `${p.workload}/${p.plan}`).join(', ')}`,
+        `shortest reproducer: ${f.reproducer.workload}/${f.reproducer.plan}: ${f.reproducer.description}`,
+        ...(f.command ? [f.command] : []),
+        ...f.alarms.map(alarmLine),
+        `run: ${f.reproducer.runDir}`,
+      ].join('\n');
+      if (FAILING_CLASSES.has(f.class))
+        lines.push(`      <failure${attrs({ message: `${f.class}: ${f.summary}`, type: f.class })}>${escapeXml(body)}</failure>`);
+      else lines.push(`      <skipped>${escapeXml(`${f.class}: ${f.why}`)}</skipped>`, `      <system-out>${escapeXml(body)}</system-out>`);
+      lines.push('    </testcase>');
+    }
+    for (const u of untestedWorkloads) {
+      lines.push(
+        `    <testcase${attrs({ name: `untested: ${u.workload}`, classname: `${u.controller}.findings`, time: seconds(0) })}>`,
+        `      <error${attrs({ message: `untested: ${u.detail}`, type: 'untested' })}>${escapeXml(`${u.detail}\nwhat to do: ${u.advice}`)}</error>`,
+        '    </testcase>',
+      );
+    }
+    lines.push('  </testsuite>');
+  }
   for (const [name, rs] of suites) {
     const missing = notRunIn.get(name) ?? [];
     const c = count(rs);
@@ -61,7 +107,10 @@ export function renderJUnit(results: readonly PlanResult[], notRun: readonly Not
         `run: ${r.runDir}`,
       ].join('\n');
       const first = beyond + (r.alarms[0] ? alarmLine(r.alarms[0]) : (r.error ?? r.verdict));
-      if (r.verdict === 'bug') lines.push(`      <failure${attrs({ message: first, type: r.alarms[0]?.oracle ?? 'bug' })}>${escapeXml(body)}</failure>`);
+      if (r.verdict === 'bug')
+        lines.push(
+          `      <system-out>${escapeXml(`bug verdict, part of finding ${findingOf.get(`${r.controller}/${r.workload}/${r.plan}`) ?? '?'} (suite findings): ${first}\n${body}`)}</system-out>`,
+        );
       else if (r.verdict === 'error') lines.push(`      <error${attrs({ message: first, type: 'error' })}>${escapeXml(body)}</error>`);
       else if (r.verdict === 'flaky')
         lines.push(

@@ -9,7 +9,8 @@ import { basename, join, resolve } from 'node:path';
 import { ResultsError } from '../model/errors.js';
 import { isObject } from '../model/object-key.js';
 import { PATTERNS } from '../model/plan.js';
-import { ORACLE_NAMES, RESULTS_FORMAT, VERDICTS, type NotRunPlan, type PlanResult } from '../model/results.js';
+import { ORACLE_NAMES, RESULTS_FORMAT, VERDICTS, type NotRunPlan, type PlannedWorkload, type PlanResult, type UntestedWorkload } from '../model/results.js';
+import { untestedWorkloads } from '../../oracles/findings.js';
 import { checkFormat, readJsonFile, RUN_FILES } from './artifacts.js';
 import { RESULTS_FILE } from '../io/run-files.js';
 
@@ -21,12 +22,15 @@ export interface LoadedResults {
   notes: string[];
   /** Plans an interrupted campaign was given and did not run (none that has a result in another file). */
   notRun: NotRunPlan[];
+  /** Planned workloads that tested nothing, judged over every file read (shards merged): never clean. */
+  untested: UntestedWorkload[];
 }
 
 /** What mergeResults needs beyond LoadedResults: the file each result came from, and the shards read. */
 interface Gathered extends LoadedResults {
   resultFiles: string[];
   shards: Array<{ file: string; controller: string; index: number; count: number }>;
+  workloads: PlannedWorkload[];
 }
 
 export const DEFAULT_RESULTS_DIR = '.kperturb';
@@ -41,7 +45,7 @@ const MAX_DEPTH = 6;
  */
 export function loadResults(target: string | readonly string[] = DEFAULT_RESULTS_DIR): LoadedResults {
   const targets = typeof target === 'string' ? [target] : target.length > 0 ? target : [DEFAULT_RESULTS_DIR];
-  const gathered: Gathered = { results: [], sources: [], notes: [], notRun: [], resultFiles: [], shards: [] };
+  const gathered: Gathered = { results: [], sources: [], notes: [], notRun: [], untested: [], resultFiles: [], shards: [], workloads: [] };
   for (const t of targets) gatherTarget(t, gathered);
   return mergeResults(gathered);
 }
@@ -76,9 +80,10 @@ function addVerdictFile(file: string, loaded: Gathered): void {
 }
 
 function addResultsFile(file: string, loaded: Gathered): void {
-  const { results, shard, notRun } = readResults(file, loaded.notes);
+  const { results, shard, notRun, workloads } = readResults(file, loaded.notes);
   loaded.results.push(...results);
   loaded.notRun.push(...notRun);
+  loaded.workloads.push(...workloads);
   for (const _ of results) loaded.resultFiles.push(file);
   loaded.sources.push(file);
   const controller = results[0]?.controller;
@@ -115,7 +120,9 @@ function mergeResults(g: Gathered): LoadedResults {
   const notes = [...g.notes, ...missingShards(g.shards)];
   const notRun = new Map<string, NotRunPlan>();
   for (const p of g.notRun) if (!byPlan.has(`${p.controller}/${p.workload}/${p.plan}`)) notRun.set(`${p.controller}/${p.workload}/${p.plan}`, p);
-  return { results: merged, sources: g.sources, notes, notRun: [...notRun.values()] };
+  // Every shard names the same planned workloads: the last word on each stands.
+  const workloads = new Map(g.workloads.map((w) => [`${w.controller}/${w.workload}`, w]));
+  return { results: merged, sources: g.sources, notes, notRun: [...notRun.values()], untested: untestedWorkloads([...workloads.values()], merged) };
 }
 
 /** Per controller: shard indices of its count that no results.json came from, and counts that disagree. */
@@ -163,7 +170,23 @@ function readNotRun(value: unknown, file: string): NotRunPlan[] {
   });
 }
 
-function readResults(file: string, notes: string[]): { results: PlanResult[]; notRun: NotRunPlan[]; shard?: { index: number; count: number } } {
+function readWorkloads(value: unknown, file: string): PlannedWorkload[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new ResultsError(file, 'workloads', 'a list of planned workloads');
+  return value.map((w, i) => {
+    if (!isObject(w)) throw new ResultsError(file, `workloads[${i}]`, 'a planned workload (a mapping)');
+    for (const k of ['controller', 'workload']) if (typeof w[k] !== 'string') throw new ResultsError(file, `workloads[${i}].${k}`, 'a string');
+    if (!Number.isInteger(w.plans) || (w.plans as number) < 0) throw new ResultsError(file, `workloads[${i}].plans`, 'a count of plans');
+    if (w.emptiedBy !== undefined && typeof w.emptiedBy !== 'string') throw new ResultsError(file, `workloads[${i}].emptiedBy`, 'a pruning stage');
+    if (w.referenceRuns !== undefined && !Number.isInteger(w.referenceRuns)) throw new ResultsError(file, `workloads[${i}].referenceRuns`, 'a count');
+    return w as unknown as PlannedWorkload;
+  });
+}
+
+function readResults(
+  file: string,
+  notes: string[],
+): { results: PlanResult[]; notRun: NotRunPlan[]; workloads: PlannedWorkload[]; shard?: { index: number; count: number } } {
   const doc = checkFormat(readJsonFile(file), file, RESULTS_FORMAT);
   if (!Array.isArray(doc.results)) throw new ResultsError(file, 'results', 'a list of plan results');
   const results = doc.results.map((r, i) => validatePlanResult(r, file, `results[${i}]`));
@@ -188,7 +211,8 @@ function readResults(file: string, notes: string[]): { results: PlanResult[]; no
     );
   }
   const notRun = doc.complete === false ? readNotRun(doc.notRun, file) : [];
-  return shard ? { results, notRun, shard } : { results, notRun };
+  const workloads = readWorkloads(doc.workloads, file);
+  return shard ? { results, notRun, workloads, shard } : { results, notRun, workloads };
 }
 
 function searchDirectory(dir: string, depth: number, loaded: Gathered): void {
@@ -265,5 +289,19 @@ export function validatePlanResult(value: unknown, file: string, at: string): Pl
   }
   if (r.beyondContract !== undefined && (!Array.isArray(r.beyondContract) || !r.beyondContract.every((d) => typeof d === 'string')))
     fail(sub('beyondContract'), 'a list of reasons (strings)');
+  if (r.divergence !== undefined) {
+    const d = r.divergence as Record<string, unknown>;
+    if (
+      !isObject(d) ||
+      !['extra', 'missing'].includes(d.kind as string) ||
+      !['create', 'update', 'delete'].includes(d.verb as string) ||
+      typeof d.object !== 'string'
+    )
+      fail(sub('divergence'), 'a divergence {kind: extra or missing, verb: create, update or delete, object, field?}');
+  }
+  if (r.size !== undefined) {
+    const z = r.size as Record<string, unknown>;
+    if (!isObject(z) || !Number.isInteger(z.faults) || !Number.isInteger(z.steps)) fail(sub('size'), 'a plan size {faults, steps} (counts)');
+  }
   return r as unknown as PlanResult;
 }

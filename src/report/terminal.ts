@@ -1,12 +1,17 @@
 /**
- * The terminal report: one row per plan, bugs first (past PASS_ROWS_MAX plans, passed plans are one
- * line), then every bug's alarms grouped by root difference (with the plans that found each) and the
- * command that runs each bug's plan again, then the plans that tested nothing and why.
+ * The terminal report. It leads with the findings ("N bug verdicts -> k findings": one per distinct
+ * bug, oracles/findings.ts), each with its class, the plans that showed it, its shortest reproducer
+ * and the command that runs it again; then the workloads that tested nothing (never clean); then one
+ * row per plan, bugs first (past PASS_ROWS_MAX plans, passed plans are one line), and the plans that
+ * tested nothing and why.
  */
-import type { Alarm, NotRunPlan, PlanResult } from '../model/results.js';
+import type { Alarm, Finding, NotRunPlan, PlanResult, UntestedWorkload } from '../model/results.js';
 import { formatDuration, renderTable } from './table.js';
-import { BEYOND_CONTRACT, findings, groupAlarms, summaryLine } from './groups.js';
+import { BEYOND_CONTRACT, summaryLine } from './groups.js';
 import { PLAIN, type Palette } from './color.js';
+import { groupFindings, rerunCommand } from '../../oracles/findings.js';
+
+export { rerunCommand };
 
 export interface TerminalReportOptions {
   /** Show the controller column (several controllers in one report). */
@@ -16,6 +21,8 @@ export interface TerminalReportOptions {
   notRun?: readonly NotRunPlan[];
   /** Colour (on a terminal only: see color.ts); default none. */
   palette?: Palette;
+  /** Workloads that tested nothing (LoadedResults.untested): said after the findings, never clean. */
+  untested?: readonly UntestedWorkload[];
 }
 
 export function alarmLine(a: Alarm): string {
@@ -47,11 +54,35 @@ function cut(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
 }
 
-/** The command that runs the plan of `r` again, when the result names its plan file. */
-export function rerunCommand(r: PlanResult): string | undefined {
-  if (!r.planFile) return undefined;
-  const q = (s: string) => (/^[\w./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-  return `kperturb test ${q(r.planFile)}${r.configFile ? ` -c ${q(r.configFile)}` : ''}`;
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** "18 bug verdicts -> 1 finding (1 bug)": the report's first line. */
+export function findingsLine(results: readonly PlanResult[], found: readonly Finding[]): string {
+  const verdicts = results.filter((r) => r.verdict === 'bug').length;
+  const flaky = results.filter((r) => r.verdict === 'flaky').length;
+  const byClass = new Map<string, number>();
+  for (const f of found) byClass.set(f.class, (byClass.get(f.class) ?? 0) + 1);
+  const classes = [...byClass].map(([c, n]) => `${n} ${c}`).join(', ');
+  return `${plural(verdicts, 'bug verdict')}${flaky > 0 ? ` (+${flaky} flaky)` : ''} -> ${plural(found.length, 'finding')}${classes ? ` (${classes})` : ''}`;
+}
+
+/** A finding as the terminal shows it (numbered `n`). */
+export function findingLines(f: Finding, n: number, withController: boolean, palette: Palette): string[] {
+  const where = (p: { workload: string; plan: string }) => `${withController ? `${f.controller}/` : ''}${p.workload}/${p.plan}`;
+  const paint = f.class === 'bug' ? palette.bad : palette.warn;
+  const out = [`${n}. ${paint(f.class)}: ${withController ? `${f.controller} ` : ''}${f.summary}`, `   ${f.why}`];
+  const names = f.plans.map((p) => `${where(p)}${p.beyondContract ? '*' : ''}`);
+  out.push(`   ${f.plans.length === 1 ? 'plan' : `${f.plans.length} plans`}: ${names.slice(0, 6).join(', ')}${names.length > 6 ? ', …' : ''}`);
+  const size = f.reproducer.size ? ` (${plural(f.reproducer.size.faults, 'fault')}, ${plural(f.reproducer.size.steps, 'workload step')})` : '';
+  out.push(`   shortest reproducer: ${where(f.reproducer)}${size}: ${f.reproducer.description}`, `     run: ${f.reproducer.runDir}`);
+  if (f.command) out.push(`     ${f.command}`);
+  for (const a of f.alarms) out.push(`     ${alarmLine(a)}`);
+  return out;
+}
+
+/** A workload that tested nothing, as the terminal shows it. */
+export function untestedLines(u: UntestedWorkload, withController: boolean): string[] {
+  return [`  ${withController ? `${u.controller}/` : ''}${u.workload}: ${u.detail}`, `    what to do: ${u.advice}`];
 }
 
 export function renderTerminalReport(results: readonly PlanResult[], opts: TerminalReportOptions = {}): string {
@@ -71,7 +102,15 @@ export function renderTerminalReport(results: readonly PlanResult[], opts: Termi
     formatDuration(r.durationMs),
     cut(r.description, PERTURBATION_WIDTH),
   ]);
-  const out: string[] = [renderTable(headers, rows)];
+  const found = groupFindings(results);
+  const out: string[] = [palette.bold(findingsLine(results, found))];
+  for (const [i, f] of found.entries()) out.push('', ...findingLines(f, i + 1, withController, palette));
+  const untestedWorkloads = opts.untested ?? [];
+  if (untestedWorkloads.length > 0) {
+    out.push('', palette.warn(`Untested (${untestedWorkloads.length}): these workloads tested nothing, so they are not clean:`));
+    for (const u of untestedWorkloads) out.push(...untestedLines(u, withController));
+  }
+  out.push('', renderTable(headers, rows));
   if (collapse) {
     const names = passed.map((r) => `${r.plan}${r.beyondContract?.length ? '*' : ''}`);
     out.push(
@@ -93,29 +132,6 @@ export function renderTerminalReport(results: readonly PlanResult[], opts: Termi
         `not run (${notRun.length}, the campaign was interrupted; rerun the same command to run them): ${names.slice(0, 12).join(', ')}${names.length > 12 ? ', …' : ''}`,
       ),
     );
-  }
-
-  const found = findings(groupAlarms(results));
-  if (found.length > 0) {
-    out.push('', `Alarms, by root difference (${found.length}):`);
-    for (const [i, f] of found.entries()) {
-      const n = f.plans.length;
-      const flaky = f.groups.reduce((m, g) => Math.max(m, g.flakyIn), 0);
-      out.push('', `${i + 1}. ${palette.bad(f.object)}: found by ${n} plan${n === 1 ? '' : 's'}${flaky > 0 ? ` (flaky in ${flaky})` : ''}`);
-      for (const g of f.groups) out.push(`   ${alarmLine({ ...g.alarm, flaky: false })}`);
-      out.push(`   ${n === 1 ? 'plan' : 'plans'}:`);
-      for (const p of f.plans)
-        out.push(
-          `     ${withController ? `${p.controller}/` : ''}${p.workload}/${p.plan}: ${p.description}${p.beyondContract?.length ? ` [${BEYOND_CONTRACT}]` : ''}`,
-        );
-    }
-    const bugs = ordered.filter((r) => r.verdict === 'bug' || r.verdict === 'flaky');
-    out.push('', 'Runs, and the command that runs each plan again:');
-    for (const r of bugs) {
-      out.push(`  ${r.plan} (${verdictText(r)}): ${r.runDir}`);
-      const again = rerunCommand(r);
-      if (again) out.push(`    ${again}`);
-    }
   }
 
   const untested = results.filter((r) => r.verdict === 'not-injected' || r.verdict === 'workload-failed' || r.verdict === 'error');

@@ -69,3 +69,27 @@ test('--quiet and --verbose: global options, also after the command; both at onc
   t.is(both.status, 2);
   t.true(both.stderr.includes('either --quiet or --verbose'), both.stderr);
 });
+
+test('report: a workload that tested nothing is reported untested with what to do, and exits 3 unless --allow-untested', (t) => {
+  const { out, resultsFile, results } = makeCampaign();
+  const doc = JSON.parse(readFileSync(resultsFile, 'utf8')) as { results: Array<{ verdict: string }>; workloads?: unknown[] };
+  // Only the passed plan is kept: no bug, so the untested workload decides the exit code.
+  doc.results = doc.results.filter((r) => r.verdict === 'pass');
+  doc.workloads = [
+    { controller: results[0]!.controller, workload: 'create', plans: 3 },
+    { controller: results[0]!.controller, workload: 'upgrade', plans: 0, emptiedBy: 'deterministic', referenceRuns: 2 },
+  ];
+  writeFileSync(resultsFile, JSON.stringify(doc));
+  const r = run(['report', out]);
+  t.is(r.status, 3, r.stderr);
+  t.true(r.stdout.startsWith('0 bug verdicts -> 0 findings\n'), r.stdout);
+  t.true(r.stdout.includes('Untested (1): these workloads tested nothing, so they are not clean:'), r.stdout);
+  t.true(r.stdout.includes('upgrade: the planner kept no plan: its 2 reference runs disagreed on every trigger'), r.stdout);
+  t.true(r.stdout.includes('what to do: learn again with more reference runs (referenceRuns: 3 or more'), r.stdout);
+  t.is(run(['report', out, '--allow-untested']).status, 0);
+  const json = JSON.parse(run(['report', out, '--json']).stdout) as { untested: Array<{ workload: string; reason: string }> };
+  t.deepEqual(
+    json.untested.map((u) => [u.workload, u.reason]),
+    [['upgrade', 'no-plans']],
+  );
+});

@@ -10,10 +10,18 @@ import { diffRuns, renderRunDiff } from '../../src/report/run-diff.js';
 import { redactAlarm } from '../../src/report/redact.js';
 import { groupAlarms } from '../../src/report/groups.js';
 import { UserInputError } from '../../src/model/errors.js';
+import type { PlanResult } from '../../src/model/results.js';
 import { makeCampaign } from './_fixture.js';
 import { findAll, parseXml, type XmlElement } from './_xml.js';
 
-test('the terminal report has a row per plan, a summary, and alarms grouped by root difference with their plans', (t) => {
+/** The plan table of a terminal report: from its header row to the next blank line. */
+function tableOf(text: string): string {
+  const start = text.search(/^(controller\s+)?workload\s+plan/m);
+  const end = text.indexOf('\n\n', start);
+  return text.slice(start, end < 0 ? undefined : end);
+}
+
+test('the terminal report leads with the findings (verdicts -> findings, each with its plans and reproducer), then a row per plan and a summary', (t) => {
   const { results, out } = makeCampaign();
   const loaded = loadResults(out);
   t.is(loaded.results.length, 4);
@@ -21,10 +29,12 @@ test('the terminal report has a row per plan, a summary, and alarms grouped by r
   t.regex(text, /intermediate-0002\s+bug\s+2/);
   t.true(text.includes('4 plans: 2 found bugs, 1 passed, 1 not injected'));
   // One finding (the missing Secret) seen by two oracles and two plans, not four separate alarms.
-  t.true(text.includes('Alarms, by root difference (1):'));
-  t.true(text.includes('1. Secret/default/db1-tls: found by 2 plans'));
+  t.true(text.startsWith('2 bug verdicts -> 1 finding (1 bug)\n'), text);
+  t.true(text.includes('1. bug: [end-state] never created Secret/default/db1-tls, which the reference runs did'));
+  t.true(text.includes('   2 plans: create/intermediate-0001, create/intermediate-0002'));
+  t.true(text.includes(`   shortest reproducer: create/intermediate-0001: ${results[0]!.description}`));
   t.true(text.includes('[end-state] Secret/default/db1-tls: exists after reference runs, but is absent after the test run'));
-  t.true(text.includes(`create/intermediate-0001: ${results[0]!.description}`));
+  t.true(text.indexOf('1. bug:') < text.indexOf('intermediate-0002  bug'), 'the findings come before the plan table');
   t.true(
     text.includes(
       "intermediate-0004 (not-injected): restart the controller right after it deletes ConfigMap/default/db1-config (1st time)\n    the plan's trigger never matched",
@@ -101,16 +111,20 @@ function junit4Problems(el: XmlElement, where = el.name): string[] {
   return problems;
 }
 
-test('JUnit XML is well-formed and valid by the junit-4 schema: a test case per plan named by it, a failure per bug, skipped for untested plans', (t) => {
+test('JUnit XML is well-formed and valid by the junit-4 schema: a failure per finding, a test case per plan named by it, skipped for untested plans', (t) => {
   const { results } = makeCampaign();
   const xml = renderJUnit(results);
   const root = parseXml(xml);
   t.is(root.name, 'testsuites');
   t.deepEqual(junit4Problems(root), []);
-  t.like(root.attrs, { tests: '4', failures: '2', errors: '0' });
-  const suite = findAll(root, 'testsuite')[0]!;
-  t.like(suite.attrs, { tests: '4', failures: '2', errors: '0', skipped: '1' });
-  const cases = findAll(root, 'testcase');
+  t.like(root.attrs, { tests: '5', failures: '1', errors: '0' });
+  const [findingsSuite, suite] = findAll(root, 'testsuite') as [XmlElement, XmlElement];
+  t.like(findingsSuite.attrs, { name: 'findings', tests: '1', failures: '1' });
+  const findingFailure = findAll(findingsSuite, 'failure')[0]!;
+  t.is(findingFailure.attrs.message, 'bug: [end-state] never created Secret/default/db1-tls, which the reference runs did');
+  t.true(findingFailure.text.includes('plans (2): create/intermediate-0001, create/intermediate-0002'));
+  t.like(suite.attrs, { tests: '4', failures: '0', errors: '0', skipped: '1' });
+  const cases = findAll(suite, 'testcase');
   t.is(cases.length, 4);
   t.deepEqual(
     cases.map((c) => c.attrs.name),
@@ -121,9 +135,10 @@ test('JUnit XML is well-formed and valid by the junit-4 schema: a test case per 
   const props = Object.fromEntries(findAll(suite, 'property').map((p) => [p.attrs.name, p.attrs.value]));
   t.is(props[`${results[1]!.plan}: description`], results[1]!.description);
   t.true(results[1]!.description.endsWith('(1st time) <&>"'), 'the fixture has characters to escape');
-  const failure = findAll(cases[1]!, 'failure')[0]!;
-  t.is(failure.attrs.message, '[end-state] Secret/default/db1-tls: exists after reference runs, but is absent after the test run');
-  t.true(failure.text.includes('perturbation: restart the controller right after it patches'));
+  t.is(findAll(cases[1]!, 'failure').length, 0, "a plan's bug verdict is its finding's failure, not one of its own");
+  const out = findAll(cases[1]!, 'system-out')[0]!;
+  t.true(out.text.startsWith('bug verdict, part of finding 1 (suite findings): [end-state] Secret/default/db1-tls: exists after reference runs'));
+  t.true(out.text.includes('perturbation: restart the controller right after it patches'));
   const skipped = findAll(cases[3]!, 'skipped');
   t.is(skipped.length, 1);
   t.regex(skipped[0]!.text, /^not-injected: /);
@@ -146,10 +161,10 @@ test('JUnit XML of an interrupted campaign: the plans it did not run are skipped
   ];
   const root = parseXml(renderJUnit(results, notRun));
   t.deepEqual(junit4Problems(root), []);
-  t.like(root.attrs, { tests: '6', failures: '2' });
+  t.like(root.attrs, { tests: '7', failures: '1' });
   const suites = findAll(root, 'testsuite');
-  t.like(suites[0]!.attrs, { tests: '5', skipped: '2' });
-  t.like(suites[1]!.attrs, { name: `${r0.controller}/other`, tests: '1', skipped: '1' });
+  t.like(suites[1]!.attrs, { tests: '5', skipped: '2' });
+  t.like(suites[2]!.attrs, { name: `${r0.controller}/other`, tests: '1', skipped: '1' });
   const missing = findAll(root, 'testcase').filter((c) => c.attrs.name === 'intermediate-0009' || c.attrs.name === 'stale-0001');
   t.is(missing.length, 2);
   for (const c of missing) t.regex(findAll(c, 'skipped')[0]!.text, /^not run: the campaign was interrupted/);
@@ -305,7 +320,7 @@ test('a verdict whose fault went beyond the API contract is marked in every repo
   t.regex(text, /intermediate-0001\s+bug\s+2/, 'a verdict within the contract is not marked');
   t.true(text.includes('4 plans: 2 found bugs (1 beyond the API contract), 1 passed, 1 not injected'));
   t.true(text.includes('--contract strict'));
-  t.regex(text, /create\/intermediate-0002: .* \[beyond the API contract\]/);
+  t.regex(text, /2 plans: create\/intermediate-0001, create\/intermediate-0002\*/);
 
   const json = buildJsonReport(marked);
   t.deepEqual(json.summary.beyondContract, { bug: 1 });
@@ -320,10 +335,13 @@ test('a verdict whose fault went beyond the API contract is marked in every repo
   );
 
   const cases = findAll(parseXml(renderJUnit(marked)), 'testcase');
-  const failures = cases.flatMap((c) => findAll(c, 'failure'));
-  t.is(failures.length, 2);
-  t.true(failures[1]!.attrs.message!.startsWith(`[beyond the API contract: ${reason}] [end-state]`));
-  t.false(failures[0]!.attrs.message!.includes('beyond'));
+  const outs = cases.flatMap((c) => findAll(c, 'system-out'));
+  t.is(outs.length, 2);
+  t.true(outs[1]!.text.startsWith(`bug verdict, part of finding 1 (suite findings): [beyond the API contract: ${reason}] [end-state]`));
+  t.false(outs[0]!.text.includes('beyond'));
+  // Only beyond-contract plans: the finding says so.
+  const allMarked = results.map((r) => (r.verdict === 'bug' ? { ...r, beyondContract: [reason] } : r));
+  t.is(findAll(parseXml(renderJUnit(allMarked)), 'failure')[0]!.attrs.type, 'beyond-contract');
 
   const html = renderHtmlReport({ results: marked, sources: [], notes: [], generatedAt: 'now', details: new Map() });
   t.is(html.match(/class="badge contract"/g)?.length, 2, 'in the plan table and in the plan section');
@@ -336,7 +354,7 @@ test('the terminal report leads with bugs, collapses passed plans in a large cam
   const pass = results.find((r) => r.verdict === 'pass')!;
   const many = [...Array.from({ length: 25 }, (_, i) => ({ ...pass, plan: `stale-${String(i).padStart(4, '0')}`, description: 'x'.repeat(300) })), bug];
   const text = renderTerminalReport(many);
-  const table = text.slice(0, text.indexOf('\n\n'));
+  const table = tableOf(text);
   const rows = table.split('\n').slice(2);
   t.regex(rows[0]!, /^create\s+intermediate-0002\s+bug\s+2/, 'the bug is the first row, though it came last');
   t.is(rows.filter((r) => /^create\s+stale-/.test(r)).length, 0, 'passed plans have no row of their own');
@@ -344,7 +362,7 @@ test('the terminal report leads with bugs, collapses passed plans in a large cam
   t.true(text.includes(`kperturb test /work/op/.kperturb/op/plans/w/intermediate-0002.yaml -c '/work/op/my config.yaml'`), text);
   // A small campaign keeps a row per plan, bugs first, the perturbation cut to 100 characters.
   const few = renderTerminalReport([{ ...pass, description: 'y'.repeat(300) }, bug]);
-  const fewRows = few.slice(0, few.indexOf('\n\n')).split('\n').slice(2);
+  const fewRows = tableOf(few).split('\n').slice(2);
   t.is(fewRows.length, 2);
   t.regex(fewRows[0]!, /intermediate-0002\s+bug/);
   t.regex(fewRows[1]!, / y{99}…$/);
@@ -375,5 +393,48 @@ test('alarms that differ only in generated uids (a leaked PVC bound to pvc-<uid>
       { ...results[0]!, plan: 'other', alarms: [{ ...leak('3f1c2a9e-1b2c-4d5e-8f90-0123456789ab'), test: { spec: { volumeName: 'manual-pv' } } }] },
     ]).length,
     2,
+  );
+});
+
+test('the JSON report leads with the findings; JUnit and HTML show them and the workloads that tested nothing', (t) => {
+  const { out } = makeCampaign();
+  const loaded = loadResults(out);
+  const report = buildJsonReport(loaded.results, loaded.sources, loaded.notes);
+  t.deepEqual(Object.keys(report).slice(0, 4), ['format', 'sources', 'notes', 'findings']);
+  t.is(report.summary.findings, 1);
+  t.like(report.findings[0], { class: 'bug', controller: 'secret-marker-buggy', reproducer: { plan: 'intermediate-0001' } });
+  t.deepEqual(
+    report.findings[0]!.plans.map((p) => p.plan),
+    ['intermediate-0001', 'intermediate-0002'],
+  );
+  const untested = [
+    { controller: 'secret-marker-buggy', workload: 'upgrade', reason: 'no-plans' as const, detail: 'the planner kept no plan', advice: 'learn again' },
+  ];
+  const root = parseXml(renderJUnit(loaded.results, [], untested));
+  t.deepEqual(junit4Problems(root), []);
+  const findingsSuite = findAll(root, 'testsuite')[0]!;
+  t.like(findingsSuite.attrs, { name: 'findings', tests: '2', failures: '1', errors: '1' });
+  t.is(findAll(findingsSuite, 'error')[0]!.attrs.message, 'untested: the planner kept no plan');
+  const html = renderHtmlReport({ ...loaded, untested, details: new Map(), generatedAt: 'now' });
+  t.true(html.indexOf('<h2>Findings</h2>') < html.indexOf('<h2>Plans</h2>'), 'the findings come first');
+  t.true(html.includes('2 bug verdicts -&gt; 1 finding (1 bug)'));
+  t.true(html.includes('Workloads that tested nothing (not clean)'));
+  const rows = html.slice(html.indexOf('<h2>Plans</h2>')).match(/badge v-[a-z-]+/g)!;
+  t.deepEqual(rows.slice(0, 4), ['badge v-bug', 'badge v-bug', 'badge v-not-injected', 'badge v-pass'], 'the plan table puts bugs first');
+});
+
+test('shards merge into one report: planned workloads and results from every shard decide what is untested', (t) => {
+  const { out, resultsFile } = makeCampaign();
+  const doc = JSON.parse(readFileSync(resultsFile, 'utf8')) as { results: PlanResult[]; workloads?: unknown[]; shard?: unknown };
+  const notInjected = (plan: string): PlanResult => ({ ...doc.results[0]!, workload: 'quiet', plan, verdict: 'not-injected', alarms: [] });
+  const workloads = [{ controller: 'secret-marker-buggy', workload: 'quiet', plans: 2 }];
+  const a = join(out, 'a.json');
+  const b = join(out, 'b.json');
+  writeFileSync(a, JSON.stringify({ ...doc, results: [notInjected('q1')], workloads, shard: { index: 0, count: 2 } }));
+  writeFileSync(b, JSON.stringify({ ...doc, results: [notInjected('q2')], workloads, shard: { index: 1, count: 2 } }));
+  t.deepEqual(loadResults(a).untested, [], 'one shard alone has not run every plan of the workload');
+  t.deepEqual(
+    loadResults([a, b]).untested.map((u) => [u.workload, u.reason]),
+    [['quiet', 'not-injected']],
   );
 });

@@ -14,7 +14,11 @@ import {
   kubeconfigOption,
   contextOption,
   clusterChoice,
+  ALLOW_UNTESTED_HELP,
+  EXIT_UNTESTED,
 } from '../common.js';
+import { findingLines, untestedLines } from '../../report/terminal.js';
+import { PLAIN } from '../../report/color.js';
 
 export function registerDemo(program: Command): void {
   program
@@ -24,6 +28,7 @@ export function registerDemo(program: Command): void {
     .option('--only <name...>', 'only these examples (by metadata.name), on every pattern')
     .option('--all', 'every bundled example on every pattern (default: one example per pattern and its twin, on that pattern)')
     .option('--no-confirm', 'do not re-run a workload without faults to confirm the alarms of a bug')
+    .option('--allow-untested', ALLOW_UNTESTED_HELP)
     .addOption(new Option('-o, --out <dir>', 'where runs, plans and results are kept').default('.kperturb/demo'))
     .addOption(parallelOption(DEMO_PARALLEL))
     .addOption(realOption())
@@ -36,6 +41,7 @@ export function registerDemo(program: Command): void {
           only?: string[];
           out: string;
           confirm: boolean;
+          allowUntested?: boolean;
           all?: boolean;
           parallel: number;
           real?: boolean;
@@ -68,9 +74,14 @@ export function registerDemo(program: Command): void {
         for (const e of results.examples) {
           if (e.error) process.stdout.write(`\n${e.example}/${e.workload} was not tested: ${e.error}\n`);
           if (e.skipped) process.stdout.write(`\n${e.example}/${e.workload} was skipped: ${e.skipped}\n`);
-          for (const p of e.plans.filter((x) => x.verdict === 'bug' || x.verdict === 'flaky')) {
-            process.stdout.write(`\n${e.example}: ${p.plan} ${p.verdict === 'bug' ? 'found a bug' : 'is flaky'}: ${p.description}\n`);
-            for (const a of p.alarms) process.stdout.write(`  [${a.oracle}]${a.flaky ? ' (flaky)' : ''} ${a.message}\n`);
+          if (e.untested) process.stdout.write(`\n${e.example}/${e.workload} is UNTESTED, not clean:\n${untestedLines(e.untested, false).join('\n')}\n`);
+          const found = e.findings ?? [];
+          if (found.length > 0) {
+            const verdicts = e.plans.filter((p) => p.verdict === 'bug').length;
+            process.stdout.write(
+              `\n${e.example}/${e.workload}: ${verdicts} bug verdict${verdicts === 1 ? '' : 's'} -> ${found.length} finding${found.length === 1 ? '' : 's'}\n`,
+            );
+            for (const [i, f] of found.entries()) process.stdout.write(findingLines(f, i + 1, false, PLAIN).join('\n') + '\n');
           }
         }
         process.stdout.write(
@@ -78,6 +89,7 @@ export function registerDemo(program: Command): void {
         );
         if (opts.json) writeDemoJson(opts.json, results);
         if (results.examples.some((e) => e.error)) process.exitCode = 2;
+        else if (results.examples.some((e) => e.untested) && !opts.allowUntested) process.exitCode = EXIT_UNTESTED;
       },
     );
 }

@@ -9,7 +9,7 @@ import { DEFAULT_RESULTS_DIR, loadResults } from '../../report/results-io.js';
 import { buildJsonReport } from '../../report/json.js';
 import { renderJUnit } from '../../report/junit.js';
 import { writeHtmlReport } from '../../report/html.js';
-import { output, log, exitCodeFor } from '../common.js';
+import { output, log, exitCodeFor, ALLOW_UNTESTED_HELP } from '../common.js';
 
 export function registerReport(program: Command): void {
   program
@@ -22,18 +22,25 @@ export function registerReport(program: Command): void {
     .option('--json', 'print the report as JSON instead of a table')
     .option('--junit <file>', 'also write JUnit XML here (for CI systems)')
     .option('--html <file>', 'also write a self-contained HTML page here')
-    .action(async (targets: string[], opts: { json?: boolean; junit?: string; html?: string }) => {
+    .option('--allow-untested', ALLOW_UNTESTED_HELP)
+    .action(async (targets: string[], opts: { json?: boolean; junit?: string; html?: string; allowUntested?: boolean }) => {
       const loaded = loadResults(targets);
-      if (opts.json) process.stdout.write(JSON.stringify(buildJsonReport(loaded.results, loaded.sources, loaded.notes, loaded.notRun), null, 2) + '\n');
+      if (opts.json)
+        process.stdout.write(JSON.stringify(buildJsonReport(loaded.results, loaded.sources, loaded.notes, loaded.notRun, loaded.untested), null, 2) + '\n');
       else
         process.stdout.write(
-          renderTerminalReport(loaded.results, { notes: loaded.notes, notRun: loaded.notRun, palette: paletteFor(process.stdout, process.env, output.colour) }),
+          renderTerminalReport(loaded.results, {
+            notes: loaded.notes,
+            notRun: loaded.notRun,
+            untested: loaded.untested,
+            palette: paletteFor(process.stdout, process.env, output.colour),
+          }),
         );
       const { junit, html } = opts;
       if (junit) {
         await writeOptionFile('--junit', junit, () => {
           mkdirSync(dirname(resolve(junit)), { recursive: true });
-          writeFileSync(junit, renderJUnit(loaded.results, loaded.notRun));
+          writeFileSync(junit, renderJUnit(loaded.results, loaded.notRun, loaded.untested));
         });
         log(`JUnit XML written to ${junit}`);
       }
@@ -41,6 +48,6 @@ export function registerReport(program: Command): void {
         await writeOptionFile('--html', html, () => writeHtmlReport(resolve(html), loaded));
         log(`HTML report written to ${html}`);
       }
-      process.exitCode = exitCodeFor(loaded.results);
+      process.exitCode = exitCodeFor(loaded.results, loaded.untested, opts.allowUntested === true);
     });
 }

@@ -23,6 +23,7 @@ import {
   clusterChoice,
   printResults,
   exitCodeFor,
+  ALLOW_UNTESTED_HELP,
 } from '../common.js';
 
 export function registerTest(program: Command): void {
@@ -42,6 +43,7 @@ export function registerTest(program: Command): void {
         .choices(CONTRACT_MODES)
         .default('lenient'),
     )
+    .option('--allow-untested', ALLOW_UNTESTED_HELP)
     .addOption(parallelOption(1))
     .addOption(new Option('--pattern <pattern...>', 'only plans of these patterns').choices(PATTERNS))
     .addOption(workloadOption())
@@ -60,6 +62,7 @@ export function registerTest(program: Command): void {
           out: string;
           confirm?: boolean;
           rerun?: boolean;
+          allowUntested?: boolean;
           contract: ContractMode;
           parallel: number;
           pattern?: string[];
@@ -76,7 +79,7 @@ export function registerTest(program: Command): void {
         const layout = new CampaignLayout(out, config.name);
         const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
         const planPaths = paths.length > 0 ? paths : [layout.plansDir()];
-        const { loadPlans, test } = await campaignModule();
+        const { loadPlans, test, campaignUntested } = await campaignModule();
         const loaded = loadPlans(planPaths);
         if (loaded.length === 0) throw new UserInputError(planPaths.join(', '), undefined, 'at least one plan (run `kperturb plan` first)');
         const all = selectPlans(loaded, opts.pattern, opts.workload, [...config.workloads.keys()]);
@@ -106,8 +109,9 @@ export function registerTest(program: Command): void {
         } finally {
           progress.end();
         }
-        printResults(results);
-        process.exitCode = exitCodeFor(results);
+        const untested = campaignUntested(config, out);
+        printResults(results, untested);
+        process.exitCode = exitCodeFor(results, untested, opts.allowUntested === true);
       },
     );
 }

@@ -1,0 +1,358 @@
+/**
+ * Findings: the distinct bugs behind a campaign's verdicts. One bug found by many plans (every
+ * stale view after the same event, every crash after the same write) is one finding, whatever the
+ * plans' patterns, workloads or shards. A finding's signature comes from what the runs show, not
+ * from the plans' names:
+ *   - the first write in which the test run departed from every reference run (`firstDivergence`,
+ *     computed when the run is judged and kept in PlanResult.divergence): an extra write (verb,
+ *     object with generated names folded, field) or a write the references made and it did not;
+ *   - the oracle class that judged that object (end state, update summary), or for a run whose state
+ *     did not diverge, the oracle and check that alarmed (liveness, health);
+ *   - the controller's last new error (the last health alarm: a crash, an unexpected exit, an API
+ *     error the reference runs never got), numbers folded.
+ * Each finding is classified (`classifyFinding`; docs/findings.md), names its shortest reproducer
+ * and the command that runs it again. Pure: results in, findings out.
+ */
+import type { KubeObject, ObjectKey } from '../src/model/object-key.js';
+import { getField } from '../src/model/fields.js';
+import type {
+  Alarm,
+  Divergence,
+  Finding,
+  FindingClass,
+  FindingSignature,
+  PlannedWorkload,
+  PlanResult,
+  RunArtifacts,
+  UntestedWorkload,
+} from '../src/model/results.js';
+import { comparableIdentity } from './object-identity.js';
+import { canonicalJson } from './semantic.js';
+
+/** The oracles whose alarms are about the cluster's state (the others are about the run: liveness, health). */
+const STATE_ORACLES: ReadonlySet<string> = new Set(['end-state', 'update-summary']);
+
+const VERBS = { ADDED: 'create', MODIFIED: 'update', DELETED: 'delete' } as const;
+
+/** What an alarm's check says the test run should have written and did not. */
+const MISSING_VERB: Partial<Record<NonNullable<Alarm['check']>, Divergence['verb']>> = {
+  missing: 'create',
+  unexpected: 'delete',
+  value: 'update',
+  'generated-count': 'create',
+  'duplicate-children': 'create',
+  created: 'create',
+  deleted: 'delete',
+  updated: 'update',
+};
+
+/** A key as the oracles name it: generated names folded to `Kind/ns/<prefix>*` (object-identity.ts). */
+function foldedKey(key: ObjectKey, obj: KubeObject | undefined): ObjectKey | undefined {
+  return comparableIdentity(key, obj)?.key;
+}
+
+interface Write {
+  verb: Divergence['verb'];
+  object: ObjectKey;
+  obj: KubeObject;
+}
+
+function writesOf(run: RunArtifacts): Write[] {
+  const out: Write[] = [];
+  for (const c of run.clusterChanges) {
+    const object = foldedKey(c.key, c.object);
+    if (object !== undefined) out.push({ verb: VERBS[c.eventType], object, obj: c.object });
+  }
+  return out;
+}
+
+/**
+ * The first write in which `test` departed from every reference run, looked for among the objects
+ * the state oracles alarmed on (a status write elsewhere that differs in timing is not the bug):
+ *   - a create or delete of such an object made more often than in any reference run, or an update
+ *     that set an alarmed field to a value no reference run's writes gave it: `extra`;
+ *   - else the write the first state alarm says is missing (an object the references have and the
+ *     test run lacks: a missing create): `missing`.
+ * Undefined when no state oracle alarmed (the finding is then a liveness or health one).
+ */
+export function firstDivergence(references: readonly RunArtifacts[], test: RunArtifacts, alarms: readonly Alarm[]): Divergence | undefined {
+  const state = alarms.filter((a) => STATE_ORACLES.has(a.oracle));
+  if (state.length === 0) return undefined;
+  const alarmed = new Map<ObjectKey, Set<string>>();
+  for (const a of state) {
+    const fields = alarmed.get(a.object) ?? new Set<string>();
+    if (a.field !== undefined && a.check === 'value') fields.add(a.field);
+    alarmed.set(a.object, fields);
+  }
+  const refWrites = references.map(writesOf);
+  const maxCount = new Map<string, number>();
+  const refValues = new Map<string, Set<string>>();
+  for (const writes of refWrites) {
+    const counts = new Map<string, number>();
+    for (const w of writes) {
+      const k = `${w.verb} ${w.object}`;
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+      for (const f of alarmed.get(w.object) ?? []) {
+        const vk = `${w.object} ${f}`;
+        const values = refValues.get(vk) ?? new Set<string>();
+        values.add(canonicalJson(getField(w.obj, f)));
+        refValues.set(vk, values);
+      }
+    }
+    for (const [k, n] of counts) maxCount.set(k, Math.max(maxCount.get(k) ?? 0, n));
+  }
+  const seen = new Map<string, number>();
+  for (const w of writesOf(test)) {
+    const fields = alarmed.get(w.object);
+    if (!fields) continue;
+    const k = `${w.verb} ${w.object}`;
+    const n = (seen.get(k) ?? 0) + 1;
+    seen.set(k, n);
+    if (w.verb !== 'update' && n > (maxCount.get(k) ?? 0)) return { kind: 'extra', verb: w.verb, object: w.object };
+    if (w.verb === 'update') {
+      for (const f of [...fields].sort()) {
+        if (!refValues.get(`${w.object} ${f}`)?.has(canonicalJson(getField(w.obj, f)))) return { kind: 'extra', verb: 'update', object: w.object, field: f };
+      }
+    }
+  }
+  const first = state[0]!;
+  return {
+    kind: 'missing',
+    verb: (first.check && MISSING_VERB[first.check]) ?? 'update',
+    object: first.object,
+    ...(first.field !== undefined ? { field: first.field } : {}),
+  };
+}
+
+/** Numbers, UUIDs and quoted resource versions vary from run to run; the error does not. */
+function foldVolatile(text: string): string {
+  return text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<uid>').replace(/\d+/g, 'N');
+}
+
+/** The controller's last new error in a run: its last health alarm (a crash, an unexpected exit, an API error), folded. */
+export function lastError(alarms: readonly Alarm[]): string | undefined {
+  const health = alarms.filter((a) => a.oracle === 'health');
+  const last = health[health.length - 1];
+  if (!last) return undefined;
+  const what = typeof last.test === 'string' ? last.test : canonicalJson(last.test);
+  return foldVolatile(`${last.check ?? 'health'} ${last.check === 'api-error' ? `${last.object} ` : ''}${what}`);
+}
+
+/**
+ * What a bug verdict's run shows, as a signature: the divergence (PlanResult.divergence; for results
+ * without one, the first state alarm's missing write), the oracle class, the last error. Liveness or
+ * health only: the first such alarm's oracle, check and object.
+ */
+export function findingSignature(r: PlanResult): FindingSignature {
+  const live = r.alarms.filter((a) => !a.flaky);
+  const alarms = live.length > 0 ? live : r.alarms;
+  const divergence = r.divergence ?? firstDivergence([], { endState: {}, clusterChanges: [] }, alarms);
+  const error = lastError(alarms);
+  if (divergence) {
+    const onObject = alarms.filter((a) => a.object === divergence.object && STATE_ORACLES.has(a.oracle));
+    const oracle = onObject.some((a) => a.oracle === 'end-state') || onObject.length === 0 ? 'end-state' : 'update-summary';
+    return { oracle, divergence, ...(error ? { lastError: error } : {}) };
+  }
+  const first = alarms[0];
+  return {
+    oracle: first?.oracle ?? 'end-state',
+    ...(first?.check ? { check: first.check } : {}),
+    ...(first ? { object: first.object } : {}),
+    ...(error ? { lastError: error } : {}),
+  };
+}
+
+/** The grouping key of a signature, for one controller. */
+export function signatureKey(controller: string, s: FindingSignature): string {
+  const d = s.divergence;
+  return [controller, s.oracle, d ? `${d.kind} ${d.verb} ${d.object} ${d.field ?? ''}` : `${s.check ?? ''} ${s.object ?? ''}`, s.lastError ?? ''].join(
+    '\u0000',
+  );
+}
+
+/** "deletes StatefulSet/default/mc1-rs0 (end-state)": a signature in words. */
+export function describeSignature(s: FindingSignature): string {
+  const d = s.divergence;
+  const what = d
+    ? d.kind === 'extra'
+      ? `${VERB_TEXT[d.verb][0]} ${d.object}${d.field ? ` (${d.field})` : ''}, which no reference run did`
+      : `never ${VERB_TEXT[d.verb][1]} ${d.object}${d.field ? ` (${d.field})` : ''}, which the reference runs did`
+    : `${s.check ?? s.oracle}${s.object ? ` on ${s.object}` : ''}`;
+  return `[${s.oracle}] ${what}${s.lastError ? `; last new error: ${s.lastError}` : ''}`;
+}
+
+const VERB_TEXT: Record<Divergence['verb'], [string, string]> = {
+  create: ['creates', 'created'],
+  update: ['updates', 'updated'],
+  delete: ['deletes', 'deleted'],
+};
+
+/** HTTP statuses and words by which an answer says the embedded cluster or a stub lacks what a real cluster has. */
+const ENVIRONMENT_GAP = /\b(501|405) |NotImplemented|MethodNotAllowed|not (?:yet )?(?:implemented|supported) (?:by|in) (?:the )?(?:embedded|kperturb|stub)/i;
+/** A workload step the API server refused: the input was rejected (validation, admission), not mishandled. */
+const REJECTED_INPUT = /\b(400|422)\b|\bInvalid\b|BadRequest|admission webhook .* denied|\bis forbidden\b/;
+
+/**
+ * The class of a finding, from its plans' results (docs/findings.md gives the rules and why this
+ * order: what the finding is before how sure kperturb is of it):
+ *   rejected-input  every plan's workload failed on a step the API server refused (400, 422, an
+ *                   admission webhook): the system said no, which is its right;
+ *   environment     the finding's error is an answer of the embedded cluster or a stub that a real
+ *                   cluster would not give (501, 405: a verb or kind it does not serve);
+ *   misoperation    every plan ran an input `kperturb explore` generated, without a fault, and only
+ *                   liveness alarmed: accepted input the system cannot honour;
+ *   flaky           every plan's alarms also showed in an unperturbed re-run (verdict `flaky`);
+ *   beyond-contract every plan that was not flaky had a fault beyond the API contract
+ *                   (PlanResult.beyondContract): no real API server does that;
+ *   bug             otherwise.
+ */
+export function classifyFinding(plans: readonly PlanResult[], signature: FindingSignature): { class: FindingClass; why: string } {
+  const failedSteps = plans.map((r) => r.alarms.find((a) => a.check === 'workload-failed'));
+  if (failedSteps.every((a) => a !== undefined && REJECTED_INPUT.test(String(a.test)))) {
+    return { class: 'rejected-input', why: `the API server refused a workload step: ${String(failedSteps[0]!.test)}` };
+  }
+  const gap = plans.flatMap((r) => r.alarms).find((a) => a.oracle === 'health' && ENVIRONMENT_GAP.test(`${String(a.test)} ${a.message}`));
+  if (gap) return { class: 'environment', why: `the cluster answered what a real one would not (${gap.message}): a gap of the embedded cluster or a stub` };
+  if (plans.every((r) => r.explored === true && (r.size?.faults ?? 0) === 0) && signature.oracle === 'liveness') {
+    return { class: 'misoperation', why: 'an input the API server accepted, with no fault, that the controller never converged on' };
+  }
+  if (plans.every((r) => r.verdict === 'flaky')) {
+    return { class: 'flaky', why: 'every alarm also showed in an unperturbed re-run: the fields are not deterministic' };
+  }
+  const confirmed = plans.filter((r) => r.verdict === 'bug');
+  if (confirmed.length > 0 && confirmed.every((r) => (r.beyondContract?.length ?? 0) > 0)) {
+    return {
+      class: 'beyond-contract',
+      why: `every plan's fault went beyond the API contract (${confirmed[0]!.beyondContract![0]}): check with \`--contract strict\``,
+    };
+  }
+  return { class: 'bug', why: `${confirmed.length} plan${confirmed.length === 1 ? '' : 's'} found it` };
+}
+
+const shellQuote = (s: string) => (/^[\w./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The command that runs the plan of `r` again, when the result names its plan file. */
+export function rerunCommand(r: Pick<PlanResult, 'planFile' | 'configFile'>): string | undefined {
+  if (!r.planFile) return undefined;
+  return `kperturb test ${shellQuote(r.planFile)}${r.configFile ? ` -c ${shellQuote(r.configFile)}` : ''}`;
+}
+
+/** Fewest faults, then fewest workload steps, then the shortest run; by name at a tie (stable across shards). */
+function smaller(a: PlanResult, b: PlanResult): number {
+  const size = (r: PlanResult) => r.size ?? { faults: Infinity, steps: Infinity };
+  return (
+    size(a).faults - size(b).faults ||
+    size(a).steps - size(b).steps ||
+    (a.verdict === 'bug' ? 0 : 1) - (b.verdict === 'bug' ? 0 : 1) ||
+    a.durationMs - b.durationMs ||
+    (a.plan < b.plan ? -1 : a.plan > b.plan ? 1 : 0)
+  );
+}
+
+/** Class order in reports: what needs a look first. */
+export const FINDING_CLASS_ORDER: readonly FindingClass[] = ['bug', 'beyond-contract', 'environment', 'misoperation', 'flaky', 'rejected-input'];
+
+/**
+ * Groups the results judged `bug` or `flaky` into findings, one per signature and controller; the
+ * other results are not findings. Findings come bugs first, then by how many plans found them.
+ */
+export function groupFindings(results: readonly PlanResult[]): Finding[] {
+  const groups = new Map<string, { signature: FindingSignature; controller: string; plans: PlanResult[] }>();
+  for (const r of results) {
+    if (r.verdict !== 'bug' && r.verdict !== 'flaky') continue;
+    const signature = findingSignature(r);
+    const key = signatureKey(r.controller, signature);
+    const g = groups.get(key) ?? { signature, controller: r.controller, plans: [] };
+    g.plans.push(r);
+    groups.set(key, g);
+  }
+  const found = [...groups.values()].map(({ signature, controller, plans }): Finding => {
+    const reproducer = [...plans].sort(smaller)[0]!;
+    const { class: cls, why } = classifyFinding(plans, signature);
+    const command = rerunCommand(reproducer);
+    return {
+      class: cls,
+      why,
+      controller,
+      summary: describeSignature(signature),
+      signature,
+      plans: plans.map((r) => ({
+        workload: r.workload,
+        plan: r.plan,
+        pattern: r.pattern,
+        verdict: r.verdict,
+        description: r.description,
+        ...(r.beyondContract?.length ? { beyondContract: true as const } : {}),
+      })),
+      reproducer: {
+        workload: reproducer.workload,
+        plan: reproducer.plan,
+        description: reproducer.description,
+        runDir: reproducer.runDir,
+        ...(reproducer.size ? { size: reproducer.size } : {}),
+        ...(reproducer.planFile ? { planFile: reproducer.planFile } : {}),
+      },
+      ...(command ? { command } : {}),
+      alarms: reproducer.alarms,
+    };
+  });
+  return found.sort(
+    (a, b) =>
+      FINDING_CLASS_ORDER.indexOf(a.class) - FINDING_CLASS_ORDER.indexOf(b.class) ||
+      b.plans.length - a.plans.length ||
+      (a.summary < b.summary ? -1 : a.summary > b.summary ? 1 : 0),
+  );
+}
+
+const NOTHING_TESTED: ReadonlySet<PlanResult['verdict']> = new Set(['not-injected', 'workload-failed']);
+
+/**
+ * The planned workloads that tested nothing, so that no report calls them clean: those the planner
+ * kept no plan for, and those whose every result so far is not-injected or workload-failed (a
+ * workload with plans but no results yet is not judged: it has not been run).
+ */
+export function untestedWorkloads(planned: readonly PlannedWorkload[], results: readonly PlanResult[]): UntestedWorkload[] {
+  const out: UntestedWorkload[] = [];
+  for (const w of planned) {
+    const mine = results.filter((r) => r.controller === w.controller && r.workload === w.workload);
+    if (w.plans === 0) {
+      const refs = w.referenceRuns ?? 2;
+      out.push({
+        controller: w.controller,
+        workload: w.workload,
+        reason: 'no-plans',
+        detail:
+          w.emptiedBy === 'deterministic'
+            ? `the planner kept no plan: its ${refs} reference runs disagreed on every trigger, so the determinism stage dropped every candidate`
+            : `the planner kept no plan${w.emptiedBy ? ` (the ${w.emptiedBy} stage dropped every candidate)` : ''}`,
+        advice: `learn again with more reference runs (referenceRuns: ${refs + 1} or more in kperturb.yaml) so that a majority agrees, or with \`kperturb learn --serialize\`, then plan and test again`,
+      });
+    } else if (mine.length > 0 && mine.length >= w.plans && mine.every((r) => NOTHING_TESTED.has(r.verdict))) {
+      out.push({
+        controller: w.controller,
+        workload: w.workload,
+        reason: 'not-injected',
+        detail: `none of its ${mine.length} plans took effect (${mine.filter((r) => r.verdict === 'not-injected').length} not injected, ${mine.filter((r) => r.verdict === 'workload-failed').length} with the workload failing first)`,
+        advice:
+          'their triggers did not fire in the test runs: learn with `kperturb learn --serialize` (plans whose triggers also fire with normal delivery), or more reference runs, then plan and test again',
+      });
+    }
+  }
+  return out;
+}
+
+/** The stage that emptied every pattern of a workload's pruning table, if one did (pruning.json's `patterns`). */
+export function stageThatEmptied(patterns: ReadonlyArray<{ stages: ReadonlyArray<{ stage: string; plans: number }> }>): string | undefined {
+  const stages = new Set<string>();
+  for (const p of patterns) {
+    let before = 0;
+    for (const s of p.stages) {
+      if (s.plans === 0 && before > 0) {
+        stages.add(s.stage);
+        break;
+      }
+      before = s.plans;
+    }
+  }
+  return stages.size === 1 ? [...stages][0] : undefined;
+}

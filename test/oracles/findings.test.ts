@@ -1,0 +1,305 @@
+/**
+ * Findings (oracles/findings.ts) from hand-built results: bug verdicts grouped by what their runs
+ * show, the divergence found in hand-built traces, the shortest reproducer, the classification, and
+ * the workloads that tested nothing.
+ */
+import test from 'ava';
+import { classifyFinding, findingSignature, firstDivergence, groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
+import type { Alarm, Divergence, PlanResult } from '../../src/model/results.js';
+import type { KubeObject } from '../../src/model/object-key.js';
+import { configMap, runWith } from './_runs.js';
+
+const deleted: Alarm = {
+  oracle: 'update-summary',
+  check: 'deleted',
+  object: 'StatefulSet/default/mc1-rs0',
+  reference: [1],
+  test: 2,
+  message: 'StatefulSet/default/mc1-rs0 was deleted 2 times; the reference runs deleted it once',
+};
+const claimGone: Alarm = {
+  oracle: 'end-state',
+  check: 'missing',
+  object: 'PersistentVolumeClaim/default/data-0',
+  reference: [{}],
+  test: '<absent>',
+  message: 'PersistentVolumeClaim/default/data-0 is missing',
+};
+const deletesSet: Divergence = { kind: 'extra', verb: 'delete', object: 'StatefulSet/default/mc1-rs0' };
+
+/** A bug verdict of `plan`; `undefined` in `extra` leaves a field out (an older result). */
+function result(plan: string, extra: { [K in keyof PlanResult]?: PlanResult[K] | undefined } = {}): PlanResult {
+  const r: Record<string, unknown> = {
+    plan,
+    controller: 'op',
+    workload: 'recreate',
+    pattern: 'stale-state',
+    description: `perturbation of ${plan}`,
+    verdict: 'bug',
+    injected: true,
+    alarms: [deleted],
+    durationMs: 1000,
+    runDir: `/runs/${plan}`,
+    planFile: `/plans/${plan}.yaml`,
+    configFile: '/op/kperturb.yaml',
+    divergence: deletesSet,
+    size: { faults: 1, steps: 7 },
+    ...extra,
+  };
+  for (const k of Object.keys(r)) if (r[k] === undefined) delete r[k];
+  return r as unknown as PlanResult;
+}
+
+test('bug verdicts of different plans, patterns and workloads with the same divergence are one finding', (t) => {
+  const results = [
+    result('stale-0001'),
+    result('stale-0002', { alarms: [deleted, claimGone] }),
+    result('intermediate-0003', { pattern: 'intermediate-state' }),
+    result('stale-0001', { workload: 'scale' }),
+    result('stale-0004', { verdict: 'pass', alarms: [], divergence: undefined }),
+  ];
+  const found = groupFindings(results);
+  t.is(found.length, 1);
+  t.deepEqual(
+    found[0]!.plans.map((p) => `${p.workload}/${p.plan}`),
+    ['recreate/stale-0001', 'recreate/stale-0002', 'recreate/intermediate-0003', 'scale/stale-0001'],
+  );
+  t.is(found[0]!.class, 'bug');
+  t.regex(found[0]!.summary, /deletes StatefulSet\/default\/mc1-rs0, which no reference run did/);
+});
+
+test('different divergences, and the same divergence in two controllers, are different findings', (t) => {
+  const found = groupFindings([
+    result('a'),
+    result('b', { divergence: { kind: 'missing', verb: 'create', object: 'PersistentVolumeClaim/default/data-0' }, alarms: [claimGone] }),
+    result('c', { controller: 'other-op' }),
+  ]);
+  t.is(found.length, 3);
+});
+
+test("the controller's last new error is part of the signature, with numbers folded", (t) => {
+  const crash = (n: number): Alarm => ({
+    oracle: 'health',
+    check: 'crash-log',
+    object: '(controller)',
+    reference: ['none'],
+    test: `panic: index out of range [${n}] with length ${n}`,
+    message: 'the controller panicked',
+  });
+  const found = groupFindings([result('a', { alarms: [crash(3), deleted] }), result('b', { alarms: [crash(4), deleted] }), result('c')]);
+  t.is(found.length, 2);
+  t.deepEqual(
+    found.find((f) => f.signature.lastError)!.plans.map((p) => p.plan),
+    ['a', 'b'],
+  );
+  t.is(found.find((f) => f.signature.lastError)!.signature.lastError, 'crash-log panic: index out of range [N] with length N');
+});
+
+test('without a state divergence, the first liveness or health alarm is the signature', (t) => {
+  const stuck: Alarm = { oracle: 'liveness', check: 'not-quiet', object: '(controller)', reference: ['quiet'], test: 12, message: 'kept writing' };
+  const stuck2 = { ...stuck, test: 30 };
+  const found = groupFindings([result('a', { alarms: [stuck], divergence: undefined }), result('b', { alarms: [stuck2], divergence: undefined })]);
+  t.is(found.length, 1);
+  t.deepEqual(findingSignature(result('a', { alarms: [stuck], divergence: undefined })), { oracle: 'liveness', check: 'not-quiet', object: '(controller)' });
+});
+
+test('results written before divergences existed group by their first state alarm as a missing write', (t) => {
+  const old = (plan: string) => result(plan, { divergence: undefined, alarms: [claimGone] });
+  const found = groupFindings([old('a'), old('b')]);
+  t.is(found.length, 1);
+  t.deepEqual(found[0]!.signature.divergence, { kind: 'missing', verb: 'create', object: 'PersistentVolumeClaim/default/data-0' });
+});
+
+test('the shortest reproducer has the fewest faults, then the fewest workload steps; its command runs it again', (t) => {
+  const found = groupFindings([
+    result('big', { size: { faults: 3, steps: 4 } }),
+    result('long', { size: { faults: 1, steps: 9 } }),
+    result('small', { size: { faults: 1, steps: 4 }, planFile: '/my plans/small.yaml' }),
+    result('unknown', { size: undefined }),
+  ]);
+  t.is(found[0]!.reproducer.plan, 'small');
+  t.is(found[0]!.command, `kperturb test '/my plans/small.yaml' -c /op/kperturb.yaml`);
+});
+
+const pod = (name: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'default', generateName: 'web-', ...extra },
+});
+const set = (replicas: number): KubeObject => ({
+  apiVersion: 'apps/v1',
+  kind: 'StatefulSet',
+  metadata: { name: 'mc1-rs0', namespace: 'default' },
+  spec: { replicas },
+});
+
+test('the first divergence is an extra delete of an alarmed object, not an earlier change elsewhere', (t) => {
+  const refs = [
+    runWith(
+      [],
+      [
+        ['ADDED', set(1)],
+        ['ADDED', configMap('noise', { n: '1' })],
+      ],
+    ),
+  ];
+  const run = runWith(
+    [],
+    [
+      ['ADDED', set(1)],
+      ['ADDED', configMap('noise', { n: '1' })],
+      ['MODIFIED', configMap('noise', { n: '2' })],
+      ['ADDED', configMap('only-in-this-run', {})],
+      ['DELETED', set(1)],
+    ],
+  );
+  t.deepEqual(firstDivergence(refs, run, [deleted]), deletesSet);
+});
+
+test('an update that sets an alarmed field to a value no reference run wrote is the divergence, with its field', (t) => {
+  const refs = [
+    runWith(
+      [],
+      [
+        ['ADDED', set(1)],
+        ['MODIFIED', set(3)],
+      ],
+    ),
+  ];
+  const run = runWith(
+    [],
+    [
+      ['ADDED', set(1)],
+      ['MODIFIED', set(3)],
+      ['MODIFIED', set(0)],
+    ],
+  );
+  const value: Alarm = {
+    oracle: 'end-state',
+    check: 'value',
+    object: 'StatefulSet/default/mc1-rs0',
+    field: 'spec.replicas',
+    reference: [3],
+    test: 0,
+    message: '',
+  };
+  t.deepEqual(firstDivergence(refs, run, [value]), { kind: 'extra', verb: 'update', object: 'StatefulSet/default/mc1-rs0', field: 'spec.replicas' });
+});
+
+test('objects with generated names are folded: the same extra create in two runs is one divergence', (t) => {
+  const refs = [runWith([], [['ADDED', pod('web-x2b4c')]])];
+  const extra: Alarm = { oracle: 'end-state', check: 'generated-count', object: 'Pod/default/web-*', reference: [1], test: 2, message: '' };
+  const runA = runWith(
+    [],
+    [
+      ['ADDED', pod('web-bcdfg')],
+      ['ADDED', pod('web-hjklm')],
+    ],
+  );
+  const runB = runWith(
+    [],
+    [
+      ['ADDED', pod('web-zzzz9')],
+      ['ADDED', pod('web-22222')],
+    ],
+  );
+  const a = firstDivergence(refs, runA, [extra]);
+  t.deepEqual(a, { kind: 'extra', verb: 'create', object: 'Pod/default/web-*' });
+  t.deepEqual(firstDivergence(refs, runB, [extra]), a);
+});
+
+test('a write the test run never made is a missing divergence; without state alarms there is none', (t) => {
+  const refs = [runWith([], [['ADDED', configMap('data-0', {})]])];
+  const run = runWith([], []);
+  t.deepEqual(firstDivergence(refs, run, [claimGone]), { kind: 'missing', verb: 'create', object: 'PersistentVolumeClaim/default/data-0' });
+  const stuck: Alarm = { oracle: 'liveness', check: 'not-quiet', object: '(controller)', reference: [], test: 1, message: '' };
+  t.is(firstDivergence(refs, run, [stuck]), undefined);
+});
+
+test('classification: flaky, beyond-contract, rejected-input, environment, misoperation, bug', (t) => {
+  const sig = findingSignature(result('a'));
+  t.is(classifyFinding([result('a', { verdict: 'flaky' }), result('b', { verdict: 'flaky' })], sig).class, 'flaky');
+  t.is(classifyFinding([result('a', { verdict: 'flaky' }), result('b')], sig).class, 'bug');
+  const beyond = { beyondContract: ['a consistent read answered from a stale view'] };
+  t.is(classifyFinding([result('a', beyond), result('b', beyond)], sig).class, 'beyond-contract');
+  t.is(classifyFinding([result('a', beyond), result('b')], sig).class, 'bug');
+  const refused: Alarm = {
+    oracle: 'liveness',
+    check: 'workload-failed',
+    object: '(workload)',
+    reference: ['completed'],
+    test: 'step 3 (apply cr.yaml): 422 Invalid: spec.replicas: must be >= 0',
+    message: '',
+  };
+  t.is(classifyFinding([result('a', { alarms: [refused] })], sig).class, 'rejected-input');
+  const timedOut = { ...refused, test: 'step 3 (waitFor Ready): timed out after 30 s' };
+  t.is(classifyFinding([result('a', { alarms: [timedOut] })], sig).class, 'bug');
+  const gap: Alarm = {
+    oracle: 'health',
+    check: 'api-error',
+    object: 'Pod/default/p',
+    reference: [],
+    test: '501 NotImplemented',
+    message: 'the controller got 501',
+  };
+  t.is(classifyFinding([result('a', { alarms: [deleted, gap] })], sig).class, 'environment');
+  const explored = { explored: true as const, size: { faults: 0, steps: 2 } };
+  const live = { oracle: 'liveness' as const };
+  t.is(classifyFinding([result('a', explored)], live).class, 'misoperation');
+  t.is(classifyFinding([result('a', { ...explored, size: { faults: 1, steps: 2 } })], live).class, 'bug');
+  t.is(classifyFinding([result('a', explored)], sig).class, 'bug');
+});
+
+test('findings come bugs first, then by how many plans found them', (t) => {
+  const flakyOne = {
+    verdict: 'flaky' as const,
+    divergence: { kind: 'extra' as const, verb: 'update' as const, object: 'ConfigMap/default/x', field: 'data.t' },
+  };
+  const other = { divergence: { kind: 'extra' as const, verb: 'create' as const, object: 'Pod/default/p' } };
+  const found = groupFindings([result('f1', flakyOne), result('f2', flakyOne), result('o1', other), result('a'), result('b')]);
+  t.deepEqual(
+    found.map((f) => [f.class, f.plans.length]),
+    [
+      ['bug', 2],
+      ['bug', 1],
+      ['flaky', 2],
+    ],
+  );
+});
+
+test('a workload whose plans were all pruned, or all not injected, is untested with the reason and what to do', (t) => {
+  const planned = [
+    { controller: 'op', workload: 'pruned', plans: 0, emptiedBy: 'deterministic', referenceRuns: 2 },
+    { controller: 'op', workload: 'quiet', plans: 2 },
+    { controller: 'op', workload: 'tested', plans: 2 },
+    { controller: 'op', workload: 'not-yet', plans: 3 },
+  ];
+  const notInjected = (plan: string, workload: string) => result(plan, { workload, verdict: 'not-injected', injected: false, alarms: [] });
+  const results = [
+    notInjected('a', 'quiet'),
+    result('b', { workload: 'quiet', verdict: 'workload-failed', injected: false, alarms: [] }),
+    notInjected('a', 'tested'),
+    result('b', { workload: 'tested', verdict: 'pass', alarms: [] }),
+  ];
+  const untested = untestedWorkloads(planned, results);
+  t.deepEqual(
+    untested.map((u) => [u.workload, u.reason]),
+    [
+      ['pruned', 'no-plans'],
+      ['quiet', 'not-injected'],
+    ],
+  );
+  t.regex(untested[0]!.detail, /2 reference runs disagreed/);
+  t.regex(untested[0]!.advice, /referenceRuns: 3/);
+  t.regex(untested[0]!.advice, /--serialize/);
+  t.regex(untested[1]!.detail, /1 not injected, 1 with the workload failing first/);
+});
+
+test('the stage that emptied every pattern is named only when it is the same for all', (t) => {
+  const p = (...counts: Array<[string, number]>) => ({ stages: counts.map(([stage, plans]) => ({ stage, plans })) });
+  const intermediate = p(['baseline', 6], ['causality', 6], ['deterministic', 0], ['deduplicated', 0]);
+  const stale = p(['baseline', 8], ['deterministic', 0], ['deduplicated', 0]);
+  const none = p(['baseline', 0], ['deterministic', 0]);
+  t.is(stageThatEmptied([intermediate, stale, none]), 'deterministic');
+  t.is(stageThatEmptied([intermediate, p(['baseline', 3], ['causality', 0])]), undefined);
+});
