@@ -1,7 +1,7 @@
 /**
  * OpenAPI, as kube-apiserver serves it to clients: the /openapi/v3 root (one document per
  * group-version, with content hashes), each group-version's v3 document, and the /openapi/v2 document
- * (JSON only). Built-in kinds have kube-apiserver's own schemas (vendored, see openapi-builtin.ts), so
+ * (JSON, or protobuf as openapi-v2-proto.ts encodes it). Built-in kinds have kube-apiserver's own schemas (vendored, see openapi-builtin.ts), so
  * `kubectl explain pods.spec` prints their fields and descriptions; a CRD version's schema is its
  * openAPIV3Schema with apiVersion, kind and metadata, as apiextensions-apiserver publishes it.
  *
@@ -199,16 +199,45 @@ export function openApiV2Document(registry: ResourceRegistry): Obj {
   return { swagger: '2.0', info: INFO, paths, definitions: schemas };
 }
 
+/** The media types /openapi/v2 is served in: JSON, or gnostic's protobuf `Document` (openapi-v2-proto.ts). */
+export type OpenApiV2Form = 'json' | 'protobuf';
+
+/** The content type kube-openapi writes for the protobuf form, whichever of its two names was asked for. */
+export const OPENAPI_V2_PROTOBUF_CONTENT_TYPE = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+
+const OPENAPI_V2_SUBTYPES: ReadonlyArray<[string, OpenApiV2Form]> = [
+  ['json', 'json'],
+  ['com.github.proto-openapi.spec.v2@v1.0+protobuf', 'protobuf'],
+  ['com.github.proto-openapi.spec.v2.v1.0+protobuf', 'protobuf'],
+];
+
 /**
- * Whether an `Accept` header takes the JSON form of /openapi/v2, as kube-openapi's handler matches it
- * (no header means any). The protobuf form (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`,
- * the only one client-go asks for) is not served: such a request gets 406, as kube-apiserver answers a
- * media type it has no encoder for.
+ * The form of /openapi/v2 an `Accept` header gets, as kube-openapi's handler negotiates it: the clauses
+ * by quality (then the more specific first), the first that matches `application/json` or either name
+ * of the protobuf type (client-go asks for `...spec.v2@v1.0+protobuf`); no header means any, hence JSON.
+ * Undefined when none matches: kube-openapi answers 406.
  */
-export function acceptsOpenApiJson(accept: string | undefined): boolean {
-  if (accept === undefined || accept.trim() === '') return true;
-  return accept.split(',').some((clause) => {
-    const [type = '', subtype = ''] = clause.split(';')[0]!.trim().toLowerCase().split('/');
-    return (type === 'application' || type === '*') && (subtype === 'json' || subtype === '*');
-  });
+export function openApiV2Form(accept: string | undefined): OpenApiV2Form | undefined {
+  const header = accept === undefined || accept.trim() === '' ? '*/*' : accept;
+  const clauses = header
+    .split(',')
+    .map((clause) => {
+      const [range = '', ...params] = clause.split(';');
+      const [type = '', subtype = type.trim() === '*' ? '*' : ''] = range.trim().split('/');
+      const q = params.map((p) => p.split('=')).find(([k]) => k?.trim() === 'q')?.[1];
+      return { type: type.trim(), subtype: subtype.trim(), q: q === undefined ? 1 : Number(q) || 0 };
+    })
+    .filter((c) => c.subtype !== '')
+    .sort((a, b) => b.q - a.q || Number(a.type === '*') - Number(b.type === '*') || Number(a.subtype === '*') - Number(b.subtype === '*'));
+  for (const { type, subtype } of clauses) {
+    if (type !== 'application' && type !== '*') continue;
+    const match = OPENAPI_V2_SUBTYPES.find(([sub]) => subtype === sub || subtype === '*');
+    if (match) return match[1];
+  }
+  return undefined;
+}
+
+/** kube-openapi's ETag of /openapi/v2 (both forms, as the response varies by Accept): the JSON's SHA-512, upper-case hex, quoted. */
+export function openApiV2ETag(json: string): string {
+  return `"${createHash('sha512').update(json).digest('hex').toUpperCase()}"`;
 }

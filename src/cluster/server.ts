@@ -10,7 +10,8 @@ import { parseApiPath, requestVerb, type ApiPath } from '../model/api-path.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
 import { ApiError, badRequest, internalError, invalid, methodNotAllowed, pathNotFound, requestEntityTooLarge, unsupportedMediaType } from './api-error.js';
 import { aggregatedDiscovery, apiGroupDocument, apiGroupList, apiResourceList, apiVersions, versionInfo, wantsAggregatedDiscovery } from './discovery.js';
-import { acceptsOpenApiJson, openApiV2Document, openApiV3Document, openApiV3Root } from './openapi.js';
+import { encodeOpenApiV2Document } from './openapi-v2-proto.js';
+import { OPENAPI_V2_PROTOBUF_CONTENT_TYPE, openApiV2Document, openApiV2ETag, openApiV2Form, openApiV3Document, openApiV3Root } from './openapi.js';
 import { tableRequestOf, toTable, type TableRequest } from './table.js';
 import {
   DEFAULT_FIELD_MANAGER,
@@ -437,14 +438,30 @@ export class ApiServer {
       }
       case '/openapi/v3':
         return send(openApiV3Root(registry));
-      case '/openapi/v2':
+      case '/openapi/v2': {
+        // As kube-openapi's handler: JSON or gnostic protobuf by Accept (else 406), one ETag for both forms.
         res.setHeader('Vary', 'Accept');
-        if (!acceptsOpenApiJson(req.headers.accept)) {
+        const form = openApiV2Form(req.headers.accept);
+        if (form === undefined) {
           res.writeHead(406);
           res.end();
           return true;
         }
-        return send(openApiV2Document(registry));
+        const doc = openApiV2Document(registry);
+        const json = JSON.stringify(doc);
+        const etag = openApiV2ETag(json);
+        res.setHeader('Etag', etag);
+        if (req.headers['if-none-match'] === etag) {
+          res.writeHead(304);
+          res.end();
+          return true;
+        }
+        if (form === 'json') return send(doc);
+        const body = encodeOpenApiV2Document(doc);
+        res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF_CONTENT_TYPE, 'Content-Length': body.length });
+        res.end(body);
+        return true;
+      }
     }
     if (segs[0] === 'openapi') {
       if (segs[1] === 'v3' && segs.length >= 3) return send(openApiV3Document(registry, segs.slice(2).join('/')));

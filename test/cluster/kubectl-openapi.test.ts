@@ -6,7 +6,8 @@
  * against `npm run setup:real`'s control plane).
  */
 import test, { type ExecutionContext } from 'ava';
-import { raw, startCluster } from './helpers.js';
+import { WIRE_LENGTH_DELIMITED, readWireMessage, type WireMessage } from '../../src/wire/wire.js';
+import { clusterAuth, raw, startCluster } from './helpers.js';
 import { applyCrds, exampleCrd, kubectlFor, ok } from './kubectl-helper.js';
 
 /** kubectl's stderr holds `lines`, in order (klog may add throttling notes on a loaded machine). */
@@ -134,7 +135,7 @@ test('fieldValidation on raw writes of built-in kinds: Strict refuses, Ignore dr
   t.is(same.json.metadata.labelz, undefined);
 });
 
-test('/openapi/v2 serves JSON with built-in and CRD definitions, and 406 to a protobuf-only Accept', async (t) => {
+test('/openapi/v2 serves JSON with built-in and CRD definitions', async (t) => {
   const kubectl = await kubectlFor(t);
   await applyCrds(
     t,
@@ -151,8 +152,64 @@ test('/openapi/v2 serves JSON with built-in and CRD definitions, and 406 to a pr
   t.deepEqual(widget['x-kubernetes-group-version-kind'], [{ group: 'example.com', version: 'v1', kind: 'Widget' }]);
   t.deepEqual(widget.properties.spec, { type: 'object' }, 'v2 has no nullable');
   t.truthy(v2.json.paths['/apis/example.com/v1/namespaces/{namespace}/widgets/{name}'].patch);
-  const protobuf = await raw(cluster, 'GET', '/openapi/v2', undefined, undefined, { Accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' });
-  t.is(protobuf.status, 406);
+  t.is((await raw(cluster, 'GET', '/openapi/v2', undefined, undefined, { Accept: 'text/html' })).status, 406);
+});
+
+/** One field of a protobuf message, as a string (length-delimited) or a nested message. */
+const field = (message: WireMessage, n: number): Uint8Array => {
+  const value = message.get(n)?.[0];
+  if (value?.wireType !== WIRE_LENGTH_DELIMITED) throw new Error(`field ${n} is not length-delimited`);
+  return value.value;
+};
+const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
+
+test("/openapi/v2 in protobuf is gnostic's Document with the JSON's ETag, as kube-openapi serves it", async (t) => {
+  const kubectl = await kubectlFor(t);
+  await applyCrds(
+    t,
+    kubectl,
+    exampleCrd('Widget', 'widgets', 'Namespaced', '\n    schema:\n      openAPIV3Schema: {type: object, properties: {spec: {type: object}}}'),
+  );
+  const { cluster } = kubectl.env;
+  const get = (accept: string, headers: Record<string, string> = {}) =>
+    fetch(`${cluster.url}/openapi/v2`, { headers: { ...clusterAuth(cluster), Accept: accept, ...headers } });
+  const json = await get('application/json');
+  const res = await get('application/com.github.proto-openapi.spec.v2@v1.0+protobuf');
+  t.is(res.status, 200);
+  t.is(res.headers.get('content-type'), 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
+  t.is(res.headers.get('vary'), 'Accept');
+  t.regex(res.headers.get('etag') ?? '', /^"[0-9A-F]{128}"$/);
+  t.is(res.headers.get('etag'), json.headers.get('etag'), 'one ETag for both forms');
+  t.is((await get('application/json', { 'If-None-Match': res.headers.get('etag')! })).status, 304);
+
+  // Document {swagger = 1, info = 2, paths = 8, definitions = 9}; Definitions {repeated NamedSchema = 1}.
+  const doc = readWireMessage(new Uint8Array(await res.arrayBuffer()));
+  t.is(text(field(doc, 1)), '2.0');
+  t.is(text(field(readWireMessage(field(doc, 2)), 1)), 'Kubernetes');
+  const definitions = (readWireMessage(field(doc, 9)).get(1) ?? []).map((named) => readWireMessage(named.value as Uint8Array));
+  const widget = definitions.find((named) => text(field(named, 1)) === 'com.example.v1.Widget');
+  t.truthy(widget, 'the CRD kind is among the definitions');
+  // Schema {vendor_extension = 31}: NamedAny {name = 1, value = Any {yaml = 2}}.
+  const gvk = readWireMessage(field(readWireMessage(field(widget!, 2)), 31));
+  t.is(text(field(gvk, 1)), 'x-kubernetes-group-version-kind');
+  t.is(
+    text(field(readWireMessage(field(gvk, 2)), 2)),
+    '- group: example.com\n  version: v1\n  kind: Widget\n',
+    'the YAML of the JSON value, in its order, as gnostic writes it',
+  );
+});
+
+test('kubectl apply of an apiextensions.k8s.io/v1beta1 CRD on a 1.32 cluster says no matches for its kind, as kube-apiserver 1.32 does', async (t) => {
+  // kubectl validates a group-version missing from /openapi/v3 against /openapi/v2, which it asks for in protobuf.
+  const kubectl = await kubectlFor(t);
+  const file = 'fixtures/init/operator-sdk-legacy/deploy/crds/app.example.com_things_crd.yaml';
+  const legacy = await kubectl('apply', '--validate=strict', '-f', file);
+  t.is(legacy.code, 1);
+  hasLines(t, legacy.stderr, [
+    `error: resource mapping not found for name: "things.app.example.com" namespace: "" from "${file}": no matches for kind "CustomResourceDefinition" in version "apiextensions.k8s.io/v1beta1"`,
+    'ensure CRDs are installed first',
+  ]);
+  t.regex(await ok(t, kubectl, 'explain', 'pods.spec.containers.image', '--output', 'plaintext-openapiv2'), /Container image name\./);
 });
 
 test('OpenAPI follows the emulated release: 1.18 documents policy/v1beta1 (open schema), not policy/v1', async (t) => {
