@@ -4,11 +4,13 @@
  */
 import type { ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
+import http from 'node:http';
+import https from 'node:https';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import type { KubeClient } from '../../src/kube/client.js';
+import type { KubeClient, KubeClientOptions } from '../../src/kube/client.js';
 
 export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 
@@ -186,3 +188,53 @@ export async function clusterInventory(client: KubeClient): Promise<Set<string>>
   }
   return entries;
 }
+
+export interface Answer {
+  status: number;
+  warning?: string;
+  json: any;
+}
+export type Request = (method: string, path: string, body?: unknown, contentType?: string) => Promise<Answer>;
+
+/** Raw HTTP requests to a cluster at `url` (token or client certificate from `opts`), answers parsed. */
+export function requester(url: string, opts: KubeClientOptions = {}): Request {
+  return (method, path, body, contentType = 'application/json') =>
+    new Promise((resolve, reject) => {
+      const target = new URL(url + path);
+      const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+      const headers: Record<string, string> = {};
+      if (data !== undefined) headers['Content-Type'] = contentType;
+      if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+      const mod = target.protocol === 'https:' ? https : http;
+      const req = mod.request(target, { method, headers, ca: opts.caPem, cert: opts.clientCertPem, key: opts.clientKeyPem }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          let json: unknown = text;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            // not JSON
+          }
+          const warning = res.headers.warning;
+          resolve({ status: res.statusCode ?? 0, ...(warning ? { warning: String(warning) } : {}), json });
+        });
+      });
+      req.on('error', reject);
+      if (data !== undefined) req.write(data);
+      req.end();
+    });
+}
+
+/** A JSON value with object keys sorted, for comparing answers. */
+export const sortKeys = (v: unknown): unknown =>
+  Array.isArray(v)
+    ? v.map(sortKeys)
+    : v && typeof v === 'object'
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, sortKeys((v as any)[k])]),
+        )
+      : v;
