@@ -87,6 +87,26 @@ export const gadget = (name: string, spec: Record<string, unknown>): Record<stri
   spec: { mode: 'fast', ...spec },
 });
 
+/** A gadget within every constraint of the schema. */
+export const goodGadget = (name: string): Record<string, unknown> =>
+  gadget(name, {
+    replicas: 5,
+    name: 'abc',
+    ratio: 0.5,
+    step: 9,
+    address: '10.0.0.1',
+    tags: ['a', 'b'],
+    ports: [{ name: 'a', port: 1 }, { name: 'b' }],
+    size: '10%',
+    labels: { a: 'x' },
+    note: null,
+    minReplicas: 1,
+    maxReplicas: 2,
+    tier: 'gold',
+    support: 'x',
+    immutable: 'v',
+  });
+
 export interface ValidationCase {
   name: string;
   /** What is written: a create (POST of the gadget), or a merge patch / status update of `base`. */

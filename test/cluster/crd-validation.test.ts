@@ -5,7 +5,7 @@
  * invalid values and the transition rules' create-time skip are accepted.
  */
 import test from 'ava';
-import { gadget, gadgetCrd, GADGETS, VALIDATION_CASES, writeCase, type Requester } from './crd-validation-fixture.js';
+import { gadget, gadgetCrd, GADGETS, goodGadget, VALIDATION_CASES, writeCase, type Requester } from './crd-validation-fixture.js';
 import { raw, startCluster, type TestCluster } from './helpers.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -44,23 +44,7 @@ for (const kase of VALIDATION_CASES) {
 
 test('a write within every constraint is stored, and dryRun answers the same 422 without storing', async (t) => {
   const { req } = await withGadgets(t);
-  const good = gadget('ok', {
-    replicas: 5,
-    name: 'abc',
-    ratio: 0.5,
-    step: 9,
-    address: '10.0.0.1',
-    tags: ['a', 'b'],
-    ports: [{ name: 'a', port: 1 }, { name: 'b' }],
-    size: '10%',
-    labels: { a: 'x' },
-    note: null,
-    minReplicas: 1,
-    maxReplicas: 2,
-    tier: 'gold',
-    support: 'x',
-    immutable: 'v',
-  });
+  const good = goodGadget('ok');
   const created = await req('POST', GADGETS, good);
   t.is(created.status, 201, JSON.stringify(created.json));
   t.is((await req('PATCH', `${GADGETS}/ok`, { spec: { replicas: 1, size: 3 } }, 'application/merge-patch+json')).status, 200);

@@ -3,6 +3,8 @@
  * kubectl and @kubernetes/client-node set up against a started cluster, and polling helpers.
  */
 import type { ExecutionContext } from 'ava';
+import { EmbeddedCluster } from '../../src/cluster/index.js';
+import { startRealControlPlane } from '../../src/realcluster/index.js';
 import { execFile } from 'node:child_process';
 import http from 'node:http';
 import https from 'node:https';
@@ -238,3 +240,26 @@ export const sortKeys = (v: unknown): unknown =>
             .map((k) => [k, sortKeys((v as any)[k])]),
         )
       : v;
+
+/**
+ * Runs `scenarios` against a bare embedded cluster, then against a real control plane, and compares
+ * the named answers they record.
+ */
+export async function compareWithRealControlPlane(t: ExecutionContext, scenarios: (req: Request) => Promise<Map<string, unknown>>): Promise<void> {
+  const embedded = await EmbeddedCluster.start({ simulation: false });
+  let mine: Map<string, unknown>;
+  try {
+    mine = await scenarios(requester(embedded.url, embedded.clientOptions()));
+  } finally {
+    await embedded.stop();
+  }
+  const cp = await startRealControlPlane();
+  let theirs: Map<string, unknown>;
+  try {
+    theirs = await scenarios(requester(cp.url, cp.clientOptions()));
+  } finally {
+    await cp.stop();
+  }
+  t.deepEqual([...mine.keys()], [...theirs.keys()]);
+  for (const [name, answer] of theirs) t.deepEqual(mine.get(name), answer, name);
+}
