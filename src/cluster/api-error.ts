@@ -148,10 +148,12 @@ export function internalError(message: string): ApiError {
 
 /** One field problem, as k8s.io/apimachinery/pkg/util/validation/field reports it. */
 export interface FieldError {
-  type: 'Required' | 'Invalid' | 'Forbidden' | 'NotSupported' | 'Duplicate' | 'TooLong' | 'NotFound';
+  type: 'Required' | 'Invalid' | 'Forbidden' | 'NotSupported' | 'Duplicate' | 'TooLong' | 'NotFound' | 'TooMany' | 'TypeInvalid';
   field: string;
   value?: unknown;
   detail: string;
+  /** The value as Go's field.Error prints it, when JSON would not (`map[string]interface {}{...}`, `1e+06`). */
+  shownValue?: string;
 }
 
 const CAUSE_REASON: Record<FieldError['type'], string> = {
@@ -162,9 +164,16 @@ const CAUSE_REASON: Record<FieldError['type'], string> = {
   Duplicate: 'FieldValueDuplicate',
   TooLong: 'FieldValueTooLong',
   NotFound: 'FieldValueNotFound',
+  TooMany: 'FieldValueTooMany',
+  TypeInvalid: 'FieldValueTypeInvalid',
 };
 
 function fieldErrorBody(e: FieldError): string {
+  if (e.shownValue !== undefined) {
+    const label =
+      { Duplicate: 'Duplicate value', NotSupported: 'Unsupported value', NotFound: 'Not found', TooMany: 'Too many' }[e.type as string] ?? 'Invalid value';
+    return `${label}: ${e.shownValue}${e.detail ? `: ${e.detail}` : ''}`;
+  }
   switch (e.type) {
     case 'Required':
       return `Required value${e.detail ? `: ${e.detail}` : ''}`;
@@ -178,6 +187,9 @@ function fieldErrorBody(e: FieldError): string {
       return `Too long: ${e.detail}`;
     case 'NotFound':
       return `Not found: ${JSON.stringify(e.value)}`;
+    case 'TooMany':
+      return `Too many: ${JSON.stringify(e.value)}${e.detail ? `: ${e.detail}` : ''}`;
+    case 'TypeInvalid':
     case 'Invalid': {
       const v = typeof e.value === 'string' ? JSON.stringify(e.value) : JSON.stringify(e.value ?? null);
       return `Invalid value: ${v}${e.detail ? `: ${e.detail}` : ''}`;
@@ -187,7 +199,8 @@ function fieldErrorBody(e: FieldError): string {
 
 /** 422 Invalid, worded like `ConfigMap "x" is invalid: metadata.name: Invalid value: ...`. */
 export function invalid(kind: string, group: string, name: string, errors: readonly FieldError[]): ApiError {
-  const texts = errors.map((e) => `${e.field}: ${fieldErrorBody(e)}`);
+  // field.ErrorList.ToAggregate drops repeated messages (the causes keep them).
+  const texts = [...new Set(errors.map((e) => `${e.field}: ${fieldErrorBody(e)}`))];
   const summary = texts.length === 1 ? texts[0]! : `[${texts.join(', ')}]`;
   const details: StatusDetails = { name };
   if (group) details.group = group;

@@ -24,7 +24,8 @@ import {
   type ScalePaths,
 } from './registry.js';
 import { OBJECT_META_LIST_RULES } from './kinds/list-rules.js';
-import { customResourceSchemas, validateEmbeddedResources } from './crd-schema.js';
+import { customResourceSchemas, validateEmbeddedResources, type CustomResourceSchemas } from './crd-schema.js';
+import { validateCustomResource } from './crd-validation.js';
 import { printerColumnsOfCrd } from './table.js';
 import type { ObjectStore, StoreChange } from './store.js';
 
@@ -125,8 +126,21 @@ export function definitionFromCrd(crd: KubeObject): ResourceDefinition | undefin
       statusWrite: 'status-only',
       returnDeletedObject: false,
       nameRule: 'dns1123-subdomain',
-      ...(crdSchemas ? { validate: (obj: KubeObject) => validateEmbeddedResources(crdSchemas, obj) } : {}),
+      ...(crdSchemas ? { validate: customResourceValidator(crdSchemas) } : {}),
     },
+  };
+}
+
+/**
+ * The strategy's validation of a custom resource: embedded resources (main writes), and for client
+ * writes the schema's values, list types and CEL rules in the version written (crd-validation.ts).
+ * The server's own writes (garbage collection of metadata) are not schema-validated.
+ */
+function customResourceValidator(schemas: CustomResourceSchemas): NonNullable<ResourceDefinition['strategy']['validate']> {
+  return (obj, old, requestVersion, subresource) => {
+    const embedded = subresource === 'status' ? [] : validateEmbeddedResources(schemas, obj);
+    if (requestVersion === undefined) return embedded;
+    return validateCustomResource(schemas, obj, old, requestVersion, subresource, embedded).errors;
   };
 }
 

@@ -21,7 +21,7 @@
  * before the change, without being written back. Server-side apply does not prune: its configuration
  * is typed against the schema and an undeclared field fails the request (`field not declared in schema`).
  *
- * Value validation (types, enums, patterns, CEL) is not done here.
+ * Value validation (types, enums, patterns, CEL) is in crd-validation.ts.
  */
 import { cloneJson, jsonEqual } from '../model/json-value.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
@@ -55,6 +55,8 @@ export interface CustomResourceSchemas {
   readonly storageVersion: string;
   /** The structural schema of every version that has one, by version name. */
   readonly versions: ReadonlyMap<string, Structural | undefined>;
+  /** Each version's openAPIV3Schema as the CRD gives it (value validation reads it: crd-validation.ts). */
+  readonly rawSchemas: ReadonlyMap<string, unknown>;
 }
 
 // ---- loading ----
@@ -136,7 +138,12 @@ export function customResourceSchemas(crd: KubeObject): CustomResourceSchemas | 
     if (s && !raw.preserveUnknownFields) pruneDefaults(s);
     byVersion.set(name, s);
   }
-  const result: CustomResourceSchemas = { preserveUnknownFields: raw.preserveUnknownFields, storageVersion: raw.storageVersion, versions: byVersion };
+  const result: CustomResourceSchemas = {
+    preserveUnknownFields: raw.preserveUnknownFields,
+    storageVersion: raw.storageVersion,
+    versions: byVersion,
+    rawSchemas: new Map(raw.versions.filter(([, schema]) => isObject(schema))),
+  };
   compiled.set(key, result);
   if (compiled.size > COMPILED_CACHE_SIZE) compiled.delete(compiled.keys().next().value!);
   return result;

@@ -386,7 +386,7 @@ export class Operations implements OperationsCore {
     next.kind = old.kind;
     next.metadata!.resourceVersion = oldMeta.resourceVersion;
     delete next.metadata!.managedFields;
-    this.validate(scope, next, mode === 'system' ? undefined : old, mode === 'system' ? undefined : scope.version);
+    this.validate(scope, next, mode === 'system' ? undefined : old, mode === 'system' ? undefined : scope.version, mode === 'status' ? 'status' : undefined);
     if (mode === 'system') {
       const metaErrors = validateMetaUpdate(next, old);
       if (metaErrors.length > 0) throw invalid(def.kind, def.group, name, metaErrors);
@@ -431,12 +431,12 @@ export class Operations implements OperationsCore {
     return def.strategy.listRules ?? {};
   }
 
-  private validate(scope: Scope, obj: KubeObject, old: KubeObject | undefined, requestVersion: string | undefined): void {
+  private validate(scope: Scope, obj: KubeObject, old: KubeObject | undefined, requestVersion: string | undefined, subresource?: 'status'): void {
     const { def } = scope;
     const errors = [
       ...validateObjectMeta(obj, { namespaced: def.namespaced, nameRule: def.strategy.nameRule }),
       ...(old ? validateMetaUpdate(obj, old) : []),
-      ...(def.strategy.validate?.(obj, old, requestVersion) ?? []),
+      ...(def.strategy.validate?.(obj, old, requestVersion, subresource) ?? []),
     ];
     if (errors.length > 0) {
       const name = typeof obj.metadata?.name === 'string' ? obj.metadata.name : '';

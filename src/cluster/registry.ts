@@ -91,7 +91,7 @@ export interface ResourceStrategy {
    * nothing, as kube-apiserver's review registries do.
    */
   review?(obj: KubeObject): Record<string, unknown>;
-  validate?(obj: KubeObject, old: KubeObject | undefined, requestVersion: string | undefined): FieldError[];
+  validate?(obj: KubeObject, old: KubeObject | undefined, requestVersion: string | undefined, subresource?: 'status'): FieldError[];
   /** Mutates an object on its first DELETE, before finalizers are considered (e.g. a namespace turns Terminating). */
   prepareForDelete?(obj: KubeObject): void;
   /** Finalizers that hold deletion besides metadata.finalizers (a namespace's spec.finalizers). */

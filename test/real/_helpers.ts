@@ -3,12 +3,16 @@
  * kubectl and @kubernetes/client-node set up against a started cluster, and polling helpers.
  */
 import type { ExecutionContext } from 'ava';
+import { EmbeddedCluster } from '../../src/cluster/index.js';
+import { startRealControlPlane } from '../../src/realcluster/index.js';
 import { execFile } from 'node:child_process';
+import http from 'node:http';
+import https from 'node:https';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import type { KubeClient } from '../../src/kube/client.js';
+import type { KubeClient, KubeClientOptions } from '../../src/kube/client.js';
 
 export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 
@@ -185,4 +189,77 @@ export async function clusterInventory(client: KubeClient): Promise<Set<string>>
     }
   }
   return entries;
+}
+
+export interface Answer {
+  status: number;
+  warning?: string;
+  json: any;
+}
+export type Request = (method: string, path: string, body?: unknown, contentType?: string) => Promise<Answer>;
+
+/** Raw HTTP requests to a cluster at `url` (token or client certificate from `opts`), answers parsed. */
+export function requester(url: string, opts: KubeClientOptions = {}): Request {
+  return (method, path, body, contentType = 'application/json') =>
+    new Promise((resolve, reject) => {
+      const target = new URL(url + path);
+      const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+      const headers: Record<string, string> = {};
+      if (data !== undefined) headers['Content-Type'] = contentType;
+      if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+      const mod = target.protocol === 'https:' ? https : http;
+      const req = mod.request(target, { method, headers, ca: opts.caPem, cert: opts.clientCertPem, key: opts.clientKeyPem }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          let json: unknown = text;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            // not JSON
+          }
+          const warning = res.headers.warning;
+          resolve({ status: res.statusCode ?? 0, ...(warning ? { warning: String(warning) } : {}), json });
+        });
+      });
+      req.on('error', reject);
+      if (data !== undefined) req.write(data);
+      req.end();
+    });
+}
+
+/** A JSON value with object keys sorted, for comparing answers. */
+export const sortKeys = (v: unknown): unknown =>
+  Array.isArray(v)
+    ? v.map(sortKeys)
+    : v && typeof v === 'object'
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, sortKeys((v as any)[k])]),
+        )
+      : v;
+
+/**
+ * Runs `scenarios` against a bare embedded cluster, then against a real control plane, and compares
+ * the named answers they record.
+ */
+export async function compareWithRealControlPlane(t: ExecutionContext, scenarios: (req: Request) => Promise<Map<string, unknown>>): Promise<void> {
+  const embedded = await EmbeddedCluster.start({ simulation: false });
+  let mine: Map<string, unknown>;
+  try {
+    mine = await scenarios(requester(embedded.url, embedded.clientOptions()));
+  } finally {
+    await embedded.stop();
+  }
+  const cp = await startRealControlPlane();
+  let theirs: Map<string, unknown>;
+  try {
+    theirs = await scenarios(requester(cp.url, cp.clientOptions()));
+  } finally {
+    await cp.stop();
+  }
+  t.deepEqual([...mine.keys()], [...theirs.keys()]);
+  for (const [name, answer] of theirs) t.deepEqual(mine.get(name), answer, name);
 }

@@ -7,60 +7,8 @@
  * and the patched object a strict patch error quotes (it carries those managed fields).
  */
 import test from 'ava';
-import http from 'node:http';
-import https from 'node:https';
-import { EmbeddedCluster } from '../../src/cluster/index.js';
-import type { KubeClientOptions } from '../../src/kube/client.js';
-import { startRealControlPlane } from '../../src/realcluster/index.js';
 import { brokerCrd } from '../cluster/crd-schema-fixture.js';
-
-interface Answer {
-  status: number;
-  warning?: string;
-  json: any;
-}
-type Request = (method: string, path: string, body?: unknown, contentType?: string) => Promise<Answer>;
-
-function requester(url: string, opts: KubeClientOptions = {}): Request {
-  return (method, path, body, contentType = 'application/json') =>
-    new Promise((resolve, reject) => {
-      const target = new URL(url + path);
-      const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-      const headers: Record<string, string> = {};
-      if (data !== undefined) headers['Content-Type'] = contentType;
-      if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
-      const mod = target.protocol === 'https:' ? https : http;
-      const req = mod.request(target, { method, headers, ca: opts.caPem, cert: opts.clientCertPem, key: opts.clientKeyPem }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => {
-          let json: unknown = text;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            // not JSON
-          }
-          const warning = res.headers.warning;
-          resolve({ status: res.statusCode ?? 0, ...(warning ? { warning: String(warning) } : {}), json });
-        });
-      });
-      req.on('error', reject);
-      if (data !== undefined) req.write(data);
-      req.end();
-    });
-}
-
-const sortKeys = (v: unknown): unknown =>
-  Array.isArray(v)
-    ? v.map(sortKeys)
-    : v && typeof v === 'object'
-      ? Object.fromEntries(
-          Object.keys(v)
-            .sort()
-            .map((k) => [k, sortKeys((v as any)[k])]),
-        )
-      : v;
+import { compareWithRealControlPlane, sortKeys, type Answer, type Request } from './_helpers.js';
 
 function normalize(a: Answer): unknown {
   const json = a.json && typeof a.json === 'object' ? structuredClone(a.json) : a.json;
@@ -254,20 +202,5 @@ async function scenarios(req: Request): Promise<Map<string, unknown>> {
 }
 
 test('custom resources are pruned, coerced and defaulted as kube-apiserver does', async (t) => {
-  const embedded = await EmbeddedCluster.start({ simulation: false });
-  let mine: Map<string, unknown>;
-  try {
-    mine = await scenarios(requester(embedded.url, embedded.clientOptions()));
-  } finally {
-    await embedded.stop();
-  }
-  const cp = await startRealControlPlane();
-  let theirs: Map<string, unknown>;
-  try {
-    theirs = await scenarios(requester(cp.url, cp.clientOptions()));
-  } finally {
-    await cp.stop();
-  }
-  t.deepEqual([...mine.keys()], [...theirs.keys()]);
-  for (const [name, answer] of theirs) t.deepEqual(mine.get(name), answer, name);
+  await compareWithRealControlPlane(t, scenarios);
 });

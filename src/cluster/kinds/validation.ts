@@ -10,6 +10,7 @@ import { isObject, type KubeObject } from '../../model/object-key.js';
 import type { FieldError } from '../api-error.js';
 import { labelKeyErrors, labelValueErrors } from '../selectors.js';
 import { dns1123LabelErrors } from '../validation.js';
+import { podSpecRuleErrors } from './pod-rules.js';
 
 type Obj = Record<string, unknown>;
 
@@ -106,6 +107,7 @@ export function validatePodSpec(specValue: unknown, field: string, allowedRestar
   if (grace !== undefined && (typeof grace !== 'number' || !Number.isInteger(grace))) {
     errors.push({ type: 'Invalid', field: `${field}.terminationGracePeriodSeconds`, value: grace, detail: 'must be an integer' });
   }
+  errors.push(...podSpecRuleErrors(spec, field));
   return errors;
 }
 
