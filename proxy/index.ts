@@ -1,21 +1,15 @@
 /**
  * The controller proxy: sits between the controller under test and the API server, relays every
  * request faithfully (JSON only, see headers.ts), records what the controller asked and was shown
- * into the controller trace, and offers the fault primitives the coordinator drives:
+ * into the controller trace, and offers the fault primitives the coordinator's fault modules
+ * combine (`primitives`, see faults/primitives.ts: triggers, holding the controller, watch holds
+ * and ends, stale views, api errors, delays and disconnects), besides `releaseLeaderElection` (delete
+ * the Leases a dead controller held) and `serializeDelivery` (option: one watch event at a time,
+ * for causality learning).
  *
- * - `armCrashAfterWrite` / `armTrigger` + `holdController`: hold everything of the controller right
- *   after a write or a cluster change, until the coordinator has killed it (`startNewEpoch`);
- * - `holdWatchEvents`: hold watch delivery for a key or a kind, release in order or expire (410);
- * - `armHoldUntil`: the unobserved-state fault (hold from change N, expire when N' happened);
- * - `markChange` + `serveStaleView`: the stale-state fault (freeze a restarted controller's view at
- *   the resourceVersion of an earlier change, release later);
- * - `disconnect`: close or reset the controller's watch streams or connections;
- * - `addDelay`: latency for a class of requests;
- * - `releaseLeaderElection`: delete the Leases a dead controller held;
- * - `serializeDelivery` (option): one watch event at a time, for causality learning.
- *
- * The class keeps the server, the relay and the trace; each fault lives in proxy/faults/ (one file
- * per fault family) and these methods delegate to it.
+ * The class keeps the server, the relay and the trace; each primitive lives in proxy/faults/ (one
+ * file per family). How a request is answered is an ordered list of interceptors (`requestPath`):
+ * latency, api errors, expired re-watches, the serializer's ear, stale views.
  *
  * The controller side speaks HTTP/1.1 and HTTP/2 over TLS on one port (a CA the proxy makes, see
  * tls.ts), or plain HTTP/1.1. Built on node:http/http2 rather than a proxy library: watches are
@@ -31,9 +25,8 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { kubeconfigYaml } from '../src/kube/kubeconfig.js';
 import { answerUnauthorized, BearerTokenCheck, newBearerToken, refuseUpgradeUnauthorized, tokenPathPrefix } from '../src/kube/bearer-auth.js';
 import { HousekeepingRequests } from '../src/model/bookkeeping.js';
-import type { ApiErrorFault, ChangeTrigger, HoldUntilFault, Trigger, WatchEndFault, WriteTrigger } from '../src/model/plan.js';
 import type { ObjectKey } from '../src/model/object-key.js';
-import type { FaultEvent, TraceSink, Unstamped } from '../src/model/trace.js';
+import type { TraceSink, Unstamped } from '../src/model/trace.js';
 import type { ClusterView } from '../src/recorder/cluster-recorder.js';
 import { isHttp2Request, type ClientRequest, type ClientResponse } from './client-conn.js';
 import { clusterSyncStage } from './cluster-sync.js';
@@ -44,7 +37,6 @@ import { Exchange, type ExchangeHost, type RequestPlan } from './exchange.js';
 import { LeaderRecords, releaseRequest } from './leases.js';
 import { DeliverySerializer, type RequestActivity, type SerializeDeliveryOptions } from './serialize.js';
 import { loopSignature } from './loop-signature.js';
-import type { StaleView } from './stale-view.js';
 import { sharedProxyCertificates, type ProxyCertificates } from './tls.js';
 import { UpgradeTunnel } from './upgrade.js';
 import { PodStreamCall, podStreamingFor } from './pod-streams.js';
@@ -52,22 +44,23 @@ import { podStreamingTarget, type PodStreaming } from '../src/streaming/pod-stre
 import { NO_POD_STREAMING_RULES, type PodStreamingRules } from '../src/model/exec-rules.js';
 import type { PodExecEvent } from '../src/model/trace.js';
 import { Upstream } from './upstream.js';
-import type { WatchHold, WatchHoldSelector } from './watch-holds.js';
 import type { WatchEventStage } from './watch-relay.js';
 import type { CompletedWrite } from './write-triggers.js';
-import { ApiErrorFaults, type ArmedApiError } from './faults/api-error-fault.js';
+import { ApiErrorFaults } from './faults/api-error-fault.js';
 import type { FaultContext } from './faults/context.js';
-import { armCrashAfterWrite, type CrashTriggered } from './faults/crash-after-write.js';
-import { ConnectionFaults, type DisconnectOptions, type RequestMatch } from './faults/delays-disconnects.js';
+import { armCrashAfterWrite } from './faults/crash-after-write.js';
+import { ConnectionFaults } from './faults/delays-disconnects.js';
+import { composeInterceptors, type FaultPrimitives } from './faults/primitives.js';
 import { StaleViews } from './faults/stale-views.js';
-import { TriggerBoard, type ArmedTrigger, type ChangeMark, type TriggerFired } from './faults/triggers.js';
-import { DEFAULT_MAX_HOLD_MS, WatchFaults, type HoldUntilState } from './faults/watch-faults.js';
+import { TriggerBoard } from './faults/triggers.js';
+import { WatchFaults } from './faults/watch-faults.js';
 
 export type { ArmedApiError } from './faults/api-error-fault.js';
 export type { CrashTriggered } from './faults/crash-after-write.js';
 export type { DisconnectOptions, RequestMatch } from './faults/delays-disconnects.js';
 export type { ArmedTrigger, ChangeMark, TriggerFired } from './faults/triggers.js';
 export { DEFAULT_MAX_HOLD_MS, type HoldUntilState } from './faults/watch-faults.js';
+export type { FaultPrimitives, RequestInterceptor } from './faults/primitives.js';
 export type { ProxyCertificates } from './tls.js';
 export type { WatchHold, WatchHoldSelector } from './watch-holds.js';
 export type { StaleView } from './stale-view.js';
@@ -170,6 +163,10 @@ export class ControllerProxy {
   private readonly host: ExchangeHost;
   private readonly serializer: DeliverySerializer | undefined;
   private readonly faults: FaultContext;
+  /** What the coordinator's fault modules act through (faults/primitives.ts). */
+  readonly primitives: FaultPrimitives;
+  /** How each request is answered: the interceptors in order (faults/primitives.ts). */
+  private readonly requestPath: (ex: Exchange, body: Buffer) => RequestPlan | undefined;
   private readonly triggers: TriggerBoard;
   private readonly apiErrors: ApiErrorFaults;
   private readonly staleViews: StaleViews;
@@ -226,6 +223,26 @@ export class ControllerProxy {
       (epoch) => [...this.sessions.entries()].filter(([, e]) => e === epoch).map(([s]) => s),
     );
     this.watchFaults = new WatchFaults(faults, this.triggers, this.connections);
+    this.primitives = {
+      triggers: this.triggers,
+      holdController: () => this.epoch.gate.hold(),
+      holdAfterWrite: (trigger, onHeld, faultIndex) => armCrashAfterWrite(faults, this.triggers, () => this.epoch, trigger, onHeld, faultIndex),
+      watches: this.watchFaults,
+      staleViews: {
+        serve: (resourceVersion, faultIndex, kinds) => this.staleViews.serve(this.epoch, this.incarnation, resourceVersion, faultIndex, kinds),
+        beyondContract: () => this.staleViews.beyondContract(),
+      },
+      apiErrors: this.apiErrors,
+      connections: this.connections,
+    };
+    const serializer = this.serializer;
+    this.requestPath = composeInterceptors([
+      this.connections.delayInterceptor,
+      (ex, body, next) => this.apiErrors.plan(ex, body) ?? next(),
+      (ex, _body, next) => this.watchFaults.planExpiredWatch(ex) ?? next(),
+      ...(serializer ? [(ex: Exchange, _body: Buffer, next: () => RequestPlan | undefined) => serializedPlan(serializer, ex, next())] : []),
+      (ex, _body, next) => this.staleViews.plan(ex, next()),
+    ]);
     this.host = this.makeHost();
     // A connection belongs to the current epoch, or to the spare's when it came through its door.
     const epochFor = (socket: Socket | undefined) => (this.spare?.owns(socket) ? this.spare.epoch : this.epoch);
@@ -300,7 +317,7 @@ export class ControllerProxy {
         this.lastActivityAt = Date.now();
       },
       housekeeping: this.housekeeping,
-      plan: (ex, body) => this.planRequest(ex, body),
+      plan: (ex, body) => this.requestPath(ex, body),
       watchStages: (ex) => this.watchStages(ex),
       completedWrite: (write, epoch, ex) => this.onCompletedWrite(write, epoch, ex),
       finished: (ex) => {
@@ -378,105 +395,9 @@ export class ControllerProxy {
 
   // --- faults (proxy/faults/) -------------------------------------------------------------------
 
-  /** See TriggerBoard.arm: `onFire` runs synchronously when a write or cluster change matches. */
-  armTrigger(trigger: Trigger, onFire: (info: TriggerFired) => void): ArmedTrigger {
-    return this.triggers.arm(trigger, (info) => onFire(info));
-  }
-
-  /** Remembers the resourceVersion at which the cluster view first sees a change matching `trigger`. */
-  markChange(trigger: ChangeTrigger): ChangeMark {
-    return this.triggers.markChange(trigger);
-  }
-
   private onCompletedWrite(completed: CompletedWrite, epoch: Epoch, ex: Exchange): void {
     this.leaderRecords.noteWrite(completed.key, ex.facts?.resource, ex.facts?.body);
     this.triggers.onCompletedWrite(completed, epoch);
-  }
-
-  /** Holds everything of the current controller (its epoch) until `startNewEpoch`. */
-  holdController(): void {
-    this.epoch.gate.hold();
-  }
-
-  /** See faults/crash-after-write.ts. */
-  armCrashAfterWrite(trigger: WriteTrigger, onTriggered: (info: CrashTriggered) => void, faultIndex?: number): ArmedTrigger {
-    return armCrashAfterWrite(this.faults, this.triggers, () => this.epoch, trigger, onTriggered, faultIndex);
-  }
-
-  /** See faults/api-error-fault.ts. */
-  armApiError(fault: ApiErrorFault, faultIndex?: number, onFired: (requestId: number) => void = () => {}): ArmedApiError {
-    return this.apiErrors.arm(fault, faultIndex, onFired);
-  }
-
-  /** See faults/watch-faults.ts. */
-  armWatchEnd(fault: WatchEndFault, faultIndex?: number, onFired: (streams: number[]) => void = () => {}): ArmedTrigger {
-    return this.watchFaults.armWatchEnd(fault, faultIndex, onFired);
-  }
-
-  /** Holds the controller's watch delivery for a key or a kind (see watch-holds.ts). */
-  holdWatchEvents(selector: WatchHoldSelector, fault: FaultEvent['fault'] = 'watch-hold', faultIndex?: number, onStreamHeld?: () => void): WatchHold {
-    return this.watchFaults.hold(selector, fault, faultIndex, onStreamHeld);
-  }
-
-  /** The unobserved-state fault (see faults/watch-faults.ts). */
-  armHoldUntil(
-    fault: HoldUntilFault,
-    faultIndex?: number,
-    callbacks: { onHeld?: () => void; onExpired?: (streams: number[]) => void; onTimedOut?: () => void } = {},
-    maxHoldMs = DEFAULT_MAX_HOLD_MS,
-  ): HoldUntilState {
-    return this.watchFaults.armHoldUntil(fault, faultIndex, callbacks, maxHoldMs);
-  }
-
-  /** Why what the faults served went beyond the API contract, once per reason (empty: it stayed within). */
-  beyondContract(): string[] {
-    return this.staleViews.beyondContract();
-  }
-
-  /**
-   * Serves the current epoch's controller (start it after this) a view frozen at `resourceVersion`
-   * (see stale-view.ts) until the returned view is released; with `kinds`, only those kinds' lists
-   * and watches are frozen.
-   */
-  serveStaleView(resourceVersion: string, faultIndex?: number, kinds?: readonly string[]): StaleView {
-    return this.staleViews.serve(this.epoch, this.incarnation, resourceVersion, faultIndex, kinds);
-  }
-
-  /** Adds `ms` of latency before each matching request is forwarded, until removed. */
-  addDelay(match: RequestMatch, ms: number): { remove(): void } {
-    return this.connections.addDelay(match, ms);
-  }
-
-  /** Closes the current controller's watch streams or connections (see faults/delays-disconnects.ts). */
-  disconnect(options: DisconnectOptions): { streams: number[]; connections: number } {
-    return this.connections.disconnect(options);
-  }
-
-  /** How each fault wants the request handled, in order of precedence. */
-  private planRequest(ex: Exchange, body: Buffer): RequestPlan | undefined {
-    const delayMs = this.connections.delayFor(ex.facts!);
-    const plan: RequestPlan | undefined = delayMs !== undefined ? { delayMs } : undefined;
-    const apiError = this.apiErrors.plan(ex, body);
-    if (apiError) return { ...plan, ...apiError };
-    const expired = this.watchFaults.planExpiredWatch(ex);
-    if (expired) return { ...plan, ...expired };
-    return this.serializedPlan(ex, this.staleViews.plan(ex, plan));
-  }
-
-  /** With serialized delivery, the serializer hears how each request was answered (proxy/serialize.ts: `retrying`). */
-  private serializedPlan(ex: Exchange, plan: RequestPlan | undefined): RequestPlan | undefined {
-    const serializer = this.serializer;
-    if (!serializer || ex.isWatch) return plan;
-    const f = ex.facts!;
-    const before = plan?.onAnswered;
-    return {
-      ...plan,
-      onAnswered: (status, object) => {
-        before?.(status, object);
-        const { signature, write } = loopSignature(f, status, object);
-        serializer.answered(signature, status, write);
-      },
-    };
   }
 
   // --- watch stages -----------------------------------------------------------------------------
@@ -683,4 +604,19 @@ function pathOf(url: string | undefined): string {
   const u = url ?? '/';
   const q = u.indexOf('?');
   return q < 0 ? u : u.slice(0, q);
+}
+
+/** With serialized delivery, the serializer hears how each request was answered (serialize.ts: `retrying`). */
+function serializedPlan(serializer: DeliverySerializer, ex: Exchange, plan: RequestPlan | undefined): RequestPlan | undefined {
+  if (ex.isWatch) return plan;
+  const f = ex.facts!;
+  const before = plan?.onAnswered;
+  return {
+    ...plan,
+    onAnswered: (status, object) => {
+      before?.(status, object);
+      const { signature, write } = loopSignature(f, status, object);
+      serializer.answered(signature, status, write);
+    },
+  };
 }

@@ -10,6 +10,7 @@ import { resetSocket, type ClientConnection } from '../client-conn.js';
 import type { Epoch } from '../epoch.js';
 import { Exchange } from '../exchange.js';
 import type { FaultContext } from './context.js';
+import type { RequestInterceptor } from './primitives.js';
 
 /** Which requests a delay applies to; every given field must match. */
 export interface RequestMatch {
@@ -55,10 +56,12 @@ export class ConnectionFaults {
     };
   }
 
-  /** The delay of the first armed delay matching the request, if any. */
-  delayFor(f: NonNullable<Exchange['facts']>): number | undefined {
-    return this.delays.find((d) => requestMatches(d.match, f))?.ms;
-  }
+  /** The request path's latency step: the first armed delay matching the request, before however the rest answers it. */
+  readonly delayInterceptor: RequestInterceptor = (ex, _body, next) => {
+    const delayMs = this.delays.find((d) => requestMatches(d.match, ex.facts!))?.ms;
+    const rest = next();
+    return delayMs === undefined ? rest : { delayMs, ...rest };
+  };
 
   /**
    * Closes the current controller's watch streams or connections. Graceful: watch streams end

@@ -13,7 +13,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserInputError } from '../model/errors.js';
-import type { TestPlan } from '../model/plan.js';
+import { faultExtraMs, type TestPlan } from '../model/plan.js';
 import type { CampaignLayout } from './layout.js';
 import { RUN_FILES } from '../io/run-files.js';
 
@@ -44,10 +44,10 @@ export function formatShard(shard: Shard): string {
 /** A plan's expected duration in ms (any positive scale works: only the order and sums matter). */
 export type PlanWeight = (plan: TestPlan) => number;
 
-/** What a plan adds to its workload's run, in ms: a stale view is held for its release time. */
-function faultExtraMs(plan: TestPlan): number {
+/** What a plan adds to its workload's run, in ms: each fault's expected cost, as its kind declares it (src/model/faults/). */
+function planExtraMs(plan: TestPlan): number {
   let extra = 0;
-  for (const f of plan.spec.faults) if (f.type === 'stale-restart') extra += f.releaseAfterSeconds * 1000;
+  for (const f of plan.spec.faults) extra += faultExtraMs(f);
   return extra;
 }
 
@@ -74,7 +74,7 @@ export function referenceWeights(layout: CampaignLayout): PlanWeight {
     }
     return ms;
   };
-  return (plan) => workloadMs(plan.spec.workload) + faultExtraMs(plan);
+  return (plan) => workloadMs(plan.spec.workload) + planExtraMs(plan);
 }
 
 function planId(plan: TestPlan): string {

@@ -344,7 +344,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
       if (!record.injected) record.notInjected = faults.whyNotInjected();
       faults.finish();
     }
-    const beyond = proxyOf?.beyondContract() ?? [];
+    const beyond = proxyOf?.primitives.staleViews.beyondContract() ?? [];
     if (beyond.length > 0) record.beyondContract = beyond;
     endPhase('settle');
     endState = await recorder.snapshot();

@@ -1,12 +1,15 @@
 /**
  * The JSON Schemas of kperturb's files (schemas/ in the package: kperturb.yaml and TestPlan), which
- * editors use to complete and check them and `kperturb schema` prints. The validators take the
- * fields they allow from them (`allowedKeys`), so that a field the schema does not describe is
- * refused and the two cannot drift apart; test/model/schemas.test.ts checks every bundled file
- * against the schemas with a standard JSON Schema validator.
+ * editors use to complete and check them and `kperturb schema` prints. The config validator takes
+ * the fields it allows from its schema (`allowedKeys`), so that a field the schema does not describe
+ * is refused and the two cannot drift apart. The TestPlan schema is made from the fault registry
+ * (src/model/plan-schema.ts); schemas/testplan.schema.json is its copy for editors, which
+ * test/model/schemas.test.ts holds equal to it. That test also checks every bundled file against
+ * the schemas with a standard JSON Schema validator.
  */
 import { readFileSync } from 'node:fs';
 import { isObject } from '../model/object-key.js';
+import { planSchema } from '../model/plan-schema.js';
 
 export const SCHEMA_NAMES = ['config', 'plan'] as const;
 export type SchemaName = (typeof SCHEMA_NAMES)[number];
@@ -23,7 +26,7 @@ const loaded = new Map<SchemaName, Record<string, unknown>>();
 export function schema(name: SchemaName): Record<string, unknown> {
   let s = loaded.get(name);
   if (!s) {
-    s = JSON.parse(readFileSync(schemaFile(name), 'utf8')) as Record<string, unknown>;
+    s = name === 'plan' ? planSchema() : (JSON.parse(readFileSync(schemaFile(name), 'utf8')) as Record<string, unknown>);
     loaded.set(name, s);
   }
   return s;

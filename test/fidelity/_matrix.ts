@@ -458,7 +458,7 @@ const SCENARIOS: Record<Operation, (ctx: CellContext) => Promise<Outcome>> = {
     await ctx.put('a', '1');
     await eventually('the client to show a=1', async () => (await s.cache()).a === '1' || undefined);
     const before = await s.cache();
-    const hold = proxy.holdWatchEvents({ key: `ConfigMap/${ctx.ns}/a` });
+    const hold = proxy.primitives.watches.hold({ key: `ConfigMap/${ctx.ns}/a` });
     await ctx.patch('a', '2');
     await ctx.put('b', '1');
     await eventually('both events to be held', () => hold.queuedEvents >= 2 || undefined);
@@ -490,7 +490,7 @@ const SCENARIOS: Record<Operation, (ctx: CellContext) => Promise<Outcome>> = {
     const s = await ctx.start();
     if (isGo(ctx.cell.client)) await eventually('the probe to lead', () => s.leaderAfterMs!() !== undefined || undefined);
     let triggered = false;
-    proxy.armCrashAfterWrite({ verb: 'create', key: `ConfigMap/${ctx.ns}/c`, occurrence: 1 }, () => (triggered = true));
+    proxy.primitives.holdAfterWrite({ verb: 'create', key: `ConfigMap/${ctx.ns}/c`, occurrence: 1 }, () => (triggered = true));
     const w = ctx.client.write(ctx.kc, ctx.ns, s, { op: 'create', name: 'c', v: '1' });
     await eventually('the crash trigger', () => triggered || undefined);
     await ctx.put('d', '1');
@@ -523,7 +523,7 @@ const SCENARIOS: Record<Operation, (ctx: CellContext) => Promise<Outcome>> = {
   async 'stale-view'(ctx) {
     const proxy = ctx.proxy!;
     const key = `ConfigMap/${ctx.ns}/s`;
-    const mark = proxy.markChange({ key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 });
+    const mark = proxy.primitives.triggers.markChange({ key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 });
     const s1 = await ctx.start();
     await ctx.put('s', '1');
     await ctx.patch('s', '2');
@@ -532,12 +532,12 @@ const SCENARIOS: Record<Operation, (ctx: CellContext) => Promise<Outcome>> = {
     await eventually('the first client to be current', async () => sameCache({ later: '1', s: '3' })(await s1.cache()) || undefined);
     const before = await s1.cache();
     await eventually('the mark', () => mark.resourceVersion);
-    proxy.holdController();
+    proxy.primitives.holdController();
     await s1.stop();
     proxy.startNewEpoch();
     await proxy.releaseLeaderElection();
     proxy.incarnation = 2;
-    const view = proxy.serveStaleView(mark.resourceVersion!);
+    const view = proxy.primitives.staleViews.serve(mark.resourceVersion!);
     const s2 = await ctx.start();
     await settle(300);
     const during = await s2.cache();
@@ -549,7 +549,7 @@ const SCENARIOS: Record<Operation, (ctx: CellContext) => Promise<Outcome>> = {
   async unobserved(ctx) {
     const proxy = ctx.proxy!;
     const key = `ConfigMap/${ctx.ns}/u`;
-    const state = proxy.armHoldUntil({
+    const state = proxy.primitives.watches.armHoldUntil({
       type: 'hold-until',
       key,
       from: { key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 },

@@ -154,6 +154,12 @@ test('kperturb schema prints each schema (and --path its file); an unknown name 
   const cli = (args: string[]) => spawnSync(process.execPath, [join(ROOT, 'bin', 'kperturb.js'), 'schema', ...args], { encoding: 'utf8' });
   t.deepEqual(JSON.parse(cli([]).stdout), schema('config'));
   t.deepEqual(JSON.parse(cli(['plan']).stdout), schema('plan'));
+  // The TestPlan schema is made from the fault registry; the file is its copy for editors.
+  t.is(
+    readFileSync(join(ROOT, 'schemas', 'testplan.schema.json'), 'utf8'),
+    cli(['plan']).stdout,
+    'schemas/testplan.schema.json is behind the fault registry: node bin/kperturb.js schema plan > schemas/testplan.schema.json',
+  );
   t.is(cli(['plan', '--path']).stdout.trim(), join(ROOT, 'schemas', 'testplan.schema.json'));
   const bad = cli(['nope']);
   t.is(bad.status, 2);

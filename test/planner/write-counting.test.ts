@@ -157,7 +157,7 @@ test('through the proxy: the planner names the write at which the proxy fires', 
   // Test run: the proxy fires that trigger at the JSON create.
   const run = await startRecordedProxy(t);
   let firedAt: number | undefined;
-  run.proxy.armCrashAfterWrite(trigger!, (info) => (firedAt = info.requestId));
+  run.proxy.primitives.holdAfterWrite(trigger!, (info) => (firedAt = info.requestId));
   const second = await sequence(run.proxy.url, run.proxy.controllerToken);
   await second.yamlCreate;
   t.is(firedAt, undefined, 'not at the YAML create');
@@ -254,7 +254,8 @@ test('through the proxy: write and change triggers naming a generated name fire 
   // Test run: new random names, the same triggers.
   const test2 = await startRecordedProxy(t);
   const fired: Record<string, string | undefined> = {};
-  const arm = (label: string, trigger: Parameters<typeof test2.proxy.armTrigger>[0]) => test2.proxy.armTrigger(trigger, (info) => (fired[label] = info.key));
+  const arm = (label: string, trigger: Parameters<typeof test2.proxy.primitives.triggers.arm>[0]) =>
+    test2.proxy.primitives.triggers.arm(trigger, (info) => (fired[label] = info.key));
   arm('create #3', { write: { verb: 'create', key: 'ConfigMap/default/cfg-*#3', occurrence: 1 } });
   arm('patch #3', { write: { verb: 'patch', key: 'ConfigMap/default/cfg-*#3', occurrence: 1 } });
   arm('update #1', { change: { key: 'ConfigMap/default/cfg-*#1', change: 'update', occurrence: 1 } });

@@ -21,7 +21,7 @@ test('api-error conflict answers the matching update with the Status kube-apiser
   await create(proxy, { metadata: { name: 'a' }, data: { v: '1' } });
   const fault: ApiErrorFault = { type: 'api-error', on: { verb: 'update', key: 'ConfigMap/default/a', occurrence: 1 }, answer: 'conflict' };
   let fired = 0;
-  const armed = proxy.armApiError(fault, 0, () => fired++);
+  const armed = proxy.primitives.apiErrors.arm(fault, 0, () => fired++);
   const res = await put(proxy, 'a', { metadata: { name: 'a' }, data: { v: '2' } });
   t.is(res.status, 409);
   t.deepEqual(JSON.parse(res.body.toString()), {
@@ -50,7 +50,7 @@ test('api-error conflict answers the matching update with the Status kube-apiser
 test('api-error too-many-requests carries Retry-After and details.retryAfterSeconds; the n-th request is the one failed', async (t) => {
   const { proxy } = await startRecordedProxy(t);
   await create(proxy, { metadata: { name: 'a' }, data: { v: '1' } });
-  proxy.armApiError({ type: 'api-error', on: { verb: 'update', key: 'ConfigMap/default/a', occurrence: 2 }, answer: 'too-many-requests' });
+  proxy.primitives.apiErrors.arm({ type: 'api-error', on: { verb: 'update', key: 'ConfigMap/default/a', occurrence: 2 }, answer: 'too-many-requests' });
   t.is((await put(proxy, 'a', { metadata: { name: 'a' }, data: { v: '2' } })).status, 200, 'the 1st update passes');
   const res = await put(proxy, 'a', { metadata: { name: 'a' }, data: { v: '3' } });
   t.is(res.status, 429);
@@ -60,7 +60,11 @@ test('api-error too-many-requests carries Retry-After and details.retryAfterSeco
 
 test('api-error lost-response applies a generateName create upstream and resets the connection before the answer', async (t) => {
   const { proxy, client, trace } = await startRecordedProxy(t);
-  const armed = proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/child-*#1', occurrence: 1 }, answer: 'lost-response' });
+  const armed = proxy.primitives.apiErrors.arm({
+    type: 'api-error',
+    on: { verb: 'create', key: 'ConfigMap/default/child-*#1', occurrence: 1 },
+    answer: 'lost-response',
+  });
   const outcome = await create(proxy, { metadata: { generateName: 'child-' }, data: { v: '1' } }).then(
     (r) => `answered ${r.status}`,
     (err: NodeJS.ErrnoException) => `failed ${err.code ?? err.message}`,
@@ -80,8 +84,8 @@ test('api-error lost-response applies a generateName create upstream and resets 
 
 test('api-error internal-error and timeout answer with their Status; an unmatched fault says what came', async (t) => {
   const { proxy, client } = await startRecordedProxy(t);
-  proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/b', occurrence: 1 }, answer: 'internal-error' });
-  const never = proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/zzz', occurrence: 1 }, answer: 'timeout' });
+  proxy.primitives.apiErrors.arm({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/b', occurrence: 1 }, answer: 'internal-error' });
+  const never = proxy.primitives.apiErrors.arm({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/zzz', occurrence: 1 }, answer: 'timeout' });
   const res = await create(proxy, { metadata: { name: 'b' } });
   t.is(res.status, 500);
   t.like(JSON.parse(res.body.toString()), {
@@ -119,7 +123,7 @@ function rawWatch(proxy: ControllerProxy, resourceVersion?: string): Promise<{ s
 test("watch-end closes the kind's watches when its trigger fires, and with expire answers the re-watch 410 Expired", async (t) => {
   const { proxy, trace } = await startRecordedProxy(t);
   let streams: number[] | undefined;
-  proxy.armWatchEnd(
+  proxy.primitives.watches.armWatchEnd(
     { type: 'watch-end', kind: 'ConfigMap', at: { write: { verb: 'create', key: 'ConfigMap/default/go', occurrence: 1 } }, mode: 'close', expire: true },
     0,
     (s) => (streams = s),
@@ -163,8 +167,12 @@ test("api-error matches creates whose body is protobuf (client-go's default for 
       headers: { ...proxyAuth(proxy), 'content-type': 'application/vnd.kubernetes.protobuf' },
       body: kubernetesBody('v1', 'ConfigMap', meta(fields)),
     });
-  const named = proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/pb', occurrence: 1 }, answer: 'internal-error' });
-  const generated = proxy.armApiError({
+  const named = proxy.primitives.apiErrors.arm({
+    type: 'api-error',
+    on: { verb: 'create', key: 'ConfigMap/default/pb', occurrence: 1 },
+    answer: 'internal-error',
+  });
+  const generated = proxy.primitives.apiErrors.arm({
     type: 'api-error',
     on: { verb: 'create', key: 'ConfigMap/default/gen-*#1', occurrence: 1 },
     answer: 'service-unavailable',
@@ -194,7 +202,7 @@ test("api-error matches creates whose body is protobuf (client-go's default for 
 
 test('api-error slow applies the write and delivers its answer once the hold is over', async (t) => {
   const { proxy, client, trace } = await startRecordedProxy(t);
-  proxy.armApiError({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/late', occurrence: 1 }, answer: 'slow', slowSeconds: 1 });
+  proxy.primitives.apiErrors.arm({ type: 'api-error', on: { verb: 'create', key: 'ConfigMap/default/late', occurrence: 1 }, answer: 'slow', slowSeconds: 1 });
   let answered = false;
   const answer = create(proxy, { metadata: { name: 'late' } }).finally(() => (answered = true));
   // The write is applied upstream while the controller still waits for its answer (held 1 s, far

@@ -20,7 +20,7 @@ test('crash-after-write holds the controller right after the matching write and 
     );
 
   let triggered: CrashTriggered | undefined;
-  proxy.armCrashAfterWrite({ verb: 'create', key: 'ConfigMap/default/a', occurrence: 1 }, (info) => (triggered = info));
+  proxy.primitives.holdAfterWrite({ verb: 'create', key: 'ConfigMap/default/a', occurrence: 1 }, (info) => (triggered = info));
 
   // The controller: a client-node client through the proxy, and a watch it should stop hearing from.
   const viaProxy = kubeConfigOf(proxy.kubeconfigYaml());
@@ -117,7 +117,7 @@ test('occurrences count successful non-dry-run writes over all incarnations, and
   const api = kubeConfigOf(proxy.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   let fired: CrashTriggered | undefined;
-  proxy.armCrashAfterWrite({ verb: 'patch', key: 'ConfigMap/default/c', occurrence: 3 }, (info) => (fired = info));
+  proxy.primitives.holdAfterWrite({ verb: 'patch', key: 'ConfigMap/default/c', occurrence: 3 }, (info) => (fired = info));
 
   await api.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'c' } } });
   await api.patchNamespacedConfigMap({ name: 'c', namespace: 'default', body: { data: { n: '1' } } }, merge);
@@ -144,7 +144,7 @@ test('occurrences count successful non-dry-run writes over all incarnations, and
   const createReq = trace.ofType('request').find((r) => r.verb === 'create' && r.key === undefined);
   t.truthy(createReq, 'a generateName create has no key in its request event');
   t.is(trace.ofType('response').find((r) => r.id === createReq!.id)?.object?.metadata?.name, name);
-  proxy.armCrashAfterWrite({ verb: 'create', key: 'ConfigMap/default/gen-*#1', occurrence: 2 }, (info) => (genFired = info));
+  proxy.primitives.holdAfterWrite({ verb: 'create', key: 'ConfigMap/default/gen-*#1', occurrence: 2 }, (info) => (genFired = info));
   await api3.deleteNamespacedConfigMap({ name, namespace: 'default' });
   const again = settle(api3.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name } } }));
   await waitFor('the 2nd create of the generated name to fire', () => genFired !== undefined);

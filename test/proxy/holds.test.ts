@@ -15,7 +15,7 @@ test('holding one key holds its events and everything after them on that stream;
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'before' }, data: { v: '1' } } });
   await waitFor('the informer to see "before"', () => informer.cache().before === '1');
 
-  const hold = proxy.holdWatchEvents({ key: 'ConfigMap/default/h' });
+  const hold = proxy.primitives.watches.hold({ key: 'ConfigMap/default/h' });
   t.is(proxy.activity().holdsInPlace, 1, 'settling counts a hold in place as activity');
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'h' }, data: { v: '1' } } });
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'after' }, data: { v: '1' } } });
@@ -68,7 +68,7 @@ test('a held stream forwards no BOOKMARK past a held event; holds by kind leave 
   t.teardown(() => secretWatch.abort());
   await waitFor('both streams', () => trace.ofType('stream-open').length === 2);
 
-  const hold = proxy.holdWatchEvents({ kind: 'ConfigMap' });
+  const hold = proxy.primitives.watches.hold({ kind: 'ConfigMap' });
   const created = await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'k' } } });
   await direct.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' } } });
   // The embedded cluster sends a BOOKMARK every second.
@@ -94,7 +94,7 @@ test('hold-until: the informer never sees the intermediate state, relists after 
   const { cluster, proxy, trace } = await startRecordedProxy(t);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const key = 'ConfigMap/default/u';
-  const state = proxy.armHoldUntil({
+  const state = proxy.primitives.watches.armHoldUntil({
     type: 'hold-until',
     key,
     from: { key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 },
@@ -142,7 +142,7 @@ test('hold-until naming a generated name (`<prefix>*#<n>`): holds the events of 
   const { cluster, proxy, trace } = await startRecordedProxy(t);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const key = 'ConfigMap/default/gen-*#2';
-  const state = proxy.armHoldUntil({
+  const state = proxy.primitives.watches.armHoldUntil({
     type: 'hold-until',
     key,
     from: { key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 },
@@ -177,7 +177,7 @@ test('hold-until a deletion: the informer never sees the update, and the relist 
   const { cluster, proxy } = await startRecordedProxy(t);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const key = 'ConfigMap/default/d';
-  const state = proxy.armHoldUntil({
+  const state = proxy.primitives.watches.armHoldUntil({
     type: 'hold-until',
     key,
     from: { key, change: 'update', occurrence: 1 },
@@ -197,7 +197,7 @@ test('hold-until whose cancelling change never comes expires after its limit: th
   const { cluster, proxy, trace } = await startRecordedProxy(t);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const key = 'ConfigMap/default/n';
-  const state = proxy.armHoldUntil(
+  const state = proxy.primitives.watches.armHoldUntil(
     { type: 'hold-until', key, from: { key, change: 'update', occurrence: 1 }, until: { key, change: 'delete', occurrence: 1 } },
     undefined,
     {},
@@ -219,7 +219,7 @@ test('hold-until from a creation hides the ADDED; the relist shows the object fi
   const { cluster, proxy, trace } = await startRecordedProxy(t);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const key = 'ConfigMap/default/c';
-  const state = proxy.armHoldUntil({
+  const state = proxy.primitives.watches.armHoldUntil({
     type: 'hold-until',
     key,
     from: { key, change: 'create', occurrence: 1 },

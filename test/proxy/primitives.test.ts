@@ -15,7 +15,7 @@ test('graceful disconnect of watches: the informer re-watches from its last reso
   const informer = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
   const a = await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'a' }, data: { v: '1' } } });
   await waitFor('a', () => informer.cache().a === '1');
-  const { streams } = proxy.disconnect({ target: 'watches', mode: 'graceful' });
+  const { streams } = proxy.primitives.connections.disconnect({ target: 'watches', mode: 'graceful' });
   t.is(streams.length, 1);
   await direct.patchNamespacedConfigMap({ name: 'a', namespace: 'default', body: { data: { v: '2' } } }, merge);
   await waitFor('the change after the disconnect', () => informer.cache().a === '2');
@@ -34,7 +34,7 @@ test('reset of watches: client-node reports the broken stream as an informer err
   const informer = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'r' }, data: { v: '1' } } });
   await waitFor('r', () => informer.cache().r === '1');
-  proxy.disconnect({ target: 'watches', mode: 'reset' });
+  proxy.primitives.connections.disconnect({ target: 'watches', mode: 'reset' });
   await waitFor('the informer error', () => informer.errors.length > 0, 3000);
   await sleep(200);
   t.is(trace.ofType('request').filter((r) => r.verb === 'watch').length, 1, 'no re-watch after a reset');
@@ -47,7 +47,7 @@ test('graceful disconnect of connections closes idle keep-alive connections and 
   const informer = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'c' }, data: { v: '1' } } });
   await waitFor('c', () => informer.cache().c === '1');
-  const { connections } = proxy.disconnect({ target: 'connections', mode: 'graceful' });
+  const { connections } = proxy.primitives.connections.disconnect({ target: 'connections', mode: 'graceful' });
   t.true(connections >= 1);
   await direct.patchNamespacedConfigMap({ name: 'c', namespace: 'default', body: { data: { v: '2' } } }, merge);
   await waitFor('the change after reconnecting', () => informer.cache().c === '2');
@@ -64,7 +64,7 @@ test('a delay applies to its request class only', async (t) => {
   await api.readNamespacedConfigMap({ name: 'd', namespace: 'default' }); // warm up discovery and connections
   // A delayed request takes at least the delay: a lower bound, which a loaded machine only adds to
   // (less 5 ms: timers may fire a millisecond early against Date.now).
-  const short = proxy.addDelay({ verbs: ['get'], kind: 'ConfigMap' }, 300);
+  const short = proxy.primitives.connections.addDelay({ verbs: ['get'], kind: 'ConfigMap' }, 300);
   const started = Date.now();
   await api.readNamespacedConfigMap({ name: 'd', namespace: 'default' });
   t.true(Date.now() - started >= 295, `a delayed GET took ${Date.now() - started} ms`);
@@ -72,7 +72,7 @@ test('a delay applies to its request class only', async (t) => {
 
   // Which requests a delay holds, by the order of events: under a delay longer than any test, a GET
   // waits while other requests are answered, and after remove() a new GET goes through.
-  const long = proxy.addDelay({ verbs: ['get'], kind: 'ConfigMap' }, 600_000);
+  const long = proxy.primitives.connections.addDelay({ verbs: ['get'], kind: 'ConfigMap' }, 600_000);
   let answered = false;
   const held = http.get(`${proxy.url}/api/v1/namespaces/default/configmaps/d`, { headers: proxyAuth(proxy) }, (res) => {
     res.resume();
@@ -95,11 +95,11 @@ test('a change trigger fires from the cluster view before any controller stream 
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const informer = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
   let fired = 0;
-  const armed = proxy.armTrigger(
+  const armed = proxy.primitives.triggers.arm(
     { change: { key: 'ConfigMap/default/t', change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 } },
     () => {
       fired++;
-      proxy.holdController();
+      proxy.primitives.holdController();
     },
   );
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 't' }, data: { v: '1' } } });
@@ -144,12 +144,12 @@ test('change triggers and marks armed late count the changes the cluster view sa
     () => recorder.current('ConfigMap/default/early')?.data !== undefined && (recorder.current('ConfigMap/default/early')!.data as { v: string }).v === '2',
   );
   // Created by the cluster itself before the proxy even started.
-  const kubernetes = proxy.markChange({ key: 'Service/default/kubernetes', change: 'create', occurrence: 1 });
+  const kubernetes = proxy.primitives.triggers.markChange({ key: 'Service/default/kubernetes', change: 'create', occurrence: 1 });
   t.truthy(kubernetes.resourceVersion);
   let fired = 0;
-  proxy.armTrigger({ change: { key: 'ConfigMap/default/early', change: 'update', occurrence: 1 } }, () => fired++);
+  proxy.primitives.triggers.arm({ change: { key: 'ConfigMap/default/early', change: 'update', occurrence: 1 } }, () => fired++);
   t.is(fired, 1, 'fires at once: its change already happened');
-  const second = proxy.armTrigger({ change: { key: 'ConfigMap/default/early', change: 'update', occurrence: 2 } }, () => fired++);
+  const second = proxy.primitives.triggers.arm({ change: { key: 'ConfigMap/default/early', change: 'update', occurrence: 2 } }, () => fired++);
   t.false(second.fired);
   await direct.patchNamespacedConfigMap({ name: 'early', namespace: 'default', body: { data: { v: '3' } } }, merge);
   await waitFor('the 2nd update', () => second.fired);

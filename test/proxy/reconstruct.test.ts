@@ -17,7 +17,7 @@ test('per object: the cluster states and the states the controller was shown, fr
   const { cluster, proxy, trace } = await startRecordedProxy(t);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const key = 'ConfigMap/default/u';
-  proxy.armHoldUntil({
+  proxy.primitives.watches.armHoldUntil({
     type: 'hold-until',
     key,
     from: { key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 },

@@ -12,7 +12,7 @@ test('a restarted informer gets the frozen view, its watch is held, and it catch
   const { cluster, proxy, trace } = await startRecordedProxy(t);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const key = 'ConfigMap/default/s';
-  const mark = proxy.markChange({ key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 });
+  const mark = proxy.primitives.triggers.markChange({ key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 });
 
   // The first controller sees everything as it happens.
   const first = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
@@ -24,11 +24,11 @@ test('a restarted informer gets the frozen view, its watch is held, and it catch
   t.is(mark.resourceVersion, v2.metadata!.resourceVersion, 'the mark is the resourceVersion of the change');
 
   // The coordinator kills it and restarts it onto the view frozen right after v=2.
-  proxy.holdController();
+  proxy.primitives.holdController();
   await first.stop();
   proxy.startNewEpoch();
   proxy.incarnation = 2;
-  const view = proxy.serveStaleView(mark.resourceVersion!);
+  const view = proxy.primitives.staleViews.serve(mark.resourceVersion!);
   const kc = kubeConfigOf(proxy.kubeconfigYaml());
   const restarted = await startConfigMapInformer(t, kc);
   await waitFor('the restarted informer to list', () => 's' in restarted.cache());
@@ -60,18 +60,18 @@ test('a restarted informer gets the frozen view, its watch is held, and it catch
   const applied = trace.ofType('fault').find((f) => f.phase === 'applied' && f.requestId === list.id)!;
   t.regex(applied.detail, /beyond the API contract/);
   t.is(applied.beyondContract, 'a LIST with resourceVersion unset (a consistent read) answered from a stale view');
-  t.deepEqual(proxy.beyondContract(), [applied.beyondContract!], 'the run learns that its fault went beyond the contract');
+  t.deepEqual(proxy.primitives.staleViews.beyondContract(), [applied.beyondContract!], 'the run learns that its fault went beyond the contract');
 });
 
 test('with contract strict, a stale view answers no consistent read: a LIST with resourceVersion unset is live, one from "0" is stale', async (t) => {
   const { cluster, proxy, trace } = await startRecordedProxy(t, { contract: 'strict' });
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
-  const mark = proxy.markChange({ key: 'ConfigMap/default/a', change: 'create', occurrence: 1 });
+  const mark = proxy.primitives.triggers.markChange({ key: 'ConfigMap/default/a', change: 'create', occurrence: 1 });
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'a' } } });
   await waitFor('the mark', () => mark.resourceVersion !== undefined);
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'b' } } });
   proxy.startNewEpoch();
-  proxy.serveStaleView(mark.resourceVersion!);
+  proxy.primitives.staleViews.serve(mark.resourceVersion!);
   const headers = { authorization: `Bearer ${proxy.controllerToken}` };
   const names = async (query: string) =>
     (
@@ -83,7 +83,7 @@ test('with contract strict, a stale view answers no consistent read: a LIST with
       .sort();
   t.deepEqual(await names(''), ['a', 'b'], 'a consistent read is answered live');
   t.deepEqual(await names('?resourceVersion=0'), ['a'], 'a read any cache may answer gets the stale view');
-  t.deepEqual(proxy.beyondContract(), []);
+  t.deepEqual(proxy.primitives.staleViews.beyondContract(), []);
   t.false(trace.ofType('fault').some((f) => f.beyondContract !== undefined));
 });
 
@@ -91,14 +91,14 @@ test('a stale view answers resourceVersion=0 lists, refuses WatchList with the e
   const { cluster, proxy, trace } = await startRecordedProxy(t);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
   const key = 'ConfigMap/default/w';
-  const mark = proxy.markChange({ key, change: 'create', occurrence: 1 });
+  const mark = proxy.primitives.triggers.markChange({ key, change: 'create', occurrence: 1 });
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'w', labels: { app: 'x' } }, data: { v: '1' } } });
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'w2', labels: { app: 'y' } } } });
   await direct.createNamespacedConfigMap({ namespace: 'other', body: { metadata: { name: 'w3' } } }).catch(() => undefined);
   await waitFor('the mark', () => mark.resourceVersion !== undefined);
   await sleep(50);
   proxy.startNewEpoch();
-  const view = proxy.serveStaleView(mark.resourceVersion!);
+  const view = proxy.primitives.staleViews.serve(mark.resourceVersion!);
   const headers = { authorization: `Bearer ${proxy.controllerToken}` };
 
   const list = await rawRequest(proxy.url, { path: '/api/v1/namespaces/default/configmaps?resourceVersion=0&limit=500', headers });
@@ -151,13 +151,13 @@ test('a stale view answers resourceVersion=0 lists, refuses WatchList with the e
 test('a view scoped to some kinds freezes only their lists and watches; every other kind is live', async (t) => {
   const { cluster, proxy, trace } = await startRecordedProxy(t);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
-  const mark = proxy.markChange({ key: 'ConfigMap/default/a', change: 'create', occurrence: 1 });
+  const mark = proxy.primitives.triggers.markChange({ key: 'ConfigMap/default/a', change: 'create', occurrence: 1 });
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'a' } } });
   await waitFor('the mark', () => mark.resourceVersion !== undefined);
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'b' } } });
   await direct.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' } } });
   proxy.startNewEpoch();
-  proxy.serveStaleView(mark.resourceVersion!, undefined, ['Secret']);
+  proxy.primitives.staleViews.serve(mark.resourceVersion!, undefined, ['Secret']);
   const headers = { authorization: `Bearer ${proxy.controllerToken}` };
   const names = async (path: string) => {
     const body = JSON.parse((await rawRequest(proxy.url, { path, headers })).body.toString()) as {
@@ -204,14 +204,14 @@ test('a stale view serves Secrets with their real values even when the trace red
   t.teardown(() => controllerTrace.close());
   const proxy = await ControllerProxy.start({ ...upstreamOf(cluster), trace: controllerTrace, clusterView: recorder, log: () => {} });
   t.teardown(() => proxy.stop());
-  const mark = proxy.markChange({ key: 'Secret/default/pw', change: 'create', occurrence: 1 });
+  const mark = proxy.primitives.triggers.markChange({ key: 'Secret/default/pw', change: 'create', occurrence: 1 });
   const value = Buffer.from('hunter2').toString('base64');
   await kubeConfigOf(cluster.kubeconfigYaml())
     .makeApiClient(CoreV1Api)
     .createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'pw' }, data: { password: value } } });
   await waitFor('the mark', () => mark.resourceVersion !== undefined);
   proxy.startNewEpoch();
-  proxy.serveStaleView(mark.resourceVersion!);
+  proxy.primitives.staleViews.serve(mark.resourceVersion!);
   // The proxy's own trace redacts too (a TraceWriter): twice, so a first answer cannot spoil the second.
   const api = kubeConfigOf(proxy.kubeconfigYaml()).makeApiClient(CoreV1Api);
   for (let i = 0; i < 2; i++) {
@@ -224,11 +224,11 @@ test('a stale view serves Secrets with their real values even when the trace red
 test('churn on a stale view: creates that keep succeeding because something removes what they made end the view as a loop; a create with generateName does not', async (t) => {
   const { cluster, proxy } = await startRecordedProxy(t);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
-  const mark = proxy.markChange({ key: 'ConfigMap/default/a', change: 'create', occurrence: 1 });
+  const mark = proxy.primitives.triggers.markChange({ key: 'ConfigMap/default/a', change: 'create', occurrence: 1 });
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'a' } } });
   await waitFor('the mark', () => mark.resourceVersion !== undefined);
   proxy.startNewEpoch();
-  const view = proxy.serveStaleView(mark.resourceVersion!);
+  const view = proxy.primitives.staleViews.serve(mark.resourceVersion!);
   let loop: { round: number; churn: boolean } | undefined;
   void view.retrying.then((l) => (loop = l));
   const controller = kubeConfigOf(proxy.kubeconfigYaml()).makeApiClient(CoreV1Api);

@@ -70,7 +70,11 @@ for (const c of CASES) {
     const real = await send('PUT', `${c.collection}/${name}`, c.object(name, rv));
     t.is(real.status, 409);
     // Counted from arming: the next update, one the server would accept (no resourceVersion), gets the made-up 409.
-    const armed = proxy.armApiError({ type: 'api-error', on: { verb: 'update', key: `${c.kind}/default/${name}`, occurrence: 1 }, answer: 'conflict' });
+    const armed = proxy.primitives.apiErrors.arm({
+      type: 'api-error',
+      on: { verb: 'update', key: `${c.kind}/default/${name}`, occurrence: 1 },
+      answer: 'conflict',
+    });
     const made = await send('PUT', `${c.collection}/${name}`, c.object(name));
     t.true(armed.fired);
     t.is(made.status, 409);

@@ -1,0 +1,52 @@
+/**
+ * The registry of fault kinds: one module per kind in this folder (its fields, description and
+ * expected cost, see declare.ts), listed here once. Plan validation, the TestPlan JSON Schema
+ * (`kperturb schema plan`), sharding weights and the run's arming (src/coordinator/faults/, keyed
+ * by these types) all go through it; nothing else switches on a fault's type.
+ */
+import { join, type Validator } from '../validate.js';
+import { apiError } from './api-error.js';
+import { crashAfterWrite } from './crash-after-write.js';
+import type { FaultKind, FaultOf, JsonSchema } from './declare.js';
+import { holdUntil } from './hold-until.js';
+import { staleRestart } from './stale-restart.js';
+import { watchEnd } from './watch-end.js';
+
+/** Every fault kind, in the order the schema and error messages list them. */
+export const FAULT_KINDS = [crashAfterWrite, staleRestart, holdUntil, apiError, watchEnd] as const;
+
+export type Fault = FaultOf<(typeof FAULT_KINDS)[number]>;
+export type FaultType = Fault['type'];
+export const FAULT_TYPES: readonly FaultType[] = FAULT_KINDS.map((k) => k.type);
+
+/** The kind of `fault` (the one place a fault meets its kind without knowing which). */
+export function kindOf<F extends Fault>(fault: F): FaultKind<F> {
+  return FAULT_KINDS.find((k) => k.type === fault.type) as unknown as FaultKind<F>;
+}
+
+/** Reads one fault of a plan at `path`. */
+export function readFault(v: Validator, raw: unknown, path: string): Fault {
+  const f = v.object(raw, path);
+  const type = v.oneOf(f.type, join(path, 'type'), FAULT_TYPES);
+  return (FAULT_KINDS.find((k) => k.type === type) as FaultKind<Fault>).read(v, f, path);
+}
+
+/** The TestPlan schema's `definitions/fault`: one branch per kind. */
+export function faultSchema(): JsonSchema {
+  return { description: 'One fault: its type says which', oneOf: FAULT_KINDS.map((k) => k.schema) };
+}
+
+export const describeFault = (fault: Fault): string => kindOf(fault).describe(fault);
+
+/** What a fault adds to its workload's run, in ms. */
+export const faultExtraMs = (fault: Fault): number => kindOf(fault).extraMs(fault);
+
+/** Does the fault restart the controller? */
+export const faultRestarts = (fault: Fault): boolean => kindOf(fault).restarts;
+
+export { type FaultKind } from './declare.js';
+export { apiError, describeApiError, API_ERROR_ANSWERS, SLOW_SECONDS_DEFAULT, SLOW_SECONDS_MAX, type ApiErrorAnswer, type ApiErrorFault } from './api-error.js';
+export { crashAfterWrite, type CrashAfterWriteFault } from './crash-after-write.js';
+export { holdUntil, type HoldUntilFault } from './hold-until.js';
+export { staleRestart, type StaleRestartFault } from './stale-restart.js';
+export { watchEnd, describeWatchEnd, WATCH_END_MODES, type WatchEndFault, type WatchEndMode } from './watch-end.js';
