@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { parseApiPath, requestVerb, type ApiPath } from '../model/api-path.js';
+import { boolParam, integerParam, optionalBoolParam, prettyPrint, QueryParamError } from '../model/query-params.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
 import { ApiError, badRequest, internalError, invalid, methodNotAllowed, pathNotFound, requestEntityTooLarge, unsupportedMediaType } from './api-error.js';
 import { aggregatedDiscovery, apiGroupDocument, apiGroupList, apiResourceList, apiVersions, versionInfo, wantsAggregatedDiscovery } from './discovery.js';
@@ -94,7 +95,9 @@ function sendJson(res: ServerResponse, code: number, body: unknown, pretty: bool
 }
 
 export function sendError(res: ServerResponse, err: unknown): void {
-  const apiError = err instanceof ApiError ? err : internalError(err instanceof Error ? err.message : String(err));
+  // A query value its option cannot hold: kube-apiserver's parameter codec fails the request with strconv's error.
+  const apiError =
+    err instanceof ApiError ? err : err instanceof QueryParamError ? badRequest(err.message) : internalError(err instanceof Error ? err.message : String(err));
   if (res.headersSent) {
     // Too late for a status line (a watch already streaming): end the stream.
     if (!res.writableEnded) res.end();
@@ -140,18 +143,27 @@ function dryRunOf(query: URLSearchParams): boolean {
   return values.length > 0;
 }
 
-function integerParam(query: URLSearchParams, name: string): number | undefined {
-  const raw = query.get(name);
-  if (raw === null || raw === '') return undefined;
-  if (!/^-?\d+$/.test(raw)) throw badRequest(`${name}: Invalid value: ${JSON.stringify(raw)}: must be an integer`);
-  return Number(raw);
+/**
+ * A list or watch's ListOptions, decoded as kube-apiserver's parameter codec decodes them (field by
+ * field in ListOptions' order, so the first bad integer names the error) for both verbs alike: a list
+ * with a bad timeoutSeconds fails as a watch with one does.
+ */
+function listOptionsOf(query: URLSearchParams) {
+  const timeoutSeconds = integerParam(query, 'timeoutSeconds');
+  const limit = integerParam(query, 'limit');
+  return {
+    labelSelector: query.get('labelSelector'),
+    fieldSelector: query.get('fieldSelector'),
+    allowWatchBookmarks: boolParam(query, 'allowWatchBookmarks'),
+    resourceVersion: query.get('resourceVersion'),
+    resourceVersionMatch: query.get('resourceVersionMatch'),
+    timeoutSeconds,
+    limit,
+    continueToken: query.get('continue'),
+    sendInitialEvents: optionalBoolParam(query, 'sendInitialEvents'),
+  };
 }
-
-function booleanParam(query: URLSearchParams, name: string): boolean | undefined {
-  const raw = query.get(name);
-  if (raw === null || raw === '') return undefined;
-  return raw === 'true' || raw === '1';
-}
+type ListQuery = ReturnType<typeof listOptionsOf>;
 
 /** The field manager: `fieldManager=`, else the User-Agent up to its first '/', as kube-apiserver derives it. */
 function fieldManagerOf(req: IncomingMessage, query: URLSearchParams, required: boolean): string | undefined {
@@ -238,7 +250,7 @@ export class ApiServer {
       return;
     }
     const query = url.searchParams;
-    const pretty = query.get('pretty') === 'true';
+    const pretty = prettyPrint(query, req.headers['user-agent']);
     const method = (req.method ?? 'GET').toUpperCase();
     const pathname = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
     if (this.serveNonResource(req, res, method, pathname, pretty)) return;
@@ -273,20 +285,15 @@ export class ApiServer {
       case 'get':
         result = ops.get(scope, name!, query.get('resourceVersion'));
         break;
-      case 'list':
+      case 'list': {
         if (subresource) throw methodNotAllowed();
-        result = ops.list(scope, {
-          labelSelector: query.get('labelSelector'),
-          fieldSelector: query.get('fieldSelector'),
-          limit: integerParam(query, 'limit'),
-          continueToken: query.get('continue'),
-          resourceVersion: query.get('resourceVersion'),
-          resourceVersionMatch: query.get('resourceVersionMatch'),
-        });
+        const { labelSelector, fieldSelector, limit, continueToken, resourceVersion, resourceVersionMatch } = listOptionsOf(query);
+        result = ops.list(scope, { labelSelector, fieldSelector, limit, continueToken, resourceVersion, resourceVersionMatch });
         break;
+      }
       case 'watch':
         if (subresource) throw methodNotAllowed();
-        this.serveWatch(scope, name, query, res, tableRequestOf(req.headers.accept, query.get('includeObject')));
+        this.serveWatch(scope, name, listOptionsOf(query), res, tableRequestOf(req.headers.accept, query.get('includeObject')));
         return;
       case 'create': {
         if (subresource || name !== undefined) throw methodNotAllowed();
@@ -325,7 +332,7 @@ export class ApiServer {
         const options: PatchOptions = {
           dryRun: dryRunOf(query),
           fieldManager: fieldManagerOf(req, query, isApply),
-          force: booleanParam(query, 'force') ?? false,
+          force: optionalBoolParam(query, 'force') ?? false,
           fieldValidation,
         };
         if (!isApply && query.get('force') !== null) {
@@ -468,19 +475,16 @@ export class ApiServer {
     if (grace !== undefined) options.gracePeriodSeconds = grace;
     const policy = query.get('propagationPolicy');
     if (policy !== null && policy !== '') options.propagationPolicy = checkPropagationPolicy(policy);
-    const orphan = booleanParam(query, 'orphanDependents');
+    const orphan = optionalBoolParam(query, 'orphanDependents');
     if (orphan !== undefined) options.orphanDependents = orphan;
     return options;
   }
 
-  private serveWatch(scope: Scope, name: string | undefined, query: URLSearchParams, res: ServerResponse, table: TableRequest | undefined): void {
+  private serveWatch(scope: Scope, name: string | undefined, options: ListQuery, res: ServerResponse, table: TableRequest | undefined): void {
     const { def } = scope;
-    const selection = parseSelection(def, query.get('labelSelector'), query.get('fieldSelector'));
-    const resourceVersion = parseResourceVersion(query.get('resourceVersion'));
-    const allowBookmarks = booleanParam(query, 'allowWatchBookmarks') ?? false;
-    const sendInitialEvents = booleanParam(query, 'sendInitialEvents');
-    const timeoutSeconds = integerParam(query, 'timeoutSeconds');
-    const match = query.get('resourceVersionMatch');
+    const selection = parseSelection(def, options.labelSelector, options.fieldSelector);
+    const resourceVersion = parseResourceVersion(options.resourceVersion);
+    const { allowWatchBookmarks: allowBookmarks, sendInitialEvents, timeoutSeconds, resourceVersionMatch: match } = options;
     const errors = [];
     if (sendInitialEvents !== undefined) {
       if (match !== 'NotOlderThan') {
