@@ -9,7 +9,17 @@ import { parse as parseYaml } from 'yaml';
 import { parseApiPath, requestVerb, type ApiPath } from '../model/api-path.js';
 import { boolParam, integerParam, optionalBoolParam, prettyPrint, QueryParamError } from '../model/query-params.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
-import { ApiError, badRequest, internalError, invalid, methodNotAllowed, pathNotFound, requestEntityTooLarge, unsupportedMediaType } from './api-error.js';
+import {
+  ApiError,
+  GoValue,
+  badRequest,
+  internalError,
+  invalid,
+  methodNotAllowed,
+  pathNotFound,
+  requestEntityTooLarge,
+  unsupportedMediaType,
+} from './api-error.js';
 import { aggregatedDiscovery, apiGroupDocument, apiGroupList, apiResourceList, apiVersions, versionInfo, wantsAggregatedDiscovery } from './discovery.js';
 import { acceptsOpenApiJson, openApiV2Document, openApiV3Document, openApiV3Root } from './openapi.js';
 import { tableRequestOf, toTable, type TableRequest } from './table.js';
@@ -131,14 +141,24 @@ export function decodeBody(raw: Buffer, contentType: string, kind: string): unkn
   }
 }
 
-function invalidQuery(field: string, value: string, detail: string): ApiError {
-  return badRequest(`${field}: Unsupported value: ${JSON.stringify(value)}: ${detail}`);
-}
+/** The options kind kube-apiserver decodes a write's query into, by method: its name is in a refusal. */
+type WriteOptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions';
+const OPTIONS_KIND_OF_METHOD: Readonly<Record<string, WriteOptionsKind>> = {
+  POST: 'CreateOptions',
+  PUT: 'UpdateOptions',
+  PATCH: 'PatchOptions',
+  DELETE: 'DeleteOptions',
+};
 
-function dryRunOf(query: URLSearchParams): boolean {
+/**
+ * `dryRun` (a list): every value must be "All", else 422 as apimachinery's ValidateDryRun words it,
+ * the whole list as Go's %#v prints a []string.
+ */
+function dryRunOf(query: URLSearchParams, kind: WriteOptionsKind): boolean {
   const values = query.getAll('dryRun');
-  for (const v of values) {
-    if (v !== 'All') throw invalidQuery('dryRun', v, 'supported values: "All"');
+  if (values.some((v) => v !== 'All')) {
+    const list = `[]string{${values.map((v) => JSON.stringify(v)).join(', ')}}`;
+    throw invalid(kind, 'meta.k8s.io', '', [{ type: 'NotSupported', field: 'dryRun', value: new GoValue(list), detail: 'supported values: "All"' }]);
   }
   return values.length > 0;
 }
@@ -272,7 +292,11 @@ export class ApiServer {
     const name = path.name;
     const ops = this.ctx.ops;
     const fieldValidation = checkFieldValidation(query);
-    const writeOptions = (): WriteOptions => ({ dryRun: dryRunOf(query), fieldManager: fieldManagerOf(req, query, false), fieldValidation });
+    const writeOptions = (): WriteOptions => ({
+      dryRun: dryRunOf(query, OPTIONS_KIND_OF_METHOD[method] ?? 'CreateOptions'),
+      fieldManager: fieldManagerOf(req, query, false),
+      fieldValidation,
+    });
     const body = async (kind: string): Promise<unknown> => decodeBody(await readBody(req), mediaType(req), kind);
     let result: Result;
     if (subresource !== undefined && subresource !== 'status') {
@@ -330,7 +354,7 @@ export class ApiServer {
         const raw = (await readBody(req)).toString('utf8');
         const isApply = mediaType(req) === 'application/apply-patch+yaml';
         const options: PatchOptions = {
-          dryRun: dryRunOf(query),
+          dryRun: dryRunOf(query, 'PatchOptions'),
           fieldManager: fieldManagerOf(req, query, isApply),
           force: optionalBoolParam(query, 'force') ?? false,
           fieldValidation,
@@ -470,7 +494,7 @@ export class ApiServer {
       if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type DeleteOptions)');
       options = parseDeleteOptionsBody(body);
     }
-    if (dryRunOf(query)) options.dryRun = true;
+    if (dryRunOf(query, 'DeleteOptions')) options.dryRun = true;
     const grace = integerParam(query, 'gracePeriodSeconds');
     if (grace !== undefined) options.gracePeriodSeconds = grace;
     const policy = query.get('propagationPolicy');

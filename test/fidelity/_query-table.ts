@@ -441,7 +441,7 @@ export const EXPECTED_QUERY_ANSWERS: Record<string, string> = {
   'list continue="garbage"': '400 BadRequest: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
   'create dryRun=(absent)': '201',
   'create dryRun="All"': '201',
-  'create dryRun="all"': '400 BadRequest: dryRun: Unsupported value: "all": supported values: "All"',
-  'create dryRun=""': '400 BadRequest: dryRun: Unsupported value: "": supported values: "All"',
-  'create dryRun="x"': '400 BadRequest: dryRun: Unsupported value: "x": supported values: "All"',
+  'create dryRun="all"': '422 Invalid: CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"all"}: supported values: "All"',
+  'create dryRun=""': '422 Invalid: CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{""}: supported values: "All"',
+  'create dryRun="x"': '422 Invalid: CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"x"}: supported values: "All"',
 };
