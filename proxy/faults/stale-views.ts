@@ -10,6 +10,7 @@ import type { Exchange, RequestPlan } from '../exchange.js';
 import { StaleView, watchListForbidden } from '../stale-view.js';
 import { faultIndexField, type FaultContext } from './context.js';
 import { loopSignature } from '../loop-signature.js';
+import { kubeBool } from '../../src/model/query-params.js';
 
 export class StaleViews {
   private readonly views = new WeakMap<Epoch, StaleView>();
@@ -92,7 +93,7 @@ export class StaleViews {
       this.ctx.record({ fault: 'stale-restart', phase: 'applied', requestId: ex.id, resourceVersion: view.resourceVersion, ...beyond, detail });
     };
     if (view.appliesToWatch(f)) {
-      if (f.query.sendInitialEvents === 'true') {
+      if (kubeBool(f.query.sendInitialEvents ?? null)) {
         note('WatchList (sendInitialEvents) refused with 422 so the client falls back to LIST');
         return { ...plan, answer: { status: 422, object: watchListForbidden() } };
       }

@@ -147,6 +147,11 @@ export function internalError(message: string): ApiError {
 }
 
 /** One field problem, as k8s.io/apimachinery/pkg/util/validation/field reports it. */
+/** A bad value printed as Go prints it (a []string as `[]string{"x"}`), where JSON's quoting is not Go's. */
+export class GoValue {
+  constructor(readonly text: string) {}
+}
+
 export interface FieldError {
   type: 'Required' | 'Invalid' | 'Forbidden' | 'NotSupported' | 'Duplicate' | 'TooLong' | 'NotFound' | 'TooMany' | 'TypeInvalid';
   field: string;
@@ -182,7 +187,7 @@ function fieldErrorBody(e: FieldError): string {
     case 'Duplicate':
       return `Duplicate value: ${JSON.stringify(e.value)}`;
     case 'NotSupported':
-      return `Unsupported value: ${JSON.stringify(e.value)}${e.detail ? `: ${e.detail}` : ''}`;
+      return `Unsupported value: ${e.value instanceof GoValue ? e.value.text : JSON.stringify(e.value)}${e.detail ? `: ${e.detail}` : ''}`;
     case 'TooLong':
       return `Too long: ${e.detail}`;
     case 'NotFound':

@@ -7,8 +7,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { parseApiPath, requestVerb, type ApiPath } from '../model/api-path.js';
+import { boolParam, integerParam, optionalBoolParam, prettyPrint, QueryParamError } from '../model/query-params.js';
 import { isObject, type KubeObject } from '../model/object-key.js';
-import { ApiError, badRequest, internalError, invalid, methodNotAllowed, pathNotFound, requestEntityTooLarge, unsupportedMediaType } from './api-error.js';
+import {
+  ApiError,
+  GoValue,
+  badRequest,
+  internalError,
+  invalid,
+  methodNotAllowed,
+  pathNotFound,
+  requestEntityTooLarge,
+  unsupportedMediaType,
+} from './api-error.js';
 import { aggregatedDiscovery, apiGroupDocument, apiGroupList, apiResourceList, apiVersions, versionInfo, wantsAggregatedDiscovery } from './discovery.js';
 import { encodeOpenApiV2Document } from './openapi-v2-proto.js';
 import { OPENAPI_V2_PROTOBUF_CONTENT_TYPE, openApiV2Document, openApiV2ETag, openApiV2Form, openApiV3Document, openApiV3Root } from './openapi.js';
@@ -95,7 +106,9 @@ function sendJson(res: ServerResponse, code: number, body: unknown, pretty: bool
 }
 
 export function sendError(res: ServerResponse, err: unknown): void {
-  const apiError = err instanceof ApiError ? err : internalError(err instanceof Error ? err.message : String(err));
+  // A query value its option cannot hold: kube-apiserver's parameter codec fails the request with strconv's error.
+  const apiError =
+    err instanceof ApiError ? err : err instanceof QueryParamError ? badRequest(err.message) : internalError(err instanceof Error ? err.message : String(err));
   if (res.headersSent) {
     // Too late for a status line (a watch already streaming): end the stream.
     if (!res.writableEnded) res.end();
@@ -129,30 +142,49 @@ export function decodeBody(raw: Buffer, contentType: string, kind: string): unkn
   }
 }
 
-function invalidQuery(field: string, value: string, detail: string): ApiError {
-  return badRequest(`${field}: Unsupported value: ${JSON.stringify(value)}: ${detail}`);
-}
+/** The options kind kube-apiserver decodes a write's query into, by method: its name is in a refusal. */
+type WriteOptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions';
+const OPTIONS_KIND_OF_METHOD: Readonly<Record<string, WriteOptionsKind>> = {
+  POST: 'CreateOptions',
+  PUT: 'UpdateOptions',
+  PATCH: 'PatchOptions',
+  DELETE: 'DeleteOptions',
+};
 
-function dryRunOf(query: URLSearchParams): boolean {
+/**
+ * `dryRun` (a list): every value must be "All", else 422 as apimachinery's ValidateDryRun words it,
+ * the whole list as Go's %#v prints a []string.
+ */
+function dryRunOf(query: URLSearchParams, kind: WriteOptionsKind): boolean {
   const values = query.getAll('dryRun');
-  for (const v of values) {
-    if (v !== 'All') throw invalidQuery('dryRun', v, 'supported values: "All"');
+  if (values.some((v) => v !== 'All')) {
+    const list = `[]string{${values.map((v) => JSON.stringify(v)).join(', ')}}`;
+    throw invalid(kind, 'meta.k8s.io', '', [{ type: 'NotSupported', field: 'dryRun', value: new GoValue(list), detail: 'supported values: "All"' }]);
   }
   return values.length > 0;
 }
 
-function integerParam(query: URLSearchParams, name: string): number | undefined {
-  const raw = query.get(name);
-  if (raw === null || raw === '') return undefined;
-  if (!/^-?\d+$/.test(raw)) throw badRequest(`${name}: Invalid value: ${JSON.stringify(raw)}: must be an integer`);
-  return Number(raw);
+/**
+ * A list or watch's ListOptions, decoded as kube-apiserver's parameter codec decodes them (field by
+ * field in ListOptions' order, so the first bad integer names the error) for both verbs alike: a list
+ * with a bad timeoutSeconds fails as a watch with one does.
+ */
+function listOptionsOf(query: URLSearchParams) {
+  const timeoutSeconds = integerParam(query, 'timeoutSeconds');
+  const limit = integerParam(query, 'limit');
+  return {
+    labelSelector: query.get('labelSelector'),
+    fieldSelector: query.get('fieldSelector'),
+    allowWatchBookmarks: boolParam(query, 'allowWatchBookmarks'),
+    resourceVersion: query.get('resourceVersion'),
+    resourceVersionMatch: query.get('resourceVersionMatch'),
+    timeoutSeconds,
+    limit,
+    continueToken: query.get('continue'),
+    sendInitialEvents: optionalBoolParam(query, 'sendInitialEvents'),
+  };
 }
-
-function booleanParam(query: URLSearchParams, name: string): boolean | undefined {
-  const raw = query.get(name);
-  if (raw === null || raw === '') return undefined;
-  return raw === 'true' || raw === '1';
-}
+type ListQuery = ReturnType<typeof listOptionsOf>;
 
 /** The field manager: `fieldManager=`, else the User-Agent up to its first '/', as kube-apiserver derives it. */
 function fieldManagerOf(req: IncomingMessage, query: URLSearchParams, required: boolean): string | undefined {
@@ -239,7 +271,7 @@ export class ApiServer {
       return;
     }
     const query = url.searchParams;
-    const pretty = query.get('pretty') === 'true';
+    const pretty = prettyPrint(query, req.headers['user-agent']);
     const method = (req.method ?? 'GET').toUpperCase();
     const pathname = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
     if (this.serveNonResource(req, res, method, pathname, pretty)) return;
@@ -261,7 +293,11 @@ export class ApiServer {
     const name = path.name;
     const ops = this.ctx.ops;
     const fieldValidation = checkFieldValidation(query);
-    const writeOptions = (): WriteOptions => ({ dryRun: dryRunOf(query), fieldManager: fieldManagerOf(req, query, false), fieldValidation });
+    const writeOptions = (): WriteOptions => ({
+      dryRun: dryRunOf(query, OPTIONS_KIND_OF_METHOD[method] ?? 'CreateOptions'),
+      fieldManager: fieldManagerOf(req, query, false),
+      fieldValidation,
+    });
     const body = async (kind: string): Promise<unknown> => decodeBody(await readBody(req), mediaType(req), kind);
     let result: Result;
     if (subresource !== undefined && subresource !== 'status') {
@@ -274,20 +310,15 @@ export class ApiServer {
       case 'get':
         result = ops.get(scope, name!, query.get('resourceVersion'));
         break;
-      case 'list':
+      case 'list': {
         if (subresource) throw methodNotAllowed();
-        result = ops.list(scope, {
-          labelSelector: query.get('labelSelector'),
-          fieldSelector: query.get('fieldSelector'),
-          limit: integerParam(query, 'limit'),
-          continueToken: query.get('continue'),
-          resourceVersion: query.get('resourceVersion'),
-          resourceVersionMatch: query.get('resourceVersionMatch'),
-        });
+        const { labelSelector, fieldSelector, limit, continueToken, resourceVersion, resourceVersionMatch } = listOptionsOf(query);
+        result = ops.list(scope, { labelSelector, fieldSelector, limit, continueToken, resourceVersion, resourceVersionMatch });
         break;
+      }
       case 'watch':
         if (subresource) throw methodNotAllowed();
-        this.serveWatch(scope, name, query, res, tableRequestOf(req.headers.accept, query.get('includeObject')));
+        this.serveWatch(scope, name, listOptionsOf(query), res, tableRequestOf(req.headers.accept, query.get('includeObject')));
         return;
       case 'create': {
         if (subresource || name !== undefined) throw methodNotAllowed();
@@ -324,9 +355,9 @@ export class ApiServer {
         const raw = (await readBody(req)).toString('utf8');
         const isApply = mediaType(req) === 'application/apply-patch+yaml';
         const options: PatchOptions = {
-          dryRun: dryRunOf(query),
+          dryRun: dryRunOf(query, 'PatchOptions'),
           fieldManager: fieldManagerOf(req, query, isApply),
-          force: booleanParam(query, 'force') ?? false,
+          force: optionalBoolParam(query, 'force') ?? false,
           fieldValidation,
         };
         if (!isApply && query.get('force') !== null) {
@@ -480,24 +511,21 @@ export class ApiServer {
       if (!isObject(body)) throw badRequest('the object provided is unrecognized (must be of type DeleteOptions)');
       options = parseDeleteOptionsBody(body);
     }
-    if (dryRunOf(query)) options.dryRun = true;
+    if (dryRunOf(query, 'DeleteOptions')) options.dryRun = true;
     const grace = integerParam(query, 'gracePeriodSeconds');
     if (grace !== undefined) options.gracePeriodSeconds = grace;
     const policy = query.get('propagationPolicy');
     if (policy !== null && policy !== '') options.propagationPolicy = checkPropagationPolicy(policy);
-    const orphan = booleanParam(query, 'orphanDependents');
+    const orphan = optionalBoolParam(query, 'orphanDependents');
     if (orphan !== undefined) options.orphanDependents = orphan;
     return options;
   }
 
-  private serveWatch(scope: Scope, name: string | undefined, query: URLSearchParams, res: ServerResponse, table: TableRequest | undefined): void {
+  private serveWatch(scope: Scope, name: string | undefined, options: ListQuery, res: ServerResponse, table: TableRequest | undefined): void {
     const { def } = scope;
-    const selection = parseSelection(def, query.get('labelSelector'), query.get('fieldSelector'));
-    const resourceVersion = parseResourceVersion(query.get('resourceVersion'));
-    const allowBookmarks = booleanParam(query, 'allowWatchBookmarks') ?? false;
-    const sendInitialEvents = booleanParam(query, 'sendInitialEvents');
-    const timeoutSeconds = integerParam(query, 'timeoutSeconds');
-    const match = query.get('resourceVersionMatch');
+    const selection = parseSelection(def, options.labelSelector, options.fieldSelector);
+    const resourceVersion = parseResourceVersion(options.resourceVersion);
+    const { allowWatchBookmarks: allowBookmarks, sendInitialEvents, timeoutSeconds, resourceVersionMatch: match } = options;
     const errors = [];
     if (sendInitialEvents !== undefined) {
       if (match !== 'NotOlderThan') {

@@ -44,6 +44,7 @@ import { ApplicationStubs } from '../stubs/applications.js';
 import { ControllerHosts } from '../stubs/controller-hosts.js';
 import { claimLoopbackNetwork } from '../cluster/network.js';
 import { readManifests, runWorkload, sleep, type WorkloadOutcome } from '../workload/runner.js';
+import { NeverWatchesCheck } from './never-watches.js';
 
 /**
  * The cluster a run uses. Runs are isolated from each other on the first two, which start a fresh
@@ -245,10 +246,12 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
         await standby.process.kill();
       });
     }
+    // Counts the controller's lists while it starts, to name one that never watches (never-watches.ts).
+    const neverWatches = new NeverWatchesCheck(controllerTrace);
     const proxy = await ControllerProxy.start({
       ...cluster.proxyUpstream,
       ...(standby ? { standbyDoor: standby.door } : {}),
-      trace: controllerTrace,
+      trace: neverWatches.sink,
       clusterView: recorder,
       tls,
       // The controller's exec/log calls are answered by the proxy from the config's rules, on any
@@ -306,7 +309,8 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
       writePrivateFile(spareKubeconfig, await proxy.prepareSpare());
       proc.prepareSpare(spareKubeconfig);
     }
-    await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, STARTUP_TIMEOUT_MS, true));
+    await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, STARTUP_TIMEOUT_MS, true, 0, () => neverWatches.diagnosis()));
+    neverWatches.stop();
     endPhase('controllerStart');
     // The next run's controller loads while this one goes on.
     if (standbys?.preparesAt === 'controller-started') standbys.prepare();
@@ -550,12 +554,16 @@ async function waitUntilQuiet(
   timeoutMs: number,
   startup: boolean,
   since = 0,
+  /** At start-up: why the controller will never go quiet (it lists in a loop), to fail at once with. */
+  neverQuiet?: () => string | undefined,
 ): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (startup && !proc.running && proc.exitedUnexpectedly) {
       throw new SetupError(proc.startFailure ?? `the controller exited during start-up (see controller.log)`);
     }
+    const never = neverQuiet?.();
+    if (never) throw new SetupError(never);
     if (isQuiet(proxy.activity(), { now: Date.now(), quietMs, since, startup, serializedBacklog: proxy.serializedBacklog() })) return true;
     if (Date.now() >= deadline) {
       if (startup) throw new SetupError(`the controller did not open a watch and go quiet within ${timeoutMs / 1000}s of starting (see controller.log)`);

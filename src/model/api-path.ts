@@ -7,6 +7,9 @@
  *   /api/v1/{resource}            (cluster-scoped, or all namespaces)
  *   /api/v1/namespaces/{name}     (the namespace object itself)
  */
+import { boolParam, type QueryParams } from './query-params.js';
+
+export type { QueryParams } from './query-params.js';
 export interface ApiPath {
   group: string; // "" for the core group
   version: string;
@@ -74,19 +77,17 @@ export type RequestVerb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patc
 
 export const WRITE_VERBS: ReadonlySet<RequestVerb> = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
-/** The query of a request: a URLSearchParams (named by shape: the core compiles without DOM or Node types). */
-export interface QueryParams {
-  get(name: string): string | null;
-}
-
-/** The Kubernetes verb of an HTTP request, as the API server's request-info resolver derives it. */
+/**
+ * The Kubernetes verb of an HTTP request, as the API server's request-info resolver derives it: a GET
+ * is a watch when its `watch` parameter reads true by apimachinery's rule (query-params.ts), so
+ * `watch=True` (the Python client's) and a bare `watch` are watches, `watch=0` and `watch=FALSE` are not.
+ */
 export function requestVerb(method: string, path: ApiPath | undefined, query: QueryParams): RequestVerb {
   if (!path) return 'other';
   const m = method.toUpperCase();
-  const watch = query.get('watch');
   switch (m) {
     case 'GET':
-      if (watch === 'true' || watch === '1') return 'watch';
+      if (boolParam(query, 'watch')) return 'watch';
       return path.name === undefined ? 'list' : 'get';
     case 'POST':
       return path.name === undefined || path.subresource !== undefined ? 'create' : 'other';

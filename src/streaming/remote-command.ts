@@ -11,6 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { SpdyServerConnection, type SpdyStream } from './spdy.js';
 import { WebSocketChannels, websocketAccept } from './websocket-channels.js';
+import { boolParam } from '../model/query-params.js';
 
 /** SPDY stream protocols (X-Stream-Protocol-Version), newest first, as the kubelet accepts them. */
 export const SPDY_STREAM_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
@@ -41,7 +42,8 @@ export interface StreamOptions {
 
 /** The query of an exec/attach call; a string is the BadRequest message for a query without streams. */
 export function streamOptionsOf(query: URLSearchParams): StreamOptions | string {
-  const flag = (name: string) => ['true', '1'].includes((query.get(name) ?? '').toLowerCase());
+  // PodExecOptions' booleans, read by apimachinery's rule: `stdout=True` and `tty=yes` are on too.
+  const flag = (name: string) => boolParam(query, name);
   const tty = flag('tty');
   // The kubelet drops stderr under a TTY: the terminal merges it into stdout.
   const options = { stdin: flag('stdin'), stdout: flag('stdout'), stderr: flag('stderr') && !tty, tty };

@@ -143,9 +143,22 @@ export function buildGoFixtures(): void {
   }
 }
 
+/** The interpreter the Python examples run with: Debian's, which has python3-kubernetes (.ci/run installs it). */
+export const SYSTEM_PYTHON = '/usr/bin/python3';
+
+/** Why the Python examples cannot run here (no /usr/bin/python3 with the official client), or undefined. */
+export function pythonClientMissingReason(): string | undefined {
+  const probe = spawnSync(SYSTEM_PYTHON, ['-c', 'import kubernetes'], { encoding: 'utf8' });
+  if (probe.error) return `skipped: no ${SYSTEM_PYTHON}, so the Python example operators cannot run`;
+  if (probe.status !== 0) return `skipped: ${SYSTEM_PYTHON} cannot import kubernetes (install Debian's python3-kubernetes, as .ci/run does)`;
+  return undefined;
+}
+
 export interface ExampleTestOptions {
   /** A Go example: skipped (with the reason in its title) when `go` is absent, built before it runs. */
   go?: boolean;
+  /** A Python example: skipped (with the reason in its title) without the official client for /usr/bin/python3. */
+  python?: boolean;
   /**
    * The kperturb piece this test is waiting for. The test then runs as `test.failing`, so it flips
    * (ava reports it) as soon as the piece lands; remove the option then.
@@ -168,6 +181,13 @@ export function exampleTest(title: string, opts: ExampleTestOptions, fn: (t: Exe
       test.before('build the Go example operators', () => buildGoFixtures());
     }
   }
+  if (opts.python) {
+    const missing = pythonClientMissingReason();
+    if (missing) {
+      test.skip(`${title} (${missing})`, () => undefined);
+      return;
+    }
+  }
   if (opts.blockedOn) test.serial.failing(`${title} [expected to fail until: ${opts.blockedOn}]`, fn);
   else test.serial(title, fn);
 }
@@ -177,6 +197,8 @@ export interface ExampleSpec {
   example: string;
   /** Written in Go (built by scripts/build-go-fixtures.sh). */
   go?: boolean;
+  /** Written in Python against the official client (needs python3-kubernetes for /usr/bin/python3). */
+  python?: boolean;
   /** The pattern the planted bug belongs to. */
   pattern: Pattern;
   /** The objects the bug damages: the catching plan's alarm must name one of them. */
@@ -215,6 +237,7 @@ export function declareExampleTests(spec: ExampleSpec): void {
   const catches = (r: PlanResult) => r.verdict === 'bug' && r.injected && r.alarms.some((a) => spec.damaged.includes(a.object));
   const options = (blockers: string[] | undefined): ExampleTestOptions => ({
     ...(spec.go ? { go: true } : {}),
+    ...(spec.python ? { python: true } : {}),
     ...(blockers && blockers.length > 0 ? { blockedOn: blockers.join('; ') } : {}),
   });
 

@@ -6,7 +6,10 @@
  * - go-watchlist-off / go-watchlist-on: fixtures/clients/go-probe, a controller-runtime manager at its
  *   defaults (protobuf, HTTP/2 over TLS, leader election), with KUBE_FEATURE_WatchListClient=false/true;
  * - client-node: an @kubernetes/client-node informer and CoreV1Api, in this process;
- * - kubectl: the kubectl binary (`get -w --output-watch-events`, `get -o json`, `create`, `patch`, `delete`).
+ * - kubectl: the kubectl binary (`get -w --output-watch-events`, `get -o json`, `create`, `patch`, `delete`);
+ * - python: fixtures/clients/py-probe/probe.py, Kubernetes' official Python client (Debian's
+ *   python3-kubernetes for /usr/bin/python3): list, then `Watch().stream`, relisting on 410; patches
+ *   retried after 409 Conflict.
  *
  * Every client reports what it shows as `name -> data.v` (the informer's cache; for kubectl the
  * events it printed, replayed) and an event log (`add a v=1`, `update a v=2`, `delete a`).
@@ -18,7 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 
-export const CLIENTS = ['go-watchlist-off', 'go-watchlist-on', 'client-node', 'kubectl'] as const;
+export const CLIENTS = ['go-watchlist-off', 'go-watchlist-on', 'client-node', 'kubectl', 'python'] as const;
 export type ClientId = (typeof CLIENTS)[number];
 
 /** Objects every client may see that no cell is about: kube-controller-manager's CA bundle and the cells' "ready" marker. */
@@ -28,6 +31,9 @@ export type Cache = Record<string, string>;
 
 export const GO_PROBE = fileURLToPath(new URL('../../../fixtures/clients/go-probe/bin/go-probe', import.meta.url));
 export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
+export const PY_PROBE = fileURLToPath(new URL('../../../fixtures/clients/py-probe/probe.py', import.meta.url));
+/** Debian's interpreter, which has python3-kubernetes (a pyenv python3 on PATH may not). */
+export const SYSTEM_PYTHON = '/usr/bin/python3';
 
 /** Why a client cannot run here, or undefined. */
 export function unavailable(client: ClientId): string | undefined {
@@ -36,6 +42,9 @@ export function unavailable(client: ClientId): string | undefined {
     if (!existsSync(GO_PROBE)) return `${GO_PROBE} is not built: run scripts/build-go-probe.sh`;
   }
   if (client === 'kubectl' && !existsSync(KUBECTL)) return `kubectl not found at ${KUBECTL} (set KUBECTL)`;
+  if (client === 'python' && spawnSync(SYSTEM_PYTHON, ['-c', 'import kubernetes']).status !== 0) {
+    return `${SYSTEM_PYTHON} cannot import kubernetes (install Debian's python3-kubernetes, as .ci/run does)`;
+  }
   return undefined;
 }
 
@@ -150,7 +159,10 @@ class GoProbe implements Session {
   private leaderAt: number | undefined;
   private readonly exitedPromise: Promise<void>;
 
-  constructor(private readonly child: ChildProcessWithoutNullStreams) {
+  constructor(
+    private readonly child: ChildProcessWithoutNullStreams,
+    private readonly label = 'go-probe',
+  ) {
     let pending = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       pending += chunk;
@@ -195,12 +207,12 @@ class GoProbe implements Session {
           resolve(found);
         } else if (this.exit) {
           done();
-          reject(new Error(`go-probe exited (code ${this.exit.code}) before ${what}`));
+          reject(new Error(`${this.label} exited (code ${this.exit.code}) before ${what}`));
         }
       };
       const timer = setTimeout(() => {
         done();
-        reject(new Error(`go-probe: no ${what} within ${timeoutMs / 1000} s`));
+        reject(new Error(`${this.label}: no ${what} within ${timeoutMs / 1000} s`));
       }, timeoutMs);
       const done = () => {
         clearTimeout(timer);
@@ -258,7 +270,7 @@ class GoProbe implements Session {
   }
 
   diagnostics(): string {
-    return `go-probe stdout:\n${this.lines.map((l) => JSON.stringify(l)).join('\n')}\ngo-probe stderr (tail):\n${this.stderr.slice(-4000)}`;
+    return `${this.label} stdout:\n${this.lines.map((l) => JSON.stringify(l)).join('\n')}\n${this.label} stderr (tail):\n${this.stderr.slice(-4000)}`;
   }
 
   async stop(): Promise<void> {
@@ -297,6 +309,46 @@ class GoClient implements Client {
   write(_kc: ClientConfig, _ns: string, session: Session | undefined, w: WriteOp): WriteHandle {
     if (!session?.write) throw new Error('Go writes go through a running probe');
     return session.write(w);
+  }
+}
+
+// --- Python ---------------------------------------------------------------------------------------
+
+/** The official Python client (probe.py): the same line protocol as the Go probe, writes one process each. */
+class PythonClient implements Client {
+  readonly id = 'python' as const;
+
+  constructor(private readonly onSpawn: (s: Session) => void) {}
+
+  private spawn(kc: ClientConfig, args: string[]): GoProbe {
+    const child = spawn(SYSTEM_PYTHON, [PY_PROBE, ...args], { env: { ...process.env, KUBECONFIG: kc.file }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const probe = new GoProbe(child, 'py-probe');
+    this.onSpawn(probe);
+    return probe;
+  }
+
+  async start(kc: ClientConfig, ns: string, ready: (s: Session) => Promise<void>): Promise<Session> {
+    const probe = this.spawn(kc, ['--namespace', ns]);
+    await probe.next((l) => l.ev === 'synced', 'the first list');
+    await ready(probe);
+    return probe;
+  }
+
+  async list(kc: ClientConfig, ns: string): Promise<Cache> {
+    const probe = this.spawn(kc, ['--namespace', ns, '--list']);
+    const line = await probe.next((l) => l.ev === 'state', 'the list');
+    await probe.stop();
+    return filtered(line.cache as Cache);
+  }
+
+  write(kc: ClientConfig, ns: string, _session: Session | undefined, w: WriteOp): WriteHandle {
+    const probe = this.spawn(kc, ['--namespace', ns, '--write', w.op, w.name, ...(w.v !== undefined ? [w.v] : [])]);
+    const tracked = settleTracker(
+      probe
+        .next((l) => l.ev === 'wrote', `the answer to ${w.op} ${w.name}`, 0, 60_000)
+        .then((l) => (l.ok ? { ok: true } : { ok: false, error: String(l.code) })),
+    );
+    return { ...tracked, kill: () => probe.stop() };
   }
 }
 
@@ -505,6 +557,7 @@ export class ClientSet {
     'go-watchlist-on': new GoClient('go-watchlist-on', (s) => this.sessions.add(s)),
     'client-node': new ClientNodeClient(),
     kubectl: this.kubectl,
+    python: new PythonClient((s) => this.sessions.add(s)),
   };
 
   get(id: ClientId): Client {

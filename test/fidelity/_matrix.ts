@@ -34,9 +34,16 @@ export const CLUSTERS = ['embedded', 'real'] as const;
 export type ClusterKind = (typeof CLUSTERS)[number];
 export const PATHS = ['direct', 'proxy'] as const;
 export type PathKind = (typeof PATHS)[number];
-export const OPERATIONS = ['list', 'watch', 'write', 'relist-410', 'crash-after-write', 'stale-view', 'unobserved'] as const;
+export const OPERATIONS = ['list', 'watch', 'write', 'relist-410', 'crash-after-write', 'stale-view', 'unobserved', 'conflict-409'] as const;
 export type Operation = (typeof OPERATIONS)[number];
-const FAULTS = new Set<Operation>(['relist-410', 'crash-after-write', 'stale-view', 'unobserved']);
+const FAULTS = new Set<Operation>(['relist-410', 'crash-after-write', 'stale-view', 'unobserved', 'conflict-409']);
+/** Operations only some clients have: the others' cells are not applicable, for this reason. */
+const ONLY_FOR: Partial<Record<Operation, { clients: readonly ClientId[]; note: string }>> = {
+  'conflict-409': {
+    clients: ['python'],
+    note: "a write retried after 409 Conflict is the Python probe's (the other clients' one-shot writes do not retry)",
+  },
+};
 
 export interface Cell {
   client: ClientId;
@@ -69,6 +76,19 @@ export const KNOWN_DIFFERENCES: Array<{ match: Partial<Cell>; note: string }> = 
       'controller-runtime 0.19 sends no allowWatchBookmarks. kube-apiserver v1.33 refuses the watch too, because its WatchList gate is off by default; ' +
       'either way client-go falls back to LIST, so only the refusal differs',
   },
+  {
+    match: { client: 'python', path: 'proxy', op: 'relist-410' },
+    note:
+      "the Python client's Watch().stream answers an in-stream 410 by watching once more from the same resourceVersion before it gives up; " +
+      'a real kube-apiserver, whose 410 means that resourceVersion is gone, answers that re-watch 410 too (the client raises and the probe relists), ' +
+      "but the proxy's 410 is made up: upstream still has the history, so the re-watch is served and the client catches up without relisting",
+  },
+  {
+    match: { client: 'python', path: 'proxy', op: 'unobserved' },
+    note:
+      "as relist-410: the Python client's one re-watch after the proxy's 410 resumes from its last resourceVersion and is served by upstream, " +
+      'so it sees the state the hold was hiding (u=2); the proxy should answer a re-watch from before the expiry 410 as well',
+  },
 ];
 
 /** The real kube-apiserver v1.33's answer to a WatchList watch (its WatchList gate is off by default). */
@@ -84,6 +104,7 @@ export const WATCHLIST_REFUSAL =
 export function expectedOutcome(cell: Cell): Outcome | undefined {
   const { client, cluster, path, op } = cell;
   if (path === 'direct' && FAULTS.has(op)) return undefined;
+  if (ONLY_FOR[op] && !ONLY_FOR[op].clients.includes(client)) return undefined;
   const go = isGo(client);
   const wl = client === 'go-watchlist-on';
   switch (op) {
@@ -124,7 +145,9 @@ export function expectedOutcome(cell: Cell): Outcome | undefined {
                   ? ['create 201', 'get 200', 'patch 200', 'delete 200', 'get 404']
                   : client === 'client-node'
                     ? ['create 201', 'get 200', 'update 200', 'delete 200']
-                    : ['create 201', 'update 200', 'delete 200'],
+                    : client === 'python'
+                      ? ['create 201', 'get 200', 'patch 200', 'delete 200']
+                      : ['create 201', 'update 200', 'delete 200'],
             }
           : {}),
       };
@@ -141,7 +164,13 @@ export function expectedOutcome(cell: Cell): Outcome | undefined {
         log: ['add a v=1', 'update a v=2', 'add b v=1'],
         // client-go relists "not older than" its last synced RV (WatchList on: tries a WatchList first,
         // refused, then LIST); client-node lists again with a consistent read.
-        resync: client === 'client-node' ? ['list rv=', 'watch rv=N'] : [...(wl ? ['watch sendInitialEvents rv=N -> 422'] : []), 'list rv=N', 'watch rv=N'],
+        // Python: Watch().stream watches once more from its resourceVersion, is refused 410 again, raises; the probe relists.
+        resync:
+          client === 'client-node'
+            ? ['list rv=', 'watch rv=N']
+            : client === 'python'
+              ? ['watch rv=N', 'list rv=', 'watch rv=N']
+              : [...(wl ? ['watch sendInitialEvents rv=N -> 422'] : []), 'list rv=N', 'watch rv=N'],
       };
     case 'crash-after-write':
       return {
@@ -158,6 +187,9 @@ export function expectedOutcome(cell: Cell): Outcome | undefined {
         after: { later: '1', s: '3' },
         log: ['add s v=2', 'add later v=1', 'update s v=3'],
       };
+    case 'conflict-409':
+      // The probe reads, patches with the resourceVersion it read, gets the proxy's 409, reads again and patches again.
+      return { result: 'ok', cluster: '2', traced: ['get 200', 'patch 409', 'get 200', 'patch 200'] };
     case 'unobserved':
       // kubectl never sees u=2 either, but ends at the 410 instead of relisting to u=3.
       if (client === 'kubectl') return { before: { u: '1' }, during: { u: '1' }, log: ['add u v=1', 'ERROR'], exit: 'code 0', injected: true };
@@ -173,7 +205,9 @@ export function cellSpecs(cluster: ClusterKind): CellSpec[] {
         const cell: Cell = { client, cluster, path, op };
         const expected = expectedOutcome(cell);
         if (!expected) {
-          specs.push({ ...cell, status: 'not applicable', note: 'faults are injected by the proxy' });
+          const only = ONLY_FOR[op];
+          const note = only && !only.clients.includes(client) ? only.note : 'faults are injected by the proxy';
+          specs.push({ ...cell, status: 'not applicable', note });
           continue;
         }
         const known = KNOWN_DIFFERENCES.find((k) => Object.entries(k.match).every(([f, v]) => (cell as unknown as Record<string, unknown>)[f] === v));
@@ -297,7 +331,7 @@ const sameCache = (want: Cache) => (have: Cache) =>
   JSON.stringify(have) === JSON.stringify(Object.fromEntries(Object.entries(want).sort(([a], [b]) => a.localeCompare(b))));
 
 export function namespaceOf(cell: Cell): string {
-  const client = { 'go-watchlist-off': 'go-wl-off', 'go-watchlist-on': 'go-wl-on', 'client-node': 'node', kubectl: 'kubectl' }[cell.client];
+  const client = { 'go-watchlist-off': 'go-wl-off', 'go-watchlist-on': 'go-wl-on', 'client-node': 'node', kubectl: 'kubectl', python: 'py' }[cell.client];
   return `fx-${client}-${cell.path}-${cell.op}`;
 }
 
@@ -544,6 +578,20 @@ const SCENARIOS: Record<Operation, (ctx: CellContext) => Promise<Outcome>> = {
     view.release();
     await eventually('the restarted client to catch up', async () => sameCache({ later: '1', s: '3' })(await s2.cache()) || undefined).catch(() => undefined);
     return { before, during, after: await s2.cache(), log: [...s2.log] };
+  },
+
+  async 'conflict-409'(ctx) {
+    await ctx.put('k', '1');
+    const seq = ctx.trace!.events.at(-1)?.seq ?? 0;
+    ctx.proxy!.armApiError({ type: 'api-error', on: { verb: 'patch', key: `ConfigMap/${ctx.ns}/k`, occurrence: 1 }, answer: 'conflict' });
+    const r = await ctx.client.write(ctx.kc, ctx.ns, undefined, { op: 'update', name: 'k', v: '2' }).result;
+    return {
+      result: r.ok ? 'ok' : `failed: ${r.error}`,
+      cluster: await ctx.read('k'),
+      traced: configMapRequests(ctx, seq)
+        .filter((x) => x.verb !== 'list' && x.verb !== 'watch')
+        .map((x) => `${x.verb} ${ctx.trace!.ofType('response').find((y) => y.id === x.id)?.status}`),
+    };
   },
 
   async unobserved(ctx) {
