@@ -583,7 +583,7 @@ const SCENARIOS: Record<Operation, (ctx: CellContext) => Promise<Outcome>> = {
   async 'conflict-409'(ctx) {
     await ctx.put('k', '1');
     const seq = ctx.trace!.events.at(-1)?.seq ?? 0;
-    ctx.proxy!.armApiError({ type: 'api-error', on: { verb: 'patch', key: `ConfigMap/${ctx.ns}/k`, occurrence: 1 }, answer: 'conflict' });
+    ctx.proxy!.primitives.apiErrors.arm({ type: 'api-error', on: { verb: 'patch', key: `ConfigMap/${ctx.ns}/k`, occurrence: 1 }, answer: 'conflict' });
     const r = await ctx.client.write(ctx.kc, ctx.ns, undefined, { op: 'update', name: 'k', v: '2' }).result;
     return {
       result: r.ok ? 'ok' : `failed: ${r.error}`,
