@@ -20,6 +20,7 @@ import { registerSchema } from './commands/schema.js';
 import { registerDiff } from './commands/diff.js';
 import { registerJob } from './commands/job.js';
 import { registerDemo } from './commands/demo.js';
+import { registerExplore } from './commands/explore.js';
 
 /** The version in the package.json beside dist/ (one file to bump). */
 function packageVersion(): string {
@@ -62,6 +63,7 @@ export function buildProgram(): Command {
   registerJob(program);
   registerDemo(program);
   registerImport(program);
+  registerExplore(program);
   return program;
 }
 

@@ -316,7 +316,8 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     const outcome: WorkloadOutcome = await interruptible(
       runWorkload(client, workload, controllerTrace, {
         onStep: (i) => (currentStep = i),
-        settle: (timeoutMs) => waitUntilQuiet(proxy, proc, config.settle.quietMs, timeoutMs, false),
+        // Quiet counts from the step's start: the controller may not have seen the change before it yet.
+        settle: (timeoutMs) => waitUntilQuiet(proxy, proc, config.settle.quietMs, timeoutMs, false, Date.now()),
       }),
     );
     record.workloadOutcome = outcome;
