@@ -5,6 +5,8 @@ export {
   healthAlarms,
   leaves,
   operationStepIndex,
+  controllerWrittenKeys,
+  stateAfterStep,
   type ExploreAlarm,
   type ExploreOracle,
   type FieldMap,
@@ -14,3 +16,4 @@ export {
   type StepVerdict,
   type TracedLocation,
 } from './judge.js';
+export { differentialAlarms, finalState, type DifferentialCase } from './differential.js';

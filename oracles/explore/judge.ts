@@ -25,7 +25,7 @@ import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.j
 import { quantitiesEqual } from '../quantity.js';
 import { scanControllerLog } from '../health.js';
 
-export type ExploreOracle = 'consistency' | 'health' | 'crash';
+export type ExploreOracle = 'consistency' | 'health' | 'crash' | 'differential';
 export type StepVerdict = 'ok' | 'rejected' | 'alarm' | 'misoperation' | 'not-run';
 
 export interface ExploreAlarm {
@@ -150,6 +150,11 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
   return { sequence: sequence.name, steps, alarms, ...(run.error ? { error: run.error } : {}) };
 }
 
+/** The cluster's objects after operation step `k` (0-based) of a sequence run: at the next operation's start, or the trace's end. */
+export function stateAfterStep(events: readonly TraceEvent[], k: number, steps: number): State | undefined {
+  return replayStates(events, stepBoundaries(events), steps)[k + 1];
+}
+
 // ---- trace reading ------------------------------------------------------------------------------
 
 interface Boundaries {
@@ -201,7 +206,8 @@ function replayStates(events: readonly TraceEvent[], b: Boundaries, n: number): 
   return states;
 }
 
-function controllerWrittenKeys(events: readonly TraceEvent[], crKey: ObjectKey): Set<ObjectKey> {
+/** The objects the controller wrote (its requests in the proxy's trace), but the CR and bookkeeping kinds. */
+export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: ObjectKey): Set<ObjectKey> {
   const keys = new Set<ObjectKey>();
   for (const e of events) {
     if (e.type !== 'request') continue;

@@ -25,7 +25,14 @@ import {
   type ExploreTarget,
   type PropertyCoverage,
 } from '../../planner/explore/index.js';
-import { judgeExploration, type ExploreAlarm, type SequenceJudgement, type SequenceRun } from '../../oracles/explore/index.js';
+import {
+  differentialAlarms,
+  judgeExploration,
+  stateAfterStep,
+  type ExploreAlarm,
+  type SequenceJudgement,
+  type SequenceRun,
+} from '../../oracles/explore/index.js';
 import { readRunRecord, readRunTraces, RUN_FILES } from '../report/artifacts.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
 import type { TraceEvent } from '../model/trace.js';
@@ -217,7 +224,10 @@ export function runCoverage(campaign: ExploreCampaign, judged: readonly Sequence
   return { covered, total, uncovered };
 }
 
-export interface ExploreRunOptions extends CampaignOptions, ExploreOptions {}
+export interface ExploreRunOptions extends CampaignOptions, ExploreOptions {
+  /** Also apply each distinct accepted CR from the seed on a fresh cluster and compare (differential oracle). */
+  differential?: boolean;
+}
 
 /** Generates, runs every sequence through learn, judges each step, and writes explore/results.json. */
 export async function explore(config: ControllerUnderTest, opts: ExploreRunOptions): Promise<{ results: ExploreResults; file: string }> {
@@ -238,6 +248,7 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
     runs.push({ ...(await loadSequenceRun(runDir, seq)), runDir });
   }
   const judged = judgeExploration(runs);
+  if (opts.differential) await differential(config, layout, runs, judged, opts);
   const results: ExploreResults = {
     format: EXPLORE_RESULTS_FORMAT,
     seed: campaign.seed,
@@ -249,6 +260,61 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
   const file = join(dir, 'results.json');
   writeFileAtomic(file, JSON.stringify(results, null, 2) + '\n');
   return { results, file };
+}
+
+/**
+ * The differential oracle's runs: each distinct CR a sequence reached by an accepted step (setup
+ * steps and misoperations aside) as a workload of its own that creates it with that spec at once,
+ * run through learn on a fresh cluster; its end compared with the state after that step. Alarms go
+ * to the sequence's judgement.
+ */
+async function differential(
+  config: ControllerUnderTest,
+  layout: CampaignLayout,
+  runs: ReadonlyArray<SequenceRun & { runDir: string }>,
+  judged: SequenceJudgement[],
+  opts: ExploreRunOptions,
+): Promise<void> {
+  const cases: Array<{ name: string; run: number; step: number; workload: Workload }> = [];
+  const seen = new Set<string>();
+  for (const [i, run] of runs.entries()) {
+    seen.add(JSON.stringify(run.sequence.seed.spec ?? null));
+    for (const st of judged[i]!.steps) {
+      if (st.setup || st.kind === 'misoperation' || (st.verdict !== 'ok' && st.verdict !== 'alarm')) continue;
+      const cr = stateAfterStep(run.events, st.step - 1, run.sequence.steps.length)?.get(run.crKey);
+      const spec = JSON.stringify(cr?.spec ?? null);
+      if (!cr || seen.has(spec)) continue;
+      seen.add(spec);
+      // Created with that spec at once, as a user who wrote it so from the start would (Acto: S0 -> D_i).
+      const name = `${run.sequence.name}-diff-${st.step}`;
+      const steps: WorkloadStep[] = [
+        { apply: { resource: { ...run.sequence.seed, spec: cr.spec } as KubeObject } },
+        { settle: { timeoutSeconds: config.settle.timeoutSeconds } },
+      ];
+      cases.push({ name, run: i, step: st.step, workload: { name, steps } });
+    }
+  }
+  if (cases.length === 0) return;
+  opts.log(`explore ${config.name}: ${cases.length} distinct accepted CR(s), each created with its spec at once on a fresh cluster (differential oracle)`);
+  const workloads = new Map(cases.map((c) => [c.name, c.workload]));
+  await learn(
+    { ...config, workloads, referenceRuns: 1 },
+    { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
+  );
+  const maskRules = config.masks.filter((m) => m.workload === undefined).map((m) => ({ keyGlob: m.key, paths: m.paths }));
+  for (const c of cases) {
+    const run = runs[c.run]!;
+    const fresh = await loadSequenceRun(layout.referenceRun(c.name, 1), run.sequence);
+    const chained = stateAfterStep(run.events, c.step - 1, run.sequence.steps.length)!;
+    const alarms = differentialAlarms(
+      { sequence: run.sequence.name, step: c.step, crKey: run.crKey, chained, freshEvents: fresh.events, chainedEvents: run.events },
+      maskRules,
+    );
+    judged[c.run]!.alarms.push(...alarms);
+    const step = judged[c.run]!.steps[c.step - 1]!;
+    if (alarms.length > 0 && step.verdict === 'ok') step.verdict = 'alarm';
+    step.notes.push(`differential: created with this spec at once (${c.name}), ${alarms.length === 0 ? 'the same end' : `${alarms.length} difference(s)`}`);
+  }
 }
 
 async function loadSequenceRun(runDir: string, sequence: ExploreSequence): Promise<SequenceRun> {

@@ -1,6 +1,6 @@
 /** kperturb explore's oracles on hand-built traces: rejected input, traced consistency, path/value fallback, health. */
 import test from 'ava';
-import { judgeExploration, type SequenceRun } from '../../oracles/explore/index.js';
+import { differentialAlarms, judgeExploration, type SequenceRun } from '../../oracles/explore/index.js';
 import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
 import type { TraceEvent } from '../../src/model/trace.js';
 import type { KubeObject } from '../../src/model/object-key.js';
@@ -140,4 +140,17 @@ test('health at the sequence end: a StatefulSet short of ready replicas alarms, 
   const [mis] = judgeExploration([run([step('replicas-beyond-nodes', ['spec', 'size'], 24, undefined, 'misoperation')], b())]);
   t.false(mis!.alarms.some((a) => a.oracle === 'health'));
   t.is(mis!.steps[0]!.verdict, 'misoperation');
+});
+
+test('differential: the same CR created at once ends with another StatefulSet than the history reached: one alarm per object, status left out', (t) => {
+  const chained = new Map([[STS, sts('cache:1')]]);
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(STS, { ...sts('kpm-1'), status: { readyReplicas: 0 } });
+  const alarms = differentialAlarms({ sequence: 's', step: 2, crKey: CR, chained, freshEvents: fresh.events, chainedEvents: new RunBuilder().seed().events });
+  t.is(alarms.length, 1);
+  t.like(alarms[0], { oracle: 'differential', object: STS, expected: 'cache:1', found: 'kpm-1' });
+  t.regex(alarms[0]!.field!, /image/);
+  const same = new RunBuilder();
+  same.controllerWrites(STS, sts('cache:1'));
+  t.deepEqual(differentialAlarms({ sequence: 's', step: 2, crKey: CR, chained, freshEvents: same.events, chainedEvents: [] }), []);
 });

@@ -36,11 +36,25 @@ export function registerExplore(program: Command): void {
     .addOption(new Option('--emit <dir>', 'only write the operations as a kperturb.yaml of workloads (and explore.json) in this directory; run nothing'))
     .addOption(new Option('--seed <n>', 'the seed number: the same number gives the same operations').argParser(parseSeedNumber).default(1))
     .addOption(new Option('--steps <n>', 'at most this many operations per sequence (each sequence on a fresh cluster)').argParser(parseSteps))
+    .option(
+      '--differential',
+      'also create each distinct accepted CR with its spec at once on a fresh cluster and compare its end with the one the sequence reached',
+    )
     .addOption(realOption())
     .addOption(kubeconfigOption())
     .addOption(contextOption())
     .action(
-      async (opts: { config: string; out: string; emit?: string; seed: number; steps?: number; real?: boolean; kubeconfig?: string; context?: string }) => {
+      async (opts: {
+        config: string;
+        out: string;
+        emit?: string;
+        seed: number;
+        steps?: number;
+        differential?: boolean;
+        real?: boolean;
+        kubeconfig?: string;
+        context?: string;
+      }) => {
         const config = loadConfig(opts.config);
         const { generateCampaign, emitCampaign, explore, DEFAULT_EXPLORE_STEPS } = await exploreModule();
         const options = { seed: opts.seed, maxSteps: opts.steps ?? DEFAULT_EXPLORE_STEPS };
@@ -54,7 +68,14 @@ export function registerExplore(program: Command): void {
         }
         const signal = stopOnInterrupt(logError);
         const { cluster } = await clusterChoice(opts, false, signal);
-        const { results, file } = await explore(config, { ...options, out: resolve(opts.out), log, signal, ...(cluster ? { cluster } : {}) });
+        const { results, file } = await explore(config, {
+          ...options,
+          out: resolve(opts.out),
+          log,
+          signal,
+          differential: opts.differential === true,
+          ...(cluster ? { cluster } : {}),
+        });
         const rows = results.sequences.flatMap((s) =>
           s.steps.map((st) => [
             s.sequence,
