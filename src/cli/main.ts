@@ -21,6 +21,7 @@ import { registerDiff } from './commands/diff.js';
 import { registerJob } from './commands/job.js';
 import { registerDemo } from './commands/demo.js';
 import { registerInit } from './commands/init.js';
+import { registerExplore } from './commands/explore.js';
 
 /** The version in the package.json beside dist/ (one file to bump). */
 function packageVersion(): string {
@@ -64,6 +65,7 @@ export function buildProgram(): Command {
   registerJob(program);
   registerDemo(program);
   registerImport(program);
+  registerExplore(program);
   return program;
 }
 

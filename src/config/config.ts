@@ -16,6 +16,8 @@
  *     clusterDNS: true              # <svc>.<ns>.svc.cluster.local etc. resolve as CoreDNS answers in a pod
  *     namespace: default            # with clusterDNS: also <svc>, <pod>.<svc> (relative to it) and <svc>.<ns>
  *   setup: [crd.yaml]               # manifests applied before the controller starts
+ *   crds: [crd.yaml]                # kperturb explore: the CRDs to generate operations from (default: those in setup)
+ *   seeds: [db.yaml]                # kperturb explore: custom resources to start from (also the workloads' applied ones)
  *   workloads:
  *     e2e: { chainsaw: tests/e2e/basic }   # or kuttl: DIR: a chainsaw test or KUTTL test case (src/workload/import)
  *     create:
@@ -65,14 +67,28 @@ export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 
 export type WorkloadStep =
   | { apply: string | InlineResource }
-  | { patch: { key: ObjectKey; type: 'merge' | 'json' | 'strategic'; patch: unknown; subresource?: string } }
+  | { patch: PatchStep }
   | { delete: { key: ObjectKey; propagationPolicy?: 'Orphan' | 'Background' | 'Foreground' } }
   | { waitFor: WaitCondition }
   | { sleep: number }
+  | { settle: { timeoutSeconds: number } }
   | { assert: ExpectedObjects }
   | { error: ExpectedObjects }
   | { command: ProcessStep }
   | { script: ProcessStep };
+
+export interface PatchStep {
+  key: ObjectKey;
+  type: 'merge' | 'json' | 'strategic';
+  patch: unknown;
+  subresource?: string;
+  /**
+   * `continue`: a patch the API server refuses (4xx) is recorded (the step's `rejected`) and the
+   * workload goes on with the object unchanged, as `kperturb explore`'s generated operations need.
+   * Default `fail`.
+   */
+  onError?: 'fail' | 'continue';
+}
 
 /** An object written in the workload itself rather than in a manifest file. */
 export interface InlineResource {
@@ -164,6 +180,10 @@ export interface ControllerUnderTest {
     namespace?: string;
   };
   setup: string[];
+  /** `kperturb explore`: CRD manifest files (absolute) to generate operations from; empty: the CRDs among `setup`. */
+  crds?: string[];
+  /** `kperturb explore`: manifest files of custom resources to start from (absolute). */
+  seeds?: string[];
   workloads: Map<string, Workload>;
   referenceRuns: number;
   /** quietMsGiven: false when kperturb.yaml leaves quietMs to its default (test runs then learn it from the reference runs). */
@@ -245,8 +265,20 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
 
   const setup = (top.setup === undefined ? [] : v.stringArray(top.setup, 'setup')).map((p, i) => existingFile(v, dir, p, join('setup', i)));
 
-  const workloadsRaw = v.object(top.workloads, 'workloads');
-  if (Object.keys(workloadsRaw).length === 0) v.fail('workloads', 'at least one workload');
+  const crds = fileList(v, dir, top.crds, 'crds');
+  crds.forEach((file, i) => {
+    loadManifestObjects(file).forEach((o, j) => {
+      if (o.kind !== 'CustomResourceDefinition' || !String(o.apiVersion).startsWith('apiextensions.k8s.io/'))
+        v.fail(join('crds', i), `a file of CustomResourceDefinitions (${file} document ${j + 1} is a ${o.kind})`);
+    });
+  });
+  const seeds = fileList(v, dir, top.seeds, 'seeds');
+  seeds.forEach((file) => loadManifestObjects(file));
+
+  // A config made for `kperturb explore` may give only seeds: its workloads are the generated ones.
+  if (top.workloads === undefined && seeds.length === 0) v.fail('workloads', 'a mapping of workloads by name (or seeds, for kperturb explore)');
+  const workloadsRaw = top.workloads === undefined ? {} : v.object(top.workloads, 'workloads');
+  if (Object.keys(workloadsRaw).length === 0 && seeds.length === 0) v.fail('workloads', 'at least one workload (or seeds, for kperturb explore)');
   const workloads = new Map<string, Workload>();
   for (const [wname, wraw] of Object.entries(workloadsRaw)) {
     const wpath = join('workloads', wname);
@@ -307,7 +339,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     appNames.add(a.name);
   });
   const cluster = validateClusterSection(v, top.cluster);
-  return { file, dir, name, controller, setup, workloads, referenceRuns, settle, masks, countUpdates, exec, logs, applications, cluster };
+  return { file, dir, name, controller, setup, crds, seeds, workloads, referenceRuns, settle, masks, countUpdates, exec, logs, applications, cluster };
 }
 
 /**
@@ -512,6 +544,14 @@ function existingFile(v: Validator, dir: string, p: string, path: string): strin
   return abs;
 }
 
+/** An optional list of manifest files (relative to the config), each of which must exist. */
+function fileList(v: Validator, dir: string, raw: unknown, section: string): string[] {
+  if (raw === undefined) return [];
+  const files = v.stringArray(raw, section).map((p, i) => existingFile(v, dir, p, join(section, i)));
+  if (files.length === 0) v.fail(section, 'at least one manifest file (or leave it out)');
+  return files;
+}
+
 function existingDirectory(v: Validator, abs: string, path: string): string {
   if (!existsSync(abs)) v.fail(path, `a directory that exists (${abs} not found)`);
   if (!statSync(abs).isDirectory()) v.fail(path, `a directory (${abs} is not one)`);
@@ -524,11 +564,13 @@ function objectKey(v: Validator, raw: unknown, path: string): ObjectKey {
   return key;
 }
 
-const STEP_KINDS = ['apply', 'patch', 'delete', 'waitFor', 'sleep', 'assert', 'error', 'command', 'script'] as const;
+const STEP_KINDS = ['apply', 'patch', 'delete', 'waitFor', 'sleep', 'settle', 'assert', 'error', 'command', 'script'] as const;
 
 /** KUTTL's and chainsaw's default for an assert or error. */
 export const DEFAULT_EXPECT_TIMEOUT_SECONDS = 30;
 export const DEFAULT_PROCESS_TIMEOUT_SECONDS = 60;
+/** How long a `settle` step waits for the controller to go quiet before the workload goes on. */
+export const DEFAULT_SETTLE_STEP_SECONDS = 30;
 
 function validateStep(v: Validator, dir: string, raw: unknown, path: string): WorkloadStep {
   const s = v.object(raw, path);
@@ -566,6 +608,11 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
     }
     case 'sleep':
       return { sleep: v.duration(s.sleep, p, 'seconds') };
+    case 'settle': {
+      const d = s.settle === null ? {} : v.object(s.settle, p);
+      v.onlyKeys(d, p, allowedKeys('config', 'definitions/step/settle'));
+      return { settle: { timeoutSeconds: v.optionalDuration(d.timeoutSeconds, join(p, 'timeoutSeconds'), 'seconds', 0.1) ?? DEFAULT_SETTLE_STEP_SECONDS } };
+    }
     case 'delete': {
       const d = v.object(s.delete, p);
       v.onlyKeys(d, p, allowedKeys('config', 'definitions/step/delete'));
@@ -581,13 +628,14 @@ function validateStep(v: Validator, dir: string, raw: unknown, path: string): Wo
       const type = d.type === undefined ? 'merge' : v.oneOf(d.type, join(p, 'type'), ['merge', 'json', 'strategic'] as const);
       if (type === 'json') v.array(d.patch, join(p, 'patch'));
       else v.object(d.patch, join(p, 'patch'));
-      const step: { key: ObjectKey; type: 'merge' | 'json' | 'strategic'; patch: unknown; subresource?: string } = {
+      const step: PatchStep = {
         key: objectKey(v, d.key, join(p, 'key')),
         type,
         patch: d.patch,
       };
       const sub = v.optionalString(d.subresource, join(p, 'subresource'));
       if (sub !== undefined) step.subresource = sub;
+      if (d.onError !== undefined) step.onError = v.oneOf(d.onError, join(p, 'onError'), ['fail', 'continue'] as const);
       return { patch: step };
     }
     case 'waitFor': {
@@ -703,6 +751,7 @@ export function describeStep(step: WorkloadStep): string {
   if ('patch' in step) return `patch ${step.patch.key}${step.patch.subresource ? '/' + step.patch.subresource : ''} (${step.patch.type})`;
   if ('delete' in step) return `delete ${step.delete.key}`;
   if ('sleep' in step) return `sleep ${step.sleep}s`;
+  if ('settle' in step) return `settle (up to ${step.settle.timeoutSeconds}s)`;
   const w = step.waitFor;
   const what = w.absent ? 'absent' : w.condition ? `condition ${w.condition}` : w.field ? `${w.field} == ${JSON.stringify(w.equals)}` : 'exists';
   return `wait for ${w.key} ${what} (${w.timeoutSeconds}s${w.onTimeout === 'continue' ? ', then go on' : ''})`;

@@ -317,7 +317,13 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
 
     // A real API server would hold the workload's first custom-resource create for 2 s (src/realcluster/crd-create-delay.ts).
     if (choice.kind !== 'embedded') await interruptible(waitOutCrdCreateDelay(client, setupCrds));
-    const outcome: WorkloadOutcome = await interruptible(runWorkload(client, workload, controllerTrace, { onStep: (i) => (currentStep = i) }));
+    const outcome: WorkloadOutcome = await interruptible(
+      runWorkload(client, workload, controllerTrace, {
+        onStep: (i) => (currentStep = i),
+        // Quiet counts from the step's start: the controller may not have seen the change before it yet.
+        settle: (timeoutMs) => waitUntilQuiet(proxy, proc, config.settle.quietMs, timeoutMs, false, Date.now()),
+      }),
+    );
     record.workloadOutcome = outcome;
     if (!outcome.ok) log(`  workload failed: ${outcome.error}`);
     currentStep = workload.steps.length;

@@ -174,8 +174,10 @@ export interface WorkloadStepEvent extends Stamped {
   polls?: number;
   /** On `done` of a wait for a state (not `absent`): the resourceVersion of the object that met it. */
   metAt?: string;
-  /** On `done` of a wait with `onTimeout: continue` whose condition never held: the workload went on. */
+  /** On `done` of a wait with `onTimeout: continue` whose condition never held, or of a `settle` step that never saw quiet: the workload went on. */
   timedOut?: boolean;
+  /** On `done` of a patch with `onError: continue` the API server refused (4xx): its status; `error` says why. */
+  rejected?: number;
   /** On `done` or `failed` of a command or script: what it printed (its last part). */
   output?: string;
 }

@@ -13,7 +13,7 @@ import { getField } from '../model/fields.js';
 import { MAX_ALIAS_COUNT, cut } from '../model/validate.js';
 import { keyOf, type KubeObject, type ObjectKey } from '../model/object-key.js';
 import type { TraceSink, WorkloadStepAction, WorkloadStepEvent } from '../model/trace.js';
-import type { KubeClient } from '../kube/client.js';
+import { KubeApiError, type KubeClient } from '../kube/client.js';
 
 export interface WorkloadOutcome {
   ok: boolean;
@@ -26,6 +26,11 @@ export interface WorkloadHooks {
   onStep?: (index: number) => void;
   /** Aborts the run early (e.g. setup failure); checked between polls. */
   cancelled?: () => boolean;
+  /**
+   * A `settle` step: resolves true once the controller has been quiet for the run's quiet window,
+   * false if it was not within `timeoutMs`. Only a run with a controller (the coordinator) has one.
+   */
+  settle?: (timeoutMs: number) => Promise<boolean>;
 }
 
 export async function runWorkload(client: KubeClient, workload: Workload, trace: TraceSink, hooks: WorkloadHooks = {}): Promise<WorkloadOutcome> {
@@ -63,6 +68,7 @@ async function stepTarget(client: KubeClient, step: WorkloadStep): Promise<{ act
   if ('patch' in step) return { action: 'write', keys: [step.patch.key] };
   if ('delete' in step) return { action: 'write', keys: [step.delete.key] };
   if ('sleep' in step) return { action: 'sleep' };
+  if ('settle' in step) return { action: 'wait' };
   if ('command' in step || 'script' in step) return { action: 'write' };
   if ('assert' in step || 'error' in step) {
     try {
@@ -95,7 +101,7 @@ export function readManifests(file: string): KubeObject[] {
 }
 
 /** What the trace records of a finished step (see WorkloadStepEvent). */
-type StepOutcome = Pick<WorkloadStepEvent, 'wrote' | 'polls' | 'metAt' | 'timedOut' | 'output'>;
+type StepOutcome = Pick<WorkloadStepEvent, 'wrote' | 'polls' | 'metAt' | 'timedOut' | 'output' | 'rejected' | 'error'>;
 
 async function runStep(client: KubeClient, step: WorkloadStep, hooks: WorkloadHooks): Promise<StepOutcome> {
   if ('apply' in step) {
@@ -103,7 +109,17 @@ async function runStep(client: KubeClient, step: WorkloadStep, hooks: WorkloadHo
     for (const obj of manifestsOf(step.apply)) wrote.push(...answered(await client.apply(obj)));
     return { wrote };
   } else if ('patch' in step) {
-    return { wrote: answered(await client.patch(step.patch.key, step.patch.type, step.patch.patch, step.patch.subresource)) };
+    try {
+      return { wrote: answered(await client.patch(step.patch.key, step.patch.type, step.patch.patch, step.patch.subresource)) };
+    } catch (err) {
+      // A refused input is an outcome of the step, not a broken workload; the object stays as it was.
+      if (step.patch.onError === 'continue' && err instanceof KubeApiError && err.status >= 400 && err.status < 500)
+        return { rejected: err.status, error: err.message };
+      throw err;
+    }
+  } else if ('settle' in step) {
+    if (!hooks.settle) throw new Error('a settle step needs a controller to wait for (only runs the coordinator starts have one)');
+    return (await hooks.settle(step.settle.timeoutSeconds * 1000)) ? {} : { timedOut: true };
   } else if ('delete' in step) {
     const existed = await client.delete(step.delete.key, step.delete.propagationPolicy);
     if (!existed) throw new Error(`${step.delete.key} does not exist`);

@@ -201,6 +201,25 @@ cases.push({ name: 'test -j 1e9', args: ['test', '-c', good, '-o', join(root, 'o
 cases.push({ name: 'test --contract unknown', args: ['test', '-c', good, '-o', join(root, 'o10'), '--contract', 'loose'], names: /--contract/ });
 cases.push({ name: 'test a missing plan file', args: ['test', join(root, 'noplan.yaml'), '-c', good, '-o', join(root, 'o11')], names: /noplan\.yaml/ });
 cases.push({ name: 'test with no plans at all', args: ['test', '-c', good, '-o', join(root, 'o12')], names: /plan/ });
+// kperturb explore: its options, and configs with nothing to explore.
+cases.push({ name: 'explore --seed a word', args: ['explore', '-c', good, '--emit', join(root, 'e1'), '--seed', 'lucky'], names: /--seed/ });
+cases.push({ name: 'explore --steps 0', args: ['explore', '-c', good, '--emit', join(root, 'e2'), '--steps', '0'], names: /--steps/ });
+cases.push({ name: 'explore with no CRD', args: ['explore', '-c', good, '--emit', join(root, 'e3')], names: new RegExp(`${escape(good)}[\\s\\S]*crds`) });
+{
+  const crd = file(
+    'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: { name: as.x.dev }\nspec: { group: x.dev, names: { kind: A, plural: as }, scope: Namespaced, versions: [{ name: v1, served: true, storage: true, schema: { openAPIV3Schema: { type: object } } }] }\n',
+    'crd.yaml',
+  );
+  const seed = file('apiVersion: y.dev/v1\nkind: B\nmetadata: { name: b }\n', 'seed.yaml');
+  const cfg = file(HEAD + GOOD_CONTROLLER + `setup: [${crd}]\nseeds: [${seed}]\n`);
+  cases.push({
+    name: 'explore a seed no CRD serves',
+    args: ['explore', '-c', cfg, '--emit', join(root, 'e4')],
+    names: new RegExp(`${escape(seed)}[\\s\\S]*apiVersion`),
+  });
+  configCase('crds names a file of something else', HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS + `crds: [${seed}]\n`, 'crds[0]');
+  configCase('seeds names a missing file', HEAD + GOOD_CONTROLLER + `seeds: [${join(root, 'noseed.yaml')}]\n`, 'seeds[0]');
+}
 cases.push({ name: 'cluster --port a word', args: ['cluster', '--port', 'http'], names: /--port/ });
 cases.push({ name: 'cluster --port 99999', args: ['cluster', '--port', '99999'], names: /--port/ });
 cases.push({ name: 'cluster --kubernetes-version 1.16', args: ['cluster', '--kubernetes-version', '1.16'], names: /--kubernetes-version/ });

@@ -393,3 +393,68 @@ test('referenceRuns is bounded: each is a whole run of the workload', (t) => {
   expectInputError(t, VALID + 'referenceRuns: 1000000\n', 'referenceRuns', /a number <= 100 \(got 1000000\)/);
   t.is(loadConfig(write(VALID + 'referenceRuns: 100\n', { 'crd.yaml': 'kind: X' })).referenceRuns, 100);
 });
+
+const CRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: { name: caches.demo.kperturb.dev }
+spec: { group: demo.kperturb.dev, names: { kind: Cache, plural: caches }, scope: Namespaced, versions: [] }
+`;
+const SEED = `apiVersion: demo.kperturb.dev/v1
+kind: Cache
+metadata: { name: c1 }
+spec: { replicas: 1 }
+`;
+const EXPLORE_ONLY = `apiVersion: kperturb.dev/v1
+kind: ControllerUnderTest
+metadata: { name: demo }
+controller: { command: node }
+setup: [crd.yaml]
+`;
+
+test('explore: crds and seeds are manifest files; with seeds the workloads may be left out', (t) => {
+  const c = loadConfig(write(EXPLORE_ONLY + 'crds: [crd.yaml]\nseeds: [seed.yaml]\n', { 'crd.yaml': CRD, 'seed.yaml': SEED }));
+  t.true(c.crds![0]!.endsWith('crd.yaml'));
+  t.true(c.seeds![0]!.endsWith('seed.yaml'));
+  t.is(c.workloads.size, 0);
+});
+
+test('explore: a crds file that is not CustomResourceDefinitions, a missing seed, or neither workloads nor seeds are refused with the path', (t) => {
+  const notCrd = t.throws(() => loadConfig(write(EXPLORE_ONLY + 'crds: [seed.yaml]\nseeds: [seed.yaml]\n', { 'crd.yaml': CRD, 'seed.yaml': SEED })), {
+    instanceOf: UserInputError,
+  });
+  t.regex(notCrd.message, /at crds\[0\]: a file of CustomResourceDefinitions \(.*seed\.yaml document 1 is a Cache\)/);
+  const missing = t.throws(() => loadConfig(write(EXPLORE_ONLY + 'seeds: [nope.yaml]\n', { 'crd.yaml': CRD })), { instanceOf: UserInputError });
+  t.regex(missing.message, /at seeds\[0\]: a manifest file that exists/);
+  const neither = t.throws(() => loadConfig(write(EXPLORE_ONLY, { 'crd.yaml': CRD })), { instanceOf: UserInputError });
+  t.regex(neither.message, /at workloads: .*or seeds, for kperturb explore/);
+  const empty = t.throws(() => loadConfig(write(EXPLORE_ONLY + 'seeds: []\n', { 'crd.yaml': CRD })), { instanceOf: UserInputError });
+  t.regex(empty.message, /at seeds: at least one manifest file/);
+});
+
+test('settle steps and patches that go on when refused', (t) => {
+  const c = loadConfig(
+    write(
+      EXPLORE_ONLY +
+        `workloads:
+  w:
+    steps:
+      - settle: {}
+      - settle: { timeoutSeconds: 5 }
+      - patch: { key: Cache/default/c1, patch: { spec: { replicas: 0 } }, onError: continue }
+`,
+      { 'crd.yaml': CRD },
+    ),
+  );
+  t.deepEqual(c.workloads.get('w')!.steps, [
+    { settle: { timeoutSeconds: 30 } },
+    { settle: { timeoutSeconds: 5 } },
+    { patch: { key: 'Cache/default/c1', type: 'merge', patch: { spec: { replicas: 0 } }, onError: 'continue' } },
+  ]);
+  const bad = t.throws(
+    () => loadConfig(write(EXPLORE_ONLY + 'workloads: { w: { steps: [ { patch: { key: A/b, patch: {}, onError: skip } } ] } }\n', { 'crd.yaml': CRD })),
+    {
+      instanceOf: UserInputError,
+    },
+  );
+  t.regex(bad.message, /onError/);
+});

@@ -69,3 +69,36 @@ test('a wait reads keyed list items as masks and alarms write them, and conditio
   t.is(conditions?.find((c) => c.type === 'Ready')?.status, 'True');
   t.regex(trace.ofType('workload-step').find((e) => e.index === 2 && e.phase === 'done')!.description, /condition Ready/);
 });
+
+test('a patch with onError: continue that the API server refuses is recorded as rejected and the workload goes on; without it the workload fails', async (t) => {
+  const { client, manifest } = await setup(t);
+  // A JSON patch that tests a value the object does not hold: kube-apiserver answers 422.
+  const refused = { key: 'ConfigMap/default/after', type: 'json' as const, patch: [{ op: 'test', path: '/metadata/name', value: 'other' }] };
+  const trace = new MemoryTrace();
+  const workload: Workload = {
+    name: 'w',
+    steps: [{ apply: manifest }, { patch: { ...refused, onError: 'continue' } }, { delete: { key: 'ConfigMap/default/after' } }],
+  };
+  t.deepEqual(await runWorkload(client, workload, trace), { ok: true });
+  const done = trace.ofType('workload-step').find((e) => e.index === 1 && e.phase === 'done')!;
+  t.true(done.rejected! >= 400 && done.rejected! < 500);
+  t.truthy(done.error);
+  t.is(await client.get('ConfigMap/default/after'), undefined, 'the step after the refused patch ran');
+  const failing = await runWorkload(client, { name: 'w', steps: [{ apply: manifest }, { patch: refused }] }, new MemoryTrace());
+  t.is(failing.failedStep, 1);
+});
+
+test('a settle step needs the coordinator to wait for the controller', async (t) => {
+  const { client } = await setup(t);
+  const outcome = await runWorkload(client, { name: 'w', steps: [{ settle: { timeoutSeconds: 1 } }] }, new MemoryTrace());
+  t.regex(outcome.error!, /settle step needs a controller/);
+  let asked = 0;
+  const settled = await runWorkload(client, { name: 'w', steps: [{ settle: { timeoutSeconds: 1 } }] }, new MemoryTrace(), {
+    settle: (ms) => {
+      asked = ms;
+      return Promise.resolve(false);
+    },
+  });
+  t.deepEqual(settled, { ok: true });
+  t.is(asked, 1000);
+});

@@ -1,0 +1,63 @@
+/**
+ * Explore's level-triggered differential oracle (Acto's "differential for normal transitions"): a CR
+ * the sequence reached through its history, created with that spec at once on a fresh cluster, must leave the objects the controller writes as the history left them. A controller that
+ * only honours a change when it sees the object from scratch (or only as a change) differs here.
+ * Compared with the end-state oracle's comparison and masks (built-in, the config's); the CR itself
+ * is left out (its status carries the history).
+ */
+import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
+import type { TraceEvent } from '../../src/model/trace.js';
+import { compareEndStates } from '../end-state.js';
+import { Masks, type MaskRule } from '../masks.js';
+import { endStateView } from '../object-identity.js';
+import { controllerWrittenKeys, type ExploreAlarm } from './judge.js';
+
+export interface DifferentialCase {
+  sequence: string;
+  /** The 1-based step after which the chained state was taken. */
+  step: number;
+  crKey: ObjectKey;
+  /** The cluster's objects after that step of the sequence. */
+  chained: ReadonlyMap<ObjectKey, KubeObject>;
+  /** The trace of the fresh run that applied the same CR from the seed. */
+  freshEvents: readonly TraceEvent[];
+  /** The sequence run's trace (for the objects its controller wrote). */
+  chainedEvents: readonly TraceEvent[];
+}
+
+export function differentialAlarms(c: DifferentialCase, maskRules: readonly MaskRule[] = []): ExploreAlarm[] {
+  const fresh = finalState(c.freshEvents);
+  const keys = new Set([...controllerWrittenKeys(c.chainedEvents, c.crKey), ...controllerWrittenKeys(c.freshEvents, c.crKey)]);
+  const pick = (state: ReadonlyMap<ObjectKey, KubeObject>) => Object.fromEntries([...keys].filter((k) => state.has(k)).map((k) => [k, state.get(k)!]));
+  // Status is the cluster's account of the spec (Acto leaves it out too): a spec difference says it first.
+  const differences = compareEndStates([endStateView(pick(c.chained))], endStateView(pick(fresh)), new Masks(maskRules)).filter(
+    (a) => !a.field?.startsWith('status.'),
+  );
+  const byObject = new Map<ObjectKey, typeof differences>();
+  for (const a of differences) byObject.set(a.object, [...(byObject.get(a.object) ?? []), a]);
+  return [...byObject].map(([object, found]) => {
+    const first = found[0]!;
+    const fields = found.map((a) => a.field ?? '(the object)');
+    return {
+      oracle: 'differential' as const,
+      sequence: c.sequence,
+      step: c.step,
+      object,
+      ...(first.field ? { field: first.field } : {}),
+      expected: first.reference[0],
+      found: first.test,
+      message: `the CR after this step, created with that spec on a fresh cluster, ends differently: ${first.message.replace('after reference runs', 'through the sequence').replace('after the test run', 'from scratch')}${fields.length > 1 ? ` (and ${fields.slice(1).join(', ')})` : ''}`,
+    };
+  });
+}
+
+/** The objects at the end of a trace. */
+export function finalState(events: readonly TraceEvent[]): Map<ObjectKey, KubeObject> {
+  const state = new Map<ObjectKey, KubeObject>();
+  for (const e of events) {
+    if (e.type !== 'cluster-change') continue;
+    if (e.eventType === 'DELETED') state.delete(e.key);
+    else state.set(e.key, e.object);
+  }
+  return state;
+}

@@ -1,0 +1,476 @@
+/**
+ * The oracles of `kperturb explore`: each generated step judged from its run's traces, with no
+ * expectation written by hand (docs/explore.md).
+ *
+ * 1. Input validity first: a CR change the API server refused (the step's `rejected`) is `rejected`,
+ *    not a bug; the CR stays the one before, and the step changes nothing to judge.
+ * 2. Consistency, traced: the objects the controller writes (its requests in the proxy's trace) are
+ *    searched for the value a step wrote. A marker (`kpm-<n>`, unique in the campaign) found there
+ *    gives the field -> object map; a value without a marker is traced where a field of those objects
+ *    changed to it in that step (said so: weaker). A later change of the field that never reaches the
+ *    mapped objects, reaches them with another value, or leaves the old marker behind, alarms.
+ *    A field the map has nothing for is judged by path and value: a field of the same name in a
+ *    written object that changed with it before but not now (said so in the alarm).
+ * 3. Health at the sequence's end: StatefulSets and Deployments not ready, pods not Running, the
+ *    controller exited or panicked. After a misoperation the step is `misoperation`, not a bug.
+ *
+ * The field -> object map carries from one sequence to the next (the same controller), in order.
+ */
+import type { ClusterChangeEvent, RequestEvent, TraceEvent, WorkloadStepEvent } from '../../src/model/trace.js';
+import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
+import { isObject } from '../../src/model/object-key.js';
+import { WRITE_VERBS } from '../../src/model/api-path.js';
+import { formatPath } from '../../src/model/field-path.js';
+import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
+import { quantitiesEqual } from '../quantity.js';
+import { scanControllerLog } from '../health.js';
+
+export type ExploreOracle = 'consistency' | 'health' | 'crash' | 'differential';
+export type StepVerdict = 'ok' | 'rejected' | 'alarm' | 'misoperation' | 'not-run';
+
+export interface ExploreAlarm {
+  oracle: ExploreOracle;
+  /** The sequence and its 1-based step (absent: the sequence's end). */
+  sequence: string;
+  step?: number;
+  object?: ObjectKey;
+  field?: string;
+  expected?: unknown;
+  found?: unknown;
+  message: string;
+  /** How the object and field were found: a traced marker, a traced value, or a path name alone. */
+  matchedBy?: 'marker' | 'value' | 'path';
+}
+
+export interface TracedLocation {
+  object: ObjectKey;
+  field: string;
+  /** `exact`: the field held the written value itself; `contains`: the marker inside a longer value. */
+  relation: 'exact' | 'contains';
+}
+
+export interface StepJudgement {
+  step: number;
+  operation: string;
+  kind: ExploreStep['kind'];
+  property: string;
+  path: string;
+  setup?: boolean;
+  verdict: StepVerdict;
+  /** Why the API server refused it. */
+  rejection?: string;
+  /** Where the written value went, when this step taught it. */
+  traced?: { via: 'marker' | 'value'; locations: TracedLocation[] };
+  notes: string[];
+}
+
+export interface SequenceRun {
+  sequence: ExploreSequence;
+  /** The CR the sequence writes. */
+  crKey: ObjectKey;
+  /** Controller and cluster trace events, merged in seq order. */
+  events: readonly TraceEvent[];
+  controllerLog?: string;
+  /** From run.json: how each controller incarnation ended (`expected`: kperturb stopped it). */
+  controllerExits?: ReadonlyArray<{ code: number | null; signal: string | null; expected: boolean }>;
+  /** The run's outcome: a failed workload or run is judged up to where it got. */
+  error?: string;
+}
+
+export interface SequenceJudgement {
+  sequence: string;
+  steps: StepJudgement[];
+  alarms: ExploreAlarm[];
+  error?: string;
+}
+
+/** The learned field -> object map: by concrete CR path (`spec.image`). */
+export type FieldMap = Map<string, { via: 'marker' | 'value'; marker?: string; locations: TracedLocation[] }>;
+
+/** Workload step index of operation k: the seed's apply and settle come first, then patch and settle per operation. */
+export const operationStepIndex = (k: number): number => 2 + 2 * k;
+
+const IGNORED_KINDS = new Set(['Event', 'Lease', 'EndpointSlice', 'Endpoints', 'ControllerRevision']);
+const IGNORED_FIELD = /^metadata\.(managedFields|resourceVersion|uid|creationTimestamp|generation|selfLink)\b/;
+
+export function judgeExploration(runs: readonly SequenceRun[]): SequenceJudgement[] {
+  const map: FieldMap = new Map();
+  return runs.map((run) => judgeSequence(run, map));
+}
+
+export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgement {
+  const { sequence } = run;
+  const alarms: ExploreAlarm[] = [];
+  const written = controllerWrittenKeys(run.events, run.crKey);
+  const boundaries = stepBoundaries(run.events);
+  const states = replayStates(run.events, boundaries, sequence.steps.length);
+  const steps: StepJudgement[] = [];
+  let crBefore: unknown = sequence.seed;
+  for (const [k, step] of sequence.steps.entries()) {
+    const judgement: StepJudgement = {
+      step: k + 1,
+      operation: step.operation,
+      kind: step.kind,
+      property: step.property,
+      path: formatPath(step.path),
+      ...(step.setup ? { setup: true } : {}),
+      verdict: 'ok',
+      notes: [],
+    };
+    steps.push(judgement);
+    const done = boundaries.done.get(operationStepIndex(k));
+    if (!done || !states[k] || !states[k + 1]) {
+      judgement.verdict = 'not-run';
+      continue;
+    }
+    if (done.rejected !== undefined) {
+      judgement.verdict = 'rejected';
+      judgement.rejection = done.error ?? `HTTP ${done.rejected}`;
+      continue;
+    }
+    const before = states[k]!;
+    const after = states[k + 1]!;
+    const crAfter = after.get(run.crKey) ?? step.cr;
+    const found = consistency(step, judgement, map, before, after, written, crBefore, crAfter);
+    for (const a of found) alarms.push({ ...a, sequence: sequence.name, step: k + 1 });
+    if (found.length > 0) judgement.verdict = step.kind === 'misoperation' ? 'misoperation' : 'alarm';
+    crBefore = crAfter;
+  }
+  const end = states[sequence.steps.length];
+  if (end) {
+    const unhealthy = healthAlarms(end, sequence.name);
+    const last = steps.at(-1);
+    // Judged by recovery: a misoperation the sequence came back from is not a bug; one it ended on is labelled so.
+    if (unhealthy.length > 0 && last?.kind === 'misoperation') {
+      last.verdict = 'misoperation';
+      last.notes.push(...unhealthy.map((a) => a.message));
+    } else alarms.push(...unhealthy);
+  }
+  alarms.push(...crashAlarms(run, sequence.name));
+  return { sequence: sequence.name, steps, alarms, ...(run.error ? { error: run.error } : {}) };
+}
+
+/** The cluster's objects after operation step `k` (0-based) of a sequence run: at the next operation's start, or the trace's end. */
+export function stateAfterStep(events: readonly TraceEvent[], k: number, steps: number): State | undefined {
+  return replayStates(events, stepBoundaries(events), steps)[k + 1];
+}
+
+// ---- trace reading ------------------------------------------------------------------------------
+
+interface Boundaries {
+  /** seq of each workload step's start. */
+  start: Map<number, number>;
+  done: Map<number, WorkloadStepEvent>;
+  last: number;
+}
+
+function stepBoundaries(events: readonly TraceEvent[]): Boundaries {
+  const start = new Map<number, number>();
+  const done = new Map<number, WorkloadStepEvent>();
+  let last = 0;
+  for (const e of events) {
+    last = Math.max(last, e.seq);
+    if (e.type !== 'workload-step') continue;
+    if (e.phase === 'start') start.set(e.index, e.seq);
+    else done.set(e.index, e);
+  }
+  return { start, done, last };
+}
+
+type State = Map<ObjectKey, KubeObject>;
+
+/**
+ * The cluster's objects when each operation starts (index k) and after the last one (index n): the
+ * state before operation k is the one at its patch's start, after the settle that ended the step before.
+ */
+function replayStates(events: readonly TraceEvent[], b: Boundaries, n: number): Array<State | undefined> {
+  const cuts: number[] = [];
+  for (let k = 0; k < n; k++) cuts.push(b.start.get(operationStepIndex(k)) ?? Infinity);
+  cuts.push(b.last + 1);
+  const states: Array<State | undefined> = [];
+  const state: State = new Map();
+  let next = 0;
+  const changes = events.filter((e): e is ClusterChangeEvent => e.type === 'cluster-change');
+  for (const [i, cut] of cuts.entries()) {
+    if (cut === Infinity) {
+      states[i] = undefined;
+      continue;
+    }
+    while (next < changes.length && changes[next]!.seq < cut) {
+      const c = changes[next++]!;
+      if (c.eventType === 'DELETED') state.delete(c.key);
+      else state.set(c.key, c.object);
+    }
+    states[i] = new Map(state);
+  }
+  return states;
+}
+
+/** The objects the controller wrote (its requests in the proxy's trace), but the CR and bookkeeping kinds. */
+export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: ObjectKey): Set<ObjectKey> {
+  const keys = new Set<ObjectKey>();
+  for (const e of events) {
+    if (e.type !== 'request') continue;
+    const r = e as RequestEvent;
+    if (r.key && WRITE_VERBS.has(r.verb) && r.key !== crKey && !IGNORED_KINDS.has(r.key.split('/')[0]!)) keys.add(r.key);
+  }
+  return keys;
+}
+
+// ---- consistency ----------------------------------------------------------------------------------
+
+type Leaves = Map<string, unknown>;
+
+/** Every scalar of an object by its dotted path (`spec.template.spec.containers[0].image`); map keys are part of the path. */
+export function leaves(obj: unknown, prefix: Array<string | number> = [], out: Leaves = new Map()): Leaves {
+  if (Array.isArray(obj)) obj.forEach((v, i) => leaves(v, [...prefix, i], out));
+  else if (isObject(obj)) for (const [k, v] of Object.entries(obj)) leaves(v, [...prefix, k], out);
+  else if (prefix.length > 0) {
+    const path = formatPath(prefix);
+    if (!IGNORED_FIELD.test(path)) out.set(path, obj);
+  }
+  return out;
+}
+
+function markerIn(text: string, marker: string): boolean {
+  return new RegExp(`(^|[^A-Za-z0-9])${marker}($|[^0-9])`).test(text);
+}
+
+/** Fields of `state`'s written objects whose path or value holds the marker. */
+function findMarker(state: State, keys: ReadonlySet<ObjectKey>, marker: string, written: unknown): TracedLocation[] {
+  const out: TracedLocation[] = [];
+  for (const key of keys) {
+    const obj = state.get(key);
+    if (!obj) continue;
+    for (const [field, value] of leaves(obj)) {
+      if (typeof value === 'string' && markerIn(value, marker)) out.push({ object: key, field, relation: value === written ? 'exact' : 'contains' });
+      else if (markerIn(field, marker)) out.push({ object: key, field, relation: 'contains' });
+    }
+  }
+  return out;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (JSON.stringify(a) === JSON.stringify(b)) return true;
+  if ((typeof a === 'string' || typeof a === 'number') && (typeof b === 'string' || typeof b === 'number'))
+    return String(a) === String(b) || quantitiesEqual(a, b);
+  return false;
+}
+
+/** The last segment of a dotted path, as a comparable name (`storageSize` and `storage_size` alike). */
+function lastName(path: string): string {
+  const seg =
+    path
+      .replace(/\[[^\]]*\]$/, '')
+      .split('.')
+      .at(-1) ?? '';
+  return seg.replace(/[_-]/g, '').toLowerCase();
+}
+
+function consistency(
+  step: ExploreStep,
+  judgement: StepJudgement,
+  map: FieldMap,
+  before: State,
+  after: State,
+  written: ReadonlySet<ObjectKey>,
+  crBefore: unknown,
+  crAfter: unknown,
+): Array<Omit<ExploreAlarm, 'sequence' | 'step'>> {
+  const path = formatPath(step.path);
+  const known = map.get(path);
+  const alarms: Array<Omit<ExploreAlarm, 'sequence' | 'step'>> = [];
+  const crText = JSON.stringify(crAfter);
+  // (1) The old marker left the CR: it must leave the objects it reached.
+  if (known?.marker && !markerIn(crText, known.marker)) {
+    for (const loc of known.locations) {
+      const obj = after.get(loc.object);
+      const stale = obj ? findMarker(new Map([[loc.object, obj]]), new Set([loc.object]), known.marker, undefined) : [];
+      for (const s of stale) {
+        alarms.push({
+          oracle: 'consistency',
+          object: s.object,
+          field: s.field,
+          expected: step.deleted ? '(the old value gone)' : step.value,
+          found: leaves(obj).get(s.field),
+          message: `${path} no longer holds ${known.marker}, but ${s.object} ${s.field} still does (traced: the marker reached it when it was set)`,
+          matchedBy: 'marker',
+        });
+      }
+    }
+  }
+  // (2) A new marker: where does it go? Learn the map, or check it against the one learned.
+  if (step.marker) {
+    const locations = findMarker(after, written, step.marker, step.value);
+    if (locations.length > 0) {
+      if (known && known.via === 'marker') {
+        const reached = new Set(locations.map((l) => l.object));
+        for (const loc of known.locations)
+          if (!reached.has(loc.object))
+            alarms.push(notReached(loc, step, after, `never reached ${loc.object} ${loc.field} (traced: an earlier marker of ${path} did)`, 'marker'));
+      }
+      map.set(path, { via: 'marker', marker: step.marker, locations });
+      judgement.traced = { via: 'marker', locations };
+    } else if (known && alarms.length === 0) {
+      for (const loc of known.locations)
+        alarms.push(
+          notReached(
+            loc,
+            step,
+            after,
+            `reached none of the objects an earlier change of it reached (${loc.object} ${loc.field}; traced by ${known.via})`,
+            known.via,
+          ),
+        );
+    } else if (!known) {
+      judgement.notes.push(`the marker ${step.marker} reached no object the controller writes (a status-only or behavioural field, or gated by another field)`);
+      alarms.push(...byPathAndValue(step, path, crBefore, after, written));
+    }
+    return alarms;
+  }
+  if (step.deleted) return alarms;
+  // (3) No marker: trace by value, judge by the map where it is exact, else by path name.
+  const value = step.value;
+  if (isObject(value) || Array.isArray(value)) return alarms;
+  if (known) {
+    for (const loc of known.locations.filter((l) => l.relation === 'exact')) {
+      const obj = after.get(loc.object);
+      const found = obj ? leaves(obj).get(loc.field) : undefined;
+      if (obj && !sameValue(found, value)) {
+        alarms.push({
+          oracle: 'consistency',
+          object: loc.object,
+          field: loc.field,
+          expected: value,
+          found,
+          message: `${path} changed to ${JSON.stringify(value)}, but ${loc.object} ${loc.field} holds ${JSON.stringify(found)} (traced by ${known.via === 'marker' ? 'a marker' : 'value: no marker fits this field'})`,
+          matchedBy: known.via,
+        });
+      }
+    }
+    return alarms;
+  }
+  const changedTo: TracedLocation[] = [];
+  for (const key of written) {
+    const a = after.get(key);
+    if (!a) continue;
+    const b = leaves(before.get(key));
+    for (const [field, v] of leaves(a))
+      if (!field.startsWith('status.') && sameValue(v, value) && !sameValue(b.get(field), v)) changedTo.push({ object: key, field, relation: 'exact' });
+  }
+  if (changedTo.length > 0) {
+    map.set(path, { via: 'value', locations: changedTo });
+    judgement.traced = { via: 'value', locations: changedTo };
+    return alarms;
+  }
+  alarms.push(...byPathAndValue(step, path, crBefore, after, written));
+  if (alarms.length === 0) judgement.notes.push(`${JSON.stringify(value)} reached no object the controller writes`);
+  return alarms;
+}
+
+/** A mapped field the step's new value did not reach. */
+function notReached(loc: TracedLocation, step: ExploreStep, after: State, why: string, matchedBy: 'marker' | 'value'): Omit<ExploreAlarm, 'sequence' | 'step'> {
+  const obj = after.get(loc.object);
+  return {
+    oracle: 'consistency',
+    object: loc.object,
+    field: loc.field,
+    expected: step.value,
+    found: obj ? leaves(obj).get(loc.field) : '(object absent)',
+    message: `${formatPath(step.path)} changed to ${JSON.stringify(step.value)}, which ${why}`,
+    matchedBy,
+  };
+}
+
+/** Path and value, where nothing was traced: a same-named field of a written object that still holds the value before the step. */
+function byPathAndValue(
+  step: ExploreStep,
+  path: string,
+  crBefore: unknown,
+  after: State,
+  written: ReadonlySet<ObjectKey>,
+): Array<Omit<ExploreAlarm, 'sequence' | 'step'>> {
+  const alarms: Array<Omit<ExploreAlarm, 'sequence' | 'step'>> = [];
+  const value = step.value;
+  const old = leavesAt(crBefore, step.path);
+  if (old === undefined || isObject(old) || Array.isArray(old) || sameValue(old, value)) return alarms;
+  const name = lastName(path);
+  for (const key of written) {
+    const a = after.get(key);
+    if (!a) continue;
+    for (const [field, v] of leaves(a)) {
+      if (field.startsWith('status.') || lastName(field) !== name || !sameValue(v, old)) continue;
+      alarms.push({
+        oracle: 'consistency',
+        object: key,
+        field,
+        expected: value,
+        found: v,
+        message: `${path} changed from ${JSON.stringify(old)} to ${JSON.stringify(value)}, but ${key} ${field} still holds ${JSON.stringify(v)} (matched by path name and value: ${step.marker ? `the marker ${step.marker} reached no written object` : 'no marker fits this field, nothing traced'})`,
+        matchedBy: 'path',
+      });
+    }
+  }
+  return alarms;
+}
+
+function leavesAt(obj: unknown, path: ReadonlyArray<string | number>): unknown {
+  let cur = obj;
+  for (const seg of path) cur = Array.isArray(cur) && typeof seg === 'number' ? cur[seg] : isObject(cur) ? cur[String(seg)] : undefined;
+  return cur;
+}
+
+// ---- health and crash ----------------------------------------------------------------------------
+
+function num(v: unknown): number {
+  return typeof v === 'number' ? v : 0;
+}
+
+export function healthAlarms(state: State, sequence: string): ExploreAlarm[] {
+  const alarms: ExploreAlarm[] = [];
+  for (const [key, obj] of state) {
+    const spec = isObject(obj.spec) ? obj.spec : {};
+    const status = isObject(obj.status) ? obj.status : {};
+    if (obj.kind === 'StatefulSet' || obj.kind === 'Deployment') {
+      const want = typeof spec.replicas === 'number' ? spec.replicas : 1;
+      if (want > 0 && num(status.readyReplicas) !== want)
+        alarms.push({
+          oracle: 'health',
+          sequence,
+          object: key,
+          field: 'status.readyReplicas',
+          expected: want,
+          found: status.readyReplicas ?? 0,
+          message: `${key} has ${num(status.readyReplicas)} of ${want} replicas ready at the sequence's end`,
+        });
+    } else if (obj.kind === 'Pod') {
+      const phase = status.phase;
+      if (phase !== 'Running' && phase !== 'Succeeded' && !obj.metadata?.deletionTimestamp)
+        alarms.push({
+          oracle: 'health',
+          sequence,
+          object: key,
+          field: 'status.phase',
+          expected: 'Running',
+          found: phase,
+          message: `${key} is ${String(phase)} at the sequence's end`,
+        });
+    }
+  }
+  return alarms;
+}
+
+function crashAlarms(run: SequenceRun, sequence: string): ExploreAlarm[] {
+  const alarms: ExploreAlarm[] = [];
+  for (const e of run.controllerExits ?? []) {
+    if (!e.expected)
+      alarms.push({
+        oracle: 'crash',
+        sequence,
+        message: `the controller exited (code ${String(e.code)}${e.signal ? `, signal ${e.signal}` : ''}) during the sequence`,
+      });
+  }
+  for (const inc of scanControllerLog(run.controllerLog ?? ''))
+    alarms.push({ oracle: 'crash', sequence, message: `controller.log line ${inc.line}: ${inc.summary}` });
+  return alarms;
+}

@@ -1,0 +1,337 @@
+/**
+ * `kperturb explore`: operations generated from the controller's CRDs and seed CRs (planner/explore),
+ * written as ordinary workloads (`--emit`), or run through `learn` (one fresh cluster per sequence,
+ * its reference runs) and judged step by step by explore's oracles (oracles/explore).
+ *
+ * Files, under the campaign directory: `explore/explore.json` (the generated campaign), and
+ * `explore/results.json` (each step's verdict, the alarms, coverage); the runs are learn's,
+ * `learn/<sequence>/ref-<n>/`, so `plan` and `test` take them unchanged.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+import { loadManifestObjects, type ControllerUnderTest, type Workload, type WorkloadStep } from '../config/config.js';
+import { readYamlFile } from '../io/yaml-file.js';
+import { writeFileAtomic } from '../io/atomic-files.js';
+import { UserInputError } from '../model/errors.js';
+import { isObject, keyOf, type KubeObject, type ObjectKey } from '../model/object-key.js';
+import { builtinV2Definitions } from '../cluster/openapi-builtin.js';
+import {
+  crdVersionSchema,
+  generateExploration,
+  parseSchema,
+  type ExploreCampaign,
+  type ExploreSequence,
+  type ExploreTarget,
+  type PropertyCoverage,
+} from '../../planner/explore/index.js';
+import {
+  differentialAlarms,
+  judgeExploration,
+  stateAfterStep,
+  type ExploreAlarm,
+  type SequenceJudgement,
+  type SequenceRun,
+} from '../../oracles/explore/index.js';
+import { readRunRecord, readRunTraces, RUN_FILES } from '../report/artifacts.js';
+import { mergeTracesBySeq } from '../model/trace-merge.js';
+import type { TraceEvent } from '../model/trace.js';
+import { CampaignLayout } from './layout.js';
+import { learn, type CampaignOptions } from './campaign.js';
+
+export const EXPLORE_FORMAT = 'kperturb.dev/explore/v1';
+export const EXPLORE_RESULTS_FORMAT = 'kperturb.dev/explore-results/v1';
+export const DEFAULT_EXPLORE_STEPS = 5;
+
+/**
+ * Core types semantic operations match subtrees to (their definitions and every one they reach are
+ * taken from the built-in OpenAPI the embedded cluster serves).
+ */
+const CORE_TYPES = [
+  'io.k8s.api.core.v1.ResourceRequirements',
+  'io.k8s.api.core.v1.Affinity',
+  'io.k8s.api.core.v1.Toleration',
+  'io.k8s.api.core.v1.PodSecurityContext',
+  'io.k8s.api.core.v1.SecurityContext',
+  'io.k8s.api.core.v1.Probe',
+  'io.k8s.api.core.v1.PersistentVolumeClaimSpec',
+  'io.k8s.api.apps.v1.StatefulSetUpdateStrategy',
+  'io.k8s.api.apps.v1.DeploymentStrategy',
+  'io.k8s.api.core.v1.ServiceSpec',
+];
+
+export interface ExploreOptions {
+  seed: number;
+  maxSteps: number;
+}
+
+/** The CRDs (crds:, else the CRDs among setup) and seeds (seeds:, and the CRs the workloads apply) as generation targets. */
+export function exploreTargets(config: ControllerUnderTest): ExploreTarget[] {
+  const crdFiles = config.crds && config.crds.length > 0 ? config.crds : config.setup;
+  const crds = crdFiles.flatMap((file) =>
+    loadManifestObjects(file)
+      .filter((o) => o.kind === 'CustomResourceDefinition')
+      .map((crd) => ({ crd, file })),
+  );
+  if (crds.length === 0)
+    throw new UserInputError(config.file, 'crds', 'the CustomResourceDefinitions to explore (none among the setup files: name their files under crds)');
+  const seeds: Array<{ obj: KubeObject; where: string }> = [];
+  for (const file of config.seeds ?? []) loadManifestObjects(file).forEach((obj, i) => seeds.push({ obj, where: `${file} document ${i + 1}` }));
+  for (const w of config.workloads.values()) {
+    for (const [i, step] of w.steps.entries()) {
+      if (!('apply' in step)) continue;
+      const objs = typeof step.apply === 'string' ? loadManifestObjects(step.apply) : [step.apply.resource];
+      for (const obj of objs) seeds.push({ obj, where: `workloads.${w.name}.steps[${i}]` });
+    }
+  }
+  const targets = new Map<string, ExploreTarget>();
+  const seen = new Set<string>();
+  for (const { obj, where } of seeds) {
+    const match = crds.map(({ crd }) => crdVersionSchema(crd, String(obj.apiVersion))).find((v) => v && v.kind === obj.kind);
+    if (!match) {
+      if (config.seeds?.some((f) => where.startsWith(f + ' ')))
+        throw new UserInputError(where, 'apiVersion', `a custom resource of a CRD kperturb explores (no CRD serves ${String(obj.apiVersion)} ${obj.kind})`);
+      continue; // a workload's ConfigMap or Secret: not a seed
+    }
+    if (match.schema === undefined) throw new UserInputError(where, 'kind', `a kind whose CRD version ${match.version} gives an openAPIV3Schema`);
+    const id = JSON.stringify(obj);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const t = targets.get(`${match.group}/${match.version}/${match.kind}`) ?? { schema: parseSchema(match.schema), kind: match.kind, seeds: [] };
+    t.seeds.push(withoutServerFields(obj));
+    targets.set(`${match.group}/${match.version}/${match.kind}`, t);
+  }
+  if (targets.size === 0)
+    throw new UserInputError(
+      config.file,
+      'seeds',
+      'at least one custom resource of the explored CRDs to start from (seeds: files, or a workload that applies one)',
+    );
+  return [...targets.values()];
+}
+
+function withoutServerFields(obj: KubeObject): Record<string, unknown> {
+  const { status: _status, ...rest } = obj as Record<string, unknown>;
+  const md = isObject(rest.metadata) ? { ...rest.metadata } : {};
+  for (const k of ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields']) delete md[k];
+  if (md.namespace === undefined) md.namespace = 'default';
+  return { ...rest, metadata: md };
+}
+
+export function generateCampaign(config: ControllerUnderTest, opts: ExploreOptions): ExploreCampaign {
+  return generateExploration({ targets: exploreTargets(config), seed: opts.seed, maxSteps: opts.maxSteps, coreTypes: builtinV2Definitions(CORE_TYPES) });
+}
+
+/** A sequence as a workload: apply the seed, then each operation as a merge patch that may be refused, each followed by settling. */
+export function sequenceWorkload(seq: ExploreSequence, settleSeconds: number): Workload {
+  const key = crKey(seq);
+  const steps: WorkloadStep[] = [{ apply: { resource: seq.seed as KubeObject } }, { settle: { timeoutSeconds: settleSeconds } }];
+  for (const s of seq.steps) {
+    steps.push({ patch: { key, type: 'merge', patch: s.patch, onError: 'continue' } });
+    steps.push({ settle: { timeoutSeconds: settleSeconds } });
+  }
+  return { name: seq.name, steps };
+}
+
+function crKey(seq: ExploreSequence): ObjectKey {
+  const key = keyOf(seq.seed as KubeObject);
+  if (!key) throw new Error(`seed of ${seq.name} has no name`);
+  return key;
+}
+
+/** The config with the generated workloads in place of its own (masks of its own workloads dropped). */
+export function exploreConfig(config: ControllerUnderTest, campaign: ExploreCampaign): ControllerUnderTest {
+  const workloads = new Map(campaign.sequences.map((s) => [s.name, sequenceWorkload(s, config.settle.timeoutSeconds)]));
+  return {
+    ...config,
+    workloads,
+    masks: config.masks.filter((m) => m.workload === undefined),
+    countUpdates: config.countUpdates.filter((m) => m.workload === undefined),
+  };
+}
+
+/**
+ * `--emit DIR`: DIR/kperturb.yaml, the config with the generated workloads (paths made absolute, so
+ * that `kperturb learn -c DIR/kperturb.yaml` runs them unchanged), and DIR/explore.json, the campaign.
+ */
+export function emitCampaign(config: ControllerUnderTest, campaign: ExploreCampaign, dir: string): { config: string; campaign: string } {
+  const raw = readYamlFile(config.file, 'KP_E_CONFIG') as Record<string, unknown>;
+  const abs = (p: unknown) => (typeof p === 'string' && !isAbsolute(p) ? resolve(config.dir, p) : p);
+  const controller = { ...(raw.controller as Record<string, unknown>), workingDir: config.controller.workingDir };
+  const out: Record<string, unknown> = { ...raw, controller };
+  for (const section of ['setup', 'crds', 'seeds'] as const) if (Array.isArray(raw[section])) out[section] = (raw[section] as unknown[]).map(abs);
+  const workloads: Record<string, unknown> = {};
+  for (const s of campaign.sequences) workloads[s.name] = { steps: sequenceWorkload(s, config.settle.timeoutSeconds).steps };
+  out.workloads = workloads;
+  for (const section of ['masks', 'countUpdates'] as const)
+    if (Array.isArray(raw[section])) out[section] = (raw[section] as unknown[]).filter((m) => !(isObject(m) && m.workload !== undefined));
+  mkdirSync(dir, { recursive: true });
+  const configFile = join(dir, 'kperturb.yaml');
+  const header = `# Generated by \`kperturb explore --emit\` from ${config.file} (seed ${campaign.seed}, up to ${campaign.maxSteps} steps per sequence).\n# Run it with \`kperturb learn -c ${configFile}\`, then plan and test as usual; explore.json beside it says what each step does.\n`;
+  writeFileSync(configFile, header + stringify(out, { lineWidth: 0, aliasDuplicateObjects: false }));
+  const campaignFile = join(dir, 'explore.json');
+  writeFileSync(campaignFile, JSON.stringify({ format: EXPLORE_FORMAT, ...campaign }, null, 2) + '\n');
+  return { config: configFile, campaign: campaignFile };
+}
+
+export interface CoverageSummary {
+  covered: number;
+  total: number;
+  uncovered: Array<{ kind: string; property: string; reason: string }>;
+}
+
+export interface ExploreResults {
+  format: typeof EXPLORE_RESULTS_FORMAT;
+  seed: number;
+  maxSteps: number;
+  sequences: Array<SequenceJudgement & { runDir: string }>;
+  alarms: ExploreAlarm[];
+  coverage: CoverageSummary;
+}
+
+/**
+ * Coverage after the runs: a property counts when an accepted step changed it or something under
+ * it; one whose every step was refused is "rejected every time"; the rest keep generation's reason.
+ */
+export function runCoverage(campaign: ExploreCampaign, judged: readonly SequenceJudgement[]): CoverageSummary {
+  const accepted = new Set<string>();
+  const tried = new Set<string>();
+  for (const j of judged) {
+    for (const s of j.steps) {
+      const parts = s.property.split('.');
+      for (let n = parts.length; n >= 2; n--) {
+        const p = parts.slice(0, n).join('.');
+        tried.add(p);
+        if (s.verdict !== 'rejected' && s.verdict !== 'not-run') accepted.add(p);
+      }
+    }
+  }
+  const uncovered: CoverageSummary['uncovered'] = [];
+  let covered = 0;
+  let total = 0;
+  for (const { kind, properties } of campaign.coverage) {
+    for (const p of properties as PropertyCoverage[]) {
+      total++;
+      if (accepted.has(p.property)) covered++;
+      else
+        uncovered.push({
+          kind,
+          property: p.property,
+          reason: tried.has(p.property) ? 'rejected every time (or its runs failed)' : (p.uncovered ?? 'its operations did not run'),
+        });
+    }
+  }
+  return { covered, total, uncovered };
+}
+
+export interface ExploreRunOptions extends CampaignOptions, ExploreOptions {
+  /** Also apply each distinct accepted CR from the seed on a fresh cluster and compare (differential oracle). */
+  differential?: boolean;
+}
+
+/** Generates, runs every sequence through learn, judges each step, and writes explore/results.json. */
+export async function explore(config: ControllerUnderTest, opts: ExploreRunOptions): Promise<{ results: ExploreResults; file: string }> {
+  const campaign = generateCampaign(config, opts);
+  const layout = new CampaignLayout(opts.out, config.name);
+  const dir = join(layout.root, 'explore');
+  mkdirSync(dir, { recursive: true });
+  writeFileAtomic(join(dir, 'explore.json'), JSON.stringify({ format: EXPLORE_FORMAT, ...campaign }, null, 2) + '\n');
+  const steps = campaign.sequences.reduce((n, s) => n + s.steps.length, 0);
+  opts.log(
+    `explore ${config.name}: ${campaign.sequences.length} sequence(s), ${steps} operation step(s) (seed ${campaign.seed}, up to ${campaign.maxSteps} per sequence)`,
+  );
+  const generated = exploreConfig(config, campaign);
+  await learn(generated, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+  const runs: Array<SequenceRun & { runDir: string }> = [];
+  for (const seq of campaign.sequences) {
+    const runDir = layout.referenceRun(seq.name, 1);
+    runs.push({ ...(await loadSequenceRun(runDir, seq)), runDir });
+  }
+  const judged = judgeExploration(runs);
+  if (opts.differential) await differential(config, layout, runs, judged, opts);
+  const results: ExploreResults = {
+    format: EXPLORE_RESULTS_FORMAT,
+    seed: campaign.seed,
+    maxSteps: campaign.maxSteps,
+    sequences: judged.map((j, i) => ({ ...j, runDir: runs[i]!.runDir })),
+    alarms: judged.flatMap((j) => j.alarms),
+    coverage: runCoverage(campaign, judged),
+  };
+  const file = join(dir, 'results.json');
+  writeFileAtomic(file, JSON.stringify(results, null, 2) + '\n');
+  return { results, file };
+}
+
+/**
+ * The differential oracle's runs: each distinct CR a sequence reached by an accepted step (setup
+ * steps and misoperations aside) as a workload of its own that creates it with that spec at once,
+ * run through learn on a fresh cluster; its end compared with the state after that step. Alarms go
+ * to the sequence's judgement.
+ */
+async function differential(
+  config: ControllerUnderTest,
+  layout: CampaignLayout,
+  runs: ReadonlyArray<SequenceRun & { runDir: string }>,
+  judged: SequenceJudgement[],
+  opts: ExploreRunOptions,
+): Promise<void> {
+  const cases: Array<{ name: string; run: number; step: number; workload: Workload }> = [];
+  const seen = new Set<string>();
+  for (const [i, run] of runs.entries()) {
+    seen.add(JSON.stringify(run.sequence.seed.spec ?? null));
+    for (const st of judged[i]!.steps) {
+      if (st.setup || st.kind === 'misoperation' || (st.verdict !== 'ok' && st.verdict !== 'alarm')) continue;
+      const cr = stateAfterStep(run.events, st.step - 1, run.sequence.steps.length)?.get(run.crKey);
+      const spec = JSON.stringify(cr?.spec ?? null);
+      if (!cr || seen.has(spec)) continue;
+      seen.add(spec);
+      // Created with that spec at once, as a user who wrote it so from the start would (Acto: S0 -> D_i).
+      const name = `${run.sequence.name}-diff-${st.step}`;
+      const steps: WorkloadStep[] = [
+        { apply: { resource: { ...run.sequence.seed, spec: cr.spec } as KubeObject } },
+        { settle: { timeoutSeconds: config.settle.timeoutSeconds } },
+      ];
+      cases.push({ name, run: i, step: st.step, workload: { name, steps } });
+    }
+  }
+  if (cases.length === 0) return;
+  opts.log(`explore ${config.name}: ${cases.length} distinct accepted CR(s), each created with its spec at once on a fresh cluster (differential oracle)`);
+  const workloads = new Map(cases.map((c) => [c.name, c.workload]));
+  await learn(
+    { ...config, workloads, referenceRuns: 1 },
+    { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
+  );
+  const maskRules = config.masks.filter((m) => m.workload === undefined).map((m) => ({ keyGlob: m.key, paths: m.paths }));
+  for (const c of cases) {
+    const run = runs[c.run]!;
+    const fresh = await loadSequenceRun(layout.referenceRun(c.name, 1), run.sequence);
+    const chained = stateAfterStep(run.events, c.step - 1, run.sequence.steps.length)!;
+    const alarms = differentialAlarms(
+      { sequence: run.sequence.name, step: c.step, crKey: run.crKey, chained, freshEvents: fresh.events, chainedEvents: run.events },
+      maskRules,
+    );
+    judged[c.run]!.alarms.push(...alarms);
+    const step = judged[c.run]!.steps[c.step - 1]!;
+    if (alarms.length > 0 && step.verdict === 'ok') step.verdict = 'alarm';
+    step.notes.push(`differential: created with this spec at once (${c.name}), ${alarms.length === 0 ? 'the same end' : `${alarms.length} difference(s)`}`);
+  }
+}
+
+async function loadSequenceRun(runDir: string, sequence: ExploreSequence): Promise<SequenceRun> {
+  const record = readRunRecord(join(runDir, RUN_FILES.record));
+  const traces = await readRunTraces(runDir);
+  const events: TraceEvent[] = [];
+  for await (const e of mergeTracesBySeq([iterate(traces.controller), iterate(traces.cluster)])) events.push(e);
+  let controllerLog = '';
+  try {
+    controllerLog = readFileSync(join(runDir, RUN_FILES.controllerLog), 'utf8');
+  } catch {
+    /* no log: the controller never started */
+  }
+  const error = record.error ?? (record.workloadOutcome.ok ? undefined : record.workloadOutcome.error);
+  return { sequence, crKey: crKey(sequence), events, controllerLog, controllerExits: record.controllerExits, ...(error ? { error } : {}) };
+}
+
+async function* iterate<T>(items: readonly T[]): AsyncGenerator<T> {
+  for (const item of items) yield item;
+}

@@ -1,0 +1,99 @@
+/**
+ * `kperturb explore`: operations generated from the controller's CRDs and seed CRs, run and judged
+ * step by step (docs/explore.md), or with `--emit DIR` only written as workloads. Exit 0: no alarm;
+ * 1: alarms; 2: bad input or setup failure.
+ */
+import { Command, Option } from 'commander';
+import { resolve } from 'node:path';
+import { loadConfig } from '../../config/config.js';
+import { UserInputError } from '../../model/errors.js';
+import { stopOnInterrupt } from '../signals.js';
+import { renderTable } from '../../report/table.js';
+import { log, logError, configOption, outOption, realOption, kubeconfigOption, contextOption, clusterChoice, output } from '../common.js';
+
+const exploreModule = () => import('../../campaign/explore.js');
+
+function parseSeedNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n > 0xffffffff)
+    throw new UserInputError(undefined, '--seed', `a whole number from 0 to 4294967295 (got ${JSON.stringify(value)})`);
+  return n;
+}
+
+function parseSteps(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n < 1 || n > 100)
+    throw new UserInputError(undefined, '--steps', `a number of steps per sequence, 1-100 (got ${JSON.stringify(value)})`);
+  return n;
+}
+
+export function registerExplore(program: Command): void {
+  program
+    .command('explore')
+    .description("generate CR operations from the controller's CRDs and seed CRs, run each sequence and judge every step")
+    .addOption(configOption())
+    .addOption(outOption())
+    .addOption(new Option('--emit <dir>', 'only write the operations as a kperturb.yaml of workloads (and explore.json) in this directory; run nothing'))
+    .addOption(new Option('--seed <n>', 'the seed number: the same number gives the same operations').argParser(parseSeedNumber).default(1))
+    .addOption(new Option('--steps <n>', 'at most this many operations per sequence (each sequence on a fresh cluster)').argParser(parseSteps))
+    .option(
+      '--differential',
+      'also create each distinct accepted CR with its spec at once on a fresh cluster and compare its end with the one the sequence reached',
+    )
+    .addOption(realOption())
+    .addOption(kubeconfigOption())
+    .addOption(contextOption())
+    .action(
+      async (opts: {
+        config: string;
+        out: string;
+        emit?: string;
+        seed: number;
+        steps?: number;
+        differential?: boolean;
+        real?: boolean;
+        kubeconfig?: string;
+        context?: string;
+      }) => {
+        const config = loadConfig(opts.config);
+        const { generateCampaign, emitCampaign, explore, DEFAULT_EXPLORE_STEPS } = await exploreModule();
+        const options = { seed: opts.seed, maxSteps: opts.steps ?? DEFAULT_EXPLORE_STEPS };
+        if (opts.emit) {
+          const campaign = generateCampaign(config, options);
+          const files = emitCampaign(config, campaign, resolve(opts.emit));
+          const steps = campaign.sequences.reduce((n, s) => n + s.steps.length, 0);
+          process.stdout.write(`${campaign.sequences.length} sequence(s), ${steps} operation step(s) in ${files.config} (campaign: ${files.campaign})\n`);
+          process.stdout.write(`run them with: kperturb learn -c ${files.config}\n`);
+          return;
+        }
+        const signal = stopOnInterrupt(logError);
+        const { cluster } = await clusterChoice(opts, false, signal);
+        const { results, file } = await explore(config, {
+          ...options,
+          out: resolve(opts.out),
+          log,
+          signal,
+          differential: opts.differential === true,
+          ...(cluster ? { cluster } : {}),
+        });
+        const rows = results.sequences.flatMap((s) =>
+          s.steps.map((st) => [
+            s.sequence,
+            st.step,
+            `${st.operation}${st.setup ? ' (setup)' : ''}`,
+            st.path,
+            st.verdict,
+            st.traced ? `${st.traced.via}: ${st.traced.locations.map((l) => `${l.object} ${l.field}`).join(', ')}` : '',
+          ]),
+        );
+        if (output.verbosity !== 'quiet') process.stdout.write(renderTable(['sequence', 'step', 'operation', 'field', 'verdict', 'traced to'], rows) + '\n');
+        for (const s of results.sequences) if (s.error) logError(`kperturb: ${s.sequence}: the run did not finish: ${s.error}`);
+        for (const a of results.alarms) logError(`ALARM [${a.oracle}] ${a.sequence}${a.step ? ` step ${a.step}` : ''}: ${a.message}`);
+        const { covered, total, uncovered } = results.coverage;
+        process.stdout.write(`coverage: ${covered}/${total} properties changed by an accepted step\n`);
+        for (const u of uncovered) process.stdout.write(`  uncovered ${u.kind} ${u.property}: ${u.reason}\n`);
+        process.stdout.write(`results: ${file}\n`);
+        process.exitCode = results.alarms.length > 0 ? 1 : 0;
+      },
+    );
+}

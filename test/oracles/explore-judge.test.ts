@@ -1,0 +1,156 @@
+/** kperturb explore's oracles on hand-built traces: rejected input, traced consistency, path/value fallback, health. */
+import test from 'ava';
+import { differentialAlarms, judgeExploration, type SequenceRun } from '../../oracles/explore/index.js';
+import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
+import type { TraceEvent } from '../../src/model/trace.js';
+import type { KubeObject } from '../../src/model/object-key.js';
+
+const CR = 'Cache/default/c1';
+const STS = 'StatefulSet/default/c1';
+const seedCr = { apiVersion: 'demo.kperturb.dev/v1', kind: 'Cache', metadata: { name: 'c1', namespace: 'default' }, spec: { image: 'cache:1', size: 2 } };
+
+function sts(image: string, replicas = 2, labels: Record<string, string> = {}): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name: 'c1', namespace: 'default', labels },
+    spec: { replicas, template: { spec: { containers: [{ name: 'c', image }] } } },
+    status: { readyReplicas: replicas },
+  };
+}
+
+function step(operation: string, path: string[], value: unknown, marker?: string, kind: ExploreStep['kind'] = 'primitive'): ExploreStep {
+  return { operation, kind, property: path.join('.'), path, value, ...(marker ? { marker } : {}), patch: {}, cr: seedCr };
+}
+
+/** A run: the seed, then per operation the CR change the API server took (or its refusal) and what the controller wrote. */
+class RunBuilder {
+  private seq = 0;
+  readonly events: TraceEvent[] = [];
+  private cr: Record<string, unknown> = seedCr;
+  private e(event: Record<string, unknown>): void {
+    this.events.push({ seq: ++this.seq, ts: 0, ...event } as unknown as TraceEvent);
+  }
+  private workloadStep(index: number, extra: Record<string, unknown> = {}): void {
+    this.e({ type: 'workload-step', index, description: '', phase: 'start' });
+    this.e({ type: 'workload-step', index, description: '', phase: 'done', ...extra });
+  }
+  change(key: string, object: KubeObject, eventType = 'MODIFIED'): void {
+    this.e({ type: 'cluster-change', eventType, key, resourceVersion: String(this.seq), object });
+  }
+  controllerWrites(key: string, object: KubeObject): void {
+    this.e({ type: 'request', id: this.seq, incarnation: 1, method: 'PUT', path: '/x', query: {}, verb: 'update', key });
+    this.change(key, object);
+  }
+  seed(image = 'cache:1'): this {
+    this.workloadStep(0);
+    this.change(CR, seedCr as KubeObject, 'ADDED');
+    this.controllerWrites(STS, sts(image));
+    this.workloadStep(1);
+    return this;
+  }
+  op(k: number, spec: Record<string, unknown> | 'rejected', writes: Array<[string, KubeObject]> = []): this {
+    if (spec === 'rejected') this.workloadStep(2 + 2 * k, { rejected: 422, error: 'spec.size: Invalid value: 0: must be at least 1' });
+    else {
+      this.workloadStep(2 + 2 * k);
+      this.cr = { ...this.cr, spec: { ...(this.cr.spec as object), ...spec } };
+      this.change(CR, this.cr as KubeObject);
+    }
+    for (const [key, obj] of writes) this.controllerWrites(key, obj);
+    this.workloadStep(3 + 2 * k);
+    return this;
+  }
+}
+
+const sequence = (steps: ExploreStep[]): ExploreSequence => ({ name: 'explore-cache-c1-1', seed: seedCr, steps });
+const run = (steps: ExploreStep[], b: RunBuilder): SequenceRun => ({ sequence: sequence(steps), crKey: CR, events: b.events });
+
+test('a refused change is rejected, not a bug; a marker teaches where the field goes, and a later change that never gets there alarms', (t) => {
+  const steps = [
+    step('integer-down', ['spec', 'size'], 0),
+    step('string-change', ['spec', 'image'], 'kpm-1', 'kpm-1'),
+    step('string-change', ['spec', 'image'], 'kpm-2', 'kpm-2'),
+  ];
+  const b = new RunBuilder()
+    .seed()
+    .op(0, 'rejected')
+    .op(1, { image: 'kpm-1' }, [[STS, sts('kpm-1')]])
+    .op(2, { image: 'kpm-2' });
+  const [j] = judgeExploration([run(steps, b)]);
+  t.deepEqual(
+    j!.steps.map((s) => s.verdict),
+    ['rejected', 'ok', 'alarm'],
+  );
+  t.regex(j!.steps[0]!.rejection!, /must be at least 1/);
+  t.deepEqual(j!.steps[1]!.traced, { via: 'marker', locations: [{ object: STS, field: 'spec.template.spec.containers[0].image', relation: 'exact' }] });
+  t.is(j!.alarms.length, 1);
+  t.like(j!.alarms[0], { oracle: 'consistency', step: 3, object: STS, matchedBy: 'marker' });
+  t.regex(j!.alarms[0]!.message, /spec\.image no longer holds kpm-1, but StatefulSet\/default\/c1 .*image still does/);
+});
+
+test('the same changes reaching the StatefulSet give no alarm', (t) => {
+  const steps = [step('string-change', ['spec', 'image'], 'kpm-1', 'kpm-1'), step('string-change', ['spec', 'image'], 'kpm-2', 'kpm-2')];
+  const b = new RunBuilder()
+    .seed()
+    .op(0, { image: 'kpm-1' }, [[STS, sts('kpm-1')]])
+    .op(1, { image: 'kpm-2' }, [[STS, sts('kpm-2')]]);
+  const [j] = judgeExploration([run(steps, b)]);
+  t.deepEqual(j!.alarms, []);
+  t.deepEqual(
+    j!.steps.map((s) => s.verdict),
+    ['ok', 'ok'],
+  );
+});
+
+test('a label added then removed from the CR but never from the child alarms on the removal (traced by its marker key)', (t) => {
+  const steps = [
+    step('label-add-then-remove', ['spec', 'labels'], { 'kperturb.dev/kpm-4': 'kpm-4' }, 'kpm-4', 'semantic'),
+    step('label-add-then-remove', ['spec', 'labels'], {}, undefined, 'semantic'),
+  ];
+  const b = new RunBuilder()
+    .seed()
+    .op(0, { labels: { 'kperturb.dev/kpm-4': 'kpm-4' } }, [[STS, sts('cache:1', 2, { 'kperturb.dev/kpm-4': 'kpm-4' })]])
+    .op(1, { labels: {} });
+  const [j] = judgeExploration([run(steps, b)]);
+  t.is(j!.alarms.length, 1);
+  t.like(j!.alarms[0], { oracle: 'consistency', step: 2, field: 'metadata.labels["kperturb.dev/kpm-4"]' });
+});
+
+test('without a marker: a value traced into a written field must follow later changes; otherwise a same-named field that kept the old value alarms, and says it matched by name', (t) => {
+  const steps = [step('integer-up', ['spec', 'size'], 3), step('integer-down', ['spec', 'size'], 1)];
+  const traced = new RunBuilder()
+    .seed()
+    .op(0, { size: 3 }, [[STS, sts('cache:1', 3)]])
+    .op(1, { size: 1 });
+  const [j] = judgeExploration([run(steps, traced)]);
+  t.deepEqual(j!.steps[0]!.traced, { via: 'value', locations: [{ object: STS, field: 'spec.replicas', relation: 'exact' }] });
+  t.like(j!.alarms[0], { step: 2, field: 'spec.replicas', expected: 1, found: 3, matchedBy: 'value' });
+
+  const image = [step('string-empty', ['spec', 'image'], '')];
+  const [k] = judgeExploration([run(image, new RunBuilder().seed().op(0, { image: '' }))]);
+  t.like(k!.alarms[0], { matchedBy: 'path', field: 'spec.template.spec.containers[0].image', found: 'cache:1' });
+  t.regex(k!.alarms[0]!.message, /matched by path name and value/);
+});
+
+test('health at the sequence end: a StatefulSet short of ready replicas alarms, unless the last step was a misoperation', (t) => {
+  const short = { ...sts('cache:1', 24), status: { readyReplicas: 3 } };
+  const b = () => new RunBuilder().seed().op(0, { size: 24 }, [[STS, short]]);
+  const [bug] = judgeExploration([run([step('integer-up', ['spec', 'size'], 24)], b())]);
+  t.true(bug!.alarms.some((a) => a.oracle === 'health' && a.object === STS));
+  const [mis] = judgeExploration([run([step('replicas-beyond-nodes', ['spec', 'size'], 24, undefined, 'misoperation')], b())]);
+  t.false(mis!.alarms.some((a) => a.oracle === 'health'));
+  t.is(mis!.steps[0]!.verdict, 'misoperation');
+});
+
+test('differential: the same CR created at once ends with another StatefulSet than the history reached: one alarm per object, status left out', (t) => {
+  const chained = new Map([[STS, sts('cache:1')]]);
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(STS, { ...sts('kpm-1'), status: { readyReplicas: 0 } });
+  const alarms = differentialAlarms({ sequence: 's', step: 2, crKey: CR, chained, freshEvents: fresh.events, chainedEvents: new RunBuilder().seed().events });
+  t.is(alarms.length, 1);
+  t.like(alarms[0], { oracle: 'differential', object: STS, expected: 'cache:1', found: 'kpm-1' });
+  t.regex(alarms[0]!.field!, /image/);
+  const same = new RunBuilder();
+  same.controllerWrites(STS, sts('cache:1'));
+  t.deepEqual(differentialAlarms({ sequence: 's', step: 2, crKey: CR, chained, freshEvents: same.events, chainedEvents: [] }), []);
+});
