@@ -159,12 +159,22 @@ configCase('countUpdates without paths', HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS
 configCase('settle a word', HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS + 'settle: later\n', 'settle');
 configCase('an unknown top-level field', HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS + 'wrokloads: {}\n', 'wrokloads');
 configCase('learn with the same bad config', HEAD + 'controller: { command: 7 }\n' + GOOD_WORKLOADS, 'controller.command', 'learn');
+// A warning, not an error: plan (which then fails for want of reference runs) names the step and the 10 s hold limit.
+configCase(
+  'a soft wait longer than the proxy holds a watch',
+  HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, timeoutSeconds: 20, onTimeout: continue } } ] } }\n',
+  'workloads.w.steps[0].waitFor.timeoutSeconds: a soft wait (onTimeout: continue) of at most 10 s',
+);
 configCase('test with the same bad config', HEAD + 'controller: { command: 7 }\n' + GOOD_WORKLOADS, 'controller.command', 'test');
 
 // Options.
 const good = file(HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS);
 cases.push({ name: 'unknown command', args: ['frobnicate'], names: /frobnicate/ });
-cases.push({ name: 'init in a directory that does not exist', args: ['init', join(root, 'no-such-repo'), '--no-build'], names: /no-such-repo is not a directory/ });
+cases.push({
+  name: 'init in a directory that does not exist',
+  args: ['init', join(root, 'no-such-repo'), '--no-build'],
+  names: /no-such-repo is not a directory/,
+});
 {
   const existing = file('mine\n');
   cases.push({ name: 'init over an existing kperturb.yaml', args: ['init', join(existing, '..'), '--no-build'], names: new RegExp(escape(existing)) });
