@@ -554,7 +554,7 @@ async function waitUntilQuiet(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (startup && !proc.running && proc.exitedUnexpectedly) {
-      throw new SetupError(proc.startFailure ?? `the controller exited during start-up (see controller.log)`);
+      throw new SetupError(proc.startFailure ?? proc.startupExitMessage());
     }
     if (isQuiet(proxy.activity(), { now: Date.now(), quietMs, since, startup, serializedBacklog: proxy.serializedBacklog() })) return true;
     if (Date.now() >= deadline) {

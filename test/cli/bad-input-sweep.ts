@@ -165,6 +165,32 @@ configCase(
   HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, timeoutSeconds: 20, onTimeout: continue } } ] } }\n',
   'workloads.w.steps[0].waitFor.timeoutSeconds: a soft wait (onTimeout: continue) of at most 10 s',
 );
+// A controller that exits at start: learn shows what it printed and the likely cause in kperturb.yaml's terms.
+for (const [what, printed, names] of [
+  [
+    'panics for want of an environment variable',
+    'panic: WATCH_NAMESPACE must be set',
+    /panic: WATCH_NAMESPACE must be set[\s\S]*set controller\.env\.WATCH_NAMESPACE/,
+  ],
+  [
+    'finds its port taken',
+    'listen tcp :8080: bind: address already in use',
+    /port 8080 is taken[\s\S]*controller\.ports: \[8080\] and controller\.maxParallel: 1/,
+  ],
+] as const) {
+  const script = file(`echo '${printed}' >&2\nexit 2\n`, 'manager.sh');
+  cases.push({
+    name: `a controller that ${what}`,
+    args: [
+      'learn',
+      '-c',
+      file(HEAD + `controller: { command: sh, args: [${JSON.stringify(script)}] }\n` + GOOD_WORKLOADS + 'referenceRuns: 1\n'),
+      '-o',
+      join(root, 'out', String(fileCount)),
+    ],
+    names,
+  });
+}
 configCase('test with the same bad config', HEAD + 'controller: { command: 7 }\n' + GOOD_WORKLOADS, 'controller.command', 'test');
 
 // Options.
