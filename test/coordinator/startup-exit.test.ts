@@ -27,20 +27,21 @@ function config(controller: Partial<ControllerUnderTest['controller']> = {}): Co
   return { ...c, file: FILE, controller: { ...c.controller, ...controller } };
 }
 
+/** What the message shows of GO_PANIC (the blank line dropped). */
+const PANIC_SHOWN = [
+  'the controller exited during start-up, before it went quiet (exit code 2); the last lines it printed (controller.log):',
+  '  panic: WATCH_NAMESPACE must be set',
+  '  goroutine 1 [running]:',
+  '  main.main()',
+  '  \t/src/cmd/manager/main.go:42 +0x1d',
+  '  exit status 2',
+];
 const GO_PANIC = ['panic: WATCH_NAMESPACE must be set', '', 'goroutine 1 [running]:', 'main.main()', '\t/src/cmd/manager/main.go:42 +0x1d', 'exit status 2'];
 
 test('a Go panic naming an environment variable: the panic and controller.env.X', (t) => {
   t.is(
     describeStartupExit(config(), { code: 2, signal: null }, ['starting manager', ...GO_PANIC]),
-    [
-      'the controller exited during start-up, before it went quiet (exit code 2); the last lines it printed (controller.log):',
-      '  panic: WATCH_NAMESPACE must be set',
-      '  goroutine 1 [running]:',
-      '  main.main()',
-      '  \t/src/cmd/manager/main.go:42 +0x1d',
-      '  exit status 2',
-      `likely cause: it needs the environment variable WATCH_NAMESPACE: set controller.env.WATCH_NAMESPACE in ${FILE}`,
-    ].join('\n'),
+    [...PANIC_SHOWN, `likely cause: it needs the environment variable WATCH_NAMESPACE: set controller.env.WATCH_NAMESPACE in ${FILE}`].join('\n'),
   );
 });
 
@@ -104,12 +105,7 @@ test('learn: a controller that panics at start fails its reference run with the 
   t.is(
     summary!.runs[0]!.error,
     [
-      'the controller exited during start-up, before it went quiet (exit code 2); the last lines it printed (controller.log):',
-      '  panic: WATCH_NAMESPACE must be set',
-      '  goroutine 1 [running]:',
-      '  main.main()',
-      '  \t/src/cmd/manager/main.go:42 +0x1d',
-      '  exit status 2',
+      ...PANIC_SHOWN,
       `likely cause: it needs the environment variable WATCH_NAMESPACE: set controller.env.WATCH_NAMESPACE in ${join(dir, 'kperturb.yaml')}`,
     ].join('\n'),
   );
