@@ -36,6 +36,7 @@ import { redactAlarm } from '../report/redact.js';
 import { CampaignLayout } from './layout.js';
 import { useSecretHashKeyFile } from '../io/secret-hash-key.js';
 import { Limiter } from './limiter.js';
+import { softWaitWarnings } from './config-warnings.js';
 import type { Shard } from './shard.js';
 
 export type Log = (line: string) => void;
@@ -50,6 +51,8 @@ export interface CampaignOptions {
    * runs end (src/coordinator/run.ts), and the stage throws InterruptedError saying what finished.
    */
   signal?: AbortSignal;
+  /** Warnings (kept by `--quiet`, unlike `log`); default `log`. */
+  warn?: Log;
 }
 
 function selectWorkloads(config: ControllerUnderTest, names: string[] | undefined): Workload[] {
@@ -100,7 +103,9 @@ export interface LearnOptions extends CampaignOptions {
 export async function learn(config: ControllerUnderTest, opts: LearnOptions): Promise<LearnSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
   useCampaignSecretHashKey(layout);
-  const runs = selectWorkloads(config, opts.workloads).length * (config.referenceRuns + (opts.serialize ? NORMAL_DELIVERY_RUNS : 0));
+  const selected = selectWorkloads(config, opts.workloads);
+  for (const w of softWaitWarnings(config, selected)) (opts.warn ?? opts.log)(w);
+  const runs = selected.length * (config.referenceRuns + (opts.serialize ? NORMAL_DELIVERY_RUNS : 0));
   return withCampaignLock(layout, opts.log, () =>
     withControlPlanePool(opts.cluster, runs, async (cluster) => {
       // Each run's controller starts loading while the run before it settles (src/coordinator/standby.ts).
@@ -230,7 +235,9 @@ export interface PlanOptions extends CampaignOptions {
 
 async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout, opts: PlanOptions): Promise<PlanSummary[]> {
   const summaries: PlanSummary[] = [];
-  for (const workload of selectWorkloads(config, opts.workloads)) {
+  const selected = selectWorkloads(config, opts.workloads);
+  for (const w of softWaitWarnings(config, selected)) (opts.warn ?? opts.log)(w);
+  for (const workload of selected) {
     const refs = referenceDirs(layout, config, workload.name);
     const normal = normalDeliveryDirs(layout, workload.name);
     const masks = config.masks.filter((m) => !m.workload || m.workload === workload.name).map((m) => ({ key: m.key, paths: m.paths }));

@@ -11,6 +11,7 @@ import type { ControllerUnderTest } from '../config/config.js';
 import { controllerEnvironment } from '../config/var-expansion.js';
 import type { CommandWrapper } from './hosts-namespace.js';
 import { ProcessGroup } from '../process/groups.js';
+import { describeStartupExit, KEPT_LINES } from './startup-exit.js';
 
 export interface ControllerExit {
   incarnation: number;
@@ -39,6 +40,8 @@ interface Spawned {
   /** Set when it becomes the controller; until then its output is kept in `buffered`. */
   incarnation: number | undefined;
   buffered: string[];
+  /** Its last KEPT_LINES lines of output, for the message when it exits at start-up (startup-exit.ts). */
+  tail: string[];
   /** kperturb is ending it (a planned crash, the end of the run). */
   killing: boolean;
   sink: SpawnSink | undefined;
@@ -65,10 +68,16 @@ function spawnController(config: ControllerUnderTest, kubeconfigFile: string, wr
     exited: new Promise((resolve) => (markExited = resolve)),
     incarnation: undefined,
     buffered: [],
+    tail: [],
     killing: false,
     sink,
   };
-  const write = (line: string) => (p.sink && p.incarnation !== undefined ? p.sink.line(p, line) : p.buffered.push(line));
+  const write = (line: string) => {
+    p.tail.push(line);
+    if (p.tail.length > KEPT_LINES) p.tail.shift();
+    if (p.sink && p.incarnation !== undefined) p.sink.line(p, line);
+    else p.buffered.push(line);
+  };
   const pipe = (stream: NodeJS.ReadableStream | null) => {
     let partial = '';
     stream?.setEncoding('utf8');
@@ -156,6 +165,12 @@ export class ControllerProcess {
   /** Did the current incarnation exit without kperturb asking it to? */
   get exitedUnexpectedly(): boolean {
     return this.exits.some((e) => e.incarnation === this.incarnation && !e.expected);
+  }
+
+  /** Why the current incarnation exited during start-up, with its last lines (startup-exit.ts). */
+  startupExitMessage(): string {
+    const exit = [...this.exits].reverse().find((e) => e.incarnation === this.incarnation);
+    return describeStartupExit(this.config, exit, this.current?.tail ?? []);
   }
 
   /**

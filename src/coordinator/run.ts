@@ -566,7 +566,7 @@ async function waitUntilQuiet(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (startup && !proc.running && proc.exitedUnexpectedly) {
-      throw new SetupError(proc.startFailure ?? `the controller exited during start-up (see controller.log)`);
+      throw new SetupError(proc.startFailure ?? proc.startupExitMessage());
     }
     const never = neverQuiet?.();
     if (never) throw new SetupError(never);

@@ -159,12 +159,48 @@ configCase('countUpdates without paths', HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS
 configCase('settle a word', HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS + 'settle: later\n', 'settle');
 configCase('an unknown top-level field', HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS + 'wrokloads: {}\n', 'wrokloads');
 configCase('learn with the same bad config', HEAD + 'controller: { command: 7 }\n' + GOOD_WORKLOADS, 'controller.command', 'learn');
+// A warning, not an error: plan (which then fails for want of reference runs) names the step and the 10 s hold limit.
+configCase(
+  'a soft wait longer than the proxy holds a watch',
+  HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, timeoutSeconds: 20, onTimeout: continue } } ] } }\n',
+  'workloads.w.steps[0].waitFor.timeoutSeconds: a soft wait (onTimeout: continue) of at most 10 s',
+);
+// A controller that exits at start: learn shows what it printed and the likely cause in kperturb.yaml's terms.
+for (const [what, printed, names] of [
+  [
+    'panics for want of an environment variable',
+    'panic: WATCH_NAMESPACE must be set',
+    /panic: WATCH_NAMESPACE must be set[\s\S]*set controller\.env\.WATCH_NAMESPACE/,
+  ],
+  [
+    'finds its port taken',
+    'listen tcp :8080: bind: address already in use',
+    /port 8080 is taken[\s\S]*controller\.ports: \[8080\] and controller\.maxParallel: 1/,
+  ],
+] as const) {
+  const script = file(`echo '${printed}' >&2\nexit 2\n`, 'manager.sh');
+  cases.push({
+    name: `a controller that ${what}`,
+    args: [
+      'learn',
+      '-c',
+      file(HEAD + `controller: { command: sh, args: [${JSON.stringify(script)}] }\n` + GOOD_WORKLOADS + 'referenceRuns: 1\n'),
+      '-o',
+      join(root, 'out', String(fileCount)),
+    ],
+    names,
+  });
+}
 configCase('test with the same bad config', HEAD + 'controller: { command: 7 }\n' + GOOD_WORKLOADS, 'controller.command', 'test');
 
 // Options.
 const good = file(HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS);
 cases.push({ name: 'unknown command', args: ['frobnicate'], names: /frobnicate/ });
-cases.push({ name: 'init in a directory that does not exist', args: ['init', join(root, 'no-such-repo'), '--no-build'], names: /no-such-repo is not a directory/ });
+cases.push({
+  name: 'init in a directory that does not exist',
+  args: ['init', join(root, 'no-such-repo'), '--no-build'],
+  names: /no-such-repo is not a directory/,
+});
 {
   const existing = file('mine\n');
   cases.push({ name: 'init over an existing kperturb.yaml', args: ['init', join(existing, '..'), '--no-build'], names: new RegExp(escape(existing)) });

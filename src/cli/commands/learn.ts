@@ -45,6 +45,7 @@ export function registerLearn(program: Command): void {
         const summaries = await learn(config, {
           out: resolve(opts.out),
           log,
+          warn: logError,
           signal,
           ...(cluster ? { cluster } : {}),
           ...(opts.workload ? { workloads: opts.workload } : {}),

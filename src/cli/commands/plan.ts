@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/config.js';
 import { renderTable } from '../../report/table.js';
-import { log, campaignModule, configOption, outOption, workloadOption } from '../common.js';
+import { log, logError, campaignModule, configOption, outOption, workloadOption } from '../common.js';
 
 export function registerPlan(program: Command): void {
   program
@@ -16,7 +16,13 @@ export function registerPlan(program: Command): void {
     .action(async (opts: { config: string; out: string; workload?: string[]; prune: boolean }) => {
       const config = loadConfig(opts.config);
       const { plan } = await campaignModule();
-      const summaries = await plan(config, { out: resolve(opts.out), log, prune: opts.prune, ...(opts.workload ? { workloads: opts.workload } : {}) });
+      const summaries = await plan(config, {
+        out: resolve(opts.out),
+        log,
+        warn: logError,
+        prune: opts.prune,
+        ...(opts.workload ? { workloads: opts.workload } : {}),
+      });
       for (const s of summaries) {
         process.stdout.write(`${s.workload}: ${s.plans.length} plan(s) in ${s.dir}\n`);
         const rows = s.stats.flatMap((st) => st.stages.map((stage) => [st.pattern, stage.stage, stage.plans]));
