@@ -146,6 +146,9 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       last.notes.push(...unhealthy.map((a) => a.message));
     } else alarms.push(...unhealthy);
   }
+  // A run that failed before any operation (the controller could not start, a setup file was refused)
+  // is an error of the set-up, not a finding about the controller: no crash alarm for it.
+  if (run.error && steps.every((s) => s.verdict === 'not-run')) return { sequence: sequence.name, steps, alarms: [], error: run.error };
   alarms.push(...crashAlarms(run, sequence.name));
   return { sequence: sequence.name, steps, alarms, ...(run.error ? { error: run.error } : {}) };
 }

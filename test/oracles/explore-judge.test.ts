@@ -154,3 +154,24 @@ test('differential: the same CR created at once ends with another StatefulSet th
   same.controllerWrites(STS, sts('cache:1'));
   t.deepEqual(differentialAlarms({ sequence: 's', step: 2, crKey: CR, chained, freshEvents: same.events, chainedEvents: [] }), []);
 });
+
+test('a run that failed before its first operation is an error of the set-up, not a crash of the controller; one that failed later still alarms', (t) => {
+  const exits = [{ code: -2, expected: false }];
+  const neverStarted = {
+    sequence: sequence([step('integer-up', ['spec', 'size'], 3)]),
+    crKey: CR,
+    events: [],
+    error: 'controller.command: ENOENT',
+    controllerExits: exits,
+  } as unknown as SequenceRun;
+  const [none] = judgeExploration([neverStarted]);
+  t.deepEqual(none!.alarms, []);
+  t.is(none!.error, 'controller.command: ENOENT');
+  const midway = {
+    ...run([step('integer-up', ['spec', 'size'], 3)], new RunBuilder().seed().op(0, { size: 3 }, [[STS, sts('cache:1', 3)]])),
+    error: 'timed out',
+    controllerExits: [{ code: 2, expected: false }],
+  } as unknown as SequenceRun;
+  const [crashed] = judgeExploration([midway]);
+  t.true(crashed!.alarms.some((a) => a.oracle === 'crash'));
+});

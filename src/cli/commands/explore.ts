@@ -93,7 +93,9 @@ export function registerExplore(program: Command): void {
         process.stdout.write(`coverage: ${covered}/${total} properties changed by an accepted step\n`);
         for (const u of uncovered) process.stdout.write(`  uncovered ${u.kind} ${u.property}: ${u.reason}\n`);
         process.stdout.write(`results: ${file}\n`);
-        process.exitCode = results.alarms.length > 0 ? 1 : 0;
+        // Every sequence failed to run: nothing was explored, which is a set-up failure (exit 2), not a clean result.
+        const ranNone = results.sequences.length > 0 && results.sequences.every((s) => s.error && s.steps.every((st) => st.verdict === 'not-run'));
+        process.exitCode = results.alarms.length > 0 ? 1 : ranNone ? 2 : 0;
       },
     );
 }
