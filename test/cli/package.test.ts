@@ -64,7 +64,7 @@ test('npm pack + npm install -g: the installed kperturb runs the demo from its o
   t.is(demo.status, 0, demo.stderr);
   t.regex(
     demo.stdout,
-    /secret-marker-buggy\/\S+: \d+ bug verdicts? -> \d+ findings?\n1\. bug: [^\n]*\n[\s\S]*?shortest reproducer: \S+\/intermediate-/,
+    /secret-marker-buggy\/\S+: \d+ bug verdicts? -> \d+ findings?\n1\. bug: [^\n]*\n[\s\S]*?shortest reproducer: \S+\/(intermediate|error)-\d+ /,
     demo.stdout,
   );
   t.true(readdirSync(join(work, '.kperturb', 'demo')).length > 0, 'the runs are kept in the working directory');

@@ -404,9 +404,9 @@ export const EXPECTED_QUERY_ANSWERS: Record<string, string> = {
   'list resourceVersion=(absent) resourceVersionMatch="Exact"':
     '422 Invalid: ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
   'list resourceVersion=(absent) resourceVersionMatch="exact"':
-    '422 Invalid: ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Unsupported value: "exact": supported values: "Exact", "NotOlderThan", "", resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided]',
+    '422 Invalid: ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, resourceVersionMatch: Unsupported value: "exact": supported values: "Exact", "NotOlderThan", ""]',
   'list resourceVersion=(absent) resourceVersionMatch="bogus"':
-    '422 Invalid: ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Unsupported value: "bogus": supported values: "Exact", "NotOlderThan", "", resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided]',
+    '422 Invalid: ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, resourceVersionMatch: Unsupported value: "bogus": supported values: "Exact", "NotOlderThan", ""]',
   'list resourceVersion="0" resourceVersionMatch=(absent)': '200',
   'list resourceVersion="0" resourceVersionMatch=""': '200',
   'list resourceVersion="0" resourceVersionMatch="NotOlderThan"': '200',
@@ -434,8 +434,8 @@ export const EXPECTED_QUERY_ANSWERS: Record<string, string> = {
   'list fieldSelector="metadata.name=x"': '200',
   'list fieldSelector="metadata.name==x"': '200',
   'list fieldSelector="metadata.name!=x"': '200',
-  'list fieldSelector="bogus=x"': '400 BadRequest: field label not supported: bogus',
-  'list fieldSelector="data.v=1"': '400 BadRequest: field label not supported: data.v',
+  'list fieldSelector="bogus=x"': '400 BadRequest: "bogus" is not a known field selector: only "metadata.name", "metadata.namespace"',
+  'list fieldSelector="data.v=1"': '400 BadRequest: "data.v" is not a known field selector: only "metadata.name", "metadata.namespace"',
   'list fieldSelector="metadata.name"': "400 BadRequest: invalid selector: 'metadata.name'; can't understand 'metadata.name'",
   'list continue=""': '200',
   'list continue="garbage"': '400 BadRequest: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',

@@ -9,6 +9,30 @@ import { startRealControlPlane } from '../../src/realcluster/index.js';
 import { MemoryTrace, proxyAuth } from '../proxy/helpers.js';
 import { EXPECTED_QUERY_ANSWERS, runQueryTable } from '../fidelity/_query-table.js';
 
+const WATCH_LIST_OFF =
+  '422 Invalid: ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled]';
+
+/**
+ * Where kube-apiserver 1.33 (the real tier) still answers otherwise than the embedded cluster, with
+ * why; docs/fidelity.md lists them. A row fixed in the embedded cluster fails here until it leaves
+ * this list.
+ * - sendInitialEvents: the embedded cluster emulates 1.32, whose WatchList gate is on; 1.33's
+ *   kube-apiserver has it off, and refuses any sendInitialEvents, false included.
+ * - label selector syntax errors and a continue token that is not base64 JSON: the embedded cluster
+ *   words them itself; kube-apiserver's come from its lexer and Go's JSON decoder.
+ */
+const REAL_TIER_DIFFERENCES: Record<string, string> = {
+  'watch with sendInitialEvents="true"': WATCH_LIST_OFF,
+  'watch with sendInitialEvents="True"': WATCH_LIST_OFF,
+  'watch with sendInitialEvents="false"': WATCH_LIST_OFF,
+  'watch with sendInitialEvents="0"': WATCH_LIST_OFF,
+  'watch with sendInitialEvents=""': WATCH_LIST_OFF,
+  'list labelSelector="!!bad"': "400 BadRequest: unable to parse requirement: found '!', expected: identifier",
+  'list labelSelector="a b"': "400 BadRequest: unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt",
+  'list labelSelector="a=b=c"': "400 BadRequest: found '=', expected: ',' or 'end of string'",
+  'list continue="garbage"': "400 BadRequest: invalid continue token: continue key is not valid: invalid character '\\u0081' looking for beginning of value",
+};
+
 test('the query-parameter table: kube-apiserver, directly and through the proxy, answers as the table says', async (t) => {
   const cp = await startRealControlPlane();
   t.teardown(() => cp.stop());
@@ -17,6 +41,8 @@ test('the query-parameter table: kube-apiserver, directly and through the proxy,
   const direct = await runQueryTable({ url: cp.url, headers: { authorization: `Bearer ${cp.token}` }, caPem: cp.caPem }, 'qt-direct');
   const proxied = await runQueryTable({ url: proxy.url, headers: proxyAuth(proxy) }, 'qt-proxy');
   if (process.env.QUERY_TABLE_DUMP) console.log(JSON.stringify({ direct, proxied }, null, 1));
-  t.deepEqual(direct, EXPECTED_QUERY_ANSWERS, 'directly');
-  t.deepEqual(proxied, EXPECTED_QUERY_ANSWERS, 'through the proxy');
+  const expected = { ...EXPECTED_QUERY_ANSWERS, ...REAL_TIER_DIFFERENCES };
+  t.deepEqual(direct, expected, 'directly');
+  t.deepEqual(proxied, expected, 'through the proxy');
+  for (const row of Object.keys(REAL_TIER_DIFFERENCES)) t.not(EXPECTED_QUERY_ANSWERS[row], REAL_TIER_DIFFERENCES[row], `${row} is the same on both tiers now: take it out of REAL_TIER_DIFFERENCES`);
 });

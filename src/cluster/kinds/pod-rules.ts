@@ -170,12 +170,6 @@ function securityContextErrors(sc: unknown, field: string): FieldError[] {
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
 /** `%#v` of a core.Toleration, as ValidateTolerations quotes it. */
-function goToleration(t: Obj): string {
-  const s = (v: unknown): string => JSON.stringify(typeof v === 'string' ? v : '');
-  const seconds = typeof t.tolerationSeconds === 'number' ? `(*int64)(${t.tolerationSeconds})` : '(*int64)(nil)';
-  return `core.Toleration{Key:${s(t.key)}, Operator:${s(t.operator)}, Value:${s(t.value)}, Effect:${s(t.effect)}, TolerationSeconds:${seconds}}`;
-}
-
 function tolerationErrors(list: unknown, field: string): FieldError[] {
   const errors: FieldError[] = [];
   objects(list).forEach((t, i) => {
@@ -194,7 +188,7 @@ function tolerationErrors(list: unknown, field: string): FieldError[] {
       errors.push({ type: 'Invalid', field: `${at}.effect`, value: t.effect ?? '', detail: "effect must be 'NoExecute' when `tolerationSeconds` is set" });
     if (operator === 'Exists') {
       if (value !== '')
-        errors.push({ type: 'Invalid', field: `${at}.operator`, shownValue: goToleration(t), detail: "value must be empty when `operator` is 'Exists'" });
+        errors.push({ type: 'Invalid', field: `${at}.operator`, value, detail: "value must be empty when `operator` is 'Exists'" });
     } else if (operator !== '' && operator !== 'Equal') {
       errors.push({ type: 'NotSupported', field: `${at}.operator`, value: operator, detail: 'supported values: "Equal", "Exists"' });
     }

@@ -55,11 +55,12 @@ export function listObjects(core: OperationsCore, scope: Scope, options: ListOpt
   const match = options.resourceVersionMatch ?? '';
   const requestedRv = parseResourceVersion(rvText);
   const errors: FieldError[] = [];
+  // In kube-apiserver's order (ValidateListOptions): the missing resourceVersion first, then the value.
+  if (match !== '' && rvText === '')
+    errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden unless resourceVersion is provided' });
   if (match !== '' && match !== 'Exact' && match !== 'NotOlderThan') {
     errors.push({ type: 'NotSupported', field: 'resourceVersionMatch', value: match, detail: 'supported values: "Exact", "NotOlderThan", ""' });
   }
-  if (match !== '' && rvText === '')
-    errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden unless resourceVersion is provided' });
   if (match !== '' && options.continueToken)
     errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden when continue is provided' });
   if (match === 'Exact' && rvText === '0')
