@@ -181,7 +181,9 @@ export function parseFieldSelector(text: string | null | undefined, supported: r
       // Kinds with no field label conversion of their own (ConfigMaps, custom resources) answer from the
       // generic registry's default; the others from their conversion function (as kube-apiserver 1.33 does).
       const defaultOnly = supported.length === 2 && supported.includes('metadata.name') && supported.includes('metadata.namespace');
-      throw badRequest(defaultOnly ? `"${field}" is not a known field selector: only "metadata.name", "metadata.namespace"` : `field label not supported: ${field}`);
+      throw badRequest(
+        defaultOnly ? `"${field}" is not a known field selector: only "metadata.name", "metadata.namespace"` : `field label not supported: ${field}`,
+      );
     }
     return { field, operator: m[2] === '!=' ? '!=' : '=', value: m[3]! };
   });

@@ -66,8 +66,7 @@ export const POD_RULE_CASES: PodRuleCase[] = [
     name: 'toleration: Exists with a value',
     path: PODS,
     body: pod('p5', { tolerations: [{ key: 'k', operator: 'Exists', value: 'v', effect: 'NoSchedule' }] }),
-    message:
-      'Pod "p5" is invalid: spec.tolerations[0].operator: Invalid value: "v": value must be empty when `operator` is \'Exists\'',
+    message: 'Pod "p5" is invalid: spec.tolerations[0].operator: Invalid value: "v": value must be empty when `operator` is \'Exists\'',
   },
   {
     name: 'toleration: unknown operator and effect',

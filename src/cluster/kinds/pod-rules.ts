@@ -187,8 +187,7 @@ function tolerationErrors(list: unknown, field: string): FieldError[] {
     if (t.tolerationSeconds !== undefined && t.tolerationSeconds !== null && t.effect !== 'NoExecute')
       errors.push({ type: 'Invalid', field: `${at}.effect`, value: t.effect ?? '', detail: "effect must be 'NoExecute' when `tolerationSeconds` is set" });
     if (operator === 'Exists') {
-      if (value !== '')
-        errors.push({ type: 'Invalid', field: `${at}.operator`, value, detail: "value must be empty when `operator` is 'Exists'" });
+      if (value !== '') errors.push({ type: 'Invalid', field: `${at}.operator`, value, detail: "value must be empty when `operator` is 'Exists'" });
     } else if (operator !== '' && operator !== 'Equal') {
       errors.push({ type: 'NotSupported', field: `${at}.operator`, value: operator, detail: 'supported values: "Equal", "Exists"' });
     }
