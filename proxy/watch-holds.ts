@@ -34,6 +34,25 @@ export function expiredStatus(): KubeObject {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: EXPIRED_MESSAGE, reason: 'Expired', code: 410 };
 }
 
+/** What expiring a hold did. */
+export interface ExpiredHold {
+  streams: number[];
+  droppedEvents: number;
+  /** Stream id -> the newest resourceVersion among the events dropped from it. */
+  newestDropped: Map<number, string>;
+}
+
+/** The newest of some resourceVersions (the numeric ones kube-apiserver and the embedded cluster give); undefined if none is numeric. */
+export function newestResourceVersion(versions: Iterable<string | undefined>): string | undefined {
+  let newest: bigint | undefined;
+  for (const v of versions) {
+    if (v === undefined || !/^\d+$/.test(v)) continue;
+    const n = BigInt(v);
+    if (newest === undefined || n > newest) newest = n;
+  }
+  return newest?.toString();
+}
+
 interface Queued {
   event: RelayedWatchEvent;
   next: (event: RelayedWatchEvent) => void;
@@ -77,8 +96,9 @@ class HeldStream {
     }
   }
 
-  expire(): number {
-    const dropped = this.queue.filter((q) => q.event.type !== undefined && q.event.type !== 'BOOKMARK').length;
+  /** Ends the stream with 410 Expired; returns how many events it dropped and the newest resourceVersion among them. */
+  expire(): { dropped: number; newestDropped: string | undefined } {
+    const droppedEvents = this.queue.filter((q) => q.event.type !== undefined && q.event.type !== 'BOOKMARK').map((q) => q.event);
     this.queue.length = 0;
     this.heldBy = undefined;
     this.stream.endWith({
@@ -86,7 +106,7 @@ class HeldStream {
       type: 'ERROR',
       object: expiredStatus(),
     });
-    return dropped;
+    return { dropped: droppedEvents.length, newestDropped: newestResourceVersion(droppedEvents.map((e) => e.resourceVersion)) };
   }
 }
 
@@ -146,19 +166,24 @@ export class WatchHold {
 
   /**
    * Stops holding; every stream this hold holds is ended with an in-stream 410 Expired (what it
-   * queued is dropped). Returns the ids of the streams ended and how many events were dropped.
+   * queued is dropped). Returns the ids of the streams ended, how many events were dropped, and for
+   * each ended stream the newest resourceVersion it dropped (a real server's 410 means the history
+   * up to there is gone: a re-watch from before it must be refused too).
    */
-  expire(): { streams: number[]; droppedEvents: number } {
+  expire(): ExpiredHold {
     const ended: number[] = [];
+    const newestDropped = new Map<number, string>();
     let dropped = 0;
     this.active = false;
     this.registry.remove(this);
     for (const s of [...this.streams]) {
       if (s.heldBy !== this || !s.stream.alive) continue;
-      dropped += s.expire();
+      const result = s.expire();
+      dropped += result.dropped;
       ended.push(s.stream.id);
+      if (result.newestDropped !== undefined) newestDropped.set(s.stream.id, result.newestDropped);
     }
-    return { streams: ended, droppedEvents: dropped };
+    return { streams: ended, droppedEvents: dropped, newestDropped };
   }
 }
 

@@ -41,8 +41,16 @@ export class WatchFaults {
   /** Watch stream id -> its resource (`group/resource`), and the resources expired streams await a new watch of. */
   private readonly watchResource = new Map<number, string>();
   private readonly awaitingRelist = new Set<string>();
-  /** Watch requests answered 410 Expired by a watch-end fault (they do not end awaitingRelist). */
+  /** Watch requests answered 410 Expired by a fault (they do not end awaitingRelist). */
   private readonly expiredWatches = new Set<number>();
+  /**
+   * Resource (`group/resource`) -> the newest resourceVersion an expired hold dropped, and the fault
+   * that dropped it: a watch from an older resourceVersion is answered 410 Expired, as kube-apiserver
+   * answers a watch from a compacted resourceVersion. Without it a client that re-watches from its
+   * last resourceVersion after a 410 (the official Python client's `Watch().stream` does, once) is
+   * served the history the fault hid.
+   */
+  private readonly expiredBelow = new Map<string, { resourceVersion: bigint; fault: FaultEvent['fault']; faultIndex: number | undefined }>();
 
   constructor(
     private readonly ctx: FaultContext,
@@ -77,8 +85,32 @@ export class WatchFaults {
     return this.holds.stageFor(stream);
   }
 
-  /** A resumed watch of a kind a watch-end fault expires is answered 410 Expired. */
+  /**
+   * A resumed watch of a kind a watch-end fault expires is answered 410 Expired, and so is a watch
+   * from a resourceVersion older than what an expired hold dropped.
+   */
   planExpiredWatch(ex: Exchange): RequestPlan | undefined {
+    return this.planWatchEndExpiry(ex) ?? this.planCompactedWatch(ex);
+  }
+
+  private planCompactedWatch(ex: Exchange): RequestPlan | undefined {
+    const f = ex.facts!;
+    const from = f.query.resourceVersion ?? '';
+    if (!f.isWatch || !f.resource || !/^\d+$/.test(from) || from === '0') return undefined;
+    const floor = this.expiredBelow.get(`${f.resource.group}/${f.resource.resource}`);
+    if (!floor || BigInt(from) >= floor.resourceVersion) return undefined;
+    this.expiredWatches.add(ex.id);
+    this.ctx.record({
+      fault: floor.fault,
+      phase: 'expired',
+      requestId: ex.id,
+      ...faultIndexField(floor.faultIndex),
+      detail: `answered the controller's re-watch of ${f.resource.resource} from resourceVersion ${from} with 410 Expired: the fault dropped events up to ${floor.resourceVersion}; it relists`,
+    });
+    return { expireWatch: true };
+  }
+
+  private planWatchEndExpiry(ex: Exchange): RequestPlan | undefined {
     const f = ex.facts!;
     if (!(
       f.isWatch &&
@@ -156,6 +188,10 @@ export class WatchFaults {
       for (const id of result.streams) {
         const resource = this.watchResource.get(id);
         if (resource !== undefined) this.awaitingRelist.add(resource);
+        const dropped = result.newestDropped.get(id);
+        if (resource === undefined || dropped === undefined) continue;
+        const floor = this.expiredBelow.get(resource);
+        if (!floor || BigInt(dropped) > floor.resourceVersion) this.expiredBelow.set(resource, { resourceVersion: BigInt(dropped), fault, faultIndex });
       }
       this.ctx.record({
         fault,

@@ -76,19 +76,6 @@ export const KNOWN_DIFFERENCES: Array<{ match: Partial<Cell>; note: string }> = 
       'controller-runtime 0.19 sends no allowWatchBookmarks. kube-apiserver v1.33 refuses the watch too, because its WatchList gate is off by default; ' +
       'either way client-go falls back to LIST, so only the refusal differs',
   },
-  {
-    match: { client: 'python', path: 'proxy', op: 'relist-410' },
-    note:
-      "the Python client's Watch().stream answers an in-stream 410 by watching once more from the same resourceVersion before it gives up; " +
-      'a real kube-apiserver, whose 410 means that resourceVersion is gone, answers that re-watch 410 too (the client raises and the probe relists), ' +
-      "but the proxy's 410 is made up: upstream still has the history, so the re-watch is served and the client catches up without relisting",
-  },
-  {
-    match: { client: 'python', path: 'proxy', op: 'unobserved' },
-    note:
-      "as relist-410: the Python client's one re-watch after the proxy's 410 resumes from its last resourceVersion and is served by upstream, " +
-      'so it sees the state the hold was hiding (u=2); the proxy should answer a re-watch from before the expiry 410 as well',
-  },
 ];
 
 /** The real kube-apiserver v1.33's answer to a WatchList watch (its WatchList gate is off by default). */

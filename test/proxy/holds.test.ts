@@ -138,6 +138,58 @@ test('hold-until: the informer never sees the intermediate state, relists after 
   await waitFor('a later change', () => informer.cache().u === '4');
 });
 
+test('after a hold expired, a watch from before what it dropped is answered 410, as from a compacted resourceVersion; a watch from after it is served', async (t) => {
+  const { cluster, proxy, trace } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const kc = kubeConfigOf(proxy.kubeconfigYaml());
+  const created = await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'x' }, data: { v: '1' } } });
+  const seen: string[] = [];
+  const first = await new Watch(kc).watch(
+    '/api/v1/namespaces/default/configmaps',
+    { resourceVersion: created.metadata!.resourceVersion! },
+    (type: string) => seen.push(type),
+    () => {},
+  );
+  t.teardown(() => first.abort());
+  const hold = proxy.primitives.watches.hold({ key: 'ConfigMap/default/x' });
+  const patched = await direct.patchNamespacedConfigMap({ name: 'x', namespace: 'default', body: { data: { v: '2' } } }, merge);
+  await waitFor('the update to be held', () => hold.queuedEvents === 1);
+  hold.expire();
+  await waitFor('the in-stream 410', () => seen.includes('ERROR'));
+
+  // The Python client's Watch().stream re-watches once from its last resourceVersion: a real server refuses it.
+  const rewatch = async (resourceVersion: string) => {
+    const events: Array<{ type: string; code?: number; v?: string }> = [];
+    const w = await new Watch(kc).watch(
+      '/api/v1/namespaces/default/configmaps',
+      { resourceVersion },
+      (type: string, obj: { code?: number; data?: { v?: string } }) =>
+        events.push({ type, ...(obj.code ? { code: obj.code } : {}), ...(obj.data?.v ? { v: obj.data.v } : {}) }),
+      () => {},
+    );
+    t.teardown(() => w.abort());
+    return events;
+  };
+  const stale = await rewatch(created.metadata!.resourceVersion!);
+  await waitFor('the stale re-watch to be answered', () => stale.length > 0);
+  t.deepEqual(stale, [{ type: 'ERROR', code: 410 }], 'v=2 is not served from before the expiry');
+  t.like(
+    trace
+      .ofType('fault')
+      .filter((f) => f.phase === 'expired')
+      .at(-1),
+    {
+      fault: 'watch-hold',
+      detail: `answered the controller's re-watch of configmaps from resourceVersion ${created.metadata!.resourceVersion} with 410 Expired: the fault dropped events up to ${patched.metadata!.resourceVersion}; it relists`,
+    },
+  );
+  const fresh = await rewatch(patched.metadata!.resourceVersion!);
+  await direct.patchNamespacedConfigMap({ name: 'x', namespace: 'default', body: { data: { v: '3' } } }, merge);
+  await waitFor('a later change on the watch from after the expiry', () => fresh.length > 0);
+  t.deepEqual(fresh, [{ type: 'MODIFIED', v: '3' }]);
+  t.is(proxy.activity().awaitingRelist, 0, 'the served watch is the relist the expiry awaited');
+});
+
 test('hold-until naming a generated name (`<prefix>*#<n>`): holds the events of the n-th object created with that prefix', async (t) => {
   const { cluster, proxy, trace } = await startRecordedProxy(t);
   const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
