@@ -5,7 +5,15 @@
 import * as model from '../model/selectors.js';
 import { badRequest } from './api-error.js';
 
-export { STANDARD_FIELDS, labelKeyErrors, labelValueErrors, matchesFields, matchesLabels } from '../model/selectors.js';
+export {
+  STANDARD_FIELDS,
+  dns1123SubdomainErrors,
+  labelKeyErrors,
+  labelValueErrors,
+  lengthAndPatternErrors,
+  matchesFields,
+  matchesLabels,
+} from '../model/selectors.js';
 export type { FieldGetter, FieldRequirement, LabelOperator, LabelRequirement } from '../model/selectors.js';
 
 function asBadRequest<T>(parse: () => T): T {

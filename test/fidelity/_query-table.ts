@@ -164,7 +164,11 @@ function stringCases(): QueryCase[] {
       });
     }
   }
-  for (const s of ['', 'a=b', 'a==b', 'a!=b', 'a in (b,c)', 'a notin (b)', '!a', 'a', 'a=b,c', '!!bad', 'a=b=c', 'a b']) {
+  // labels.Parse's lexer and parser, and NewRequirement's validation: each message it has.
+  const selectors = ['', 'a=b', 'a==b', 'a!=b', 'a in (b,c)', 'a notin (b)', '!a', 'a', 'a=b,c', '!!bad', 'a=b=c', 'a b'];
+  selectors.push('a_', 'a=-b', 'a in ()', 'a in (b', 'a in (b c)', 'a in b', 'a in (,b,,)', 'a>1', 'a>x', 'a<+5', 'a,', ',a', '!a=b', 'a notin');
+  selectors.push('x/y/z', 'Example.com/a', '/a', 'a=(b)', ' a = b ', 'a=b,', 'a in (b,-c)', 'a>1,b');
+  for (const s of selectors) {
     cases.push({
       title: `list labelSelector=${shown(s)}`,
       request: (ns) => ({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps`, query: q('labelSelector', s), read: 'status' }),
@@ -176,10 +180,41 @@ function stringCases(): QueryCase[] {
       request: (ns) => ({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps`, query: q('fieldSelector', s), read: 'status' }),
     });
   }
-  for (const c of ['', 'garbage']) {
+  // storage.DecodeContinue: base64 without padding, encoding/json's errors, then the token's fields.
+  for (const c of ['', 'garbage', 'abc=', 'a', 'ab$c']) {
     cases.push({
       title: `list continue=${shown(c)}`,
       request: (ns) => ({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps`, query: q('continue', c), read: 'status' }),
+    });
+  }
+  const tokens = [
+    '{',
+    '{"v" 1}',
+    '{"v":"x",}',
+    '[1,]',
+    'tru',
+    '"a\\q"',
+    '-x',
+    '1.e',
+    '{} x',
+    '[]',
+    'null',
+    '{"rv":"1"}',
+    '{"rv":1.5}',
+    '{"v":"x"}',
+    '{"V":"meta.k8s.io/v1","rv":0,"start":"a"}',
+    '{"v":"meta.k8s.io/v1","rv":1,"start":""}',
+    '{"v":"meta.k8s.io/v1","rv":1,"start":"a/../../b"}',
+  ];
+  for (const json of tokens) {
+    cases.push({
+      title: `list continue=base64url(${json})`,
+      request: (ns) => ({
+        method: 'GET',
+        path: `/api/v1/namespaces/${ns}/configmaps`,
+        query: q('continue', Buffer.from(json).toString('base64url')),
+        read: 'status',
+      }),
     });
   }
   for (const d of [null, 'All', 'all', '', 'x']) {
@@ -425,11 +460,38 @@ export const EXPECTED_QUERY_ANSWERS: Record<string, string> = {
   'list labelSelector="!a"': '200',
   'list labelSelector="a"': '200',
   'list labelSelector="a=b,c"': '200',
-  'list labelSelector="!!bad"':
-    "400 BadRequest: unable to parse requirement: !!bad: invalid label key \"!bad\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
-  'list labelSelector="a=b=c"':
-    "400 BadRequest: unable to parse requirement: a=b=c: invalid label value: \"b=c\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
-  'list labelSelector="a b"': '400 BadRequest: unable to parse requirement: couldn\'t parse the selector string "a b"',
+  'list labelSelector="!!bad"': "400 BadRequest: unable to parse requirement: found '!', expected: identifier",
+  'list labelSelector="a=b=c"': "400 BadRequest: found '=', expected: ',' or 'end of string'",
+  'list labelSelector="a b"': "400 BadRequest: unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt",
+  'list labelSelector="a_"':
+    "400 BadRequest: unable to parse requirement: <nil>: Invalid value: \"a_\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+  'list labelSelector="a=-b"':
+    "400 BadRequest: unable to parse requirement: values[0][a]: Invalid value: \"-b\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+  'list labelSelector="a in ()"': '200',
+  'list labelSelector="a in (b"': "400 BadRequest: unable to parse requirement: found '', expected: ',' or ')'",
+  'list labelSelector="a in (b c)"': "400 BadRequest: unable to parse requirement: found 'c', expected: ',' or ')'",
+  'list labelSelector="a in b"': "400 BadRequest: unable to parse requirement: found 'b' expected: '('",
+  'list labelSelector="a in (,b,,)"': "400 BadRequest: unable to parse requirement: found ')', expected: ',', or identifier",
+  'list labelSelector="a>1"': '200',
+  'list labelSelector="a>x"':
+    "400 BadRequest: unable to parse requirement: values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer",
+  'list labelSelector="a<+5"':
+    "400 BadRequest: unable to parse requirement: values[0][a]: Invalid value: \"+5\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+  'list labelSelector="a,"': "400 BadRequest: found '', expected: identifier after ','",
+  'list labelSelector=",a"': "400 BadRequest: found ',', expected: !, identifier, or 'end of string'",
+  'list labelSelector="!a=b"': "400 BadRequest: found '=', expected: ',' or 'end of string'",
+  'list labelSelector="a notin"': "400 BadRequest: unable to parse requirement: found '' expected: '('",
+  'list labelSelector="x/y/z"':
+    "400 BadRequest: unable to parse requirement: <nil>: Invalid value: \"x/y/z\": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+  'list labelSelector="Example.com/a"':
+    "400 BadRequest: unable to parse requirement: <nil>: Invalid value: \"Example.com/a\": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+  'list labelSelector="/a"': '400 BadRequest: unable to parse requirement: <nil>: Invalid value: "/a": prefix part must be non-empty',
+  'list labelSelector="a=(b)"': "400 BadRequest: unable to parse requirement: found '(', expected: identifier",
+  'list labelSelector=" a = b "': '200',
+  'list labelSelector="a=b,"': "400 BadRequest: found '', expected: identifier after ','",
+  'list labelSelector="a in (b,-c)"':
+    "400 BadRequest: unable to parse requirement: values[0][a]: Invalid value: \"-c\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+  'list labelSelector="a>1,b"': '200',
   'list fieldSelector=""': '200',
   'list fieldSelector="metadata.name=x"': '200',
   'list fieldSelector="metadata.name==x"': '200',
@@ -438,7 +500,34 @@ export const EXPECTED_QUERY_ANSWERS: Record<string, string> = {
   'list fieldSelector="data.v=1"': '400 BadRequest: "data.v" is not a known field selector: only "metadata.name", "metadata.namespace"',
   'list fieldSelector="metadata.name"': "400 BadRequest: invalid selector: 'metadata.name'; can't understand 'metadata.name'",
   'list continue=""': '200',
-  'list continue="garbage"': '400 BadRequest: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
+  'list continue="garbage"': "400 BadRequest: invalid continue token: continue key is not valid: invalid character '\\u0081' looking for beginning of value",
+  'list continue="abc="': '400 BadRequest: invalid continue token: continue key is not valid: illegal base64 data at input byte 3',
+  'list continue="a"': '400 BadRequest: invalid continue token: continue key is not valid: illegal base64 data at input byte 0',
+  'list continue="ab$c"': '400 BadRequest: invalid continue token: continue key is not valid: illegal base64 data at input byte 2',
+  'list continue=base64url({)': '400 BadRequest: invalid continue token: continue key is not valid: unexpected end of JSON input',
+  'list continue=base64url({"v" 1})': "400 BadRequest: invalid continue token: continue key is not valid: invalid character '1' after object key",
+  'list continue=base64url({"v":"x",})':
+    "400 BadRequest: invalid continue token: continue key is not valid: invalid character '}' looking for beginning of object key string",
+  'list continue=base64url([1,])': "400 BadRequest: invalid continue token: continue key is not valid: invalid character ']' looking for beginning of value",
+  'list continue=base64url(tru)': "400 BadRequest: invalid continue token: continue key is not valid: invalid character ' ' in literal true (expecting 'e')",
+  'list continue=base64url("a\\q")': "400 BadRequest: invalid continue token: continue key is not valid: invalid character 'q' in string escape code",
+  'list continue=base64url(-x)': "400 BadRequest: invalid continue token: continue key is not valid: invalid character 'x' in numeric literal",
+  'list continue=base64url(1.e)':
+    "400 BadRequest: invalid continue token: continue key is not valid: invalid character 'e' after decimal point in numeric literal",
+  'list continue=base64url({} x)': "400 BadRequest: invalid continue token: continue key is not valid: invalid character 'x' after top-level value",
+  'list continue=base64url([])':
+    '400 BadRequest: invalid continue token: continue key is not valid: json: cannot unmarshal array into Go value of type storage.continueToken',
+  'list continue=base64url(null)': '400 BadRequest: invalid continue token: continue key is not valid: server does not recognize this encoded version ',
+  'list continue=base64url({"rv":"1"})':
+    '400 BadRequest: invalid continue token: continue key is not valid: json: cannot unmarshal string into Go struct field continueToken.rv of type int64',
+  'list continue=base64url({"rv":1.5})':
+    '400 BadRequest: invalid continue token: continue key is not valid: json: cannot unmarshal number 1.5 into Go struct field continueToken.rv of type int64',
+  'list continue=base64url({"v":"x"})': '400 BadRequest: invalid continue token: continue key is not valid: server does not recognize this encoded version x',
+  'list continue=base64url({"V":"meta.k8s.io/v1","rv":0,"start":"a"})':
+    '400 BadRequest: invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
+  'list continue=base64url({"v":"meta.k8s.io/v1","rv":1,"start":""})':
+    '400 BadRequest: invalid continue token: continue key is not valid: encoded start key empty (version meta.k8s.io/v1)',
+  'list continue=base64url({"v":"meta.k8s.io/v1","rv":1,"start":"a/../../b"})': '400 BadRequest: invalid continue token: continue key is not valid: a/../../b',
   'create dryRun=(absent)': '201',
   'create dryRun="All"': '201',
   'create dryRun="all"': '422 Invalid: CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"all"}: supported values: "All"',

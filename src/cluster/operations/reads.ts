@@ -5,6 +5,7 @@
 import { groupVersion } from '../../model/api-path.js';
 import type { KubeObject } from '../../model/object-key.js';
 import { ApiError, badRequest, expired, invalid, resourceVersionTooLarge, type FieldError } from '../api-error.js';
+import { goJsonKind, goJsonSyntaxError } from '../go-json.js';
 import { storageKey } from '../registry.js';
 import { type Scope, type ListOptions, type Result, present, parseSelection, selects, parseResourceVersion, type OperationsCore } from './support.js';
 
@@ -25,14 +26,61 @@ function listOptionsInvalid(errors: FieldError[]): ApiError {
   return invalid('ListOptions', 'meta.k8s.io', '', errors);
 }
 
+/**
+ * storage.DecodeContinue as kube-apiserver runs it, with its answers: base64 without padding, then
+ * JSON into `{v, rv, start}` (encoding/json's errors, keys matched case-insensitively), then the
+ * version, a start resourceVersion and a clean start key.
+ */
 function decodeContinue(token: string): ContinueToken {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Partial<ContinueToken>;
-    if (parsed.v === 'meta.k8s.io/v1' && typeof parsed.rv === 'number' && typeof parsed.start === 'string') return parsed as ContinueToken;
-  } catch {
-    // fall through
+  const notValid = (detail: string) => badRequest(`invalid continue token: continue key is not valid${detail}`);
+  const bytes = Buffer.from(token, 'utf8');
+  let digits = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (c === 0x0a || c === 0x0d) continue;
+    if (!BASE64URL.test(String.fromCharCode(c))) throw notValid(`: illegal base64 data at input byte ${i}`);
+    digits++;
   }
-  throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  if (digits % 4 === 1) throw notValid(`: illegal base64 data at input byte ${bytes.length - 1}`);
+  const data = Buffer.from(token, 'base64url');
+  const syntax = goJsonSyntaxError(data);
+  if (syntax) throw notValid(`: ${syntax}`);
+  const value: unknown = JSON.parse(data.toString('utf8'));
+  const fields: { v: string; rv: number; start: string } = { v: '', rv: 0, start: '' };
+  let typeError: string | undefined;
+  if (value !== null && (typeof value !== 'object' || Array.isArray(value))) {
+    typeError = `json: cannot unmarshal ${goJsonKind(value)} into Go value of type storage.continueToken`;
+  } else if (value !== null) {
+    for (const [key, v] of Object.entries(value)) {
+      const name = (['v', 'rv', 'start'] as const).find((f) => f === key.toLowerCase());
+      if (!name || v === null) continue;
+      const goType = name === 'rv' ? 'int64' : 'string';
+      const fits = name === 'rv' ? typeof v === 'number' && Number.isInteger(v) : typeof v === 'string';
+      if (fits) (fields as Record<string, unknown>)[name] = v;
+      else
+        typeError ??= `json: cannot unmarshal ${goJsonKind(v)}${typeof v === 'number' ? ` ${v}` : ''} into Go struct field continueToken.${name} of type ${goType}`;
+    }
+  }
+  if (typeError) throw notValid(`: ${typeError}`);
+  if (fields.v !== 'meta.k8s.io/v1') throw notValid(`: server does not recognize this encoded version ${fields.v}`);
+  if (fields.rv === 0) throw notValid(': incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  if (fields.start === '') throw notValid(': encoded start key empty (version meta.k8s.io/v1)');
+  const key = fields.start.startsWith('/') ? fields.start : `/${fields.start}`;
+  if (goPathClean(key) !== key) throw notValid(`: ${fields.start}`);
+  return { v: 'meta.k8s.io/v1', rv: fields.rv, start: fields.start };
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]$/;
+
+/** Go's path.Clean for an absolute path. */
+function goPathClean(path: string): string {
+  const parts: string[] = [];
+  for (const part of path.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') parts.pop();
+    else parts.push(part);
+  }
+  return `/${parts.join('/')}`;
 }
 
 export function getObject(core: OperationsCore, scope: Scope, name: string, resourceVersion?: string | null): Result {
