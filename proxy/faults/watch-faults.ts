@@ -34,6 +34,16 @@ export const DEFAULT_MAX_HOLD_MS = 10_000;
 /** How long a hold-until whose cancelling change came first waits for a controller stream to deliver the change it holds from. */
 const UNTIL_BEFORE_HELD_MS = 2_000;
 
+/**
+ * A watch that resumes from a resourceVersion, which can be too old: one that has a resourceVersion
+ * other than "0" and does not ask for `sendInitialEvents` (a WatchList watch's resourceVersion is a
+ * lower bound, never too old, and its validation comes first upstream).
+ */
+function resumesFrom(query: Record<string, string>): boolean {
+  const rv = query.resourceVersion ?? '';
+  return rv !== '' && rv !== '0' && query.sendInitialEvents === undefined;
+}
+
 export class WatchFaults {
   private readonly holds = new WatchHolds();
   /** watch-end with expire: kinds whose next watch is answered 410 Expired (the resumed watch's resourceVersion is "too old"). */
@@ -96,7 +106,7 @@ export class WatchFaults {
   private planCompactedWatch(ex: Exchange): RequestPlan | undefined {
     const f = ex.facts!;
     const from = f.query.resourceVersion ?? '';
-    if (!f.isWatch || !f.resource || !/^\d+$/.test(from) || from === '0') return undefined;
+    if (!f.isWatch || !f.resource || !resumesFrom(f.query) || !/^\d+$/.test(from)) return undefined;
     const floor = this.expiredBelow.get(`${f.resource.group}/${f.resource.resource}`);
     if (!floor || BigInt(from) >= floor.resourceVersion) return undefined;
     this.expiredWatches.add(ex.id);
@@ -112,14 +122,7 @@ export class WatchFaults {
 
   private planWatchEndExpiry(ex: Exchange): RequestPlan | undefined {
     const f = ex.facts!;
-    if (!(
-      f.isWatch &&
-      f.resource?.kind &&
-      this.expireNextWatch.has(f.resource.kind) &&
-      (f.query.resourceVersion ?? '') !== '' &&
-      f.query.resourceVersion !== '0'
-    ))
-      return undefined;
+    if (!(f.isWatch && f.resource?.kind && this.expireNextWatch.has(f.resource.kind) && resumesFrom(f.query))) return undefined;
     // Only a resumed watch (from a resourceVersion) can be too old; a fresh one is answered live.
     const faultIndex = this.expireNextWatch.get(f.resource.kind);
     this.expireNextWatch.delete(f.resource.kind);

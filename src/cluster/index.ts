@@ -30,6 +30,7 @@ import {
   KUBERNETES_VERSION_EXPECTED,
   formatKubernetesVersion,
   parseKubernetesVersion,
+  watchListByDefault,
   type KubernetesVersion,
 } from './kube-version.js';
 import { ClusterSimulation, type SimulationOptions } from './sim/index.js';
@@ -68,6 +69,12 @@ export interface EmbeddedClusterOptions {
    * docs/embedded-cluster.md. Throws `RangeError` for a release outside the range.
    */
   kubernetesVersion?: string;
+  /**
+   * kube-apiserver's feature gates that change answers here. `WatchList` (watches with
+   * `sendInitialEvents`): on by default from 1.32 (beta), off before, as kube-apiserver's defaults
+   * are (1.33 turned it off again; a test comparing with a 1.33 server turns it off here).
+   */
+  featureGates?: { WatchList?: boolean };
   /**
    * Where pod IPs and Service cluster IPs come from (src/cluster/network.ts): `default` 10.244.x /
    * 10.96.x as in kind clusters (nothing answers there); `loopback` a 127.X.0.0/16 block claimed for
@@ -174,7 +181,15 @@ export class EmbeddedCluster {
     let port = 0;
     let api: ApiServer | undefined;
     const podStreaming = new PodStreaming(options.podStreaming ?? NO_POD_STREAMING_RULES, (namespace, name) => api!.lookupPod(namespace, name));
-    api = new ApiServer({ registry, ops, watches, serverAddress: () => `127.0.0.1:${port}`, podStreaming, kubernetesVersion: release });
+    api = new ApiServer({
+      registry,
+      ops,
+      watches,
+      serverAddress: () => `127.0.0.1:${port}`,
+      podStreaming,
+      kubernetesVersion: release,
+      watchList: options.featureGates?.WatchList ?? watchListByDefault(release),
+    });
     const token = options.insecureNoAuth ? undefined : newBearerToken();
     const auth = token === undefined ? undefined : new BearerTokenCheck(token);
     // A wrong token is refused even on the public paths, as kube-apiserver's authenticator does.

@@ -35,6 +35,14 @@ export function parseKubernetesVersion(text: string): KubernetesVersion | undefi
   return { major: 1, minor };
 }
 
+/**
+ * kube-apiserver's default for the WatchList feature gate in a release: beta and on in 1.32 (off in
+ * 1.27-1.31, alpha, and again in 1.33, kubernetes/kubernetes#131359).
+ */
+export function watchListByDefault(v: KubernetesVersion): boolean {
+  return v.minor === 32;
+}
+
 export function formatKubernetesVersion(v: KubernetesVersion): string {
   return `${v.major}.${v.minor}`;
 }

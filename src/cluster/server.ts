@@ -19,6 +19,7 @@ import {
   pathNotFound,
   requestEntityTooLarge,
   unsupportedMediaType,
+  type FieldError,
 } from './api-error.js';
 import { aggregatedDiscovery, apiGroupDocument, apiGroupList, apiResourceList, apiVersions, versionInfo, wantsAggregatedDiscovery } from './discovery.js';
 import { encodeOpenApiV2Document } from './openapi-v2-proto.js';
@@ -60,6 +61,8 @@ export interface ApiServerContext {
   podStreaming: PodStreaming;
   /** The emulated release: /version, and whether aggregated discovery is answered. Default the newest. */
   kubernetesVersion?: KubernetesVersion;
+  /** The WatchList feature gate: whether a watch may ask for `sendInitialEvents`. */
+  watchList?: boolean;
 }
 
 function mediaType(req: IncomingMessage): string {
@@ -526,28 +529,29 @@ export class ApiServer {
     const selection = parseSelection(def, options.labelSelector, options.fieldSelector);
     const resourceVersion = parseResourceVersion(options.resourceVersion);
     const { allowWatchBookmarks: allowBookmarks, sendInitialEvents, timeoutSeconds, resourceVersionMatch: match } = options;
-    const errors = [];
+    // validateWatchOptions (apimachinery's internalversion validation), in its order.
+    const errors: FieldError[] = [];
     if (sendInitialEvents !== undefined) {
-      if (match !== 'NotOlderThan') {
+      if (match !== 'NotOlderThan')
+        errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan' });
+      if (!this.ctx.watchList)
         errors.push({
-          type: 'Forbidden' as const,
+          type: 'Forbidden',
+          field: 'sendInitialEvents',
+          detail: 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+        });
+    }
+    if (match !== null && match !== undefined && match !== '') {
+      if (sendInitialEvents === undefined)
+        errors.push({
+          type: 'Forbidden',
           field: 'resourceVersionMatch',
-          detail: 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+          detail: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
         });
-      }
-      if (sendInitialEvents && !allowBookmarks) {
-        errors.push({
-          type: 'Forbidden' as const,
-          field: 'allowWatchBookmarks',
-          detail: 'allowWatchBookmarks must be set to true when sendInitialEvents is true',
-        });
-      }
-    } else if (match !== null && match !== '') {
-      errors.push({
-        type: 'Forbidden' as const,
-        field: 'resourceVersionMatch',
-        detail: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
-      });
+      if (match !== 'NotOlderThan')
+        errors.push({ type: 'NotSupported', field: 'resourceVersionMatch', value: match, detail: 'supported values: "NotOlderThan"' });
+      if (options.continueToken)
+        errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden when continue is provided' });
     }
     if (errors.length > 0) throw invalid('ListOptions', 'meta.k8s.io', '', errors);
     this.ctx.watches.open({ scope, name, selection, resourceVersion, allowBookmarks, timeoutSeconds, sendInitialEvents, ...(table ? { table } : {}) }, res);

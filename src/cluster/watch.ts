@@ -244,7 +244,8 @@ export class WatchHub {
       stream.close();
       return;
     }
-    stream.start(this.store, backlog, request.sendInitialEvents === true, this.options.bookmarkIntervalMs);
+    // The initial-events-end bookmark is sent only to a watch that allows bookmarks (the cacher's isListWatchRequest).
+    stream.start(this.store, backlog, request.sendInitialEvents === true && request.allowBookmarks, this.options.bookmarkIntervalMs);
   }
 
   /** Ends every watch on a resource whose kind is no longer served. */

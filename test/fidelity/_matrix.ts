@@ -67,16 +67,7 @@ const isGo = (c: ClientId) => c.startsWith('go-');
  * Known differences, kept as `test.failing` with the reason. Empty means every applicable cell passes;
  * an entry here is a fidelity bug someone should fix (docs/fidelity.md lists them).
  */
-export const KNOWN_DIFFERENCES: Array<{ match: Partial<Cell>; note: string }> = [
-  {
-    match: { client: 'go-watchlist-on', cluster: 'embedded', op: 'list' },
-    note:
-      'the embedded cluster refuses a WatchList watch without allowWatchBookmarks=true (422 "allowWatchBookmarks must be set to true when sendInitialEvents is true"), ' +
-      'a rule kube-apiserver does not have (it accepts such a watch when its WatchList gate is on, and sends no initial-events-end bookmark); ' +
-      'controller-runtime 0.19 sends no allowWatchBookmarks. kube-apiserver v1.33 refuses the watch too, because its WatchList gate is off by default; ' +
-      'either way client-go falls back to LIST, so only the refusal differs',
-  },
-];
+export const KNOWN_DIFFERENCES: Array<{ match: Partial<Cell>; note: string }> = [];
 
 /** The real kube-apiserver v1.33's answer to a WatchList watch (its WatchList gate is off by default). */
 export const WATCHLIST_REFUSAL =
@@ -214,8 +205,7 @@ export const cellKey = (c: Omit<Cell, 'cluster'>): string => `${c.client} x ${c.
  * HTTP/1.1, so a Go client talking to it directly does not use HTTP/2); left out when comparing tiers.
  */
 export function comparable(cell: Omit<Cell, 'cluster'>, outcome: Outcome): Outcome {
-  const { protocol, watchListRefusal: _refusal, ...rest } = outcome;
-  // The refusal's wording is a known difference (KNOWN_DIFFERENCES); everything else must agree.
+  const { protocol, ...rest } = outcome;
   return cell.path === 'direct' ? rest : { ...rest, protocol };
 }
 

@@ -66,12 +66,28 @@ function boolCases(): QueryCase[] {
     },
   );
   // *bool: set by any value, "false" included (then sendInitialEvents needs resourceVersionMatch).
+  // Both tiers run with the WatchList gate on (1.32's default; the real tier sets it on 1.33).
   for (const v of [null, 'true', 'True', 'false', '0', '']) {
     cases.push({
       title: `watch with sendInitialEvents=${shown(v)}`,
       request: (ns) => ({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps`, query: join('watch=1', q('sendInitialEvents', v)), read: 'status' }),
     });
   }
+  for (const extra of ['resourceVersionMatch=NotOlderThan', 'resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true', 'resourceVersionMatch=Exact']) {
+    cases.push({
+      title: `watch with sendInitialEvents="true"&${extra}`,
+      request: (ns) => ({
+        method: 'GET',
+        path: `/api/v1/namespaces/${ns}/configmaps`,
+        query: join('watch=1&sendInitialEvents=true&timeoutSeconds=1', extra),
+        read: 'status',
+      }),
+    });
+  }
+  cases.push({
+    title: 'watch with resourceVersionMatch="NotOlderThan" alone',
+    request: (ns) => ({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps`, query: 'watch=1&resourceVersionMatch=NotOlderThan', read: 'status' }),
+  });
   // An apply by a second manager: force=true takes the field over (200), force=false conflicts (409).
   BOOL_VALUES.forEach((v, i) => {
     cases.push({
@@ -349,15 +365,21 @@ export const EXPECTED_QUERY_ANSWERS: Record<string, string> = {
   'watch=true&watch=false (the first value counts)': 'watch',
   'watch with sendInitialEvents=(absent)': '200',
   'watch with sendInitialEvents="true"':
-    '422 Invalid: ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set to true when sendInitialEvents is true]',
+    '422 Invalid: ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
   'watch with sendInitialEvents="True"':
-    '422 Invalid: ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set to true when sendInitialEvents is true]',
+    '422 Invalid: ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
   'watch with sendInitialEvents="false"':
     '422 Invalid: ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
   'watch with sendInitialEvents="0"':
     '422 Invalid: ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
   'watch with sendInitialEvents=""':
-    '422 Invalid: ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set to true when sendInitialEvents is true]',
+    '422 Invalid: ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+  'watch with sendInitialEvents="true"&resourceVersionMatch=NotOlderThan': '200',
+  'watch with sendInitialEvents="true"&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true': '200',
+  'watch with sendInitialEvents="true"&resourceVersionMatch=Exact':
+    '422 Invalid: ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]',
+  'watch with resourceVersionMatch="NotOlderThan" alone':
+    '422 Invalid: ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
   'apply with force="true"': '200',
   'apply with force="True"': '200',
   'apply with force="TRUE"': '200',
