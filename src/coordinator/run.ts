@@ -331,11 +331,14 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     if (standbys?.preparesAt === 'workload-done') standbys.prepare();
 
     const settleDeadline = Date.now() + config.settle.timeoutSeconds * 1000;
+    // Quiet counts from the end of the workload at the earliest: its last write may not have reached
+    // the controller yet (a controller silent since before it was not done; it has not seen it).
+    const workloadEndedAt = Date.now();
     for (;;) {
       const restart = faults?.pending;
       // Quiet counts from the end of a restart (a stale view's release included): a controller that
       // sat silent on its frozen view was not done, it is only now seeing the present.
-      let quietSince = 0;
+      let quietSince = workloadEndedAt;
       if (restart) {
         const faultStart = Date.now();
         await interruptible(restart);

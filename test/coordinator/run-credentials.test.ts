@@ -6,11 +6,11 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { parse } from 'yaml';
-import type { ControllerUnderTest, Workload } from '../../src/config/config.js';
+import type { Workload } from '../../src/config/config.js';
 import { executeRun } from '../../src/coordinator/run.js';
+import { mirrorControllerConfig } from '../proxy/fixtures/mirror-config.js';
 
 test('the controller kubeconfig is 0600 and carries the proxy token; the controller works through proxy and cluster auth', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-run-credentials-'));
@@ -18,29 +18,8 @@ test('the controller kubeconfig is 0600 and carries the proxy token; the control
   const source = join(dir, 'src.yaml');
   writeFileSync(source, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
   const workload: Workload = { name: 'mirror', steps: [{ apply: source }, { waitFor: { key: 'ConfigMap/default/mirror-src-a', timeoutSeconds: 20 } }] };
-  const config: ControllerUnderTest = {
-    file: join(dir, 'kperturb.yaml'),
-    dir,
-    name: 'mirror',
-    controller: {
-      command: process.execPath,
-      args: [fileURLToPath(new URL('../proxy/fixtures/mirror-controller.js', import.meta.url))],
-      env: {},
-      workingDir: dir,
-      hostAliases: [],
-      clusterDNS: false,
-      ports: [],
-    },
-    setup: [],
-    workloads: new Map([[workload.name, workload]]),
-    referenceRuns: 1,
-    settle: { quietMs: 200, timeoutSeconds: 10 },
-    masks: [],
-    countUpdates: [],
-    exec: [],
-    logs: [],
-    applications: [],
-  };
+  const config = mirrorControllerConfig(dir, workload);
+
   const runDir = join(dir, 'run');
   const { record } = await executeRun({ config, workload, runDir });
   t.is(record.error, undefined);

@@ -5,8 +5,13 @@
  * proxy had not yet seen the write, and the run ended before the hold's end and the relist, so
  * Sieve's plan was reported not injected in 3 of 4 runs.
  */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
-import { isQuiet } from '../../src/coordinator/run.js';
+import type { Workload } from '../../src/config/config.js';
+import { executeRun, isQuiet } from '../../src/coordinator/run.js';
+import { mirrorControllerConfig } from '../proxy/fixtures/mirror-config.js';
 import type { ProxyActivity } from '../../proxy/index.js';
 
 const idle: ProxyActivity = { inFlight: 0, openWatches: 2, lastActivityAt: 0, lastRequestAt: 0, requestsStarted: 10, awaitingRelist: 0, holdsInPlace: 0 };
@@ -32,4 +37,23 @@ test('activity within the quiet window, a request in flight, a serialized event 
   t.false(isQuiet(idle, { ...after, serializedBacklog: 1 }));
   t.false(isQuiet({ ...idle, openWatches: 0 }, { ...after, startup: true }));
   t.true(isQuiet({ ...idle, openWatches: 0 }, after));
+});
+
+test("a run whose workload ends with a write settles only after the controller has acted on it (quiet counts from the workload's end)", async (t) => {
+  // Found on the getting-started operator: its workload is one apply; the controller had been idle
+  // for longer than the quiet window since start-up, so the run ended the moment the apply
+  // returned, before the controller had seen it, and every plan was reported not injected.
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-settle-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const source = join(dir, 'src.yaml');
+  writeFileSync(source, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
+  const workload: Workload = { name: 'mirror', steps: [{ apply: source }] };
+  const config = mirrorControllerConfig(dir, workload, { settle: { quietMs: 1000, timeoutSeconds: 20 } });
+
+  const runDir = join(dir, 'run');
+  const { record } = await executeRun({ config, workload, runDir });
+  t.is(record.error, undefined);
+  t.true(record.settled);
+  const endState = readFileSync(join(runDir, 'end-state.json'), 'utf8');
+  t.true(endState.includes('mirror-src-a'), "the controller's answer to the workload's last write is in the end state");
 });

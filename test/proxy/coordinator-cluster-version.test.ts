@@ -6,10 +6,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import type { ControllerUnderTest, Workload } from '../../src/config/config.js';
+import type { Workload } from '../../src/config/config.js';
 import { CLUSTER_RECORD_FILE, executeRun } from '../../src/coordinator/run.js';
+import { mirrorControllerConfig } from './fixtures/mirror-config.js';
 
 test('a run on an embedded 1.18 cluster serves the v1beta1 APIs the setup and workload use', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-release-'));
@@ -30,31 +30,9 @@ test('a run on an embedded 1.18 cluster serves the v1beta1 APIs the setup and wo
     name: 'create',
     steps: [{ apply: zoo }, { apply: pdb }, { waitFor: { key: 'PodDisruptionBudget/default/zk', timeoutSeconds: 10 } }],
   };
-  const config: ControllerUnderTest = {
-    file: join(dir, 'kperturb.yaml'),
-    dir,
-    name: 'mirror',
-    // Any controller will do (this one mirrors ConfigMaps): the run is about the cluster it is given.
-    controller: {
-      command: process.execPath,
-      args: [fileURLToPath(new URL('./fixtures/mirror-controller.js', import.meta.url))],
-      env: {},
-      workingDir: dir,
-      hostAliases: [],
-      clusterDNS: false,
-      ports: [],
-    },
-    setup: [crd],
-    workloads: new Map([[workload.name, workload]]),
-    referenceRuns: 1,
-    settle: { quietMs: 200, timeoutSeconds: 10 },
-    masks: [],
-    countUpdates: [],
-    exec: [],
-    logs: [],
-    applications: [],
-    cluster: { kubernetesVersion: '1.18' },
-  };
+  // Any controller will do (this one mirrors ConfigMaps): the run is about the cluster it is given.
+  const config = { ...mirrorControllerConfig(dir, workload, { setup: [crd] }), cluster: { kubernetesVersion: '1.18' } };
+
   const runDir = join(dir, 'run');
   const { record } = await executeRun({ config, workload, runDir });
   t.is(record.error, undefined);
