@@ -9,7 +9,15 @@
  * run; one that ignores the error and records the change as done (OAT's "ignores an application
  * error") leaves a state the reference run does not have, which the oracles compare.
  *
- * Pruning stages, as the other patterns report them:
+ *
+ * Then OAT's schedule: for each change a workload step made (a CR change, the workload's own
+ * write) and each pod of the application the controller called after it, before the workload's
+ * next write step, one plan that crash-loops that pod from the change on for
+ * CRASH_WINDOW_SECONDS (pod-crash): the fault is held while the controller acts on the change and
+ * healed after it. Pods that did not exist at the change are left out (nothing to crash yet).
+ *
+ * Pruning stages, as the other patterns report them (the schedule's plans count at every stage
+ * but `deterministic`, which keeps those whose change trigger fires in every reference run):
  *   baseline          every call the application answered normally
  *   causality         calls a write of the controller followed before the workload's next step
  *   effective-writes  that write succeeded and changed the cluster
@@ -17,7 +25,8 @@
  *                     same rank in the other reference runs is left to the run, which says "not injected"
  *   deduplicated      one plan per call (they are distinct by rank)
  */
-import { describeFault, describeWrite, type AppUnavailableFault } from '../../src/model/plan.js';
+import type { ObjectKey } from '../../src/model/object-key.js';
+import { describeFault, describeWrite, type AppUnavailableFault, type PodCrashFault } from '../../src/model/plan.js';
 import type { AppCallRecord } from '../analysis/app-calls.js';
 import { StageCounter } from '../pruning.js';
 import { isSuccess, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
@@ -47,9 +56,39 @@ export const managedSystemRule: PlanningRule = {
       const before = write?.trigger ? `, before the controller ${describeWrite(write.trigger)}` : '';
       candidates.push({ description: `${describeFault(fault)}${before}`, faults: [fault] });
     }
+    for (const { change, pod } of workloadChangesAndPods(main)) {
+      const trigger = context.triggers.change(change);
+      if (!trigger) continue;
+      for (const stage of ['baseline', 'causality', 'effective-writes'] as const) counter.add(stage);
+      if (context.prune && !context.triggers.deterministicChange(change)) continue;
+      counter.add('deterministic');
+      counter.add('deduplicated');
+      const fault: PodCrashFault = { type: 'pod-crash', pod, mode: 'crash-loop', at: { change: trigger }, forSeconds: CRASH_WINDOW_SECONDS };
+      candidates.push({ description: `${describeFault(fault)}, while the controller acts on the workload's change (OAT's schedule)`, faults: [fault] });
+    }
     return { candidates, stages: counter.result() };
   },
 };
+
+/** How long a planned crash loop lasts: one crash (the kubelet's first back-off is 10 s), then the heal. */
+export const CRASH_WINDOW_SECONDS = 3;
+
+/** Each change a workload write step made, with the application's pods (existing then) the controller called after it, before the next write step. */
+function workloadChangesAndPods(main: RunAnalysis): Array<{ change: number; pod: ObjectKey }> {
+  const writeSteps = main.workloadSteps.filter((s) => s.action === 'write');
+  const out: Array<{ change: number; pod: ObjectKey }> = [];
+  writeSteps.forEach((step, i) => {
+    const until = writeSteps[i + 1]?.startSeq ?? Infinity;
+    for (const key of step.keys) {
+      const change = main.changesOf(key).find((c) => main.changes[c]!.seq > step.startSeq && main.changes[c]!.seq < until);
+      if (change === undefined) continue;
+      const at = main.changes[change]!.seq;
+      const pods = new Set(main.appCalls.filter((c) => c.seq > at && c.seq < until && c.key.startsWith('Pod/')).map((c) => c.key));
+      for (const pod of pods) if (main.existsAfter(pod, change)) out.push({ change, pod });
+    }
+  });
+  return out;
+}
 
 function answeredNormally(call: AppCallRecord): boolean {
   return typeof call.result === 'number' ? call.result >= 200 && call.result < 400 : call.result === 'ok';

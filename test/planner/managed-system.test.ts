@@ -17,6 +17,7 @@ function upgradeTrace(): TraceBuilder {
       .stepStart(0, 'write', [KV])
       .external('ADDED', KV, { deliver: true })
       .stepDone(0)
+      .external('ADDED', POD)
       .appCall('kv', POD, 'POST', '/upgrade?force=1')
       .appCall('kv', POD, 'GET', '/version')
       .write('patch', KV, { subresource: 'status', set: { 'status.version': 'v1' } })
@@ -35,7 +36,7 @@ function upgradeTrace(): TraceBuilder {
 
 test('each call a write followed gets a plan that fails it and the address until the next call', (t) => {
   const out = plan(upgradeTrace().events);
-  const plans = plansOf(out, 'managed-system');
+  const plans = plansOf(out, 'managed-system').filter((p) => p.spec.faults[0]!.type === 'app-unavailable');
   t.deepEqual(
     plans.map((p) => p.spec.faults[0]),
     [
@@ -61,11 +62,32 @@ test('each call a write followed gets a plan that fails it and the address until
     plans.map((p) => p.metadata.name),
     ['managed-0001', 'managed-0002', 'managed-0003', 'managed-0004'],
   );
-  t.deepEqual(stages(out, 'managed-system'), { baseline: 5, causality: 4, 'effective-writes': 4, deterministic: 4, deduplicated: 4 });
+  // Five answered calls, four followed by a write, and the one pod-crash of OAT's schedule (below).
+  t.deepEqual(stages(out, 'managed-system'), { baseline: 6, causality: 5, 'effective-writes': 5, deterministic: 5, deduplicated: 5 });
+});
+
+test("OAT's schedule: the pods the controller called after a workload change crash-loop from that change for a few seconds; pods created later are left out", (t) => {
+  const crashes = plansOf(plan(upgradeTrace().events), 'managed-system').filter((p) => p.spec.faults[0]!.type === 'pod-crash');
+  t.deepEqual(
+    crashes.map((p) => p.spec.faults[0]),
+    [
+      {
+        type: 'pod-crash',
+        pod: POD,
+        mode: 'crash-loop',
+        at: { change: { key: KV, change: 'update', fields: [{ path: 'spec.version', after: 'v2' }], occurrence: 1 } },
+        forSeconds: 3,
+      },
+    ],
+  );
+  t.regex(
+    crashes[0]!.spec.description,
+    /^crash-loop the containers of Pod\/default\/kv1-0 when KVStore\/default\/kv1 is updated .* healed for 3 s, while the controller acts on the workload's change \(OAT's schedule\)$/,
+  );
 });
 
 test('without calls to an application there are no managed-system plans; unpruned, every answered call gets one', (t) => {
   const none = new TraceBuilder().external('ADDED', KV, { deliver: true }).write('patch', KV, { subresource: 'status', set: { 'status.version': 'v1' } });
   t.deepEqual(plansOf(plan(none.events), 'managed-system'), []);
-  t.is(plansOf(plan(upgradeTrace().events, { prune: false }), 'managed-system').length, 5);
+  t.is(plansOf(plan(upgradeTrace().events, { prune: false }), 'managed-system').length, 6);
 });
