@@ -32,6 +32,13 @@ export const BUILT_IN_MASK_PATHS: readonly string[] = [
   // happens to see one mid-change (seen on a real control plane: present in a test run, absent in
   // its references, with nothing else different).
   'metadata.annotations["endpoints.kubernetes.io/last-change-trigger-time"]',
+  // Pods: the kubelet's record of container restarts. A pod-crash fault (docs/managed-faults.md)
+  // leaves it by design, and a node's own hiccups do on a real cluster; no controller writes it.
+  // What a controller does to its pods after a crash still shows (pods deleted, spec changed, not ready).
+  'status.containerStatuses[*].restartCount',
+  'status.containerStatuses[*].lastState',
+  'status.initContainerStatuses[*].restartCount',
+  'status.initContainerStatuses[*].lastState',
 ];
 
 /** Keys masked wherever they appear (e.g. UIDs copied into a status or a custom resource). */

@@ -14,6 +14,7 @@ import { intermediateStateRule } from './rules/intermediate-state.js';
 import { errorPathRule } from './rules/error-path.js';
 import { staleStateRule } from './rules/stale-state.js';
 import { unobservedStateRule } from './rules/unobserved-state.js';
+import { managedSystemRule } from './rules/managed-system.js';
 import type { PlanningRule } from './rules/rule.js';
 import { RunAnalyzer, type CausalityMode, type RunAnalysis } from './trace-analysis.js';
 import { Triggers, type TriggerMask } from './triggers.js';
@@ -76,7 +77,7 @@ export interface PlannerOutput {
   normalDelivery: { events: number[]; unreproducedTriggers: number };
 }
 
-export const DEFAULT_RULES: readonly PlanningRule[] = [intermediateStateRule, staleStateRule, unobservedStateRule, errorPathRule];
+export const DEFAULT_RULES: readonly PlanningRule[] = [intermediateStateRule, staleStateRule, unobservedStateRule, errorPathRule, managedSystemRule];
 
 const DEFAULTS = { prune: true, quietMs: 1000, staleReleaseSeconds: 5, maxTriggerFields: 5 };
 
@@ -179,4 +180,5 @@ export { intermediateStateRule } from './rules/intermediate-state.js';
 export { errorPathRule } from './rules/error-path.js';
 export { staleStateRule } from './rules/stale-state.js';
 export { unobservedStateRule } from './rules/unobserved-state.js';
+export { managedSystemRule, MANAGED_WINDOW_SECONDS } from './rules/managed-system.js';
 export { learnedQuietMs, SilenceMeter, QUIET_WINDOW_FACTOR, QUIET_WINDOW_FLOOR_MS } from './quiet-window.js';

@@ -28,7 +28,7 @@
  * The work is split along its seams in planner/analysis/: changes.ts (the cluster's changes and each
  * object's history), delivery.ts (what the controller saw and when: deliveries, bursts, episodes,
  * reconciles), writes.ts (the controller's writes and their effects), ownership.ts (who owns whom);
- * the record types are analysis/records.ts. This file feeds them the trace in order.
+ * app-calls.ts (the controller's calls to its stub applications); the record types are analysis/records.ts. This file feeds them the trace in order.
  */
 import { isDryRun, isSuccessStatus } from '../src/model/controller-write.js';
 import type { RequestVerb } from '../src/model/api-path.js';
@@ -38,6 +38,7 @@ import { DeliveryLog } from './analysis/delivery.js';
 import { Ownership } from './analysis/ownership.js';
 import type { AnalyzerOptions, RunAnalysis, WorkloadStepRecord, WriteRecord } from './analysis/records.js';
 import { WriteLog } from './analysis/writes.js';
+import { AppCallLog } from './analysis/app-calls.js';
 
 export { isSuccess, upperBound } from './analysis/records.js';
 export type {
@@ -73,6 +74,7 @@ export class RunAnalyzer {
   private readonly delivery: DeliveryLog;
   private readonly writes: WriteLog;
   private readonly workloadSteps: WorkloadStepRecord[] = [];
+  private readonly appCalls = new AppCallLog();
   /** Requests waiting for their answer. */
   private readonly pending = new Map<number, PendingRequest>();
   private readonly full: boolean;
@@ -118,6 +120,9 @@ export class RunAnalyzer {
       case 'episode':
         if (this.full) this.delivery.onEpisode(e);
         break;
+      case 'app-call':
+        if (this.full) this.appCalls.record(e);
+        break;
       default:
         break;
     }
@@ -139,6 +144,7 @@ export class RunAnalyzer {
       existsAfter: (rawKey, change) => changes.existsAfter(rawKey, change),
       changesOf: (rawKey) => changes.changesOf(rawKey),
       workloadSteps: this.workloadSteps,
+      appCalls: this.appCalls.calls,
       stateAfter: changes.stateHashReader(),
     };
   }

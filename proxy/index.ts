@@ -53,6 +53,7 @@ import { ConnectionFaults } from './faults/delays-disconnects.js';
 import { composeInterceptors, type FaultPrimitives } from './faults/primitives.js';
 import { StaleViews } from './faults/stale-views.js';
 import { TriggerBoard } from './faults/triggers.js';
+import type { AppCallArrival } from '../src/model/trigger.js';
 import { WatchFaults } from './faults/watch-faults.js';
 
 export type { ArmedApiError } from './faults/api-error-fault.js';
@@ -394,6 +395,11 @@ export class ControllerProxy {
   }
 
   // --- faults (proxy/faults/) -------------------------------------------------------------------
+
+  /** A call of the controller arrived at a stub application (src/stubs): call triggers count it, and may fire at once. */
+  onAppCall(arrival: AppCallArrival): void {
+    this.triggers.onAppCall(arrival);
+  }
 
   private onCompletedWrite(completed: CompletedWrite, epoch: Epoch, ex: Exchange): void {
     this.leaderRecords.noteWrite(completed.key, ex.facts?.resource, ex.facts?.body);

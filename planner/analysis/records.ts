@@ -10,6 +10,7 @@ import type { WriteTrigger } from '../../src/model/plan.js';
 import type { RequestVerb } from '../../src/model/api-path.js';
 import type { ClusterChangeEvent, WorkloadStepAction } from '../../src/model/trace.js';
 import type { PathKey } from '../paths.js';
+import type { AppCallRecord } from './app-calls.js';
 
 export interface AnalyzerOptions {
   /** Traces without episode markers: a gap this long with no controller request in flight ends a burst. */
@@ -168,6 +169,8 @@ export interface RunAnalysis {
   changesOf(rawKey: ObjectKey): readonly number[];
   /** The workload's steps, in order (empty for traces without them). */
   workloadSteps: readonly WorkloadStepRecord[];
+  /** The controller's calls to its stub applications, in order (empty without `applications:`). */
+  appCalls: readonly AppCallRecord[];
 }
 
 export function isSuccess(w: Pick<WriteRecord, 'status' | 'dryRun'>): boolean {

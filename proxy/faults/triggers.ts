@@ -1,9 +1,10 @@
 /**
- * Armed triggers and change marks: what the controller's writes (completed upstream) and the
- * cluster view's changes are matched against. The other faults (crash after write, watch-end,
+ * Armed triggers and change marks: what the controller's writes (completed upstream), the
+ * cluster view's changes and the controller's calls to stub applications (fed by the run) are
+ * matched against. The other faults (crash after write, watch-end,
  * hold-until) arm a trigger here and act when it fires; stale views read a change mark.
  */
-import { describeChange, describeTrigger, type ChangeTrigger, type Trigger } from '../../src/model/plan.js';
+import { describeChange, describeTrigger, type AppCallArrival, type ChangeTrigger, type Trigger } from '../../src/model/plan.js';
 import type { ObjectKey } from '../../src/model/object-key.js';
 import { WriteOccurrenceCounter } from '../../src/model/controller-write.js';
 import { ChangeOccurrenceCounter, describeNearMiss, matchesChange } from '../../src/model/change-match.js';
@@ -146,6 +147,14 @@ export class TriggerBoard {
     for (const a of [...this.armed]) {
       if (a.cancelled || !a.evaluator.watchesChanges) continue;
       if (a.evaluator.change(key, c.prev, c.next)) this.fire(a, { changeSeq: c.seq, key: c.key, resourceVersion: c.resourceVersion }, undefined);
+    }
+  }
+
+  /** A call of the controller arrived at a stub application (fed by the run: the proxy does not see those calls). */
+  onAppCall(arrival: AppCallArrival): void {
+    for (const a of [...this.armed]) {
+      if (a.cancelled || !a.evaluator.watchesCalls) continue;
+      if (a.evaluator.call(arrival)) this.fire(a, { key: arrival.key }, undefined);
     }
   }
 

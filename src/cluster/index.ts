@@ -33,7 +33,7 @@ import {
   watchListByDefault,
   type KubernetesVersion,
 } from './kube-version.js';
-import { ClusterSimulation, type SimulationOptions } from './sim/index.js';
+import { ClusterSimulation, type ContainerFaults, type SimulationOptions } from './sim/index.js';
 import { PodStreaming } from '../streaming/pod-streaming.js';
 import { NO_POD_STREAMING_RULES, type PodStreamingRules } from '../model/exec-rules.js';
 import type { KubeClientOptions } from '../kube/client.js';
@@ -151,6 +151,11 @@ export class EmbeddedCluster {
   /** Number of objects stored, over all kinds. */
   get objectCount(): number {
     return this.store.size;
+  }
+
+  /** The simulated kubelets' container faults (pod-crash plans); undefined without a simulation or its kubelets. */
+  get containerFaults(): ContainerFaults | undefined {
+    return this.simulation?.containerFaults;
   }
 
   get url(): string {

@@ -10,7 +10,7 @@ import { describeFault, faultRestarts, type Fault, type TestPlan } from '../mode
 import type { TraceSink } from '../model/trace.js';
 import type { ControllerProcess } from './controller-process.js';
 import { sleep } from '../workload/runner.js';
-import { armFault, type ArmedFault, type FaultRun } from './faults/index.js';
+import { armFault, type ArmedFault, type FaultRun, type ManagedSystem } from './faults/index.js';
 
 export class PlanFaults {
   private readonly injected: boolean[];
@@ -35,6 +35,8 @@ export class PlanFaults {
     private readonly workloadAt: () => string | undefined = () => undefined,
     /** A stale view is released once the controller has been quiet this long after reading it (0: only at releaseAfterSeconds). */
     private readonly quietMs = 0,
+    /** What faults on the managed system act on (none by default). */
+    private readonly managed: ManagedSystem = { containers: undefined, applications: undefined, clusterTrace: trace },
   ) {
     this.injected = plan.spec.faults.map(() => false);
   }
@@ -99,6 +101,11 @@ export class PlanFaults {
         this.pending = this.restart(i, fault.type, requestId, beforeStart);
       },
       releaseAtEnd: (release) => this.releaseViews.push(release),
+      managed: this.managed,
+      settleAfter: (done) => {
+        const before = this.pending;
+        this.pending = before ? Promise.all([before, done]).then(() => undefined) : done;
+      },
       quietWithin: (boundMs, retrying) => this.quietWithin(boundMs, retrying),
       quietMs: this.quietMs,
       workloadAt: this.workloadAt,

@@ -10,6 +10,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeStep, needsReachableAddresses, type ClusterConfig, type ControllerUnderTest, type Workload } from '../config/config.js';
 import { EmbeddedCluster } from '../cluster/index.js';
+import type { ContainerFaults } from '../cluster/sim/index.js';
 import { ControllerProxy, type ProxyActivity, type SerializeDeliveryOptions } from '../../proxy/index.js';
 import { KubeApiError, KubeClient, type KubeClientOptions } from '../kube/client.js';
 import {
@@ -218,9 +219,18 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
 
     // Stub applications and the controller's names follow the cluster through the recorder; their
     // calls go into the cluster trace (what happened inside the cluster, beside the object changes).
+    // Each call is announced to the proxy's triggers as it arrives (call triggers of plan faults).
+    let stubs: ApplicationStubs | undefined;
     if (config.applications.length > 0) {
-      const stubs = new ApplicationStubs(config.applications, recorder, clusterTrace, (line) => log(`  ${line}`));
-      cleanups.push(() => stubs.stop());
+      const started = new ApplicationStubs(
+        config.applications,
+        recorder,
+        clusterTrace,
+        (line) => log(`  ${line}`),
+        (arrival) => proxyOf?.onAppCall(arrival),
+      );
+      stubs = started;
+      cleanups.push(() => started.stop());
     }
     let wrapController: CommandWrapper | undefined;
     if (config.controller.clusterDNS || config.controller.hostAliases.length > 0) {
@@ -291,6 +301,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
           () =>
             currentStep >= 0 && currentStep < workload.steps.length ? `step ${currentStep + 1} (${describeStep(workload.steps[currentStep]!)})` : undefined,
           config.settle.quietMs,
+          { containers: cluster.containerFaults, applications: stubs, clusterTrace },
         )
       : undefined;
     faults?.arm();
@@ -435,6 +446,8 @@ class RetryingKubeClient extends KubeClient {
 
 interface RunCluster {
   url: string;
+  /** The simulated kubelets' container faults (embedded and real clusters). */
+  containerFaults?: ContainerFaults;
   /** The emulated release (embedded clusters). */
   kubernetesVersion?: string;
   clientOptions: KubeClientOptions;
@@ -455,8 +468,10 @@ async function startCluster(choice: ClusterChoice, runDir: string, settings: Clu
         ...(settings.kubernetesVersion !== undefined ? { kubernetesVersion: settings.kubernetesVersion } : {}),
         network: reachable ? 'loopback' : 'default',
       });
+      const containerFaults = cluster.containerFaults;
       return {
         url: cluster.url,
+        ...(containerFaults ? { containerFaults } : {}),
         kubernetesVersion: cluster.kubernetesVersion,
         clientOptions: cluster.clientOptions(),
         proxyUpstream: proxyUpstreamFor(cluster.url, cluster.clientOptions()),
@@ -480,7 +495,14 @@ async function startCluster(choice: ClusterChoice, runDir: string, settings: Clu
             network?.release();
           }
         };
-        return { url: cluster.url, clientOptions, proxyUpstream: proxyUpstreamFor(cluster.url, clientOptions), stop };
+        const containerFaults = cluster.containerFaults;
+        return {
+          url: cluster.url,
+          ...(containerFaults ? { containerFaults } : {}),
+          clientOptions,
+          proxyUpstream: proxyUpstreamFor(cluster.url, clientOptions),
+          stop,
+        };
       } catch (err) {
         network?.release();
         throw err;

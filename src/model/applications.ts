@@ -76,11 +76,21 @@ export function answerHttp(config: HttpStubConfig, method: string, path: string,
   return index >= 0 ? { answer: config.rules[index]!, rule: index } : { answer: config.default };
 }
 
-/** Is this pod one of the application's and running, not being deleted, with an IP? */
+/**
+ * Is this pod one of the application's and running, not being deleted, with an IP, and (when its
+ * status lists its containers) with a container running? A pod whose containers crashed (waiting
+ * in CrashLoopBackOff) has no process to answer.
+ */
 export function isServingPod(app: ApplicationConfig, pod: KubeObject): boolean {
   if (!app.pods || pod.metadata?.namespace !== app.namespace) return false;
   if (!matchesLabelSelector(app.pods, pod.metadata?.labels)) return false;
-  return podServingIp(pod) !== undefined;
+  return podServingIp(pod) !== undefined && hasRunningContainer(pod);
+}
+
+function hasRunningContainer(pod: KubeObject): boolean {
+  const status = isObject(pod.status) ? pod.status : {};
+  const containers = Array.isArray(status.containerStatuses) ? status.containerStatuses.filter(isObject) : [];
+  return containers.length === 0 || containers.some((c) => isObject(c.state) && isObject(c.state.running));
 }
 
 /** The IP of a running pod that is not being deleted, as the stub listeners and DNS use it. */

@@ -24,7 +24,7 @@ export * from './trigger.js';
 export * from './faults/index.js';
 
 export const PLAN_API_VERSION = 'kperturb.dev/v1';
-export const PATTERNS = ['intermediate-state', 'stale-state', 'unobserved-state', 'error-path'] as const;
+export const PATTERNS = ['intermediate-state', 'stale-state', 'unobserved-state', 'error-path', 'managed-system'] as const;
 export type Pattern = (typeof PATTERNS)[number];
 
 export interface TestPlan {

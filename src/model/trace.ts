@@ -90,7 +90,17 @@ export interface StreamEvent extends Stamped {
  * a dead controller's leader-election Lease so its successor need not wait).
  */
 export type FaultKind =
-  'crash-after-write' | 'stale-restart' | 'hold-until' | 'api-error' | 'watch-end' | 'watch-hold' | 'disconnect' | 'delay' | 'lease-release';
+  | 'crash-after-write'
+  | 'stale-restart'
+  | 'hold-until'
+  | 'api-error'
+  | 'watch-end'
+  | 'pod-crash'
+  | 'app-unavailable'
+  | 'watch-hold'
+  | 'disconnect'
+  | 'delay'
+  | 'lease-release';
 
 export interface FaultEvent extends Stamped {
   type: 'fault';
@@ -100,10 +110,12 @@ export interface FaultEvent extends Stamped {
    * `killed`/`restarted`: the controller process was killed / the new one runs;
    * `held`: watch events are being held; `released`: held events (or a stale view) were released in order;
    * `expired`: held streams were ended with an in-stream 410 Expired;
-   * `applied`: a one-shot primitive took effect (disconnect, delay armed, lease deleted);
+   * `applied`: a one-shot primitive took effect (disconnect, delay armed, lease deleted), or a fault
+   * on the managed system started (pod-crash, app-unavailable: in the cluster trace);
+   * `healed`: a fault on the managed system ended (in the cluster trace);
    * `not-injected`: the run ended before the fault's trigger matched.
    */
-  phase: 'triggered' | 'killed' | 'restarted' | 'held' | 'released' | 'expired' | 'applied' | 'not-injected';
+  phase: 'triggered' | 'killed' | 'restarted' | 'held' | 'released' | 'expired' | 'applied' | 'healed' | 'not-injected';
   /** The request that matched the trigger. */
   requestId?: number;
   /** Index of the fault in the plan's `spec.faults`, when it comes from a plan. */
@@ -256,7 +268,8 @@ export type ControllerTraceEvent =
   RequestEvent | ResponseEvent | WatchDeliveryEvent | StreamEvent | FaultEvent | EpisodeEvent | ControllerProcessEvent | WorkloadStepEvent | PodExecEvent;
 
 /** What the cluster trace holds besides its header. */
-export type ClusterTraceEvent = ClusterChangeEvent | PodExecEvent | AppCallEvent;
+/** Besides the cluster's changes: calls inside pods, and the faults kperturb made the managed system go through (`fault`, phases applied and healed). */
+export type ClusterTraceEvent = ClusterChangeEvent | PodExecEvent | AppCallEvent | FaultEvent;
 
 export type TraceEvent = TraceHeader | ControllerTraceEvent | ClusterTraceEvent;
 

@@ -1,7 +1,7 @@
 /**
  * Evaluating a plan trigger (plan.ts `Trigger`) against the events of a run, in order: the
- * controller's completed writes (counted as controller-write.ts defines) and the cluster's changes
- * (matched as change-match.ts defines). Pure; the proxy feeds it at test time, and a planner may
+ * controller's completed writes (counted as controller-write.ts defines), the cluster's changes
+ * (matched as change-match.ts defines) and the controller's calls to its stub applications. Pure; the proxy feeds it at test time, and a planner may
  * feed it a reference trace to check that a trigger fires where it was planned.
  *
  * Every leaf counts its matches from the start of the run, whatever its position in a composite, so
@@ -11,10 +11,10 @@
  * that fired before its predecessor spoils the sequence: it never fires).
  */
 import type { KubeObject, ObjectKey } from './object-key.js';
-import type { Trigger, WriteTrigger } from './plan.js';
+import type { AppCallArrival, CallTrigger, Trigger, WriteTrigger } from './plan.js';
 import type { WriteIdentity } from './controller-write.js';
 import { ChangeOccurrenceCounter, describeNearMiss, matchesChange } from './change-match.js';
-import { describeTrigger, ordinal } from './plan.js';
+import { describeCall, describeTrigger, matchesCall, ordinal } from './plan.js';
 
 interface Node {
   /** Tick at which this node fired, if it has. */
@@ -23,7 +23,8 @@ interface Node {
   spoiled?: boolean;
   leaf?:
     | { write: WriteTrigger; count: number; ofKey: Map<string, number> }
-    | { change: Extract<Trigger, { change: unknown }>['change']; counter: ChangeOccurrenceCounter };
+    | { change: Extract<Trigger, { change: unknown }>['change']; counter: ChangeOccurrenceCounter }
+    | { call: CallTrigger; count: number };
   form?: 'allOf' | 'anyOf' | 'sequence';
   children?: Node[];
 }
@@ -31,6 +32,7 @@ interface Node {
 function build(t: Trigger): Node {
   if ('write' in t) return { leaf: { write: t.write, count: 0, ofKey: new Map() } };
   if ('change' in t) return { leaf: { change: t.change, counter: new ChangeOccurrenceCounter() } };
+  if ('call' in t) return { leaf: { call: t.call, count: 0 } };
   if ('allOf' in t) return { form: 'allOf', children: t.allOf.map(build) };
   if ('anyOf' in t) return { form: 'anyOf', children: t.anyOf.map(build) };
   return { form: 'sequence', children: t.sequence.map(build) };
@@ -76,6 +78,21 @@ export class TriggerEvaluator {
   /** The cluster changed object `key` from `prev` to `next` (undefined: absent). True when the whole trigger fires. */
   change(key: ObjectKey, prev: KubeObject | undefined, next: KubeObject | undefined): boolean {
     return this.step((leaf) => 'change' in leaf && matchesChange(leaf.change, prev, next, leaf.counter, key));
+  }
+
+  /** Does the trigger name a call to a stub application (and so need the stubs' calls fed in)? */
+  get watchesCalls(): boolean {
+    const visit = (n: Node): boolean => (n.leaf ? 'call' in n.leaf : (n.children ?? []).some(visit));
+    return visit(this.root);
+  }
+
+  /** A call of the controller arrived at a stub application, not answered yet. True when the whole trigger fires. */
+  call(arrival: AppCallArrival): boolean {
+    return this.step((leaf) => {
+      if (!('call' in leaf) || !matchesCall(leaf.call, arrival)) return false;
+      leaf.count++;
+      return leaf.count === leaf.call.occurrence;
+    });
   }
 
   /**
@@ -139,6 +156,12 @@ function settle(n: Node, tick: number): void {
 
 function leafNearMiss(leaf: NonNullable<Node['leaf']>): string {
   if ('change' in leaf) return describeNearMiss(leaf.change, leaf.counter) ?? '';
+  if ('call' in leaf) {
+    const n = leaf.count;
+    return n === 0
+      ? `never matched: ${describeCall(leaf.call)} never came (no such call)`
+      : `never matched: ${n} such call${n === 1 ? '' : 's'} came, the plan waits for the ${ordinal(leaf.call.occurrence)}`;
+  }
   const w = leaf.write;
   const what = `${w.verb}${w.subresource ? ` ${w.subresource}` : ''}`;
   const times = (n: number) => `${n} time${n === 1 ? '' : 's'}`;

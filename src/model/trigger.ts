@@ -1,6 +1,6 @@
 /**
  * Triggers: when a fault fires, identified by what survives a new run (a controller write, a cluster
- * change, or a combination), and how each is described in plans and run logs. Every fault kind
+ * change, a call of the controller to a stub application, or a combination), and how each is described in plans and run logs. Every fault kind
  * (src/model/faults/) names its moments with these.
  */
 import type { ObjectKey } from './object-key.js';
@@ -42,10 +42,45 @@ export interface ChangeTrigger {
   occurrence: number;
 }
 
-/** When a fault fires: a controller write completed, the cluster changed, or a combination. */
+/**
+ * A call of the controller to one of its stub applications (kperturb.yaml `applications:`), as the
+ * stub sees it arrive: the application, the pod or Service whose address was called, and optionally
+ * the operation (an HTTP method, a ZooKeeper operation) and the path (HTTP: without the query;
+ * ZooKeeper: the znode). Fires when the n-th matching call arrives, before the stub answers it, so a
+ * fault armed by it already shapes that call's answer.
+ */
+export interface CallTrigger {
+  application: string;
+  /** Pod/namespace/name or Service/namespace/name. */
+  key: ObjectKey;
+  operation?: string;
+  path?: string;
+  /** Fires on the n-th matching call (1-based), failed ones included. */
+  occurrence: number;
+}
+
+/** A call as a stub sees it arrive (what a CallTrigger is matched against). */
+export interface AppCallArrival {
+  application: string;
+  key: ObjectKey;
+  operation: string;
+  path?: string;
+}
+
+export function matchesCall(t: CallTrigger, c: AppCallArrival): boolean {
+  return (
+    t.application === c.application &&
+    t.key === c.key &&
+    (t.operation === undefined || t.operation === c.operation) &&
+    (t.path === undefined || t.path === (c.path ?? '').split('?')[0])
+  );
+}
+
+/** When a fault fires: a controller write completed, the cluster changed, the controller called its application, or a combination. */
 export type Trigger =
   | { write: WriteTrigger }
   | { change: ChangeTrigger }
+  | { call: CallTrigger }
   | { allOf: Trigger[] }
   | { anyOf: Trigger[] }
   /** Each trigger in turn: the n-th is only considered after the (n-1)-th fired. */
@@ -70,9 +105,15 @@ export function describeChange(t: ChangeTrigger): string {
   return `${t.key} ${CHANGE_PAST[t.change]}${fields} (${ordinal(t.occurrence)} time)`;
 }
 
+export function describeCall(t: CallTrigger): string {
+  const what = [t.operation, t.path].filter((x) => x !== undefined).join(' ');
+  return `the controller calls ${t.application} on ${t.key}${what ? ` (${what})` : ''} (${ordinal(t.occurrence)} time)`;
+}
+
 export function describeTrigger(t: Trigger): string {
   if ('write' in t) return `the controller ${describeWrite(t.write)}`;
   if ('change' in t) return describeChange(t.change);
+  if ('call' in t) return describeCall(t.call);
   if ('allOf' in t) return t.allOf.map(describeTrigger).join(' and ');
   if ('anyOf' in t) return t.anyOf.map(describeTrigger).join(' or ');
   return t.sequence.map(describeTrigger).join(', then ');

@@ -10,7 +10,7 @@
  *   await cluster.stop();
  */
 import type { KubeClientOptions } from '../kube/client.js';
-import { ClusterSimulation, KUBELET_CONTROLLERS, type SimulationOptions } from '../cluster/sim/index.js';
+import { ClusterSimulation, KUBELET_CONTROLLERS, type ContainerFaults, type SimulationOptions } from '../cluster/sim/index.js';
 import { startRealControlPlane, type ControlPlaneStartTimes, type RealControlPlane, type RealControlPlaneOptions } from './control-plane.js';
 import type { ControlPlanePool } from './pool.js';
 
@@ -52,6 +52,11 @@ export class RealCluster {
 
   get url(): string {
     return this.controlPlane.url;
+  }
+
+  /** The simulated kubelets' container faults (pod-crash plans); undefined without the simulation. */
+  get containerFaults(): ContainerFaults | undefined {
+    return this.simulation?.containerFaults;
   }
 
   static async start(options: RealClusterOptions = {}): Promise<RealCluster> {

@@ -6,6 +6,11 @@
  * (src/cluster/network.ts); elsewhere binding fails and the stub says so once per address.
  * Every call a stub answers goes into the cluster trace as an `app-call` event.
  *
+ * An app-unavailable fault (`setUnavailable`) makes a listener answer every HTTP call with an error
+ * status, or closes it (connections refused, the call that started the fault reset) until the heal,
+ * when it listens again with the state its rules had set. Each call is announced as it arrives
+ * (`onArrival`, before an HTTP call is answered; a ZooKeeper call once answered), for call triggers.
+ *
  * All listeners of one zookeeper application serve one ensemble (one data tree). When the last of
  * its pods stops, the tree is emptied: the next pods start a new ensemble, as when a cluster is
  * deleted with its volumes and created again.
@@ -13,6 +18,8 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
 import { isServingPod, podServingIp, serviceClusterIp, DEFAULT_HTTP_ANSWER, type ApplicationConfig } from '../model/applications.js';
+import { APP_ERROR_STATUS, type AppUnavailableAnswer } from '../model/faults/index.js';
+import type { AppCallArrival } from '../model/trigger.js';
 import type { ObjectKey } from '../model/object-key.js';
 import type { AppCallEvent, TraceSink, Unstamped } from '../model/trace.js';
 import { PodsAndServices, type PodsAndServicesView, type TrackedChange } from './cluster-objects.js';
@@ -26,8 +33,15 @@ interface Listener {
   listening: boolean;
 }
 
+/** Hears every call of the controller to a stub as it arrives (call triggers are fed from it). */
+export type OnCallArrival = (arrival: AppCallArrival) => void;
+
 class ApplicationStub {
   private readonly listeners = new Map<ObjectKey, Listener>();
+  /** app-unavailable faults in force: by the key of the failing address, `*` for all of them. */
+  private readonly unavailable = new Map<ObjectKey | '*', AppUnavailableAnswer>();
+  /** Each HTTP address's state (the rules' setState), kept while a fault has closed its listener. */
+  private readonly httpState = new Map<ObjectKey, string>();
   private readonly ensemble: ZooKeeperEnsemble | undefined;
   /** Addresses already reported as unusable, so that each is reported once. */
   private readonly reported = new Set<string>();
@@ -37,8 +51,22 @@ class ApplicationStub {
     readonly app: ApplicationConfig,
     private readonly trace: Pick<TraceSink, 'append'>,
     private readonly log: (line: string) => void,
+    private readonly onArrival: OnCallArrival,
   ) {
     this.ensemble = app.protocol === 'zookeeper' ? new ZooKeeperEnsemble() : undefined;
+  }
+
+  private answerFor(key: ObjectKey): AppUnavailableAnswer | undefined {
+    return this.unavailable.get(key) ?? this.unavailable.get('*');
+  }
+
+  /** Starts (answer) or heals (undefined) an app-unavailable fault; why it cannot act, if it cannot. */
+  setUnavailable(key: ObjectKey | undefined, answer: AppUnavailableAnswer | undefined): string | undefined {
+    if (answer !== undefined && answer !== 'refuse' && this.app.protocol !== 'http')
+      return `application ${this.app.name} speaks ${this.app.protocol}, not HTTP: it cannot answer ${answer} (use answer refuse)`;
+    if (answer === undefined) this.unavailable.delete(key ?? '*');
+    else this.unavailable.set(key ?? '*', answer);
+    return undefined;
   }
 
   /** Brings the listener of `key` in line with the object's current state. */
@@ -48,6 +76,9 @@ class ApplicationStub {
     if (obj && kind === 'Pod' && isServingPod(this.app, obj)) ip = podServingIp(obj);
     if (obj && kind === 'Service' && obj.metadata?.namespace === this.app.namespace && this.app.services.includes(obj.metadata?.name ?? ''))
       ip = serviceClusterIp(obj);
+    // The address is gone: a later pod of that name starts afresh.
+    if (!ip) this.httpState.delete(key);
+    if (this.answerFor(key) === 'refuse') ip = undefined;
     const current = this.listeners.get(key);
     if (current?.ip === ip) return;
     if (current) this.close(key, current);
@@ -67,13 +98,29 @@ class ApplicationStub {
     const address = `${ip}:${this.app.port}`;
     const call = (c: Omit<Unstamped<AppCallEvent>, 'type' | 'application' | 'protocol' | 'key' | 'address'>) =>
       this.trace.append({ type: 'app-call', application: this.app.name, protocol: this.app.protocol, key, address, ...c });
+    const arrived = (operation: string, path: string | undefined) =>
+      this.onArrival({ application: this.app.name, key, operation, ...(path !== undefined ? { path } : {}) });
     let server: Server | HttpServer;
     if (this.ensemble) {
       const ensemble = this.ensemble;
-      server = createServer((socket) => ensemble.serve(socket, (c) => call(c)));
+      server = createServer((socket) =>
+        ensemble.serve(socket, (c) => {
+          call(c);
+          arrived(c.operation, c.path);
+        }),
+      );
     } else {
-      server = createHttpStub(this.app.http ?? { rules: [], default: DEFAULT_HTTP_ANSWER }, (c) =>
-        call({ operation: c.method, path: c.path, result: c.status, ...(c.rule !== undefined ? { rule: c.rule } : {}) }),
+      server = createHttpStub(
+        this.app.http ?? { rules: [], default: DEFAULT_HTTP_ANSWER },
+        (c) => call({ operation: c.method, path: c.path, result: c.status, ...(c.rule !== undefined ? { rule: c.rule } : {}) }),
+        {
+          arrived: (method, path) => {
+            arrived(method, path);
+            const answer = this.answerFor(key);
+            return answer === undefined ? undefined : answer === 'refuse' ? 'reset' : APP_ERROR_STATUS[answer];
+          },
+          state: { get: () => this.httpState.get(key), set: (state) => this.httpState.set(key, state) },
+        },
       );
     }
     const listener: Listener = { ip, server, sockets, listening: false };
@@ -130,8 +177,14 @@ export class ApplicationStubs {
   private readonly stubs: ApplicationStub[];
   private readonly objects: PodsAndServices;
 
-  constructor(apps: readonly ApplicationConfig[], view: PodsAndServicesView, trace: Pick<TraceSink, 'append'>, log: (line: string) => void = () => undefined) {
-    this.stubs = apps.map((a) => new ApplicationStub(a, trace, log));
+  constructor(
+    apps: readonly ApplicationConfig[],
+    view: PodsAndServicesView,
+    trace: Pick<TraceSink, 'append'>,
+    log: (line: string) => void = () => undefined,
+    onArrival: OnCallArrival = () => undefined,
+  ) {
+    this.stubs = apps.map((a) => new ApplicationStub(a, trace, log, onArrival));
     this.objects = new PodsAndServices(view, (c: TrackedChange) => {
       for (const s of this.stubs) s.update(c.kind, c.key, this.objects);
     });
@@ -142,6 +195,20 @@ export class ApplicationStubs {
   /** The stub of the application named `name`. */
   application(name: string): { zookeeper: ZooKeeperEnsemble | undefined; addresses(): string[] } | undefined {
     return this.stubs.find((s) => s.app.name === name);
+  }
+
+  /**
+   * Starts (answer) or heals (undefined) an app-unavailable fault on the application's address of
+   * `key` (all of them when absent), at once; why it cannot act, if it cannot.
+   */
+  setUnavailable(application: string, key: ObjectKey | undefined, answer: AppUnavailableAnswer | undefined): string | undefined {
+    const stub = this.stubs.find((s) => s.app.name === application);
+    if (!stub) return `no application named ${application} in kperturb.yaml (applications: ${this.stubs.map((s) => s.app.name).join(', ') || 'none'})`;
+    const refused = stub.setUnavailable(key, answer);
+    if (refused) return refused;
+    for (const k of this.objects.pods.keys()) if (key === undefined || k === key) stub.update('Pod', k, this.objects);
+    for (const k of this.objects.services.keys()) if (key === undefined || k === key) stub.update('Service', k, this.objects);
+    return undefined;
   }
 
   stop(): void {

@@ -383,6 +383,16 @@ planCase(
   '  pattern: intermediate-state\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: a, occurrence: 1 } } ]\n',
   'spec.faults[0].after.key',
 );
+planCase(
+  'a managed-system fault that never heals',
+  '  pattern: managed-system\n  description: d\n  faults: [ { type: app-unavailable, application: kv, answer: refuse, at: { call: { application: kv, key: Pod/default/kv-0, occurrence: 1 } } } ]\n',
+  'spec.faults[0]',
+);
+planCase(
+  'a call trigger on a ConfigMap',
+  '  pattern: managed-system\n  description: d\n  faults: [ { type: pod-crash, pod: Pod/default/kv-0, mode: unready, forSeconds: 1, at: { call: { application: kv, key: ConfigMap/default/a, occurrence: 1 } } } ]\n',
+  'spec.faults[0].at.call.key',
+);
 {
   const p = file(
     'apiVersion: kperturb.dev/v1\nkind: TestPlan\nmetadata: { name: p }\nspec:\n  controller: someone-else\n  workload: w\n  pattern: intermediate-state\n  description: d\n  faults: [ { type: crash-after-write, after: { verb: create, key: ConfigMap/default/a, occurrence: 1 } } ]\n',

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { parse } from 'yaml';
-import { serializePlan, describeTrigger, type TestPlan } from '../../src/model/plan.js';
+import { serializePlan, describeFault, describeTrigger, type TestPlan } from '../../src/model/plan.js';
 import { validatePlan } from '../../src/io/plan-file.js';
 import { UserInputError } from '../../src/model/errors.js';
 
@@ -108,4 +108,100 @@ test('error-path faults round-trip, and bad ones are rejected at the exact path'
   failsAt(t, [{ type: 'api-error', on: { ...on, occurrence: 0 }, answer: 'slow' }], 'spec.faults[0].on.occurrence');
   failsAt(t, [{ type: 'watch-end', kind: 'configmaps', at: { write: on }, mode: 'close' }], 'spec.faults[0].kind');
   failsAt(t, [{ type: 'watch-end', kind: 'ConfigMap', at: { write: on }, mode: 'slam' }], 'spec.faults[0].mode');
+});
+
+test('managed-system faults (pod-crash, app-unavailable) round-trip with call triggers and windows; bad ones are rejected at the exact path', (t) => {
+  const call = { application: 'kv', key: 'Pod/default/kv1-0', operation: 'POST', path: '/upgrade', occurrence: 1 };
+  const faults = [
+    {
+      type: 'pod-crash',
+      pod: 'Pod/default/kv1-0',
+      mode: 'crash-loop',
+      at: { change: { key: 'KV/default/kv1', change: 'update', occurrence: 1 } },
+      forSeconds: 5,
+    },
+    { type: 'pod-crash', pod: 'Pod/default/kv1-1', mode: 'unready', at: { call }, until: { write: { verb: 'patch', key: 'KV/default/kv1', occurrence: 2 } } },
+    {
+      type: 'app-unavailable',
+      application: 'kv',
+      key: 'Pod/default/kv1-0',
+      answer: 'service-unavailable',
+      at: { call },
+      until: { call: { application: 'kv', key: 'Pod/default/kv1-0', occurrence: 2 } },
+      forSeconds: 30,
+    },
+    {
+      type: 'app-unavailable',
+      application: 'kv',
+      answer: 'refuse',
+      at: { anyOf: [{ call }, { write: { verb: 'create', key: 'A/b', occurrence: 1 } }] },
+      forSeconds: 0.5,
+    },
+  ];
+  const plan = { ...base(faults), spec: { ...base(faults).spec, pattern: 'error-path' } };
+  const validated = validatePlan(plan, 'p.yaml');
+  t.deepEqual(validated, plan as unknown as TestPlan);
+  t.deepEqual(validatePlan(parse(serializePlan(validated)), 'p.yaml'), validated);
+
+  const at = { call };
+  failsAt(t, [{ type: 'pod-crash', pod: 'Pod/default/kv1-0', mode: 'crash-loop', at }], 'spec.faults[0]');
+  failsAt(t, [{ type: 'pod-crash', pod: 'StatefulSet/default/kv1', mode: 'crash-loop', at, forSeconds: 1 }], 'spec.faults[0].pod');
+  failsAt(t, [{ type: 'pod-crash', pod: 'Pod/default/kv1-0', mode: 'explode', at, forSeconds: 1 }], 'spec.faults[0].mode');
+  failsAt(t, [{ type: 'pod-crash', pod: 'Pod/default/kv1-0', mode: 'unready', at, forSeconds: 0 }], 'spec.faults[0].forSeconds');
+  failsAt(t, [{ type: 'pod-crash', pod: 'Pod/default/kv1-0', mode: 'unready', at, forSeconds: 601 }], 'spec.faults[0].forSeconds');
+  failsAt(t, [{ type: 'app-unavailable', application: 'kv', answer: 'teapot', at, forSeconds: 1 }], 'spec.faults[0].answer');
+  failsAt(t, [{ type: 'app-unavailable', application: '', answer: 'refuse', at, forSeconds: 1 }], 'spec.faults[0].application');
+  failsAt(t, [{ type: 'app-unavailable', application: 'kv', key: 'ConfigMap/default/x', answer: 'refuse', at, forSeconds: 1 }], 'spec.faults[0].key');
+  failsAt(
+    t,
+    [{ type: 'app-unavailable', application: 'kv', answer: 'refuse', at: { call: { ...call, key: 'Node/n1' } }, forSeconds: 1 }],
+    'spec.faults[0].at.call.key',
+  );
+  failsAt(
+    t,
+    [{ type: 'app-unavailable', application: 'kv', answer: 'refuse', at: { call: { ...call, occurrence: 0 } }, forSeconds: 1 }],
+    'spec.faults[0].at.call.occurrence',
+  );
+  failsAt(
+    t,
+    [{ type: 'app-unavailable', application: 'kv', answer: 'refuse', at: { call: { ...call, path: '' } }, forSeconds: 1 }],
+    'spec.faults[0].at.call.path',
+  );
+  failsAt(
+    t,
+    [{ type: 'app-unavailable', application: 'kv', answer: 'refuse', at: { call: { ...call, verb: 'GET' } }, forSeconds: 1 }],
+    'spec.faults[0].at.call.verb',
+  );
+  const err = t.throws(() => validatePlan(base([{ type: 'app-unavailable', application: 'kv', answer: 'refuse', at }]), 'plan.yaml'), {
+    instanceOf: UserInputError,
+  });
+  t.is(err!.message, 'plan.yaml at spec.faults[0]: until (a trigger) or forSeconds, or both: when the fault heals');
+});
+
+test('managed-system faults and call triggers describe themselves in words', (t) => {
+  const [crash, app] = validatePlan(
+    base([
+      {
+        type: 'pod-crash',
+        pod: 'Pod/default/kv1-0',
+        mode: 'crash-loop',
+        at: { change: { key: 'KV/default/kv1', change: 'update', occurrence: 1 } },
+        forSeconds: 5,
+      },
+      {
+        type: 'app-unavailable',
+        application: 'kv',
+        key: 'Pod/default/kv1-0',
+        answer: 'service-unavailable',
+        at: { call: { application: 'kv', key: 'Pod/default/kv1-0', operation: 'POST', path: '/upgrade', occurrence: 1 } },
+        until: { call: { application: 'kv', key: 'Pod/default/kv1-0', occurrence: 2 } },
+      },
+    ]),
+    'p.yaml',
+  ).spec.faults;
+  t.is(describeFault(crash!), 'crash-loop the containers of Pod/default/kv1-0 when KV/default/kv1 is updated (1st time), healed for 5 s');
+  t.is(
+    describeFault(app!),
+    'make kv on Pod/default/kv1-0 answer 503 Service Unavailable when the controller calls kv on Pod/default/kv1-0 (POST /upgrade) (1st time), healed until the controller calls kv on Pod/default/kv1-0 (2nd time)',
+  );
 });

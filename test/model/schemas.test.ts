@@ -71,6 +71,21 @@ const everyFault = plan([
     from: { key: 'Pod/default/web-0', change: 'update', fields: [{ path: 'metadata.deletionTimestamp', before: null }], occurrence: 1 },
     until: { key: 'Pod/default/web-0', change: 'delete', occurrence: 1 },
   },
+  {
+    type: 'pod-crash',
+    pod: 'Pod/default/web-0',
+    mode: 'crash-loop',
+    at: { change: { key: 'Pod/default/web-0', change: 'create', occurrence: 1 } },
+    forSeconds: 2,
+  },
+  {
+    type: 'app-unavailable',
+    application: 'web',
+    key: 'Service/default/web',
+    answer: 'service-unavailable',
+    at: { call: { application: 'web', key: 'Service/default/web', operation: 'GET', path: '/health', occurrence: 1 } },
+    until: { call: { application: 'web', key: 'Service/default/web', occurrence: 2 } },
+  },
 ]);
 
 test('a plan with every fault type and trigger form is valid by the schema and the validator', (t) => {
@@ -96,6 +111,22 @@ test('what the plan validator refuses for its shape, the schema refuses too', (t
     ],
     ['no faults', plan([])],
     ['an api-error answer it does not know', plan([{ type: 'api-error', on: { verb: 'update', key: 'A/b', occurrence: 1 }, answer: 'teapot' }])],
+    [
+      'a pod-crash of a ConfigMap',
+      plan([{ type: 'pod-crash', pod: 'ConfigMap/a/b', mode: 'unready', at: { call: { application: 'a', key: 'Pod/a/b', occurrence: 1 } }, forSeconds: 1 }]),
+    ],
+    [
+      'a pod-crash that never heals',
+      plan([{ type: 'pod-crash', pod: 'Pod/a/b', mode: 'unready', at: { call: { application: 'a', key: 'Pod/a/b', occurrence: 1 } } }]),
+    ],
+    [
+      'a call trigger on a Node',
+      plan([{ type: 'pod-crash', pod: 'Pod/a/b', mode: 'unready', at: { call: { application: 'a', key: 'Node/n', occurrence: 1 } }, forSeconds: 1 }]),
+    ],
+    [
+      'an app-unavailable answer it does not know',
+      plan([{ type: 'app-unavailable', application: 'a', answer: 'teapot', at: { call: { application: 'a', key: 'Pod/a/b', occurrence: 1 } }, forSeconds: 1 }]),
+    ],
     ['a watch-end without a mode', plan([{ type: 'watch-end', kind: 'ConfigMap', at: { change: { key: 'A/b', change: 'create', occurrence: 1 } } }])],
   ];
   for (const [what, doc] of bad) {

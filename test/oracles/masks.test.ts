@@ -118,3 +118,29 @@ test("the endpoints controller's last-change-trigger-time annotation is a built-
     ['metadata.annotations.owner'],
   );
 });
+
+test("a pod's restart history (restartCount, lastState) is a built-in mask, as a pod-crash fault leaves it; whether its containers are ready is compared", (t) => {
+  const pod = (restartCount: number, ready = true) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'kv1-0', namespace: 'default' },
+    status: {
+      phase: 'Running',
+      containerStatuses: [
+        {
+          name: 'store',
+          ready,
+          restartCount,
+          state: { running: { startedAt: '2026-11-28T10:00:00Z' } },
+          ...(restartCount > 0 ? { lastState: { terminated: { exitCode: 1, reason: 'Error', finishedAt: '2026-11-28T10:00:01Z' } } } : { lastState: {} }),
+        },
+      ],
+    },
+  });
+  const refs = [runWith([pod(0)]), runWith([pod(0)])];
+  t.deepEqual(compareRuns(refs, runWith([pod(2)])), []);
+  t.deepEqual(
+    compareRuns(refs, runWith([pod(2, false)])).map((a) => a.field),
+    ['status.containerStatuses[name=store].ready'],
+  );
+});

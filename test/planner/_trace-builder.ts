@@ -7,7 +7,8 @@
  * - `deliver`: the watch event of an object's latest change; `read`: a GET of an object's latest state;
  * - `episode`: serialized-delivery markers;
  * - `wait`: time passing (quiet gaps end bursts);
- * - `stepStart` / `stepDone`: the workload's steps, as the workload runner records them.
+ * - `stepStart` / `stepDone`: the workload's steps, as the workload runner records them;
+ * - `appCall`: a call of the controller to a stub application (the cluster trace's app-call).
  */
 import { parseKey, type KubeObject } from '../../src/model/object-key.js';
 import type { RequestVerb } from '../../src/model/api-path.js';
@@ -215,6 +216,12 @@ export class TraceBuilder {
       this.objects.set(key, obj);
     }
     this.push({ type: 'cluster-change', eventType, key, resourceVersion: rv, object: structuredClone(obj) });
+  }
+
+  /** A call of the controller to a stub application, as the stub records it in the cluster trace. */
+  appCall(application: string, key: string, operation: string, path: string, result: number | string = 200): this {
+    this.push({ type: 'app-call', application, protocol: 'http', key, address: '127.0.1.2:8080', operation, path, result });
+    return this;
   }
 
   private push(e: Record<string, unknown>): void {

@@ -106,6 +106,15 @@ const EXAMPLES: ExampleSpec[] = [
     involved: ['ConfigMap/default/s1-*'],
     catchingPlan: /lost response .* creates ConfigMap\/default\/s1-\*#1/,
   },
+  // The store's 503 to the upgrade call, which the buggy operator ignores (a stub application on the
+  // pod's loopback address; the real control plane's pods get one too).
+  {
+    example: 'app-upgrade',
+    go: true,
+    pattern: 'managed-system',
+    involved: ['KVStore/default/kv1', 'Pod/default/kv1-0'],
+    catchingPlan: /when the controller calls kvstore on Pod\/default\/kv1-0 \(POST \/upgrade\) \(2nd time\)/,
+  },
 ];
 
 /** One plan per pattern; for the bug's pattern, every plan that may catch it (`catchingPlan`). */

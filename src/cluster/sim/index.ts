@@ -20,7 +20,7 @@ import { EndpointsController } from './endpoints-controller.js';
 import { SimEvents } from './events.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job-controller.js';
-import { Kubelets } from './kubelet.js';
+import { Kubelets, type ContainerFaults } from './kubelet.js';
 import { NamespaceController } from './namespace-controller.js';
 import { NodeAgent } from './nodes.js';
 import { ReplicaSetController } from './replicaset-controller.js';
@@ -30,6 +30,8 @@ import { DEFAULT_NETWORK, type ClusterNetwork } from '../network.js';
 import { ServiceAccountController } from './serviceaccount-controller.js';
 import { StatefulSetController } from './statefulset-controller.js';
 import { VolumeController } from './volume-controller.js';
+
+export type { ContainerFaults, ContainerFaultMode } from './kubelet.js';
 
 export const SIMULATED_CONTROLLERS = [
   'node',
@@ -69,6 +71,8 @@ export interface SimulationOptions {
   volumeBindDelayMs?: number;
   /** Node Lease renewal interval; default 0 (off). A real kube-controller-manager needs it (10000). */
   nodeHeartbeatMs?: number;
+  /** The first restart back-off of a container crashed by a pod-crash fault; default 10000, as a kubelet's. */
+  crashBackOffMs?: number;
   /**
    * The 'persistentvolume' controller binds PVCs and PVs and runs pvc/pv-protection, as
    * kube-controller-manager does; default true. Set false next to a real kube-controller-manager: the
@@ -118,6 +122,8 @@ export class ClusterSimulation {
     private readonly runner: WorkRunner,
     private readonly events: SimEvents,
     private readonly parts: Started[],
+    /** The simulated kubelets, when they run (what container faults are injected through). */
+    private readonly kubelets: Kubelets | undefined,
     /** Controllers not started because the server does not serve their kinds. */
     readonly skipped: readonly SimulatedController[],
   ) {}
@@ -146,6 +152,7 @@ export class ClusterSimulation {
       podRunToCompletionMs: options.podRunToCompletionMs ?? 500,
       volumeBindDelayMs: options.volumeBindDelayMs ?? 0,
       nodeHeartbeatMs: options.nodeHeartbeatMs ?? 0,
+      crashBackOffMs: options.crashBackOffMs ?? 10_000,
     };
     const ctx: SimContext = {
       client,
@@ -185,7 +192,13 @@ export class ClusterSimulation {
     }
     skipped.sort((a, b) => SIMULATED_CONTROLLERS.indexOf(a) - SIMULATED_CONTROLLERS.indexOf(b));
     if (skipped.length > 0) log(`simulation: not started (kinds not served): ${skipped.join(', ')}`);
-    return new ClusterSimulation(client, informers, runner, events, parts, skipped);
+    const kubelets = parts.find((p): p is Kubelets => p instanceof Kubelets);
+    return new ClusterSimulation(client, informers, runner, events, parts, kubelets, skipped);
+  }
+
+  /** The simulated kubelets' container faults (pod-crash plans), or undefined when no kubelet runs. */
+  get containerFaults(): ContainerFaults | undefined {
+    return this.kubelets;
   }
 
   /** Stops every controller and watch; pending timers are dropped. */

@@ -18,6 +18,9 @@
  * are removed, as on a real cluster.
  * The lifecycle itself is the stage table of pod-lifecycle.ts, run by the StageEngine of stages.ts;
  * this file holds what those stages ask of a kubelet: informers, pod IPs, the image cache, events.
+ * Container faults (pod-crash plans, `setContainerFault`): a running pod's containers crash-loop
+ * (restartCount up, waiting in CrashLoopBackOff with back-off, Ready False, a BackOff warning per
+ * crash) or turn unready (Ready False), until the fault is cleared; then they run and are ready.
  * Events (core/v1, source kubelet on the pod's node) as the kubelet's image manager and runtime
  * write them, per container with fieldPath `spec.containers{name}` (`spec.initContainers{name}`):
  * Pulling/Pulled (an image is pulled once per node unless its pull policy is Always, then "already
@@ -31,11 +34,25 @@ import type { Informer } from '../../kube/informer.js';
 import { spec, status, str } from './objects.js';
 import type { CoreEventRecorder } from './events.js';
 import { nodeIndex } from './nodes.js';
-import { POD_LIFECYCLE, podContainers, type MissingVolume, type PodLifecycleContext } from './pod-lifecycle.js';
+import { POD_LIFECYCLE, podContainers, type ContainerFaultMode, type MissingVolume, type PodLifecycleContext } from './pod-lifecycle.js';
 import { isStatus, type SimContext, type SimTiming, type WorkRunner } from './runtime.js';
 import { StageEngine } from './stages.js';
 
-export class Kubelets implements PodLifecycleContext {
+export type { ContainerFaultMode } from './pod-lifecycle.js';
+
+/**
+ * Container faults kperturb injects (pod-crash plans, src/coordinator/faults/pod-crash.ts): the
+ * pod's containers crash-loop or turn unready until the fault is cleared. The pod-lifecycle stages
+ * write what a kubelet would report.
+ */
+export interface ContainerFaults {
+  /** Sets (or, with undefined, clears) the fault of a pod; false when no simulated kubelet runs the pod now. */
+  setContainerFault(namespace: string, name: string, mode: ContainerFaultMode | undefined): boolean;
+}
+
+export class Kubelets implements PodLifecycleContext, ContainerFaults {
+  /** Injected container faults, by namespace/name. */
+  private readonly faults = new Map<string, ContainerFaultMode>();
   private readonly enqueue: (key: string, delayMs?: number) => void;
   private readonly engine: StageEngine<PodLifecycleContext>;
   private readonly nextIp = new Map<string, number>();
@@ -97,6 +114,33 @@ export class Kubelets implements PodLifecycleContext {
       if (k.nodeSet.has(str(spec(pod).nodeName))) k.enqueue(key);
     });
     return k;
+  }
+
+  setContainerFault(namespace: string, name: string, mode: ContainerFaultMode | undefined): boolean {
+    const key = `${namespace}/${name}`;
+    if (mode === undefined) this.faults.delete(key);
+    else this.faults.set(key, mode);
+    this.enqueue(key);
+    return this.boundPod(key) !== undefined;
+  }
+
+  containerFault(pod: KubeObject): ContainerFaultMode | undefined {
+    return this.faults.get(`${pod.metadata?.namespace}/${pod.metadata?.name}`);
+  }
+
+  recordBackOff(pod: KubeObject): void {
+    const ref = `${pod.metadata?.name}_${pod.metadata?.namespace}(${pod.metadata?.uid})`;
+    for (const c of podContainers(pod)) {
+      this.recorders
+        .get(str(spec(pod).nodeName))
+        ?.event(
+          { ...pod, apiVersion: 'v1', kind: 'Pod' },
+          'Warning',
+          'BackOff',
+          `Back-off restarting failed container ${str(c.name)} in pod ${ref}`,
+          `spec.containers{${str(c.name)}}`,
+        );
+    }
   }
 
   /** The pod of `key` if it is bound to one of the simulated nodes. */

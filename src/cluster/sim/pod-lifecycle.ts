@@ -14,7 +14,17 @@
  *   Running with every container ready;
  * - pod-complete: a running pod with restartPolicy Never or OnFailure exits 0 after
  *   `podRunToCompletionMs`: phase Succeeded.
- * Restarts are not modelled (restartCount stays 0), as before this table.
+ * Container faults (pod-crash plans; checked before pod-accept, so that pod-start never restarts a
+ * faulted pod):
+ * - container-crash: a running pod whose containers are to crash-loop: they exit 1 (lastState
+ *   terminated, reason Error), restartCount + 1, waiting in CrashLoopBackOff, Ready False, a BackOff
+ *   warning;
+ * - container-crash-again: each back-off later (`crashBackOffMs`, doubled per restart, at most 30
+ *   times; a restart that crashes again at once is not written in between), the same again;
+ * - container-unready: a running pod whose containers are to turn unready: Ready False, running;
+ * - container-recover: the fault was cleared: the containers run again at once (the back-off is not
+ *   waited out) and are ready, restartCount and lastState kept.
+ * Other restarts are not modelled (restartCount stays 0 without a fault).
  */
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../../model/object-key.js';
@@ -31,8 +41,15 @@ export interface MissingVolume {
   name: string;
 }
 
+/** A container fault injected by a pod-crash plan. */
+export type ContainerFaultMode = 'crash-loop' | 'unready';
+
 /** What the pod stages need from the kubelets that run them. */
 export interface PodLifecycleContext {
+  /** The container fault injected into the pod now, if any. */
+  containerFault(pod: KubeObject): ContainerFaultMode | undefined;
+  /** A BackOff warning for every container of a crashed pod. */
+  recordBackOff(pod: KubeObject): void;
   readonly timing: SimTiming;
   readonly nodes: readonly string[];
   /** The pod's IP: kept if it has one, else the next free one on its node. */
@@ -59,6 +76,73 @@ const NOT_BEING_DELETED: MatchExpression = { key: '.metadata.deletionTimestamp',
 const NOT_TERMINAL: MatchExpression = { key: '.status.phase', operator: 'NotIn', values: ['Succeeded', 'Failed'] };
 const NOT_RUNNING: MatchExpression = { key: '$runningAndReady', operator: 'DoesNotExist' };
 const NOT_YET_DELETED: MatchExpression = { key: '@deleted', operator: 'DoesNotExist' };
+const RUNNING: MatchExpression = { key: '.status.phase', operator: 'In', values: ['Running'] };
+/** The fault the stages applied last (`@fault`, remembered) and the one injected now (`$containerFault`). */
+const NO_FAULT_APPLIED: MatchExpression = { key: '@fault', operator: 'DoesNotExist' };
+
+/** The back-off after the n-th restart: base * 2^(n-1), at most 30 times the base (10 s to 300 s on a kubelet). */
+function crashBackOff(pod: KubeObject, ctx: PodLifecycleContext): number {
+  return ctx.timing.crashBackOffMs * Math.min(30, 2 ** Math.max(0, restartCount(pod) - 1));
+}
+
+const CONTAINER_FAULT_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
+  {
+    name: 'container-crash',
+    selector: {
+      matchExpressions: [
+        NOT_BEING_DELETED,
+        RUNNING,
+        { key: '$containerFault', operator: 'In', values: ['crash-loop'] },
+        { key: '@fault', operator: 'NotIn', values: ['crash-loop'] },
+      ],
+    },
+    steps: [
+      { remember: 'fault', value: () => 'crash-loop' },
+      { mark: 'crashed' },
+      { log: (key) => `kubelet: ${key}: containers crashed (pod-crash fault), back-off` },
+      { events: (pod, ctx) => ctx.recordBackOff(pod) },
+      { status: crashLoopStatus },
+    ],
+  },
+  {
+    name: 'container-crash-again',
+    selector: {
+      matchExpressions: [
+        NOT_BEING_DELETED,
+        RUNNING,
+        { key: '$containerFault', operator: 'In', values: ['crash-loop'] },
+        { key: '@fault', operator: 'In', values: ['crash-loop'] },
+      ],
+    },
+    delay: { from: 'crashed', ms: crashBackOff },
+    steps: [{ mark: 'crashed' }, { events: (pod, ctx) => ctx.recordBackOff(pod) }, { status: crashLoopStatus }],
+  },
+  {
+    name: 'container-unready',
+    selector: {
+      matchExpressions: [
+        NOT_BEING_DELETED,
+        RUNNING,
+        { key: '$containerFault', operator: 'In', values: ['unready'] },
+        { key: '@fault', operator: 'NotIn', values: ['unready'] },
+      ],
+    },
+    steps: [
+      { remember: 'fault', value: () => 'unready' },
+      { log: (key) => `kubelet: ${key}: containers unready (pod-crash fault)` },
+      { status: unreadyStatus },
+    ],
+  },
+  {
+    name: 'container-recover',
+    selector: { matchExpressions: [NOT_BEING_DELETED, RUNNING, { key: '@fault', operator: 'Exists' }, { key: '$containerFault', operator: 'DoesNotExist' }] },
+    steps: [
+      { remember: 'fault', value: () => undefined },
+      { log: (key) => `kubelet: ${key}: containers running and ready again (fault healed)` },
+      { status: recoveredStatus },
+    ],
+  },
+];
 
 /** Containers stop in `podStopDelayMs`, at most the grace period; a pod that never ran stops at once. */
 function stopDelay(pod: KubeObject, ctx: PodLifecycleContext): number {
@@ -98,6 +182,7 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
     delay: { from: 'terminating', ms: stopDelay },
     steps: [{ log: (key) => `kubelet: deleting ${key} (grace period over)` }, { delete: true }, { mark: 'deleted' }],
   },
+  ...CONTAINER_FAULT_STAGES,
   {
     name: 'pod-accept',
     selector: {
@@ -129,7 +214,7 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
   },
   {
     name: 'pod-start',
-    selector: { matchExpressions: [NOT_BEING_DELETED, NOT_TERMINAL, NOT_RUNNING, { key: '$missingVolume', operator: 'DoesNotExist' }] },
+    selector: { matchExpressions: [NOT_BEING_DELETED, NOT_TERMINAL, NOT_RUNNING, NO_FAULT_APPLIED, { key: '$missingVolume', operator: 'DoesNotExist' }] },
     delay: { from: 'accepted', ms: startDelay },
     steps: [{ remember: 'waitingFor', value: () => undefined }, { mark: 'running' }, { events: (pod, ctx) => ctx.recordStart(pod) }, { status: runningStatus }],
   },
@@ -139,6 +224,7 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
       matchExpressions: [
         NOT_BEING_DELETED,
         { key: '$runningAndReady', operator: 'Exists' },
+        NO_FAULT_APPLIED,
         { key: '.spec.restartPolicy', operator: 'In', values: ['Never', 'OnFailure'] },
       ],
     },
@@ -152,6 +238,7 @@ export const POD_LIFECYCLE: Lifecycle<PodLifecycleContext> = {
     runningAndReady: (pod) => (podPhase(pod) === 'Running' && condition(pod, 'Ready')?.status === 'True' ? 'true' : undefined),
     startsLater: (_pod, _memory, ctx) => (ctx.timing.podStartDelayMs > 0 ? 'true' : undefined),
     missingVolume: (pod, _memory, ctx) => volumeKey(ctx.missingVolume(pod)),
+    containerFault: (pod, _memory, ctx) => ctx.containerFault(pod),
     unreportedMissingVolume: (pod, memory, ctx) => {
       const missing = volumeKey(ctx.missingVolume(pod));
       return missing !== memory.values.get('waitingFor') ? missing : undefined;
@@ -293,6 +380,74 @@ function terminatedStatus(pod: KubeObject, ctx: PodLifecycleContext, exit: ExitK
         false,
         false,
       );
+    }),
+  };
+}
+
+function restartCount(pod: KubeObject): number {
+  const first = previousStatuses(pod)[0];
+  return typeof first?.restartCount === 'number' ? first.restartCount : 0;
+}
+
+function previousStatuses(pod: KubeObject): Array<Record<string, unknown>> {
+  const st = status(pod);
+  return Array.isArray(st.containerStatuses) ? st.containerStatuses.filter(isObject) : [];
+}
+
+/** Ready and ContainersReady False (ContainersNotReady), the rest True: a running pod with unready containers. */
+function unreadyConditions(pod: KubeObject): unknown[] {
+  const unready = `containers with unready status: [${podContainers(pod)
+    .map((c) => str(c.name))
+    .join(' ')}]`;
+  return conds(pod, { Ready: ['False', 'ContainersNotReady', unready], ContainersReady: ['False', 'ContainersNotReady', unready] });
+}
+
+/** Each container's status as `next` makes it from its previous one (absent: as a running container's). */
+function mapContainers(pod: KubeObject, next: (c: Record<string, unknown>, prev: Record<string, unknown>) => Record<string, unknown>): unknown[] {
+  const previous = previousStatuses(pod);
+  const at = now();
+  return podContainers(pod).map((c) => {
+    const prev = previous.find((p) => p.name === c.name) ?? createdContainerStatus(pod, c, { running: { startedAt: at } }, true, true);
+    return next(c, prev);
+  });
+}
+
+/** The containers exited with an error and wait out their restart back-off. */
+function crashLoopStatus(pod: KubeObject, ctx: PodLifecycleContext): Record<string, unknown> {
+  const at = now();
+  // The back-off after this crash: the next restart's (crashBackOff of the pod once restartCount went up).
+  const backOffSeconds = Math.round((ctx.timing.crashBackOffMs * Math.min(30, 2 ** restartCount(pod))) / 1000);
+  const ref = `${pod.metadata?.name}_${pod.metadata?.namespace}(${pod.metadata?.uid})`;
+  return {
+    conditions: unreadyConditions(pod),
+    containerStatuses: mapContainers(pod, (c, prev) => {
+      const state = isObject(prev.state) ? prev.state : {};
+      const startedAt = isObject(state.running) ? str(state.running.startedAt, at) : at;
+      return {
+        ...prev,
+        state: { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${backOffSeconds}s restarting failed container=${str(c.name)} pod=${ref}` } },
+        lastState: { terminated: { exitCode: 1, reason: 'Error', startedAt, finishedAt: at, containerID: containerId(pod, str(c.name)) } },
+        ready: false,
+        started: false,
+        restartCount: Number(prev.restartCount ?? 0) + 1,
+      };
+    }),
+  };
+}
+
+/** The containers run but fail their readiness. */
+function unreadyStatus(pod: KubeObject): Record<string, unknown> {
+  return { conditions: unreadyConditions(pod), containerStatuses: mapContainers(pod, (_c, prev) => ({ ...prev, ready: false })) };
+}
+
+/** The fault healed: the containers run (a crashed one restarted now) and are ready; restartCount and lastState stay. */
+function recoveredStatus(pod: KubeObject): Record<string, unknown> {
+  const at = now();
+  return {
+    conditions: conds(pod, {}),
+    containerStatuses: mapContainers(pod, (_c, prev) => {
+      const state = isObject(prev.state) && isObject(prev.state.running) ? prev.state : { running: { startedAt: at } };
+      return { ...prev, state, ready: true, started: true };
     }),
   };
 }

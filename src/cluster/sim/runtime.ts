@@ -25,6 +25,8 @@ export interface SimTiming {
   podRunToCompletionMs: number;
   volumeBindDelayMs: number;
   nodeHeartbeatMs: number;
+  /** The kubelet's first restart back-off of a crashed container (doubled per crash, at most 30 times this: 10 s and 300 s on a kubelet). */
+  crashBackOffMs: number;
 }
 
 export interface SimContext {

@@ -7,6 +7,18 @@
 import type { FaultPrimitives } from '../../../proxy/index.js';
 import type { Fault } from '../../model/plan.js';
 import type { TraceSink } from '../../model/trace.js';
+import type { ContainerFaults } from '../../cluster/sim/index.js';
+import type { ApplicationStubs } from '../../stubs/applications.js';
+
+/** The managed system a fault may break (pod-crash, app-unavailable), and where its faults are recorded. */
+export interface ManagedSystem {
+  /** The simulated kubelets' container faults; undefined on a cluster without them (a kubeconfig's cluster). */
+  readonly containers: ContainerFaults | undefined;
+  /** The stub applications; undefined when kperturb.yaml has none. */
+  readonly applications: Pick<ApplicationStubs, 'setUnavailable'> | undefined;
+  /** The cluster trace: a fault of the managed system is recorded there, beside what it changed. */
+  readonly clusterTrace: Pick<TraceSink, 'append'>;
+}
 
 export interface FaultRun {
   readonly primitives: FaultPrimitives;
@@ -24,6 +36,9 @@ export interface FaultRun {
    * once it runs. The run waits for the restart before it settles.
    */
   restart(requestId: number | undefined, beforeStart?: () => Promise<() => Promise<void>>): void;
+  readonly managed: ManagedSystem;
+  /** The run does not settle before `done` resolves (a fault that heals by the clock). */
+  settleAfter(done: Promise<void>): void;
   /** Runs `release` at the end of the run if the fault has not released what it holds by then. */
   releaseAtEnd(release: () => void): void;
   /**

@@ -10,6 +10,8 @@ import { armCrashAfterWrite } from './crash-after-write.js';
 import { armHoldUntil } from './hold-until.js';
 import { armStaleRestart } from './stale-restart.js';
 import { armWatchEnd } from './watch-end.js';
+import { armAppUnavailable } from './app-unavailable.js';
+import { armPodCrash } from './pod-crash.js';
 
 const ARMING: { [T in FaultType]: ArmFault<Extract<Fault, { type: T }>> } = {
   'crash-after-write': armCrashAfterWrite,
@@ -17,10 +19,12 @@ const ARMING: { [T in FaultType]: ArmFault<Extract<Fault, { type: T }>> } = {
   'hold-until': armHoldUntil,
   'api-error': armApiError,
   'watch-end': armWatchEnd,
+  'pod-crash': armPodCrash,
+  'app-unavailable': armAppUnavailable,
 };
 
 export function armFault(fault: Fault, run: FaultRun): ArmedFault {
   return (ARMING[fault.type] as ArmFault<Fault>)(fault, run);
 }
 
-export type { ArmedFault, ArmFault, FaultRun } from './arming.js';
+export type { ArmedFault, ArmFault, FaultRun, ManagedSystem } from './arming.js';

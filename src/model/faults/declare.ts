@@ -76,6 +76,10 @@ export interface FaultDeclaration<Type extends string, S extends Fields> {
   extraMs?(fault: FaultFields<Type, S>): number;
   /** Default: false. */
   restarts?: boolean;
+  /** Checks across fields that no field's reader can make (one that depends on a field being absent); fails with `v.fail`. */
+  check?(v: Validator, fault: Readonly<Record<string, unknown>>, path: string): void;
+  /** What `check` requires, in JSON Schema (merged into the kind's branch, e.g. an `anyOf` of `required` lists). */
+  checkSchema?: JsonSchema;
 }
 
 export function declareFault<Type extends string, S extends Fields>(d: FaultDeclaration<Type, S>): FaultKind<FaultFields<Type, S>> {
@@ -89,6 +93,7 @@ export function declareFault<Type extends string, S extends Fields>(d: FaultDecl
       additionalProperties: false,
       required: ['type', ...entries.filter(([, f]) => !f.optional).map(([name]) => name)],
       description: d.description,
+      ...d.checkSchema,
     },
     read(v, raw, path) {
       v.onlyKeys(raw, path, allowed);
@@ -97,6 +102,7 @@ export function declareFault<Type extends string, S extends Fields>(d: FaultDecl
         if (f.optional && raw[name] === undefined) continue;
         fault[name] = f.read(v, raw[name], join(path, name), fault);
       }
+      d.check?.(v, fault, path);
       return fault as { type: Type };
     },
     describe: (fault) => d.describe(fault as FaultFields<Type, S>),

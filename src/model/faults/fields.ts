@@ -1,13 +1,14 @@
 /**
- * The fields fault kinds share: object keys, kinds, and the three trigger forms (a controller write,
- * a cluster change, a combination), each with its JSON Schema (the trigger forms are the TestPlan
+ * The fields fault kinds share: object keys, kinds, the trigger forms (a controller write, a cluster
+ * change, a call to a stub application, a combination) and a fault's window (until a later trigger
+ * or for a duration), each with its JSON Schema (the trigger forms are the TestPlan
  * schema's `definitions`, which fault fields point to with `$ref`) and its reader. The readers take
  * the fields they allow from these schemas, so that the two cannot drift apart.
  */
 import { parseKey, type ObjectKey } from '../object-key.js';
-import { CHANGE_TYPES, TRIGGER_WRITE_VERBS, type ChangeTrigger, type FieldChange, type Trigger, type WriteTrigger } from '../trigger.js';
+import { CHANGE_TYPES, TRIGGER_WRITE_VERBS, type CallTrigger, type ChangeTrigger, type FieldChange, type Trigger, type WriteTrigger } from '../trigger.js';
 import { join, quote, type Validator } from '../validate.js';
-import { field, type Field, type JsonSchema } from './declare.js';
+import { field, optional, type Field, type JsonSchema } from './declare.js';
 
 const KEY_SCHEMA = { type: 'string', description: 'An object key: Kind/namespace/name (namespaced) or Kind/name (cluster-scoped)', minLength: 1 };
 const OCCURRENCE_SCHEMA = { type: 'integer', minimum: 1 };
@@ -35,7 +36,25 @@ const CHANGE_TRIGGER_SCHEMA = {
   description: "The n-th matching change of an object, as kperturb's own watch sees it",
 };
 
-const TRIGGER_FORMS = ['write', 'change', 'allOf', 'anyOf', 'sequence'] as const;
+const CALL_TRIGGER_SCHEMA = {
+  type: 'object',
+  properties: {
+    application: { type: 'string', minLength: 1, description: "The application's name in kperturb.yaml (applications:)" },
+    key: {
+      type: 'string',
+      pattern: '^(Pod|Service)/[^/]+/[^/]+$',
+      description: 'The pod (Pod/namespace/name) or Service (Service/namespace/name) whose address was called',
+    },
+    operation: { type: 'string', minLength: 1, description: 'HTTP: the method (GET, POST...); ZooKeeper: the operation (create, getData...). Absent: any' },
+    path: { type: 'string', minLength: 1, description: 'HTTP: the path without the query; ZooKeeper: the znode. Absent: any' },
+    occurrence: OCCURRENCE_SCHEMA,
+  },
+  additionalProperties: false,
+  required: ['application', 'key', 'occurrence'],
+  description: 'The n-th matching call of the controller to a stub application, when it arrives (before it is answered)',
+};
+
+const TRIGGER_FORMS = ['write', 'change', 'call', 'allOf', 'anyOf', 'sequence'] as const;
 
 const TRIGGER_SCHEMA = {
   description: 'When a fault fires: exactly one form',
@@ -45,8 +64,8 @@ const TRIGGER_SCHEMA = {
       [form]:
         form === 'write'
           ? { $ref: '#/definitions/writeTrigger' }
-          : form === 'change'
-            ? { $ref: '#/definitions/changeTrigger' }
+          : form === 'change' || form === 'call'
+            ? { $ref: `#/definitions/${form}Trigger` }
             : { type: 'array', items: { $ref: '#/definitions/trigger' }, minItems: 1 },
     },
     additionalProperties: false,
@@ -58,6 +77,7 @@ const TRIGGER_SCHEMA = {
 export const TRIGGER_DEFINITIONS: Record<string, JsonSchema> = {
   writeTrigger: WRITE_TRIGGER_SCHEMA,
   changeTrigger: CHANGE_TRIGGER_SCHEMA,
+  callTrigger: CALL_TRIGGER_SCHEMA,
   trigger: TRIGGER_SCHEMA,
 };
 
@@ -102,6 +122,22 @@ export function readChangeTrigger(v: Validator, raw: unknown, path: string): Cha
   return trigger;
 }
 
+export function readCallTrigger(v: Validator, raw: unknown, path: string): CallTrigger {
+  const c = v.object(raw, path);
+  v.onlyKeys(c, path, keysOf(CALL_TRIGGER_SCHEMA));
+  const application = v.string(c.application, join(path, 'application'));
+  if (application === '') v.fail(join(path, 'application'), "an application's name from kperturb.yaml (got an empty string)");
+  const key = readKeyOf(v, c.key, join(path, 'key'), ['Pod', 'Service']);
+  const trigger: CallTrigger = { application, key, occurrence: 0 };
+  for (const name of ['operation', 'path'] as const) {
+    const value = v.optionalString(c[name], join(path, name));
+    if (value === '') v.fail(join(path, name), `a non-empty ${name}, or no ${name} (any)`);
+    if (value !== undefined) trigger[name] = value;
+  }
+  trigger.occurrence = v.number(c.occurrence, join(path, 'occurrence'), { min: 1, integer: true });
+  return trigger;
+}
+
 export function readTrigger(v: Validator, raw: unknown, path: string): Trigger {
   const t = v.object(raw, path);
   const forms = Object.keys(t);
@@ -115,6 +151,8 @@ export function readTrigger(v: Validator, raw: unknown, path: string): Trigger {
       return { write: readWriteTrigger(v, t.write, p) };
     case 'change':
       return { change: readChangeTrigger(v, t.change, p) };
+    case 'call':
+      return { call: readCallTrigger(v, t.call, p) };
     case 'allOf':
     case 'anyOf':
     case 'sequence': {
@@ -149,4 +187,14 @@ export function readKind(v: Validator, raw: unknown, path: string, example: stri
   const kind = v.string(raw, path);
   if (!KIND_PATTERN.test(kind)) v.fail(path, `a kind such as ${example} (got ${quote(kind)})`);
   return kind;
+}
+
+/** A trigger field the fault may leave out. */
+export const optionalTriggerField = (description: string): Field<Trigger, true> => optional(field({ $ref: '#/definitions/trigger', description }, readTrigger));
+
+/** A key of `kinds` (the error names them). */
+export function readKeyOf(v: Validator, raw: unknown, path: string, kinds: readonly string[]): ObjectKey {
+  const key = readKey(v, raw, path);
+  if (!kinds.some((k) => key.startsWith(`${k}/`))) v.fail(path, `${kinds.map((k) => `${k}/namespace/name`).join(' or ')} (got ${quote(key)})`);
+  return key;
 }

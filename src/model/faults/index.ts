@@ -6,14 +6,16 @@
  */
 import { join, type Validator } from '../validate.js';
 import { apiError } from './api-error.js';
+import { appUnavailable } from './app-unavailable.js';
 import { crashAfterWrite } from './crash-after-write.js';
 import type { FaultKind, FaultOf, JsonSchema } from './declare.js';
 import { holdUntil } from './hold-until.js';
+import { podCrash } from './pod-crash.js';
 import { staleRestart } from './stale-restart.js';
 import { watchEnd } from './watch-end.js';
 
 /** Every fault kind, in the order the schema and error messages list them. */
-export const FAULT_KINDS = [crashAfterWrite, staleRestart, holdUntil, apiError, watchEnd] as const;
+export const FAULT_KINDS = [crashAfterWrite, staleRestart, holdUntil, apiError, watchEnd, podCrash, appUnavailable] as const;
 
 export type Fault = FaultOf<(typeof FAULT_KINDS)[number]>;
 export type FaultType = Fault['type'];
@@ -50,3 +52,6 @@ export { crashAfterWrite, type CrashAfterWriteFault } from './crash-after-write.
 export { holdUntil, type HoldUntilFault } from './hold-until.js';
 export { staleRestart, type StaleRestartFault } from './stale-restart.js';
 export { watchEnd, describeWatchEnd, WATCH_END_MODES, type WatchEndFault, type WatchEndMode } from './watch-end.js';
+export { podCrash, POD_CRASH_MODES, type PodCrashFault, type PodCrashMode } from './pod-crash.js';
+export { appUnavailable, APP_UNAVAILABLE_ANSWERS, APP_ERROR_STATUS, type AppUnavailableAnswer, type AppUnavailableFault } from './app-unavailable.js';
+export { describeWindowEnd, WINDOW_SECONDS_MAX } from './window.js';

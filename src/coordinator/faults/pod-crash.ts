@@ -1,0 +1,27 @@
+/**
+ * pod-crash in a run: the simulated kubelet of the pod's node crash-loops its containers (or makes
+ * them unready) for the fault's window (./window.ts). A cluster without simulated kubelets (a
+ * kubeconfig's) cannot: the fault is not injected, and the run says why.
+ */
+import { parseKey } from '../../model/object-key.js';
+import type { PodCrashFault } from '../../model/plan.js';
+import type { ArmFault } from './arming.js';
+import { armWindow } from './window.js';
+
+export const armPodCrash: ArmFault<PodCrashFault> = (fault, run) => {
+  const { namespace = '', name } = parseKey(fault.pod)!;
+  const containers = run.managed.containers;
+  return armWindow(fault, run, {
+    key: fault.pod,
+    describe: fault.mode === 'crash-loop' ? `the containers of ${fault.pod} crash-loop` : `the containers of ${fault.pod} are unready`,
+    start: () => {
+      if (!containers) return `${fault.pod} cannot crash: this cluster has no simulated kubelet (pod-crash needs the embedded cluster or --cluster real)`;
+      if (!containers.setContainerFault(namespace, name, fault.mode)) {
+        containers.setContainerFault(namespace, name, undefined);
+        return `${fault.pod} does not run on a simulated node when the fault starts (not created or not scheduled yet)`;
+      }
+      return undefined;
+    },
+    heal: () => containers?.setContainerFault(namespace, name, undefined),
+  });
+};

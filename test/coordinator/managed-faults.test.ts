@@ -1,0 +1,112 @@
+/**
+ * Faults on the managed system in a whole run (src/coordinator/faults/pod-crash.ts, window.ts): a
+ * pod-crash plan crash-loops the pod when its trigger fires and heals after its window; the cluster
+ * trace shows the start and the heal (fault events) around the pod's status changes, and the run
+ * waits for the heal before it settles. A fault whose window ends before it starts is not injected.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import test from 'ava';
+import type { ControllerUnderTest, Workload } from '../../src/config/config.js';
+import { executeRun } from '../../src/coordinator/run.js';
+import { readTraceAll } from '../../src/io/trace-io.js';
+import type { Fault, TestPlan } from '../../src/model/plan.js';
+import { isObject } from '../../src/model/object-key.js';
+
+function setUp(t: import('ava').ExecutionContext): { config: ControllerUnderTest; workload: Workload; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-managed-faults-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const pod = join(dir, 'pod.yaml');
+  writeFileSync(pod, 'apiVersion: v1\nkind: Pod\nmetadata: {name: web-0, namespace: default}\nspec: {containers: [{name: web, image: nginx}]}\n');
+  const workload: Workload = {
+    name: 'pod',
+    steps: [{ apply: pod }, { waitFor: { key: 'Pod/default/web-0', field: 'status.phase', equals: 'Running', timeoutSeconds: 20 } }],
+  };
+  const config: ControllerUnderTest = {
+    file: join(dir, 'kperturb.yaml'),
+    dir,
+    name: 'mirror',
+    controller: {
+      command: process.execPath,
+      args: [fileURLToPath(new URL('../proxy/fixtures/mirror-controller.js', import.meta.url))],
+      env: {},
+      workingDir: dir,
+      hostAliases: [],
+      clusterDNS: false,
+      ports: [],
+    },
+    setup: [],
+    workloads: new Map([[workload.name, workload]]),
+    referenceRuns: 1,
+    settle: { quietMs: 200, timeoutSeconds: 20 },
+    masks: [],
+    countUpdates: [],
+    exec: [],
+    logs: [],
+    applications: [],
+  };
+  return { config, workload, dir };
+}
+
+const plan = (faults: Fault[]): TestPlan => ({
+  apiVersion: 'kperturb.dev/v1',
+  kind: 'TestPlan',
+  metadata: { name: 'managed-0001' },
+  spec: { controller: 'mirror', workload: 'pod', pattern: 'managed-system', description: 'd', faults },
+});
+
+const running = {
+  change: { key: 'Pod/default/web-0', change: 'update' as const, fields: [{ path: 'status.phase', before: 'Pending', after: 'Running' }], occurrence: 1 },
+};
+
+test('a pod-crash plan crash-loops the pod from its trigger for its window; the cluster trace shows the start, the crash, the heal and the recovery', async (t) => {
+  const { config, workload, dir } = setUp(t);
+  const runDir = join(dir, 'run');
+  const { record } = await executeRun({
+    config,
+    workload,
+    runDir,
+    plan: plan([{ type: 'pod-crash', pod: 'Pod/default/web-0', mode: 'crash-loop', at: running, forSeconds: 1 }]),
+  });
+  t.is(record.error, undefined);
+  t.true(record.injected, JSON.stringify(record.notInjected));
+  const trace = await readTraceAll(join(runDir, 'cluster.trace.jsonl'));
+  const story = trace.flatMap((e) => {
+    if (e.type === 'fault') return [`fault ${e.fault} ${e.phase}`];
+    if (e.type !== 'cluster-change' || e.key !== 'Pod/default/web-0' || !isObject(e.object.status)) return [];
+    const st = e.object.status;
+    const ready = Array.isArray(st.conditions) ? st.conditions.find((c) => isObject(c) && c.type === 'Ready') : undefined;
+    const restarts = Array.isArray(st.containerStatuses) && isObject(st.containerStatuses[0]) ? st.containerStatuses[0].restartCount : undefined;
+    return [`pod ready=${isObject(ready) ? String(ready.status) : '-'} restarts=${String(restarts)}`];
+  });
+  const at = (line: string | RegExp) => story.findIndex((l) => (typeof line === 'string' ? l === line : line.test(l)));
+  const applied = at('fault pod-crash applied');
+  const healed = at('fault pod-crash healed');
+  t.true(applied >= 0 && healed > applied, story.join('\n'));
+  const crashed = story.findIndex((l, i) => i > applied && l === 'pod ready=False restarts=1');
+  t.true(crashed > applied && crashed < healed, story.join('\n'));
+  const recovered = story.findIndex((l, i) => i > healed && /^pod ready=True restarts=\d+$/.test(l));
+  t.true(recovered > healed, `the pod recovers after the heal, before the run ends:\n${story.join('\n')}`);
+});
+
+test('a window whose end comes before its start leaves the fault not injected, and says so', async (t) => {
+  const { config, workload, dir } = setUp(t);
+  const { record } = await executeRun({
+    config,
+    workload,
+    runDir: join(dir, 'run'),
+    plan: plan([
+      {
+        type: 'pod-crash',
+        pod: 'Pod/default/web-0',
+        mode: 'unready',
+        at: running,
+        until: { change: { key: 'Pod/default/web-0', change: 'create', occurrence: 1 } },
+      },
+    ]),
+  });
+  t.false(record.injected);
+  t.regex(record.notInjected?.join('\n') ?? '', /its window's end \(Pod\/default\/web-0 is created \(1st time\)\) came before its start/);
+});
