@@ -20,6 +20,7 @@ import {
   crdVersionSchema,
   generateExploration,
   parseSchema,
+  rollbackSequence,
   type ExploreCampaign,
   type ExploreSequence,
   type ExploreTarget,
@@ -28,13 +29,18 @@ import {
 import {
   differentialAlarms,
   judgeExploration,
+  judgeSequence,
+  rollbackAlarms,
+  rollbackTargets,
   stateAfterStep,
   type ExploreAlarm,
+  type FieldMap,
   type SequenceJudgement,
   type SequenceRun,
 } from '../../oracles/explore/index.js';
 import { readRunRecord, readRunTraces, RUN_FILES } from '../report/artifacts.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
+import type { MaskRule } from '../../oracles/masks.js';
 import type { TraceEvent } from '../model/trace.js';
 import { CampaignLayout } from './layout.js';
 import { learn, type CampaignOptions } from './campaign.js';
@@ -247,7 +253,9 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
     const runDir = layout.referenceRun(seq.name, 1);
     runs.push({ ...(await loadSequenceRun(runDir, seq)), runDir });
   }
-  const judged = judgeExploration(runs);
+  const map: FieldMap = new Map();
+  const judged = judgeExploration(runs, map);
+  await rollbacks(config, layout, runs, judged, map, opts);
   if (opts.differential) await differential(config, layout, runs, judged, opts);
   const results: ExploreResults = {
     format: EXPLORE_RESULTS_FORMAT,
@@ -260,6 +268,75 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
   const file = join(dir, 'results.json');
   writeFileAtomic(file, JSON.stringify(results, null, 2) + '\n');
   return { results, file };
+}
+
+/**
+ * The rollback oracle's runs (oracles/explore/rollback.ts): for each step that left the controller
+ * refusing its input, the system unhealthy or the objects inconsistent, the sequence replayed up to
+ * it on a fresh cluster, then the CR before it re-applied; the state after must be the state before.
+ * After a refused input the rest of the sequence goes on from the rolled-back CR in that run, and
+ * its steps are judged there (the CR goes back to the previous one, as after an API server's refusal).
+ */
+async function rollbacks(
+  config: ControllerUnderTest,
+  layout: CampaignLayout,
+  runs: ReadonlyArray<SequenceRun & { runDir: string }>,
+  judged: SequenceJudgement[],
+  map: FieldMap,
+  opts: ExploreRunOptions,
+): Promise<void> {
+  const cases: Array<{ run: number; step: number; why: 'refused' | 'unhealthy' | 'inconsistent'; sequence: ExploreSequence }> = [];
+  for (const [i, run] of runs.entries()) {
+    const n = run.sequence.steps.length;
+    for (const target of rollbackTargets(judged[i]!, run)) {
+      const before = stateAfterStep(run.events, target.step - 2, n)?.get(run.crKey);
+      const after = stateAfterStep(run.events, target.step - 1, n)?.get(run.crKey);
+      if (!before || !after) continue;
+      const sequence = rollbackSequence({
+        sequence: run.sequence,
+        step: target.step,
+        specBefore: before.spec,
+        specAfter: after.spec,
+        continueAfter: target.why === 'refused',
+      });
+      cases.push({ run: i, step: target.step, why: target.why, sequence });
+    }
+  }
+  if (cases.length === 0) return;
+  opts.log(`explore ${config.name}: ${cases.length} step(s) to roll back, each replayed on a fresh cluster and the CR before it re-applied (rollback oracle)`);
+  const maskRules = await runOnce(config, new Map(cases.map((c) => [c.sequence.name, sequenceWorkload(c.sequence, config.settle.timeoutSeconds)])), opts);
+  for (const c of cases) {
+    const original = runs[c.run]!;
+    const judgement = judged[c.run]!;
+    const run = await loadSequenceRun(layout.referenceRun(c.sequence.name, 1), c.sequence);
+    const alarms = rollbackAlarms(
+      { sequence: original.sequence.name, step: c.step, why: c.why, crKey: run.crKey, events: run.events, steps: c.sequence.steps.length },
+      maskRules,
+    );
+    const step = judgement.steps[c.step - 1]!;
+    if (!alarms) {
+      step.notes.push(`rollback: the CR before this step could not be re-applied in ${c.sequence.name}${run.error ? ` (${run.error})` : ''}`);
+      continue;
+    }
+    judgement.alarms.push(...alarms);
+    if (alarms.length > 0 && step.kind !== 'misoperation') step.verdict = 'alarm';
+    step.notes.push(
+      `rollback: the CR before this step re-applied (${c.sequence.name}), ${alarms.length === 0 ? 'the state before it came back' : `${alarms.length} difference(s)`}`,
+    );
+    if (c.why !== 'refused') continue;
+    // The rest of the sequence, judged where it ran on the rolled-back CR; its step k+1 is the rollback itself.
+    const rest = judgeSequence(run, map);
+    for (let k = c.step + 1; k <= original.sequence.steps.length; k++) {
+      const there = rest.steps[k];
+      if (there)
+        judgement.steps[k - 1] = {
+          ...there,
+          step: k,
+          notes: [...there.notes, `run after the rollback of step ${c.step}, as step ${k + 1} of ${c.sequence.name}`],
+        };
+    }
+    judgement.alarms.push(...rest.alarms.filter((a) => a.step === undefined || a.step > c.step + 1));
+  }
 }
 
 /**
@@ -296,12 +373,7 @@ async function differential(
   }
   if (cases.length === 0) return;
   opts.log(`explore ${config.name}: ${cases.length} distinct accepted CR(s), each created with its spec at once on a fresh cluster (differential oracle)`);
-  const workloads = new Map(cases.map((c) => [c.name, c.workload]));
-  await learn(
-    { ...config, workloads, referenceRuns: 1 },
-    { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
-  );
-  const maskRules = config.masks.filter((m) => m.workload === undefined).map((m) => ({ keyGlob: m.key, paths: m.paths }));
+  const maskRules = await runOnce(config, new Map(cases.map((c) => [c.name, c.workload])), opts);
   for (const c of cases) {
     const run = runs[c.run]!;
     const fresh = await loadSequenceRun(layout.referenceRun(c.name, 1), run.sequence);
@@ -315,6 +387,15 @@ async function differential(
     if (alarms.length > 0 && step.verdict === 'ok') step.verdict = 'alarm';
     step.notes.push(`differential: created with this spec at once (${c.name}), ${alarms.length === 0 ? 'the same end' : `${alarms.length} difference(s)`}`);
   }
+}
+
+/** Runs the oracles' own workloads once each through learn (a fresh cluster each); the config's masks for every workload, as the comparisons take them. */
+async function runOnce(config: ControllerUnderTest, workloads: Map<string, Workload>, opts: ExploreRunOptions): Promise<MaskRule[]> {
+  await learn(
+    { ...config, workloads, referenceRuns: 1 },
+    { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
+  );
+  return config.masks.filter((m) => m.workload === undefined).map((m) => ({ keyGlob: m.key, paths: m.paths }));
 }
 
 async function loadSequenceRun(runDir: string, sequence: ExploreSequence): Promise<SequenceRun> {

@@ -3,7 +3,9 @@
  * label-removal, scale-floor, exporter-toggle, version-rollback; Go, controller-runtime): one
  * fault-free run of each variant's hand-written workload on the embedded cluster, and the bug's
  * symptom read directly from the end state: the buggy operator shows it, its fixed twin does not.
- * This pins the examples themselves; `kperturb explore` is to find the same bugs with its own oracles.
+ * This pins the examples themselves; the tests at the end run `kperturb explore` on them (generated
+ * operations, judged by explore's own oracles): each buggy variant found by the oracle meant for its
+ * class, each fixed twin without an alarm.
  */
 import type { ExecutionContext } from 'ava';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { loadConfig, type Workload } from '../../src/config/config.js';
 import { executeRun } from '../../src/coordinator/run.js';
+import { explore, type ExploreResults } from '../../src/campaign/explore.js';
 import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
 import { exampleTest, fixtureConfig } from './_campaign.js';
 
@@ -131,3 +134,34 @@ exampleTest('exporter-toggle (buggy) honours the final CR applied from scratch: 
   });
   t.deepEqual(examples.find((e) => e.example === 'exporter-toggle')!.observe(t, objects), ['redis:6379']);
 });
+
+/** `kperturb explore` on a variant (seed 1, one reference run per sequence), its results. */
+async function explored(t: ExecutionContext, example: string, variant: Variant, differential = false): Promise<ExploreResults> {
+  const config = { ...loadConfig(fixtureConfig(example, variant)), referenceRuns: 1 };
+  const { results } = await explore(config, { seed: 1, maxSteps: 5, out: scratchDir(t, `explore-${example}-${variant}`), log: () => undefined, differential });
+  t.true(results.sequences.length > 0);
+  return results;
+}
+
+// The rollback class: an invalid crVersion the fixed operator refuses (its status names the field) is
+// rejected input, and the steps after it run on the rolled-back CR; the buggy one keeps the bad
+// version on the StatefulSet after the rollback.
+exampleTest('explore finds version-rollback (buggy) by the rollback oracle', { go: true }, async (t) => {
+  const results = await explored(t, 'version-rollback', 'buggy');
+  const rollback = results.alarms.filter((a) => a.oracle === 'rollback');
+  t.true(rollback.length > 0, JSON.stringify(results.alarms, null, 1));
+  t.like(rollback[0], { object: 'StatefulSet/default/pxc1', expected: '1.11.0' });
+  t.regex(rollback[0]!.field!, /cr-version/);
+});
+
+exampleTest(
+  'explore gives version-rollback (fixed) no alarm: the crVersion it refuses is rejected input, and rolling it back recovers',
+  { go: true },
+  async (t) => {
+    const results = await explored(t, 'version-rollback', 'fixed');
+    t.deepEqual(results.alarms, []);
+    const refused = results.sequences.flatMap((s) => s.steps).filter((s) => s.rejectedBy === 'controller');
+    t.true(refused.length > 0);
+    t.true(refused.every((s) => s.property === 'spec.crVersion' && /spec\.crVersion: invalid value/.test(s.rejection ?? '')));
+  },
+);
