@@ -20,6 +20,7 @@ import type { ClusterChangeEvent, RequestEvent, TraceEvent, WorkloadStepEvent } 
 import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
 import { isObject } from '../../src/model/object-key.js';
 import { WRITE_VERBS } from '../../src/model/api-path.js';
+import { writeIdentity } from '../../src/model/controller-write.js';
 import { formatPath } from '../../src/model/field-path.js';
 import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
 import { quantitiesEqual } from '../quantity.js';
@@ -233,13 +234,26 @@ function replayStates(events: readonly TraceEvent[], b: Boundaries, n: number): 
   return states;
 }
 
-/** The objects the controller wrote (its requests in the proxy's trace), but the CR and bookkeeping kinds. */
+/**
+ * The objects the controller wrote (its requests in the proxy's trace), but the CR and bookkeeping
+ * kinds. A create names its object in the request only when the proxy could read the body (JSON);
+ * controller-runtime sends built-in kinds as protobuf, so a create is also counted under the key of
+ * the object its answer returns (as the planner counts writes, src/model/controller-write.ts).
+ */
 export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: ObjectKey): Set<ObjectKey> {
   const keys = new Set<ObjectKey>();
+  const add = (key: ObjectKey | undefined) => {
+    if (key && key !== crKey && !IGNORED_KINDS.has(key.split('/')[0]!)) keys.add(key);
+  };
+  const writes = new Map<number, RequestEvent>();
   for (const e of events) {
-    if (e.type !== 'request') continue;
-    const r = e as RequestEvent;
-    if (r.key && WRITE_VERBS.has(r.verb) && r.key !== crKey && !IGNORED_KINDS.has(r.key.split('/')[0]!)) keys.add(r.key);
+    if (e.type === 'request' && WRITE_VERBS.has(e.verb)) {
+      add(e.key);
+      writes.set(e.id, e);
+    } else if (e.type === 'response' && e.status < 300) {
+      const req = writes.get(e.id);
+      if (req && !req.key) add(writeIdentity(req, e.object)?.key);
+    }
   }
   return keys;
 }

@@ -259,3 +259,42 @@ test('rollback: re-applying the CR before a refused step must bring back the obj
   const refusedRollback = new RunBuilder().seed().op(0, { version: '1.0' }).op(1, 'rejected').events;
   t.is(rollbackAlarms(c(refusedRollback)), undefined);
 });
+
+test('differential: an object the controller only created, with a body the proxy could not read (protobuf), is compared under the key its answer names', (t) => {
+  const svc = (ports: string[]): KubeObject =>
+    ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'c1', namespace: 'default' },
+      spec: { ports: ports.map((name, i) => ({ name, port: 6379 + i })) },
+    }) as unknown as KubeObject;
+  const created = (b: RunBuilder, obj: KubeObject, id: number): TraceEvent[] =>
+    [
+      ...b.events,
+      {
+        seq: 900 + id,
+        ts: 0,
+        type: 'request',
+        id,
+        incarnation: 1,
+        method: 'POST',
+        path: '/api/v1/namespaces/default/services',
+        query: {},
+        verb: 'create',
+        bodyBytes: 99,
+        contentType: 'application/vnd.kubernetes.protobuf',
+      },
+      { seq: 901 + id, ts: 0, type: 'response', id, status: 201, object: obj, durationMs: 1 },
+      { seq: 902 + id, ts: 0, type: 'cluster-change', eventType: 'ADDED', key: 'Service/default/c1', resourceVersion: '9', object: obj },
+    ] as TraceEvent[];
+  const chainedEvents = created(new RunBuilder().seed(), svc(['redis', 'metrics']), 50);
+  const chained = new Map([
+    [STS, sts('cache:1')],
+    ['Service/default/c1', svc(['redis', 'metrics'])],
+  ]);
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(STS, sts('cache:1'));
+  const alarms = differentialAlarms({ sequence: 's', step: 1, crKey: CR, chained, freshEvents: created(fresh, svc(['redis']), 60), chainedEvents });
+  t.is(alarms.length, 1);
+  t.like(alarms[0], { oracle: 'differential', object: 'Service/default/c1' });
+});
