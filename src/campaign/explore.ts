@@ -43,11 +43,15 @@ import { mergeTracesBySeq } from '../model/trace-merge.js';
 import type { MaskRule } from '../../oracles/masks.js';
 import type { TraceEvent } from '../model/trace.js';
 import { CampaignLayout } from './layout.js';
-import { learn, type CampaignOptions } from './campaign.js';
+import { learn, plan, test, type CampaignOptions } from './campaign.js';
+import { PATTERNS, type Pattern, type TestPlan } from '../model/plan.js';
+import type { PlanResult, Verdict } from '../model/results.js';
 
 export const EXPLORE_FORMAT = 'kperturb.dev/explore/v1';
 export const EXPLORE_RESULTS_FORMAT = 'kperturb.dev/explore-results/v1';
 export const DEFAULT_EXPLORE_STEPS = 5;
+/** `--perturb` without a number: plans tested per pattern and sequence. */
+export const DEFAULT_PERTURB_PLANS = 2;
 
 /**
  * Core types semantic operations match subtrees to (their definitions and every one they reach are
@@ -193,6 +197,68 @@ export interface ExploreResults {
   sequences: Array<SequenceJudgement & { runDir: string }>;
   alarms: ExploreAlarm[];
   coverage: CoverageSummary;
+  /** `--perturb`: the generated operations that passed their own oracles, perturbed by the four patterns. */
+  perturbation?: PerturbationSummary;
+}
+
+export interface PerturbationSummary {
+  /** Plans tested per pattern and sequence (at most). */
+  plansPerPattern: number;
+  /** The sequences perturbed: every step accepted (or rejected) and no alarm. */
+  sequences: string[];
+  /** Plans derived from their reference runs (pruned as `plan` prunes), and those tested. */
+  planned: number;
+  results: Array<{ plan: string; workload: string; pattern: Pattern; verdict: Verdict; alarms: number; runDir: string; planFile?: string }>;
+  coverage: PerturbationCoverage;
+}
+
+/** Properties x patterns: for each property an accepted step of a perturbed sequence changed, the plans of each pattern tested on such a sequence, and how many found a bug. */
+export interface PerturbationCoverage {
+  patterns: readonly Pattern[];
+  properties: Array<{ property: string; byPattern: Record<Pattern, { tested: number; bugs: number }> }>;
+}
+
+/** The sequences `--perturb` takes: they ran to the end, every step passed its own oracles (ok, or rejected input), and nothing alarmed. */
+export function passingSequences(judged: readonly SequenceJudgement[]): string[] {
+  return judged
+    .filter(
+      (j) =>
+        !j.error && j.alarms.length === 0 && j.steps.some((s) => s.verdict === 'ok') && j.steps.every((s) => s.verdict === 'ok' || s.verdict === 'rejected'),
+    )
+    .map((j) => j.sequence);
+}
+
+/** At most `n` plans of each pattern, spread evenly over the ones planned (in their order: by trigger point in the run). */
+export function plansPerPattern(plans: readonly TestPlan[], n: number): TestPlan[] {
+  return PATTERNS.flatMap((pattern) => {
+    const of = plans.filter((p) => p.spec.pattern === pattern);
+    if (of.length <= n) return of;
+    return Array.from({ length: n }, (_, i) => of[Math.floor((i * of.length) / n)]!);
+  });
+}
+
+/** Properties x patterns, from the judged sequences (which properties each one's accepted steps changed) and the perturbed runs' results. */
+export function perturbationCoverage(
+  judged: readonly SequenceJudgement[],
+  results: readonly Pick<PlanResult, 'workload' | 'pattern' | 'verdict'>[],
+): PerturbationCoverage {
+  const changed = new Map<string, Set<string>>();
+  for (const j of judged) changed.set(j.sequence, new Set(j.steps.filter((s) => s.verdict === 'ok').map((s) => s.property)));
+  const rows = new Map<string, Record<Pattern, { tested: number; bugs: number }>>();
+  const row = (property: string) => {
+    let r = rows.get(property);
+    if (!r) rows.set(property, (r = Object.fromEntries(PATTERNS.map((p) => [p, { tested: 0, bugs: 0 }])) as Record<Pattern, { tested: number; bugs: number }>));
+    return r;
+  };
+  for (const properties of changed.values()) for (const p of properties) row(p);
+  for (const r of results) {
+    for (const property of changed.get(r.workload) ?? []) {
+      const cell = row(property)[r.pattern];
+      cell.tested++;
+      if (r.verdict === 'bug') cell.bugs++;
+    }
+  }
+  return { patterns: PATTERNS, properties: [...rows].sort(([a], [b]) => a.localeCompare(b)).map(([property, byPattern]) => ({ property, byPattern })) };
 }
 
 /**
@@ -233,6 +299,8 @@ export function runCoverage(campaign: ExploreCampaign, judged: readonly Sequence
 export interface ExploreRunOptions extends CampaignOptions, ExploreOptions {
   /** Also apply each distinct accepted CR from the seed on a fresh cluster and compare (differential oracle). */
   differential?: boolean;
+  /** Perturb the sequences that passed their own oracles: plan from their reference runs and test at most this many plans per pattern and sequence. */
+  perturb?: number;
 }
 
 /** Generates, runs every sequence through learn, judges each step, and writes explore/results.json. */
@@ -257,6 +325,7 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
   const judged = judgeExploration(runs, map);
   await rollbacks(config, layout, runs, judged, map, opts);
   if (opts.differential) await differential(config, layout, runs, judged, opts);
+  const perturbation = opts.perturb ? await perturb(generated, judged, opts.perturb, opts) : undefined;
   const results: ExploreResults = {
     format: EXPLORE_RESULTS_FORMAT,
     seed: campaign.seed,
@@ -264,10 +333,48 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
     sequences: judged.map((j, i) => ({ ...j, runDir: runs[i]!.runDir })),
     alarms: judged.flatMap((j) => j.alarms),
     coverage: runCoverage(campaign, judged),
+    ...(perturbation ? { perturbation } : {}),
   };
   const file = join(dir, 'results.json');
   writeFileAtomic(file, JSON.stringify(results, null, 2) + '\n');
   return { results, file };
+}
+
+/**
+ * `--perturb`: each sequence that passed its own oracles is a workload like any other, its reference
+ * runs the ones explore recorded; `plan` derives the four patterns' plans from its writes (pruned as
+ * usual, written under plans/<sequence>/), and `test` runs at most `n` of each pattern (results under
+ * results/, as `kperturb test` writes them, so `kperturb report` shows them).
+ */
+async function perturb(generated: ControllerUnderTest, judged: readonly SequenceJudgement[], n: number, opts: ExploreRunOptions): Promise<PerturbationSummary> {
+  const sequences = passingSequences(judged);
+  const summary: PerturbationSummary = { plansPerPattern: n, sequences, planned: 0, results: [], coverage: perturbationCoverage([], []) };
+  if (sequences.length === 0) {
+    opts.log(`explore ${generated.name}: no sequence passed its own oracles; nothing to perturb`);
+    return summary;
+  }
+  const campaign = { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
+  const planned = await plan(generated, { ...campaign, workloads: sequences });
+  const chosen = planned.flatMap((p) => plansPerPattern(p.plans, n));
+  summary.planned = planned.reduce((k, p) => k + p.plans.length, 0);
+  opts.log(
+    `explore ${generated.name}: perturbing ${sequences.length} sequence(s) that passed their oracles: ${chosen.length} of ${summary.planned} plan(s) (at most ${n} per pattern and sequence)`,
+  );
+  const results = await test(generated, chosen, campaign);
+  summary.results = results.map((r) => ({
+    plan: r.plan,
+    workload: r.workload,
+    pattern: r.pattern,
+    verdict: r.verdict,
+    alarms: r.alarms.length,
+    runDir: r.runDir,
+    ...(r.planFile ? { planFile: r.planFile } : {}),
+  }));
+  summary.coverage = perturbationCoverage(
+    judged.filter((j) => sequences.includes(j.sequence)),
+    results,
+  );
+  return summary;
 }
 
 /**
