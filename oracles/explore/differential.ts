@@ -26,9 +26,22 @@ export interface DifferentialCase {
   chainedEvents: readonly TraceEvent[];
 }
 
+/**
+ * Fields the API server defaults from other fields when the object is created and keeps through
+ * later updates, so history and scratch differ by Kubernetes' own rules, whatever the controller
+ * does: a container's imagePullPolicy follows its image's tag at creation (`Always` for none or
+ * `:latest`, else `IfNotPresent`), and an image changed later keeps the first one's policy.
+ */
+export const DEFAULTED_AT_CREATION: readonly MaskRule[] = [
+  {
+    keyGlob: '*',
+    paths: ['containers', 'initContainers'].flatMap((list) => [`spec.${list}[*].imagePullPolicy`, `spec.template.spec.${list}[*].imagePullPolicy`]),
+  },
+];
+
 export function differentialAlarms(c: DifferentialCase, maskRules: readonly MaskRule[] = []): ExploreAlarm[] {
   const keys = new Set([...controllerWrittenKeys(c.chainedEvents, c.crKey), ...controllerWrittenKeys(c.freshEvents, c.crKey)]);
-  return objectDifferenceAlarms(c.chained, finalState(c.freshEvents), keys, maskRules, {
+  return objectDifferenceAlarms(c.chained, finalState(c.freshEvents), keys, [...DEFAULTED_AT_CREATION, ...maskRules], {
     oracle: 'differential',
     sequence: c.sequence,
     step: c.step,

@@ -298,3 +298,18 @@ test('differential: an object the controller only created, with a body the proxy
   t.is(alarms.length, 1);
   t.like(alarms[0], { oracle: 'differential', object: 'Service/default/c1' });
 });
+
+test("differential: an imagePullPolicy the API server defaulted from the image at creation is no difference (history keeps the first image's policy)", (t) => {
+  const withPolicy = (image: string, imagePullPolicy: string): KubeObject => {
+    const s = sts(image) as unknown as { spec: { template: { spec: { containers: Array<Record<string, unknown>> } } } };
+    s.spec.template.spec.containers = [{ ...s.spec.template.spec.containers[0], imagePullPolicy }];
+    return s as unknown as KubeObject;
+  };
+  const chained = new Map([[STS, withPolicy('kpm-3', 'IfNotPresent')]]);
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(STS, withPolicy('kpm-3', 'Always'));
+  t.deepEqual(differentialAlarms({ sequence: 's', step: 1, crKey: CR, chained, freshEvents: fresh.events, chainedEvents: fresh.events }), []);
+  const otherImage = new RunBuilder();
+  otherImage.controllerWrites(STS, withPolicy('kpm-4', 'Always'));
+  t.is(differentialAlarms({ sequence: 's', step: 1, crKey: CR, chained, freshEvents: otherImage.events, chainedEvents: otherImage.events }).length, 1);
+});
