@@ -63,6 +63,8 @@ export interface StepJudgement {
   rejection?: string;
   /** Who refused it: the API server (the CR never changed), or the controller (a status or event naming the field or value as invalid). */
   rejectedBy?: 'api-server' | 'controller';
+  /** The run this step was judged in, when not its sequence's: after a refused input, the rollback run that went on from the rolled-back CR. */
+  ranIn?: string;
   /** Where the written value went, when this step taught it. */
   traced?: { via: 'marker' | 'value'; locations: TracedLocation[] };
   notes: string[];

@@ -37,6 +37,7 @@ import {
   type FieldMap,
   type SequenceJudgement,
   type SequenceRun,
+  type StepJudgement,
 } from '../../oracles/explore/index.js';
 import { readRunRecord, readRunTraces, RUN_FILES } from '../report/artifacts.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
@@ -439,11 +440,23 @@ async function rollbacks(
         judgement.steps[k - 1] = {
           ...there,
           step: k,
+          ranIn: c.sequence.name,
           notes: [...there.notes, `run after the rollback of step ${c.step}, as step ${k + 1} of ${c.sequence.name}`],
         };
     }
     judgement.alarms.push(...rest.alarms.filter((a) => a.step === undefined || a.step > c.step + 1));
   }
+}
+
+/**
+ * The steps whose CR the differential oracle creates from scratch: accepted ones, not setup steps or
+ * misoperations, not input the controller refused, nor steps that ran in a rollback run (the
+ * sequence's own run never reached the CR they did).
+ */
+export function differentialSteps(judgement: SequenceJudgement): StepJudgement[] {
+  return judgement.steps.filter(
+    (st) => !st.setup && st.kind !== 'misoperation' && !st.rejectedBy && !st.ranIn && (st.verdict === 'ok' || st.verdict === 'alarm'),
+  );
 }
 
 /**
@@ -463,8 +476,7 @@ async function differential(
   const seen = new Set<string>();
   for (const [i, run] of runs.entries()) {
     seen.add(JSON.stringify(run.sequence.seed.spec ?? null));
-    for (const st of judged[i]!.steps) {
-      if (st.setup || st.kind === 'misoperation' || (st.verdict !== 'ok' && st.verdict !== 'alarm')) continue;
+    for (const st of differentialSteps(judged[i]!)) {
       const cr = stateAfterStep(run.events, st.step - 1, run.sequence.steps.length)?.get(run.crKey);
       const spec = JSON.stringify(cr?.spec ?? null);
       if (!cr || seen.has(spec)) continue;

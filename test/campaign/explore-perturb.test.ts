@@ -1,6 +1,6 @@
-/** `explore --perturb`'s selection and report: which sequences are perturbed, how many plans of each pattern, and coverage as properties x patterns. */
+/** explore's selections of steps and sequences (the differential oracle's, `--perturb`'s), how many plans of each pattern, and coverage as properties x patterns. */
 import test from 'ava';
-import { passingSequences, perturbationCoverage, plansPerPattern } from '../../src/campaign/explore.js';
+import { differentialSteps, passingSequences, perturbationCoverage, plansPerPattern } from '../../src/campaign/explore.js';
 import type { SequenceJudgement, StepJudgement } from '../../oracles/explore/index.js';
 import type { Pattern, TestPlan } from '../../src/model/plan.js';
 
@@ -59,4 +59,18 @@ test('coverage as properties x patterns: the plans of each pattern tested on a s
   t.deepEqual(coverage.properties[0]!.byPattern['error-path'], { tested: 0, bugs: 0 });
   t.deepEqual(coverage.properties[1]!.byPattern['error-path'], { tested: 1, bugs: 0 });
   t.deepEqual(coverage.properties[1]!.byPattern['stale-state'], { tested: 2, bugs: 1 });
+});
+
+test('the differential oracle takes accepted steps of the sequence run itself: not input the controller refused, nor steps judged in a rollback run', (t) => {
+  const steps: StepJudgement[] = [
+    stepOf('spec.a', 'ok'),
+    { ...stepOf('spec.v', 'alarm'), rejectedBy: 'controller' },
+    { ...stepOf('spec.b', 'ok'), ranIn: 'explore-x-1-rollback-2' },
+    { ...stepOf('spec.c', 'ok'), setup: true },
+    stepOf('spec.d', 'alarm'),
+  ];
+  t.deepEqual(
+    differentialSteps(judged('s', steps)).map((s) => s.property),
+    ['spec.a', 'spec.d'],
+  );
 });
