@@ -57,7 +57,8 @@ export function globMatches(glob: string, key: ObjectKey): boolean {
   return re.test(key);
 }
 
-function escapeRegExp(s: string): string {
+/** `s` as a literal inside a regular expression. */
+export function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 

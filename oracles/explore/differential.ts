@@ -7,10 +7,11 @@
  */
 import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
 import type { TraceEvent } from '../../src/model/trace.js';
+import type { Alarm } from '../../src/model/results.js';
 import { compareEndStates } from '../end-state.js';
 import { Masks, type MaskRule } from '../masks.js';
 import { endStateView } from '../object-identity.js';
-import { controllerWrittenKeys, type ExploreAlarm } from './judge.js';
+import { controllerWrittenKeys, type ExploreAlarm, type ExploreOracle } from './judge.js';
 
 export interface DifferentialCase {
   sequence: string;
@@ -25,28 +26,61 @@ export interface DifferentialCase {
   chainedEvents: readonly TraceEvent[];
 }
 
+/**
+ * Fields the API server defaults from other fields when the object is created and keeps through
+ * later updates, so history and scratch differ by Kubernetes' own rules, whatever the controller
+ * does: a container's imagePullPolicy follows its image's tag at creation (`Always` for none or
+ * `:latest`, else `IfNotPresent`), and an image changed later keeps the first one's policy.
+ */
+export const DEFAULTED_AT_CREATION: readonly MaskRule[] = [
+  {
+    keyGlob: '*',
+    paths: ['containers', 'initContainers'].flatMap((list) => [`spec.${list}[*].imagePullPolicy`, `spec.template.spec.${list}[*].imagePullPolicy`]),
+  },
+];
+
 export function differentialAlarms(c: DifferentialCase, maskRules: readonly MaskRule[] = []): ExploreAlarm[] {
-  const fresh = finalState(c.freshEvents);
   const keys = new Set([...controllerWrittenKeys(c.chainedEvents, c.crKey), ...controllerWrittenKeys(c.freshEvents, c.crKey)]);
+  return objectDifferenceAlarms(c.chained, finalState(c.freshEvents), keys, [...DEFAULTED_AT_CREATION, ...maskRules], {
+    oracle: 'differential',
+    sequence: c.sequence,
+    step: c.step,
+    say: (difference) =>
+      `the CR after this step, created with that spec on a fresh cluster, ends differently: ${difference.replace('after reference runs', 'through the sequence').replace('after the test run', 'from scratch')}`,
+  });
+}
+
+/**
+ * The objects among `keys` compared between two states with the end-state oracle's comparison and
+ * masks, status left out (the cluster's account of the spec: a spec difference says it first): one
+ * alarm per object that differs, on its first difference (`say` words the end-state oracle's
+ * sentence, "after reference runs" for `expected` and "after the test run" for `found`), naming the others.
+ */
+export function objectDifferenceAlarms(
+  expected: ReadonlyMap<ObjectKey, KubeObject>,
+  found: ReadonlyMap<ObjectKey, KubeObject>,
+  keys: ReadonlySet<ObjectKey>,
+  maskRules: readonly MaskRule[],
+  about: { oracle: ExploreOracle; sequence: string; step: number; say: (difference: string) => string },
+): ExploreAlarm[] {
   const pick = (state: ReadonlyMap<ObjectKey, KubeObject>) => Object.fromEntries([...keys].filter((k) => state.has(k)).map((k) => [k, state.get(k)!]));
-  // Status is the cluster's account of the spec (Acto leaves it out too): a spec difference says it first.
-  const differences = compareEndStates([endStateView(pick(c.chained))], endStateView(pick(fresh)), new Masks(maskRules)).filter(
+  const differences = compareEndStates([endStateView(pick(expected))], endStateView(pick(found)), new Masks(maskRules)).filter(
     (a) => !a.field?.startsWith('status.'),
   );
-  const byObject = new Map<ObjectKey, typeof differences>();
+  const byObject = new Map<ObjectKey, Alarm[]>();
   for (const a of differences) byObject.set(a.object, [...(byObject.get(a.object) ?? []), a]);
-  return [...byObject].map(([object, found]) => {
-    const first = found[0]!;
-    const fields = found.map((a) => a.field ?? '(the object)');
+  return [...byObject].map(([object, all]) => {
+    const first = all[0]!;
+    const others = all.slice(1).map((a) => a.field ?? '(the object)');
     return {
-      oracle: 'differential' as const,
-      sequence: c.sequence,
-      step: c.step,
+      oracle: about.oracle,
+      sequence: about.sequence,
+      step: about.step,
       object,
       ...(first.field ? { field: first.field } : {}),
       expected: first.reference[0],
       found: first.test,
-      message: `the CR after this step, created with that spec on a fresh cluster, ends differently: ${first.message.replace('after reference runs', 'through the sequence').replace('after the test run', 'from scratch')}${fields.length > 1 ? ` (and ${fields.slice(1).join(', ')})` : ''}`,
+      message: `${about.say(first.message)}${others.length > 0 ? ` (and ${others.join(', ')})` : ''}`,
     };
   });
 }

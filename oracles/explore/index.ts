@@ -6,6 +6,7 @@ export {
   leaves,
   operationStepIndex,
   controllerWrittenKeys,
+  controllerRefusal,
   stateAfterStep,
   type ExploreAlarm,
   type ExploreOracle,
@@ -16,4 +17,5 @@ export {
   type StepVerdict,
   type TracedLocation,
 } from './judge.js';
-export { differentialAlarms, finalState, type DifferentialCase } from './differential.js';
+export { differentialAlarms, finalState, objectDifferenceAlarms, type DifferentialCase } from './differential.js';
+export { rollbackAlarms, rollbackTargets, type RollbackCase, type RollbackTarget } from './rollback.js';

@@ -20,12 +20,14 @@ import type { ClusterChangeEvent, RequestEvent, TraceEvent, WorkloadStepEvent } 
 import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
 import { isObject } from '../../src/model/object-key.js';
 import { WRITE_VERBS } from '../../src/model/api-path.js';
+import { writeIdentity } from '../../src/model/controller-write.js';
 import { formatPath } from '../../src/model/field-path.js';
 import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
 import { quantitiesEqual } from '../quantity.js';
 import { scanControllerLog } from '../health.js';
+import { escapeRegExp } from '../masks.js';
 
-export type ExploreOracle = 'consistency' | 'health' | 'crash' | 'differential';
+export type ExploreOracle = 'consistency' | 'health' | 'crash' | 'differential' | 'rollback';
 export type StepVerdict = 'ok' | 'rejected' | 'alarm' | 'misoperation' | 'not-run';
 
 export interface ExploreAlarm {
@@ -57,8 +59,12 @@ export interface StepJudgement {
   path: string;
   setup?: boolean;
   verdict: StepVerdict;
-  /** Why the API server refused it. */
+  /** Why the API server refused it, or what the controller said of the input. */
   rejection?: string;
+  /** Who refused it: the API server (the CR never changed), or the controller (a status or event naming the field or value as invalid). */
+  rejectedBy?: 'api-server' | 'controller';
+  /** The run this step was judged in, when not its sequence's: after a refused input, the rollback run that went on from the rolled-back CR. */
+  ranIn?: string;
   /** Where the written value went, when this step taught it. */
   traced?: { via: 'marker' | 'value'; locations: TracedLocation[] };
   notes: string[];
@@ -93,8 +99,7 @@ export const operationStepIndex = (k: number): number => 2 + 2 * k;
 const IGNORED_KINDS = new Set(['Event', 'Lease', 'EndpointSlice', 'Endpoints', 'ControllerRevision']);
 const IGNORED_FIELD = /^metadata\.(managedFields|resourceVersion|uid|creationTimestamp|generation|selfLink)\b/;
 
-export function judgeExploration(runs: readonly SequenceRun[]): SequenceJudgement[] {
-  const map: FieldMap = new Map();
+export function judgeExploration(runs: readonly SequenceRun[], map: FieldMap = new Map()): SequenceJudgement[] {
   return runs.map((run) => judgeSequence(run, map));
 }
 
@@ -106,6 +111,8 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
   const states = replayStates(run.events, boundaries, sequence.steps.length);
   const steps: StepJudgement[] = [];
   let crBefore: unknown = sequence.seed;
+  /** The operation step after which the controller refused the input: the rest ran on a CR it refuses, and is judged after rolling it back. */
+  let refusedAt: number | undefined;
   for (const [k, step] of sequence.steps.entries()) {
     const judgement: StepJudgement = {
       step: k + 1,
@@ -123,20 +130,40 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       judgement.verdict = 'not-run';
       continue;
     }
+    if (refusedAt !== undefined && step.kind !== 'rollback') {
+      judgement.verdict = 'not-run';
+      judgement.notes.push(`ran on the CR step ${refusedAt + 1} left, which the controller refuses: judged after rolling that step back`);
+      continue;
+    }
     if (done.rejected !== undefined) {
       judgement.verdict = 'rejected';
+      judgement.rejectedBy = 'api-server';
       judgement.rejection = done.error ?? `HTTP ${done.rejected}`;
       continue;
     }
     const before = states[k]!;
     const after = states[k + 1]!;
     const crAfter = after.get(run.crKey) ?? step.cr;
+    if (step.kind === 'rollback') {
+      // Judged by the rollback oracle (rollback.ts); the steps after it run on the CR it brought back.
+      crBefore = crAfter;
+      refusedAt = undefined;
+      continue;
+    }
+    const refusal = controllerRefusal(step, before, after, run.crKey);
+    if (refusal) {
+      judgement.verdict = 'rejected';
+      judgement.rejectedBy = 'controller';
+      judgement.rejection = refusal;
+      refusedAt = k;
+      continue;
+    }
     const found = consistency(step, judgement, map, before, after, written, crBefore, crAfter);
     for (const a of found) alarms.push({ ...a, sequence: sequence.name, step: k + 1 });
     if (found.length > 0) judgement.verdict = step.kind === 'misoperation' ? 'misoperation' : 'alarm';
     crBefore = crAfter;
   }
-  const end = states[sequence.steps.length];
+  const end = states[refusedAt !== undefined ? refusedAt + 1 : sequence.steps.length];
   if (end) {
     const unhealthy = healthAlarms(end, sequence.name);
     const last = steps.at(-1);
@@ -209,15 +236,63 @@ function replayStates(events: readonly TraceEvent[], b: Boundaries, n: number): 
   return states;
 }
 
-/** The objects the controller wrote (its requests in the proxy's trace), but the CR and bookkeeping kinds. */
+/**
+ * The objects the controller wrote (its requests in the proxy's trace), but the CR and bookkeeping
+ * kinds. A create names its object in the request only when the proxy could read the body (JSON);
+ * controller-runtime sends built-in kinds as protobuf, so a create is also counted under the key of
+ * the object its answer returns (as the planner counts writes, src/model/controller-write.ts).
+ */
 export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: ObjectKey): Set<ObjectKey> {
   const keys = new Set<ObjectKey>();
+  const add = (key: ObjectKey | undefined) => {
+    if (key && key !== crKey && !IGNORED_KINDS.has(key.split('/')[0]!)) keys.add(key);
+  };
+  const writes = new Map<number, RequestEvent>();
   for (const e of events) {
-    if (e.type !== 'request') continue;
-    const r = e as RequestEvent;
-    if (r.key && WRITE_VERBS.has(r.verb) && r.key !== crKey && !IGNORED_KINDS.has(r.key.split('/')[0]!)) keys.add(r.key);
+    if (e.type === 'request' && WRITE_VERBS.has(e.verb)) {
+      add(e.key);
+      writes.set(e.id, e);
+    } else if (e.type === 'response' && e.status < 300) {
+      const req = writes.get(e.id);
+      if (req && !req.key) add(writeIdentity(req, e.object)?.key);
+    }
   }
   return keys;
+}
+
+// ---- input validity: the controller's word -------------------------------------------------------
+
+/** Words with which controllers say an input is invalid (Kubernetes' own field errors among them: "Invalid value", "Unsupported value"). */
+const INVALID_WORDS =
+  /\b(invalid|not valid|unsupported|malformed|not allowed|must be|must not|cannot be|can't be|failed to parse|cannot parse|unable to parse|illegal|bad value|unknown value)\b/i;
+
+/**
+ * What the controller said of the step's input, when it called it invalid: a string of the CR's status
+ * (a condition's message, a phase message) or an Event about the CR that is new after the step, says
+ * one of INVALID_WORDS and names the step's field (its path or last name) or the value written.
+ */
+export function controllerRefusal(step: ExploreStep, before: State, after: State, crKey: ObjectKey): string | undefined {
+  const texts: string[] = [];
+  const crBefore = leaves(before.get(crKey)?.status, ['status']);
+  for (const [field, v] of leaves(after.get(crKey)?.status, ['status'])) if (typeof v === 'string' && crBefore.get(field) !== v) texts.push(v);
+  const [kind, namespace, name] = crKey.split('/');
+  for (const [key, obj] of after) {
+    if (obj.kind !== 'Event' || JSON.stringify(before.get(key)) === JSON.stringify(obj)) continue;
+    const about = isObject(obj.involvedObject) ? obj.involvedObject : isObject(obj.regarding) ? obj.regarding : {};
+    if (about.kind !== kind || about.name !== name || (about.namespace ?? namespace) !== namespace) continue;
+    const message = typeof obj.message === 'string' ? obj.message : typeof obj.note === 'string' ? obj.note : '';
+    if (message) texts.push(message);
+  }
+  return texts.find((text) => INVALID_WORDS.test(text) && namesInput(text, step));
+}
+
+function namesInput(text: string, step: ExploreStep): boolean {
+  const path = formatPath(step.path);
+  const name = [...step.path].reverse().find((s): s is string => typeof s === 'string');
+  if (text.includes(path) || (name !== undefined && new RegExp(`(^|[^A-Za-z0-9])${escapeRegExp(name)}($|[^A-Za-z0-9])`, 'i').test(text))) return true;
+  if (step.deleted || (typeof step.value !== 'string' && typeof step.value !== 'number')) return false;
+  const value = String(step.value);
+  return text.includes(`"${value}"`) || text.includes(`'${value}'`) || (value.length >= 3 && text.includes(value));
 }
 
 // ---- consistency ----------------------------------------------------------------------------------

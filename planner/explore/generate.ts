@@ -23,7 +23,8 @@ import { formatNodePath, walkNodes, type SchemaNode } from './schema.js';
 import { matchCoreTypes, type CoreTypeMatches } from './k8s-types.js';
 import { SeededRandom, doubleQuantity, getAt, halveQuantity, isQuantity, mergePatch, samplePattern, setAt, type CrPath } from './values.js';
 
-export type OperationKind = 'primitive' | 'semantic' | 'misoperation';
+/** `rollback`: the CR before a step re-applied (the rollback oracle's runs, rollback.ts); never generated as an operation. */
+export type OperationKind = 'primitive' | 'semantic' | 'misoperation' | 'rollback';
 
 export interface ExploreStep {
   /** What it does, e.g. `string-change`, `replicas-down-then-up`. */

@@ -14,3 +14,4 @@ export {
   type PropertyCoverage,
 } from './generate.js';
 export { SeededRandom, getAt, setAt, mergePatch, isQuantity, doubleQuantity, halveQuantity } from './values.js';
+export { rollbackSequence, rollbackName, type RollbackInput } from './rollback.js';

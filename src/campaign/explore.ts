@@ -20,6 +20,7 @@ import {
   crdVersionSchema,
   generateExploration,
   parseSchema,
+  rollbackSequence,
   type ExploreCampaign,
   type ExploreSequence,
   type ExploreTarget,
@@ -28,20 +29,30 @@ import {
 import {
   differentialAlarms,
   judgeExploration,
+  judgeSequence,
+  rollbackAlarms,
+  rollbackTargets,
   stateAfterStep,
   type ExploreAlarm,
+  type FieldMap,
   type SequenceJudgement,
   type SequenceRun,
+  type StepJudgement,
 } from '../../oracles/explore/index.js';
 import { readRunRecord, readRunTraces, RUN_FILES } from '../report/artifacts.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
+import type { MaskRule } from '../../oracles/masks.js';
 import type { TraceEvent } from '../model/trace.js';
 import { CampaignLayout } from './layout.js';
-import { learn, type CampaignOptions } from './campaign.js';
+import { learn, plan, test, type CampaignOptions } from './campaign.js';
+import { PATTERNS, type Pattern, type TestPlan } from '../model/plan.js';
+import type { PlanResult, Verdict } from '../model/results.js';
 
 export const EXPLORE_FORMAT = 'kperturb.dev/explore/v1';
 export const EXPLORE_RESULTS_FORMAT = 'kperturb.dev/explore-results/v1';
 export const DEFAULT_EXPLORE_STEPS = 5;
+/** `--perturb` without a number: plans tested per pattern and sequence. */
+export const DEFAULT_PERTURB_PLANS = 2;
 
 /**
  * Core types semantic operations match subtrees to (their definitions and every one they reach are
@@ -187,6 +198,68 @@ export interface ExploreResults {
   sequences: Array<SequenceJudgement & { runDir: string }>;
   alarms: ExploreAlarm[];
   coverage: CoverageSummary;
+  /** `--perturb`: the generated operations that passed their own oracles, perturbed by the four patterns. */
+  perturbation?: PerturbationSummary;
+}
+
+export interface PerturbationSummary {
+  /** Plans tested per pattern and sequence (at most). */
+  plansPerPattern: number;
+  /** The sequences perturbed: every step accepted (or rejected) and no alarm. */
+  sequences: string[];
+  /** Plans derived from their reference runs (pruned as `plan` prunes), and those tested. */
+  planned: number;
+  results: Array<{ plan: string; workload: string; pattern: Pattern; verdict: Verdict; alarms: number; runDir: string; planFile?: string }>;
+  coverage: PerturbationCoverage;
+}
+
+/** Properties x patterns: for each property an accepted step of a perturbed sequence changed, the plans of each pattern tested on such a sequence, and how many found a bug. */
+export interface PerturbationCoverage {
+  patterns: readonly Pattern[];
+  properties: Array<{ property: string; byPattern: Record<Pattern, { tested: number; bugs: number }> }>;
+}
+
+/** The sequences `--perturb` takes: they ran to the end, every step passed its own oracles (ok, or rejected input), and nothing alarmed. */
+export function passingSequences(judged: readonly SequenceJudgement[]): string[] {
+  return judged
+    .filter(
+      (j) =>
+        !j.error && j.alarms.length === 0 && j.steps.some((s) => s.verdict === 'ok') && j.steps.every((s) => s.verdict === 'ok' || s.verdict === 'rejected'),
+    )
+    .map((j) => j.sequence);
+}
+
+/** At most `n` plans of each pattern, spread evenly over the ones planned (in their order: by trigger point in the run). */
+export function plansPerPattern(plans: readonly TestPlan[], n: number): TestPlan[] {
+  return PATTERNS.flatMap((pattern) => {
+    const of = plans.filter((p) => p.spec.pattern === pattern);
+    if (of.length <= n) return of;
+    return Array.from({ length: n }, (_, i) => of[Math.floor((i * of.length) / n)]!);
+  });
+}
+
+/** Properties x patterns, from the judged sequences (which properties each one's accepted steps changed) and the perturbed runs' results. */
+export function perturbationCoverage(
+  judged: readonly SequenceJudgement[],
+  results: readonly Pick<PlanResult, 'workload' | 'pattern' | 'verdict'>[],
+): PerturbationCoverage {
+  const changed = new Map<string, Set<string>>();
+  for (const j of judged) changed.set(j.sequence, new Set(j.steps.filter((s) => s.verdict === 'ok').map((s) => s.property)));
+  const rows = new Map<string, Record<Pattern, { tested: number; bugs: number }>>();
+  const row = (property: string) => {
+    let r = rows.get(property);
+    if (!r) rows.set(property, (r = Object.fromEntries(PATTERNS.map((p) => [p, { tested: 0, bugs: 0 }])) as Record<Pattern, { tested: number; bugs: number }>));
+    return r;
+  };
+  for (const properties of changed.values()) for (const p of properties) row(p);
+  for (const r of results) {
+    for (const property of changed.get(r.workload) ?? []) {
+      const cell = row(property)[r.pattern];
+      cell.tested++;
+      if (r.verdict === 'bug') cell.bugs++;
+    }
+  }
+  return { patterns: PATTERNS, properties: [...rows].sort(([a], [b]) => a.localeCompare(b)).map(([property, byPattern]) => ({ property, byPattern })) };
 }
 
 /**
@@ -227,6 +300,8 @@ export function runCoverage(campaign: ExploreCampaign, judged: readonly Sequence
 export interface ExploreRunOptions extends CampaignOptions, ExploreOptions {
   /** Also apply each distinct accepted CR from the seed on a fresh cluster and compare (differential oracle). */
   differential?: boolean;
+  /** Perturb the sequences that passed their own oracles: plan from their reference runs and test at most this many plans per pattern and sequence. */
+  perturb?: number;
 }
 
 /** Generates, runs every sequence through learn, judges each step, and writes explore/results.json. */
@@ -247,8 +322,11 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
     const runDir = layout.referenceRun(seq.name, 1);
     runs.push({ ...(await loadSequenceRun(runDir, seq)), runDir });
   }
-  const judged = judgeExploration(runs);
+  const map: FieldMap = new Map();
+  const judged = judgeExploration(runs, map);
+  await rollbacks(config, layout, runs, judged, map, opts);
   if (opts.differential) await differential(config, layout, runs, judged, opts);
+  const perturbation = opts.perturb ? await perturb(generated, judged, opts.perturb, opts) : undefined;
   const results: ExploreResults = {
     format: EXPLORE_RESULTS_FORMAT,
     seed: campaign.seed,
@@ -256,10 +334,129 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
     sequences: judged.map((j, i) => ({ ...j, runDir: runs[i]!.runDir })),
     alarms: judged.flatMap((j) => j.alarms),
     coverage: runCoverage(campaign, judged),
+    ...(perturbation ? { perturbation } : {}),
   };
   const file = join(dir, 'results.json');
   writeFileAtomic(file, JSON.stringify(results, null, 2) + '\n');
   return { results, file };
+}
+
+/**
+ * `--perturb`: each sequence that passed its own oracles is a workload like any other, its reference
+ * runs the ones explore recorded; `plan` derives the four patterns' plans from its writes (pruned as
+ * usual, written under plans/<sequence>/), and `test` runs at most `n` of each pattern (results under
+ * results/, as `kperturb test` writes them, so `kperturb report` shows them).
+ */
+async function perturb(generated: ControllerUnderTest, judged: readonly SequenceJudgement[], n: number, opts: ExploreRunOptions): Promise<PerturbationSummary> {
+  const sequences = passingSequences(judged);
+  const summary: PerturbationSummary = { plansPerPattern: n, sequences, planned: 0, results: [], coverage: perturbationCoverage([], []) };
+  if (sequences.length === 0) {
+    opts.log(`explore ${generated.name}: no sequence passed its own oracles; nothing to perturb`);
+    return summary;
+  }
+  const campaign = { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
+  const planned = await plan(generated, { ...campaign, workloads: sequences });
+  const chosen = planned.flatMap((p) => plansPerPattern(p.plans, n));
+  summary.planned = planned.reduce((k, p) => k + p.plans.length, 0);
+  opts.log(
+    `explore ${generated.name}: perturbing ${sequences.length} sequence(s) that passed their oracles: ${chosen.length} of ${summary.planned} plan(s) (at most ${n} per pattern and sequence)`,
+  );
+  const results = await test(generated, chosen, campaign);
+  summary.results = results.map((r) => ({
+    plan: r.plan,
+    workload: r.workload,
+    pattern: r.pattern,
+    verdict: r.verdict,
+    alarms: r.alarms.length,
+    runDir: r.runDir,
+    ...(r.planFile ? { planFile: r.planFile } : {}),
+  }));
+  summary.coverage = perturbationCoverage(
+    judged.filter((j) => sequences.includes(j.sequence)),
+    results,
+  );
+  return summary;
+}
+
+/**
+ * The rollback oracle's runs (oracles/explore/rollback.ts): for each step that left the controller
+ * refusing its input, the system unhealthy or the objects inconsistent, the sequence replayed up to
+ * it on a fresh cluster, then the CR before it re-applied; the state after must be the state before.
+ * After a refused input the rest of the sequence goes on from the rolled-back CR in that run, and
+ * its steps are judged there (the CR goes back to the previous one, as after an API server's refusal).
+ */
+async function rollbacks(
+  config: ControllerUnderTest,
+  layout: CampaignLayout,
+  runs: ReadonlyArray<SequenceRun & { runDir: string }>,
+  judged: SequenceJudgement[],
+  map: FieldMap,
+  opts: ExploreRunOptions,
+): Promise<void> {
+  const cases: Array<{ run: number; step: number; why: 'refused' | 'unhealthy' | 'inconsistent'; sequence: ExploreSequence }> = [];
+  for (const [i, run] of runs.entries()) {
+    const n = run.sequence.steps.length;
+    for (const target of rollbackTargets(judged[i]!, run)) {
+      const before = stateAfterStep(run.events, target.step - 2, n)?.get(run.crKey);
+      const after = stateAfterStep(run.events, target.step - 1, n)?.get(run.crKey);
+      if (!before || !after) continue;
+      const sequence = rollbackSequence({
+        sequence: run.sequence,
+        step: target.step,
+        specBefore: before.spec,
+        specAfter: after.spec,
+        continueAfter: target.why === 'refused',
+      });
+      cases.push({ run: i, step: target.step, why: target.why, sequence });
+    }
+  }
+  if (cases.length === 0) return;
+  opts.log(`explore ${config.name}: ${cases.length} step(s) to roll back, each replayed on a fresh cluster and the CR before it re-applied (rollback oracle)`);
+  const maskRules = await runOnce(config, new Map(cases.map((c) => [c.sequence.name, sequenceWorkload(c.sequence, config.settle.timeoutSeconds)])), opts);
+  for (const c of cases) {
+    const original = runs[c.run]!;
+    const judgement = judged[c.run]!;
+    const run = await loadSequenceRun(layout.referenceRun(c.sequence.name, 1), c.sequence);
+    const alarms = rollbackAlarms(
+      { sequence: original.sequence.name, step: c.step, why: c.why, crKey: run.crKey, events: run.events, steps: c.sequence.steps.length },
+      maskRules,
+    );
+    const step = judgement.steps[c.step - 1]!;
+    if (!alarms) {
+      step.notes.push(`rollback: the CR before this step could not be re-applied in ${c.sequence.name}${run.error ? ` (${run.error})` : ''}`);
+      continue;
+    }
+    judgement.alarms.push(...alarms);
+    if (alarms.length > 0 && step.kind !== 'misoperation') step.verdict = 'alarm';
+    step.notes.push(
+      `rollback: the CR before this step re-applied (${c.sequence.name}), ${alarms.length === 0 ? 'the state before it came back' : `${alarms.length} difference(s)`}`,
+    );
+    if (c.why !== 'refused') continue;
+    // The rest of the sequence, judged where it ran on the rolled-back CR; its step k+1 is the rollback itself.
+    const rest = judgeSequence(run, map);
+    for (let k = c.step + 1; k <= original.sequence.steps.length; k++) {
+      const there = rest.steps[k];
+      if (there)
+        judgement.steps[k - 1] = {
+          ...there,
+          step: k,
+          ranIn: c.sequence.name,
+          notes: [...there.notes, `run after the rollback of step ${c.step}, as step ${k + 1} of ${c.sequence.name}`],
+        };
+    }
+    judgement.alarms.push(...rest.alarms.filter((a) => a.step === undefined || a.step > c.step + 1));
+  }
+}
+
+/**
+ * The steps whose CR the differential oracle creates from scratch: accepted ones, not setup steps or
+ * misoperations, not input the controller refused, nor steps that ran in a rollback run (the
+ * sequence's own run never reached the CR they did).
+ */
+export function differentialSteps(judgement: SequenceJudgement): StepJudgement[] {
+  return judgement.steps.filter(
+    (st) => !st.setup && st.kind !== 'misoperation' && !st.rejectedBy && !st.ranIn && (st.verdict === 'ok' || st.verdict === 'alarm'),
+  );
 }
 
 /**
@@ -279,8 +476,7 @@ async function differential(
   const seen = new Set<string>();
   for (const [i, run] of runs.entries()) {
     seen.add(JSON.stringify(run.sequence.seed.spec ?? null));
-    for (const st of judged[i]!.steps) {
-      if (st.setup || st.kind === 'misoperation' || (st.verdict !== 'ok' && st.verdict !== 'alarm')) continue;
+    for (const st of differentialSteps(judged[i]!)) {
       const cr = stateAfterStep(run.events, st.step - 1, run.sequence.steps.length)?.get(run.crKey);
       const spec = JSON.stringify(cr?.spec ?? null);
       if (!cr || seen.has(spec)) continue;
@@ -296,12 +492,7 @@ async function differential(
   }
   if (cases.length === 0) return;
   opts.log(`explore ${config.name}: ${cases.length} distinct accepted CR(s), each created with its spec at once on a fresh cluster (differential oracle)`);
-  const workloads = new Map(cases.map((c) => [c.name, c.workload]));
-  await learn(
-    { ...config, workloads, referenceRuns: 1 },
-    { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
-  );
-  const maskRules = config.masks.filter((m) => m.workload === undefined).map((m) => ({ keyGlob: m.key, paths: m.paths }));
+  const maskRules = await runOnce(config, new Map(cases.map((c) => [c.name, c.workload])), opts);
   for (const c of cases) {
     const run = runs[c.run]!;
     const fresh = await loadSequenceRun(layout.referenceRun(c.name, 1), run.sequence);
@@ -315,6 +506,15 @@ async function differential(
     if (alarms.length > 0 && step.verdict === 'ok') step.verdict = 'alarm';
     step.notes.push(`differential: created with this spec at once (${c.name}), ${alarms.length === 0 ? 'the same end' : `${alarms.length} difference(s)`}`);
   }
+}
+
+/** Runs the oracles' own workloads once each through learn (a fresh cluster each); the config's masks for every workload, as the comparisons take them. */
+async function runOnce(config: ControllerUnderTest, workloads: Map<string, Workload>, opts: ExploreRunOptions): Promise<MaskRule[]> {
+  await learn(
+    { ...config, workloads, referenceRuns: 1 },
+    { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
+  );
+  return config.masks.filter((m) => m.workload === undefined).map((m) => ({ keyGlob: m.key, paths: m.paths }));
 }
 
 async function loadSequenceRun(runDir: string, sequence: ExploreSequence): Promise<SequenceRun> {

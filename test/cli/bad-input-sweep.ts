@@ -240,6 +240,7 @@ cases.push({ name: 'test with no plans at all', args: ['test', '-c', good, '-o',
 // kperturb explore: its options, and configs with nothing to explore.
 cases.push({ name: 'explore --seed a word', args: ['explore', '-c', good, '--emit', join(root, 'e1'), '--seed', 'lucky'], names: /--seed/ });
 cases.push({ name: 'explore --steps 0', args: ['explore', '-c', good, '--emit', join(root, 'e2'), '--steps', '0'], names: /--steps/ });
+cases.push({ name: 'explore --perturb 0', args: ['explore', '-c', good, '--emit', join(root, 'e5'), '--perturb', '0'], names: /--perturb/ });
 cases.push({ name: 'explore with no CRD', args: ['explore', '-c', good, '--emit', join(root, 'e3')], names: new RegExp(`${escape(good)}[\\s\\S]*crds`) });
 {
   const crd = file(

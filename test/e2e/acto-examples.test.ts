@@ -3,7 +3,9 @@
  * label-removal, scale-floor, exporter-toggle, version-rollback; Go, controller-runtime): one
  * fault-free run of each variant's hand-written workload on the embedded cluster, and the bug's
  * symptom read directly from the end state: the buggy operator shows it, its fixed twin does not.
- * This pins the examples themselves; `kperturb explore` is to find the same bugs with its own oracles.
+ * This pins the examples themselves; the tests at the end run `kperturb explore` on them (generated
+ * operations, judged by explore's own oracles): each buggy variant found by the oracle meant for its
+ * class, each fixed twin without an alarm.
  */
 import type { ExecutionContext } from 'ava';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { loadConfig, type Workload } from '../../src/config/config.js';
 import { executeRun } from '../../src/coordinator/run.js';
+import { explore, type ExploreResults } from '../../src/campaign/explore.js';
 import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
 import { exampleTest, fixtureConfig } from './_campaign.js';
 
@@ -131,3 +134,44 @@ exampleTest('exporter-toggle (buggy) honours the final CR applied from scratch: 
   });
   t.deepEqual(examples.find((e) => e.example === 'exporter-toggle')!.observe(t, objects), ['redis:6379']);
 });
+
+/** `kperturb explore` on a variant (seed 1, one reference run per sequence), its results. */
+async function explored(t: ExecutionContext, example: string, variant: Variant, differential = false): Promise<ExploreResults> {
+  const config = { ...loadConfig(fixtureConfig(example, variant)), referenceRuns: 1 };
+  const { results } = await explore(config, { seed: 1, maxSteps: 5, out: scratchDir(t, `explore-${example}-${variant}`), log: () => undefined, differential });
+  t.true(results.sequences.length > 0);
+  return results;
+}
+
+// The rollback class: an invalid crVersion the fixed operator refuses (its status names the field) is
+// rejected input, and the steps after it run on the rolled-back CR; the buggy one keeps the bad
+// version on the StatefulSet after the rollback.
+exploreVerdictTest('version-rollback', 'buggy', false, (t, results) => {
+  const rollback = results.alarms.filter((a) => a.oracle === 'rollback');
+  t.true(rollback.length > 0, JSON.stringify(results.alarms, null, 1));
+  t.like(rollback[0], { object: 'StatefulSet/default/pxc1', expected: '1.11.0' });
+  t.regex(rollback[0]!.field!, /cr-version/);
+});
+exploreVerdictTest('version-rollback', 'fixed', false, (t, results) => {
+  t.deepEqual(results.alarms, []);
+  const refused = results.sequences.flatMap((s) => s.steps).filter((s) => s.rejectedBy === 'controller');
+  t.true(refused.length > 0);
+  t.true(refused.every((s) => s.property === 'spec.crVersion' && /spec\.crVersion: invalid value/.test(s.rejection ?? '')));
+});
+
+// The differential class: the buggy operator keeps the exporter's port on the Service once the
+// exporter goes (deleted, emptied or disabled) through the history, while the same CR created at
+// once gives a Service without it. Both runs create the Service by a protobuf body, so the oracle
+// knows it from the create's answer.
+exploreVerdictTest('exporter-toggle', 'buggy', true, (t, results) => {
+  const differential = results.alarms.filter((a) => a.oracle === 'differential');
+  t.true(differential.length > 0, JSON.stringify(results.alarms, null, 1));
+  t.true(differential.every((a) => a.object === 'Service/default/kv1' && /spec\.ports\[name=metrics\]/.test(a.field ?? '')));
+});
+exploreVerdictTest('exporter-toggle', 'fixed', true, (t, results) => t.deepEqual(results.alarms, []));
+
+function exploreVerdictTest(example: string, variant: Variant, differential: boolean, check: (t: ExecutionContext, results: ExploreResults) => void): void {
+  const how = differential ? 'explore --differential' : 'explore';
+  const title = variant === 'buggy' ? `${how} finds ${example} (buggy)` : `${how} gives ${example} (fixed) no alarm`;
+  exampleTest(title, { go: true }, async (t) => check(t, await explored(t, example, variant, differential)));
+}

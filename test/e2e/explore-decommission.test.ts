@@ -97,3 +97,22 @@ test('explore runs every sequence, traces spec.nodes into the StatefulSet, alarm
   t.is(planned.code, 0, planned.stderr);
   t.regex(planned.stdout, /explore-datacenter-dc1-1: \d+ plan\(s\)/);
 });
+
+test('explore --perturb: the sequence that passed its oracles is planned from its own runs and perturbed, and coverage is given as properties x patterns', async (t) => {
+  const { dir, config } = setup(t);
+  const out = join(dir, 'out');
+  const r = await kperturb('explore', '-c', config, '-o', out, '--seed', '2', '--steps', '4', '--perturb', '1');
+  const results = JSON.parse(readFileSync(join(out, 'decommission-explore', 'explore', 'results.json'), 'utf8')) as ExploreResults;
+  const perturbation = results.perturbation!;
+  // Sequence 1 alarms on the image (above); sequence 2 passes and is the one perturbed.
+  t.deepEqual(perturbation.sequences, ['explore-datacenter-dc1-2'], r.stdout + r.stderr);
+  t.true(perturbation.planned >= perturbation.results.length && perturbation.results.length > 0);
+  t.true(perturbation.results.every((p) => p.workload === 'explore-datacenter-dc1-2' && p.verdict !== 'error'));
+  t.regex(r.stdout, /perturbation: \d+ of \d+ plan\(s\) tested on 1 sequence\(s\) that passed their oracles/);
+  const nodes = perturbation.coverage.properties.find((p) => p.property === 'spec.nodes');
+  t.truthy(nodes, JSON.stringify(perturbation.coverage));
+  t.is(
+    Object.values(nodes!.byPattern).reduce((n, c) => n + c.tested, 0),
+    perturbation.results.length,
+  );
+});

@@ -1,6 +1,6 @@
-/** kperturb explore's oracles on hand-built traces: rejected input, traced consistency, path/value fallback, health. */
+/** kperturb explore's oracles on hand-built traces: rejected input (the API server's and the controller's), traced consistency, path/value fallback, health, rollback. */
 import test from 'ava';
-import { differentialAlarms, judgeExploration, type SequenceRun } from '../../oracles/explore/index.js';
+import { differentialAlarms, judgeExploration, rollbackAlarms, rollbackTargets, type SequenceRun } from '../../oracles/explore/index.js';
 import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
 import type { TraceEvent } from '../../src/model/trace.js';
 import type { KubeObject } from '../../src/model/object-key.js';
@@ -174,4 +174,142 @@ test('a run that failed before its first operation is an error of the set-up, no
   } as unknown as SequenceRun;
   const [crashed] = judgeExploration([midway]);
   t.true(crashed!.alarms.some((a) => a.oracle === 'crash'));
+});
+
+/** The CR as the controller reports on it: the seed with `spec` over it and `status`. */
+const crWith = (spec: Record<string, unknown>, status: Record<string, unknown>): KubeObject =>
+  ({ ...seedCr, spec: { ...seedCr.spec, ...spec }, status }) as unknown as KubeObject;
+
+test('input the controller reports as invalid (its status names the field) is rejected, not a bug; the steps after it ran on a CR it refuses and wait for the rollback', (t) => {
+  const steps = [step('string-empty', ['spec', 'version'], ''), step('integer-up', ['spec', 'size'], 3)];
+  const refusing = new RunBuilder()
+    .seed()
+    .op(0, { version: '' }, [[CR, crWith({ version: '' }, { phase: 'Error', message: 'spec.version: invalid value "": expected MAJOR.MINOR.PATCH' })]])
+    .op(1, { size: 3 });
+  const [j] = judgeExploration([run(steps, refusing)]);
+  t.deepEqual(
+    j!.steps.map((s) => s.verdict),
+    ['rejected', 'not-run'],
+  );
+  t.like(j!.steps[0], { rejectedBy: 'controller', rejection: 'spec.version: invalid value "": expected MAJOR.MINOR.PATCH' });
+  t.deepEqual(j!.alarms, []);
+  // An Event about the CR naming the value says the same; a status that names the field without calling it invalid does not.
+  const byEvent = new RunBuilder().seed().op(0, { version: '' });
+  byEvent.change(
+    'Event/default/c1.1',
+    {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'c1.1', namespace: 'default' },
+      involvedObject: { kind: 'Cache', name: 'c1', namespace: 'default' },
+      message: 'version "" is not valid',
+    } as unknown as KubeObject,
+    'ADDED',
+  );
+  t.is(judgeExploration([run(steps.slice(0, 1), byEvent)])[0]!.steps[0]!.rejectedBy, 'controller');
+  const plain = new RunBuilder().seed().op(0, { size: 3 }, [
+    [CR, crWith({ size: 3 }, { message: 'spec.size scaled to 3' })],
+    [STS, sts('cache:1', 3)],
+  ]);
+  t.is(judgeExploration([run([step('integer-up', ['spec', 'size'], 3)], plain)])[0]!.steps[0]!.verdict, 'ok');
+});
+
+test('rollback targets: the step whose input the controller refused, and the first that alarmed or left the system unhealthy; not a misoperation', (t) => {
+  const refused = new RunBuilder()
+    .seed()
+    .op(0, { size: 3 }, [[STS, sts('cache:1', 3)]])
+    .op(1, { version: 'x' }, [[CR, crWith({ size: 3, version: 'x' }, { message: 'spec.version: invalid value "x"' })]]);
+  const steps = [step('integer-up', ['spec', 'size'], 3), step('string-change', ['spec', 'version'], 'x')];
+  const r = run(steps, refused);
+  t.deepEqual(rollbackTargets(judgeExploration([r])[0]!, r), [{ step: 2, why: 'refused' }]);
+  const short = { ...sts('cache:1', 3), status: { readyReplicas: 1 } };
+  const unhealthy = run([step('integer-up', ['spec', 'size'], 3)], new RunBuilder().seed().op(0, { size: 3 }, [[STS, short]]));
+  t.deepEqual(rollbackTargets(judgeExploration([unhealthy])[0]!, unhealthy), [{ step: 1, why: 'unhealthy' }]);
+  const mis = run([step('replicas-beyond-nodes', ['spec', 'size'], 3, undefined, 'misoperation')], new RunBuilder().seed().op(0, { size: 3 }, [[STS, short]]));
+  t.deepEqual(rollbackTargets(judgeExploration([mis])[0]!, mis), []);
+});
+
+/** A rollback run: the seed, a bad version the controller carries into the StatefulSet's annotation, then the version before it re-applied. */
+function rollbackRun(annotationAfterRollback: string): TraceEvent[] {
+  const annotated = (version: string): KubeObject => {
+    const s = sts('cache:1') as unknown as { spec: { template: Record<string, unknown> } };
+    return { ...s, spec: { ...s.spec, template: { ...s.spec.template, metadata: { annotations: { 'demo/version': version } } } } } as unknown as KubeObject;
+  };
+  const b = new RunBuilder().seed();
+  b.controllerWrites(STS, annotated('1.0.0'));
+  return b
+    .op(0, { version: '1.0' }, [
+      [STS, annotated('1.0')],
+      [CR, crWith({ version: '1.0' }, { phase: 'Error', message: 'spec.version: invalid value "1.0"' })],
+    ])
+    .op(1, { version: '1.0.0' }, [[STS, annotated(annotationAfterRollback)]]).events;
+}
+
+test('rollback: re-applying the CR before a refused step must bring back the objects as they were before it', (t) => {
+  const c = (events: TraceEvent[]) => ({ sequence: 'explore-cache-c1-1', step: 1, why: 'refused' as const, crKey: CR, events, steps: 2 });
+  const stuck = rollbackAlarms(c(rollbackRun('1.0')));
+  t.is(stuck!.length, 1);
+  t.like(stuck![0], { oracle: 'rollback', sequence: 'explore-cache-c1-1', step: 1, object: STS, expected: '1.0.0', found: '1.0' });
+  t.regex(
+    stuck![0]!.message,
+    /re-applying the CR before step 1 \(the controller refused its input\) did not bring back the state before it: .*"1\.0\.0" before the step, but "1\.0" after the rollback/,
+  );
+  t.deepEqual(rollbackAlarms(c(rollbackRun('1.0.0'))), []);
+  // A rollback the API server refused judges nothing.
+  const refusedRollback = new RunBuilder().seed().op(0, { version: '1.0' }).op(1, 'rejected').events;
+  t.is(rollbackAlarms(c(refusedRollback)), undefined);
+});
+
+test('differential: an object the controller only created, with a body the proxy could not read (protobuf), is compared under the key its answer names', (t) => {
+  const svc = (ports: string[]): KubeObject =>
+    ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'c1', namespace: 'default' },
+      spec: { ports: ports.map((name, i) => ({ name, port: 6379 + i })) },
+    }) as unknown as KubeObject;
+  const created = (b: RunBuilder, obj: KubeObject, id: number): TraceEvent[] =>
+    [
+      ...b.events,
+      {
+        seq: 900 + id,
+        ts: 0,
+        type: 'request',
+        id,
+        incarnation: 1,
+        method: 'POST',
+        path: '/api/v1/namespaces/default/services',
+        query: {},
+        verb: 'create',
+        bodyBytes: 99,
+        contentType: 'application/vnd.kubernetes.protobuf',
+      },
+      { seq: 901 + id, ts: 0, type: 'response', id, status: 201, object: obj, durationMs: 1 },
+      { seq: 902 + id, ts: 0, type: 'cluster-change', eventType: 'ADDED', key: 'Service/default/c1', resourceVersion: '9', object: obj },
+    ] as TraceEvent[];
+  const chainedEvents = created(new RunBuilder().seed(), svc(['redis', 'metrics']), 50);
+  const chained = new Map([
+    [STS, sts('cache:1')],
+    ['Service/default/c1', svc(['redis', 'metrics'])],
+  ]);
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(STS, sts('cache:1'));
+  const alarms = differentialAlarms({ sequence: 's', step: 1, crKey: CR, chained, freshEvents: created(fresh, svc(['redis']), 60), chainedEvents });
+  t.is(alarms.length, 1);
+  t.like(alarms[0], { oracle: 'differential', object: 'Service/default/c1' });
+});
+
+test("differential: an imagePullPolicy the API server defaulted from the image at creation is no difference (history keeps the first image's policy)", (t) => {
+  const withPolicy = (image: string, imagePullPolicy: string): KubeObject => {
+    const s = sts(image) as unknown as { spec: { template: { spec: { containers: Array<Record<string, unknown>> } } } };
+    s.spec.template.spec.containers = [{ ...s.spec.template.spec.containers[0], imagePullPolicy }];
+    return s as unknown as KubeObject;
+  };
+  const chained = new Map([[STS, withPolicy('kpm-3', 'IfNotPresent')]]);
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(STS, withPolicy('kpm-3', 'Always'));
+  t.deepEqual(differentialAlarms({ sequence: 's', step: 1, crKey: CR, chained, freshEvents: fresh.events, chainedEvents: fresh.events }), []);
+  const otherImage = new RunBuilder();
+  otherImage.controllerWrites(STS, withPolicy('kpm-4', 'Always'));
+  t.is(differentialAlarms({ sequence: 's', step: 1, crKey: CR, chained, freshEvents: otherImage.events, chainedEvents: otherImage.events }).length, 1);
 });

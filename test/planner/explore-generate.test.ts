@@ -7,6 +7,8 @@ import {
   parseSchema,
   walkNodes,
   MISOPERATION_REPLICAS,
+  rollbackSequence,
+  type ExploreSequence,
   type ExploreStep,
 } from '../../planner/explore/index.js';
 
@@ -224,3 +226,39 @@ function applyMerge(target: unknown, patch: unknown): unknown {
   }
   return out;
 }
+
+test('a rollback run replays the sequence up to the step, re-applies the CR before it, and after a refused input goes on with the later patches on that CR', (t) => {
+  const cr = (spec: Record<string, unknown>) => ({ apiVersion: 'demo/v1', kind: 'Db', metadata: { name: 'd' }, spec });
+  const op = (operation: string, patch: Record<string, unknown>, spec: Record<string, unknown>): ExploreStep => ({
+    operation,
+    kind: 'primitive',
+    property: 'spec.x',
+    path: ['spec', 'x'],
+    patch: { spec: patch },
+    cr: cr(spec),
+  });
+  const sequence: ExploreSequence = {
+    name: 'explore-db-d-1',
+    seed: cr({ version: '1.0.0', size: 1 }),
+    steps: [
+      op('a', { size: 2 }, { version: '1.0.0', size: 2 }),
+      op('b', { version: '' }, { version: '', size: 2 }),
+      op('c', { size: 3 }, { version: '', size: 3 }),
+    ],
+  };
+  const input = { sequence, step: 2, specBefore: { version: '1.0.0', size: 2, mode: 'x' }, specAfter: { version: '', size: 2, mode: 'x' } };
+  const back = rollbackSequence({ ...input, continueAfter: true });
+  t.is(back.name, 'explore-db-d-1-rollback-2');
+  t.deepEqual(
+    back.steps.map((s) => [s.operation, s.kind]),
+    [
+      ['a', 'primitive'],
+      ['b', 'primitive'],
+      ['rollback', 'rollback'],
+      ['c', 'primitive'],
+    ],
+  );
+  t.deepEqual(back.steps[2]!.patch, { spec: { version: '1.0.0' } });
+  t.deepEqual(back.steps[3]!.cr.spec, { version: '1.0.0', size: 3, mode: 'x' });
+  t.is(rollbackSequence({ ...input, continueAfter: false }).steps.length, 3);
+});

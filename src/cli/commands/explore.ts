@@ -27,6 +27,13 @@ function parseSteps(value: string): number {
   return n;
 }
 
+function parsePerturb(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n < 1 || n > 1000)
+    throw new UserInputError(undefined, '--perturb', `a number of plans per pattern and sequence, 1-1000 (got ${JSON.stringify(value)})`);
+  return n;
+}
+
 export function registerExplore(program: Command): void {
   program
     .command('explore')
@@ -40,6 +47,12 @@ export function registerExplore(program: Command): void {
       '--differential',
       'also create each distinct accepted CR with its spec at once on a fresh cluster and compare its end with the one the sequence reached',
     )
+    .addOption(
+      new Option(
+        '--perturb [n]',
+        'also perturb the sequences that passed their own oracles: plan the four patterns from their runs and test at most n plans per pattern and sequence (default 2)',
+      ).argParser(parsePerturb),
+    )
     .addOption(realOption())
     .addOption(kubeconfigOption())
     .addOption(contextOption())
@@ -51,12 +64,13 @@ export function registerExplore(program: Command): void {
         seed: number;
         steps?: number;
         differential?: boolean;
+        perturb?: number | true;
         real?: boolean;
         kubeconfig?: string;
         context?: string;
       }) => {
         const config = loadConfig(opts.config);
-        const { generateCampaign, emitCampaign, explore, DEFAULT_EXPLORE_STEPS } = await exploreModule();
+        const { generateCampaign, emitCampaign, explore, DEFAULT_EXPLORE_STEPS, DEFAULT_PERTURB_PLANS } = await exploreModule();
         const options = { seed: opts.seed, maxSteps: opts.steps ?? DEFAULT_EXPLORE_STEPS };
         if (opts.emit) {
           const campaign = generateCampaign(config, options);
@@ -74,6 +88,7 @@ export function registerExplore(program: Command): void {
           log,
           signal,
           differential: opts.differential === true,
+          ...(opts.perturb !== undefined ? { perturb: opts.perturb === true ? DEFAULT_PERTURB_PLANS : opts.perturb } : {}),
           ...(cluster ? { cluster } : {}),
         });
         const rows = results.sequences.flatMap((s) =>
@@ -92,10 +107,27 @@ export function registerExplore(program: Command): void {
         const { covered, total, uncovered } = results.coverage;
         process.stdout.write(`coverage: ${covered}/${total} properties changed by an accepted step\n`);
         for (const u of uncovered) process.stdout.write(`  uncovered ${u.kind} ${u.property}: ${u.reason}\n`);
+        const perturbation = results.perturbation;
+        if (perturbation) {
+          const { patterns, properties } = perturbation.coverage;
+          process.stdout.write(
+            `perturbation: ${perturbation.results.length} of ${perturbation.planned} plan(s) tested on ${perturbation.sequences.length} sequence(s) that passed their oracles; plans per property and pattern (bugs):\n`,
+          );
+          const cells = properties.map((p) => [
+            p.property,
+            ...patterns.map((x) => `${p.byPattern[x].tested}${p.byPattern[x].bugs ? ` (${p.byPattern[x].bugs} bug)` : ''}`),
+          ]);
+          if (cells.length > 0) process.stdout.write(renderTable(['property', ...patterns], cells) + '\n');
+          for (const r of perturbation.results.filter((x) => x.verdict === 'bug'))
+            logError(
+              `BUG [${r.pattern}] ${r.workload}: plan ${r.plan}, ${r.alarms} alarm(s) (${r.runDir}; again: kperturb test ${r.planFile ?? r.plan} -c ${opts.config})`,
+            );
+        }
         process.stdout.write(`results: ${file}\n`);
         // Every sequence failed to run: nothing was explored, which is a set-up failure (exit 2), not a clean result.
         const ranNone = results.sequences.length > 0 && results.sequences.every((s) => s.error && s.steps.every((st) => st.verdict === 'not-run'));
-        process.exitCode = results.alarms.length > 0 ? 1 : ranNone ? 2 : 0;
+        const bugs = perturbation?.results.some((r) => r.verdict === 'bug') ?? false;
+        process.exitCode = results.alarms.length > 0 || bugs ? 1 : ranNone ? 2 : 0;
       },
     );
 }

@@ -1,0 +1,100 @@
+/**
+ * Explore's rollback oracle (Acto's recovery oracle): after a step that left the controller refusing
+ * its input, the system unhealthy or the CR's value inconsistent with the objects, re-applying the CR
+ * before that step must bring back the state before it. The run is a replay of the sequence up to
+ * that step followed by the rollback (planner/explore/rollback.ts), on a fresh cluster; the states
+ * compared are both from that run, so nothing differs from one run to another but the rollback's
+ * effect. Compared with the end-state oracle's comparison and masks, status left out (the cluster's
+ * account of the spec), and health: an object unhealthy after the rollback that was not before it.
+ */
+import type { ObjectKey } from '../../src/model/object-key.js';
+import type { TraceEvent } from '../../src/model/trace.js';
+import type { MaskRule } from '../masks.js';
+import { objectDifferenceAlarms } from './differential.js';
+import {
+  controllerWrittenKeys,
+  healthAlarms,
+  operationStepIndex,
+  stateAfterStep,
+  type ExploreAlarm,
+  type SequenceJudgement,
+  type SequenceRun,
+} from './judge.js';
+
+export interface RollbackTarget {
+  /** The 1-based step to roll back. */
+  step: number;
+  /** Why: the controller refused its input (the sequence then goes on after the rollback), or it left the system unhealthy or inconsistent. */
+  why: 'refused' | 'unhealthy' | 'inconsistent';
+}
+
+/**
+ * The steps of a judged sequence to roll back: the first that alarmed or left an object unhealthy
+ * that was not before it, and the one whose input the controller refused. Misoperations are left
+ * out: their sequences already step back, and they are judged by that recovery.
+ */
+export function rollbackTargets(judgement: SequenceJudgement, run: SequenceRun): RollbackTarget[] {
+  const targets: RollbackTarget[] = [];
+  const n = run.sequence.steps.length;
+  let broken = false;
+  for (const s of judgement.steps) {
+    if (s.kind === 'misoperation' || s.kind === 'rollback') continue;
+    if (s.verdict === 'rejected' && s.rejectedBy === 'controller') {
+      targets.push({ step: s.step, why: 'refused' });
+      break;
+    }
+    if (broken || (s.verdict !== 'ok' && s.verdict !== 'alarm')) continue;
+    if (s.verdict === 'alarm') {
+      targets.push({ step: s.step, why: 'inconsistent' });
+      broken = true;
+      continue;
+    }
+    const before = stateAfterStep(run.events, s.step - 2, n);
+    const after = stateAfterStep(run.events, s.step - 1, n);
+    if (!before || !after) continue;
+    const wasUnhealthy = new Set(healthAlarms(before, '').map((a) => a.object));
+    if (healthAlarms(after, '').some((a) => !wasUnhealthy.has(a.object))) {
+      targets.push({ step: s.step, why: 'unhealthy' });
+      broken = true;
+    }
+  }
+  return targets;
+}
+
+export interface RollbackCase {
+  /** The sequence whose step was rolled back, and that step (1-based). */
+  sequence: string;
+  step: number;
+  why: RollbackTarget['why'];
+  crKey: ObjectKey;
+  /** The rollback run's trace: the sequence's steps up to `step`, then the rollback step. */
+  events: readonly TraceEvent[];
+  /** Operation steps in the rollback run. */
+  steps: number;
+}
+
+/** The rollback's alarms; undefined when the rollback step never ran or the API server refused it (nothing to judge). */
+export function rollbackAlarms(c: RollbackCase, maskRules: readonly MaskRule[] = []): ExploreAlarm[] | undefined {
+  const done = c.events.find((e) => e.type === 'workload-step' && e.phase === 'done' && e.index === operationStepIndex(c.step));
+  if (!done || (done.type === 'workload-step' && done.rejected !== undefined)) return undefined;
+  const before = stateAfterStep(c.events, c.step - 2, c.steps);
+  const after = stateAfterStep(c.events, c.step, c.steps);
+  if (!before || !after) return undefined;
+  const why = {
+    refused: 'the controller refused its input',
+    unhealthy: 'it left the system unhealthy',
+    inconsistent: 'it left the objects inconsistent with the CR',
+  }[c.why];
+  const lead = `re-applying the CR before step ${c.step} (${why}) did not bring back the state before it:`;
+  const alarms = objectDifferenceAlarms(before, after, controllerWrittenKeys(c.events, c.crKey), maskRules, {
+    oracle: 'rollback',
+    sequence: c.sequence,
+    step: c.step,
+    say: (difference) => `${lead} ${difference.replace('after reference runs', 'before the step').replace('after the test run', 'after the rollback')}`,
+  });
+  const wasUnhealthy = new Set(healthAlarms(before, c.sequence).map((a) => a.object));
+  for (const a of healthAlarms(after, c.sequence))
+    if (!wasUnhealthy.has(a.object))
+      alarms.push({ ...a, oracle: 'rollback', step: c.step, message: `${lead} ${a.message.replace("at the sequence's end", 'after the rollback')}` });
+  return alarms;
+}
