@@ -7,7 +7,7 @@ import { relative } from 'node:path';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { UserInputError } from '../model/errors.js';
 import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../cluster/kube-version.js';
-import { type PlanResult, type UntestedWorkload } from '../model/results.js';
+import { DEFAULT_CONFIRM_RUNS, type PlanResult, type UntestedWorkload } from '../model/results.js';
 import { ProgressReporter, type Verbosity } from '../report/progress.js';
 import { paletteFor } from '../report/color.js';
 import { renderTerminalReport } from '../report/terminal.js';
@@ -82,6 +82,22 @@ export const parallelOption = (dflt: number) =>
   new Option('-j, --parallel <n>', 'run this many plans at once (each on its own cluster, proxy and controller process)')
     .argParser(parseParallel)
     .default(dflt);
+
+export function parseConfirmRuns(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 100)
+    throw new UserInputError(undefined, '--confirm-runs', `a number of re-runs per finding, 0-100 (0: no confirmation; got ${JSON.stringify(value)})`);
+  return n;
+}
+
+/** `--confirm-runs K`: re-runs of each bug finding's shortest reproducer (src/campaign/confirm-findings.ts). */
+export const confirmRunsOption = () =>
+  new Option(
+    '--confirm-runs <k>',
+    'confirm each finding of class bug: re-run its shortest reproducer K times on fresh clusters (and its workload once without faults); it stays a bug only if it failed again every time, else it is flaky. 0: off',
+  )
+    .argParser(parseConfirmRuns)
+    .default(DEFAULT_CONFIRM_RUNS);
 
 export const realOption = () =>
   new Option(

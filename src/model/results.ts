@@ -183,6 +183,27 @@ export interface PlanResult {
   size?: { faults: number; steps: number };
   /** Set by `kperturb explore` for a run of an input it generated (used to tell a misoperation, oracles/findings.ts). */
   explored?: true;
+  /**
+   * Set on the shortest reproducer of a finding that was re-run to confirm it (`kperturb test
+   * --confirm-runs K`; oracles/confirmation.ts decides from it): what each fresh re-run showed, and
+   * the fault-free run of its workload.
+   */
+  reruns?: Reruns;
+}
+
+/** One fresh re-run of a finding's shortest reproducer: where it ran, its verdict, and what it showed. */
+export interface Rerun {
+  runDir: string;
+  verdict: Verdict;
+  /** Its finding signature (oracles/findings.ts `findingSignature`), when its verdict is bug or flaky. */
+  signature?: FindingSignature;
+}
+
+/** The re-runs that confirm (or not) a finding: the reproducer's K re-runs and the fault-free run of its workload. */
+export interface Reruns {
+  runs: Rerun[];
+  /** The workload run once more without faults (the confirmation run): how many alarms, and their signature. */
+  faultFree?: { runDir: string; alarms: number; signature?: FindingSignature; error?: string };
 }
 
 /**
@@ -266,6 +287,21 @@ export interface Finding {
   command?: string;
   /** The reproducer's alarms. */
   alarms: Alarm[];
+  /** How the re-runs of its reproducer went (oracles/confirmation.ts); absent when it was not re-run. */
+  confirmation?: FindingConfirmation;
+}
+
+/** Re-runs of a bug finding's shortest reproducer when `kperturb test` and `kperturb demo` are not told (`--confirm-runs`). */
+export const DEFAULT_CONFIRM_RUNS = 3;
+
+/** A finding's confirmation: how many of its reproducer's re-runs failed again with its signature, and the fault-free run. */
+export interface FindingConfirmation {
+  failedAgain: number;
+  runs: number;
+  runDirs: string[];
+  faultFree?: { runDir: string; passed: boolean };
+  /** Failed again in every re-run, and the fault-free run passed. */
+  confirmed: boolean;
 }
 
 /** What a campaign knows of a planned workload: how many plans the planner kept, and why none if none. */

@@ -303,5 +303,16 @@ export function validatePlanResult(value: unknown, file: string, at: string): Pl
     const z = r.size as Record<string, unknown>;
     if (!isObject(z) || !Number.isInteger(z.faults) || !Number.isInteger(z.steps)) fail(sub('size'), 'a plan size {faults, steps} (counts)');
   }
+  if (r.reruns !== undefined) {
+    const expected = 'the re-runs of a finding {runs: [{runDir, verdict, signature?}], faultFree?: {runDir, alarms, signature?, error?}}';
+    const x = r.reruns as Record<string, unknown>;
+    if (!isObject(x) || !Array.isArray(x.runs)) fail(sub('reruns'), expected);
+    (x.runs as unknown[]).forEach((run, i) => {
+      const e = run as Record<string, unknown>;
+      if (!isObject(e) || typeof e.runDir !== 'string' || !(VERDICTS as readonly unknown[]).includes(e.verdict)) fail(`${sub('reruns')}.runs[${i}]`, expected);
+    });
+    const ff = x.faultFree as Record<string, unknown> | undefined;
+    if (ff !== undefined && (!isObject(ff) || typeof ff.runDir !== 'string' || typeof ff.alarms !== 'number')) fail(`${sub('reruns')}.faultFree`, expected);
+  }
   return r as unknown as PlanResult;
 }

@@ -10,6 +10,7 @@ import { formatDuration, renderTable } from './table.js';
 import { BEYOND_CONTRACT, summaryLine } from './groups.js';
 import { PLAIN, type Palette } from './color.js';
 import { groupFindings, rerunCommand } from '../../oracles/findings.js';
+import { describeConfirmation } from '../../oracles/confirmation.js';
 
 export { rerunCommand };
 
@@ -77,7 +78,19 @@ export function findingLines(f: Finding, n: number, withController: boolean, pal
   out.push(`   shortest reproducer: ${where(f.reproducer)}${size}: ${f.reproducer.description}`, `     run: ${f.reproducer.runDir}`);
   if (f.command) out.push(`     ${f.command}`);
   for (const a of f.alarms) out.push(`     ${alarmLine(a)}`);
+  out.push(...confirmationLines(f).map((l) => `   ${l}`));
   return out;
+}
+
+/** A finding's re-runs (oracles/confirmation.ts): the counts and where they ran; none when it was not re-run. */
+export function confirmationLines(f: Pick<Finding, 'confirmation'>): string[] {
+  const c = f.confirmation;
+  if (!c) return [];
+  return [
+    `${c.confirmed ? 'confirmed' : 'not confirmed'}: ${describeConfirmation(c)}`,
+    ...c.runDirs.map((d, i) => `  re-run ${i + 1}: ${d}`),
+    ...(c.faultFree ? [`  fault-free run: ${c.faultFree.runDir}`] : []),
+  ];
 }
 
 /** A workload that tested nothing, as the terminal shows it. */
