@@ -32,6 +32,7 @@ import { comparableIdentity } from './object-identity.js';
 import { canonicalJson } from './semantic.js';
 import { signatureKey } from './signature-key.js';
 import { decideConfirmation, describeConfirmation } from './confirmation.js';
+import { recoveryOf } from './recovery.js';
 
 export { signatureKey };
 
@@ -304,6 +305,7 @@ export function groupFindings(results: readonly PlanResult[]): Finding[] {
       ...(command ? { command } : {}),
       alarms: reproducer.alarms,
       ...(confirmation ? { confirmation } : {}),
+      ...(cls === 'bug' ? recoveryFields(ordered) : {}),
     };
   });
   return found.sort(
@@ -312,6 +314,14 @@ export function groupFindings(results: readonly PlanResult[]): Finding[] {
       b.plans.length - a.plans.length ||
       (a.summary < b.summary ? -1 : a.summary > b.summary ? 1 : 0),
   );
+}
+
+/** A bug finding's recovery (oracles/recovery.ts), from the smallest of its plans that had it tried. */
+function recoveryFields(ordered: readonly PlanResult[]): Pick<Finding, 'recovery' | 'recoveryRun'> {
+  const recoveryRun = ordered.find((r) => r.recovery)?.recovery;
+  if (!recoveryRun) return {};
+  const recovery = recoveryOf(recoveryRun);
+  return { recoveryRun, ...(recovery ? { recovery } : {}) };
 }
 
 const NOTHING_TESTED: ReadonlySet<PlanResult['verdict']> = new Set(['not-injected', 'workload-failed']);

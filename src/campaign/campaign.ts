@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
-import { executeRun, type ClusterChoice } from '../coordinator/run.js';
+import { executeRun, type ClusterChoice, type RunOptions } from '../coordinator/run.js';
 import { ControllerStandbys } from '../coordinator/standby.js';
 import { ControlPlanePool } from '../realcluster/index.js';
 import { serializePlan, type TestPlan } from '../model/plan.js';
@@ -29,6 +29,7 @@ import { learnedQuietMs, planTestsStreaming, SilenceMeter, type PruningStats } f
 import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '../../oracles/index.js';
 import { firstDivergence, groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
 import { confirmFindings, rerunOf, type FaultFreeRun } from './confirm-findings.js';
+import { recoverFindings } from './recovery.js';
 import { loadHealthInputs, loadRunDir, readJsonFile, readRunRecord, RUN_FILES } from '../report/artifacts.js';
 import { validatePlanResult } from '../report/results-io.js';
 import { recoverDirectory, replaceDirectory, writeFileAtomic } from '../io/atomic-files.js';
@@ -336,6 +337,11 @@ export interface TestOptions extends CampaignOptions {
    * `kperturb demo` default to DEFAULT_CONFIRM_RUNS.
    */
   confirmRuns?: number;
+  /**
+   * Try recovery on each finding of class `bug` (recovery.ts: time, restart, re-apply, rollback).
+   * Default false here (library callers); `kperturb test` and `kperturb demo` default to true.
+   */
+  recovery?: boolean;
 }
 
 function oracleOptions(config: ControllerUnderTest, workload: string): OracleOptions {
@@ -637,7 +643,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
    * plan's own run, which takes a standby controller and writes verdict.json (re-runs have none:
    * `report` reads a directory's verdict.json files as plans' results).
    */
-  const runAndJudge = async (p: TestPlan, runDir: string, log: Log, planRun: boolean): Promise<PlanResult> => {
+  const runAndJudge = async (p: TestPlan, runDir: string, log: Log, planRun: boolean, afterSettle?: RunOptions['afterSettle']): Promise<PlanResult> => {
     const workload = config.workloads.get(p.spec.workload)!;
     const refs = await referencesOf(workload.name);
     const options = oracleOptions(config, workload.name);
@@ -653,6 +659,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
       ...(opts.cluster ? { cluster: opts.cluster } : {}),
       ...(opts.contract ? { contract: opts.contract } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(afterSettle ? { afterSettle } : {}),
     });
     const artifacts = await fullArtifacts(replacement.path, run.record, run.artifacts);
     let decision = judgeTestRun(refs.runs, artifacts, run.record, options);
@@ -715,6 +722,16 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
   if (opts.signal?.aborted) throw new InterruptedError(`${finished().length} of ${plans.length} plans finished; results in ${layout.resultsFile}`);
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) throw failure.reason;
+  // A result that got re-runs or recovery attempts: kept in its verdict.json and results.json.
+  const saveResult = (i: number) => {
+    writeFileAtomic(join(results[i]!.runDir, RUN_FILES.verdict), JSON.stringify(results[i], null, 2) + '\n');
+    writeResults(layout.resultsFile, finished(), plans, referenceStarts, false, workloads, opts.shard);
+  };
+  const withPool = (n: number, stage: () => Promise<void>) =>
+    withControlPlanePool(opts.cluster, n, (cluster) => {
+      opts = { ...opts, ...cluster };
+      return stage();
+    });
   await confirmFindings({
     config,
     layout,
@@ -724,21 +741,48 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
     log: opts.log,
     limiter,
     ...(opts.signal ? { signal: opts.signal } : {}),
-    withPool: (n, stage) =>
-      withControlPlanePool(opts.cluster, n, (cluster) => {
-        opts = { ...opts, ...cluster };
-        return stage();
-      }),
+    withPool,
     rerun: async (p, runDir, label) => rerunOf(await runAndJudge(p, runDir, runLog(label), false), runDir),
     faultFree: async (workload) => {
       const refs = await referencesOf(workload);
       return confirmationOf(config.workloads.get(workload)!, refs.runs, refs.config, oracleOptions(config, workload));
     },
-    save: (i) => {
-      writeFileAtomic(join(results[i]!.runDir, RUN_FILES.verdict), JSON.stringify(results[i], null, 2) + '\n');
-      writeResults(layout.resultsFile, finished(), plans, referenceStarts, false, workloads, opts.shard);
-    },
+    save: saveResult,
   });
+  if (opts.recovery) {
+    await recoverFindings({
+      config,
+      layout,
+      plans,
+      results,
+      log: opts.log,
+      limiter,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      withPool,
+      references: async (workload) => ({ runs: (await referencesOf(workload)).runs, options: oracleOptions(config, workload) }),
+      faultFreeAlarms: async (workload) => {
+        const refs = await referencesOf(workload);
+        return (await confirmationOf(config.workloads.get(workload)!, refs.runs, refs.config, oracleOptions(config, workload))).alarms;
+      },
+      run: async (p, runDir, label, afterSettle) => (await runAndJudge(p, runDir, runLog(label), false, afterSettle)).error,
+      faultFreeRun: async (workload, runDir, afterSettle) => {
+        const refs = await referencesOf(workload);
+        const replacement = replaceDirectory(runDir);
+        const r = await executeRun({
+          config: refs.config,
+          workload: config.workloads.get(workload)!,
+          runDir: replacement.path,
+          log: runLog(`${workload} rollback reference`),
+          afterSettle,
+          ...(opts.cluster ? { cluster: opts.cluster } : {}),
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
+        replacement.commit();
+        return r.record.error ? { error: r.record.error } : r.artifacts;
+      },
+      save: saveResult,
+    });
+  }
   if (opts.signal?.aborted)
     throw new InterruptedError(`${finished().length} of ${plans.length} plans finished, some findings unconfirmed; results in ${layout.resultsFile}`);
   writeResults(layout.resultsFile, finished(), plans, referenceStarts, true, workloads, opts.shard);

@@ -93,6 +93,8 @@ export interface DemoOptions {
   confirm?: boolean;
   /** Re-runs per finding of class bug (`test --confirm-runs`); default DEFAULT_CONFIRM_RUNS. */
   confirmRuns?: number;
+  /** Try recovery on findings of class bug (`test --no-recovery` turns it off); default true. */
+  recovery?: boolean;
   /** Every example on every pattern, instead of DEMO_SELECTION. */
   all?: boolean;
   /** Example directory -> pattern: what the default run tests (default DEMO_SELECTION). */
@@ -200,6 +202,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
         limiter,
         confirm: opts.confirm ?? true,
         confirmRuns: opts.confirmRuns ?? DEFAULT_CONFIRM_RUNS,
+        recovery: opts.recovery ?? true,
         ...(progress ? { progress } : {}),
       });
       return {

@@ -99,6 +99,13 @@ export const confirmRunsOption = () =>
     .argParser(parseConfirmRuns)
     .default(DEFAULT_CONFIRM_RUNS);
 
+/** `--no-recovery`: do not try Arsc's recovery strategies on bug findings (src/campaign/recovery.ts). */
+export const recoveryOption = () =>
+  new Option(
+    '--no-recovery',
+    'do not try to recover from each finding of class bug (by default its reproducer runs once more and kperturb tries, in order: time, a controller restart, re-applying the last resource, rolling back to the one before)',
+  );
+
 export const realOption = () =>
   new Option(
     '--real',

@@ -189,6 +189,36 @@ export interface PlanResult {
    * the fault-free run of its workload.
    */
   reruns?: Reruns;
+  /** Set on the shortest reproducer of a confirmed finding that recovery was tried on (src/campaign/recovery.ts, oracles/recovery.ts). */
+  recovery?: RecoveryRun;
+}
+
+/**
+ * Arsc's recovery strategies, in the order they are tried on a run that showed the bug: nothing but
+ * time (settle again, longer), restarting the controller, re-applying the workload's last custom
+ * resource as applied, rolling back to the one before it.
+ */
+export const RECOVERY_STRATEGIES = ['time', 'restart', 're-apply', 'rollback'] as const;
+export type RecoveryStrategy = (typeof RECOVERY_STRATEGIES)[number];
+/** What brought a finding's run back to the reference end state: the first strategy that did, or `none` (state that needs a human). */
+export type Recovery = RecoveryStrategy | 'none';
+
+/** One recovery attempt on a run that showed a finding, and the end-state alarms after it. */
+export interface RecoveryAttempt {
+  strategy: RecoveryStrategy;
+  /** The end-state alarms left after it (those the fault-free run also shows are not counted). */
+  alarms: number;
+  /** Why it was not tried (no earlier custom resource to roll back to...). */
+  skipped?: string;
+}
+
+/** The run recovery was tried on (the finding's reproducer run once more), the end-state alarms before, and each attempt in order. */
+export interface RecoveryRun {
+  runDir: string;
+  /** End-state alarms once the run settled, before any attempt (0: the controller recovered on its own). */
+  before: number;
+  attempts: RecoveryAttempt[];
+  error?: string;
 }
 
 /** One fresh re-run of a finding's shortest reproducer: where it ran, its verdict, and what it showed. */
@@ -289,6 +319,10 @@ export interface Finding {
   alarms: Alarm[];
   /** How the re-runs of its reproducer went (oracles/confirmation.ts); absent when it was not re-run. */
   confirmation?: FindingConfirmation;
+  /** What recovered its run (oracles/recovery.ts): `time`, `restart`, `re-apply`, `rollback` or `none`; absent when not tried. */
+  recovery?: Recovery;
+  /** Where recovery was tried, and each attempt's end-state alarms. */
+  recoveryRun?: RecoveryRun;
 }
 
 /** Re-runs of a bug finding's shortest reproducer when `kperturb test` and `kperturb demo` are not told (`--confirm-runs`). */

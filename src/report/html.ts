@@ -197,7 +197,7 @@ ${input.notes.map((n) => `<p class="note">${h(n)}</p>`).join('\n')}
         `<p><b>Shortest reproducer:</b> ${h(f.reproducer.workload)} / ${h(f.reproducer.plan)}${h(size)}: ${h(f.reproducer.description)}</p>`,
         f.command ? `<pre>${h(f.command)}</pre>` : '',
         `<ul>${f.alarms.map((a) => `<li><span class="oracle">${h(a.oracle)}</span> ${h(a.message)}</li>`).join('')}</ul>`,
-        f.confirmation ? `<pre class="reruns">${h(confirmationLines(f).join('\n'))}</pre>` : '',
+        f.confirmation || f.recoveryRun ? `<pre class="reruns">${h(confirmationLines(f).join('\n'))}</pre>` : '',
         `</div>`,
       );
     }

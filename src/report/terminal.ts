@@ -82,15 +82,28 @@ export function findingLines(f: Finding, n: number, withController: boolean, pal
   return out;
 }
 
-/** A finding's re-runs (oracles/confirmation.ts): the counts and where they ran; none when it was not re-run. */
-export function confirmationLines(f: Pick<Finding, 'confirmation'>): string[] {
+/**
+ * A finding's re-runs (oracles/confirmation.ts: the counts and where they ran) and its recovery
+ * (oracles/recovery.ts: what recovered, each attempt's end-state alarms, where); none when neither was tried.
+ */
+export function confirmationLines(f: Pick<Finding, 'confirmation' | 'recovery' | 'recoveryRun'>): string[] {
   const c = f.confirmation;
-  if (!c) return [];
-  return [
-    `${c.confirmed ? 'confirmed' : 'not confirmed'}: ${describeConfirmation(c)}`,
-    ...c.runDirs.map((d, i) => `  re-run ${i + 1}: ${d}`),
-    ...(c.faultFree ? [`  fault-free run: ${c.faultFree.runDir}`] : []),
-  ];
+  const out = c
+    ? [
+        `${c.confirmed ? 'confirmed' : 'not confirmed'}: ${describeConfirmation(c)}`,
+        ...c.runDirs.map((d, i) => `  re-run ${i + 1}: ${d}`),
+        ...(c.faultFree ? [`  fault-free run: ${c.faultFree.runDir}`] : []),
+      ]
+    : [];
+  const r = f.recoveryRun;
+  if (r) {
+    const steps = [
+      `end-state alarms after the run: ${r.before}`,
+      ...r.attempts.map((a) => `${a.strategy}: ${a.skipped ? `skipped (${a.skipped})` : a.alarms}`),
+    ];
+    out.push(`recovery: ${f.recovery ?? `not known (${r.error ?? 'nothing tried'})`} (${steps.join('; ')})`, `  recovery run: ${r.runDir}`);
+  }
+  return out;
 }
 
 /** A workload that tested nothing, as the terminal shows it. */

@@ -20,7 +20,7 @@ exampleTest('the planted bug found by one plan is re-run K times, fails again ea
   const plan = planned.plans.find((p) => p.spec.pattern === 'intermediate-state' && CATCHING_PLAN.test(p.spec.description));
   t.truthy(plan, 'the plan that crashes the controller right after its marker');
   const lines: string[] = [];
-  const results = await runPlans(config, [plan!], { out, log: (l) => lines.push(l), confirmRuns: 2 });
+  const results = await runPlans(config, [plan!], { out, log: (l) => lines.push(l), confirmRuns: 2, recovery: true });
   t.is(results[0]!.verdict, 'bug', describeResults(results));
   const [finding] = groupFindings(results);
   t.is(finding!.class, 'bug', finding!.why);
@@ -34,4 +34,14 @@ exampleTest('the planted bug found by one plan is re-run K times, fails again ea
   t.like(written.findings?.[0], { class: 'bug', confirmation: { failedAgain: 2, runs: 2 } });
   const verdict = JSON.parse(readFileSync(join(results[0]!.runDir, 'verdict.json'), 'utf8')) as PlanResult;
   t.is(verdict.reruns?.runs.length, 2, 'a kept verdict keeps its re-runs: the next `test` does not re-run them');
+  // Recovery: the restarted operator trusts the marker, so neither time, nor another restart, nor
+  // re-sending the version patch brings the Secret; rolling back to the database as first applied
+  // does not either: the marker stays set. State that needs a human.
+  t.log(lines.filter((l) => l.startsWith('recover')).join('\n'));
+  t.is(finding!.recovery, 'none', JSON.stringify(finding!.recoveryRun));
+  t.deepEqual(
+    finding!.recoveryRun!.attempts.map((a) => a.strategy),
+    ['time', 'restart', 're-apply', 'rollback'],
+  );
+  t.true(finding!.recoveryRun!.before > 0, 'the run showed the missing Secret before any attempt');
 });

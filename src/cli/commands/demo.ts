@@ -11,6 +11,7 @@ import {
   demoModule,
   parallelOption,
   confirmRunsOption,
+  recoveryOption,
   realOption,
   kubeconfigOption,
   contextOption,
@@ -30,6 +31,7 @@ export function registerDemo(program: Command): void {
     .option('--all', 'every bundled example on every pattern (default: one example per pattern and its twin, on that pattern)')
     .option('--no-confirm', 'do not re-run a workload without faults to confirm the alarms of a bug')
     .addOption(confirmRunsOption())
+    .addOption(recoveryOption())
     .option('--allow-untested', ALLOW_UNTESTED_HELP)
     .addOption(new Option('-o, --out <dir>', 'where runs, plans and results are kept').default('.kperturb/demo'))
     .addOption(parallelOption(DEMO_PARALLEL))
@@ -44,6 +46,7 @@ export function registerDemo(program: Command): void {
           out: string;
           confirm: boolean;
           confirmRuns: number;
+          recovery: boolean;
           allowUntested?: boolean;
           all?: boolean;
           parallel: number;
@@ -68,6 +71,7 @@ export function registerDemo(program: Command): void {
             ...(cluster ? { cluster } : {}),
             confirm: opts.confirm,
             confirmRuns: opts.confirmRuns,
+            recovery: opts.recovery,
             all: opts.all === true,
             ...(opts.only ? { only: opts.only } : {}),
           });

@@ -15,6 +15,7 @@ import {
   campaignModule,
   parallelOption,
   confirmRunsOption,
+  recoveryOption,
   realOption,
   kubeconfigOption,
   contextOption,
@@ -36,6 +37,7 @@ export function registerTest(program: Command): void {
     .addOption(outOption())
     .option('--confirm', 'when a plan alarms, re-run the workload without faults and mark alarms it reproduces as flaky')
     .addOption(confirmRunsOption())
+    .addOption(recoveryOption())
     .option('--rerun', 'run every plan, also those that already have a verdict from the same plan and reference runs (kept by default)')
     .addOption(
       new Option(
@@ -64,6 +66,7 @@ export function registerTest(program: Command): void {
           out: string;
           confirm?: boolean;
           confirmRuns: number;
+          recovery: boolean;
           rerun?: boolean;
           allowUntested?: boolean;
           contract: ContractMode;
@@ -106,6 +109,7 @@ export function registerTest(program: Command): void {
             ...(cluster ? { cluster } : {}),
             ...(opts.confirm ? { confirm: true } : {}),
             confirmRuns: opts.confirmRuns,
+            recovery: opts.recovery,
             ...(opts.rerun ? { rerun: true } : {}),
             ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}),
             ...(shard ? { shard } : {}),
