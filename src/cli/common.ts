@@ -11,6 +11,7 @@ import { DEFAULT_CONFIRM_RUNS, type PlanResult, type UntestedWorkload } from '..
 import { ProgressReporter, type Verbosity } from '../report/progress.js';
 import { paletteFor } from '../report/color.js';
 import { renderTerminalReport } from '../report/terminal.js';
+import { groupFindings } from '../../oracles/findings.js';
 
 export function relativeOrAbsolute(path: string): string {
   const rel = relative(process.cwd(), path);
@@ -173,7 +174,13 @@ export const EXIT_UNTESTED = 3;
  * plans of a workload that tested something are not failures).
  */
 export function exitCodeFor(results: readonly PlanResult[], untested: readonly UntestedWorkload[] = [], allowUntested = false): number {
-  if (results.some((r) => r.verdict === 'bug')) return 1;
+  // A bug verdict whose finding its re-runs did not confirm (oracles/confirmation.ts) is not a bug found.
+  const unconfirmed = new Set(
+    groupFindings(results)
+      .filter((f) => f.class === 'flaky')
+      .flatMap((f) => f.plans.map((p) => `${f.controller}/${p.workload}/${p.plan}`)),
+  );
+  if (results.some((r) => r.verdict === 'bug' && !unconfirmed.has(`${r.controller}/${r.workload}/${r.plan}`))) return 1;
   if (results.some((r) => r.verdict === 'error')) return 2;
   return untested.length > 0 && !allowUntested ? EXIT_UNTESTED : 0;
 }
