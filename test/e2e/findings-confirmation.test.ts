@@ -3,7 +3,9 @@
  * planted bug (its status marker written before the Secret; a crash right after the marker leaves the
  * Secret missing for good) found by one plan is re-run K times on fresh clusters by `test`, fails
  * again every time with the same signature while the fault-free run passes, and so is a confirmed
- * bug, with its re-runs' directories in results.json and the reproducer's verdict.json.
+ * bug, with its re-runs' directories in results.json and the reproducer's verdict.json. Then
+ * recovery is tried on it (issue 36, item 6): nothing brings the Secret back (the restarted operator
+ * trusts its marker), so its recovery is `none`, after all four strategies were tried in order.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +17,7 @@ import type { PlanResult, ResultsFile } from '../../src/model/results.js';
 const campaign = new ExampleCampaign('secret-marker', 'buggy');
 const CATCHING_PLAN = /patches Database\/default\/db1 status \(1st time\)/;
 
-exampleTest('the planted bug found by one plan is re-run K times, fails again each time, and is a confirmed bug', {}, async (t) => {
+exampleTest('the planted bug found by one plan is re-run K times, fails again each time, and is a confirmed bug that nothing recovers', {}, async (t) => {
   const { config, out, planned } = await campaign.prepare();
   const plan = planned.plans.find((p) => p.spec.pattern === 'intermediate-state' && CATCHING_PLAN.test(p.spec.description));
   t.truthy(plan, 'the plan that crashes the controller right after its marker');
