@@ -10,7 +10,6 @@ import { formatDuration, renderTable } from './table.js';
 import { BEYOND_CONTRACT, summaryLine } from './groups.js';
 import { PLAIN, type Palette } from './color.js';
 import { groupFindings, rerunCommand } from '../../oracles/findings.js';
-import { describeConfirmation } from '../../oracles/confirmation.js';
 
 export { rerunCommand };
 
@@ -88,20 +87,15 @@ export function findingLines(f: Finding, n: number, withController: boolean, pal
  */
 export function confirmationLines(f: Pick<Finding, 'confirmation' | 'recovery' | 'recoveryRun'>): string[] {
   const c = f.confirmation;
-  const out = c
-    ? [
-        `${c.confirmed ? 'confirmed' : 'not confirmed'}: ${describeConfirmation(c)}`,
-        ...c.runDirs.map((d, i) => `  re-run ${i + 1}: ${d}`),
-        ...(c.faultFree ? [`  fault-free run: ${c.faultFree.runDir}`] : []),
-      ]
-    : [];
+  // The counts are in the finding's `why` (oracles/findings.ts): here, where the runs are.
+  const out = c ? [...c.runDirs.map((d, i) => `re-run ${i + 1}: ${d}`), ...(c.faultFree ? [`fault-free run: ${c.faultFree.runDir}`] : [])] : [];
   const r = f.recoveryRun;
   if (r) {
     const steps = [
       `end-state alarms after the run: ${r.before}`,
       ...r.attempts.map((a) => `${a.strategy}: ${a.skipped ? `skipped (${a.skipped})` : a.alarms}`),
     ];
-    out.push(`recovery: ${f.recovery ?? `not known (${r.error ?? 'nothing tried'})`} (${steps.join('; ')})`, `  recovery run: ${r.runDir}`);
+    out.push(`recovery: ${f.recovery ?? `not known (${r.error ?? 'nothing tried'})`} (${steps.join('; ')})`, `recovery run: ${r.runDir}`);
   }
   return out;
 }
