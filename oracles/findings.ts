@@ -11,7 +11,9 @@
  *   - the controller's last new error (the last health alarm: a crash, an unexpected exit, an API
  *     error the reference runs never got), numbers folded.
  * Each finding is classified (`classifyFinding`; docs/findings.md), names its shortest reproducer
- * and the command that runs it again. Pure: results in, findings out.
+ * and the command that runs it again; a `bug` finding whose reproducer was re-run
+ * (`PlanResult.reruns`) is a bug only if the re-runs confirm it (oracles/confirmation.ts), else
+ * `flaky`. Pure: results in, findings out.
  */
 import type { KubeObject, ObjectKey } from '../src/model/object-key.js';
 import { getField } from '../src/model/fields.js';
@@ -28,6 +30,11 @@ import type {
 } from '../src/model/results.js';
 import { comparableIdentity } from './object-identity.js';
 import { canonicalJson } from './semantic.js';
+import { signatureKey } from './signature-key.js';
+import { decideConfirmation, describeConfirmation } from './confirmation.js';
+import { recoveryOf } from './recovery.js';
+
+export { signatureKey };
 
 /** The oracles whose alarms are about the cluster's state (the others are about the run: liveness, health). */
 const STATE_ORACLES: ReadonlySet<string> = new Set(['end-state', 'update-summary']);
@@ -143,7 +150,7 @@ export function lastError(alarms: readonly Alarm[]): string | undefined {
  * without one, the first state alarm's missing write), the oracle class, the last error. Liveness or
  * health only: the first such alarm's oracle, check and object.
  */
-export function findingSignature(r: PlanResult): FindingSignature {
+export function findingSignature(r: Pick<PlanResult, 'alarms' | 'divergence'>): FindingSignature {
   const live = r.alarms.filter((a) => !a.flaky);
   const alarms = live.length > 0 ? live : r.alarms;
   const divergence = r.divergence ?? firstDivergence([], { endState: {}, clusterChanges: [] }, alarms);
@@ -160,14 +167,6 @@ export function findingSignature(r: PlanResult): FindingSignature {
     ...(first ? { object: first.object } : {}),
     ...(error ? { lastError: error } : {}),
   };
-}
-
-/** The grouping key of a signature, for one controller. */
-export function signatureKey(controller: string, s: FindingSignature): string {
-  const d = s.divergence;
-  return [controller, s.oracle, d ? `${d.kind} ${d.verb} ${d.object} ${d.field ?? ''}` : `${s.check ?? ''} ${s.object ?? ''}`, s.lastError ?? ''].join(
-    '\u0000',
-  );
 }
 
 /** "deletes StatefulSet/default/mc1-rs0 (end-state)": a signature in words. */
@@ -267,8 +266,19 @@ export function groupFindings(results: readonly PlanResult[]): Finding[] {
     groups.set(key, g);
   }
   const found = [...groups.values()].map(({ signature, controller, plans }): Finding => {
-    const reproducer = [...plans].sort(smaller)[0]!;
-    const { class: cls, why } = classifyFinding(plans, signature);
+    const ordered = [...plans].sort(smaller);
+    const reproducer = ordered[0]!;
+    const classified = classifyFinding(plans, signature);
+    // The re-runs were made of the shortest reproducer when they ran (another shard's plan may be
+    // shorter now): the smallest plan that has them speaks for the finding.
+    const reruns = classified.class === 'bug' ? ordered.find((r) => r.reruns)?.reruns : undefined;
+    const confirmation = reruns ? decideConfirmation(controller, signature, reruns) : undefined;
+    const { class: cls, why } =
+      confirmation && !confirmation.confirmed
+        ? { class: 'flaky' as const, why: `not confirmed: ${describeConfirmation(confirmation)}` }
+        : confirmation
+          ? { class: classified.class, why: `${classified.why}; confirmed: ${describeConfirmation(confirmation)}` }
+          : classified;
     const command = rerunCommand(reproducer);
     return {
       class: cls,
@@ -294,6 +304,8 @@ export function groupFindings(results: readonly PlanResult[]): Finding[] {
       },
       ...(command ? { command } : {}),
       alarms: reproducer.alarms,
+      ...(confirmation ? { confirmation } : {}),
+      ...(cls === 'bug' ? recoveryFields(ordered) : {}),
     };
   });
   return found.sort(
@@ -302,6 +314,14 @@ export function groupFindings(results: readonly PlanResult[]): Finding[] {
       b.plans.length - a.plans.length ||
       (a.summary < b.summary ? -1 : a.summary > b.summary ? 1 : 0),
   );
+}
+
+/** A bug finding's recovery (oracles/recovery.ts), from the smallest of its plans that had it tried. */
+function recoveryFields(ordered: readonly PlanResult[]): Pick<Finding, 'recovery' | 'recoveryRun'> {
+  const recoveryRun = ordered.find((r) => r.recovery)?.recovery;
+  if (!recoveryRun) return {};
+  const recovery = recoveryOf(recoveryRun);
+  return { recoveryRun, ...(recovery ? { recovery } : {}) };
 }
 
 const NOTHING_TESTED: ReadonlySet<PlanResult['verdict']> = new Set(['not-injected', 'workload-failed']);

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
-import { executeRun, type ClusterChoice } from '../coordinator/run.js';
+import { executeRun, type ClusterChoice, type RunOptions } from '../coordinator/run.js';
 import { ControllerStandbys } from '../coordinator/standby.js';
 import { ControlPlanePool } from '../realcluster/index.js';
 import { serializePlan, type TestPlan } from '../model/plan.js';
@@ -28,6 +28,8 @@ import type { TraceEvent } from '../model/trace.js';
 import { learnedQuietMs, planTestsStreaming, SilenceMeter, type PruningStats } from '../../planner/index.js';
 import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '../../oracles/index.js';
 import { firstDivergence, groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
+import { confirmFindings, rerunOf, type FaultFreeRun } from './confirm-findings.js';
+import { recoverFindings } from './recovery.js';
 import { loadHealthInputs, loadRunDir, readJsonFile, readRunRecord, RUN_FILES } from '../report/artifacts.js';
 import { validatePlanResult } from '../report/results-io.js';
 import { recoverDirectory, replaceDirectory, writeFileAtomic } from '../io/atomic-files.js';
@@ -328,6 +330,18 @@ export interface TestOptions extends CampaignOptions {
   rerun?: boolean;
   /** The plans are this shard's share of the campaign (shard.ts); said in results.json for `report` to merge. */
   shard?: Shard;
+  /**
+   * Re-runs per finding of class `bug` (confirm-findings.ts): its shortest reproducer runs again this
+   * many times on fresh clusters and must fail again every time, with the same signature, for the
+   * finding to stay a bug. Default 0 here (library callers: tests, benches); `kperturb test` and
+   * `kperturb demo` default to DEFAULT_CONFIRM_RUNS.
+   */
+  confirmRuns?: number;
+  /**
+   * Try recovery on each finding of class `bug` (recovery.ts: time, restart, re-apply, rollback).
+   * Default false here (library callers); `kperturb test` and `kperturb demo` default to true.
+   */
+  recovery?: boolean;
 }
 
 function oracleOptions(config: ControllerUnderTest, workload: string): OracleOptions {
@@ -564,7 +578,7 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
     }
     return refs;
   };
-  const confirmations = new Map<string, Promise<{ runDir: string; alarms: Alarm[] }>>();
+  const confirmations = new Map<string, Promise<FaultFreeRun>>();
   const confirmationOf = (workload: Workload, refs: RunArtifacts[], runConfig: ControllerUnderTest, options: OracleOptions) => {
     let confirmation = confirmations.get(workload.name);
     if (!confirmation) {
@@ -582,8 +596,13 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
         });
         const cArtifacts = await fullArtifacts(replacement.path, c.record, c.artifacts);
         replacement.commit();
-        if (c.record.error) opts.log(`  the confirmation run failed (${c.record.error}); alarms stay unconfirmed`);
-        return { runDir: confirmDir, alarms: c.record.error ? [] : runAlarms(refs, cArtifacts, c.record, options) };
+        if (c.record.error) {
+          opts.log(`  the confirmation run failed (${c.record.error}); alarms stay unconfirmed`);
+          return { runDir: confirmDir, alarms: [], error: c.record.error };
+        }
+        const alarms = runAlarms(refs, cArtifacts, c.record, options);
+        const divergence = firstDivergence(refs, cArtifacts, alarms);
+        return { runDir: confirmDir, alarms, ...(divergence ? { divergence } : {}) };
       })();
       confirmations.set(workload.name, confirmation);
     }
@@ -618,28 +637,29 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
 
   // Each plan's controller starts loading while an earlier plan's run goes on (src/coordinator/standby.ts).
   const standbys = toRun.length > 1 ? new ControllerStandbys(config, toRun.length) : undefined;
-  const runPlan = async (p: TestPlan, i: number): Promise<void> => {
-    if (opts.signal?.aborted) return;
+  /**
+   * Runs plan `p` in `runDir` (filled aside, put in place when judged) and judges it: a plan's test
+   * run, and each re-run of a finding's reproducer (confirmFindings), the same way. `planRun`: the
+   * plan's own run, which takes a standby controller and writes verdict.json (re-runs have none:
+   * `report` reads a directory's verdict.json files as plans' results).
+   */
+  const runAndJudge = async (p: TestPlan, runDir: string, log: Log, planRun: boolean, afterSettle?: RunOptions['afterSettle']): Promise<PlanResult> => {
     const workload = config.workloads.get(p.spec.workload)!;
     const refs = await referencesOf(workload.name);
     const options = oracleOptions(config, workload.name);
-    const runDir = layout.testRun(workload.name, p.metadata.name);
     // Run aside: an earlier run of the plan stays in place until this one has its verdict.
     const replacement = replaceDirectory(runDir);
-    opts.log(`test ${config.name}/${workload.name} [${++started}/${toRun.length}] ${p.metadata.name}: ${p.spec.description}`);
-    opts.progress?.planStarted(`${p.metadata.name}: ${p.spec.description}`);
-    // Lines of concurrent runs interleave: each says which plan it belongs to.
-    const log: Log = concurrent ? (line) => opts.log(`[${p.metadata.name}] ${line.trimStart()}`) : opts.log;
     const run = await executeRun({
       config: refs.config,
       workload,
       runDir: replacement.path,
       plan: p,
       log,
-      ...(standbys ? { standbys } : {}),
+      ...(standbys && planRun ? { standbys } : {}),
       ...(opts.cluster ? { cluster: opts.cluster } : {}),
       ...(opts.contract ? { contract: opts.contract } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(afterSettle ? { afterSettle } : {}),
     });
     const artifacts = await fullArtifacts(replacement.path, run.record, run.artifacts);
     let decision = judgeTestRun(refs.runs, artifacts, run.record, options);
@@ -671,8 +691,18 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
       ...(divergence ? { divergence } : {}),
       size: { faults: p.spec.faults.length, steps: workload.steps.length },
     };
-    writeFileAtomic(join(replacement.path, RUN_FILES.verdict), JSON.stringify(result, null, 2) + '\n');
+    if (planRun) writeFileAtomic(join(replacement.path, RUN_FILES.verdict), JSON.stringify(result, null, 2) + '\n');
     replacement.commit();
+    return result;
+  };
+  // Lines of concurrent runs interleave: each says which run it belongs to.
+  const runLog = (label: string): Log => (concurrent ? (line) => opts.log(`[${label}] ${line.trimStart()}`) : opts.log);
+
+  const runPlan = async (p: TestPlan, i: number): Promise<void> => {
+    if (opts.signal?.aborted) return;
+    opts.log(`test ${config.name}/${p.spec.workload} [${++started}/${toRun.length}] ${p.metadata.name}: ${p.spec.description}`);
+    opts.progress?.planStarted(`${p.metadata.name}: ${p.spec.description}`);
+    const result = await runAndJudge(p, layout.testRun(p.spec.workload, p.metadata.name), runLog(p.metadata.name), true);
     results[i] = result;
     writeResults(layout.resultsFile, finished(), plans, referenceStarts, false, workloads, opts.shard);
     opts.progress?.planFinished(result);
@@ -692,6 +722,69 @@ async function testPlans(config: ControllerUnderTest, layout: CampaignLayout, pl
   if (opts.signal?.aborted) throw new InterruptedError(`${finished().length} of ${plans.length} plans finished; results in ${layout.resultsFile}`);
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) throw failure.reason;
+  // A result that got re-runs or recovery attempts: kept in its verdict.json and results.json.
+  const saveResult = (i: number) => {
+    writeFileAtomic(join(results[i]!.runDir, RUN_FILES.verdict), JSON.stringify(results[i], null, 2) + '\n');
+    writeResults(layout.resultsFile, finished(), plans, referenceStarts, false, workloads, opts.shard);
+  };
+  const withPool = (n: number, stage: () => Promise<void>) =>
+    withControlPlanePool(opts.cluster, n, (cluster) => {
+      opts = { ...opts, ...cluster };
+      return stage();
+    });
+  await confirmFindings({
+    config,
+    layout,
+    plans,
+    results,
+    runs: opts.confirmRuns ?? 0,
+    log: opts.log,
+    limiter,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    withPool,
+    rerun: async (p, runDir, label) => rerunOf(await runAndJudge(p, runDir, runLog(label), false), runDir),
+    faultFree: async (workload) => {
+      const refs = await referencesOf(workload);
+      return confirmationOf(config.workloads.get(workload)!, refs.runs, refs.config, oracleOptions(config, workload));
+    },
+    save: saveResult,
+  });
+  if (opts.recovery) {
+    await recoverFindings({
+      config,
+      layout,
+      plans,
+      results,
+      log: opts.log,
+      limiter,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      withPool,
+      references: async (workload) => ({ runs: (await referencesOf(workload)).runs, options: oracleOptions(config, workload) }),
+      faultFreeAlarms: async (workload) => {
+        const refs = await referencesOf(workload);
+        return (await confirmationOf(config.workloads.get(workload)!, refs.runs, refs.config, oracleOptions(config, workload))).alarms;
+      },
+      run: async (p, runDir, label, afterSettle) => (await runAndJudge(p, runDir, runLog(label), false, afterSettle)).error,
+      faultFreeRun: async (workload, runDir, afterSettle) => {
+        const refs = await referencesOf(workload);
+        const replacement = replaceDirectory(runDir);
+        const r = await executeRun({
+          config: refs.config,
+          workload: config.workloads.get(workload)!,
+          runDir: replacement.path,
+          log: runLog(`${workload} rollback reference`),
+          afterSettle,
+          ...(opts.cluster ? { cluster: opts.cluster } : {}),
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
+        replacement.commit();
+        return r.record.error ? { error: r.record.error } : r.artifacts;
+      },
+      save: saveResult,
+    });
+  }
+  if (opts.signal?.aborted)
+    throw new InterruptedError(`${finished().length} of ${plans.length} plans finished, some findings unconfirmed; results in ${layout.resultsFile}`);
   writeResults(layout.resultsFile, finished(), plans, referenceStarts, true, workloads, opts.shard);
   return finished();
 }

@@ -12,7 +12,7 @@ import { loadConfig } from '../config/config.js';
 import { InterruptedError, UserInputError } from '../model/errors.js';
 import type { ControllerUnderTest } from '../config/config.js';
 import type { Pattern, TestPlan } from '../model/plan.js';
-import type { Finding, PlanResult, UntestedWorkload, Verdict } from '../model/results.js';
+import { DEFAULT_CONFIRM_RUNS, type Finding, type PlanResult, type UntestedWorkload, type Verdict } from '../model/results.js';
 import { groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
 import { formatDuration, renderTable } from '../report/table.js';
 import { learn, plan, test, type Log, type TestProgress } from './campaign.js';
@@ -91,6 +91,10 @@ export interface DemoOptions {
   progress?: TestProgress;
   /** Confirm bugs with an unperturbed re-run (`test --confirm`); default true. */
   confirm?: boolean;
+  /** Re-runs per finding of class bug (`test --confirm-runs`); default DEFAULT_CONFIRM_RUNS. */
+  confirmRuns?: number;
+  /** Try recovery on findings of class bug (`test --no-recovery` turns it off); default true. */
+  recovery?: boolean;
   /** Every example on every pattern, instead of DEMO_SELECTION. */
   all?: boolean;
   /** Example directory -> pattern: what the default run tests (default DEMO_SELECTION). */
@@ -197,6 +201,8 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
         ...(opts.signal ? { signal: opts.signal } : {}),
         limiter,
         confirm: opts.confirm ?? true,
+        confirmRuns: opts.confirmRuns ?? DEFAULT_CONFIRM_RUNS,
+        recovery: opts.recovery ?? true,
         ...(progress ? { progress } : {}),
       });
       return {

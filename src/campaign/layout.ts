@@ -5,7 +5,10 @@
  *                                                  tested with normal delivery, their triggers must fire there)
  *   <out>/<controller>/plans/<workload>/*.yaml     test plans (+ pruning.json)
  *   <out>/<controller>/test/<workload>/<plan>/     test runs (+ verdict.json)
- *   <out>/<controller>/confirm/<workload>/         unperturbed confirmation run (test --confirm)
+ *   <out>/<controller>/confirm/<workload>/         unperturbed confirmation run (test --confirm, and findings' confirmation)
+ *   <out>/<controller>/reruns/<workload>/<plan>/<n>/ re-run n of a finding's shortest reproducer (test --confirm-runs)
+ *   <out>/<controller>/recovery/<workload>/<plan>/ the run recovery was tried on (test --recovery); rollback-reference/
+ *                                                  the fault-free run rolled back the same way
  *   <out>/<controller>/results.json                every plan's result
  *   <out>/<controller>/kperturb.lock               held while a learn, plan or test runs (campaign-lock.ts)
  * A directory being replaced is filled under a hidden sibling name first (src/io/atomic-files.ts).
@@ -39,6 +42,14 @@ export class CampaignLayout {
   }
   testRun(workload: string, plan: string): string {
     return join(this.root, 'test', workload, plan);
+  }
+  /** Re-run `n` (from 1) of plan `plan`, the shortest reproducer of a finding (src/campaign/confirm-findings.ts). */
+  rerun(workload: string, plan: string, n: number): string {
+    return join(this.root, 'reruns', workload, plan, String(n));
+  }
+  /** The run recovery was tried on for a finding whose reproducer is `plan` (src/campaign/recovery.ts). */
+  recoveryRun(workload: string, plan: string): string {
+    return join(this.root, 'recovery', workload, plan);
   }
   confirmationRun(workload: string): string {
     return join(this.root, 'confirm', workload);

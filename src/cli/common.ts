@@ -7,10 +7,11 @@ import { relative } from 'node:path';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { UserInputError } from '../model/errors.js';
 import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../cluster/kube-version.js';
-import { type PlanResult, type UntestedWorkload } from '../model/results.js';
+import { DEFAULT_CONFIRM_RUNS, type PlanResult, type UntestedWorkload } from '../model/results.js';
 import { ProgressReporter, type Verbosity } from '../report/progress.js';
 import { paletteFor } from '../report/color.js';
 import { renderTerminalReport } from '../report/terminal.js';
+import { groupFindings } from '../../oracles/findings.js';
 
 export function relativeOrAbsolute(path: string): string {
   const rel = relative(process.cwd(), path);
@@ -83,6 +84,29 @@ export const parallelOption = (dflt: number) =>
     .argParser(parseParallel)
     .default(dflt);
 
+export function parseConfirmRuns(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 100)
+    throw new UserInputError(undefined, '--confirm-runs', `a number of re-runs per finding, 0-100 (0: no confirmation; got ${JSON.stringify(value)})`);
+  return n;
+}
+
+/** `--confirm-runs K`: re-runs of each bug finding's shortest reproducer (src/campaign/confirm-findings.ts). */
+export const confirmRunsOption = () =>
+  new Option(
+    '--confirm-runs <k>',
+    'confirm each finding of class bug: re-run its shortest reproducer K times on fresh clusters (and its workload once without faults); it stays a bug only if it failed again every time, else it is flaky. 0: off',
+  )
+    .argParser(parseConfirmRuns)
+    .default(DEFAULT_CONFIRM_RUNS);
+
+/** `--no-recovery`: do not try Arsc's recovery strategies on bug findings (src/campaign/recovery.ts). */
+export const recoveryOption = () =>
+  new Option(
+    '--no-recovery',
+    'do not try to recover from each finding of class bug (by default its reproducer runs once more and kperturb tries, in order: time, a controller restart, re-applying the last resource, rolling back to the one before)',
+  );
+
 export const realOption = () =>
   new Option(
     '--real',
@@ -150,7 +174,13 @@ export const EXIT_UNTESTED = 3;
  * plans of a workload that tested something are not failures).
  */
 export function exitCodeFor(results: readonly PlanResult[], untested: readonly UntestedWorkload[] = [], allowUntested = false): number {
-  if (results.some((r) => r.verdict === 'bug')) return 1;
+  // A bug verdict whose finding its re-runs did not confirm (oracles/confirmation.ts) is not a bug found.
+  const unconfirmed = new Set(
+    groupFindings(results)
+      .filter((f) => f.class === 'flaky')
+      .flatMap((f) => f.plans.map((p) => `${f.controller}/${p.workload}/${p.plan}`)),
+  );
+  if (results.some((r) => r.verdict === 'bug' && !unconfirmed.has(`${r.controller}/${r.workload}/${r.plan}`))) return 1;
   if (results.some((r) => r.verdict === 'error')) return 2;
   return untested.length > 0 && !allowUntested ? EXIT_UNTESTED : 0;
 }

@@ -139,11 +139,8 @@ export class PlanFaults {
    */
   private async restart(i: number, fault: Fault['type'], requestId: number | undefined, beforeStart?: () => Promise<() => Promise<void>>): Promise<void> {
     const req = requestId !== undefined ? { requestId } : {};
-    await this.proc.kill();
+    await killForRestart(this.proc, this.proxy);
     this.trace.append({ type: 'fault', fault, phase: 'killed', faultIndex: i, ...req, detail: 'controller process killed (SIGKILL)' });
-    await this.proxy.releaseLeaderElection();
-    this.proxy.startNewEpoch();
-    this.proxy.incarnation = this.proc.incarnation + 1;
     const after = beforeStart ? await beforeStart() : undefined;
     this.proc.start(() => {
       this.trace.append({
@@ -166,4 +163,18 @@ export class PlanFaults {
     const why = armed?.whyNotFired();
     return `${armed?.describe?.() ?? describeFault(f)}${why ? `: ${why}` : ''}`;
   }
+}
+
+/** Kills the controller and readies the proxy for its next incarnation: its Leases released (taken over at once), a new epoch. */
+async function killForRestart(proc: ControllerProcess, proxy: ControllerProxy): Promise<void> {
+  await proc.kill();
+  await proxy.releaseLeaderElection();
+  proxy.startNewEpoch();
+  proxy.incarnation = proc.incarnation + 1;
+}
+
+/** Restarts the controller outside any fault (a recovery attempt, src/campaign/recovery.ts), as a crash fault does. */
+export async function restartController(proc: ControllerProcess, proxy: ControllerProxy): Promise<void> {
+  await killForRestart(proc, proxy);
+  proc.start(() => proxy.admitSpare());
 }

@@ -8,7 +8,7 @@ import type { KubeconfigSource } from '../kube/kubeconfig-source.js';
 import { RUN_FILES } from '../io/run-files.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeStep, needsReachableAddresses, type ClusterConfig, type ControllerUnderTest, type Workload } from '../config/config.js';
+import { describeStep, needsReachableAddresses, type ClusterConfig, type ControllerUnderTest, type Workload, type WorkloadStep } from '../config/config.js';
 import { EmbeddedCluster } from '../cluster/index.js';
 import type { ContainerFaults } from '../cluster/sim/index.js';
 import { ControllerProxy, type ProxyActivity, type SerializeDeliveryOptions } from '../../proxy/index.js';
@@ -39,7 +39,7 @@ import { writePrivateFile } from '../io/private-file.js';
 import { lockPorts } from './port-locks.js';
 import { ControllerProcess } from './controller-process.js';
 import { standbysAllowed, type ControllerStandbys } from './standby.js';
-import { PlanFaults } from './faults.js';
+import { PlanFaults, restartController } from './faults.js';
 import { hostsNamespaceWrapper, type CommandWrapper } from './hosts-namespace.js';
 import { ApplicationStubs } from '../stubs/applications.js';
 import { ControllerHosts } from '../stubs/controller-hosts.js';
@@ -106,6 +106,12 @@ export interface RunOptions {
    */
   standbys?: ControllerStandbys;
   /**
+   * Runs once the run has settled (its faults played out), before its end state is read: what a
+   * user would do next to a broken system (src/campaign/recovery.ts tries Arsc's recovery strategies
+   * so). Whatever it changes is in the run's traces and end state.
+   */
+  afterSettle?: (run: SettledRun) => Promise<void>;
+  /**
    * Ends the run early (SIGINT, SIGTERM): its waits stop, everything it started is stopped, its
    * directory is removed (an unfinished run has no result; a later run redoes it), and executeRun
    * throws InterruptedError.
@@ -120,6 +126,21 @@ export interface RunOptions {
  * 2.37 s per run with plain HTTP (medians), plus about 0.5 s once per process for the proxy's CA.
  */
 export const CONTROLLER_TLS = true;
+
+/** What `RunOptions.afterSettle` may do to a settled run. */
+export interface SettledRun {
+  /** Restarts the controller (killed, its leader-election Leases released, a new epoch at the proxy) and waits until it watches again. */
+  restartController(): Promise<void>;
+  /** Runs workload steps as the workload's (numbered after them in the trace). */
+  runSteps(steps: WorkloadStep[]): Promise<WorkloadOutcome>;
+  /** Waits until the controller has been quiet for `quietMs`, up to `timeoutMs`; false if it was not. */
+  settle(quietMs: number, timeoutMs: number): Promise<boolean>;
+  /** Every object of the cluster now, Secret values hashed as in end-state.json. */
+  endState(): Promise<Record<string, KubeObject>>;
+  /** The run's quiet window and settle timeout, in ms. */
+  quietMs: number;
+  settleTimeoutMs: number;
+}
 
 export interface RunOutcome {
   record: RunRecord;
@@ -370,6 +391,31 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
     }
     const beyond = proxyOf?.primitives.staleViews.beyondContract() ?? [];
     if (beyond.length > 0) record.beyondContract = beyond;
+    if (options.afterSettle) {
+      let nextStep = workload.steps.length;
+      await interruptible(
+        options.afterSettle({
+          restartController: async () => {
+            await restartController(proc, proxy);
+            await waitForWatches(proxy, proc, STARTUP_TIMEOUT_MS);
+          },
+          runSteps: (steps) =>
+            runWorkload(client, { ...workload, steps }, controllerTrace, {
+              firstIndex: nextStep,
+              onStep: (i) => (nextStep = i + 1),
+              settle: (timeoutMs) => waitUntilQuiet(proxy, proc, config.settle.quietMs, timeoutMs, false, Date.now()),
+            }),
+          settle: (quietMs, timeoutMs) => waitUntilQuiet(proxy, proc, quietMs, timeoutMs, false, Date.now()),
+          endState: async () => {
+            const now = await recorder.snapshot();
+            redactSecretObjects(now);
+            return now;
+          },
+          quietMs: config.settle.quietMs,
+          settleTimeoutMs: config.settle.timeoutSeconds * 1000,
+        }),
+      );
+    }
     endPhase('settle');
     endState = await recorder.snapshot();
     endPhase('endState');

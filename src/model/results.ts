@@ -183,6 +183,57 @@ export interface PlanResult {
   size?: { faults: number; steps: number };
   /** Set by `kperturb explore` for a run of an input it generated (used to tell a misoperation, oracles/findings.ts). */
   explored?: true;
+  /**
+   * Set on the shortest reproducer of a finding that was re-run to confirm it (`kperturb test
+   * --confirm-runs K`; oracles/confirmation.ts decides from it): what each fresh re-run showed, and
+   * the fault-free run of its workload.
+   */
+  reruns?: Reruns;
+  /** Set on the shortest reproducer of a confirmed finding that recovery was tried on (src/campaign/recovery.ts, oracles/recovery.ts). */
+  recovery?: RecoveryRun;
+}
+
+/**
+ * Arsc's recovery strategies, in the order they are tried on a run that showed the bug: nothing but
+ * time (settle again, longer), restarting the controller, re-applying the workload's last custom
+ * resource as applied, rolling back to the one before it.
+ */
+export const RECOVERY_STRATEGIES = ['time', 'restart', 're-apply', 'rollback'] as const;
+export type RecoveryStrategy = (typeof RECOVERY_STRATEGIES)[number];
+/** What brought a finding's run back to the reference end state: the first strategy that did, or `none` (state that needs a human). */
+export type Recovery = RecoveryStrategy | 'none';
+
+/** One recovery attempt on a run that showed a finding, and the end-state alarms after it. */
+export interface RecoveryAttempt {
+  strategy: RecoveryStrategy;
+  /** The end-state alarms left after it (those the fault-free run also shows are not counted). */
+  alarms: number;
+  /** Why it was not tried (no earlier custom resource to roll back to...). */
+  skipped?: string;
+}
+
+/** The run recovery was tried on (the finding's reproducer run once more), the end-state alarms before, and each attempt in order. */
+export interface RecoveryRun {
+  runDir: string;
+  /** End-state alarms once the run settled, before any attempt (0: the controller recovered on its own). */
+  before: number;
+  attempts: RecoveryAttempt[];
+  error?: string;
+}
+
+/** One fresh re-run of a finding's shortest reproducer: where it ran, its verdict, and what it showed. */
+export interface Rerun {
+  runDir: string;
+  verdict: Verdict;
+  /** Its finding signature (oracles/findings.ts `findingSignature`), when its verdict is bug or flaky. */
+  signature?: FindingSignature;
+}
+
+/** The re-runs that confirm (or not) a finding: the reproducer's K re-runs and the fault-free run of its workload. */
+export interface Reruns {
+  runs: Rerun[];
+  /** The workload run once more without faults (the confirmation run): how many alarms, and their signature. */
+  faultFree?: { runDir: string; alarms: number; signature?: FindingSignature; error?: string };
 }
 
 /**
@@ -266,6 +317,25 @@ export interface Finding {
   command?: string;
   /** The reproducer's alarms. */
   alarms: Alarm[];
+  /** How the re-runs of its reproducer went (oracles/confirmation.ts); absent when it was not re-run. */
+  confirmation?: FindingConfirmation;
+  /** What recovered its run (oracles/recovery.ts): `time`, `restart`, `re-apply`, `rollback` or `none`; absent when not tried. */
+  recovery?: Recovery;
+  /** Where recovery was tried, and each attempt's end-state alarms. */
+  recoveryRun?: RecoveryRun;
+}
+
+/** Re-runs of a bug finding's shortest reproducer when `kperturb test` and `kperturb demo` are not told (`--confirm-runs`). */
+export const DEFAULT_CONFIRM_RUNS = 3;
+
+/** A finding's confirmation: how many of its reproducer's re-runs failed again with its signature, and the fault-free run. */
+export interface FindingConfirmation {
+  failedAgain: number;
+  runs: number;
+  runDirs: string[];
+  faultFree?: { runDir: string; passed: boolean };
+  /** Failed again in every re-run, and the fault-free run passed. */
+  confirmed: boolean;
 }
 
 /** What a campaign knows of a planned workload: how many plans the planner kept, and why none if none. */

@@ -11,7 +11,7 @@ import { stringify } from 'yaml';
 import type { KubeObject, ObjectKey } from '../model/object-key.js';
 import type { Alarm, PlanResult, UntestedWorkload } from '../model/results.js';
 import { groupFindings } from '../../oracles/findings.js';
-import { findingsLine } from './terminal.js';
+import { confirmationLines, findingsLine } from './terminal.js';
 import { ABSENT } from '../model/results.js';
 import { formatDuration } from './table.js';
 import { withoutMaskedFields } from '../../oracles/end-state.js';
@@ -196,7 +196,9 @@ ${input.notes.map((n) => `<p class="note">${h(n)}</p>`).join('\n')}
         `<p><b>${f.plans.length === 1 ? 'Plan' : `${f.plans.length} plans`}:</b> ${plans}</p>`,
         `<p><b>Shortest reproducer:</b> ${h(f.reproducer.workload)} / ${h(f.reproducer.plan)}${h(size)}: ${h(f.reproducer.description)}</p>`,
         f.command ? `<pre>${h(f.command)}</pre>` : '',
-        `<ul>${f.alarms.map((a) => `<li><span class="oracle">${h(a.oracle)}</span> ${h(a.message)}</li>`).join('')}</ul></div>`,
+        `<ul>${f.alarms.map((a) => `<li><span class="oracle">${h(a.oracle)}</span> ${h(a.message)}</li>`).join('')}</ul>`,
+        f.confirmation || f.recoveryRun ? `<pre class="reruns">${h(confirmationLines(f).join('\n'))}</pre>` : '',
+        `</div>`,
       );
     }
     out.push(`</section>`);

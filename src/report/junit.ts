@@ -13,7 +13,7 @@
  * a test case holds skipped, error, failure, system-out in that order.
  */
 import type { Finding, NotRunPlan, PlanResult, UntestedWorkload } from '../model/results.js';
-import { alarmLine } from './terminal.js';
+import { alarmLine, confirmationLines } from './terminal.js';
 import { BEYOND_CONTRACT } from './groups.js';
 import { groupFindings } from '../../oracles/findings.js';
 
@@ -74,6 +74,7 @@ export function renderJUnit(results: readonly PlanResult[], notRun: readonly Not
         ...(f.command ? [f.command] : []),
         ...f.alarms.map(alarmLine),
         `run: ${f.reproducer.runDir}`,
+        ...confirmationLines(f),
       ].join('\n');
       if (FAILING_CLASSES.has(f.class))
         lines.push(`      <failure${attrs({ message: `${f.class}: ${f.summary}`, type: f.class })}>${escapeXml(body)}</failure>`);

@@ -9,7 +9,16 @@ import { basename, join, resolve } from 'node:path';
 import { ResultsError } from '../model/errors.js';
 import { isObject } from '../model/object-key.js';
 import { PATTERNS } from '../model/plan.js';
-import { ORACLE_NAMES, RESULTS_FORMAT, VERDICTS, type NotRunPlan, type PlannedWorkload, type PlanResult, type UntestedWorkload } from '../model/results.js';
+import {
+  ORACLE_NAMES,
+  RECOVERY_STRATEGIES,
+  RESULTS_FORMAT,
+  VERDICTS,
+  type NotRunPlan,
+  type PlannedWorkload,
+  type PlanResult,
+  type UntestedWorkload,
+} from '../model/results.js';
 import { untestedWorkloads } from '../../oracles/findings.js';
 import { checkFormat, readJsonFile, RUN_FILES } from './artifacts.js';
 import { RESULTS_FILE } from '../io/run-files.js';
@@ -302,6 +311,27 @@ export function validatePlanResult(value: unknown, file: string, at: string): Pl
   if (r.size !== undefined) {
     const z = r.size as Record<string, unknown>;
     if (!isObject(z) || !Number.isInteger(z.faults) || !Number.isInteger(z.steps)) fail(sub('size'), 'a plan size {faults, steps} (counts)');
+  }
+  if (r.reruns !== undefined) {
+    const expected = 'the re-runs of a finding {runs: [{runDir, verdict, signature?}], faultFree?: {runDir, alarms, signature?, error?}}';
+    const x = r.reruns as Record<string, unknown>;
+    if (!isObject(x) || !Array.isArray(x.runs)) fail(sub('reruns'), expected);
+    (x.runs as unknown[]).forEach((run, i) => {
+      const e = run as Record<string, unknown>;
+      if (!isObject(e) || typeof e.runDir !== 'string' || !(VERDICTS as readonly unknown[]).includes(e.verdict)) fail(`${sub('reruns')}.runs[${i}]`, expected);
+    });
+    const ff = x.faultFree as Record<string, unknown> | undefined;
+    if (ff !== undefined && (!isObject(ff) || typeof ff.runDir !== 'string' || typeof ff.alarms !== 'number')) fail(`${sub('reruns')}.faultFree`, expected);
+  }
+  if (r.recovery !== undefined) {
+    const expected = `a recovery run {runDir, before, attempts: [{strategy: ${RECOVERY_STRATEGIES.join(', ')}, alarms, skipped?}], error?}`;
+    const x = r.recovery as Record<string, unknown>;
+    if (!isObject(x) || typeof x.runDir !== 'string' || typeof x.before !== 'number' || !Array.isArray(x.attempts)) fail(sub('recovery'), expected);
+    (x.attempts as unknown[]).forEach((a, i) => {
+      const e = a as Record<string, unknown>;
+      if (!isObject(e) || !(RECOVERY_STRATEGIES as readonly unknown[]).includes(e.strategy) || typeof e.alarms !== 'number')
+        fail(`${sub('recovery')}.attempts[${i}]`, expected);
+    });
   }
   return r as unknown as PlanResult;
 }

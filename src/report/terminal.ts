@@ -77,6 +77,26 @@ export function findingLines(f: Finding, n: number, withController: boolean, pal
   out.push(`   shortest reproducer: ${where(f.reproducer)}${size}: ${f.reproducer.description}`, `     run: ${f.reproducer.runDir}`);
   if (f.command) out.push(`     ${f.command}`);
   for (const a of f.alarms) out.push(`     ${alarmLine(a)}`);
+  out.push(...confirmationLines(f).map((l) => `   ${l}`));
+  return out;
+}
+
+/**
+ * A finding's re-runs (oracles/confirmation.ts: the counts and where they ran) and its recovery
+ * (oracles/recovery.ts: what recovered, each attempt's end-state alarms, where); none when neither was tried.
+ */
+export function confirmationLines(f: Pick<Finding, 'confirmation' | 'recovery' | 'recoveryRun'>): string[] {
+  const c = f.confirmation;
+  // The counts are in the finding's `why` (oracles/findings.ts): here, where the runs are.
+  const out = c ? [...c.runDirs.map((d, i) => `re-run ${i + 1}: ${d}`), ...(c.faultFree ? [`fault-free run: ${c.faultFree.runDir}`] : [])] : [];
+  const r = f.recoveryRun;
+  if (r) {
+    const steps = [
+      `end-state alarms after the run: ${r.before}`,
+      ...r.attempts.map((a) => `${a.strategy}: ${a.skipped ? `skipped (${a.skipped})` : a.alarms}`),
+    ];
+    out.push(`recovery: ${f.recovery ?? `not known (${r.error ?? 'nothing tried'})`} (${steps.join('; ')})`, `recovery run: ${r.runDir}`);
+  }
   return out;
 }
 

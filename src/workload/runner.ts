@@ -31,10 +31,13 @@ export interface WorkloadHooks {
    * false if it was not within `timeoutMs`. Only a run with a controller (the coordinator) has one.
    */
   settle?: (timeoutMs: number) => Promise<boolean>;
+  /** The index of the first step in the trace (default 0): steps run after the workload's are numbered after them. */
+  firstIndex?: number;
 }
 
 export async function runWorkload(client: KubeClient, workload: Workload, trace: TraceSink, hooks: WorkloadHooks = {}): Promise<WorkloadOutcome> {
-  for (const [index, step] of workload.steps.entries()) {
+  for (const [i, step] of workload.steps.entries()) {
+    const index = i + (hooks.firstIndex ?? 0);
     const description = describeStep(step);
     hooks.onStep?.(index);
     trace.append({ type: 'workload-step', index, description, phase: 'start', ...(await stepTarget(client, step)) });
@@ -80,7 +83,8 @@ async function stepTarget(client: KubeClient, step: WorkloadStep): Promise<{ act
   return { action: 'wait', keys: [step.waitFor.key] };
 }
 
-function manifestsOf(apply: string | InlineResource): KubeObject[] {
+/** The objects an apply step applies: its manifest file's, or its inline resource. */
+export function manifestsOf(apply: string | InlineResource): KubeObject[] {
   return typeof apply === 'string' ? readManifests(apply) : [apply.resource];
 }
 

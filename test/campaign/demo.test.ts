@@ -21,6 +21,8 @@ test('a bug of a TypeScript example is reported while the Go examples are still 
     out,
     log: () => undefined,
     confirm: false,
+    confirmRuns: 0,
+    recovery: false,
     selection: { 'secret-marker': 'intermediate-state', 'snapshot-copy': 'error-path' },
     // The build ends only once a bug was reported (or every TypeScript plan has finished).
     buildGoExamples: async (log, signal) => {

@@ -234,6 +234,8 @@ cases.push({ name: 'plan before learn', args: ['plan', '-c', good, '-o', join(ro
 cases.push({ name: 'test -j 0', args: ['test', '-c', good, '-o', join(root, 'o7'), '-j', '0'], names: /-j|--parallel/ });
 cases.push({ name: 'test -j a word', args: ['test', '-c', good, '-o', join(root, 'o8'), '-j', 'many'], names: /-j|--parallel/ });
 cases.push({ name: 'test -j 1e9', args: ['test', '-c', good, '-o', join(root, 'o9'), '-j', '1000000000'], names: /-j|--parallel/ });
+cases.push({ name: 'test --confirm-runs -1', args: ['test', '-c', good, '-o', join(root, 'o7b'), '--confirm-runs=-1'], names: /--confirm-runs/ });
+cases.push({ name: 'test --confirm-runs a word', args: ['test', '-c', good, '-o', join(root, 'o7c'), '--confirm-runs', 'all'], names: /--confirm-runs/ });
 cases.push({ name: 'test --contract unknown', args: ['test', '-c', good, '-o', join(root, 'o10'), '--contract', 'loose'], names: /--contract/ });
 cases.push({ name: 'test a missing plan file', args: ['test', join(root, 'noplan.yaml'), '-c', good, '-o', join(root, 'o11')], names: /noplan\.yaml/ });
 cases.push({ name: 'test with no plans at all', args: ['test', '-c', good, '-o', join(root, 'o12')], names: /plan/ });
@@ -346,6 +348,7 @@ cases.push({
   names: /mystery|trace|run\.json/,
 });
 cases.push({ name: 'demo --only an unknown example', args: ['demo', '--only', 'nope', '-o', join(root, 'd1')], names: /nope/ });
+cases.push({ name: 'demo --confirm-runs 1.5', args: ['demo', '--confirm-runs', '1.5', '-o', join(root, 'd3')], names: /--confirm-runs/ });
 cases.push({ name: 'demo -j 0', args: ['demo', '-j', '0', '-o', join(root, 'd2')], names: /-j|--parallel/ });
 
 // Plan files.

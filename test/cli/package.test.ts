@@ -60,7 +60,10 @@ test('npm pack + npm install -g: the installed kperturb runs the demo from its o
   const work = mkdtempSync(join(tmpdir(), 'kperturb-package-work-'));
   const version = spawnSync(kperturb, ['--version'], { cwd: work, encoding: 'utf8' });
   t.is(version.stdout.trim(), pkg.version);
-  const demo = spawnSync(kperturb, ['demo', '--only', 'secret-marker-buggy', '--no-confirm', '-j', '1'], { cwd: work, encoding: 'utf8' });
+  const demo = spawnSync(kperturb, ['demo', '--only', 'secret-marker-buggy', '--no-confirm', '--confirm-runs', '0', '--no-recovery', '-j', '1'], {
+    cwd: work,
+    encoding: 'utf8',
+  });
   t.is(demo.status, 0, demo.stderr);
   t.regex(
     demo.stdout,

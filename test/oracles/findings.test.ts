@@ -5,50 +5,10 @@
  */
 import test from 'ava';
 import { classifyFinding, findingSignature, firstDivergence, groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
-import type { Alarm, Divergence, PlanResult } from '../../src/model/results.js';
+import type { Alarm } from '../../src/model/results.js';
 import type { KubeObject } from '../../src/model/object-key.js';
 import { configMap, runWith } from './_runs.js';
-
-const deleted: Alarm = {
-  oracle: 'update-summary',
-  check: 'deleted',
-  object: 'StatefulSet/default/mc1-rs0',
-  reference: [1],
-  test: 2,
-  message: 'StatefulSet/default/mc1-rs0 was deleted 2 times; the reference runs deleted it once',
-};
-const claimGone: Alarm = {
-  oracle: 'end-state',
-  check: 'missing',
-  object: 'PersistentVolumeClaim/default/data-0',
-  reference: [{}],
-  test: '<absent>',
-  message: 'PersistentVolumeClaim/default/data-0 is missing',
-};
-const deletesSet: Divergence = { kind: 'extra', verb: 'delete', object: 'StatefulSet/default/mc1-rs0' };
-
-/** A bug verdict of `plan`; `undefined` in `extra` leaves a field out (an older result). */
-function result(plan: string, extra: { [K in keyof PlanResult]?: PlanResult[K] | undefined } = {}): PlanResult {
-  const r: Record<string, unknown> = {
-    plan,
-    controller: 'op',
-    workload: 'recreate',
-    pattern: 'stale-state',
-    description: `perturbation of ${plan}`,
-    verdict: 'bug',
-    injected: true,
-    alarms: [deleted],
-    durationMs: 1000,
-    runDir: `/runs/${plan}`,
-    planFile: `/plans/${plan}.yaml`,
-    configFile: '/op/kperturb.yaml',
-    divergence: deletesSet,
-    size: { faults: 1, steps: 7 },
-    ...extra,
-  };
-  for (const k of Object.keys(r)) if (r[k] === undefined) delete r[k];
-  return r as unknown as PlanResult;
-}
+import { claimGone, deleted, deletesSet, result } from './_results.js';
 
 test('bug verdicts of different plans, patterns and workloads with the same divergence are one finding', (t) => {
   const results = [

@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeCampaign } from './_fixture.js';
+import { RESULTS_FORMAT } from '../../src/model/results.js';
 
 const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
 const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 30_000 });
@@ -92,4 +93,32 @@ test('report: a workload that tested nothing is reported untested with what to d
     json.untested.map((u) => [u.workload, u.reason]),
     [['upgrade', 'no-plans']],
   );
+});
+
+test('report: bug verdicts whose finding its re-runs did not confirm are not bugs found: exit 0, and 1 again once confirmed', (t) => {
+  const { results, resultsFile } = makeCampaign();
+  const signature = { oracle: 'end-state', divergence: { kind: 'missing', verb: 'create', object: 'Secret/default/db1-tls' } };
+  const withReruns = (verdicts: string[]) =>
+    writeFileSync(
+      resultsFile,
+      JSON.stringify({
+        format: RESULTS_FORMAT,
+        complete: true,
+        results: [
+          {
+            ...results[0],
+            reruns: { runs: verdicts.map((verdict, i) => ({ runDir: `/reruns/${i}`, verdict, signature })), faultFree: { runDir: '/c', alarms: 0 } },
+          },
+          ...results.slice(1),
+        ],
+      }),
+    );
+  withReruns(['bug', 'pass', 'pass']);
+  const flaky = run(['report', resultsFile]);
+  t.true(flaky.stdout.startsWith('2 bug verdicts -> 1 finding (1 flaky)'), flaky.stdout);
+  t.is(flaky.status, 0, flaky.stderr);
+  withReruns(['bug', 'bug', 'bug']);
+  const confirmed = run(['report', resultsFile]);
+  t.true(confirmed.stdout.startsWith('2 bug verdicts -> 1 finding (1 bug)'), confirmed.stdout);
+  t.is(confirmed.status, 1, confirmed.stderr);
 });

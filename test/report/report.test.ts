@@ -9,8 +9,9 @@ import { renderTerminalReport } from '../../src/report/terminal.js';
 import { diffRuns, renderRunDiff } from '../../src/report/run-diff.js';
 import { redactAlarm } from '../../src/report/redact.js';
 import { groupAlarms } from '../../src/report/groups.js';
+import { findingSignature } from '../../oracles/findings.js';
 import { UserInputError } from '../../src/model/errors.js';
-import type { PlanResult } from '../../src/model/results.js';
+import { RESULTS_FORMAT, type PlanResult } from '../../src/model/results.js';
 import { makeCampaign } from './_fixture.js';
 import { findAll, parseXml, type XmlElement } from './_xml.js';
 
@@ -437,4 +438,34 @@ test('shards merge into one report: planned workloads and results from every sha
     loadResults([a, b]).untested.map((u) => [u.workload, u.reason]),
     [['quiet', 'not-injected']],
   );
+});
+
+test("a finding's re-runs are shown in every report, and one that did not fail again every time is flaky with the counts", (t) => {
+  const { out, results, resultsFile } = makeCampaign();
+  const reproducer = results[0]!;
+  const rerun = (n: number, verdict: PlanResult['verdict']) => ({
+    runDir: `/reruns/${n}`,
+    verdict,
+    ...(verdict === 'bug' ? { signature: findingSignature(reproducer) } : {}),
+  });
+  // Read back through results.json, as `report` reads a campaign: the re-runs are validated and kept.
+  const write = (first: unknown) =>
+    writeFileSync(resultsFile, JSON.stringify({ format: RESULTS_FORMAT, results: [first, ...results.slice(1)], complete: true }));
+  write({ ...reproducer, reruns: { runs: [rerun(1, 'bug'), rerun(2, 'pass'), rerun(3, 'bug')], faultFree: { runDir: '/confirm/create', alarms: 0 } } });
+  const loaded = loadResults(out);
+  const text = renderTerminalReport(loaded.results);
+  t.true(text.startsWith('2 bug verdicts -> 1 finding (1 flaky)\n'), text);
+  t.true(text.includes('   not confirmed: failed again 2 of 3 re-runs of its shortest reproducer; the fault-free run passed\n'), text);
+  t.true(text.includes('   re-run 1: /reruns/1\n   re-run 2: /reruns/2\n   re-run 3: /reruns/3\n   fault-free run: /confirm/create'), text);
+  const report = buildJsonReport(loaded.results, loaded.sources, loaded.notes);
+  t.like(report.findings[0], { class: 'flaky', confirmation: { failedAgain: 2, runs: 3, confirmed: false, runDirs: ['/reruns/1', '/reruns/2', '/reruns/3'] } });
+  const root = parseXml(renderJUnit(loaded.results, [], []));
+  t.deepEqual(junit4Problems(root), []);
+  const findingsSuite = findAll(root, 'testsuite')[0]!;
+  t.like(findingsSuite.attrs, { name: 'findings', failures: '0', skipped: '1' });
+  t.true(findAll(findingsSuite, 'system-out')[0]!.text.includes('not confirmed: failed again 2 of 3'));
+  const html = renderHtmlReport({ ...loaded, details: new Map(), generatedAt: 'now' });
+  t.true(html.includes('re-run 3: /reruns/3'));
+  write({ ...reproducer, reruns: { runs: [{ runDir: '/reruns/1', verdict: 'maybe' }] } });
+  t.throws(() => loadResults(out), { message: /reruns\.runs\[0\]/ });
 });

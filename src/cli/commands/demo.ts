@@ -10,6 +10,8 @@ import {
   relativeOrAbsolute,
   demoModule,
   parallelOption,
+  confirmRunsOption,
+  recoveryOption,
   realOption,
   kubeconfigOption,
   contextOption,
@@ -28,6 +30,8 @@ export function registerDemo(program: Command): void {
     .option('--only <name...>', 'only these examples (by metadata.name), on every pattern')
     .option('--all', 'every bundled example on every pattern (default: one example per pattern and its twin, on that pattern)')
     .option('--no-confirm', 'do not re-run a workload without faults to confirm the alarms of a bug')
+    .addOption(confirmRunsOption())
+    .addOption(recoveryOption())
     .option('--allow-untested', ALLOW_UNTESTED_HELP)
     .addOption(new Option('-o, --out <dir>', 'where runs, plans and results are kept').default('.kperturb/demo'))
     .addOption(parallelOption(DEMO_PARALLEL))
@@ -41,6 +45,8 @@ export function registerDemo(program: Command): void {
           only?: string[];
           out: string;
           confirm: boolean;
+          confirmRuns: number;
+          recovery: boolean;
           allowUntested?: boolean;
           all?: boolean;
           parallel: number;
@@ -64,6 +70,8 @@ export function registerDemo(program: Command): void {
             parallel: parallel ?? opts.parallel,
             ...(cluster ? { cluster } : {}),
             confirm: opts.confirm,
+            confirmRuns: opts.confirmRuns,
+            recovery: opts.recovery,
             all: opts.all === true,
             ...(opts.only ? { only: opts.only } : {}),
           });

@@ -14,6 +14,8 @@ import {
   progressReporter,
   campaignModule,
   parallelOption,
+  confirmRunsOption,
+  recoveryOption,
   realOption,
   kubeconfigOption,
   contextOption,
@@ -34,6 +36,8 @@ export function registerTest(program: Command): void {
     .addOption(configOption())
     .addOption(outOption())
     .option('--confirm', 'when a plan alarms, re-run the workload without faults and mark alarms it reproduces as flaky')
+    .addOption(confirmRunsOption())
+    .addOption(recoveryOption())
     .option('--rerun', 'run every plan, also those that already have a verdict from the same plan and reference runs (kept by default)')
     .addOption(
       new Option(
@@ -61,6 +65,8 @@ export function registerTest(program: Command): void {
           config: string;
           out: string;
           confirm?: boolean;
+          confirmRuns: number;
+          recovery: boolean;
           rerun?: boolean;
           allowUntested?: boolean;
           contract: ContractMode;
@@ -102,6 +108,8 @@ export function registerTest(program: Command): void {
             parallel: parallel ?? opts.parallel,
             ...(cluster ? { cluster } : {}),
             ...(opts.confirm ? { confirm: true } : {}),
+            confirmRuns: opts.confirmRuns,
+            recovery: opts.recovery,
             ...(opts.rerun ? { rerun: true } : {}),
             ...(opts.contract === 'strict' ? { contract: 'strict' as const } : {}),
             ...(shard ? { shard } : {}),

@@ -1,0 +1,43 @@
+/**
+ * Confirmation of a finding (issue 36, item 2): a finding is reported as a `bug` only when its
+ * shortest reproducer, run again K times on fresh clusters, failed again every time with the same
+ * signature, and the workload run without faults did not show it. Otherwise it is `flaky`, with the
+ * counts. The re-runs themselves are src/campaign/campaign.ts's; this is the rule. Pure.
+ */
+import type { FindingConfirmation, FindingSignature, Reruns } from '../src/model/results.js';
+import { signatureKey } from './signature-key.js';
+
+/**
+ * Decides a finding's confirmation from its reproducer's re-runs (`reruns`):
+ *   - a re-run failed again when its verdict is `bug` and its signature is the finding's (a re-run
+ *     that alarmed elsewhere found something else; one that was not injected or could not run did
+ *     not fail again);
+ *   - the fault-free run passed when it ran and showed no alarm with the finding's signature: an
+ *     unrelated difference there (a field that is not deterministic) is the masks' business and
+ *     shows as flaky alarms of its own, not a reason to doubt this finding;
+ *   - confirmed: failed again in K of K re-runs (K > 0) and the fault-free run passed.
+ */
+export function decideConfirmation(controller: string, signature: FindingSignature, reruns: Reruns): FindingConfirmation {
+  const key = signatureKey(controller, signature);
+  const sameSignature = (s: FindingSignature | undefined) => s !== undefined && signatureKey(controller, s) === key;
+  const failedAgain = reruns.runs.filter((r) => r.verdict === 'bug' && sameSignature(r.signature)).length;
+  const ff = reruns.faultFree;
+  const faultFree = ff ? { runDir: ff.runDir, passed: ff.error === undefined && (ff.alarms === 0 || !sameSignature(ff.signature)) } : undefined;
+  return {
+    failedAgain,
+    runs: reruns.runs.length,
+    runDirs: reruns.runs.map((r) => r.runDir),
+    ...(faultFree ? { faultFree } : {}),
+    confirmed: reruns.runs.length > 0 && failedAgain === reruns.runs.length && faultFree?.passed === true,
+  };
+}
+
+/** "failed again 1 of 3 re-runs; the fault-free run passed": a confirmation in words. */
+export function describeConfirmation(c: FindingConfirmation): string {
+  const faultFree = c.faultFree
+    ? c.faultFree.passed
+      ? 'the fault-free run passed'
+      : 'the fault-free run showed it too (or could not run)'
+    : 'no fault-free run';
+  return `failed again ${c.failedAgain} of ${c.runs} re-run${c.runs === 1 ? '' : 's'} of its shortest reproducer; ${faultFree}`;
+}
