@@ -139,8 +139,9 @@ export class PlanFaults {
    */
   private async restart(i: number, fault: Fault['type'], requestId: number | undefined, beforeStart?: () => Promise<() => Promise<void>>): Promise<void> {
     const req = requestId !== undefined ? { requestId } : {};
-    await killForRestart(this.proc, this.proxy);
-    this.trace.append({ type: 'fault', fault, phase: 'killed', faultIndex: i, ...req, detail: 'controller process killed (SIGKILL)' });
+    await killForRestart(this.proc, this.proxy, () =>
+      this.trace.append({ type: 'fault', fault, phase: 'killed', faultIndex: i, ...req, detail: 'controller process killed (SIGKILL)' }),
+    );
     const after = beforeStart ? await beforeStart() : undefined;
     this.proc.start(() => {
       this.trace.append({
@@ -166,8 +167,10 @@ export class PlanFaults {
 }
 
 /** Kills the controller and readies the proxy for its next incarnation: its Leases released (taken over at once), a new epoch. */
-async function killForRestart(proc: ControllerProcess, proxy: ControllerProxy): Promise<void> {
+async function killForRestart(proc: ControllerProcess, proxy: ControllerProxy, onKilled: () => void = () => {}): Promise<void> {
   await proc.kill();
+  // In the trace the kill comes before the Lease release: the Lease goes only once the old process is gone.
+  onKilled();
   await proxy.releaseLeaderElection();
   proxy.startNewEpoch();
   proxy.incarnation = proc.incarnation + 1;

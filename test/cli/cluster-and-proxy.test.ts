@@ -16,7 +16,8 @@ function start(args: string[]) {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (c) => (err += c));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  // 'close', not 'exit': only then has all of stderr been read (a loaded machine shows the difference).
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
   return { child, stderr: () => err, exited };
 }
 
@@ -110,7 +111,7 @@ test('`kperturb proxy` honours KUBECONFIG (a path list) and --context as kubectl
     const child = spawn(process.execPath, [CLI, 'proxy', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let err = '';
     child.stderr!.on('data', (c) => (err += c));
-    return { child, stderr: () => err, exited: new Promise<number | null>((r) => child.on('exit', (code) => r(code))) };
+    return { child, stderr: () => err, exited: new Promise<number | null>((r) => child.on('close', (code) => r(code))) };
   };
 
   const current = startWith([]);

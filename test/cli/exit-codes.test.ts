@@ -151,7 +151,7 @@ test('proxy: an upstream CA that is not a certificate, or a server that does not
   writeFileSync(notPem, kubeconfig(`{ server: "https://127.0.0.1:1", certificate-authority-data: ${Buffer.from('not a certificate').toString('base64')} }`));
   assertPrecise(
     t,
-    run(['proxy', '--upstream-kubeconfig', notPem], 15_000),
+    run(['proxy', '--upstream-kubeconfig', notPem], 60_000),
     /not-pem\.kubeconfig at clusters\[c\]\.certificate-authority-data: PEM CA certificates \(found no -----BEGIN CERTIFICATE----- block\)/,
   );
   const broken = join(dir, 'broken.kubeconfig');
@@ -159,7 +159,7 @@ test('proxy: an upstream CA that is not a certificate, or a server that does not
   writeFileSync(broken, kubeconfig(`{ server: "https://127.0.0.1:1", certificate-authority-data: ${Buffer.from(pem).toString('base64')} }`));
   assertPrecise(
     t,
-    run(['proxy', '--upstream-kubeconfig', broken], 15_000),
+    run(['proxy', '--upstream-kubeconfig', broken], 60_000),
     /broken\.kubeconfig at clusters\[c\]\.certificate-authority-data: valid PEM CA certificates \(certificate 1 of 1 does not parse/,
   );
   // A port that was free a moment ago: nothing answers there.
@@ -173,7 +173,7 @@ test('proxy: an upstream CA that is not a certificate, or a server that does not
   writeFileSync(unreachable, kubeconfig(`{ server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true }`));
   assertPrecise(
     t,
-    run(['proxy', '--upstream-kubeconfig', unreachable], 15_000),
+    run(['proxy', '--upstream-kubeconfig', unreachable], 60_000),
     new RegExp(`unreachable\\.kubeconfig: could not reach the API server at http://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`),
   );
 });
