@@ -5,11 +5,11 @@
  * that ended watches lasts until the controller watches those resources again). Pure: trace events
  * in, a small summary out.
  */
-import type { ApiErrorCount, ControllerActivity, FailedWriteCount, WriteCount } from '../src/model/controller-activity.js';
+import type { ApiErrorCount, ControllerActivity, FailedWriteCount, OwnWrite, WriteCount } from '../src/model/controller-activity.js';
 import { isObject } from '../src/model/object-key.js';
-import { WRITE_VERBS } from '../src/model/api-path.js';
+import { parseApiPath, WRITE_VERBS } from '../src/model/api-path.js';
 import { isBookkeepingKey } from '../src/model/bookkeeping.js';
-import { isDryRun, isSuccessStatus } from '../src/model/controller-write.js';
+import { countedWriteKey, isDryRun, isSuccessStatus, isTriggerWriteVerb } from '../src/model/controller-write.js';
 import type { RequestEvent, ResponseEvent, TraceEvent } from '../src/model/trace.js';
 
 export function summarizeControllerTrace(events: readonly TraceEvent[]): ControllerActivity {
@@ -24,6 +24,7 @@ export class ControllerActivitySummarizer {
   private readonly errors = new Map<string, ApiErrorCount>();
   private readonly writes: Array<{ seq: number; key: string; subresource?: string }> = [];
   private readonly failedWrites: Array<{ seq: number; key: string; subresource?: string; status: number }> = [];
+  private readonly ownWrites: OwnWrite[] = [];
   private workloadEnd: number | undefined;
   private lastFault = 0;
   /** Requests an api-error fault answered: their errors are the fault's, not the controller's. */
@@ -78,10 +79,29 @@ export class ControllerActivitySummarizer {
       }
       // Writes that took effect count; failed ones retried with backoff (409 on a stale cache) and
       // leader-election renewals are how a healthy controller behaves.
-      else if (isSuccessStatus(e.status) && WRITE_VERBS.has(req.verb) && req.key && !isBookkeepingKey(req.key) && !isDryRun(req.query)) {
-        this.writes.push({ seq: req.seq, key: req.key, ...(req.resource?.subresource ? { subresource: req.resource.subresource } : {}) });
+      else if (isSuccessStatus(e.status) && WRITE_VERBS.has(req.verb) && !isDryRun(req.query)) {
+        if (req.key && !isBookkeepingKey(req.key)) {
+          this.writes.push({ seq: req.seq, key: req.key, ...(req.resource?.subresource ? { subresource: req.resource.subresource } : {}) });
+        }
+        this.addOwnWrite(req, e);
       }
     }
+  }
+
+  private addOwnWrite(req: RequestEvent, e: ResponseEvent): void {
+    if (!isTriggerWriteVerb(req.verb)) return;
+    const key = countedWriteKey(req, e.object);
+    if (key && isBookkeepingKey(key)) return;
+    const rv = isObject(e.object) && e.object.kind !== 'Status' ? e.object.metadata?.resourceVersion : undefined;
+    const path = key ? undefined : parseApiPath(req.path);
+    const kind = req.resource?.kind;
+    this.ownWrites.push({
+      verb: req.verb,
+      ...(key ? { key } : {}),
+      ...(!key && kind ? { within: `${kind}/${path?.namespace ?? ''}/` } : {}),
+      ...(typeof rv === 'string' && rv !== '' ? { resourceVersion: rv } : {}),
+      seq: req.seq,
+    });
   }
 
   private addError(req: RequestEvent, e: ResponseEvent): void {
@@ -108,7 +128,7 @@ export class ControllerActivitySummarizer {
   }
 
   result(): ControllerActivity {
-    const activity: ControllerActivity = { apiErrors: [...this.errors.values()] };
+    const activity: ControllerActivity = { apiErrors: [...this.errors.values()], ownWrites: [...this.ownWrites].sort((a, b) => a.seq - b.seq) };
     if (this.workloadEnd === undefined) return activity;
     const end = Math.max(this.workloadEnd, this.lastFault);
     const counts = new Map<string, WriteCount>();

@@ -3,9 +3,10 @@
  * stale view after the same event, every crash after the same write) is one finding, whatever the
  * plans' patterns, workloads or shards. A finding's signature comes from what the runs show, not
  * from the plans' names:
- *   - the first write in which the test run departed from every reference run (`firstDivergence`,
- *     computed when the run is judged and kept in PlanResult.divergence): an extra write (verb,
- *     object with generated names folded, field) or a write the references made and it did not;
+ *   - the first write of the controller's own in which the test run departed from every reference
+ *     run (`firstDivergence`, computed when the run is judged and kept in PlanResult.divergence): an
+ *     extra write (verb, object with generated names folded, field) or a write the references made
+ *     and it did not. The garbage collector's cascade after a bad write is left out: its order varies;
  *   - the oracle class that judged that object (end state, update summary), or for a run whose state
  *     did not diverge, the oracle and check that alarmed (liveness, health);
  *   - the controller's last new error (the last health alarm: a crash, an unexpected exit, an API
@@ -16,6 +17,8 @@
  * `flaky`. Pure: results in, findings out.
  */
 import type { KubeObject, ObjectKey } from '../src/model/object-key.js';
+import type { OwnWrite } from '../src/model/controller-activity.js';
+import type { ClusterChangeEvent } from '../src/model/trace.js';
 import { getField } from '../src/model/fields.js';
 import type {
   Alarm,
@@ -64,9 +67,48 @@ interface Write {
   obj: KubeObject;
 }
 
+/** The controller's writes of a run, found by what its answer says and by object, each waiting for the change it made. */
+class OwnChanges {
+  private readonly byVersion = new Set<string>();
+  /** Writes whose answer named no resourceVersion (protobuf answers, Status answers to deletes), by key or `Kind/ns/`. */
+  private readonly waiting = new Map<string, OwnWrite[]>();
+
+  constructor(writes: readonly OwnWrite[]) {
+    for (const w of writes) {
+      if (w.resourceVersion !== undefined) this.byVersion.add(w.resourceVersion);
+      else {
+        const at = w.key ?? w.within;
+        if (at !== undefined) this.waiting.set(at, [...(this.waiting.get(at) ?? []), w]);
+      }
+    }
+  }
+
+  /** Did the controller make this change? Each waiting write claims the first change after it of its object that its verb can make. */
+  made(c: ClusterChangeEvent): boolean {
+    if (this.byVersion.has(c.resourceVersion)) return true;
+    const within = c.key.slice(0, c.key.lastIndexOf('/') + 1);
+    for (const at of [c.key, within]) {
+      const ws = this.waiting.get(at);
+      const i = ws?.findIndex((w) => w.seq < c.seq && (w.verb === 'create') === (c.eventType === 'ADDED')) ?? -1;
+      if (i >= 0) {
+        ws!.splice(i, 1);
+        return true;
+      }
+    }
+    return false;
+  }
+}
+
+/**
+ * The changes of a run as writes, folded keys: only the controller's own, when its trace says which
+ * they were (a bug is in what the controller did; the garbage collector's cascade after it, in an
+ * order that varies, is not).
+ */
 function writesOf(run: RunArtifacts): Write[] {
+  const own = run.controllerActivity?.ownWrites ? new OwnChanges(run.controllerActivity.ownWrites) : undefined;
   const out: Write[] = [];
   for (const c of run.clusterChanges) {
+    if (own && !own.made(c)) continue;
     const object = foldedKey(c.key, c.object);
     if (object !== undefined) out.push({ verb: VERBS[c.eventType], object, obj: c.object });
   }
@@ -74,7 +116,8 @@ function writesOf(run: RunArtifacts): Write[] {
 }
 
 /**
- * The first write in which `test` departed from every reference run, looked for among the objects
+ * The first write of the controller (RunArtifacts.controllerActivity.ownWrites; every change when the
+ * run has no such record) in which `test` departed from every reference run, looked for among the objects
  * the state oracles alarmed on (a status write elsewhere that differs in timing is not the bug):
  *   - a create or delete of such an object made more often than in any reference run, or an update
  *     that set an alarmed field to a value no reference run's writes gave it: `extra`;

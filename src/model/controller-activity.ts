@@ -40,4 +40,24 @@ export interface ControllerActivity {
    * retries a write that cannot succeed without backing off. Absent like writesAfterWorkload.
    */
   failedWritesAfterWorkload?: FailedWriteCount[];
+  /**
+   * Every successful write of the whole run (no dry runs, Leases and Events aside), in request order:
+   * what tells the controller's own changes of the cluster from the garbage collector's, the
+   * simulated kubelet's or the workload's (oracles/findings.ts). Absent in summaries made before it
+   * was recorded.
+   */
+  ownWrites?: OwnWrite[];
+}
+
+/** A successful write request of the controller. */
+export interface OwnWrite {
+  verb: 'create' | 'update' | 'patch' | 'delete';
+  /** The object (a create's from its answer when the request did not name it); absent when neither named it. */
+  key?: ObjectKey;
+  /** The kind and namespace the request went to (`Kind/namespace/`), for a create whose object nothing named. */
+  within?: string;
+  /** The resourceVersion its answer carried, when the answer was an object the proxy could read. */
+  resourceVersion?: string;
+  /** The request's seq. */
+  seq: number;
 }

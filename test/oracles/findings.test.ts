@@ -5,9 +5,10 @@
  */
 import test from 'ava';
 import { classifyFinding, findingSignature, firstDivergence, groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
-import type { Alarm } from '../../src/model/results.js';
+import type { Alarm, RunArtifacts } from '../../src/model/results.js';
+import type { OwnWrite } from '../../src/model/controller-activity.js';
 import type { KubeObject } from '../../src/model/object-key.js';
-import { configMap, runWith } from './_runs.js';
+import { configMap, runWith, secret } from './_runs.js';
 import { claimGone, deleted, deletesSet, result } from './_results.js';
 
 test('bug verdicts of different plans, patterns and workloads with the same divergence are one finding', (t) => {
@@ -166,6 +167,61 @@ test('objects with generated names are folded: the same extra create in two runs
   const a = firstDivergence(refs, runA, [extra]);
   t.deepEqual(a, { kind: 'extra', verb: 'create', object: 'Pod/default/web-*' });
   t.deepEqual(firstDivergence(refs, runB, [extra]), a);
+});
+
+/** `run` with the changes at `own` (indexes into its changes) made by the controller: those with an even index answered with their resourceVersion, the others (protobuf answers) found by object. */
+function madeBy(run: RunArtifacts, own: number[]): RunArtifacts {
+  const ownWrites: OwnWrite[] = own.map((i) => {
+    const c = run.clusterChanges[i]!;
+    const verb = c.eventType === 'ADDED' ? 'create' : c.eventType === 'DELETED' ? 'delete' : 'update';
+    return { verb, key: c.key, seq: c.seq - 1, ...(i % 2 === 0 ? { resourceVersion: c.resourceVersion } : {}) };
+  });
+  return { ...run, controllerActivity: { apiErrors: [], ownWrites } };
+}
+
+test("the garbage collector's cascade is not the divergence: the controller's own extra write is, in whatever order the cascade went", (t) => {
+  const svc: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'mc1', namespace: 'default' } };
+  const users = secret('mc1-users');
+  const created = (object: string): Alarm => ({ oracle: 'update-summary', check: 'created', object, reference: [1], test: 2, message: '' });
+  const gone = (object: string): Alarm => ({ oracle: 'update-summary', check: 'deleted', object, reference: [0], test: 1, message: '' });
+  const alarms = [gone('StatefulSet/default/mc1-rs0'), gone('Service/default/mc1'), gone('Secret/default/mc1-users'), created('Secret/default/mc1-users')];
+  const refs = [
+    madeBy(
+      runWith(
+        [],
+        [
+          ['ADDED', users],
+          ['ADDED', svc],
+          ['ADDED', set(1)],
+        ],
+      ),
+      [0, 1, 2],
+    ),
+  ];
+  // The controller re-creates the deleted cluster's Secret under a stale view; the garbage collector
+  // deletes everything the old owner had, in one order or another.
+  const cascade = (first: KubeObject, second: KubeObject, third: KubeObject) =>
+    madeBy(
+      runWith(
+        [],
+        [
+          ['ADDED', users],
+          ['ADDED', svc],
+          ['ADDED', set(1)],
+          ['DELETED', first],
+          ['DELETED', second],
+          ['DELETED', third],
+          ['ADDED', users],
+        ],
+      ),
+      [0, 1, 2, 6],
+    );
+  const createsUsers = { kind: 'extra', verb: 'create', object: 'Secret/default/mc1-users' };
+  t.deepEqual(firstDivergence(refs, cascade(set(1), svc, users), alarms), createsUsers);
+  t.deepEqual(firstDivergence(refs, cascade(svc, users, set(1)), alarms), createsUsers);
+  // Runs without the record of the controller's writes (older summaries) read every change.
+  const { controllerActivity: _, ...unrecorded } = cascade(svc, users, set(1));
+  t.deepEqual(firstDivergence(refs, unrecorded, alarms), { kind: 'extra', verb: 'delete', object: 'Service/default/mc1' });
 });
 
 test('a write the test run never made is a missing divergence; without state alarms there is none', (t) => {
