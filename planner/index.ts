@@ -171,7 +171,7 @@ function sortBySeq(events: TraceEvent[]): TraceEvent[] {
 }
 
 export type { StageCount } from './pruning.js';
-export { STAGES } from './pruning.js';
+export { STAGES, MAX_REFERENCE_RUNS, wantsMoreReferenceRuns } from './pruning.js';
 export type { PlanningRule, PlanCandidate, RuleResult, RuleContext } from './rules/rule.js';
 export type { RunAnalysis, ChangeRecord, DeliveryRecord, WriteRecord, CausalityMode } from './trace-analysis.js';
 export { RunAnalyzer, analyzeRun } from './trace-analysis.js';

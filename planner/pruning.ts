@@ -5,7 +5,7 @@
  *   baseline          the naive rule (Sieve's basic rules, nothing pruned)
  *   causality         pairs and writes that causality (episodes or bursts, plus relations) allows
  *   effective-writes  unsuccessful and no-op writes dropped (and, for stale state, writes nothing undoes)
- *   deterministic     triggers that do not fire in every reference run, or name bookkeeping objects, dropped
+ *   deterministic     triggers that do not fire in a majority of the reference runs (both of two), or name bookkeeping objects, dropped
  *   deduplicated      one plan per introduced state
  * Unobserved state has one more, after causality:
  *   releasable        holds that only the controller's own reaction to the held events would release, dropped
@@ -36,4 +36,26 @@ export class StageCounter {
   result(): StageCount[] {
     return this.stages.map((stage) => ({ stage, plans: this.counts.get(stage)! }));
   }
+}
+
+/** Reference runs `learn` makes at most, adding runs while `wantsMoreReferenceRuns` says so. */
+export const MAX_REFERENCE_RUNS = 5;
+
+/**
+ * Do the reference runs disagree so much that another one is worth making? True when the
+ * `deterministic` stage kept fewer than half of the candidates that reached it, over all patterns:
+ * the runs took different paths, and a third run gives the majority (Triggers) that keeps the
+ * triggers most runs share. A workload whose every plan the runs' disagreement pruned is otherwise
+ * reported untested.
+ */
+export function wantsMoreReferenceRuns(stats: ReadonlyArray<{ stages: readonly StageCount[] }>): boolean {
+  let reached = 0;
+  let kept = 0;
+  for (const { stages } of stats) {
+    const i = stages.findIndex((s) => s.stage === 'deterministic');
+    if (i <= 0) continue;
+    reached += stages[i - 1]!.plans;
+    kept += stages[i]!.plans;
+  }
+  return reached > 0 && kept * 2 < reached;
 }

@@ -1,12 +1,14 @@
 /**
  * Turning recorded changes and writes into plan triggers, and judging whether a trigger is
- * deterministic: whether it fires in every reference run, and, when the reference runs were
- * serialized (`learn --serialize`), in every normal-delivery run too: plans are tested with normal
- * delivery, where a controller batches events and may write less often or differently.
+ * deterministic: whether it fires in a majority of the reference runs (all of them when there are
+ * two; `learn` adds runs when two disagree, see `wantsMoreReferenceRuns`), and, when the reference
+ * runs were serialized (`learn --serialize`), in every normal-delivery run too: plans are tested with
+ * normal delivery, where a controller batches events and may write less often or differently.
  *
  * A change trigger names a change by key, type, and for updates the fields it changed (before and
  * after, normalised as change-match.ts normalises them), minus the fields that are nondeterministic:
- * fields whose sequence of values differs between the reference runs, and fields the user masks.
+ * fields whose sequence of values in the run plans come from is not that of a majority of the
+ * reference runs, and fields the user masks.
  * Its occurrence counts the earlier changes of the key that match the same fields, exactly as
  * change-match.ts `matchesChange` will count them at test time (test/planner checks this against it).
  */
@@ -226,25 +228,25 @@ export class Triggers {
   }
 
   /**
-   * Does change `index`'s trigger exist, name an object worth naming, and fire in every other
-   * reference run and every normal-delivery run?
+   * Does change `index`'s trigger exist, name an object worth naming, and fire in a majority of the
+   * reference runs and in every normal-delivery run?
    */
   deterministicChange(index: number): boolean {
     let ok = this.deterministicChanges.get(index);
     if (ok === undefined) {
       const c = this.main.changes[index]!;
       const { trigger, fields } = this.changeEntry(index);
-      ok = trigger !== undefined && !c.bookkeeping && !this.maskedWhole(c.key) && this.firesInAll(trigger, (r) => this.fires(r, trigger, fields));
+      ok = trigger !== undefined && !c.bookkeeping && !this.maskedWhole(c.key) && this.firesInMajority(trigger, (r) => this.fires(r, trigger, fields));
       this.deterministicChanges.set(index, ok);
     }
     return ok;
   }
 
-  /** Does the write trigger fire (counted as the proxy counts at test time) in every other reference run and every normal-delivery run? */
+  /** Does the write trigger fire (counted as the proxy counts at test time) in a majority of the reference runs and every normal-delivery run? */
   deterministicWrite(trigger: WriteTrigger): boolean {
     if (this.maskedWhole(trigger.key)) return false;
     const id = trigger.subresource ? { verb: trigger.verb, key: trigger.key, subresource: trigger.subresource } : { verb: trigger.verb, key: trigger.key };
-    return this.firesInAll(trigger, (r) => r.writeCount(id) >= trigger.occurrence);
+    return this.firesInMajority(trigger, (r) => r.writeCount(id) >= trigger.occurrence);
   }
 
   /**
@@ -256,8 +258,8 @@ export class Triggers {
     return this.unreproduced.size;
   }
 
-  private firesInAll(trigger: ChangeTrigger | WriteTrigger, firesIn: (run: RunAnalysis) => boolean): boolean {
-    if (!this.others.every(firesIn)) return false;
+  private firesInMajority(trigger: ChangeTrigger | WriteTrigger, firesIn: (run: RunAnalysis) => boolean): boolean {
+    if (!isMajority(1 + this.others.filter(firesIn).length, 1 + this.others.length)) return false;
     if (this.normalDelivery.every(firesIn)) return true;
     this.unreproduced.add(canonicalJson(trigger));
     return false;
@@ -289,8 +291,9 @@ export class Triggers {
   }
 
   /**
-   * Fields of `key` whose values do not follow the same sequence in every reference run (they changed
-   * in some runs only, or to different values): a trigger naming them would not fire reliably.
+   * Fields of `key` whose values in the run plans come from do not follow the same sequence as in a
+   * majority of the reference runs (they changed in some runs only, or to different values): a
+   * trigger naming them would not fire reliably.
    */
   nondeterministicPaths(key: ObjectKey): PathKey[] {
     let paths = this.nondeterministic.get(key);
@@ -299,7 +302,7 @@ export class Triggers {
     const sequences = runs.map((r) => fieldSequences(r, r.keys.get(key)));
     const all = new Set<PathKey>();
     for (const s of sequences) for (const p of s.keys()) all.add(p);
-    paths = [...all].filter((p) => sequences.some((s) => s.get(p) !== sequences[0]!.get(p))).sort();
+    paths = [...all].filter((p) => !isMajority(sequences.filter((s) => s.get(p) === sequences[0]!.get(p)).length, sequences.length)).sort();
     this.nondeterministic.set(key, paths);
     return paths;
   }
@@ -311,6 +314,11 @@ export class Triggers {
   maskedWhole(key: ObjectKey): boolean {
     return this.maskPatterns.some((m) => m.whole && globMatches(m.key, key));
   }
+}
+
+/** More than half: with two reference runs, both. */
+export function isMajority(agreeing: number, runs: number): boolean {
+  return agreeing * 2 > runs;
 }
 
 function prefixEither(pattern: Array<string | number>, segments: Array<string | number>): boolean {

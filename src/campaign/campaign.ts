@@ -25,7 +25,15 @@ import { readTrace } from '../io/trace-io.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
 import { InterruptedError, UserInputError } from '../model/errors.js';
 import type { TraceEvent } from '../model/trace.js';
-import { learnedQuietMs, planTestsStreaming, SilenceMeter, type PruningStats } from '../../planner/index.js';
+import {
+  learnedQuietMs,
+  MAX_REFERENCE_RUNS,
+  planTestsStreaming,
+  SilenceMeter,
+  wantsMoreReferenceRuns,
+  type PlannerOutput,
+  type PruningStats,
+} from '../../planner/index.js';
 import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '../../oracles/index.js';
 import { firstDivergence, groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
 import { confirmFindings, rerunOf, type FaultFreeRun } from './confirm-findings.js';
@@ -148,13 +156,13 @@ async function learnWorkloads(
     // The first run settles on the configured window; later ones on the window the runs before them
     // learned (as test runs will), unless kperturb.yaml sets settle.quietMs.
     const silences: number[] = [];
-    for (const { n, normal } of runs) {
+    const runOne = async (n: number, normal: boolean, of: number): Promise<boolean> => {
       const dir = normal ? layout.normalDeliveryRun(workload.name, n) : layout.referenceRun(workload.name, n);
       const runDir = normal ? layout.normalDeliveryRun(workload.name, n, replacement.path) : layout.referenceRun(workload.name, n, replacement.path);
       opts.log(
         normal
           ? `learn ${config.name}/${workload.name}: normal-delivery run ${n}/${normalRuns} (plans are tested with normal delivery: their triggers must fire in it)`
-          : `learn ${config.name}/${workload.name}: reference run ${n}/${config.referenceRuns}`,
+          : `learn ${config.name}/${workload.name}: reference run ${n}/${of}`,
       );
       const serialize = opts.serialize && !normal ? { serializeDelivery: opts.serialize } : {};
       const quietMs = config.settle.quietMsGiven === false && silences.length > 0 ? learnedQuietMs(silences, config.settle.quietMs) : config.settle.quietMs;
@@ -178,6 +186,17 @@ async function learnWorkloads(
       summary.runs.push({ name: `${normal ? 'normal' : 'ref'}-${n}`, dir, ok, durationMs: record.durationMs, ...(error ? { error } : {}) });
       finishedRuns++;
       if (!ok) opts.log(`  ${normal ? 'normal-delivery' : 'reference'} run ${n} failed: ${error}`);
+      return ok;
+    };
+    let allOk = true;
+    for (const { n, normal } of runs) allOk = (await runOne(n, normal, config.referenceRuns)) && allOk;
+    // Runs that disagree so much that the planner would keep fewer than half of its candidates: one
+    // more run at a time, until a majority of them agree (planner/triggers.ts) or MAX_REFERENCE_RUNS.
+    for (let n = config.referenceRuns + 1; allOk && !opts.serialize && config.referenceRuns >= 2 && n <= MAX_REFERENCE_RUNS; n++) {
+      const dirs = Array.from({ length: n - 1 }, (_, i) => layout.referenceRun(workload.name, i + 1, replacement.path));
+      if (!wantsMoreReferenceRuns((await planReferences(config, workload.name, dirs, [], true)).stats)) break;
+      opts.log(`learn ${config.name}/${workload.name}: the ${n - 1} reference runs disagree on most triggers; one more run, for a majority`);
+      allOk = await runOne(n, false, n);
     }
     replacement.commit();
     summaries.push(summary);
@@ -197,11 +216,31 @@ function mergedTrace(runDir: string): AsyncIterable<TraceEvent> {
   return mergeTracesBySeq([readTrace(join(runDir, RUN_FILES.controllerTrace)), readTrace(join(runDir, RUN_FILES.clusterTrace))]);
 }
 
+/** The plans of one workload from its reference runs (and normal-delivery runs), with the user's masks. */
+function planReferences(
+  config: ControllerUnderTest,
+  workload: string,
+  refs: readonly string[],
+  normal: readonly string[],
+  prune: boolean,
+): Promise<PlannerOutput> {
+  const masks = config.masks.filter((m) => !m.workload || m.workload === workload).map((m) => ({ key: m.key, paths: m.paths }));
+  return planTestsStreaming({
+    controller: config.name,
+    workload,
+    references: refs.map(mergedTrace),
+    normalDelivery: normal.map(mergedTrace),
+    options: { prune, quietMs: config.settle.quietMs, masks },
+  });
+}
+
+/** The reference runs of a workload: the configured number, and those learn added for a majority (MAX_REFERENCE_RUNS). */
 function referenceDirs(layout: CampaignLayout, config: ControllerUnderTest, workload: string): string[] {
   const dirs: string[] = [];
-  for (let n = 1; n <= config.referenceRuns; n++) {
+  for (let n = 1; n <= Math.max(config.referenceRuns, MAX_REFERENCE_RUNS); n++) {
     const dir = layout.referenceRun(workload, n);
     if (existsSync(join(dir, RUN_FILES.record))) dirs.push(dir);
+    else if (n > config.referenceRuns) break;
   }
   if (dirs.length === 0) {
     throw new UserInputError(layout.root, undefined, `reference runs of workload "${workload}" (none found: run \`kperturb learn\` first)`);
@@ -242,14 +281,7 @@ async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout
   for (const workload of selected) {
     const refs = referenceDirs(layout, config, workload.name);
     const normal = normalDeliveryDirs(layout, workload.name);
-    const masks = config.masks.filter((m) => !m.workload || m.workload === workload.name).map((m) => ({ key: m.key, paths: m.paths }));
-    const output = await planTestsStreaming({
-      controller: config.name,
-      workload: workload.name,
-      references: refs.map(mergedTrace),
-      normalDelivery: normal.map(mergedTrace),
-      options: { prune: opts.prune ?? true, quietMs: config.settle.quietMs, masks },
-    });
+    const output = await planReferences(config, workload.name, refs, normal, opts.prune ?? true);
     const { plans, stats } = output;
     if (output.causality === 'serialized-episodes' && normal.length === 0) {
       // A learn directory from before learn --serialize made normal-delivery runs.

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { analyzeRun, planTests } from '../../planner/index.js';
+import { analyzeRun, planTests, wantsMoreReferenceRuns } from '../../planner/index.js';
 import { Triggers } from '../../planner/triggers.js';
 import { TriggerEvaluator } from '../../src/model/trigger-eval.js';
 import { serializePlan } from '../../src/model/plan.js';
@@ -186,4 +186,56 @@ test('changes before the controller started (setup, existing objects) are neithe
   t.deepEqual(triggers.change(3), { key: cm, change: 'create', occurrence: 1 });
   // And it fires there, fed only what the proxy sees (changes after the controller started).
   t.is(firesAt(events, { change: triggers.change(3)! }), 3);
+});
+
+test('a trigger that fires in a majority of the reference runs is deterministic; with two runs, both must agree', (t) => {
+  // One run in three took another path: the database never became Ready in it.
+  const ready = () =>
+    analyzeRun(
+      new TraceBuilder().external('ADDED', DB, { set: { 'status.phase': 'Pending' } }).external('MODIFIED', DB, { set: { 'status.phase': 'Ready' } }).events,
+      {
+        quietMs: 1000,
+        stateHashes: false,
+      },
+    );
+  const stuck = analyzeRun(new TraceBuilder().external('ADDED', DB, { set: { 'status.phase': 'Pending' } }).events, { quietMs: 1000, stateHashes: false });
+  const main = ready();
+  t.false(new Triggers(main, [stuck], { maxFields: 5, masks: [] }).deterministicChange(1));
+  t.true(new Triggers(main, [stuck, ready()], { maxFields: 5, masks: [] }).deterministicChange(1));
+  t.false(new Triggers(main, [stuck, stuck, ready()], { maxFields: 5, masks: [] }).deterministicChange(1), 'two of four is no majority');
+  // A field's sequence of values: the same majority decides whether it names a change.
+  const token = (v: string) =>
+    analyzeRun(
+      new TraceBuilder()
+        .external('ADDED', DB, { set: { 'status.token': 'x' } })
+        .external('MODIFIED', DB, { set: { 'status.phase': 'Ready', 'status.token': v } }).events,
+      { quietMs: 1000, stateHashes: false },
+    );
+  t.deepEqual(new Triggers(token('a'), [token('b')], { maxFields: 5, masks: [] }).nondeterministicPaths(DB), ['status\u0000token']);
+  t.deepEqual(new Triggers(token('a'), [token('b'), token('a')], { maxFields: 5, masks: [] }).nondeterministicPaths(DB), []);
+});
+
+test('learn wants another reference run when the deterministic stage kept fewer than half of what reached it, over all patterns', (t) => {
+  const pattern = (before: number, after: number) => ({
+    stages: [
+      { stage: 'effective-writes', plans: before },
+      { stage: 'deterministic', plans: after },
+      { stage: 'deduplicated', plans: after },
+    ],
+  });
+  t.true(wantsMoreReferenceRuns([pattern(6, 0), pattern(8, 0), pattern(12, 0)]), 'snapshot-copy-fixed: every candidate dropped');
+  t.true(wantsMoreReferenceRuns([pattern(10, 2), pattern(4, 2)]));
+  t.false(wantsMoreReferenceRuns([pattern(10, 5), pattern(4, 2)]), 'half kept');
+  t.false(wantsMoreReferenceRuns([pattern(0, 0)]), 'nothing reached the stage: more runs would not help');
+  t.false(
+    wantsMoreReferenceRuns([
+      {
+        stages: [
+          { stage: 'baseline', plans: 3 },
+          { stage: 'expressible', plans: 3 },
+        ],
+      },
+    ]),
+    'unpruned',
+  );
 });
