@@ -65,6 +65,16 @@ interface Write {
   verb: Divergence['verb'];
   object: ObjectKey;
   obj: KubeObject;
+  /** A create whose controller owner, by uid, was not in the cluster at that moment. */
+  ownerGone?: ObjectKey;
+}
+
+/** The key of an object's controller owner (its ownerReference with controller: true) and that owner's uid. */
+function controllerOwner(obj: KubeObject): { key: ObjectKey; uid: string } | undefined {
+  const refs = obj.metadata?.ownerReferences;
+  const ref = Array.isArray(refs) ? refs.find((r) => r?.controller === true) : undefined;
+  if (!ref || typeof ref.kind !== 'string' || typeof ref.name !== 'string' || typeof ref.uid !== 'string') return undefined;
+  return { key: `${ref.kind}/${obj.metadata?.namespace ?? ''}/${ref.name}`, uid: ref.uid };
 }
 
 /** The controller's writes of a run, found by what its answer says and by object, each waiting for the change it made. */
@@ -106,11 +116,18 @@ class OwnChanges {
  */
 function writesOf(run: RunArtifacts): Write[] {
   const own = run.controllerActivity?.ownWrites ? new OwnChanges(run.controllerActivity.ownWrites) : undefined;
+  /** The uid of every object in the cluster so far, by key (for owners gone by the time a child is created). */
+  const live = new Map<ObjectKey, string | undefined>();
   const out: Write[] = [];
   for (const c of run.clusterChanges) {
+    if (c.eventType === 'DELETED') live.delete(c.key);
+    else live.set(c.key, c.object.metadata?.uid);
     if (own && !own.made(c)) continue;
     const object = foldedKey(c.key, c.object);
-    if (object !== undefined) out.push({ verb: VERBS[c.eventType], object, obj: c.object });
+    if (object === undefined) continue;
+    const owner = c.eventType === 'ADDED' ? controllerOwner(c.object) : undefined;
+    const ownerGone = owner && live.get(owner.key) !== owner.uid ? owner.key : undefined;
+    out.push({ verb: VERBS[c.eventType], object, obj: c.object, ...(ownerGone ? { ownerGone } : {}) });
   }
   return out;
 }
@@ -119,6 +136,8 @@ function writesOf(run: RunArtifacts): Write[] {
  * The first write of the controller (RunArtifacts.controllerActivity.ownWrites; every change when the
  * run has no such record) in which `test` departed from every reference run, looked for among the objects
  * the state oracles alarmed on (a status write elsewhere that differs in timing is not the bug):
+ *   - a create of such an object whose controller owner was gone (deleted, or re-created with
+ *     another uid) when no reference run did that for the same owner (`ownerGone`);
  *   - a create or delete of such an object made more often than in any reference run, or an update
  *     that set an alarmed field to a value no reference run's writes gave it: `extra`;
  *   - else the write the first state alarm says is missing (an object the references have and the
@@ -137,9 +156,12 @@ export function firstDivergence(references: readonly RunArtifacts[], test: RunAr
   const refWrites = references.map(writesOf);
   const maxCount = new Map<string, number>();
   const refValues = new Map<string, Set<string>>();
+  /** Owners some reference run created children of after they were gone (then such a create is no divergence by itself). */
+  const refOrphaned = new Set<ObjectKey>();
   for (const writes of refWrites) {
     const counts = new Map<string, number>();
     for (const w of writes) {
+      if (w.ownerGone) refOrphaned.add(w.ownerGone);
       const k = `${w.verb} ${w.object}`;
       counts.set(k, (counts.get(k) ?? 0) + 1);
       for (const f of alarmed.get(w.object) ?? []) {
@@ -158,6 +180,7 @@ export function firstDivergence(references: readonly RunArtifacts[], test: RunAr
     const k = `${w.verb} ${w.object}`;
     const n = (seen.get(k) ?? 0) + 1;
     seen.set(k, n);
+    if (w.ownerGone && !refOrphaned.has(w.ownerGone)) return { kind: 'extra', verb: w.verb, object: w.object, ownerGone: w.ownerGone };
     if (w.verb !== 'update' && n > (maxCount.get(k) ?? 0)) return { kind: 'extra', verb: w.verb, object: w.object };
     if (w.verb === 'update') {
       for (const f of [...fields].sort()) {
@@ -217,7 +240,9 @@ export function describeSignature(s: FindingSignature): string {
   const d = s.divergence;
   const what = d
     ? d.kind === 'extra'
-      ? `${VERB_TEXT[d.verb][0]} ${d.object}${d.field ? ` (${d.field})` : ''}, which no reference run did`
+      ? d.ownerGone
+        ? `${VERB_TEXT[d.verb][0]} children of ${d.ownerGone} after it was gone (${d.object} first), which no reference run did`
+        : `${VERB_TEXT[d.verb][0]} ${d.object}${d.field ? ` (${d.field})` : ''}, which no reference run did`
       : `never ${VERB_TEXT[d.verb][1]} ${d.object}${d.field ? ` (${d.field})` : ''}, which the reference runs did`
     : `${s.check ?? s.oracle}${s.object ? ` on ${s.object}` : ''}`;
   return `[${s.oracle}] ${what}${s.lastError ? `; last new error: ${s.lastError}` : ''}`;

@@ -248,6 +248,13 @@ export interface Divergence {
   verb: 'create' | 'update' | 'delete';
   object: ObjectKey;
   field?: string;
+  /**
+   * An extra create of an object whose controller owner (ownerReferences, by uid) no longer existed
+   * when it was created (deleted, or deleted and created again): the controller acted for an owner
+   * it should have known gone. Findings group such creates by this owner, whichever of its children
+   * the controller re-created first.
+   */
+  ownerGone?: ObjectKey;
 }
 
 /** A plan a campaign was given but did not run (it was interrupted first): reports list it as such. */

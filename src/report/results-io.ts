@@ -304,9 +304,10 @@ export function validatePlanResult(value: unknown, file: string, at: string): Pl
       !isObject(d) ||
       !['extra', 'missing'].includes(d.kind as string) ||
       !['create', 'update', 'delete'].includes(d.verb as string) ||
-      typeof d.object !== 'string'
+      typeof d.object !== 'string' ||
+      (d.ownerGone !== undefined && typeof d.ownerGone !== 'string')
     )
-      fail(sub('divergence'), 'a divergence {kind: extra or missing, verb: create, update or delete, object, field?}');
+      fail(sub('divergence'), 'a divergence {kind: extra or missing, verb: create, update or delete, object, field?, ownerGone?}');
   }
   if (r.size !== undefined) {
     const z = r.size as Record<string, unknown>;

@@ -224,6 +224,41 @@ test("the garbage collector's cascade is not the divergence: the controller's ow
   t.deepEqual(firstDivergence(refs, unrecorded, alarms), { kind: 'extra', verb: 'delete', object: 'Service/default/mc1' });
 });
 
+test('extra creates of children whose owner was already gone are one divergence, named by the owner, whichever child came first', (t) => {
+  const owner = (uid: string): KubeObject => ({ apiVersion: 'demo/v1', kind: 'MongoCluster', metadata: { name: 'mc1', namespace: 'default', uid } });
+  const child = (kind: string, name: string, uid: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind,
+    metadata: { name, namespace: 'default', ownerReferences: [{ apiVersion: 'demo/v1', kind: 'MongoCluster', name: 'mc1', uid, controller: true }] },
+  });
+  const life = (uid: string) => [child('Secret', 'mc1-users', uid), child('Service', 'mc1', uid)];
+  const created = (object: string): Alarm => ({ oracle: 'update-summary', check: 'created', object, reference: [2], test: 3, message: '' });
+  const alarms = [created('Secret/default/mc1-users'), created('Service/default/mc1')];
+  const changes = (resurrected: KubeObject[]): Array<['ADDED' | 'DELETED', KubeObject]> => [
+    ['ADDED', owner('old')],
+    ...life('old').map((o): ['ADDED', KubeObject] => ['ADDED', o]),
+    ['DELETED', owner('old')],
+    ...life('old').map((o): ['DELETED', KubeObject] => ['DELETED', o]),
+    ['ADDED', owner('new')],
+    // Under a stale view of the old cluster, the controller re-creates some of its children ...
+    ...resurrected.map((o): ['ADDED', KubeObject] => ['ADDED', o]),
+    ...resurrected.map((o): ['DELETED', KubeObject] => ['DELETED', o]),
+    // ... and then the new cluster's.
+    ...life('new').map((o): ['ADDED', KubeObject] => ['ADDED', o]),
+  ];
+  const ownIn = (c: Array<['ADDED' | 'DELETED', KubeObject]>) => c.flatMap(([type, o], i) => (type === 'ADDED' && o.kind !== 'MongoCluster' ? [i] : []));
+  const refs = [madeBy(runWith([], changes([])), ownIn(changes([])))];
+  const secretFirst = changes([child('Secret', 'mc1-users', 'old'), child('Service', 'mc1', 'old')]);
+  const serviceOnly = changes([child('Service', 'mc1', 'old')]);
+  const a = firstDivergence(refs, madeBy(runWith([], secretFirst), ownIn(secretFirst)), alarms);
+  const b = firstDivergence(refs, madeBy(runWith([], serviceOnly), ownIn(serviceOnly)), alarms);
+  t.deepEqual(a, { kind: 'extra', verb: 'create', object: 'Secret/default/mc1-users', ownerGone: 'MongoCluster/default/mc1' });
+  t.deepEqual(b, { kind: 'extra', verb: 'create', object: 'Service/default/mc1', ownerGone: 'MongoCluster/default/mc1' });
+  const found = groupFindings([result('p1', { divergence: a, alarms }), result('p2', { divergence: b, alarms })]);
+  t.is(found.length, 1);
+  t.regex(found[0]!.summary, /creates children of MongoCluster\/default\/mc1 after it was gone \(Secret\/default\/mc1-users first\)/);
+});
+
 test('a write the test run never made is a missing divergence; without state alarms there is none', (t) => {
   const refs = [runWith([], [['ADDED', configMap('data-0', {})]])];
   const run = runWith([], []);
