@@ -381,6 +381,7 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
       }
       const remaining = settleDeadline - Date.now();
       record.settled = await interruptible(waitUntilQuiet(proxy, proc, config.settle.quietMs, Math.max(remaining, 0), false, quietSince));
+      if (!record.settled) log(`  not quiet within the settle timeout: ${describeActivity(proxy.activity(), Date.now())}`);
       // A fault that fires while we settle restarts the controller: settle again after it.
       if (faults?.pending === restart || remaining <= 0) break;
     }
@@ -622,6 +623,11 @@ export function isQuiet(a: ProxyActivity, o: { now: number; quietMs: number; sin
     a.awaitingRelist === 0 &&
     a.holdsInPlace === 0
   );
+}
+
+/** What kept a run from being quiet, for its log. */
+function describeActivity(a: ProxyActivity, now: number): string {
+  return `${a.inFlight} request(s) in flight, ${a.openWatches} watch(es) open, last activity ${now - a.lastActivityAt} ms ago, ${a.awaitingRelist} stream(s) awaiting a relist, ${a.holdsInPlace} hold(s) in place`;
 }
 
 async function waitUntilQuiet(

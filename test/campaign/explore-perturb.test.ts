@@ -74,16 +74,3 @@ test('the differential oracle takes accepted steps of the sequence run itself: n
     ['spec.a', 'spec.d'],
   );
 });
-
-test('the differential creates what the user wrote after the step, not the CR the controller filled in; after a refused step, the CR the cluster stored', (t) => {
-  const seed = { apiVersion: 'x/v1', kind: 'Z', metadata: { name: 'z' }, spec: {} };
-  const written = { ...seed, spec: { probes: { livenessProbe: { failureThreshold: 1 } } } };
-  const sequence = {
-    name: 's',
-    seed,
-    steps: [{ operation: 'integer-up', kind: 'primitive' as const, property: 'p', path: ['spec'], value: 1, patch: {}, cr: written }],
-  };
-  const stored = { ...seed, spec: { probes: { livenessProbe: { failureThreshold: 1, periodSeconds: 10, initialDelaySeconds: 10 } } } } as unknown as KubeObject;
-  t.deepEqual(differentialInput(sequence, judged('s', [stepOf('p', 'ok')]), 1, stored)?.spec, written.spec);
-  t.deepEqual(differentialInput(sequence, judged('s', [{ ...stepOf('p', 'rejected') }]), 1, stored)?.spec, stored.spec);
-});
