@@ -30,11 +30,11 @@ import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '
 import { firstDivergence, groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
 import { confirmFindings, rerunOf, type FaultFreeRun } from './confirm-findings.js';
 import { recoverFindings } from './recovery.js';
-import { loadHealthInputs, loadRunDir, readJsonFile, readRunRecord, RUN_FILES } from '../report/artifacts.js';
-import { validatePlanResult } from '../report/results-io.js';
+import { loadHealthInputs, loadRunDir, readJsonFile, readRunRecord, RUN_FILES } from '../io/run-dir.js';
+import { validatePlanResult } from '../io/results-file.js';
 import { recoverDirectory, replaceDirectory, writeFileAtomic } from '../io/atomic-files.js';
 import { lockCampaignDir } from './campaign-lock.js';
-import { redactAlarm } from '../report/redact.js';
+import { redactAlarm } from '../model/redact.js';
 import { CampaignLayout } from './layout.js';
 import { useSecretHashKeyFile } from '../io/secret-hash-key.js';
 import { Limiter } from './limiter.js';

@@ -12,9 +12,8 @@ import { loadConfig } from '../config/config.js';
 import { InterruptedError, UserInputError } from '../model/errors.js';
 import type { ControllerUnderTest } from '../config/config.js';
 import type { Pattern, TestPlan } from '../model/plan.js';
-import { DEFAULT_CONFIRM_RUNS, type Finding, type PlanResult, type UntestedWorkload, type Verdict } from '../model/results.js';
+import { DEFAULT_CONFIRM_RUNS, type Finding, type PlanResult, type UntestedWorkload } from '../model/results.js';
 import { groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
-import { formatDuration, renderTable } from '../report/table.js';
 import { learn, plan, test, type Log, type TestProgress } from './campaign.js';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { DEMO_PARALLEL, Limiter } from './limiter.js';
@@ -238,36 +237,6 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
     examples.push(outcome.value);
   }
   return { format: DEMO_RESULTS_FORMAT, durationMs: Date.now() - started, examples };
-}
-
-/** One row per example and workload, one column per verdict. */
-export function renderDemoTable(results: DemoResults): string {
-  const rows = results.examples.map((e) => {
-    const n = (v: Verdict) => e.plans.filter((p) => p.verdict === v).length;
-    if (e.error) return [e.example, e.workload, 'reference runs failed', '', '', '', '', '', '', '', formatDuration(e.durationMs)];
-    if (e.skipped) return [e.example, e.workload, 'skipped (not built)', '', '', '', '', '', '', '', ''];
-    const findings = e.findings?.filter((f) => f.class === 'bug' || f.class === 'beyond-contract').length ?? 0;
-    const beyond = e.plans.filter((p) => p.verdict === 'bug' && p.beyondContract?.length).length;
-    return [
-      e.example,
-      e.workload,
-      e.untested ? `${e.plansGenerated} (untested)` : e.plansGenerated,
-      beyond > 0 ? `${e.bugs} (${beyond}*)` : e.bugs,
-      findings,
-      n('pass'),
-      n('flaky'),
-      n('not-injected'),
-      n('workload-failed'),
-      n('error'),
-      formatDuration(e.durationMs),
-    ];
-  });
-  const table = renderTable(
-    ['example', 'workload', 'plans', 'bug verdicts', 'findings', 'passed', 'flaky', 'not injected', 'workload failed', 'error', 'time'],
-    rows,
-  );
-  const marked = results.examples.some((e) => e.plans.some((p) => p.verdict === 'bug' && p.beyondContract?.length));
-  return marked ? `${table}\n(N*): N of the bugs had a fault beyond the API contract (a consistent read answered from a stale view; docs/fidelity.md)` : table;
 }
 
 export function writeDemoJson(file: string, results: DemoResults): void {
