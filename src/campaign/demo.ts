@@ -12,9 +12,8 @@ import { loadConfig } from '../config/config.js';
 import { InterruptedError, UserInputError } from '../model/errors.js';
 import type { ControllerUnderTest } from '../config/config.js';
 import type { Pattern, TestPlan } from '../model/plan.js';
-import { DEFAULT_CONFIRM_RUNS, type Finding, type PlanResult, type UntestedWorkload, type Verdict } from '../model/results.js';
+import { DEFAULT_CONFIRM_RUNS, type Finding, type PlanResult, type UntestedWorkload } from '../model/results.js';
 import { groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
-import { formatDuration, renderTable } from '../report/table.js';
 import { learn, plan, test, type Log, type TestProgress } from './campaign.js';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { DEMO_PARALLEL, Limiter } from './limiter.js';
@@ -122,7 +121,43 @@ export { DEMO_PARALLEL } from './limiter.js';
 export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
   const started = Date.now();
   const orInterrupted = (err: unknown) => (opts.signal?.aborted ? new InterruptedError(`results so far in ${opts.out}`) : err);
-  const selected: Array<{ config: ControllerUnderTest; workload: string; wanted: (p: TestPlan) => boolean; only?: Pattern }> = [];
+  const selected = selectExamples(opts);
+  const goBuild = selected.some((s) => usesGoExamplesBinary(s.config)) ? (opts.buildGoExamples ?? buildGoExamples)(opts.log, opts.signal) : Promise.resolve();
+  opts.progress?.begin(0);
+  const slots: DemoSlots = {
+    goBuild,
+    learning: new Limiter(1),
+    // One limit over all examples: their plans share the machine, not one example at a time.
+    testing: new Limiter(opts.parallel ?? DEMO_PARALLEL),
+  };
+  const outcomes = await Promise.allSettled(selected.map((example) => demoExample(example, slots, opts)));
+  // Every example's runs have ended (an interrupt ends them all) before the demo says what happened.
+  const examples: DemoExampleResult[] = [];
+  for (const outcome of outcomes) {
+    if (outcome.status === 'rejected') throw orInterrupted(outcome.reason);
+    examples.push(outcome.value);
+  }
+  return { format: DEMO_RESULTS_FORMAT, durationMs: Date.now() - started, examples };
+}
+
+/** One example's workload the demo tests, and which of its plans (`only`: the one pattern it tests). */
+interface SelectedExample {
+  config: ControllerUnderTest;
+  workload: string;
+  wanted: (p: TestPlan) => boolean;
+  only?: Pattern;
+}
+
+/** What the examples' pipelines share: the Go build, one learning slot, one limit on runs. */
+interface DemoSlots {
+  goBuild: Promise<void>;
+  learning: Limiter;
+  testing: Limiter;
+}
+
+/** The bundled examples' workloads the options select (`--only`, `--all`, or DEMO_SELECTION). */
+function selectExamples(opts: DemoOptions): SelectedExample[] {
+  const selected: SelectedExample[] = [];
   const bundled = findExampleConfigs().map((file) => ({ file, config: loadConfig(file) }));
   const unknown = (opts.only ?? []).filter((name) => !bundled.some((e) => e.config.name === name));
   if (unknown.length > 0) {
@@ -144,130 +179,99 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResults> {
     const wanted = (p: TestPlan) => onePattern === undefined || p.spec.pattern === onePattern;
     for (const workload of config.workloads.keys()) selected.push({ config, workload, wanted, ...(onePattern ? { only: onePattern } : {}) });
   }
-  const goBuild = selected.some((s) => usesGoExamplesBinary(s.config)) ? (opts.buildGoExamples ?? buildGoExamples)(opts.log, opts.signal) : Promise.resolve();
-  const progress = opts.progress;
-  progress?.begin(0);
-  const learning = new Limiter(1);
-  // One limit over all examples: their plans share the machine, not one example at a time.
-  const limiter = new Limiter(opts.parallel ?? DEMO_PARALLEL);
-  const outcomes = await Promise.allSettled(
-    selected.map(async ({ config, workload, wanted, only }): Promise<DemoExampleResult> => {
-      const base = { example: config.name, workload, plansGenerated: 0, bugs: 0, plans: [] };
-      if (usesGoExamplesBinary(config)) await goBuild;
-      const notBuilt = missingControllerBinary(config);
-      if (notBuilt) {
-        opts.log(`demo: skipping ${config.name}/${workload}: ${notBuilt}`);
-        return { ...base, durationMs: 0, skipped: notBuilt };
-      }
-      const t0 = Date.now();
-      // The Go examples are learned first once they are built: they carry most of the default demo's
-      // plans (stale-deletion's 116 of 168), and learned last (after the TypeScript ones, in name
-      // order) their tests ran on their own at the end. Before the build is done they are not waiting
-      // for the learning slot at all, so a fresh clone's first bug still comes from a TypeScript example.
-      const prepared = await learning.run(
-        async (): Promise<{ plans: TestPlan[]; emptiedBy?: string; referenceRuns: number } | { error: string }> => {
-          if (opts.signal?.aborted) throw new InterruptedError(`results so far in ${opts.out}`);
-          const learned = await learn(config, {
-            out: opts.out,
-            log: opts.log,
-            ...(opts.cluster ? { cluster: opts.cluster } : {}),
-            ...(opts.signal ? { signal: opts.signal } : {}),
-            workloads: [workload],
-            serialize: { quietMs: DEMO_SERIALIZE_QUIET_MS },
-          });
-          const failed = learned.flatMap((l) => l.runs).find((r) => !r.ok);
-          // Plans from a broken reference would be meaningless; the other examples still run.
-          if (failed) return { error: `a reference run failed: ${failed.error} (see ${failed.dir})` };
-          const [planned] = await plan(config, { out: opts.out, log: opts.log, workloads: [workload] });
-          const plans = planned!.plans.filter(wanted);
-          const emptiedBy = stageThatEmptied(planned!.stats.filter((s) => only === undefined || s.pattern === only));
-          return { plans, referenceRuns: config.referenceRuns, ...(plans.length === 0 && emptiedBy ? { emptiedBy } : {}) };
-        },
-        LEARN_PRIORITY[usesGoExamplesBinary(config) ? 'go' : 'typescript'],
-      );
-      if ('error' in prepared) return { ...base, durationMs: Date.now() - t0, error: prepared.error };
-      const planned = {
-        controller: config.name,
-        workload,
-        plans: prepared.plans.length,
-        referenceRuns: prepared.referenceRuns,
-        ...(prepared.emptiedBy ? { emptiedBy: prepared.emptiedBy } : {}),
-      };
-      if (prepared.plans.length === 0) return { ...base, durationMs: Date.now() - t0, untested: untestedWorkloads([planned], [])[0]! };
-      const results = await test(config, prepared.plans, {
-        out: opts.out,
-        log: opts.log,
-        ...(opts.cluster ? { cluster: opts.cluster } : {}),
-        ...(opts.signal ? { signal: opts.signal } : {}),
-        limiter,
-        confirm: opts.confirm ?? true,
-        confirmRuns: opts.confirmRuns ?? DEFAULT_CONFIRM_RUNS,
-        recovery: opts.recovery ?? true,
-        ...(progress ? { progress } : {}),
-      });
-      return {
-        ...base,
-        plansGenerated: prepared.plans.length,
-        bugs: results.filter((r) => r.verdict === 'bug').length,
-        durationMs: Date.now() - t0,
-        ...(untestedWorkloads([planned], results).length > 0 ? { untested: untestedWorkloads([planned], results)[0]! } : {}),
-        findings: groupFindings(results),
-        plans: results.map((r) => ({
-          plan: r.plan,
-          pattern: r.pattern,
-          description: r.description,
-          verdict: r.verdict,
-          injected: r.injected,
-          ...(r.beyondContract ? { beyondContract: r.beyondContract } : {}),
-          durationMs: r.durationMs,
-          alarms: r.alarms.map((a) => ({
-            oracle: a.oracle,
-            object: a.object,
-            ...(a.field !== undefined ? { field: a.field } : {}),
-            message: a.message,
-            ...(a.flaky ? { flaky: true } : {}),
-          })),
-        })),
-      };
-    }),
-  );
-  // Every example's runs have ended (an interrupt ends them all) before the demo says what happened.
-  const examples: DemoExampleResult[] = [];
-  for (const outcome of outcomes) {
-    if (outcome.status === 'rejected') throw orInterrupted(outcome.reason);
-    examples.push(outcome.value);
-  }
-  return { format: DEMO_RESULTS_FORMAT, durationMs: Date.now() - started, examples };
+  return selected;
 }
 
-/** One row per example and workload, one column per verdict. */
-export function renderDemoTable(results: DemoResults): string {
-  const rows = results.examples.map((e) => {
-    const n = (v: Verdict) => e.plans.filter((p) => p.verdict === v).length;
-    if (e.error) return [e.example, e.workload, 'reference runs failed', '', '', '', '', '', '', '', formatDuration(e.durationMs)];
-    if (e.skipped) return [e.example, e.workload, 'skipped (not built)', '', '', '', '', '', '', '', ''];
-    const findings = e.findings?.filter((f) => f.class === 'bug' || f.class === 'beyond-contract').length ?? 0;
-    const beyond = e.plans.filter((p) => p.verdict === 'bug' && p.beyondContract?.length).length;
-    return [
-      e.example,
-      e.workload,
-      e.untested ? `${e.plansGenerated} (untested)` : e.plansGenerated,
-      beyond > 0 ? `${e.bugs} (${beyond}*)` : e.bugs,
-      findings,
-      n('pass'),
-      n('flaky'),
-      n('not-injected'),
-      n('workload-failed'),
-      n('error'),
-      formatDuration(e.durationMs),
-    ];
-  });
-  const table = renderTable(
-    ['example', 'workload', 'plans', 'bug verdicts', 'findings', 'passed', 'flaky', 'not injected', 'workload failed', 'error', 'time'],
-    rows,
+/** One example's pipeline: learn and plan (in the learning slot), then test its plans. */
+async function demoExample({ config, workload, wanted, only }: SelectedExample, slots: DemoSlots, opts: DemoOptions): Promise<DemoExampleResult> {
+  const base = { example: config.name, workload, plansGenerated: 0, bugs: 0, plans: [] };
+  if (usesGoExamplesBinary(config)) await slots.goBuild;
+  const notBuilt = missingControllerBinary(config);
+  if (notBuilt) {
+    opts.log(`demo: skipping ${config.name}/${workload}: ${notBuilt}`);
+    return { ...base, durationMs: 0, skipped: notBuilt };
+  }
+  const t0 = Date.now();
+  // The Go examples are learned first once they are built: they carry most of the default demo's
+  // plans (stale-deletion's 116 of 168), and learned last (after the TypeScript ones, in name
+  // order) their tests ran on their own at the end. Before the build is done they are not waiting
+  // for the learning slot at all, so a fresh clone's first bug still comes from a TypeScript example.
+  const prepared = await slots.learning.run(
+    () => learnAndPlan({ config, workload, wanted, ...(only ? { only } : {}) }, opts),
+    LEARN_PRIORITY[usesGoExamplesBinary(config) ? 'go' : 'typescript'],
   );
-  const marked = results.examples.some((e) => e.plans.some((p) => p.verdict === 'bug' && p.beyondContract?.length));
-  return marked ? `${table}\n(N*): N of the bugs had a fault beyond the API contract (a consistent read answered from a stale view; docs/fidelity.md)` : table;
+  if ('error' in prepared) return { ...base, durationMs: Date.now() - t0, error: prepared.error };
+  const planned = {
+    controller: config.name,
+    workload,
+    plans: prepared.plans.length,
+    referenceRuns: prepared.referenceRuns,
+    ...(prepared.emptiedBy ? { emptiedBy: prepared.emptiedBy } : {}),
+  };
+  if (prepared.plans.length === 0) return { ...base, durationMs: Date.now() - t0, untested: untestedWorkloads([planned], [])[0]! };
+  const results = await test(config, prepared.plans, {
+    out: opts.out,
+    log: opts.log,
+    ...(opts.cluster ? { cluster: opts.cluster } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    limiter: slots.testing,
+    confirm: opts.confirm ?? true,
+    confirmRuns: opts.confirmRuns ?? DEFAULT_CONFIRM_RUNS,
+    recovery: opts.recovery ?? true,
+    ...(opts.progress ? { progress: opts.progress } : {}),
+  });
+  return {
+    ...base,
+    plansGenerated: prepared.plans.length,
+    bugs: results.filter((r) => r.verdict === 'bug').length,
+    durationMs: Date.now() - t0,
+    ...(untestedWorkloads([planned], results).length > 0 ? { untested: untestedWorkloads([planned], results)[0]! } : {}),
+    findings: groupFindings(results),
+    plans: results.map(demoPlanResult),
+  };
+}
+
+/** Learns and plans one example's workload; the plans it wanted, or why there are none. */
+async function learnAndPlan(
+  { config, workload, wanted, only }: SelectedExample,
+  opts: DemoOptions,
+): Promise<{ plans: TestPlan[]; emptiedBy?: string; referenceRuns: number } | { error: string }> {
+  if (opts.signal?.aborted) throw new InterruptedError(`results so far in ${opts.out}`);
+  const learned = await learn(config, {
+    out: opts.out,
+    log: opts.log,
+    ...(opts.cluster ? { cluster: opts.cluster } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    workloads: [workload],
+    serialize: { quietMs: DEMO_SERIALIZE_QUIET_MS },
+  });
+  const failed = learned.flatMap((l) => l.runs).find((r) => !r.ok);
+  // Plans from a broken reference would be meaningless; the other examples still run.
+  if (failed) return { error: `a reference run failed: ${failed.error} (see ${failed.dir})` };
+  const [planned] = await plan(config, { out: opts.out, log: opts.log, workloads: [workload] });
+  const plans = planned!.plans.filter(wanted);
+  const emptiedBy = stageThatEmptied(planned!.stats.filter((s) => only === undefined || s.pattern === only));
+  return { plans, referenceRuns: config.referenceRuns, ...(plans.length === 0 && emptiedBy ? { emptiedBy } : {}) };
+}
+
+/** A plan's result as the demo's JSON carries it. */
+function demoPlanResult(r: PlanResult): DemoExampleResult['plans'][number] {
+  return {
+    plan: r.plan,
+    pattern: r.pattern,
+    description: r.description,
+    verdict: r.verdict,
+    injected: r.injected,
+    ...(r.beyondContract ? { beyondContract: r.beyondContract } : {}),
+    durationMs: r.durationMs,
+    alarms: r.alarms.map((a) => ({
+      oracle: a.oracle,
+      object: a.object,
+      ...(a.field !== undefined ? { field: a.field } : {}),
+      message: a.message,
+      ...(a.flaky ? { flaky: true } : {}),
+    })),
+  };
 }
 
 export function writeDemoJson(file: string, results: DemoResults): void {

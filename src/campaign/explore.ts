@@ -39,7 +39,7 @@ import {
   type SequenceRun,
   type StepJudgement,
 } from '../../oracles/explore/index.js';
-import { readRunRecord, readRunTraces, RUN_FILES } from '../report/artifacts.js';
+import { readRunRecord, readRunTraces, RUN_FILES } from '../io/run-dir.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
 import type { MaskRule } from '../../oracles/masks.js';
 import type { TraceEvent } from '../model/trace.js';

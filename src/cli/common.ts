@@ -6,7 +6,7 @@ import { Option } from 'commander';
 import { relative } from 'node:path';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { UserInputError } from '../model/errors.js';
-import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../cluster/kube-version.js';
+import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../model/kube-version.js';
 import { DEFAULT_CONFIRM_RUNS, type PlanResult, type UntestedWorkload } from '../model/results.js';
 import { ProgressReporter, type Verbosity } from '../report/progress.js';
 import { paletteFor } from '../report/color.js';

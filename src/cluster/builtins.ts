@@ -16,7 +16,8 @@ import { DEFAULT_NETWORK, type ClusterNetwork } from './network.js';
 import { workloadDefinitions } from './kinds/apps.js';
 import { networkingDefinitions } from './kinds/networking.js';
 import { admissionRegistrationDefinitions, CRD_V1BETA1_CONVERSION } from './kinds/legacy.js';
-import { DEFAULT_KUBERNETES_VERSION, definitionsForRelease, parseKubernetesVersion, type KubernetesVersion } from './kube-version.js';
+import { definitionsForRelease } from './kube-version.js';
+import { DEFAULT_KUBERNETES_VERSION, parseKubernetesVersion, type KubernetesVersion } from '../model/kube-version.js';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 export const NAMESPACE_FINALIZER = 'kubernetes';

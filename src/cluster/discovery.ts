@@ -7,7 +7,8 @@
 import { groupVersion } from '../model/api-path.js';
 import type { ResourceDefinition, ResourceRegistry } from './registry.js';
 import { SUBRESOURCE_VERBS } from './registry.js';
-import { DEFAULT_KUBERNETES_VERSION, parseKubernetesVersion, versionInfoFor, type KubernetesVersion } from './kube-version.js';
+import { versionInfoFor } from './kube-version.js';
+import { DEFAULT_KUBERNETES_VERSION, parseKubernetesVersion, type KubernetesVersion } from '../model/kube-version.js';
 
 /** What each subresource answers with, and its verbs (as kube-apiserver registers them). */
 interface SubresourceInfo {

@@ -32,7 +32,7 @@ import {
   parseKubernetesVersion,
   watchListByDefault,
   type KubernetesVersion,
-} from './kube-version.js';
+} from '../model/kube-version.js';
 import { ClusterSimulation, type ContainerFaults, type SimulationOptions } from './sim/index.js';
 import { PodStreaming } from '../streaming/pod-streaming.js';
 import { NO_POD_STREAMING_RULES, type PodStreamingRules } from '../model/exec-rules.js';

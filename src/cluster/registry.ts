@@ -7,7 +7,6 @@
 import type { KubeObject } from '../model/object-key.js';
 import type { FieldError, GroupResource } from './api-error.js';
 import type { CustomResourceSchemas } from './crd-schema.js';
-import type { PrinterColumn } from './table.js';
 
 /**
  * How one list field merges, for strategic merge patch (patchStrategy/patchMergeKey in k8s.io/api) and
@@ -103,6 +102,16 @@ export interface Conversion {
   /** May throw an `ApiError` (422) for input the version's own validation refuses. */
   toStorage(obj: KubeObject): KubeObject;
   fromStorage(obj: KubeObject): KubeObject;
+}
+
+/** One additionalPrinterColumns entry of a CRD version. */
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  format?: string;
+  description?: string;
+  priority?: number;
+  jsonPath: string;
 }
 
 export interface ResourceDefinition {

@@ -41,7 +41,8 @@ import {
 } from './operations.js';
 import type { ResourceRegistry } from './registry.js';
 import type { WatchHub } from './watch.js';
-import { servesAggregatedDiscovery, type KubernetesVersion } from './kube-version.js';
+import { servesAggregatedDiscovery } from './kube-version.js';
+import { type KubernetesVersion } from '../model/kube-version.js';
 import { KUBERNETES_PROTOBUF_MEDIA_TYPE } from '../wire/index.js';
 import { decodeProtobufRequestBody } from './protobuf-body.js';
 import { podStreamingTarget, type PodLookupResult, type PodStreaming } from '../streaming/pod-streaming.js';

@@ -9,7 +9,7 @@
  * without `-o wide`.
  */
 import { isObject, type KubeObject } from '../model/object-key.js';
-import type { ResourceDefinition } from './registry.js';
+import type { PrinterColumn, ResourceDefinition } from './registry.js';
 
 type Obj = Record<string, unknown>;
 type Cell = string | number | boolean | null;
@@ -20,16 +20,6 @@ export interface TableColumn {
   format: string;
   description: string;
   priority: number;
-}
-
-/** One additionalPrinterColumns entry of a CRD version. */
-export interface PrinterColumn {
-  name: string;
-  type: string;
-  format?: string;
-  description?: string;
-  priority?: number;
-  jsonPath: string;
 }
 
 /** What the client asked for: the Table's version and what each row carries as `object`. */

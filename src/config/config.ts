@@ -19,7 +19,7 @@
  *   crds: [crd.yaml]                # kperturb explore: the CRDs to generate operations from (default: those in setup)
  *   seeds: [db.yaml]                # kperturb explore: custom resources to start from (also the workloads' applied ones)
  *   workloads:
- *     e2e: { chainsaw: tests/e2e/basic }   # or kuttl: DIR: a chainsaw test or KUTTL test case (src/workload/import)
+ *     e2e: { chainsaw: tests/e2e/basic }   # or kuttl: DIR: a chainsaw test or KUTTL test case (src/config/import)
  *     create:
  *       steps:
  *         - apply: db.yaml
@@ -53,15 +53,15 @@ import { isObject, parseKey, type KubeObject, type ObjectKey } from '../model/ob
 import { Validator, cut, describe, join, quote } from '../model/validate.js';
 import { readYamlFile } from '../io/yaml-file.js';
 import type { ExecRule, LogRule } from '../model/exec-rules.js';
-import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../cluster/kube-version.js';
+import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../model/kube-version.js';
 import { isIP } from 'node:net';
 import { DEFAULT_HTTP_ANSWER, type ApplicationConfig, type HostAlias, type HttpAnswer, type HttpRule } from '../model/applications.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../model/label-selector.js';
 import { FieldPathSyntaxError, parseFieldPath, parseFieldPattern } from '../model/field-path.js';
 import { allowedKeys } from '../io/schemas.js';
-import { importChainsaw } from '../workload/import/chainsaw.js';
-import { importKuttl } from '../workload/import/kuttl.js';
-import { readDocuments } from '../workload/import/suite.js';
+import { importChainsaw } from './import/chainsaw.js';
+import { importKuttl } from './import/kuttl.js';
+import { readDocuments } from './import/suite.js';
 
 export const CONFIG_API_VERSION = 'kperturb.dev/v1';
 
@@ -344,7 +344,7 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
 
 /**
  * `chainsaw: DIR` or `kuttl: DIR` instead of `steps`: the one test in DIR, imported as
- * `kperturb import` does (src/workload/import/); its refusals name the test's own file.
+ * `kperturb import` does (src/config/import/); its refusals name the test's own file.
  */
 function suiteReference(
   v: Validator,

@@ -1,8 +1,8 @@
 /**
  * The run directory's format: the one place its file names are spelled. The coordinator writes a
  * run's files (src/coordinator/run.ts), the campaign adds the verdict and results.json
- * (src/campaign/campaign.ts), and the reports read them back (src/report/artifacts.ts,
- * results-io.ts). What each file holds is in src/model/results.ts and trace.ts.
+ * (src/campaign/campaign.ts), and the reports read them back (src/io/run-dir.ts,
+^ * results-file.ts). What each file holds is in src/model/results.ts and trace.ts.
  */
 export const RUN_FILES = {
   /** RunRecord: outcome, faults, phases. */

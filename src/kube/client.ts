@@ -9,7 +9,7 @@ import { formatKey, isObject, parseKey, type KubeObject, type ObjectKey } from '
 import { ResourceMapper, type ResourceInfo } from './discovery.js';
 import { kubeconfigYaml } from './kubeconfig.js';
 import { tokenPathPrefix } from './bearer-auth.js';
-import { releasesServing } from '../cluster/kube-version.js';
+import { releasesServing } from '../model/kube-version.js';
 
 export interface KubeClientOptions {
   caPem?: string;

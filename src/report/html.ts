@@ -17,12 +17,12 @@ import { formatDuration } from './table.js';
 import { withoutMaskedFields } from '../../oracles/end-state.js';
 import { Masks, learnMasks } from '../../oracles/masks.js';
 import { endStateView } from '../../oracles/object-identity.js';
-import { readEndState, readRunTraces, RUN_FILES } from './artifacts.js';
+import { readEndState, readRunTraces, RUN_FILES } from '../io/run-dir.js';
 import { BEYOND_CONTRACT, countVerdicts, summaryLine } from './groups.js';
 import { diffLines, type DiffLine } from './line-diff.js';
-import type { LoadedResults } from './results-io.js';
+import type { LoadedResults } from '../io/results-file.js';
 import { buildTimeline, type Timeline } from './timeline.js';
-import { redactObject } from './redact.js';
+import { redactObject } from '../model/redact.js';
 
 export interface ObjectDiff {
   key: ObjectKey;

@@ -5,7 +5,7 @@
  */
 import { compareRuns } from '../../oracles/index.js';
 import type { Alarm } from '../model/results.js';
-import { loadRunDir } from './artifacts.js';
+import { loadRunDir } from '../io/run-dir.js';
 
 export const DIFF_FORMAT = 'kperturb.dev/diff/v1';
 

@@ -5,7 +5,7 @@
  */
 import type { ObjectKey } from '../model/object-key.js';
 import type { ResponseEvent, TraceEvent } from '../model/trace.js';
-import type { RunTraces } from './artifacts.js';
+import type { RunTraces } from '../io/run-dir.js';
 
 export type Lane = 'workload' | 'controller' | 'cluster' | 'fault';
 export type Tone = 'read' | 'write' | 'shown' | 'error' | 'fault' | 'process' | 'step' | 'change' | 'note';

@@ -7,7 +7,7 @@
  * MarshalJSON (`special-types.ts`).
  */
 import { repeatedScalarValues, scalarValue, zeroScalar, type ScalarValue } from './scalars.js';
-import type { FieldSchema, KubernetesProtobufSchema, MessageSchema, ScalarType } from './schema.js';
+import type { FieldSchema, KubernetesProtobufSchema, MessageSchema, ScalarType } from '../model/protobuf-schema.js';
 import { renderSpecial, type JsonValue } from './special-types.js';
 import { readWireMessage, WIRE_LENGTH_DELIMITED, type WireValue } from './wire.js';
 

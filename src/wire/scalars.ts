@@ -3,7 +3,7 @@
  * the low 32 bits of the varint, sint is zigzag, and so on). int64 values beyond 2^53 lose precision,
  * as they do when the API server's JSON is parsed in JavaScript.
  */
-import type { ScalarType } from './schema.js';
+import type { ScalarType } from '../model/protobuf-schema.js';
 import { readPackedVarints, WIRE_FIXED32, WIRE_FIXED64, WIRE_LENGTH_DELIMITED, WIRE_VARINT, type Varint, type WireValue } from './wire.js';
 
 export type ScalarValue = number | boolean | string | Uint8Array;

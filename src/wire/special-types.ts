@@ -4,7 +4,7 @@
  * field is absent (the Go zero value).
  */
 import { scalarValue, type ScalarValue } from './scalars.js';
-import type { SpecialType } from './schema.js';
+import type { SpecialType } from '../model/protobuf-schema.js';
 import { readWireMessage, type WireMessage } from './wire.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };

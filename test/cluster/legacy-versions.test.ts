@@ -438,7 +438,7 @@ test('a policy/v1beta1 PodDisruptionBudget arrives as protobuf from client-go (s
 });
 
 test('a kind the default release does not serve is named with the releases that do', async (t) => {
-  const { releasesServing } = await import('../../src/cluster/kube-version.js');
+  const { releasesServing } = await import('../../src/model/kube-version.js');
   t.is(releasesServing('CustomResourceDefinition', 'apiextensions.k8s.io/v1beta1'), 'Kubernetes 1.18-1.21 serve it');
   t.is(releasesServing('PodDisruptionBudget', 'policy/v1beta1'), 'Kubernetes 1.18-1.24 serve it');
   t.is(releasesServing('StorageClass', 'storage.k8s.io/v1beta1'), 'Kubernetes 1.18-1.21 serve it');

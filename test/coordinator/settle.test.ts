@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import type { Workload } from '../../src/config/config.js';
-import { executeRun, isQuiet } from '../../src/coordinator/run.js';
+import { executeRun } from '../../src/coordinator/run.js';
+import { isQuiet } from '../../src/coordinator/settle.js';
 import { mirrorControllerConfig } from '../proxy/fixtures/mirror-config.js';
 import type { ProxyActivity } from '../../proxy/index.js';
 

@@ -43,7 +43,7 @@ import { CLUSTER_RECORD_FILE, type ClusterChoice, type ClusterRunRecord } from '
 import { PATTERNS, type Pattern, type TestPlan } from '../../src/model/plan.js';
 import type { PlanResult, Verdict } from '../../src/model/results.js';
 import { judgeTestRun, type OracleOptions } from '../../oracles/index.js';
-import { loadRunDir } from '../../src/report/artifacts.js';
+import { loadRunDir } from '../../src/io/run-dir.js';
 import { diffRuns, renderRunDiff } from '../../src/report/run-diff.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { locateControlPlaneBinaries, RealCluster, type ControlPlaneBinaries } from '../../src/realcluster/index.js';

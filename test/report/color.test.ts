@@ -2,7 +2,7 @@ import test from 'ava';
 import { colourWanted, COLOURED, PLAIN, visibleLength } from '../../src/report/color.js';
 import { renderTable } from '../../src/report/table.js';
 import { renderTerminalReport } from '../../src/report/terminal.js';
-import { loadResults } from '../../src/report/results-io.js';
+import { loadResults } from '../../src/io/results-file.js';
 import { makeCampaign } from './_fixture.js';
 
 const tty = { isTTY: true };

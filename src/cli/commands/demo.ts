@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { DEMO_PARALLEL } from '../../campaign/limiter.js';
 import { stopOnInterrupt } from '../signals.js';
 import { formatDuration } from '../../report/table.js';
+import { renderDemoTable } from '../../report/demo-table.js';
 import {
   logError,
   progressReporter,
@@ -59,7 +60,7 @@ export function registerDemo(program: Command): void {
         const signal = stopOnInterrupt(logError);
         const { cluster, parallel } = await clusterChoice(opts, cmd.getOptionValueSource('parallel') === 'cli', signal);
         const progress = progressReporter();
-        const { renderDemoTable, runDemo, writeDemoJson } = await demoModule();
+        const { runDemo, writeDemoJson } = await demoModule();
         let results: Awaited<ReturnType<typeof runDemo>>;
         try {
           results = await runDemo({

@@ -7,9 +7,9 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { importChainsaw } from '../../workload/import/chainsaw.js';
-import { importKuttl } from '../../workload/import/kuttl.js';
-import { renderWorkloads } from '../../workload/import/suite.js';
+import { importChainsaw } from '../../config/import/chainsaw.js';
+import { importKuttl } from '../../config/import/kuttl.js';
+import { renderWorkloads } from '../../config/import/suite.js';
 import { UserInputError } from '../../model/errors.js';
 import { writeOptionFile } from '../output-file.js';
 

@@ -5,7 +5,7 @@ import { dirname, resolve } from 'node:path';
 import { writeOptionFile } from '../output-file.js';
 import { paletteFor } from '../../report/color.js';
 import { renderTerminalReport } from '../../report/terminal.js';
-import { DEFAULT_RESULTS_DIR, loadResults } from '../../report/results-io.js';
+import { DEFAULT_RESULTS_DIR, loadResults } from '../../io/results-file.js';
 import { buildJsonReport } from '../../report/json.js';
 import { renderJUnit } from '../../report/junit.js';
 import { writeHtmlReport } from '../../report/html.js';

@@ -20,8 +20,8 @@ import {
   type UntestedWorkload,
 } from '../model/results.js';
 import { untestedWorkloads } from '../../oracles/findings.js';
-import { checkFormat, readJsonFile, RUN_FILES } from './artifacts.js';
-import { RESULTS_FILE } from '../io/run-files.js';
+import { checkFormat, readJsonFile, RUN_FILES } from './run-dir.js';
+import { RESULTS_FILE } from './run-files.js';
 
 export interface LoadedResults {
   results: PlanResult[];

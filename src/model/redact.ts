@@ -3,9 +3,9 @@
  * and `stringData` are replaced by the same stable hash the traces use, so equal values still look
  * equal and different ones different.
  */
-import { isObject, type ObjectKey } from '../model/object-key.js';
-import type { Alarm } from '../model/results.js';
-import { hashSecretValue, isHashedSecretValue } from '../model/secret-hash.js';
+import { isObject, type ObjectKey } from './object-key.js';
+import type { Alarm } from './results.js';
+import { hashSecretValue, isHashedSecretValue } from './secret-hash.js';
 
 function isSecretKey(key: ObjectKey): boolean {
   return key.startsWith('Secret/');

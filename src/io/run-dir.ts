@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { ResultsError } from '../model/errors.js';
 import { isObject } from '../model/object-key.js';
 import { END_STATE_FORMAT, RUN_FORMAT, type EndState, type RunArtifacts, type RunRecord } from '../model/results.js';
-import { readTrace, readTraceAll } from '../io/trace-io.js';
+import { readTrace, readTraceAll } from './trace-io.js';
 import type { ClusterChangeEvent, TraceEvent } from '../model/trace.js';
 import { ControllerActivitySummarizer } from '../../oracles/controller-activity.js';
 
-import { RUN_FILES } from '../io/run-files.js';
+import { RUN_FILES } from './run-files.js';
 
 export { RUN_FILES };
 

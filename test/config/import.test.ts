@@ -6,8 +6,8 @@ import test from 'ava';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { importChainsaw } from '../../src/workload/import/chainsaw.js';
-import { importKuttl } from '../../src/workload/import/kuttl.js';
+import { importChainsaw } from '../../src/config/import/chainsaw.js';
+import { importKuttl } from '../../src/config/import/kuttl.js';
 import { UserInputError } from '../../src/model/errors.js';
 
 function testDir(t: import('ava').ExecutionContext, files: Record<string, string>): string {

@@ -1,0 +1,83 @@
+/**
+ * When a run's controller is done: quiet at the proxy (nothing in flight, nothing delivered for the
+ * run's quiet window, no hold in place). The run waits for it at the controller's start, after each
+ * workload step that settles, after the workload and after a fault's restart.
+ */
+import type { ControllerProxy, ProxyActivity } from '../../proxy/index.js';
+import { SetupError } from '../model/errors.js';
+import { sleep } from '../workload/runner.js';
+import type { ControllerProcess } from './controller-process.js';
+
+/** How long a controller may take to open its watches and go quiet after it starts. */
+export const STARTUP_TIMEOUT_MS = 30_000;
+
+/**
+ * Has the controller settled? Nothing in flight and nothing delivered for `quietMs` (since `since`),
+ * a watch open (at start-up), no serialized event waiting, no stream a hold expired that the
+ * controller has not watched again (it has not relisted yet), and no hold in place: a held
+ * controller is silent, not done (the change that ends the hold may be the workload's last write,
+ * not yet seen by the proxy, and after it the controller still relists).
+ */
+export function isQuiet(a: ProxyActivity, o: { now: number; quietMs: number; since: number; startup: boolean; serializedBacklog: number }): boolean {
+  return (
+    a.inFlight === 0 &&
+    o.now - Math.max(a.lastActivityAt, o.since) >= o.quietMs &&
+    (!o.startup || a.openWatches > 0) &&
+    o.serializedBacklog === 0 &&
+    a.awaitingRelist === 0 &&
+    a.holdsInPlace === 0
+  );
+}
+
+/** Waiting for one run's controller (behind its proxy) to be quiet. */
+export class Settle {
+  constructor(
+    private readonly proxy: ControllerProxy,
+    private readonly proc: ControllerProcess,
+    /** The run's quiet window. */
+    readonly quietMs: number,
+  ) {}
+
+  /**
+   * At start-up: until the controller has a watch open and has been quiet; fails (SetupError) if it
+   * exits, if `neverQuiet` says why it never will (it lists in a loop), or after `timeoutMs`.
+   */
+  async startup(timeoutMs: number, neverQuiet?: () => string | undefined): Promise<void> {
+    await this.waitUntilQuiet(this.quietMs, timeoutMs, true, 0, neverQuiet);
+  }
+
+  /** Until the controller has been quiet for `quietMs`, counted from `since` at the earliest; false after `timeoutMs`. */
+  untilQuiet(timeoutMs: number, since = Date.now(), quietMs = this.quietMs): Promise<boolean> {
+    return this.waitUntilQuiet(quietMs, timeoutMs, false, since);
+  }
+
+  /** What keeps the controller from being quiet now, for a run's log. */
+  describe(now = Date.now()): string {
+    const a = this.proxy.activity();
+    return `${a.inFlight} request(s) in flight, ${a.openWatches} watch(es) open, last activity ${now - a.lastActivityAt} ms ago, ${a.awaitingRelist} stream(s) awaiting a relist, ${a.holdsInPlace} hold(s) in place`;
+  }
+
+  /** Waits (bounded, never failing) until the controller has a watch open or has exited. */
+  async forWatches(timeoutMs = STARTUP_TIMEOUT_MS): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline && this.proc.running && this.proxy.activity().openWatches === 0) await sleep(20);
+  }
+
+  private async waitUntilQuiet(quietMs: number, timeoutMs: number, startup: boolean, since: number, neverQuiet?: () => string | undefined): Promise<boolean> {
+    const { proxy, proc } = this;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (startup && !proc.running && proc.exitedUnexpectedly) {
+        throw new SetupError(proc.startFailure ?? proc.startupExitMessage());
+      }
+      const never = neverQuiet?.();
+      if (never) throw new SetupError(never);
+      if (isQuiet(proxy.activity(), { now: Date.now(), quietMs, since, startup, serializedBacklog: proxy.serializedBacklog() })) return true;
+      if (Date.now() >= deadline) {
+        if (startup) throw new SetupError(`the controller did not open a watch and go quiet within ${timeoutMs / 1000}s of starting (see controller.log)`);
+        return false;
+      }
+      await sleep(Math.min(50, quietMs / 4));
+    }
+  }
+}
