@@ -1,6 +1,7 @@
 /** explore's selections of steps and sequences (the differential oracle's, `--perturb`'s), how many plans of each pattern, and coverage as properties x patterns. */
 import test from 'ava';
-import { differentialSteps, passingSequences, perturbationCoverage, plansPerPattern } from '../../src/campaign/explore.js';
+import { differentialSteps, passingSequences, perturbationCoverage, plansPerPattern, sequenceRunsConfig } from '../../src/campaign/explore.js';
+import type { ControllerUnderTest } from '../../src/config/config.js';
 import type { SequenceJudgement, StepJudgement } from '../../oracles/explore/index.js';
 import type { Pattern, TestPlan } from '../../src/model/plan.js';
 
@@ -73,4 +74,11 @@ test('the differential oracle takes accepted steps of the sequence run itself: n
     differentialSteps(judged('s', steps)).map((s) => s.property),
     ['spec.a', 'spec.d'],
   );
+});
+
+test("the sequences run once each (explore judges the first run alone) unless --perturb plans from them with the config's reference runs", (t) => {
+  const config = { name: 'c', referenceRuns: 3 } as unknown as ControllerUnderTest;
+  t.is(sequenceRunsConfig(config, undefined).referenceRuns, 1);
+  t.is(sequenceRunsConfig(config, 2).referenceRuns, 3);
+  t.is(config.referenceRuns, 3);
 });
