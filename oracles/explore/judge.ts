@@ -410,6 +410,13 @@ function consistency(
   // (3) No marker: trace by value, judge by the map where it is exact, else by path name.
   const value = step.value;
   if (isObject(value) || Array.isArray(value)) return alarms;
+  if (value === 0) {
+    // A Go operator cannot tell 0 from unset (an int field, omitempty), and the API server defaults a
+    // zero in a built-in object (a probe's failureThreshold 0 is stored as 3, periodSeconds as 10):
+    // the value need not appear anywhere, and the default that does is no inconsistency.
+    judgement.notes.push('0 is not traced by value: a Go field cannot tell it from unset, and the API server defaults zeros in built-in objects');
+    return alarms;
+  }
   if (known) {
     for (const loc of known.locations.filter((l) => l.relation === 'exact')) {
       const obj = after.get(loc.object);
@@ -437,6 +444,9 @@ function consistency(
       if (!field.startsWith('status.') && sameValue(v, value) && !sameValue(b.get(field), v)) changedTo.push({ object: key, field, relation: 'exact' });
   }
   if (changedTo.length > 0) {
+    // Small numbers collide (a probe's thresholds and delays): where some written field of the same name took the value, that is where it went.
+    const named = changedTo.filter((l) => lastName(l.field) === lastName(path));
+    if (named.length > 0) changedTo.splice(0, changedTo.length, ...named);
     map.set(path, { via: 'value', locations: changedTo });
     judgement.traced = { via: 'value', locations: changedTo };
     return alarms;
@@ -473,11 +483,18 @@ function byPathAndValue(
   const old = leavesAt(crBefore, step.path);
   if (old === undefined || isObject(old) || Array.isArray(old) || sameValue(old, value)) return alarms;
   const name = lastName(path);
+  const candidates: Array<{ key: ObjectKey; field: string; v: unknown }> = [];
   for (const key of written) {
     const a = after.get(key);
     if (!a) continue;
-    for (const [field, v] of leaves(a)) {
-      if (field.startsWith('status.') || lastName(field) !== name || !sameValue(v, old)) continue;
+    for (const [field, v] of leaves(a)) if (!field.startsWith('status.') && lastName(field) === name && sameValue(v, old)) candidates.push({ key, field, v });
+  }
+  // Same-named fields under parents of different names are different fields (readinessProbe.periodSeconds is not livenessProbe's):
+  // where some candidate's parent has the CR field's parent's name, only those are it.
+  const parent = lastName(path.slice(0, Math.max(0, path.lastIndexOf('.'))));
+  const sameParent = candidates.filter((c) => lastName(c.field.replace(/(\[[^\]]*\])*\.[^.]*$/, '')) === parent);
+  for (const { key, field, v } of sameParent.length > 0 ? sameParent : candidates) {
+    {
       alarms.push({
         oracle: 'consistency',
         object: key,
