@@ -264,7 +264,7 @@ export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: Obje
 
 /** Words with which controllers say an input is invalid (Kubernetes' own field errors among them: "Invalid value", "Unsupported value"). */
 const INVALID_WORDS =
-  /\b(invalid|not valid|unsupported|malformed|not allowed|must be|must not|cannot be|can't be|failed to parse|cannot parse|unable to parse|illegal|bad value|unknown value)\b/i;
+  /\b(invalid|not valid|unsupported|not supported|malformed|not allowed|must be|must not|cannot be|can't be|failed to parse|cannot parse|unable to parse|illegal|bad value|unknown value)\b/i;
 
 /**
  * What the controller said of the step's input, when it called it invalid: a string of the CR's status
@@ -283,7 +283,19 @@ export function controllerRefusal(step: ExploreStep, before: State, after: State
     const message = typeof obj.message === 'string' ? obj.message : typeof obj.note === 'string' ? obj.note : '';
     if (message) texts.push(message);
   }
-  return texts.find((text) => INVALID_WORDS.test(text) && namesInput(text, step));
+  const old = leavesAt(before.get(crKey), step.path);
+  return texts.find((text) => INVALID_WORDS.test(text) && (namesInput(text, step) || namesChange(text, step, old)));
+}
+
+/**
+ * A message that gives both numbers of a numeric change, the one before and the one written, is
+ * about it, whatever it calls the field: rabbitmq's cluster-operator refuses `spec.replicas` 2 -> 1
+ * with "Cluster Scale down not supported; tried to scale cluster from 2 nodes to 1 nodes".
+ */
+function namesChange(text: string, step: ExploreStep, old: unknown): boolean {
+  if (typeof step.value !== 'number' || typeof old !== 'number' || old === step.value) return false;
+  const token = (n: number) => new RegExp(`(^|[^0-9.])${String(n).replace('.', '\\.')}($|[^0-9.])`).test(text);
+  return token(old) && token(step.value);
 }
 
 function namesInput(text: string, step: ExploreStep): boolean {
