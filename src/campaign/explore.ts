@@ -74,6 +74,8 @@ const CORE_TYPES = [
 export interface ExploreOptions {
   seed: number;
   maxSteps: number;
+  /** `--sequence`: only these sequences of the generated campaign (the same seed and steps name the same ones). */
+  sequences?: readonly string[];
 }
 
 /** The CRDs (crds:, else the CRDs among setup) and seeds (seeds:, and the CRs the workloads apply) as generation targets. */
@@ -130,7 +132,26 @@ function withoutServerFields(obj: KubeObject): Record<string, unknown> {
 }
 
 export function generateCampaign(config: ControllerUnderTest, opts: ExploreOptions): ExploreCampaign {
-  return generateExploration({ targets: exploreTargets(config), seed: opts.seed, maxSteps: opts.maxSteps, coreTypes: builtinV2Definitions(CORE_TYPES) });
+  const campaign = generateExploration({
+    targets: exploreTargets(config),
+    seed: opts.seed,
+    maxSteps: opts.maxSteps,
+    coreTypes: builtinV2Definitions(CORE_TYPES),
+  });
+  return opts.sequences ? selectSequences(campaign, opts.sequences) : campaign;
+}
+
+/** The named sequences of a campaign, in its order; a name it does not have is the user's error. */
+export function selectSequences(campaign: ExploreCampaign, names: readonly string[]): ExploreCampaign {
+  const known = new Set(campaign.sequences.map((s) => s.name));
+  const unknown = names.filter((n) => !known.has(n));
+  if (unknown.length > 0)
+    throw new UserInputError(
+      undefined,
+      '--sequence',
+      `a sequence of this campaign (seed ${campaign.seed}, ${campaign.maxSteps} steps: ${campaign.sequences[0]?.name ?? 'none'} ... ${campaign.sequences.at(-1)?.name ?? ''}), not ${unknown.join(', ')}`,
+    );
+  return { ...campaign, sequences: campaign.sequences.filter((s) => names.includes(s.name)) };
 }
 
 /** A sequence as a workload: apply the seed, then each operation as a merge patch that may be refused, each followed by settling. */
