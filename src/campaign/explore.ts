@@ -496,6 +496,26 @@ export function differentialSteps(judgement: SequenceJudgement): StepJudgement[]
 }
 
 /**
+ * The CR the differential oracle creates at once for step `step` (1-based): what the user wrote, the
+ * generated CR after that step (Acto's D_i), not the CR the cluster stored, into which the controller
+ * may have written its own defaults (zookeeper-operator fills in every probe field before the step's
+ * change; a CR created with the change alone is defaulted otherwise, which is the bug). After a step
+ * the API server or the controller refused, the generated CR holds a change the sequence never
+ * reached: then the stored CR is the input.
+ */
+export function differentialInput(
+  sequence: ExploreSequence,
+  judgement: SequenceJudgement,
+  step: number,
+  stored: KubeObject | undefined,
+): KubeObject | undefined {
+  if (!stored) return undefined;
+  if (judgement.steps.slice(0, step).some((st) => st.verdict === 'rejected' || st.rejectedBy)) return stored;
+  const written = sequence.steps[step - 1]?.cr;
+  return written ? ({ ...stored, spec: written.spec } as KubeObject) : stored;
+}
+
+/**
  * The differential oracle's runs: each distinct CR a sequence reached by an accepted step (setup
  * steps and misoperations aside) as a workload of its own that creates it with that spec at once,
  * run through learn on a fresh cluster; its end compared with the state after that step. Alarms go
@@ -513,7 +533,8 @@ async function differential(
   for (const [i, run] of runs.entries()) {
     seen.add(JSON.stringify(run.sequence.seed.spec ?? null));
     for (const st of differentialSteps(judged[i]!)) {
-      const cr = stateAfterStep(run.events, st.step - 1, run.sequence.steps.length)?.get(run.crKey);
+      const stored = stateAfterStep(run.events, st.step - 1, run.sequence.steps.length)?.get(run.crKey);
+      const cr = differentialInput(run.sequence, judged[i]!, st.step, stored);
       const spec = JSON.stringify(cr?.spec ?? null);
       if (!cr || seen.has(spec)) continue;
       seen.add(spec);
