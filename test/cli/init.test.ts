@@ -148,6 +148,12 @@ test('kubebuilder v3 component config: --config points at a copy with listeners 
   writeFileSync(join(dir, 'config', 'manager', 'image_config.yaml'), 'images: {}\n');
   const p = proposeConfig(scanOperatorRepo(dir), (f) => existsSync(join(dir, f)));
   t.deepEqual(p.args.value.slice(-1), ['--config=kperturb-manager-config.yaml']);
+  // The Deployment's --leader-elect is a flag this main no longer defines (the config file sets it): left out, or the manager exits 2 at start.
+  const noLeaderFlag = join(dir, 'cmd', 'main.go');
+  writeFileSync(noLeaderFlag, readFileSync(noLeaderFlag, 'utf8').replace(/\tflag\.BoolVar\(&enableLeaderElection, "leader-elect"[^\n]*\n/, ''));
+  const q = proposeConfig(scanOperatorRepo(dir), (f) => existsSync(join(dir, f)));
+  t.false(q.args.value.includes('--leader-elect'), q.args.value.join(' '));
+  t.regex(q.args.why, /--leader-elect left out: \.\/cmd defines no such flag/);
   const file = p.extraFiles.find((f) => f.controller);
   t.is(file?.file, 'kperturb-manager-config.yaml');
   const body = file!.text.split('\n').filter((l) => !l.startsWith('#'));

@@ -139,6 +139,13 @@ function proposeArgs(
       continue;
     }
     seen.add(name);
+    // A manager flag the main package does not define: Go's flag package exits 2 at start on it. The
+    // Deployment gives it for an older main, or the component config (--config) took its place.
+    if ((LEADER_FLAG.test(name) || LISTENER_FLAG.test(name)) && main && main.flags.length > 0 && !main.flags.includes(name)) {
+      notes.push(`${arg} left out: ${main.dir} defines no such flag (Go's flag package would exit at start)`);
+      if (value === undefined && !LEADER_FLAG.test(name) && raw[i + 1] !== undefined && !raw[i + 1]!.startsWith('-')) i++;
+      continue;
+    }
     if (LEADER_FLAG.test(name)) leader = true;
     if (LISTENER_FLAG.test(name)) {
       out.push(`--${name}=0`);
