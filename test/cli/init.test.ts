@@ -166,6 +166,7 @@ test('kubebuilder v3 component config: --config points at a copy with listeners 
     '  bindAddress: "0"',
     'leaderElection:',
     '  leaderElect: true',
+    '  resourceNamespace: default',
     'disableWebhooks: true',
     'imageConfigFile: config/manager/image_config.yaml',
     'extraFile: /configs/missing.yaml',

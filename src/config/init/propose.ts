@@ -188,7 +188,12 @@ export const COMPONENT_CONFIG_FILE = 'kperturb-manager-config.yaml';
  * or `enable...Webhooks` switch), and file paths inside the container pointed at the repository's
  * file of the same name beside it (the ConfigMap generator's other files).
  */
-function deriveComponentConfig(fact: ComponentConfigFact, fileExists: (p: string) => boolean, questions: string[]): { text: string; changes: string[] } {
+function deriveComponentConfig(
+  fact: ComponentConfigFact,
+  namespace: string,
+  fileExists: (p: string) => boolean,
+  questions: string[],
+): { text: string; changes: string[] } {
   const doc = structuredClone(fact.doc);
   const changes: string[] = [];
   const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -201,6 +206,12 @@ function deriveComponentConfig(fact: ComponentConfigFact, fileExists: (p: string
   };
   off('health', 'healthProbeBindAddress');
   off('metrics', 'bindAddress');
+  // Out of a cluster controller-runtime cannot find its own namespace for the Lease ("not running in-cluster, please specify LeaderElectionNamespace").
+  const election = doc.leaderElection;
+  if (isObj(election) && election.leaderElect === true && typeof election.resourceNamespace !== 'string') {
+    election.resourceNamespace = namespace;
+    changes.push(`leaderElection.resourceNamespace ${namespace} (the seeds' namespace: out of a cluster the manager cannot find its own)`);
+  }
   for (const [k, v] of Object.entries(doc)) {
     if (typeof v !== 'boolean') continue;
     if (/^disable\w*webhooks?$/i.test(k) && !v) doc[k] = true;
@@ -339,7 +350,7 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
       : undefined;
   const controllerFiles: InitProposal['extraFiles'] = [];
   if (componentConfig) {
-    const derived = deriveComponentConfig(componentConfig, fileExists, questions);
+    const derived = deriveComponentConfig(componentConfig, namespace, fileExists, questions);
     args.push(`--config=${COMPONENT_CONFIG_FILE}`);
     notes.push(`--config=${COMPONENT_CONFIG_FILE}: a copy of ${componentConfig.file}, the component config the main package reads with --config`);
     controllerFiles.push({
