@@ -350,21 +350,19 @@ test('without a marker: 0 is not judged by value (Go cannot tell it from unset; 
 
 test('a refusal that gives both numbers of the change (from 2 to 1), whatever it calls the field, is the controller rejecting the step', (t) => {
   const steps = [step('integer-down', ['spec', 'size'], 1)];
-  const b = new RunBuilder()
-    .seed()
-    .op(0, { size: 1 }, [
-      [
-        CR,
-        crWith(
-          { size: 1 },
-          {
-            conditions: [
-              { type: 'ReconcileSuccess', status: 'False', message: 'Cluster Scale down not supported; tried to scale cluster from 2 nodes to 1 nodes' },
-            ],
-          },
-        ),
-      ],
-    ]);
+  const b = new RunBuilder().seed().op(0, { size: 1 }, [
+    [
+      CR,
+      crWith(
+        { size: 1 },
+        {
+          conditions: [
+            { type: 'ReconcileSuccess', status: 'False', message: 'Cluster Scale down not supported; tried to scale cluster from 2 nodes to 1 nodes' },
+          ],
+        },
+      ),
+    ],
+  ]);
   const [j] = judgeExploration([run(steps, b)]);
   t.like(j!.steps[0], { verdict: 'rejected', rejectedBy: 'controller' });
   t.deepEqual(j!.alarms, []);
