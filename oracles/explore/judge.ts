@@ -264,7 +264,7 @@ export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: Obje
 
 /** Words with which controllers say an input is invalid (Kubernetes' own field errors among them: "Invalid value", "Unsupported value"). */
 const INVALID_WORDS =
-  /\b(invalid|not valid|unsupported|malformed|not allowed|must be|must not|cannot be|can't be|failed to parse|cannot parse|unable to parse|illegal|bad value|unknown value)\b/i;
+  /\b(invalid|not valid|unsupported|not supported|malformed|not allowed|must be|must not|cannot be|can't be|failed to parse|cannot parse|unable to parse|illegal|bad value|unknown value)\b/i;
 
 /**
  * What the controller said of the step's input, when it called it invalid: a string of the CR's status
@@ -283,7 +283,19 @@ export function controllerRefusal(step: ExploreStep, before: State, after: State
     const message = typeof obj.message === 'string' ? obj.message : typeof obj.note === 'string' ? obj.note : '';
     if (message) texts.push(message);
   }
-  return texts.find((text) => INVALID_WORDS.test(text) && namesInput(text, step));
+  const old = leavesAt(before.get(crKey), step.path);
+  return texts.find((text) => INVALID_WORDS.test(text) && (namesInput(text, step) || namesChange(text, step, old)));
+}
+
+/**
+ * A message that gives both numbers of a numeric change, the one before and the one written, is
+ * about it, whatever it calls the field: rabbitmq's cluster-operator refuses `spec.replicas` 2 -> 1
+ * with "Cluster Scale down not supported; tried to scale cluster from 2 nodes to 1 nodes".
+ */
+function namesChange(text: string, step: ExploreStep, old: unknown): boolean {
+  if (typeof step.value !== 'number' || typeof old !== 'number' || old === step.value) return false;
+  const token = (n: number) => new RegExp(`(^|[^0-9.])${String(n).replace('.', '\\.')}($|[^0-9.])`).test(text);
+  return token(old) && token(step.value);
 }
 
 function namesInput(text: string, step: ExploreStep): boolean {
@@ -410,6 +422,13 @@ function consistency(
   // (3) No marker: trace by value, judge by the map where it is exact, else by path name.
   const value = step.value;
   if (isObject(value) || Array.isArray(value)) return alarms;
+  if (value === 0) {
+    // A Go operator cannot tell 0 from unset (an int field, omitempty), and the API server defaults a
+    // zero in a built-in object (a probe's failureThreshold 0 is stored as 3, periodSeconds as 10):
+    // the value need not appear anywhere, and the default that does is no inconsistency.
+    judgement.notes.push('0 is not traced by value: a Go field cannot tell it from unset, and the API server defaults zeros in built-in objects');
+    return alarms;
+  }
   if (known) {
     for (const loc of known.locations.filter((l) => l.relation === 'exact')) {
       const obj = after.get(loc.object);
@@ -437,6 +456,9 @@ function consistency(
       if (!field.startsWith('status.') && sameValue(v, value) && !sameValue(b.get(field), v)) changedTo.push({ object: key, field, relation: 'exact' });
   }
   if (changedTo.length > 0) {
+    // Small numbers collide (a probe's thresholds and delays): where some written field of the same name took the value, that is where it went.
+    const named = changedTo.filter((l) => lastName(l.field) === lastName(path));
+    if (named.length > 0) changedTo.splice(0, changedTo.length, ...named);
     map.set(path, { via: 'value', locations: changedTo });
     judgement.traced = { via: 'value', locations: changedTo };
     return alarms;
@@ -473,11 +495,18 @@ function byPathAndValue(
   const old = leavesAt(crBefore, step.path);
   if (old === undefined || isObject(old) || Array.isArray(old) || sameValue(old, value)) return alarms;
   const name = lastName(path);
+  const candidates: Array<{ key: ObjectKey; field: string; v: unknown }> = [];
   for (const key of written) {
     const a = after.get(key);
     if (!a) continue;
-    for (const [field, v] of leaves(a)) {
-      if (field.startsWith('status.') || lastName(field) !== name || !sameValue(v, old)) continue;
+    for (const [field, v] of leaves(a)) if (!field.startsWith('status.') && lastName(field) === name && sameValue(v, old)) candidates.push({ key, field, v });
+  }
+  // Same-named fields under parents of different names are different fields (readinessProbe.periodSeconds is not livenessProbe's):
+  // where some candidate's parent has the CR field's parent's name, only those are it.
+  const parent = lastName(path.slice(0, Math.max(0, path.lastIndexOf('.'))));
+  const sameParent = candidates.filter((c) => lastName(c.field.replace(/(\[[^\]]*\])*\.[^.]*$/, '')) === parent);
+  for (const { key, field, v } of sameParent.length > 0 ? sameParent : candidates) {
+    {
       alarms.push({
         oracle: 'consistency',
         object: key,

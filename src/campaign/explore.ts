@@ -74,6 +74,8 @@ const CORE_TYPES = [
 export interface ExploreOptions {
   seed: number;
   maxSteps: number;
+  /** `--sequence`: only these sequences of the generated campaign (the same seed and steps name the same ones). */
+  sequences?: readonly string[];
 }
 
 /** The CRDs (crds:, else the CRDs among setup) and seeds (seeds:, and the CRs the workloads apply) as generation targets. */
@@ -130,7 +132,26 @@ function withoutServerFields(obj: KubeObject): Record<string, unknown> {
 }
 
 export function generateCampaign(config: ControllerUnderTest, opts: ExploreOptions): ExploreCampaign {
-  return generateExploration({ targets: exploreTargets(config), seed: opts.seed, maxSteps: opts.maxSteps, coreTypes: builtinV2Definitions(CORE_TYPES) });
+  const campaign = generateExploration({
+    targets: exploreTargets(config),
+    seed: opts.seed,
+    maxSteps: opts.maxSteps,
+    coreTypes: builtinV2Definitions(CORE_TYPES),
+  });
+  return opts.sequences ? selectSequences(campaign, opts.sequences) : campaign;
+}
+
+/** The named sequences of a campaign, in its order; a name it does not have is the user's error. */
+export function selectSequences(campaign: ExploreCampaign, names: readonly string[]): ExploreCampaign {
+  const known = new Set(campaign.sequences.map((s) => s.name));
+  const unknown = names.filter((n) => !known.has(n));
+  if (unknown.length > 0)
+    throw new UserInputError(
+      undefined,
+      '--sequence',
+      `a sequence of this campaign (seed ${campaign.seed}, ${campaign.maxSteps} steps: ${campaign.sequences[0]?.name ?? 'none'} ... ${campaign.sequences.at(-1)?.name ?? ''}), not ${unknown.join(', ')}`,
+    );
+  return { ...campaign, sequences: campaign.sequences.filter((s) => names.includes(s.name)) };
 }
 
 /** A sequence as a workload: apply the seed, then each operation as a merge patch that may be refused, each followed by settling. */
@@ -159,6 +180,16 @@ export function exploreConfig(config: ControllerUnderTest, campaign: ExploreCamp
     masks: config.masks.filter((m) => m.workload === undefined),
     countUpdates: config.countUpdates.filter((m) => m.workload === undefined),
   };
+}
+
+/**
+ * The config the sequences run with: one run each, since explore's oracles judge the first run of a
+ * sequence alone (the rollback and differential runs are single too), unless `--perturb` plans from
+ * them, which takes the config's `referenceRuns` (the planner's determinism pruning compares them).
+ * Half the wall time of an exploration with the default `referenceRuns: 2`.
+ */
+export function sequenceRunsConfig(generated: ControllerUnderTest, perturb: number | undefined): ControllerUnderTest {
+  return perturb ? generated : { ...generated, referenceRuns: 1 };
 }
 
 /**
@@ -316,7 +347,12 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
     `explore ${config.name}: ${campaign.sequences.length} sequence(s), ${steps} operation step(s) (seed ${campaign.seed}, up to ${campaign.maxSteps} per sequence)`,
   );
   const generated = exploreConfig(config, campaign);
-  await learn(generated, { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+  await learn(sequenceRunsConfig(generated, opts.perturb), {
+    out: opts.out,
+    log: opts.log,
+    ...(opts.cluster ? { cluster: opts.cluster } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
   const runs: Array<SequenceRun & { runDir: string }> = [];
   for (const seq of campaign.sequences) {
     const runDir = layout.referenceRun(seq.name, 1);
@@ -460,6 +496,26 @@ export function differentialSteps(judgement: SequenceJudgement): StepJudgement[]
 }
 
 /**
+ * The CR the differential oracle creates at once for step `step` (1-based): what the user wrote, the
+ * generated CR after that step (Acto's D_i), not the CR the cluster stored, into which the controller
+ * may have written its own defaults (zookeeper-operator fills in every probe field before the step's
+ * change; a CR created with the change alone is defaulted otherwise, which is the bug). After a step
+ * the API server or the controller refused, the generated CR holds a change the sequence never
+ * reached: then the stored CR is the input.
+ */
+export function differentialInput(
+  sequence: ExploreSequence,
+  judgement: SequenceJudgement,
+  step: number,
+  stored: KubeObject | undefined,
+): KubeObject | undefined {
+  if (!stored) return undefined;
+  if (judgement.steps.slice(0, step).some((st) => st.verdict === 'rejected' || st.rejectedBy)) return stored;
+  const written = sequence.steps[step - 1]?.cr;
+  return written ? ({ ...stored, spec: written.spec } as KubeObject) : stored;
+}
+
+/**
  * The differential oracle's runs: each distinct CR a sequence reached by an accepted step (setup
  * steps and misoperations aside) as a workload of its own that creates it with that spec at once,
  * run through learn on a fresh cluster; its end compared with the state after that step. Alarms go
@@ -477,7 +533,8 @@ async function differential(
   for (const [i, run] of runs.entries()) {
     seen.add(JSON.stringify(run.sequence.seed.spec ?? null));
     for (const st of differentialSteps(judged[i]!)) {
-      const cr = stateAfterStep(run.events, st.step - 1, run.sequence.steps.length)?.get(run.crKey);
+      const stored = stateAfterStep(run.events, st.step - 1, run.sequence.steps.length)?.get(run.crKey);
+      const cr = differentialInput(run.sequence, judged[i]!, st.step, stored);
       const spec = JSON.stringify(cr?.spec ?? null);
       if (!cr || seen.has(spec)) continue;
       seen.add(spec);

@@ -1,6 +1,15 @@
 /** explore's selections of steps and sequences (the differential oracle's, `--perturb`'s), how many plans of each pattern, and coverage as properties x patterns. */
 import test from 'ava';
-import { differentialSteps, passingSequences, perturbationCoverage, plansPerPattern } from '../../src/campaign/explore.js';
+import {
+  differentialInput,
+  differentialSteps,
+  passingSequences,
+  perturbationCoverage,
+  plansPerPattern,
+  sequenceRunsConfig,
+} from '../../src/campaign/explore.js';
+import type { ControllerUnderTest } from '../../src/config/config.js';
+import type { KubeObject } from '../../src/model/object-key.js';
 import type { SequenceJudgement, StepJudgement } from '../../oracles/explore/index.js';
 import type { Pattern, TestPlan } from '../../src/model/plan.js';
 
@@ -73,4 +82,24 @@ test('the differential oracle takes accepted steps of the sequence run itself: n
     differentialSteps(judged('s', steps)).map((s) => s.property),
     ['spec.a', 'spec.d'],
   );
+});
+
+test("the sequences run once each (explore judges the first run alone) unless --perturb plans from them with the config's reference runs", (t) => {
+  const config = { name: 'c', referenceRuns: 3 } as unknown as ControllerUnderTest;
+  t.is(sequenceRunsConfig(config, undefined).referenceRuns, 1);
+  t.is(sequenceRunsConfig(config, 2).referenceRuns, 3);
+  t.is(config.referenceRuns, 3);
+});
+
+test('the differential creates what the user wrote after the step, not the CR the controller filled in; after a refused step, the CR the cluster stored', (t) => {
+  const seed = { apiVersion: 'x/v1', kind: 'Z', metadata: { name: 'z' }, spec: {} };
+  const written = { ...seed, spec: { probes: { livenessProbe: { failureThreshold: 1 } } } };
+  const sequence = {
+    name: 's',
+    seed,
+    steps: [{ operation: 'integer-up', kind: 'primitive' as const, property: 'p', path: ['spec'], value: 1, patch: {}, cr: written }],
+  };
+  const stored = { ...seed, spec: { probes: { livenessProbe: { failureThreshold: 1, periodSeconds: 10, initialDelaySeconds: 10 } } } } as unknown as KubeObject;
+  t.deepEqual(differentialInput(sequence, judged('s', [stepOf('p', 'ok')]), 1, stored)?.spec, written.spec);
+  t.deepEqual(differentialInput(sequence, judged('s', [stepOf('p', 'rejected')]), 1, stored)?.spec, stored.spec);
 });

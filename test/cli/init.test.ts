@@ -130,3 +130,57 @@ test('init --no-build writes a config kperturb loads, and the seed namespace fil
   t.true(text.includes('Deployment/default/memcached-sample'), 'the operator created its Deployment');
   t.regex(text, /"replicas":2/);
 });
+
+test('kubebuilder v3 component config: --config points at a copy with listeners and webhooks off and container paths made repository paths', (t) => {
+  // cass-operator's layout: the Deployment gets --config from config/default's patch, so manager.yaml has no such flag.
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const main = join(dir, 'cmd', 'main.go');
+  writeFileSync(
+    main,
+    readFileSync(main, 'utf8').replace('func main() {', 'func main() {\n\tvar configFile string\n\tflag.StringVar(&configFile, "config", "", "")\n'),
+  );
+  writeFileSync(
+    join(dir, 'config', 'manager', 'controller_manager_config.yaml'),
+    'apiVersion: config.example.com/v1beta1\nkind: OperatorConfig\nhealth:\n  healthProbeBindAddress: :8081\nmetrics:\n  bindAddress: 127.0.0.1:8080\n' +
+      'leaderElection:\n  leaderElect: true\ndisableWebhooks: false\nimageConfigFile: /configs/image_config.yaml\nextraFile: /configs/missing.yaml\n',
+  );
+  writeFileSync(join(dir, 'config', 'manager', 'image_config.yaml'), 'images: {}\n');
+  const p = proposeConfig(scanOperatorRepo(dir), (f) => existsSync(join(dir, f)));
+  t.deepEqual(p.args.value.slice(-1), ['--config=kperturb-manager-config.yaml']);
+  // The Deployment's --leader-elect is a flag this main no longer defines (the config file sets it): left out, or the manager exits 2 at start.
+  const noLeaderFlag = join(dir, 'cmd', 'main.go');
+  writeFileSync(noLeaderFlag, readFileSync(noLeaderFlag, 'utf8').replace(/\tflag\.BoolVar\(&enableLeaderElection, "leader-elect"[^\n]*\n/, ''));
+  const q = proposeConfig(scanOperatorRepo(dir), (f) => existsSync(join(dir, f)));
+  t.false(q.args.value.includes('--leader-elect'), q.args.value.join(' '));
+  t.regex(q.args.why, /--leader-elect left out: \.\/cmd defines no such flag/);
+  const file = p.extraFiles.find((f) => f.controller);
+  t.is(file?.file, 'kperturb-manager-config.yaml');
+  const body = file!.text.split('\n').filter((l) => !l.startsWith('#'));
+  t.deepEqual(body, [
+    'apiVersion: config.example.com/v1beta1',
+    'kind: OperatorConfig',
+    'health:',
+    '  healthProbeBindAddress: "0"',
+    'metrics:',
+    '  bindAddress: "0"',
+    'leaderElection:',
+    '  leaderElect: true',
+    '  resourceNamespace: default',
+    'disableWebhooks: true',
+    'imageConfigFile: config/manager/image_config.yaml',
+    'extraFile: /configs/missing.yaml',
+    '',
+  ]);
+  t.true(
+    p.questions.includes(
+      "kperturb-manager-config.yaml at extraFile: /configs/missing.yaml is a file inside the operator's container; give a path in this repository",
+    ),
+  );
+  // Not applied in setup: it is the controller's file.
+  const r = run(['init', dir, '--no-build']);
+  t.is(r.status, 0, r.stderr);
+  const config = loadConfig(join(dir, 'kperturb.yaml'));
+  t.false(config.setup.some((f) => f.endsWith('kperturb-manager-config.yaml')));
+  t.true(existsSync(join(dir, 'kperturb-manager-config.yaml')));
+});

@@ -76,6 +76,23 @@ test('explore --emit: the same seed gives byte-identical workloads, in a kpertur
   t.true(emitted.controller.workingDir === dir, 'relative paths still resolve against the original config');
 });
 
+test('explore --sequence runs only the named sequences of the same campaign, and refuses a name it does not have', async (t) => {
+  const { dir, config } = setup(t);
+  const one = await kperturb('explore', '-c', config, '--emit', join(dir, 'one'), '--seed', '2', '--steps', '4', '--sequence', 'explore-datacenter-dc1-2');
+  t.is(one.code, 0, one.stderr);
+  const all = JSON.parse(readFileSync(join(dir, 'one', 'explore.json'), 'utf8')) as { sequences: Array<{ name: string; steps: unknown[] }> };
+  t.deepEqual(
+    all.sequences.map((s) => s.name),
+    ['explore-datacenter-dc1-2'],
+  );
+  const bad = await kperturb('explore', '-c', config, '--emit', join(dir, 'bad'), '--seed', '2', '--steps', '4', '--sequence', 'nope');
+  t.is(bad.code, 2);
+  t.is(
+    bad.stderr.trim(),
+    'kperturb: at --sequence: a sequence of this campaign (seed 2, 4 steps: explore-datacenter-dc1-1 ... explore-datacenter-dc1-2), not nope [KP_E_INPUT]',
+  );
+});
+
 test('explore runs every sequence, traces spec.nodes into the StatefulSet, alarms on the image it never propagates, and prints coverage', async (t) => {
   const { dir, config } = setup(t);
   const out = join(dir, 'out');

@@ -313,3 +313,62 @@ test("differential: an imagePullPolicy the API server defaulted from the image a
   otherImage.controllerWrites(STS, withPolicy('kpm-4', 'Always'));
   t.is(differentialAlarms({ sequence: 's', step: 1, crKey: CR, chained, freshEvents: otherImage.events, chainedEvents: otherImage.events }).length, 1);
 });
+
+function probed(live: Record<string, number>, ready: Record<string, number>): KubeObject {
+  const o = sts('cache:1');
+  const c = (o.spec as { template: { spec: { containers: Array<Record<string, unknown>> } } }).template.spec.containers[0]!;
+  c.livenessProbe = live;
+  c.readinessProbe = ready;
+  return o;
+}
+
+test('without a marker: 0 is not judged by value (Go cannot tell it from unset; the API server defaults it), and a same-named field under a parent of another name is not the field', (t) => {
+  const seeded = { ...seedCr, spec: { ...seedCr.spec, probes: { readinessProbe: { periodSeconds: 10 }, livenessProbe: { periodSeconds: 10 } } } };
+  const zero = [step('integer-down', ['spec', 'probes', 'readinessProbe', 'periodSeconds'], 0)];
+  const b = new RunBuilder()
+    .seed()
+    .op(0, { probes: { readinessProbe: { periodSeconds: 0 }, livenessProbe: { periodSeconds: 10 } } }, [
+      [STS, probed({ periodSeconds: 10 }, { periodSeconds: 10 })],
+    ]);
+  const [z] = judgeExploration([{ ...run(zero, b), sequence: { ...sequence(zero), seed: seeded } }]);
+  t.deepEqual(z!.alarms, []);
+  t.regex(z!.steps[0]!.notes.join(' '), /0 is not traced by value/);
+
+  // 10 -> 11 never reaches the readiness probe: the alarm names it, not the liveness probe's field of the same name and value.
+  const probes = (ready: number) => ({ probes: { readinessProbe: { periodSeconds: ready }, livenessProbe: { periodSeconds: 10 } } });
+  const up = [step('object-change', ['spec', 'probes'], probes(10).probes), step('integer-up', ['spec', 'probes', 'readinessProbe', 'periodSeconds'], 11)];
+  const u = new RunBuilder()
+    .seed()
+    .op(0, probes(10), [[STS, probed({ periodSeconds: 10 }, { periodSeconds: 10 })]])
+    .op(1, probes(11));
+  const [j] = judgeExploration([run(up, u)]);
+  t.deepEqual(
+    j!.alarms.map((a) => a.field),
+    ['spec.template.spec.containers[0].readinessProbe.periodSeconds'],
+  );
+});
+
+test('a refusal that gives both numbers of the change (from 2 to 1), whatever it calls the field, is the controller rejecting the step', (t) => {
+  const steps = [step('integer-down', ['spec', 'size'], 1)];
+  const b = new RunBuilder().seed().op(0, { size: 1 }, [
+    [
+      CR,
+      crWith(
+        { size: 1 },
+        {
+          conditions: [
+            { type: 'ReconcileSuccess', status: 'False', message: 'Cluster Scale down not supported; tried to scale cluster from 2 nodes to 1 nodes' },
+          ],
+        },
+      ),
+    ],
+  ]);
+  const [j] = judgeExploration([run(steps, b)]);
+  t.like(j!.steps[0], { verdict: 'rejected', rejectedBy: 'controller' });
+  t.deepEqual(j!.alarms, []);
+  // The numbers alone, without a word of refusal, are no refusal; nor a message with one of them only.
+  const said = (message: string) =>
+    judgeExploration([run(steps, new RunBuilder().seed().op(0, { size: 1 }, [[CR, crWith({ size: 1 }, { message })]]))])[0]!.steps[0]!.rejectedBy;
+  t.is(said('scaled from 2 nodes to 1 nodes'), undefined);
+  t.is(said('scale down to 1 not supported'), undefined);
+});

@@ -43,6 +43,9 @@ export function registerExplore(program: Command): void {
     .addOption(new Option('--emit <dir>', 'only write the operations as a kperturb.yaml of workloads (and explore.json) in this directory; run nothing'))
     .addOption(new Option('--seed <n>', 'the seed number: the same number gives the same operations').argParser(parseSeedNumber).default(1))
     .addOption(new Option('--steps <n>', 'at most this many operations per sequence (each sequence on a fresh cluster)').argParser(parseSteps))
+    .addOption(
+      new Option('--sequence <name...>', 'run only these sequences of the campaign (names as --emit and the step table give them; same --seed and --steps)'),
+    )
     .option(
       '--differential',
       'also create each distinct accepted CR with its spec at once on a fresh cluster and compare its end with the one the sequence reached',
@@ -63,6 +66,7 @@ export function registerExplore(program: Command): void {
         emit?: string;
         seed: number;
         steps?: number;
+        sequence?: string[];
         differential?: boolean;
         perturb?: number | true;
         real?: boolean;
@@ -71,7 +75,7 @@ export function registerExplore(program: Command): void {
       }) => {
         const config = loadConfig(opts.config);
         const { generateCampaign, emitCampaign, explore, DEFAULT_EXPLORE_STEPS, DEFAULT_PERTURB_PLANS } = await exploreModule();
-        const options = { seed: opts.seed, maxSteps: opts.steps ?? DEFAULT_EXPLORE_STEPS };
+        const options = { seed: opts.seed, maxSteps: opts.steps ?? DEFAULT_EXPLORE_STEPS, ...(opts.sequence ? { sequences: opts.sequence } : {}) };
         if (opts.emit) {
           const campaign = generateCampaign(config, options);
           const files = emitCampaign(config, campaign, resolve(opts.emit));

@@ -6,7 +6,8 @@
  * carries a `why` naming the file it came from, which the rendered file shows as a comment.
  */
 import { posix } from 'node:path';
-import type { CrdFact, MainPackageFact, ManagerFact, RepoFacts, SampleFact } from './repo-scan.js';
+import { stringify } from 'yaml';
+import type { ComponentConfigFact, CrdFact, MainPackageFact, ManagerFact, RepoFacts, SampleFact } from './repo-scan.js';
 
 /** A value with the reason for it, shown as a comment above it. */
 export interface Chosen<T> {
@@ -25,8 +26,8 @@ export interface InitProposal {
   ports: Chosen<number[]> | undefined;
   kubernetesVersion: Chosen<string> | undefined;
   crdFiles: Chosen<string[]>;
-  /** Files init writes beside kperturb.yaml (the seeds' Namespace), applied first in setup. */
-  extraFiles: { file: string; text: string; why: string }[];
+  /** Files init writes beside kperturb.yaml: the seeds' Namespace (applied first in setup), the controller's `--config` file (`controller: true`, not applied). */
+  extraFiles: { file: string; text: string; why: string; controller?: true }[];
   seeds: Chosen<string[]>;
   /** Seeds of other kinds, listed in a comment for the user to add. */
   otherSamples: string[];
@@ -138,6 +139,13 @@ function proposeArgs(
       continue;
     }
     seen.add(name);
+    // A manager flag the main package does not define: Go's flag package exits 2 at start on it. The
+    // Deployment gives it for an older main, or the component config (--config) took its place.
+    if ((LEADER_FLAG.test(name) || LISTENER_FLAG.test(name)) && main && main.flags.length > 0 && !main.flags.includes(name)) {
+      notes.push(`${arg} left out: ${main.dir} defines no such flag (Go's flag package would exit at start)`);
+      if (value === undefined && !LEADER_FLAG.test(name) && raw[i + 1] !== undefined && !raw[i + 1]!.startsWith('-')) i++;
+      continue;
+    }
     if (LEADER_FLAG.test(name)) leader = true;
     if (LISTENER_FLAG.test(name)) {
       out.push(`--${name}=0`);
@@ -165,6 +173,68 @@ function proposeArgs(
   if (out.some((a) => /=0$/.test(a) && LISTENER_FLAG.test(a)))
     notes.push('metrics, health and profiling listeners off (=0): plans run several at once, and a fixed port would collide');
   return { args: out, notes, leader };
+}
+
+/** The controller's own copy of the operator's component config, written by init beside kperturb.yaml. */
+export const COMPONENT_CONFIG_FILE = 'kperturb-manager-config.yaml';
+
+/**
+ * A kubebuilder v3 operator reads its listeners, leader election and often its webhook switch from
+ * a component config that the Deployment gets from a ConfigMap (`--config=/configs/...`, added by
+ * config/default/manager_config_patch.yaml, so config/manager/manager.yaml has no such flag); run
+ * without it, the operator takes its built-in defaults, which can mean admission webhooks that need
+ * certificates (cass-operator exits at start: no tls.crt). The copy init writes keeps the file's
+ * choices except: listeners off ("0", as the flags), webhooks off (a top-level `disable...Webhooks`
+ * or `enable...Webhooks` switch), and file paths inside the container pointed at the repository's
+ * file of the same name beside it (the ConfigMap generator's other files).
+ */
+function deriveComponentConfig(
+  fact: ComponentConfigFact,
+  namespace: string,
+  fileExists: (p: string) => boolean,
+  questions: string[],
+): { text: string; changes: string[] } {
+  const doc = structuredClone(fact.doc);
+  const changes: string[] = [];
+  const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const off = (section: string, key: string): void => {
+    const s = doc[section];
+    if (isObj(s) && typeof s[key] === 'string' && s[key] !== '0') {
+      s[key] = '0';
+      changes.push(`${section}.${key} "0" (off)`);
+    }
+  };
+  off('health', 'healthProbeBindAddress');
+  off('metrics', 'bindAddress');
+  // Out of a cluster controller-runtime cannot find its own namespace for the Lease ("not running in-cluster, please specify LeaderElectionNamespace").
+  const election = doc.leaderElection;
+  if (isObj(election) && election.leaderElect === true && typeof election.resourceNamespace !== 'string') {
+    election.resourceNamespace = namespace;
+    changes.push(`leaderElection.resourceNamespace ${namespace} (the seeds' namespace: out of a cluster the manager cannot find its own)`);
+  }
+  for (const [k, v] of Object.entries(doc)) {
+    if (typeof v !== 'boolean') continue;
+    if (/^disable\w*webhooks?$/i.test(k) && !v) doc[k] = true;
+    else if (/^enable\w*webhooks?$/i.test(k) && v) doc[k] = false;
+    else continue;
+    changes.push(`${k}: ${String(doc[k])} (webhooks need certificates and a Service the API server calls)`);
+  }
+  const repoPaths = (node: unknown, path: string): void => {
+    if (!isObj(node)) return;
+    for (const [k, v] of Object.entries(node)) {
+      const p = path ? `${path}.${k}` : k;
+      if (isObj(v)) repoPaths(v, p);
+      else if (typeof v === 'string' && v.startsWith('/') && /\.(ya?ml|json|toml|conf|cfg|ini)$/.test(v)) {
+        const beside = posix.join(posix.dirname(fact.file), posix.basename(v));
+        if (fileExists(beside)) {
+          node[k] = beside;
+          changes.push(`${p} ${beside} (mounted beside it in the container)`);
+        } else questions.push(`${COMPONENT_CONFIG_FILE} at ${p}: ${v} is a file inside the operator's container; give a path in this repository`);
+      }
+    }
+  };
+  repoPaths(doc, '');
+  return { text: `# Written by kperturb init from ${fact.file}: ${changes.join('; ') || 'unchanged'}.\n${stringify(doc)}`, changes };
 }
 
 const NAMESPACE_VARS = /^(WATCH_NAMESPACE|OPERATOR_NAMESPACE|POD_NAMESPACE|NAMESPACE|OPERATOR_POD_NAMESPACE|MY_POD_NAMESPACE)$/;
@@ -270,6 +340,26 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
   if (!main) questions.push('controller.command: no Go main package found; build the operator and give its binary');
   if (!manager) questions.push("controller.args: no manager Deployment found (config/manager/manager.yaml, deploy/operator.yaml); give the operator's flags");
   const { args, notes, leader } = proposeArgs(manager, main, fileExists, questions);
+  const componentConfig =
+    main?.flags.includes('config') && !args.some((a) => /^--?config(=|$)/.test(a))
+      ? byScore(
+          facts.componentConfigs,
+          (c) => pathScore(c.file, [[/^config\/manager\//, 0]]),
+          (c) => c.file,
+        )[0]
+      : undefined;
+  const controllerFiles: InitProposal['extraFiles'] = [];
+  if (componentConfig) {
+    const derived = deriveComponentConfig(componentConfig, namespace, fileExists, questions);
+    args.push(`--config=${COMPONENT_CONFIG_FILE}`);
+    notes.push(`--config=${COMPONENT_CONFIG_FILE}: a copy of ${componentConfig.file}, the component config the main package reads with --config`);
+    controllerFiles.push({
+      file: COMPONENT_CONFIG_FILE,
+      text: derived.text,
+      why: `the operator's --config, from ${componentConfig.file}`,
+      controller: true,
+    });
+  }
   const { env, unset } = proposeEnv(facts, manager, name, namespace, questions);
   const fixedPorts = (main?.literalPorts ?? []).filter((p) => !main!.flags.some((f) => LISTENER_FLAG.test(f) && p.line.includes(`"${f}"`)));
   const ports =
@@ -296,8 +386,8 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
     env,
     ports,
     kubernetesVersion: proposeVersion(facts, crds),
-    extraFiles:
-      namespace === 'default'
+    extraFiles: [
+      ...(namespace === 'default'
         ? []
         : [
             {
@@ -305,7 +395,9 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
               text: `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${namespace}\n`,
               why: `the seeds' namespace, ${namespace}, written by kperturb init`,
             },
-          ],
+          ]),
+      ...controllerFiles,
+    ],
     crdFiles: { value: crdFiles, why: crdFiles.length > 0 ? `the CRDs (${crds.map((c) => c.kind).join(', ')})` : '' },
     seeds: { value: seeds.map((s) => s.file), why: primary ? `the sample of ${primary}${kinds.length > 1 ? ', the kind with the largest schema' : ''}` : '' },
     otherSamples,

@@ -64,8 +64,9 @@ export function renderConfig(p: InitProposal, opts: RenderOptions): string {
       `cluster: { kubernetesVersion: ${scalar(p.kubernetesVersion.value).includes('"') ? scalar(p.kubernetesVersion.value) : `"${p.kubernetesVersion.value}"`} }`,
     );
   }
-  out.push(p.crdFiles.value.length + p.extraFiles.length > 0 ? 'setup:' : 'setup: []');
-  for (const f of p.extraFiles) {
+  const setupFiles = p.extraFiles.filter((f) => !f.controller);
+  out.push(p.crdFiles.value.length + setupFiles.length > 0 ? 'setup:' : 'setup: []');
+  for (const f of setupFiles) {
     out.push(...comment(f.why, '  '));
     out.push(`  - ${scalar(f.file)}`);
   }

@@ -70,6 +70,16 @@ export interface GoModuleFact {
   vanityModules: string[];
 }
 
+/**
+ * A controller-runtime component config (ControllerManagerConfiguration and the operators' own
+ * kinds built on it: a document with `health.healthProbeBindAddress` or `metrics.bindAddress`), the
+ * file kubebuilder v3 scaffolds mount from a ConfigMap and pass as `--config`.
+ */
+export interface ComponentConfigFact {
+  file: string;
+  doc: Record<string, unknown>;
+}
+
 export interface RepoFacts {
   dir: string;
   layout: Layout;
@@ -80,6 +90,7 @@ export interface RepoFacts {
   mains: MainPackageFact[];
   /** Environment variable names the operator's Go code reads (os.Getenv / os.LookupEnv, and string constants named like *EnvVar). */
   envReads: string[];
+  componentConfigs: ComponentConfigFact[];
 }
 
 /** Folders never read: dependencies, build output, VCS data, kperturb's own output. */
@@ -172,6 +183,12 @@ function crdFact(file: string, d: Doc): CrdFact | undefined {
   };
 }
 
+function isComponentConfig(d: Doc): boolean {
+  const health = isObject(d.health) ? d.health : {};
+  const metrics = isObject(d.metrics) ? d.metrics : {};
+  return typeof d.kind === 'string' && (typeof health.healthProbeBindAddress === 'string' || typeof metrics.bindAddress === 'string');
+}
+
 function envFacts(env: unknown): EnvFact[] {
   if (!Array.isArray(env)) return [];
   return env.filter(isObject).flatMap((e): EnvFact[] => {
@@ -246,6 +263,7 @@ export function scanOperatorRepo(dir: string): RepoFacts {
   const crds: CrdFact[] = [];
   const objects: { file: string; doc: Doc }[] = [];
   const managers: ManagerFact[] = [];
+  const componentConfigs: ComponentConfigFact[] = [];
   for (const f of files) {
     if (!/\.ya?ml$/.test(f)) continue;
     const text = readText(join(dir, f));
@@ -254,6 +272,8 @@ export function scanOperatorRepo(dir: string): RepoFacts {
       if (d.kind === 'CustomResourceDefinition' && String(d.apiVersion).startsWith('apiextensions.k8s.io/')) {
         const c = crdFact(f, d);
         if (c) crds.push(c);
+      } else if (isComponentConfig(d)) {
+        componentConfigs.push({ file: f, doc: d });
       } else if (typeof d.apiVersion === 'string' && typeof d.kind === 'string') {
         objects.push({ file: f, doc: d });
         managers.push(...managerFacts(f, d));
@@ -295,5 +315,5 @@ export function scanOperatorRepo(dir: string): RepoFacts {
         : files.some((f) => /(^|\/)charts?\/[^/]+\/Chart\.yaml$/.test(f) || /^helm\//.test(f))
           ? 'helm'
           : 'manifests';
-  return { dir, layout, module: goModule(dir), crds, samples, managers, mains, envReads: [...envReads].sort() };
+  return { dir, layout, module: goModule(dir), crds, samples, managers, mains, envReads: [...envReads].sort(), componentConfigs };
 }
