@@ -24,6 +24,9 @@
  * - container-unready: a running pod whose containers are to turn unready: Ready False, running;
  * - container-recover: the fault was cleared: the containers run again at once (the back-off is not
  *   waited out) and are ready, restartCount and lastState kept.
+ * After a node outage (node-not-ready plans; the kubelet does nothing while its node is out):
+ * - node-recover: a running pod whose Ready condition the node lifecycle controller set False
+ *   (ContainersReady still True) is reported Ready again.
  * Other restarts are not modelled (restartCount stays 0 without a fault).
  */
 import { createHash } from 'node:crypto';
@@ -182,6 +185,11 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
     delay: { from: 'terminating', ms: stopDelay },
     steps: [{ log: (key) => `kubelet: deleting ${key} (grace period over)` }, { delete: true }, { mark: 'deleted' }],
   },
+  {
+    name: 'node-recover',
+    selector: { matchExpressions: [NOT_BEING_DELETED, RUNNING, { key: '$markedNotReadyByNode', operator: 'Exists' }] },
+    steps: [{ log: (key) => `kubelet: ${key} ready again (its node is back)` }, { status: (pod) => ({ conditions: conds(pod, {}) }) }],
+  },
   ...CONTAINER_FAULT_STAGES,
   {
     name: 'pod-accept',
@@ -239,6 +247,8 @@ export const POD_LIFECYCLE: Lifecycle<PodLifecycleContext> = {
     startsLater: (_pod, _memory, ctx) => (ctx.timing.podStartDelayMs > 0 ? 'true' : undefined),
     missingVolume: (pod, _memory, ctx) => volumeKey(ctx.missingVolume(pod)),
     containerFault: (pod, _memory, ctx) => ctx.containerFault(pod),
+    // MarkPodsNotReady flips Ready alone; every status the kubelet writes moves both.
+    markedNotReadyByNode: (pod) => (condition(pod, 'Ready')?.status === 'False' && condition(pod, 'ContainersReady')?.status === 'True' ? 'true' : undefined),
     unreportedMissingVolume: (pod, memory, ctx) => {
       const missing = volumeKey(ctx.missingVolume(pod));
       return missing !== memory.values.get('waitingFor') ? missing : undefined;
