@@ -262,9 +262,15 @@ function runsToCompletion(pod: KubeObject): boolean {
   return policy === 'Never' || policy === 'OnFailure';
 }
 
+const KUBELET_CONDITIONS = ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'];
+
+/** The kubelet's conditions as `values` say, then the others kept (DisruptionTarget, readiness gates): a kubelet writes only its own. */
 function conds(pod: KubeObject, values: Record<string, [string, string?, string?]>): unknown[] {
   const at = now();
-  return ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => {
+  const others = (Array.isArray(status(pod).conditions) ? (status(pod).conditions as unknown[]) : []).filter(
+    (c) => isObject(c) && !KUBELET_CONDITIONS.includes(str(c.type)),
+  );
+  const own = KUBELET_CONDITIONS.map((type) => {
     const [st, reason, message] = values[type] ?? ['True'];
     const existing = condition(pod, type);
     const c: Record<string, unknown> = {
@@ -277,6 +283,7 @@ function conds(pod: KubeObject, values: Record<string, [string, string?, string?
     if (message) c.message = message;
     return c;
   });
+  return [...own, ...others];
 }
 
 function base(pod: KubeObject, ctx: PodLifecycleContext): Record<string, unknown> {
