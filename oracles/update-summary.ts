@@ -5,7 +5,9 @@
  * different path, even if the end state looks right; except when it merely skipped delete-and-
  * recreate cycles (see skippedDeleteRecreate). Counts do not depend on the order of events.
  * A life of an Endpoints or EndpointSlice object that begins while its Service does not exist and
- * ends within the run is not counted (see serviceOf).
+ * ends within the run is not counted (see serviceOf). Nor is a pod's deletion that the cluster
+ * disrupted (its last state has the DisruptionTarget condition: an eviction, the taint manager, a
+ * preemption; a managed-system fault's doing), nor its owner's recreation of it.
  */
 import { formatKey, isObject, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
 import type { Alarm, RunArtifacts } from '../src/model/results.js';
@@ -46,6 +48,8 @@ function serviceOf(key: ObjectKey, obj: KubeObject | undefined): ObjectKey | und
 export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly UpdateCountRule[] = []): Map<ObjectKey, Counts> {
   const rules = countUpdates.map((r) => ({ glob: r.keyGlob, fields: r.paths.map((p) => ({ text: p, pattern: parseFieldPattern(p) })) }));
   const counts = new Map<ObjectKey, Counts>();
+  // Deletions the cluster disrupted, by identity: neither they nor the recreations they caused count.
+  const disrupted = new Map<ObjectKey, number>();
   // The previous state of each object (by its real key), to tell which fields a MODIFIED changed.
   const previous = new Map<ObjectKey, unknown>();
   // Services that exist (real keys), and Endpoints/EndpointSlices created while their Service did not.
@@ -69,6 +73,7 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
       // An orphan life that ended: neither its creation nor its deletion counts.
       if (orphans.delete(change.key)) c.created--;
       else c.deleted++;
+      if (isDisrupted(before) || isDisrupted(change.object)) disrupted.set(id.key, (disrupted.get(id.key) ?? 0) + 1);
     } else {
       for (const rule of rules) {
         if (!globMatches(rule.glob, id.key)) continue;
@@ -82,7 +87,19 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
     if (change.eventType === 'DELETED') previous.delete(change.key);
     else previous.set(change.key, change.object);
   }
+  for (const [key, n] of disrupted) {
+    const c = counts.get(key)!;
+    c.deleted -= n;
+    // Recreations beyond the first creation, as many as were disrupted.
+    c.created -= Math.min(n, Math.max(0, c.created - 1));
+  }
   return counts;
+}
+
+/** A pod state that says the cluster is removing it (DisruptionTarget True). */
+function isDisrupted(obj: unknown): boolean {
+  if (!isObject(obj) || !isObject(obj.status) || !Array.isArray(obj.status.conditions)) return false;
+  return obj.status.conditions.some((c) => isObject(c) && c.type === 'DisruptionTarget' && c.status === 'True');
 }
 
 /**

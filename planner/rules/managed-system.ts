@@ -16,6 +16,19 @@
  * CRASH_WINDOW_SECONDS (pod-crash): the fault is held while the controller acts on the change and
  * healed after it. Pods that did not exist at the change are left out (nothing to crash yet).
  *
+ * The schedule also breaks what the controller's workload runs on (the pods of the StatefulSets it
+ * created and the pods it created itself, their claims and nodes), from the same change and
+ * existing then, a few plans per change:
+ * - pod-evict: the first of those pods is evicted (kubectl drain's way) as the change arrives; its
+ *   StatefulSet recreates it while the controller acts on the change;
+ * - node-not-ready: the node of that pod (from its binding) goes not-ready for NODE_WINDOW_SECONDS,
+ *   its pods evicted after NODE_EVICT_SECONDS (the default 300 s toleration would outlast the run);
+ * - pvc-fault `resize-refused`: each claim the controller updated after the change, before the
+ *   workload's next write step (it resizes), has its resize refused for CLAIM_WINDOW_SECONDS;
+ * - pvc-fault `pending`: each claim of the controller's StatefulSets created after the change,
+ *   before the next write step, stays Pending for CLAIM_WINDOW_SECONDS from its creation.
+ * Not planned: `unreachable` nodes and `lost` claims (for hand-written plans).
+ *
  * Pruning stages, as the other patterns report them (the schedule's plans count at every stage
  * but `deterministic`, which keeps those whose change trigger fires in every reference run):
  *   baseline          every call the application answered normally
@@ -26,10 +39,21 @@
  *   deduplicated      one plan per call (they are distinct by rank)
  */
 import type { ObjectKey } from '../../src/model/object-key.js';
-import { describeFault, describeWrite, type AppUnavailableFault, type PodCrashFault } from '../../src/model/plan.js';
+import type { ChangeTrigger } from '../../src/model/trigger.js';
+import {
+  describeFault,
+  describeWrite,
+  type AppUnavailableFault,
+  type Fault,
+  type NodeNotReadyFault,
+  type PodCrashFault,
+  type PodEvictFault,
+  type PvcFault,
+} from '../../src/model/plan.js';
 import type { AppCallRecord } from '../analysis/app-calls.js';
 import { StageCounter } from '../pruning.js';
 import { isSuccess, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
+import type { Triggers } from '../triggers.js';
 import type { PlanCandidate, PlanningRule } from './rule.js';
 
 /** The longest a planned fault lasts when the controller never calls the application again. */
@@ -66,28 +90,127 @@ export const managedSystemRule: PlanningRule = {
       const fault: PodCrashFault = { type: 'pod-crash', pod, mode: 'crash-loop', at: { change: trigger }, forSeconds: CRASH_WINDOW_SECONDS };
       candidates.push({ description: `${describeFault(fault)}, while the controller acts on the workload's change (OAT's schedule)`, faults: [fault] });
     }
+    for (const { change, fault } of workloadFaults(main, context.triggers)) {
+      for (const stage of ['baseline', 'causality', 'effective-writes'] as const) counter.add(stage);
+      if (context.prune && !context.triggers.deterministicChange(change)) continue;
+      counter.add('deterministic');
+      counter.add('deduplicated');
+      candidates.push({ description: `${describeFault(fault)}, while the controller acts on the workload's change (OAT's schedule)`, faults: [fault] });
+    }
     return { candidates, stages: counter.result() };
   },
 };
+
+/** How long a planned node outage lasts, and how soon its pods are evicted. */
+export const NODE_WINDOW_SECONDS = 3;
+export const NODE_EVICT_SECONDS = 1;
+/** How long a planned claim fault lasts. */
+export const CLAIM_WINDOW_SECONDS = 3;
+
+/** The moments of OAT's schedule: each change a workload write step made, until the next write step starts. */
+function workloadChanges(main: RunAnalysis): Array<{ change: number; until: number }> {
+  const writeSteps = main.workloadSteps.filter((s) => s.action === 'write');
+  return writeSteps.flatMap((step, i) => {
+    const until = writeSteps[i + 1]?.startSeq ?? Infinity;
+    return step.keys.flatMap((key) => {
+      const change = main.changesOf(key).find((c) => main.changes[c]!.seq > step.startSeq && main.changes[c]!.seq < until);
+      return change === undefined ? [] : [{ change, until }];
+    });
+  });
+}
+
+/** The pods and claims the controller's workload runs on: created by it, or by a StatefulSet it created. */
+function managedObjects(main: RunAnalysis): { pods: ObjectKey[]; claims: ObjectKey[] } {
+  const created = new Set(main.writes.filter((w) => w.verb === 'create' && isSuccess(w) && w.rawKey).map((w) => w.rawKey!));
+  const statefulSets = [...created].filter((k) => k.startsWith('StatefulSet/'));
+  const ofStatefulSet = (key: ObjectKey, owners: readonly ObjectKey[] | undefined) =>
+    (owners ?? []).some((o) => statefulSets.includes(o)) ||
+    // A StatefulSet's claims are named <template>-<set>-<ordinal> and not owned (the default retention).
+    statefulSets.some((set) => {
+      const [, ns, name] = set.split('/');
+      const ordinal = key.lastIndexOf('-');
+      return key.startsWith(`PersistentVolumeClaim/${ns}/`) && /^-\d+$/.test(key.slice(ordinal)) && key.slice(0, ordinal).endsWith(`-${name}`);
+    });
+  const pods = new Set<ObjectKey>();
+  const claims = new Set<ObjectKey>();
+  for (const c of main.changes) {
+    if (c.eventType !== 'ADDED') continue;
+    const mine = created.has(c.rawKey) || ofStatefulSet(c.rawKey, c.owners);
+    if (mine && c.rawKey.startsWith('Pod/')) pods.add(c.rawKey);
+    if (mine && c.rawKey.startsWith('PersistentVolumeClaim/')) claims.add(c.rawKey);
+  }
+  return { pods: [...pods].sort(), claims: [...claims].sort() };
+}
+
+/** The node a pod was bound to, from its changes up to `change`. */
+function nodeOf(main: RunAnalysis, pod: ObjectKey, change: number): string | undefined {
+  for (const c of main.changesOf(pod)) {
+    if (c > change) break;
+    const bound = main.changes[c]!.diff?.fields.find((f) => f.path === 'spec.nodeName' && typeof f.after === 'string');
+    if (bound) return bound.after as string;
+  }
+  return undefined;
+}
+
+/** The schedule's faults on pods, nodes and claims (see the file comment), with the change each starts from. */
+function workloadFaults(main: RunAnalysis, triggers: Triggers): Array<{ change: number; trigger: ChangeTrigger; fault: Fault }> {
+  const { pods, claims } = managedObjects(main);
+  if (pods.length === 0 && claims.length === 0) return [];
+  const out: Array<{ change: number; trigger: ChangeTrigger; fault: Fault }> = [];
+  for (const { change, until } of workloadChanges(main)) {
+    const trigger = triggers.change(change);
+    if (!trigger) continue;
+    const at = { change: trigger };
+    const seq = main.changes[change]!.seq;
+    const pod = pods.find((p) => main.existsAfter(p, change));
+    if (pod) {
+      const evict: PodEvictFault = { type: 'pod-evict', pod, how: 'evict', at };
+      out.push({ change, trigger, fault: evict });
+      const node = nodeOf(main, pod, change);
+      if (node) {
+        const outage: NodeNotReadyFault = {
+          type: 'node-not-ready',
+          node: `Node/${node}`,
+          mode: 'not-ready',
+          evictAfterSeconds: NODE_EVICT_SECONDS,
+          at,
+          forSeconds: NODE_WINDOW_SECONDS,
+        };
+        out.push({ change, trigger, fault: outage });
+      }
+    }
+    const resized = new Set(
+      main.writes
+        .filter((w) => (w.verb === 'update' || w.verb === 'patch') && !w.subresource && isSuccess(w) && w.effect === 'effective')
+        .filter((w) => w.requestSeq > seq && w.requestSeq < until && w.rawKey?.startsWith('PersistentVolumeClaim/') && main.existsAfter(w.rawKey, change))
+        .map((w) => w.rawKey!),
+    );
+    for (const claim of [...resized].sort()) {
+      const refused: PvcFault = { type: 'pvc-fault', claim, mode: 'resize-refused', at, forSeconds: CLAIM_WINDOW_SECONDS };
+      out.push({ change, trigger, fault: refused });
+    }
+    for (const claim of claims) {
+      const createdAt = main.changesOf(claim).find((c) => main.changes[c]!.eventType === 'ADDED');
+      if (createdAt === undefined || main.changes[createdAt]!.seq <= seq || main.changes[createdAt]!.seq >= until) continue;
+      const created = triggers.change(createdAt);
+      if (!created) continue;
+      const pending: PvcFault = { type: 'pvc-fault', claim, mode: 'pending', at: { change: created }, forSeconds: CLAIM_WINDOW_SECONDS };
+      out.push({ change: createdAt, trigger: created, fault: pending });
+    }
+  }
+  return out;
+}
 
 /** How long a planned crash loop lasts: one crash (the kubelet's first back-off is 10 s), then the heal. */
 export const CRASH_WINDOW_SECONDS = 3;
 
 /** Each change a workload write step made, with the application's pods (existing then) the controller called after it, before the next write step. */
 function workloadChangesAndPods(main: RunAnalysis): Array<{ change: number; pod: ObjectKey }> {
-  const writeSteps = main.workloadSteps.filter((s) => s.action === 'write');
-  const out: Array<{ change: number; pod: ObjectKey }> = [];
-  writeSteps.forEach((step, i) => {
-    const until = writeSteps[i + 1]?.startSeq ?? Infinity;
-    for (const key of step.keys) {
-      const change = main.changesOf(key).find((c) => main.changes[c]!.seq > step.startSeq && main.changes[c]!.seq < until);
-      if (change === undefined) continue;
-      const at = main.changes[change]!.seq;
-      const pods = new Set(main.appCalls.filter((c) => c.seq > at && c.seq < until && c.key.startsWith('Pod/')).map((c) => c.key));
-      for (const pod of pods) if (main.existsAfter(pod, change)) out.push({ change, pod });
-    }
+  return workloadChanges(main).flatMap(({ change, until }) => {
+    const at = main.changes[change]!.seq;
+    const pods = new Set(main.appCalls.filter((c) => c.seq > at && c.seq < until && c.key.startsWith('Pod/')).map((c) => c.key));
+    return [...pods].filter((pod) => main.existsAfter(pod, change)).map((pod) => ({ change, pod }));
   });
-  return out;
 }
 
 function answeredNormally(call: AppCallRecord): boolean {

@@ -97,6 +97,9 @@ export type FaultKind =
   | 'watch-end'
   | 'pod-crash'
   | 'app-unavailable'
+  | 'node-not-ready'
+  | 'pod-evict'
+  | 'pvc-fault'
   | 'watch-hold'
   | 'disconnect'
   | 'delay'
@@ -111,7 +114,7 @@ export interface FaultEvent extends Stamped {
    * `held`: watch events are being held; `released`: held events (or a stale view) were released in order;
    * `expired`: held streams were ended with an in-stream 410 Expired;
    * `applied`: a one-shot primitive took effect (disconnect, delay armed, lease deleted), or a fault
-   * on the managed system started (pod-crash, app-unavailable: in the cluster trace);
+   * on the managed system started (pod-crash, app-unavailable, node-not-ready, pod-evict, pvc-fault: in the cluster trace);
    * `healed`: a fault on the managed system ended (in the cluster trace);
    * `not-injected`: the run ended before the fault's trigger matched.
    */

@@ -393,6 +393,21 @@ planCase(
   'spec.faults[0]',
 );
 planCase(
+  'a node given as Node/namespace/name',
+  '  pattern: managed-system\n  description: d\n  faults: [ { type: node-not-ready, node: Node/default/n1, mode: unreachable, forSeconds: 1, at: { change: { key: ConfigMap/default/a, change: create, occurrence: 1 } } } ]\n',
+  'spec.faults[0].node',
+);
+planCase(
+  'a pod-evict of an unknown way',
+  '  pattern: managed-system\n  description: d\n  faults: [ { type: pod-evict, pod: Pod/default/kv-0, how: drain, at: { change: { key: ConfigMap/default/a, change: create, occurrence: 1 } } } ]\n',
+  'spec.faults[0].how',
+);
+planCase(
+  'a pvc-fault on a pod',
+  '  pattern: managed-system\n  description: d\n  faults: [ { type: pvc-fault, claim: Pod/default/kv-0, mode: lost, forSeconds: 1, at: { change: { key: ConfigMap/default/a, change: create, occurrence: 1 } } } ]\n',
+  'spec.faults[0].claim',
+);
+planCase(
   'a call trigger on a ConfigMap',
   '  pattern: managed-system\n  description: d\n  faults: [ { type: pod-crash, pod: Pod/default/kv-0, mode: unready, forSeconds: 1, at: { call: { application: kv, key: ConfigMap/default/a, occurrence: 1 } } } ]\n',
   'spec.faults[0].at.call.key',

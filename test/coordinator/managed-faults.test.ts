@@ -110,3 +110,70 @@ test('a window whose end comes before its start leaves the fault not injected, a
   t.false(record.injected);
   t.regex(record.notInjected?.join('\n') ?? '', /its window's end \(Pod\/default\/web-0 is created \(1st time\)\) came before its start/);
 });
+
+/** The run's story in the cluster trace: fault events and the pod's Ready condition, deletion and recreation. */
+async function podStory(runDir: string): Promise<string[]> {
+  const trace = await readTraceAll(join(runDir, 'cluster.trace.jsonl'));
+  return trace.flatMap((e) => {
+    if (e.type === 'fault') return [`fault ${e.fault} ${e.phase}`];
+    if (e.type !== 'cluster-change') return [];
+    if (e.key === 'Node/node-1' && isObject(e.object.spec)) return [`node taints=${Array.isArray(e.object.spec.taints) ? e.object.spec.taints.length : 0}`];
+    if (e.key !== 'Pod/default/web-0') return [];
+    if (e.eventType === 'DELETED') return ['pod deleted'];
+    const st = isObject(e.object.status) ? e.object.status : {};
+    const ready = Array.isArray(st.conditions) ? st.conditions.find((c) => isObject(c) && c.type === 'Ready') : undefined;
+    return [`pod ready=${isObject(ready) ? String(ready.status) : '-'}${e.object.metadata?.deletionTimestamp ? ' terminating' : ''}`];
+  });
+}
+
+test("a node-not-ready plan takes the pod's node out for its window: taints, the pod unready, then the heal: untainted, the pod ready again", async (t) => {
+  const { config, workload, dir } = setUp(t);
+  const runDir = join(dir, 'run');
+  const { record } = await executeRun({
+    config,
+    workload,
+    runDir,
+    plan: plan([{ type: 'node-not-ready', node: 'Node/node-1', mode: 'unreachable', at: running, forSeconds: 1 }]),
+  });
+  t.is(record.error, undefined);
+  t.true(record.injected, JSON.stringify(record.notInjected));
+  const story = await podStory(runDir);
+  const at = (line: string, from = 0) => story.findIndex((l, i) => i >= from && l === line);
+  const applied = at('fault node-not-ready applied');
+  const healed = at('fault node-not-ready healed');
+  t.true(applied >= 0 && healed > applied, story.join('\n'));
+  const tainted = at('node taints=2', applied);
+  const unready = at('pod ready=False', applied);
+  t.true(tainted > applied && tainted < healed && unready > applied && unready < healed, story.join('\n'));
+  t.true(at('node taints=0', healed) > healed, story.join('\n'));
+  t.true(at('pod ready=True', healed) > healed, `the pod is ready again after the heal:\n${story.join('\n')}`);
+  t.is(at('pod deleted'), -1, 'a 300 s toleration outlasts a 1 s outage: nothing evicted');
+});
+
+test('a pod-evict plan deletes the pod through someone else when its trigger fires; the trace has the fault before the deletion', async (t) => {
+  const { config, workload, dir } = setUp(t);
+  const runDir = join(dir, 'run');
+  const { record } = await executeRun({
+    config,
+    workload,
+    runDir,
+    plan: plan([{ type: 'pod-evict', pod: 'Pod/default/web-0', how: 'delete', at: running }]),
+  });
+  t.is(record.error, undefined);
+  t.true(record.injected, JSON.stringify(record.notInjected));
+  const story = await podStory(runDir);
+  const applied = story.indexOf('fault pod-evict applied');
+  t.true(applied >= 0 && story.indexOf('pod deleted') > applied, story.join('\n'));
+});
+
+test('a pvc-fault on a claim that is not there is not injected, and says why', async (t) => {
+  const { config, workload, dir } = setUp(t);
+  const { record } = await executeRun({
+    config,
+    workload,
+    runDir: join(dir, 'run'),
+    plan: plan([{ type: 'pvc-fault', claim: 'PersistentVolumeClaim/default/data', mode: 'lost', at: running, forSeconds: 1 }]),
+  });
+  t.false(record.injected);
+  t.regex(record.notInjected?.join('\n') ?? '', /PersistentVolumeClaim default\/data does not exist when the fault starts/);
+});

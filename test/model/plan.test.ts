@@ -205,3 +205,46 @@ test('managed-system faults and call triggers describe themselves in words', (t)
     'make kv on Pod/default/kv1-0 answer 503 Service Unavailable when the controller calls kv on Pod/default/kv1-0 (POST /upgrade) (1st time), healed until the controller calls kv on Pod/default/kv1-0 (2nd time)',
   );
 });
+
+test('node-not-ready, pod-evict and pvc-fault round-trip and describe themselves; bad ones are rejected at the exact path, with the file', (t) => {
+  const at = { change: { key: 'KV/default/kv1', change: 'update', occurrence: 1 } };
+  const faults = [
+    { type: 'node-not-ready', node: 'Node/node-1', mode: 'unreachable', evictAfterSeconds: 0, at, forSeconds: 5 },
+    { type: 'node-not-ready', node: 'Node/node-2', mode: 'not-ready', at, until: { write: { verb: 'patch', key: 'KV/default/kv1', occurrence: 2 } } },
+    { type: 'pod-evict', pod: 'Pod/default/kv1-0', how: 'evict', at },
+    { type: 'pod-evict', pod: 'Pod/default/kv1-1', how: 'delete', at },
+    { type: 'pvc-fault', claim: 'PersistentVolumeClaim/default/data-kv1-0', mode: 'resize-refused', at, forSeconds: 3 },
+    { type: 'pvc-fault', claim: 'PersistentVolumeClaim/default/data-kv1-1', mode: 'pending', at, forSeconds: 3 },
+  ];
+  const plan = { ...base(faults), spec: { ...base(faults).spec, pattern: 'managed-system' } };
+  const validated = validatePlan(plan, 'p.yaml');
+  t.deepEqual(validated, plan as unknown as TestPlan);
+  t.deepEqual(validatePlan(parse(serializePlan(validated)), 'p.yaml'), validated);
+  t.deepEqual(validated.spec.faults.map(describeFault), [
+    'make Node/node-1 unreachable (its pods evicted after at most 0 s) when KV/default/kv1 is updated (1st time), healed for 5 s',
+    'make Node/node-2 not-ready when KV/default/kv1 is updated (1st time), healed until the controller patches KV/default/kv1 (2nd time)',
+    'evict Pod/default/kv1-0 (someone else) when KV/default/kv1 is updated (1st time)',
+    'delete Pod/default/kv1-1 (someone else) when KV/default/kv1 is updated (1st time)',
+    'refuse resizing PersistentVolumeClaim/default/data-kv1-0 when KV/default/kv1 is updated (1st time), healed for 3 s',
+    'keep PersistentVolumeClaim/default/data-kv1-1 Pending when KV/default/kv1 is updated (1st time), healed for 3 s',
+  ]);
+  failsAt(t, [{ type: 'node-not-ready', node: 'node-1', mode: 'unreachable', at, forSeconds: 1 }], 'spec.faults[0].node');
+  failsAt(t, [{ type: 'node-not-ready', node: 'Node/default/node-1', mode: 'unreachable', at, forSeconds: 1 }], 'spec.faults[0].node');
+  failsAt(t, [{ type: 'node-not-ready', node: 'Node/node-1', mode: 'gone', at, forSeconds: 1 }], 'spec.faults[0].mode');
+  failsAt(
+    t,
+    [{ type: 'node-not-ready', node: 'Node/node-1', mode: 'unreachable', evictAfterSeconds: -1, at, forSeconds: 1 }],
+    'spec.faults[0].evictAfterSeconds',
+  );
+  failsAt(t, [{ type: 'node-not-ready', node: 'Node/node-1', mode: 'unreachable', at }], 'spec.faults[0]');
+  failsAt(t, [{ type: 'pod-evict', pod: 'StatefulSet/default/kv1', how: 'evict', at }], 'spec.faults[0].pod');
+  failsAt(t, [{ type: 'pod-evict', pod: 'Pod/default/kv1-0', how: 'drain', at }], 'spec.faults[0].how');
+  failsAt(t, [{ type: 'pod-evict', pod: 'Pod/default/kv1-0', how: 'evict' }], 'spec.faults[0].at');
+  failsAt(t, [{ type: 'pvc-fault', claim: 'Pod/default/kv1-0', mode: 'lost', at, forSeconds: 1 }], 'spec.faults[0].claim');
+  failsAt(t, [{ type: 'pvc-fault', claim: 'PersistentVolumeClaim/data', mode: 'lost', at, forSeconds: 1 }], 'spec.faults[0].claim');
+  failsAt(t, [{ type: 'pvc-fault', claim: 'PersistentVolumeClaim/default/data', mode: 'full', at, forSeconds: 1 }], 'spec.faults[0].mode');
+  const err = t.throws(() => validatePlan(base([{ type: 'pvc-fault', claim: 'PersistentVolumeClaim/default/data', mode: 'lost', at }]), 'plan.yaml'), {
+    instanceOf: UserInputError,
+  });
+  t.is(err!.message, 'plan.yaml at spec.faults[0]: until (a trigger) or forSeconds, or both: when the fault heals');
+});

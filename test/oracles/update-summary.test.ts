@@ -323,3 +323,44 @@ test("an Endpoints life begun after its Service was deleted and ended in the run
     ['Endpoints/default/web: created 1 time(s) in reference runs, but 2 time(s) in the test run'],
   );
 });
+
+test("a pod the cluster disrupted (DisruptionTarget: evicted, the taint manager) and its owner's recreation are not counted; an undisrupted extra cycle still is", (t) => {
+  const pod = (conditions: unknown[] = []) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'db-0', namespace: 'default' },
+    status: { phase: 'Running', conditions },
+  });
+  const running = pod([{ type: 'Ready', status: 'True' }]);
+  const evicted = pod([{ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' }]);
+  const refs = [runWith([running], [['ADDED', running]])];
+  t.deepEqual(
+    compareRuns(
+      refs,
+      runWith(
+        [running],
+        [
+          ['ADDED', running],
+          ['MODIFIED', evicted],
+          ['DELETED', evicted],
+          ['ADDED', running],
+        ],
+      ),
+    ),
+    [],
+  );
+  t.deepEqual(
+    compareRuns(
+      refs,
+      runWith(
+        [running],
+        [
+          ['ADDED', running],
+          ['DELETED', running],
+          ['ADDED', running],
+        ],
+      ),
+    ).map((a) => a.check),
+    ['created', 'deleted'],
+  );
+});

@@ -91,3 +91,58 @@ test('without calls to an application there are no managed-system plans; unprune
   t.deepEqual(plansOf(plan(none.events), 'managed-system'), []);
   t.is(plansOf(plan(upgradeTrace().events, { prune: false }), 'managed-system').length, 6);
 });
+
+const SET = 'StatefulSet/default/kv1';
+const CLAIM = 'PersistentVolumeClaim/default/data-kv1-0';
+
+/** A controller that creates a StatefulSet for its CR and, on a later CR change, grows the claim of its pod. */
+function statefulTrace(): TraceBuilder {
+  return new TraceBuilder()
+    .stepStart(0, 'write', [KV])
+    .external('ADDED', KV, { deliver: true })
+    .stepDone(0)
+    .write('create', SET)
+    .external('ADDED', CLAIM)
+    .external('ADDED', POD, { owner: SET })
+    .external('MODIFIED', POD, { set: { 'spec.nodeName': 'node-1' } })
+    .write('patch', KV, { subresource: 'status', set: { 'status.ready': true } })
+    .wait(2000)
+    .stepStart(1, 'write', [KV])
+    .external('MODIFIED', KV, { deliver: true, set: { 'spec.storage': '2Gi' } })
+    .stepDone(1)
+    .write('patch', CLAIM, { set: { 'spec.resources.requests.storage': '2Gi' } })
+    .write('patch', KV, { subresource: 'status', set: { 'status.storage': '2Gi' } });
+}
+
+test("OAT's schedule on what the workload runs on: the controller's StatefulSet pod evicted and its node not-ready at each later CR change, the claim it resized refused; its claim created during the change held Pending", (t) => {
+  const out = plan(statefulTrace().events);
+  const faults = plansOf(out, 'managed-system').map((p) => p.spec.faults[0]!);
+  const second = { change: { key: KV, change: 'update', fields: [{ path: 'spec.storage', after: '2Gi' }], occurrence: 1 } };
+  t.deepEqual(faults, [
+    { type: 'pvc-fault', claim: CLAIM, mode: 'pending', at: { change: { key: CLAIM, change: 'create', occurrence: 1 } }, forSeconds: 3 },
+    { type: 'pod-evict', pod: POD, how: 'evict', at: second },
+    { type: 'node-not-ready', node: 'Node/node-1', mode: 'not-ready', evictAfterSeconds: 1, at: second, forSeconds: 3 },
+    { type: 'pvc-fault', claim: CLAIM, mode: 'resize-refused', at: second, forSeconds: 3 },
+  ]);
+  t.regex(
+    plansOf(out, 'managed-system')[1]!.spec.description,
+    /^evict Pod\/default\/kv1-0 \(someone else\) when KVStore\/default\/kv1 is updated .*\(OAT's schedule\)$/,
+  );
+  t.deepEqual(stages(out, 'managed-system'), { baseline: 4, causality: 4, 'effective-writes': 4, deterministic: 4, deduplicated: 4 });
+});
+
+test('pods, claims and nodes the controller did not bring (no StatefulSet of its own, no pod it created) get no such plans', (t) => {
+  const foreign = new TraceBuilder()
+    .stepStart(0, 'write', [KV])
+    .external('ADDED', KV, { deliver: true })
+    .stepDone(0)
+    .external('ADDED', SET)
+    .external('ADDED', POD, { owner: SET })
+    .external('MODIFIED', POD, { set: { 'spec.nodeName': 'node-1' } })
+    .write('patch', KV, { subresource: 'status', set: { 'status.ready': true } })
+    .stepStart(1, 'write', [KV])
+    .external('MODIFIED', KV, { deliver: true, set: { 'spec.storage': '2Gi' } })
+    .stepDone(1)
+    .write('patch', KV, { subresource: 'status', set: { 'status.storage': '2Gi' } });
+  t.deepEqual(plansOf(plan(foreign.events), 'managed-system'), []);
+});

@@ -56,8 +56,8 @@ function triggersOf(p: TestPlan): Trigger[] {
     if (f.type === 'stale-restart') return [f.at, { change: f.viewAfter }];
     if (f.type === 'api-error') return [{ write: f.on }];
     if (f.type === 'watch-end') return [f.at];
-    if (f.type === 'pod-crash' || f.type === 'app-unavailable') return f.until ? [f.at, f.until] : [f.at];
-    return [{ change: f.from }, { change: f.until }];
+    if (f.type === 'hold-until') return [{ change: f.from }, { change: f.until }];
+    return 'until' in f && f.until ? [f.at, f.until] : [f.at];
   });
 }
 

@@ -172,6 +172,23 @@ export function evict(core: OperationsCore, scope: Scope, name: string, body: un
       }
     }
   }
+  // As kube-apiserver does since PodDisruptionConditions (GA in 1.31): the pod says why it goes.
+  if (!deleteOptions.dryRun && status.phase !== 'Succeeded' && status.phase !== 'Failed' && !pod.metadata?.deletionTimestamp) {
+    core.systemUpdate(
+      scope.def,
+      pod,
+      (p) =>
+        setCondition(p, {
+          type: 'DisruptionTarget',
+          status: 'True',
+          reason: 'EvictionByEvictionAPI',
+          message: 'Eviction API: evicting',
+          lastTransitionTime: nowTimestamp(),
+        }),
+      'kube-apiserver',
+      'status',
+    );
+  }
   core.delete(scope, name, deleteOptions);
   return { code: 201, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } as MetaStatus };
 }

@@ -20,8 +20,9 @@ import { EndpointsController } from './endpoints-controller.js';
 import { SimEvents } from './events.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job-controller.js';
-import { Kubelets, type ContainerFaults } from './kubelet.js';
+import { Kubelets } from './kubelet.js';
 import { NamespaceController } from './namespace-controller.js';
+import { NodeLifecycle, NodeOutages, type NodeOutage } from './node-lifecycle.js';
 import { NodeAgent } from './nodes.js';
 import { ReplicaSetController } from './replicaset-controller.js';
 import { NameGenerator, SimApi, WorkRunner, type SimContext, type SimTiming } from './runtime.js';
@@ -29,9 +30,28 @@ import { Scheduler } from './scheduler.js';
 import { DEFAULT_NETWORK, type ClusterNetwork } from '../network.js';
 import { ServiceAccountController } from './serviceaccount-controller.js';
 import { StatefulSetController } from './statefulset-controller.js';
-import { VolumeController } from './volume-controller.js';
+import { VolumeController, type ClaimFaultMode } from './volume-controller.js';
+import type { ContainerFaultMode } from './pod-lifecycle.js';
 
-export type { ContainerFaults, ContainerFaultMode } from './kubelet.js';
+export type { ContainerFaultMode } from './kubelet.js';
+export type { NodeOutage, NodeOutageMode } from './node-lifecycle.js';
+export type { ClaimFaultMode } from './volume-controller.js';
+
+/**
+ * The faults kperturb injects into the simulated managed system (src/coordinator/faults/: pod-crash,
+ * node-not-ready, pod-evict, pvc-fault): each part acts as the component it stands in for would.
+ * Each returns why it cannot act, if it cannot (the part does not run, the object is not there).
+ */
+export interface ContainerFaults {
+  /** The kubelet of the pod's node crash-loops its containers or makes them unready (undefined: clears); false when no simulated kubelet runs the pod now. */
+  setContainerFault(namespace: string, name: string, mode: ContainerFaultMode | undefined): boolean;
+  /** A node outage as the node lifecycle and taint eviction controllers react to it (undefined: the heal). */
+  setNodeOutage(node: string, outage: NodeOutage | undefined): string | undefined;
+  /** Someone else removes the pod: through the eviction subresource or a plain delete. */
+  removePod(namespace: string, name: string, how: 'evict' | 'delete'): Promise<string | undefined>;
+  /** The claim stays Pending, loses its volume, or has its resize refused (undefined: clears). */
+  setClaimFault(namespace: string, name: string, mode: ClaimFaultMode | undefined): string | undefined;
+}
 
 export const SIMULATED_CONTROLLERS = [
   'node',
@@ -122,8 +142,6 @@ export class ClusterSimulation {
     private readonly runner: WorkRunner,
     private readonly events: SimEvents,
     private readonly parts: Started[],
-    /** The simulated kubelets, when they run (what container faults are injected through). */
-    private readonly kubelets: Kubelets | undefined,
     /** Controllers not started because the server does not serve their kinds. */
     readonly skipped: readonly SimulatedController[],
   ) {}
@@ -164,6 +182,7 @@ export class ClusterSimulation {
       network: options.network ?? DEFAULT_NETWORK,
       deterministic,
       bindVolumes: options.bindVolumes ?? true,
+      outages: new NodeOutages(),
       log,
       nameFor: (prefix) => names.nameFor(prefix),
     };
@@ -173,8 +192,10 @@ export class ClusterSimulation {
     try {
       if (wanted.has('node')) {
         const agent = await NodeAgent.start(ctx);
+        const lifecycle = agent && (await NodeLifecycle.start(ctx));
         if (agent) parts.push(agent);
         else skipped.push('node');
+        if (lifecycle) parts.push(lifecycle);
       }
       const started = await Promise.all(
         SIMULATED_CONTROLLERS.filter((n): n is Exclude<SimulatedController, 'node'> => n !== 'node' && wanted.has(n)).map(async (name) => {
@@ -192,13 +213,39 @@ export class ClusterSimulation {
     }
     skipped.sort((a, b) => SIMULATED_CONTROLLERS.indexOf(a) - SIMULATED_CONTROLLERS.indexOf(b));
     if (skipped.length > 0) log(`simulation: not started (kinds not served): ${skipped.join(', ')}`);
-    const kubelets = parts.find((p): p is Kubelets => p instanceof Kubelets);
-    return new ClusterSimulation(client, informers, runner, events, parts, kubelets, skipped);
+    return new ClusterSimulation(client, informers, runner, events, parts, skipped);
   }
 
-  /** The simulated kubelets' container faults (pod-crash plans), or undefined when no kubelet runs. */
+  /** The faults of the simulated managed system (pod-crash, node-not-ready, pod-evict, pvc-fault plans); undefined when no kubelet runs. */
   get containerFaults(): ContainerFaults | undefined {
-    return this.kubelets;
+    const kubelets = this.parts.find((p): p is Kubelets => p instanceof Kubelets);
+    if (!kubelets) return undefined;
+    const nodes = this.parts.find((p): p is NodeLifecycle => p instanceof NodeLifecycle);
+    const volumes = this.parts.find((p): p is VolumeController => p instanceof VolumeController);
+    return {
+      setContainerFault: (namespace, name, mode) => kubelets.setContainerFault(namespace, name, mode),
+      setNodeOutage: (node, outage) => (nodes ? nodes.setOutage(node, outage) : 'the simulation runs no node controller'),
+      removePod: (namespace, name, how) => this.removePod(namespace, name, how),
+      setClaimFault: (namespace, name, mode) =>
+        volumes ? volumes.setClaimFault(namespace, name, mode) : 'the simulation runs no volume controller (a real cluster provisions its volumes)',
+    };
+  }
+
+  /** What `kubectl drain` (evict) or `kubectl delete pod` does; the owner's simulated controller recreates the pod. */
+  private async removePod(namespace: string, name: string, how: 'evict' | 'delete'): Promise<string | undefined> {
+    const info = await this.client.resources.byKind('Pod', 'v1');
+    if (!info) return 'the cluster serves no pods';
+    const api = new SimApi(this.client);
+    try {
+      if (how === 'evict') {
+        await api.post(info, namespace, name, 'eviction', { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } });
+      } else if (!(await api.delete(info, namespace, name))) {
+        return `Pod ${namespace}/${name} does not exist when the fault starts`;
+      }
+      return undefined;
+    } catch (err) {
+      return `${how === 'evict' ? 'the eviction' : 'the delete'} of Pod ${namespace}/${name} failed: ${(err as Error).message}`;
+    }
   }
 
   /** Stops every controller and watch; pending timers are dropped. */

@@ -21,6 +21,9 @@
  * Container faults (pod-crash plans, `setContainerFault`): a running pod's containers crash-loop
  * (restartCount up, waiting in CrashLoopBackOff with back-off, Ready False, a BackOff warning per
  * crash) or turn unready (Ready False), until the fault is cleared; then they run and are ready.
+ * Node outages (node-not-ready plans, node-lifecycle.ts): the kubelet of an unreachable node does
+ * nothing (a deleted pod stays terminating), that of a not-ready node only finishes deletions; after
+ * the heal it reports its running pods Ready again (stage node-recover).
  * Events (core/v1, source kubelet on the pod's node) as the kubelet's image manager and runtime
  * write them, per container with fieldPath `spec.containers{name}` (`spec.initContainers{name}`):
  * Pulling/Pulled (an image is pulled once per node unless its pull policy is Always, then "already
@@ -31,7 +34,7 @@ import { createHash } from 'node:crypto';
 import type { KubeObject } from '../../model/object-key.js';
 import { isObject } from '../../model/object-key.js';
 import type { Informer } from '../../kube/informer.js';
-import { spec, status, str } from './objects.js';
+import { isBeingDeleted, spec, status, str } from './objects.js';
 import type { CoreEventRecorder } from './events.js';
 import { nodeIndex } from './nodes.js';
 import { POD_LIFECYCLE, podContainers, type ContainerFaultMode, type MissingVolume, type PodLifecycleContext } from './pod-lifecycle.js';
@@ -45,12 +48,12 @@ export type { ContainerFaultMode } from './pod-lifecycle.js';
  * pod's containers crash-loop or turn unready until the fault is cleared. The pod-lifecycle stages
  * write what a kubelet would report.
  */
-export interface ContainerFaults {
+export interface KubeletFaults {
   /** Sets (or, with undefined, clears) the fault of a pod; false when no simulated kubelet runs the pod now. */
   setContainerFault(namespace: string, name: string, mode: ContainerFaultMode | undefined): boolean;
 }
 
-export class Kubelets implements PodLifecycleContext, ContainerFaults {
+export class Kubelets implements PodLifecycleContext, KubeletFaults {
   /** Injected container faults, by namespace/name. */
   private readonly faults = new Map<string, ContainerFaultMode>();
   private readonly enqueue: (key: string, delayMs?: number) => void;
@@ -105,6 +108,9 @@ export class Kubelets implements PodLifecycleContext, ContainerFaults {
         }
       });
     }
+    ctx.outages.onChange((node) => {
+      for (const pod of pods.list()) if (str(spec(pod).nodeName) === node) k.enqueue(`${pod.metadata!.namespace}/${pod.metadata!.name}`);
+    });
     pods.subscribe((type, pod) => {
       const key = `${pod.metadata!.namespace}/${pod.metadata!.name}`;
       if (type === 'DELETED') {
@@ -152,7 +158,10 @@ export class Kubelets implements PodLifecycleContext, ContainerFaults {
 
   private async sync(key: string): Promise<void> {
     const pod = this.boundPod(key);
-    if (pod) await this.engine.sync(key, pod);
+    if (!pod) return;
+    const outage = this.ctx.outages.get(str(spec(pod).nodeName));
+    if (outage && (outage.mode === 'unreachable' || !isBeingDeleted(pod))) return;
+    await this.engine.sync(key, pod);
   }
 
   private containerEvent(pod: KubeObject, container: Record<string, unknown>, init: boolean, reason: string, message: string): void {

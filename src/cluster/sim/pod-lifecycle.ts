@@ -24,6 +24,9 @@
  * - container-unready: a running pod whose containers are to turn unready: Ready False, running;
  * - container-recover: the fault was cleared: the containers run again at once (the back-off is not
  *   waited out) and are ready, restartCount and lastState kept.
+ * After a node outage (node-not-ready plans; the kubelet does nothing while its node is out):
+ * - node-recover: a running pod whose Ready condition the node lifecycle controller set False
+ *   (ContainersReady still True) is reported Ready again.
  * Other restarts are not modelled (restartCount stays 0 without a fault).
  */
 import { createHash } from 'node:crypto';
@@ -182,6 +185,11 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
     delay: { from: 'terminating', ms: stopDelay },
     steps: [{ log: (key) => `kubelet: deleting ${key} (grace period over)` }, { delete: true }, { mark: 'deleted' }],
   },
+  {
+    name: 'node-recover',
+    selector: { matchExpressions: [NOT_BEING_DELETED, RUNNING, { key: '$markedNotReadyByNode', operator: 'Exists' }] },
+    steps: [{ log: (key) => `kubelet: ${key} ready again (its node is back)` }, { status: (pod) => ({ conditions: conds(pod, {}) }) }],
+  },
   ...CONTAINER_FAULT_STAGES,
   {
     name: 'pod-accept',
@@ -239,6 +247,8 @@ export const POD_LIFECYCLE: Lifecycle<PodLifecycleContext> = {
     startsLater: (_pod, _memory, ctx) => (ctx.timing.podStartDelayMs > 0 ? 'true' : undefined),
     missingVolume: (pod, _memory, ctx) => volumeKey(ctx.missingVolume(pod)),
     containerFault: (pod, _memory, ctx) => ctx.containerFault(pod),
+    // MarkPodsNotReady flips Ready alone; every status the kubelet writes moves both.
+    markedNotReadyByNode: (pod) => (condition(pod, 'Ready')?.status === 'False' && condition(pod, 'ContainersReady')?.status === 'True' ? 'true' : undefined),
     unreportedMissingVolume: (pod, memory, ctx) => {
       const missing = volumeKey(ctx.missingVolume(pod));
       return missing !== memory.values.get('waitingFor') ? missing : undefined;
@@ -252,9 +262,15 @@ function runsToCompletion(pod: KubeObject): boolean {
   return policy === 'Never' || policy === 'OnFailure';
 }
 
+const KUBELET_CONDITIONS = ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'];
+
+/** The kubelet's conditions as `values` say, then the others kept (DisruptionTarget, readiness gates): a kubelet writes only its own. */
 function conds(pod: KubeObject, values: Record<string, [string, string?, string?]>): unknown[] {
   const at = now();
-  return ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => {
+  const others = (Array.isArray(status(pod).conditions) ? (status(pod).conditions as unknown[]) : []).filter(
+    (c) => isObject(c) && !KUBELET_CONDITIONS.includes(str(c.type)),
+  );
+  const own = KUBELET_CONDITIONS.map((type) => {
     const [st, reason, message] = values[type] ?? ['True'];
     const existing = condition(pod, type);
     const c: Record<string, unknown> = {
@@ -267,6 +283,7 @@ function conds(pod: KubeObject, values: Record<string, [string, string?, string?
     if (message) c.message = message;
     return c;
   });
+  return [...own, ...others];
 }
 
 function base(pod: KubeObject, ctx: PodLifecycleContext): Record<string, unknown> {

@@ -17,6 +17,7 @@ import type { InformerFactory } from '../../kube/informer.js';
 import type { SimEvents } from './events.js';
 import { shortHash } from './objects.js';
 import type { ClusterNetwork } from '../network.js';
+import type { NodeOutages } from './node-lifecycle.js';
 
 export interface SimTiming {
   podScheduleDelayMs: number;
@@ -42,6 +43,8 @@ export interface SimContext {
   readonly deterministic: boolean;
   /** false: provision PVs only, binding and protection are kube-controller-manager's (a real cluster). */
   readonly bindVolumes: boolean;
+  /** The simulated nodes out now (node-not-ready plans): their kubelets stop, the node lifecycle marks them. */
+  readonly outages: NodeOutages;
   log(line: string): void;
   /** A pod or object name for `generateName`: left to the server, or derived from a counter in deterministic mode. */
   nameFor(prefix: string): { name?: string; generateName?: string };

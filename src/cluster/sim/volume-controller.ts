@@ -25,6 +25,16 @@
  * bindVolumes, where this stands in for kube-controller-manager), and the provisioner's Provisioning
  * and ProvisioningSucceeded, from source `<provisioner>_<host>_<uuid>` as sig-storage-lib-external-provisioner
  * (kind's local-path provisioner) names itself.
+ * Volume expansion, as an external resizer does it: a bound claim whose request grew past its
+ * capacity, in a class with allowVolumeExpansion, gets its PV's capacity and its own status.capacity
+ * raised (a VolumeResizeSuccessful event; the node-side file system step is not modelled).
+ * Claim faults (pvc-fault plans, `setClaimFault`), held until cleared:
+ * - `pending`: a claim not bound yet stays Pending (nothing provisions or binds it);
+ * - `lost`: a bound claim's phase turns Lost with the PV controller's ClaimLost warning, as when its
+ *   volume is gone; at the heal the volume is found again and the claim is Bound;
+ * - `resize-refused`: a grown request is refused as a CSI resizer refuses an infeasible size: the
+ *   ControllerResizeError condition ("Failed to expand PV: ..."), allocatedResourceStatuses storage
+ *   ControllerResizeInfeasible and a VolumeResizeFailed warning; at the heal the resize is retried.
  * Simplifications: every storage class binds Immediately (no WaitForFirstConsumer), every
  * provisioner a StorageClass names is served by this one, and only PVs this provisioner created are deleted on release (a real
  * cluster deletes others through their volume plugin, or marks them Failed).
@@ -33,7 +43,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { KubeObject } from '../../model/object-key.js';
 import { isObject } from '../../model/object-key.js';
 import type { Informer } from '../../kube/informer.js';
-import { claimNames, clone, hasFinalizer, isBeingDeleted, isPodTerminal, spec, status, str } from './objects.js';
+import { claimNames, clone, hasFinalizer, isBeingDeleted, isPodTerminal, now, spec, status, str } from './objects.js';
 import type { CoreEventRecorder } from './events.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
 import { SIM_HOSTNAME } from './scheduler.js';
@@ -64,7 +74,15 @@ function accessModes(obj: KubeObject): string[] {
   return Array.isArray(m) ? (m as string[]) : [];
 }
 
+/** A claim fault injected by a pvc-fault plan. */
+export type ClaimFaultMode = 'pending' | 'lost' | 'resize-refused';
+
+/** What an injected resize failure says, as a CSI driver's OutOfRange answer reads in the resizer's message. */
+const RESIZE_REFUSED = 'rpc error: code = OutOfRange desc = the requested size exceeds what the volume can grow to (kperturb pvc-fault)';
+
 export class VolumeController {
+  /** Injected claim faults, by namespace/name. */
+  private readonly claimFaults = new Map<string, ClaimFaultMode>();
   private readonly enqueue: (key: string, delayMs?: number) => void;
   private readonly waiting = new Set<string>();
   private readonly provisioned = new Map<string, number>();
@@ -118,12 +136,59 @@ export class VolumeController {
     return c;
   }
 
+  /**
+   * Sets (or, undefined, clears) the fault of a claim; why it cannot act, if it cannot: the claim
+   * does not exist, is bound already (`pending`), is not bound (`lost`), or the real PV controller
+   * owns binding (`lost` next to a real kube-controller-manager).
+   */
+  setClaimFault(namespace: string, name: string, mode: ClaimFaultMode | undefined): string | undefined {
+    const key = `${namespace}/${name}`;
+    const pvc = this.claims.get(namespace, name);
+    if (mode !== undefined) {
+      // A claim just created may not have reached the informer yet: it is held Pending by its name.
+      if (!pvc && mode !== 'pending') return `PersistentVolumeClaim ${key} does not exist when the fault starts`;
+      const bound = !!pvc && (str(spec(pvc).volumeName) !== '' || str(status(pvc).phase) === 'Bound');
+      if (mode === 'pending' && bound) return `PersistentVolumeClaim ${key} is bound already when the fault starts`;
+      if (mode === 'lost' && !bound) return `PersistentVolumeClaim ${key} is not bound when the fault starts: it has no volume to lose`;
+      if (mode === 'lost' && !this.ctx.bindVolumes) return `the real PV controller binds ${key} again at once: a lost claim needs the simulated one`;
+      this.claimFaults.set(key, mode);
+    } else {
+      this.claimFaults.delete(key);
+    }
+    this.enqueue(`pvc|${key}`);
+    return undefined;
+  }
+
+  private async writeClaimStatus(pvc: KubeObject, next: Record<string, unknown>): Promise<void> {
+    const current = this.claims.get(pvc.metadata?.namespace, pvc.metadata!.name!) ?? pvc;
+    const written = await this.ctx.api.update(this.claims.info, { ...clone(current), status: next }, 'status');
+    await this.claims.waitForWrite(written);
+  }
+
   private async syncClaim(key: string): Promise<void> {
     const [namespace, name] = key.split('/') as [string, string];
     const pvc = this.claims.get(namespace, name);
     if (!pvc) return;
     if (isBeingDeleted(pvc)) {
       if (this.ctx.bindVolumes) await this.protectClaim(pvc);
+      return;
+    }
+    const fault = this.claimFaults.get(key);
+    if (fault === 'pending') return;
+    if (fault === 'lost') {
+      if (str(status(pvc).phase) !== 'Lost') {
+        await this.writeClaimStatus(pvc, { ...status(pvc), phase: 'Lost' });
+        this.pvController.event(pvc, 'Warning', 'ClaimLost', 'Bound claim has lost its PersistentVolume. Data on the volume is lost!');
+      }
+      return;
+    }
+    // syncBoundClaim: a Lost claim whose volume is there again is Bound again.
+    if (str(status(pvc).phase) === 'Lost' && this.volumes.get(undefined, str(spec(pvc).volumeName))) {
+      await this.writeClaimStatus(pvc, { ...status(pvc), phase: 'Bound' });
+      return;
+    }
+    if (str(status(pvc).phase) === 'Bound' && (this.requestGrew(pvc) || status(pvc).allocatedResourceStatuses)) {
+      await this.resize(pvc, fault === 'resize-refused');
       return;
     }
     const volumeName = str(spec(pvc).volumeName);
@@ -170,6 +235,53 @@ export class VolumeController {
     }
     this.waiting.delete(key);
     await this.provision(pvc);
+  }
+
+  /** The claim asks for more than it has. */
+  private requestGrew(pvc: KubeObject): boolean {
+    const capacity = isObject(status(pvc).capacity) ? quantityBytes((status(pvc).capacity as Record<string, unknown>).storage) : NaN;
+    return quantityBytes(requestOf(pvc)) > capacity;
+  }
+
+  /** The external resizer: expand the volume and the claim, or (refused) say why not on the claim. */
+  private async resize(pvc: KubeObject, refused: boolean): Promise<void> {
+    const pv = this.volumes.get(undefined, str(spec(pvc).volumeName));
+    if (!pv) return;
+    const resizer = this.provisionerRecorder(this.provisionerOf(pvc) || PROVISIONER);
+    const st = status(pvc);
+    if (refused) {
+      const conditions = Array.isArray(st.conditions) ? st.conditions.filter(isObject) : [];
+      if (conditions.some((c) => c.type === 'ControllerResizeError')) return;
+      const error = {
+        type: 'ControllerResizeError',
+        status: 'True',
+        lastProbeTime: null,
+        lastTransitionTime: now(),
+        message: `Failed to expand PV: ${RESIZE_REFUSED}`,
+      };
+      await this.writeClaimStatus(pvc, { ...st, conditions: [...conditions, error], allocatedResourceStatuses: { storage: 'ControllerResizeInfeasible' } });
+      resizer.event(
+        pvc,
+        'Warning',
+        'VolumeResizeFailed',
+        `resize volume "${pv.metadata?.name}" by resizer "${this.provisionerOf(pvc) || PROVISIONER}" failed: ${RESIZE_REFUSED}`,
+      );
+      return;
+    }
+    // A retry after the refusal: the resizer's error goes once it succeeds (or has nothing to do).
+    const { allocatedResourceStatuses: _retried, conditions: _conditions, ...rest } = st;
+    const kept = Array.isArray(st.conditions) ? st.conditions.filter((c) => isObject(c) && c.type !== 'ControllerResizeError') : [];
+    const cleared = { ...rest, ...(kept.length > 0 ? { conditions: kept } : {}) };
+    if (this.storageClass(pvc)?.allowVolumeExpansion !== true || !this.requestGrew(pvc)) {
+      if (_retried) await this.writeClaimStatus(pvc, cleared);
+      return;
+    }
+    const size = requestOf(pvc);
+    const grown = clone(pv);
+    grown.spec = { ...spec(grown), capacity: { ...(isObject(spec(grown).capacity) ? (spec(grown).capacity as Record<string, unknown>) : {}), storage: size } };
+    await this.volumes.waitForWrite(await this.ctx.api.update(this.volumes.info, grown));
+    await this.writeClaimStatus(pvc, { ...cleared, capacity: { ...(isObject(st.capacity) ? st.capacity : {}), storage: size } });
+    resizer.event(pvc, 'Normal', 'VolumeResizeSuccessful', 'Resize volume succeeded');
   }
 
   /** The StorageClass the claim names, if the cluster has it. */

@@ -10,9 +10,9 @@ import type { TraceSink } from '../../model/trace.js';
 import type { ContainerFaults } from '../../cluster/sim/index.js';
 import type { ApplicationStubs } from '../../stubs/applications.js';
 
-/** The managed system a fault may break (pod-crash, app-unavailable), and where its faults are recorded. */
+/** The managed system a fault may break (pod-crash, app-unavailable, node-not-ready, pod-evict, pvc-fault), and where its faults are recorded. */
 export interface ManagedSystem {
-  /** The simulated kubelets' container faults; undefined on a cluster without them (a kubeconfig's cluster). */
+  /** The simulation's faults (kubelets' containers, nodes, pods, claims); undefined on a cluster without a simulation (a kubeconfig's cluster). */
   readonly containers: ContainerFaults | undefined;
   /** The stub applications; undefined when kperturb.yaml has none. */
   readonly applications: Pick<ApplicationStubs, 'setUnavailable'> | undefined;

@@ -11,7 +11,10 @@ import { armHoldUntil } from './hold-until.js';
 import { armStaleRestart } from './stale-restart.js';
 import { armWatchEnd } from './watch-end.js';
 import { armAppUnavailable } from './app-unavailable.js';
+import { armNodeNotReady } from './node-not-ready.js';
 import { armPodCrash } from './pod-crash.js';
+import { armPodEvict } from './pod-evict.js';
+import { armPvcFault } from './pvc-fault.js';
 
 const ARMING: { [T in FaultType]: ArmFault<Extract<Fault, { type: T }>> } = {
   'crash-after-write': armCrashAfterWrite,
@@ -21,6 +24,9 @@ const ARMING: { [T in FaultType]: ArmFault<Extract<Fault, { type: T }>> } = {
   'watch-end': armWatchEnd,
   'pod-crash': armPodCrash,
   'app-unavailable': armAppUnavailable,
+  'node-not-ready': armNodeNotReady,
+  'pod-evict': armPodEvict,
+  'pvc-fault': armPvcFault,
 };
 
 export function armFault(fault: Fault, run: FaultRun): ArmedFault {

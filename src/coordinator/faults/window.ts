@@ -1,5 +1,5 @@
 /**
- * A fault on the managed system that lasts for a window (pod-crash, app-unavailable): it starts
+ * A fault on the managed system that lasts for a window (pod-crash, app-unavailable, node-not-ready, pvc-fault): it starts
  * when `at` fires and heals when `until` fires or `forSeconds` have passed, whichever comes first,
  * and at the end of the run at the latest. Both triggers are armed at once, so that their
  * occurrences count from the start of the run, as the planner counted them; an `until` that fired

@@ -198,3 +198,19 @@ export function readKeyOf(v: Validator, raw: unknown, path: string, kinds: reado
   if (!kinds.some((k) => key.startsWith(`${k}/`))) v.fail(path, `${kinds.map((k) => `${k}/namespace/name`).join(' or ')} (got ${quote(key)})`);
   return key;
 }
+
+/** A namespaced object of one kind (`Kind/namespace/name`), as a fault on the managed system names it. */
+export const namespacedKeyField = (kind: string, description: string): Field<ObjectKey, false> =>
+  field({ type: 'string', pattern: `^${kind}/[^/]+/[^/]+$`, description }, (v, raw, path) => {
+    const key = readKeyOf(v, raw, path, [kind]);
+    if (parseKey(key)?.namespace === undefined) v.fail(path, `${kind}/namespace/name (got ${quote(key)})`);
+    return key;
+  });
+
+/** A cluster-scoped object of one kind (`Kind/name`). */
+export const clusterKeyField = (kind: string, description: string): Field<ObjectKey, false> =>
+  field({ type: 'string', pattern: `^${kind}/[^/]+$`, description }, (v, raw, path) => {
+    const key = readKey(v, raw, path);
+    if (!new RegExp(`^${kind}/[^/]+$`).test(key)) v.fail(path, `${kind}/name (got ${quote(key)})`);
+    return key;
+  });

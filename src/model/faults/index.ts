@@ -10,12 +10,15 @@ import { appUnavailable } from './app-unavailable.js';
 import { crashAfterWrite } from './crash-after-write.js';
 import type { FaultKind, FaultOf, JsonSchema } from './declare.js';
 import { holdUntil } from './hold-until.js';
+import { nodeNotReady } from './node-not-ready.js';
 import { podCrash } from './pod-crash.js';
+import { podEvict } from './pod-evict.js';
+import { pvcFault } from './pvc-fault.js';
 import { staleRestart } from './stale-restart.js';
 import { watchEnd } from './watch-end.js';
 
 /** Every fault kind, in the order the schema and error messages list them. */
-export const FAULT_KINDS = [crashAfterWrite, staleRestart, holdUntil, apiError, watchEnd, podCrash, appUnavailable] as const;
+export const FAULT_KINDS = [crashAfterWrite, staleRestart, holdUntil, apiError, watchEnd, podCrash, appUnavailable, nodeNotReady, podEvict, pvcFault] as const;
 
 export type Fault = FaultOf<(typeof FAULT_KINDS)[number]>;
 export type FaultType = Fault['type'];
@@ -54,4 +57,7 @@ export { staleRestart, type StaleRestartFault } from './stale-restart.js';
 export { watchEnd, describeWatchEnd, WATCH_END_MODES, type WatchEndFault, type WatchEndMode } from './watch-end.js';
 export { podCrash, POD_CRASH_MODES, type PodCrashFault, type PodCrashMode } from './pod-crash.js';
 export { appUnavailable, APP_UNAVAILABLE_ANSWERS, APP_ERROR_STATUS, type AppUnavailableAnswer, type AppUnavailableFault } from './app-unavailable.js';
+export { nodeNotReady, NODE_OUTAGE_MODES, type NodeNotReadyFault, type NodeOutageMode } from './node-not-ready.js';
+export { podEvict, POD_EVICT_WAYS, type PodEvictFault, type PodEvictWay } from './pod-evict.js';
+export { pvcFault, PVC_FAULT_MODES, type PvcFault, type PvcFaultMode } from './pvc-fault.js';
 export { describeWindowEnd, WINDOW_SECONDS_MAX } from './window.js';

@@ -17,8 +17,8 @@
  * one, a kubeconfig's cluster (`existing`) does not, and the run says the fault was not injected.
  */
 import { describeTrigger } from '../trigger.js';
-import { declareFault, field, type FaultOf } from './declare.js';
-import { enumField, optionalTriggerField, readKeyOf, triggerField } from './fields.js';
+import { declareFault, type FaultOf } from './declare.js';
+import { enumField, namespacedKeyField, optionalTriggerField, triggerField } from './fields.js';
 import { checkWindowEnd, describeWindowEnd, WINDOW_END_SCHEMA, windowSecondsField } from './window.js';
 
 export const POD_CRASH_MODES = ['crash-loop', 'unready'] as const;
@@ -28,9 +28,7 @@ export const podCrash = declareFault({
   type: 'pod-crash',
   description: "The managed system fails: a pod's containers crash and restart with back-off (or stay unready) for a window, then recover",
   fields: {
-    pod: field({ type: 'string', pattern: '^Pod/[^/]+/[^/]+$', description: 'The pod: Pod/namespace/name' }, (v, raw, path) =>
-      readKeyOf(v, raw, path, ['Pod']),
-    ),
+    pod: namespacedKeyField('Pod', 'The pod: Pod/namespace/name'),
     mode: enumField(POD_CRASH_MODES, 'crash-loop: the containers exit with an error and restart with back-off; unready: they run but fail readiness'),
     at: triggerField(),
     until: optionalTriggerField('Heal when this fires (after the fault started)'),
