@@ -241,8 +241,11 @@ function casesFor(root: SchemaNode, seed: Record<string, unknown>, matches: Core
     const matched = matches.get(formatNodePath(node.path));
     const semantic = semanticCases(node, path, value, matched);
     out.push(...semantic);
-    const primitive = insideMatch || matched !== undefined ? [] : primitiveCases(node, path, value, required);
-    out.push(...primitive);
+    if (matched !== undefined && !insideMatch) {
+      // A matched core type's own primitives are its semantic operations, but it can still be deleted
+      // as a whole (Acto's delete applies to every property): a controller that dereferences it unchecked panics.
+      if (!required && value !== undefined) out.push({ name: `${node.type}-delete`, kind: 'primitive', node, path, writes: () => [{ deleted: true }] });
+    } else if (!insideMatch) out.push(...primitiveCases(node, path, value, required));
     const inside = insideMatch || matched !== undefined;
     if (node.type === 'object') {
       for (const [k, child] of node.properties ?? []) visit(child, [...path, k], node.required ?? [], inside);

@@ -178,6 +178,8 @@ test('semantic operations and misoperations: replicas, image, labels, storage, r
     ['1000m', '250m'],
   );
   t.false(all.some((s) => s.property.startsWith('spec.resources.') && s.kind === 'primitive'));
+  // ... but the matched object itself can still be deleted as a whole (redis-ot's nil resources panic).
+  t.true(all.some((s) => s.property === 'spec.resources' && s.operation === 'object-delete' && s.deleted === true));
   t.true(matchCoreTypes(parseSchema(schema), coreTypes).get('spec.resources')!.endsWith('ResourceRequirements'));
 });
 
