@@ -313,3 +313,27 @@ test("differential: an imagePullPolicy the API server defaulted from the image a
   otherImage.controllerWrites(STS, withPolicy('kpm-4', 'Always'));
   t.is(differentialAlarms({ sequence: 's', step: 1, crKey: CR, chained, freshEvents: otherImage.events, chainedEvents: otherImage.events }).length, 1);
 });
+
+test('a value that reaches no object alarms only when the `enabled` flag around it is on (a gated field with its gate on); otherwise it is a note', (t) => {
+  const minAvailable = (gate?: string[]): ExploreStep => ({ ...step('integer-up', ['spec', 'pdb', 'minAvailable'], 1), ...(gate ? { gate } : {}) });
+  const gatedRun = (s: ExploreStep) => run([s], new RunBuilder().seed().op(0, { pdb: { enabled: true, minAvailable: 1 } }));
+  const [on] = judgeExploration([gatedRun(minAvailable(['spec', 'pdb', 'enabled']))]);
+  t.is(on!.alarms.length, 1);
+  t.like(on!.alarms[0], { oracle: 'consistency', step: 1, field: 'spec.pdb.minAvailable', matchedBy: 'value' });
+  t.regex(on!.alarms[0]!.message, /with spec\.pdb\.enabled true, but 1 reached no object the controller writes/);
+  const [off] = judgeExploration([gatedRun(minAvailable())]);
+  t.deepEqual(off!.alarms, []);
+  t.regex(off!.steps[0]!.notes.join(' '), /reached no object/);
+  // A boolean under the gate chooses behaviour, it is not copied anywhere: no alarm.
+  const [flag] = judgeExploration([gatedRun({ ...step('boolean-toggle', ['spec', 'pdb', 'strict'], true), gate: ['spec', 'pdb', 'enabled'] })]);
+  t.deepEqual(flag!.alarms, []);
+  // Reaching an object is fine, gate or not.
+  const pdb: KubeObject = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'c1', namespace: 'default' }, spec: { minAvailable: 1 } };
+  const [reached] = judgeExploration([
+    run(
+      [minAvailable(['spec', 'pdb', 'enabled'])],
+      new RunBuilder().seed().op(0, { pdb: { enabled: true, minAvailable: 1 } }, [['PodDisruptionBudget/default/c1', pdb]]),
+    ),
+  ]);
+  t.deepEqual(reached!.alarms, []);
+});
