@@ -86,6 +86,35 @@ test('kubebuilder: listeners turned off, leader election kept, no release pinned
   t.is(r.stderr, '');
 });
 
+test("leader election: turned off when the code names no LeaderElectionNamespace (outside a pod controller-runtime finds none), or given the seeds' namespace by its flag", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const main = join(dir, 'cmd', 'main.go');
+  const source = readFileSync(main, 'utf8');
+  writeFileSync(main, source.replace(/^\s*LeaderElectionNamespace:.*$/m, ''));
+  const off = proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p)));
+  t.false(off.leaderElection);
+  t.false(off.args.value.includes('--leader-elect'));
+  t.regex(off.args.why, /leader election off: \.\/cmd names no LeaderElectionNamespace/);
+  writeFileSync(
+    main,
+    source
+      .replace(/^\s*LeaderElectionNamespace:.*$/m, '\t\tLeaderElectionNamespace: leNamespace,')
+      .replace('flag.Parse()', 'flag.StringVar(&leNamespace, "leader-election-namespace", "", "")\n\tflag.Parse()'),
+  );
+  const named = proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p)));
+  t.true(named.leaderElection);
+  t.deepEqual(
+    named.args.value.filter((a) => a.startsWith('--leader')),
+    ['--leader-elect', '--leader-election-namespace=default'],
+  );
+  // The code names the namespace itself (from WATCH_NAMESPACE): kept as the Deployment gives it.
+  t.deepEqual(
+    propose('memcached-operator').args.value.filter((a) => a.startsWith('--leader')),
+    ['--leader-elect'],
+  );
+});
+
 test('init refuses to overwrite a kperturb.yaml without --force, and refuses a directory that is not there', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
   writeFileSync(join(dir, 'kperturb.yaml'), 'mine\n');

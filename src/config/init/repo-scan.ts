@@ -59,6 +59,8 @@ export interface MainPackageFact {
   flags: string[];
   /** Port numbers written as literals in the package, with the line they came from. */
   literalPorts: { port: number; line: string }[];
+  /** The package sets controller-runtime's LeaderElectionNamespace (else, outside a pod, the manager cannot find one). */
+  leaderElectionNamespace: boolean;
 }
 
 export interface GoModuleFact {
@@ -211,9 +213,11 @@ function scanGoPackage(root: string, dir: string, files: string[]): MainPackageF
   const flags = new Set<string>();
   const literalPorts: { port: number; line: string }[] = [];
   let usesControllerRuntime = false;
+  let leaderElectionNamespace = false;
   for (const f of files) {
     const text = readText(join(root, f), 1024 * 1024) ?? '';
     if (text.includes('"sigs.k8s.io/controller-runtime')) usesControllerRuntime = true;
+    if (/\bLeaderElectionNamespace\s*(:|=)/.test(text)) leaderElectionNamespace = true;
     for (const m of text.matchAll(FLAG_RE)) flags.add(m[1]!);
     for (const line of text.split('\n')) {
       if (!PORT_LINE_RE.test(line) || /^\s*\/\//.test(line)) continue;
@@ -223,7 +227,7 @@ function scanGoPackage(root: string, dir: string, files: string[]): MainPackageF
       }
     }
   }
-  return { dir: dir === '.' ? '.' : `./${dir}`, usesControllerRuntime, flags: [...flags].sort(), literalPorts };
+  return { dir: dir === '.' ? '.' : `./${dir}`, usesControllerRuntime, flags: [...flags].sort(), literalPorts, leaderElectionNamespace };
 }
 
 function goModule(root: string): GoModuleFact | undefined {
