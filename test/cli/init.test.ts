@@ -115,6 +115,20 @@ test("leader election: turned off when the code names no LeaderElectionNamespace
   );
 });
 
+test("the release comes from the client-go go.mod builds with: a replace directive's version wins over the required one", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('operator-sdk-legacy'), dir, { recursive: true });
+  const mod = join(dir, 'go.mod');
+  writeFileSync(
+    mod,
+    readFileSync(mod, 'utf8')
+      .replace(/^replace k8s\.io\/client-go .*$/m, 'replace k8s.io/client-go v9.0.0+incompatible => k8s.io/client-go v0.20.2')
+      .replace(/k8s\.io\/client-go v0\.17\.4/, 'k8s.io/client-go v9.0.0+incompatible'),
+  );
+  t.is(scanOperatorRepo(dir).module?.clientGo, 'v0.20.2');
+  t.is(proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p))).kubernetesVersion?.value, '1.20');
+});
+
 test('init refuses to overwrite a kperturb.yaml without --force, and refuses a directory that is not there', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
   writeFileSync(join(dir, 'kperturb.yaml'), 'mine\n');

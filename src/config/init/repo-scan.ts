@@ -234,7 +234,13 @@ function goModule(root: string): GoModuleFact | undefined {
   const mod = readText(join(root, 'go.mod'));
   if (mod === undefined) return undefined;
   const sum = readText(join(root, 'go.sum'), 16 * 1024 * 1024) ?? '';
-  const version = (path: string): string | undefined => new RegExp(`^\\s*(?:require\\s+)?${path.replace(/\./g, '\\.')}\\s+(v[^\\s]+)`, 'm').exec(mod)?.[1];
+  // A replace directive of the module by another version of itself wins (cockroach-operator requires
+  // client-go v9.0.0+incompatible and replaces it by v0.20.2).
+  const version = (path: string): string | undefined => {
+    const p = path.replace(/\./g, '\\.');
+    const replaced = new RegExp(`^\\s*(?:replace\\s+)?${p}(?:\\s+v\\S+)?\\s+=>\\s+${p}\\s+(v[^\\s]+)`, 'm').exec(mod)?.[1];
+    return replaced ?? new RegExp(`^\\s*(?:require\\s+)?${p}\\s+(v[^\\s]+)`, 'm').exec(mod)?.[1];
+  };
   return {
     path: /^module\s+(\S+)/m.exec(mod)?.[1] ?? '',
     clientGo: version('k8s.io/client-go'),
