@@ -129,6 +129,18 @@ test("the release comes from the client-go go.mod builds with: a replace directi
   t.is(proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p))).kubernetesVersion?.value, '1.20');
 });
 
+test('a module that crashes when built with a current Go (modern-go/reflect2 before v1.0.2) is replaced by its fixed version in the build', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('operator-sdk-legacy'), dir, { recursive: true });
+  const mod = join(dir, 'go.mod');
+  const source = readFileSync(mod, 'utf8');
+  t.deepEqual(scanOperatorRepo(dir).module?.toolchainFixes, []);
+  writeFileSync(mod, source.replace(/^require \(/m, 'require (\n\tgithub.com/modern-go/reflect2 v1.0.1 // indirect'));
+  t.deepEqual(scanOperatorRepo(dir).module?.toolchainFixes, ['github.com/modern-go/reflect2']);
+  writeFileSync(mod, source.replace(/^require \(/m, 'require (\n\tgithub.com/modern-go/reflect2 v1.0.2 // indirect'));
+  t.deepEqual(scanOperatorRepo(dir).module?.toolchainFixes, []);
+});
+
 test('init refuses to overwrite a kperturb.yaml without --force, and refuses a directory that is not there', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
   writeFileSync(join(dir, 'kperturb.yaml'), 'mine\n');

@@ -70,6 +70,8 @@ export interface GoModuleFact {
   vendored: boolean;
   /** go.mod or go.sum names modules the Go module proxy refuses (vanity paths). */
   vanityModules: string[];
+  /** go.mod or go.sum names modules of GO_TOOLCHAIN_FIXES at a version before the fixed one. */
+  toolchainFixes: string[];
 }
 
 export interface RepoFacts {
@@ -93,6 +95,16 @@ const MAX_YAML_BYTES = 2 * 1024 * 1024;
 export const VANITY_MODULES: Record<string, string> = {
   'vbom.ml/util': 'github.com/fvbommel/util@v0.0.0-20160121211510-db5cfe13f5cc',
   'bou.ke/monkey': 'github.com/bouk/monkey@v1.0.1',
+};
+
+/**
+ * Modules whose old versions crash when built with a current Go, with the first version that works:
+ * modern-go/reflect2 before v1.0.2 (under json-iterator, which client-go < 0.23 and controller-runtime
+ * < 0.11 use) iterates maps through runtime internals Go 1.18 changed, and panics with a nil pointer
+ * dereference in reflect.mapiternext on the first map it encodes.
+ */
+export const GO_TOOLCHAIN_FIXES: Record<string, string> = {
+  'github.com/modern-go/reflect2': 'github.com/modern-go/reflect2@v1.0.2',
 };
 
 function walk(dir: string): string[] {
@@ -230,6 +242,19 @@ function scanGoPackage(root: string, dir: string, files: string[]): MainPackageF
   return { dir: dir === '.' ? '.' : `./${dir}`, usesControllerRuntime, flags: [...flags].sort(), literalPorts, leaderElectionNamespace };
 }
 
+/** Compares `v1.2.3` style versions by their numbers (pre-release and build suffixes ignored). */
+function compareSemver(a: string, b: string): number {
+  const nums = (v: string) =>
+    v
+      .replace(/^v/, '')
+      .split(/[-+]/)[0]!
+      .split('.')
+      .map((n) => Number(n) || 0);
+  const [x, y] = [nums(a), nums(b)];
+  for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+  return 0;
+}
+
 function goModule(root: string): GoModuleFact | undefined {
   const mod = readText(join(root, 'go.mod'));
   if (mod === undefined) return undefined;
@@ -247,6 +272,11 @@ function goModule(root: string): GoModuleFact | undefined {
     controllerRuntime: version('sigs.k8s.io/controller-runtime'),
     vendored: existsSync(join(root, 'vendor', 'modules.txt')),
     vanityModules: Object.keys(VANITY_MODULES).filter((m) => mod.includes(m) || sum.includes(`${m} `)),
+    // Required before the fixed version, or only in go.sum (an old go.mod that lists no indirect module).
+    toolchainFixes: Object.keys(GO_TOOLCHAIN_FIXES).filter((m) => {
+      const required = version(m);
+      return required !== undefined ? compareSemver(required, GO_TOOLCHAIN_FIXES[m]!.split('@')[1]!) < 0 : sum.includes(`${m} `);
+    }),
   };
 }
 
