@@ -337,3 +337,22 @@ test('a value that reaches no object alarms only when the `enabled` flag around 
   ]);
   t.deepEqual(reached!.alarms, []);
 });
+
+test("rollback and differential: a client's last-applied annotation (an encoding of the object it last applied) is no difference; the object's own fields are compared", (t) => {
+  const c = (events: TraceEvent[]) => ({ sequence: 'explore-cache-c1-1', step: 1, why: 'refused' as const, crKey: CR, events, steps: 2 });
+  const withLastApplied = (image: string, applied: string): KubeObject => {
+    const s = sts(image);
+    return { ...s, metadata: { ...s.metadata, annotations: { 'banzaicloud.com/last-applied': applied } } };
+  };
+  const run = (imageAfter: string) => {
+    const b = new RunBuilder().seed();
+    b.controllerWrites(STS, withLastApplied('cache:1', 'UEsDBAone'));
+    return b
+      .op(0, { image: 'kpm-1' }, [[STS, withLastApplied('kpm-1', 'UEsDBAtwo')]])
+      .op(1, { image: 'cache:1' }, [[STS, withLastApplied(imageAfter, 'UEsDBAthree')]]).events;
+  };
+  t.deepEqual(rollbackAlarms(c(run('cache:1'))), []);
+  const stuck = rollbackAlarms(c(run('kpm-1')))!;
+  t.is(stuck.length, 1);
+  t.like(stuck[0], { field: 'spec.template.spec.containers[name=c].image', found: 'kpm-1' });
+});
