@@ -56,6 +56,15 @@ export function differentialAlarms(c: DifferentialCase, maskRules: readonly Mask
  * alarm per object that differs, on its first difference (`say` words the end-state oracle's
  * sentence, "after reference runs" for `expected` and "after the test run" for `found`), naming the others.
  */
+/**
+ * An annotation in which a client keeps the object it last applied (kubectl's
+ * `kubectl.kubernetes.io/last-applied-configuration`, banzaicloud k8s-objectmatcher's
+ * `banzaicloud.com/last-applied`, a zip of the object): an encoding of the object's own fields,
+ * which are compared themselves; it differs whenever the history of applies does (redis-ot's
+ * StatefulSets after every rollback, with nothing else different).
+ */
+const LAST_APPLIED = /^metadata\.annotations\["[^"]*last-applied[^"]*"\]$/;
+
 export function objectDifferenceAlarms(
   expected: ReadonlyMap<ObjectKey, KubeObject>,
   found: ReadonlyMap<ObjectKey, KubeObject>,
@@ -65,7 +74,7 @@ export function objectDifferenceAlarms(
 ): ExploreAlarm[] {
   const pick = (state: ReadonlyMap<ObjectKey, KubeObject>) => Object.fromEntries([...keys].filter((k) => state.has(k)).map((k) => [k, state.get(k)!]));
   const differences = compareEndStates([endStateView(pick(expected))], endStateView(pick(found)), new Masks(maskRules)).filter(
-    (a) => !a.field?.startsWith('status.'),
+    (a) => !a.field?.startsWith('status.') && !LAST_APPLIED.test(a.field ?? ''),
   );
   const byObject = new Map<ObjectKey, Alarm[]>();
   for (const a of differences) byObject.set(a.object, [...(byObject.get(a.object) ?? []), a]);

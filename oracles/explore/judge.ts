@@ -413,8 +413,12 @@ function consistency(
           ),
         );
     } else if (!known) {
-      judgement.notes.push(`the marker ${step.marker} reached no object the controller writes (a status-only or behavioural field, or gated by another field)`);
       alarms.push(...byPathAndValue(step, path, crBefore, after, written));
+      if (alarms.length === 0 && step.gate) alarms.push(gateOn(step, path, `the marker ${step.marker}`));
+      else
+        judgement.notes.push(
+          `the marker ${step.marker} reached no object the controller writes (a status-only or behavioural field, or gated by another field)`,
+        );
     }
     return alarms;
   }
@@ -464,8 +468,26 @@ function consistency(
     return alarms;
   }
   alarms.push(...byPathAndValue(step, path, crBefore, after, written));
-  if (alarms.length === 0) judgement.notes.push(`${JSON.stringify(value)} reached no object the controller writes`);
+  // Booleans and enum values choose behaviour rather than being copied somewhere: only a value that is data alarms.
+  if (alarms.length === 0 && step.gate && typeof value !== 'boolean' && !step.operation.startsWith('enum-'))
+    alarms.push(gateOn(step, path, JSON.stringify(value)));
+  else if (alarms.length === 0) judgement.notes.push(`${JSON.stringify(value)} reached no object the controller writes`);
   return alarms;
+}
+
+/**
+ * A value that reached no object the controller writes although the `enabled` flag of the object
+ * around it is on: the one reason a field is left alone by design (its feature is off) does not hold.
+ */
+function gateOn(step: ExploreStep, path: string, what: string): Omit<ExploreAlarm, 'sequence' | 'step'> {
+  const gate = formatPath(step.gate!);
+  return {
+    oracle: 'consistency',
+    field: path,
+    expected: step.value,
+    message: `${path} changed to ${JSON.stringify(step.value)} with ${gate} true, but ${what} reached no object the controller writes (gated field with its gate on; traced by ${step.marker ? 'marker' : 'value'})`,
+    matchedBy: step.marker ? 'marker' : 'value',
+  };
 }
 
 /** A mapped field the step's new value did not reach. */

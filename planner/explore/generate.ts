@@ -39,8 +39,13 @@ export interface ExploreStep {
   deleted?: true;
   /** The unique token in the value (`kpm-3`) the consistency oracle traces; absent: no marker fits. */
   marker?: string;
-  /** A step that only makes the next one's precondition hold (scale up before a scale-down). */
+  /** A step that only makes the next one's precondition hold (scale up before a scale-down, a gate turned on). */
   setup?: true;
+  /**
+   * The boolean `enabled` of the nearest enclosing object, when it is true after the step: the field is
+   * expected to take effect (a value that reaches no object is then an alarm, not a gated field).
+   */
+  gate?: CrPath;
   /** The JSON merge patch from the CR before the step to `cr`. */
   patch: Record<string, unknown>;
   /** The whole CR after the step, if the API server takes it. */
@@ -100,6 +105,13 @@ interface Case {
   path: CrPath;
   /** The values to write in turn, given the current one; undefined: the precondition cannot be made to hold. */
   writes: (current: unknown, ctx: Context) => Write[] | undefined;
+  /** The `enabled` flag of the nearest enclosing object (not the node itself), turned on first. */
+  gate?: Gate;
+}
+
+interface Gate {
+  path: CrPath;
+  node: SchemaNode;
 }
 
 interface Write {
@@ -107,6 +119,8 @@ interface Write {
   deleted?: true;
   marker?: string;
   setup?: true;
+  /** Written elsewhere than the case's path (a gate turned on): that field and its schema node. */
+  at?: Gate;
 }
 
 class Context {
@@ -138,23 +152,25 @@ export function generateExploration(input: ExploreInput): ExploreCampaign {
         current = seed;
       };
       for (const c of cases) {
-        let writes = c.writes(getAt(current, c.path), ctx);
+        let writes = gated(c, current, c.writes(getAt(current, c.path), ctx));
         // Too long for this sequence, or its precondition gone (the field deleted by an earlier step): from the seed again.
         if (steps.length > 0 && (!writes || steps.length + writes.length > input.maxSteps)) {
           flush();
-          writes = c.writes(getAt(current, c.path), ctx);
+          writes = gated(c, current, c.writes(getAt(current, c.path), ctx));
         }
         if (!writes || writes.length === 0) continue;
         for (const w of writes) {
-          const next = setAt(current, c.path, w.deleted ? undefined : w.value);
+          const at = w.at?.path ?? c.path;
+          const next = setAt(current, at, w.deleted ? undefined : w.value);
           steps.push({
-            operation: c.name,
+            operation: w.at ? 'gate-on' : c.name,
             kind: c.kind,
-            property: formatNodePath(c.node.path),
-            path: c.path,
+            property: formatNodePath((w.at?.node ?? c.node).path),
+            path: at,
             ...(w.deleted ? { deleted: true as const } : { value: w.value }),
             ...(w.marker ? { marker: w.marker } : {}),
             ...(w.setup ? { setup: true as const } : {}),
+            ...(c.gate && !w.at && getAt(next, c.gate.path) === true ? { gate: c.gate.path } : {}),
             patch: mergePatch(current, next) as Record<string, unknown>,
             cr: next,
           });
@@ -167,6 +183,16 @@ export function generateExploration(input: ExploreInput): ExploreCampaign {
     coverage.push({ kind: target.kind, properties: propertyCoverage(target.schema, counts, matches, target.seeds) });
   }
   return { seed: input.seed, maxSteps: input.maxSteps, sequences, coverage };
+}
+
+/**
+ * A write under an object with a boolean `enabled` (an exporter, a PodDisruptionBudget, TLS) is gated by
+ * it: a value set while the flag is off takes no effect by design. So the flag is turned on first (a
+ * setup step), unless it already is or the case only deletes.
+ */
+function gated(c: Case, current: unknown, writes: Write[] | undefined): Write[] | undefined {
+  if (!writes || !c.gate || writes.every((w) => w.deleted) || getAt(current, c.gate.path) === true) return writes;
+  return [{ value: true, setup: true, at: c.gate }, ...writes];
 }
 
 function dnsPart(s: string): string {
@@ -234,25 +260,32 @@ function casesFor(root: SchemaNode, seed: Record<string, unknown>, matches: Core
   const spec = root.properties?.get('spec');
   if (!spec) return [];
   const out: Case[] = [];
-  const visit = (node: SchemaNode, path: CrPath, parentRequired: readonly string[], insideMatch: boolean) => {
+  const visit = (node: SchemaNode, path: CrPath, parentRequired: readonly string[], insideMatch: boolean, gate: Gate | undefined) => {
+    const before = out.length;
     const value = getAt(seed, path);
     const name = String(path.at(-1));
     const required = parentRequired.includes(name);
     const matched = matches.get(formatNodePath(node.path));
     const semantic = semanticCases(node, path, value, matched);
     out.push(...semantic);
-    const primitive = insideMatch || matched !== undefined ? [] : primitiveCases(node, path, value, required);
-    out.push(...primitive);
+    if (matched !== undefined && !insideMatch) {
+      // A matched core type's own primitives are its semantic operations, but it can still be deleted
+      // as a whole (Acto's delete applies to every property): a controller that dereferences it unchecked panics.
+      if (!required && value !== undefined) out.push({ name: `${node.type}-delete`, kind: 'primitive', node, path, writes: () => [{ deleted: true }] });
+    } else if (!insideMatch) out.push(...primitiveCases(node, path, value, required));
+    if (gate) for (const c of out.slice(before)) c.gate = gate;
     const inside = insideMatch || matched !== undefined;
     if (node.type === 'object') {
-      for (const [k, child] of node.properties ?? []) visit(child, [...path, k], node.required ?? [], inside);
+      const flag = node.properties?.get('enabled');
+      const inner = flag?.type === 'boolean' ? { path: [...path, 'enabled'], node: flag } : gate;
+      for (const [k, child] of node.properties ?? []) visit(child, [...path, k], node.required ?? [], inside, k === 'enabled' ? gate : inner);
     } else if (node.type === 'array' && node.items && Array.isArray(value) && value.length > 0) {
-      visit(node.items, [...path, 0], [], inside);
+      visit(node.items, [...path, 0], [], inside, gate);
     } else if (node.type === 'map' && node.items && isObject(value) && Object.keys(value).length > 0) {
-      visit(node.items, [...path, Object.keys(value).sort()[0]!], [], inside);
+      visit(node.items, [...path, Object.keys(value).sort()[0]!], [], inside, gate);
     }
   };
-  for (const [k, child] of spec.properties ?? []) visit(child, ['spec', k], spec.required ?? [], false);
+  for (const [k, child] of spec.properties ?? []) visit(child, ['spec', k], spec.required ?? [], false, undefined);
   return out;
 }
 

@@ -86,6 +86,61 @@ test('kubebuilder: listeners turned off, leader election kept, no release pinned
   t.is(r.stderr, '');
 });
 
+test("leader election: turned off when the code names no LeaderElectionNamespace (outside a pod controller-runtime finds none), or given the seeds' namespace by its flag", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const main = join(dir, 'cmd', 'main.go');
+  const source = readFileSync(main, 'utf8');
+  writeFileSync(main, source.replace(/^\s*LeaderElectionNamespace:.*$/m, ''));
+  const off = proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p)));
+  t.false(off.leaderElection);
+  t.false(off.args.value.includes('--leader-elect'));
+  t.regex(off.args.why, /leader election off: \.\/cmd names no LeaderElectionNamespace/);
+  writeFileSync(
+    main,
+    source
+      .replace(/^\s*LeaderElectionNamespace:.*$/m, '\t\tLeaderElectionNamespace: leNamespace,')
+      .replace('flag.Parse()', 'flag.StringVar(&leNamespace, "leader-election-namespace", "", "")\n\tflag.Parse()'),
+  );
+  const named = proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p)));
+  t.true(named.leaderElection);
+  t.deepEqual(
+    named.args.value.filter((a) => a.startsWith('--leader')),
+    ['--leader-elect', '--leader-election-namespace=default'],
+  );
+  // The code names the namespace itself (from WATCH_NAMESPACE): kept as the Deployment gives it.
+  t.deepEqual(
+    propose('memcached-operator').args.value.filter((a) => a.startsWith('--leader')),
+    ['--leader-elect'],
+  );
+});
+
+test("the release comes from the client-go go.mod builds with: a replace directive's version wins over the required one", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('operator-sdk-legacy'), dir, { recursive: true });
+  const mod = join(dir, 'go.mod');
+  writeFileSync(
+    mod,
+    readFileSync(mod, 'utf8')
+      .replace(/^replace k8s\.io\/client-go .*$/m, 'replace k8s.io/client-go v9.0.0+incompatible => k8s.io/client-go v0.20.2')
+      .replace(/k8s\.io\/client-go v0\.17\.4/, 'k8s.io/client-go v9.0.0+incompatible'),
+  );
+  t.is(scanOperatorRepo(dir).module?.clientGo, 'v0.20.2');
+  t.is(proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p))).kubernetesVersion?.value, '1.20');
+});
+
+test('a module that crashes when built with a current Go (modern-go/reflect2 before v1.0.2) is replaced by its fixed version in the build', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('operator-sdk-legacy'), dir, { recursive: true });
+  const mod = join(dir, 'go.mod');
+  const source = readFileSync(mod, 'utf8');
+  t.deepEqual(scanOperatorRepo(dir).module?.toolchainFixes, []);
+  writeFileSync(mod, source.replace(/^require \(/m, 'require (\n\tgithub.com/modern-go/reflect2 v1.0.1 // indirect'));
+  t.deepEqual(scanOperatorRepo(dir).module?.toolchainFixes, ['github.com/modern-go/reflect2']);
+  writeFileSync(mod, source.replace(/^require \(/m, 'require (\n\tgithub.com/modern-go/reflect2 v1.0.2 // indirect'));
+  t.deepEqual(scanOperatorRepo(dir).module?.toolchainFixes, []);
+});
+
 test('init refuses to overwrite a kperturb.yaml without --force, and refuses a directory that is not there', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
   writeFileSync(join(dir, 'kperturb.yaml'), 'mine\n');

@@ -372,3 +372,46 @@ test('a refusal that gives both numbers of the change (from 2 to 1), whatever it
   t.is(said('scaled from 2 nodes to 1 nodes'), undefined);
   t.is(said('scale down to 1 not supported'), undefined);
 });
+
+test('a value that reaches no object alarms only when the `enabled` flag around it is on (a gated field with its gate on); otherwise it is a note', (t) => {
+  const minAvailable = (gate?: string[]): ExploreStep => ({ ...step('integer-up', ['spec', 'pdb', 'minAvailable'], 1), ...(gate ? { gate } : {}) });
+  const gatedRun = (s: ExploreStep) => run([s], new RunBuilder().seed().op(0, { pdb: { enabled: true, minAvailable: 1 } }));
+  const [on] = judgeExploration([gatedRun(minAvailable(['spec', 'pdb', 'enabled']))]);
+  t.is(on!.alarms.length, 1);
+  t.like(on!.alarms[0], { oracle: 'consistency', step: 1, field: 'spec.pdb.minAvailable', matchedBy: 'value' });
+  t.regex(on!.alarms[0]!.message, /with spec\.pdb\.enabled true, but 1 reached no object the controller writes/);
+  const [off] = judgeExploration([gatedRun(minAvailable())]);
+  t.deepEqual(off!.alarms, []);
+  t.regex(off!.steps[0]!.notes.join(' '), /reached no object/);
+  // A boolean under the gate chooses behaviour, it is not copied anywhere: no alarm.
+  const [flag] = judgeExploration([gatedRun({ ...step('boolean-toggle', ['spec', 'pdb', 'strict'], true), gate: ['spec', 'pdb', 'enabled'] })]);
+  t.deepEqual(flag!.alarms, []);
+  // Reaching an object is fine, gate or not.
+  const pdb: KubeObject = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'c1', namespace: 'default' }, spec: { minAvailable: 1 } };
+  const [reached] = judgeExploration([
+    run(
+      [minAvailable(['spec', 'pdb', 'enabled'])],
+      new RunBuilder().seed().op(0, { pdb: { enabled: true, minAvailable: 1 } }, [['PodDisruptionBudget/default/c1', pdb]]),
+    ),
+  ]);
+  t.deepEqual(reached!.alarms, []);
+});
+
+test("rollback and differential: a client's last-applied annotation (an encoding of the object it last applied) is no difference; the object's own fields are compared", (t) => {
+  const c = (events: TraceEvent[]) => ({ sequence: 'explore-cache-c1-1', step: 1, why: 'refused' as const, crKey: CR, events, steps: 2 });
+  const withLastApplied = (image: string, applied: string): KubeObject => {
+    const s = sts(image);
+    return { ...s, metadata: { ...s.metadata, annotations: { 'banzaicloud.com/last-applied': applied } } };
+  };
+  const run = (imageAfter: string) => {
+    const b = new RunBuilder().seed();
+    b.controllerWrites(STS, withLastApplied('cache:1', 'UEsDBAone'));
+    return b
+      .op(0, { image: 'kpm-1' }, [[STS, withLastApplied('kpm-1', 'UEsDBAtwo')]])
+      .op(1, { image: 'cache:1' }, [[STS, withLastApplied(imageAfter, 'UEsDBAthree')]]).events;
+  };
+  t.deepEqual(rollbackAlarms(c(run('cache:1'))), []);
+  const stuck = rollbackAlarms(c(run('kpm-1')))!;
+  t.is(stuck.length, 1);
+  t.like(stuck[0], { field: 'spec.template.spec.containers[name=c].image', found: 'kpm-1' });
+});

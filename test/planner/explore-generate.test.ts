@@ -178,6 +178,8 @@ test('semantic operations and misoperations: replicas, image, labels, storage, r
     ['1000m', '250m'],
   );
   t.false(all.some((s) => s.property.startsWith('spec.resources.') && s.kind === 'primitive'));
+  // ... but the matched object itself can still be deleted as a whole (redis-ot's nil resources panic).
+  t.true(all.some((s) => s.property === 'spec.resources' && s.operation === 'object-delete' && s.deleted === true));
   t.true(matchCoreTypes(parseSchema(schema), coreTypes).get('spec.resources')!.endsWith('ResourceRequirements'));
 });
 
@@ -214,6 +216,37 @@ test('coverage: every property under spec, with a reason for each one no operati
   t.regex(props.get('spec.resources.claims.*.name')!.uncovered!, /ResourceRequirements/);
   t.true(props.get('spec.name')!.operations > 0);
   t.true(props.get('spec.resources')!.operations > 0);
+});
+
+test('a field under an object with a boolean `enabled` gets the flag turned on first (a setup step), and its steps name that gate', (t) => {
+  const gatedSchema = {
+    type: 'object',
+    properties: {
+      spec: {
+        type: 'object',
+        properties: {
+          pdb: { type: 'object', properties: { enabled: { type: 'boolean' }, minAvailable: { type: 'integer', minimum: 0 }, name: { type: 'string' } } },
+          exporter: { type: 'object', properties: { enabled: { type: 'boolean' }, image: { type: 'string' } } },
+        },
+      },
+    },
+  };
+  const gatedSeed = { ...seed, spec: { exporter: { enabled: true, image: 'x:1' } } };
+  const all = generateExploration({ targets: [{ schema: parseSchema(gatedSchema), kind: 'Cache', seeds: [gatedSeed] }], seed: 1, maxSteps: 5 }).sequences;
+  const name = all.find((s) => s.steps.some((st) => st.property === 'spec.pdb.name'))!.steps;
+  const at = name.findIndex((st) => st.property === 'spec.pdb.name');
+  t.like(name[at - 1], { operation: 'gate-on', setup: true, property: 'spec.pdb.enabled', value: true });
+  t.deepEqual(name[at - 1]!.path, ['spec', 'pdb', 'enabled']);
+  t.deepEqual(name[at]!.gate, ['spec', 'pdb', 'enabled']);
+  t.true((name[at]!.cr.spec as { pdb: { enabled: boolean } }).pdb.enabled);
+  // The flag already on: no setup step (only after a step of the same sequence turned it off, deleted or emptied it). The flag's own toggle is not gated by itself.
+  for (const seq of all)
+    for (const [i, st] of seq.steps.entries())
+      if (st.operation === 'gate-on' && st.property === 'spec.exporter.enabled')
+        t.not((((i > 0 ? seq.steps[i - 1]!.cr : seq.seed).spec as Record<string, { enabled?: boolean }>).exporter ?? {}).enabled, true);
+  const image = all.flatMap((s) => s.steps).filter((st) => st.property.startsWith('spec.exporter.'));
+  t.true(image.filter((st) => st.property === 'spec.exporter.image').every((st) => st.gate !== undefined));
+  t.true(image.filter((st) => st.property === 'spec.exporter.enabled').every((st) => st.gate === undefined));
 });
 
 function applyMerge(target: unknown, patch: unknown): unknown {

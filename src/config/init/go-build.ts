@@ -10,7 +10,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, renameSync, a
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { SetupError } from '../../model/errors.js';
-import { VANITY_MODULES, type GoModuleFact } from './repo-scan.js';
+import { GO_TOOLCHAIN_FIXES, VANITY_MODULES, type GoModuleFact } from './repo-scan.js';
 
 export interface GoBuildResult {
   binary: string;
@@ -52,9 +52,10 @@ export async function buildGoOperator(
     work = mkdtempSync(join(tmpdir(), 'kperturb-gomod-'));
     copyFileSync(join(repo, 'go.mod'), join(work, 'go.mod'));
     if (existsSync(join(repo, 'go.sum'))) copyFileSync(join(repo, 'go.sum'), join(work, 'go.sum'));
-    for (const m of module?.vanityModules ?? []) {
-      appendFileSync(join(work, 'go.mod'), `\nreplace ${m} => ${VANITY_MODULES[m]!.replace('@', ' ')}\n`);
-      replaced.push(`${m} => ${VANITY_MODULES[m]}`);
+    const replacements = { ...VANITY_MODULES, ...GO_TOOLCHAIN_FIXES };
+    for (const m of [...(module?.vanityModules ?? []), ...(module?.toolchainFixes ?? [])]) {
+      appendFileSync(join(work, 'go.mod'), `\nreplace ${m} => ${replacements[m]!.replace('@', ' ')}\n`);
+      replaced.push(`${m} => ${replacements[m]}`);
     }
     args.push(`-modfile=${join(work, 'go.mod')}`);
     flags += ' -mod=mod';

@@ -113,6 +113,7 @@ function chooseManager(managers: ManagerFact[]): ManagerFact | undefined {
 
 const LISTENER_FLAG = /(metrics|probe|health|pprof|profil)[\w-]*(addr|address|port|bind)|(addr|address|port|bind)[\w-]*(metrics|probe|health|pprof)/;
 const LEADER_FLAG = /^(leader-elect|enable-leader-election|leader-election)$/;
+const LEADER_NAMESPACE_FLAG = /^leader-elect(ion)?-namespace$/;
 
 function splitArg(arg: string): { name: string | undefined; value: string | undefined } {
   const m = /^--?([A-Za-z0-9][\w.-]*)(?:=(.*))?$/.exec(arg);
@@ -123,6 +124,7 @@ function splitArg(arg: string): { name: string | undefined; value: string | unde
 function proposeArgs(
   manager: ManagerFact | undefined,
   main: MainPackageFact | undefined,
+  namespace: string,
   fileExists: (p: string) => boolean,
   questions: string[],
 ): { args: string[]; notes: string[]; leader: boolean } {
@@ -169,6 +171,21 @@ function proposeArgs(
   for (const f of main?.flags ?? []) {
     if (LISTENER_FLAG.test(f) && !seen.has(f)) out.push(`--${f}=0`);
     if (LEADER_FLAG.test(f) && seen.has(f)) leader = true;
+  }
+  // controller-runtime looks for the Lease's namespace in a pod's service-account files unless the code
+  // names one: outside a pod the manager exits at start ("unable to find leader election namespace").
+  const nsFlag = main?.flags.find((f) => LEADER_NAMESPACE_FLAG.test(f));
+  if (leader && nsFlag) {
+    if (!seen.has(nsFlag)) {
+      out.push(`--${nsFlag}=${namespace}`);
+      notes.push(`--${nsFlag}: the Lease in the seeds' namespace (outside a pod controller-runtime finds none)`);
+    }
+  } else if (leader && main?.usesControllerRuntime && !main.leaderElectionNamespace) {
+    for (let i = out.length - 1; i >= 0; i--) if (LEADER_FLAG.test(splitArg(out[i]!).name ?? '')) out.splice(i, 1);
+    leader = false;
+    notes.push(
+      `leader election off: ${main.dir} names no LeaderElectionNamespace, and outside a pod controller-runtime cannot find one ("unable to find leader election namespace")`,
+    );
   }
   if (out.some((a) => /=0$/.test(a) && LISTENER_FLAG.test(a)))
     notes.push('metrics, health and profiling listeners off (=0): plans run several at once, and a fixed port would collide');
@@ -339,7 +356,7 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
   const main = chooseMain(facts.mains, manager, repoName);
   if (!main) questions.push('controller.command: no Go main package found; build the operator and give its binary');
   if (!manager) questions.push("controller.args: no manager Deployment found (config/manager/manager.yaml, deploy/operator.yaml); give the operator's flags");
-  const { args, notes, leader } = proposeArgs(manager, main, fileExists, questions);
+  const { args, notes, leader } = proposeArgs(manager, main, namespace, fileExists, questions);
   const componentConfig =
     main?.flags.includes('config') && !args.some((a) => /^--?config(=|$)/.test(a))
       ? byScore(

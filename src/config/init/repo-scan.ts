@@ -59,6 +59,8 @@ export interface MainPackageFact {
   flags: string[];
   /** Port numbers written as literals in the package, with the line they came from. */
   literalPorts: { port: number; line: string }[];
+  /** The package sets controller-runtime's LeaderElectionNamespace (else, outside a pod, the manager cannot find one). */
+  leaderElectionNamespace: boolean;
 }
 
 export interface GoModuleFact {
@@ -68,6 +70,8 @@ export interface GoModuleFact {
   vendored: boolean;
   /** go.mod or go.sum names modules the Go module proxy refuses (vanity paths). */
   vanityModules: string[];
+  /** go.mod or go.sum names modules of GO_TOOLCHAIN_FIXES at a version before the fixed one. */
+  toolchainFixes: string[];
 }
 
 /**
@@ -102,6 +106,16 @@ const MAX_YAML_BYTES = 2 * 1024 * 1024;
 export const VANITY_MODULES: Record<string, string> = {
   'vbom.ml/util': 'github.com/fvbommel/util@v0.0.0-20160121211510-db5cfe13f5cc',
   'bou.ke/monkey': 'github.com/bouk/monkey@v1.0.1',
+};
+
+/**
+ * Modules whose old versions crash when built with a current Go, with the first version that works:
+ * modern-go/reflect2 before v1.0.2 (under json-iterator, which client-go < 0.23 and controller-runtime
+ * < 0.11 use) iterates maps through runtime internals Go 1.18 changed, and panics with a nil pointer
+ * dereference in reflect.mapiternext on the first map it encodes.
+ */
+export const GO_TOOLCHAIN_FIXES: Record<string, string> = {
+  'github.com/modern-go/reflect2': 'github.com/modern-go/reflect2@v1.0.2',
 };
 
 function walk(dir: string): string[] {
@@ -228,9 +242,11 @@ function scanGoPackage(root: string, dir: string, files: string[]): MainPackageF
   const flags = new Set<string>();
   const literalPorts: { port: number; line: string }[] = [];
   let usesControllerRuntime = false;
+  let leaderElectionNamespace = false;
   for (const f of files) {
     const text = readText(join(root, f), 1024 * 1024) ?? '';
     if (text.includes('"sigs.k8s.io/controller-runtime')) usesControllerRuntime = true;
+    if (/\bLeaderElectionNamespace\s*(:|=)/.test(text)) leaderElectionNamespace = true;
     for (const m of text.matchAll(FLAG_RE)) flags.add(m[1]!);
     for (const line of text.split('\n')) {
       if (!PORT_LINE_RE.test(line) || /^\s*\/\//.test(line)) continue;
@@ -240,20 +256,44 @@ function scanGoPackage(root: string, dir: string, files: string[]): MainPackageF
       }
     }
   }
-  return { dir: dir === '.' ? '.' : `./${dir}`, usesControllerRuntime, flags: [...flags].sort(), literalPorts };
+  return { dir: dir === '.' ? '.' : `./${dir}`, usesControllerRuntime, flags: [...flags].sort(), literalPorts, leaderElectionNamespace };
+}
+
+/** Compares `v1.2.3` style versions by their numbers (pre-release and build suffixes ignored). */
+function compareSemver(a: string, b: string): number {
+  const nums = (v: string) =>
+    v
+      .replace(/^v/, '')
+      .split(/[-+]/)[0]!
+      .split('.')
+      .map((n) => Number(n) || 0);
+  const [x, y] = [nums(a), nums(b)];
+  for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+  return 0;
 }
 
 function goModule(root: string): GoModuleFact | undefined {
   const mod = readText(join(root, 'go.mod'));
   if (mod === undefined) return undefined;
   const sum = readText(join(root, 'go.sum'), 16 * 1024 * 1024) ?? '';
-  const version = (path: string): string | undefined => new RegExp(`^\\s*(?:require\\s+)?${path.replace(/\./g, '\\.')}\\s+(v[^\\s]+)`, 'm').exec(mod)?.[1];
+  // A replace directive of the module by another version of itself wins (cockroach-operator requires
+  // client-go v9.0.0+incompatible and replaces it by v0.20.2).
+  const version = (path: string): string | undefined => {
+    const p = path.replace(/\./g, '\\.');
+    const replaced = new RegExp(`^\\s*(?:replace\\s+)?${p}(?:\\s+v\\S+)?\\s+=>\\s+${p}\\s+(v[^\\s]+)`, 'm').exec(mod)?.[1];
+    return replaced ?? new RegExp(`^\\s*(?:require\\s+)?${p}\\s+(v[^\\s]+)`, 'm').exec(mod)?.[1];
+  };
   return {
     path: /^module\s+(\S+)/m.exec(mod)?.[1] ?? '',
     clientGo: version('k8s.io/client-go'),
     controllerRuntime: version('sigs.k8s.io/controller-runtime'),
     vendored: existsSync(join(root, 'vendor', 'modules.txt')),
     vanityModules: Object.keys(VANITY_MODULES).filter((m) => mod.includes(m) || sum.includes(`${m} `)),
+    // Required before the fixed version, or only in go.sum (an old go.mod that lists no indirect module).
+    toolchainFixes: Object.keys(GO_TOOLCHAIN_FIXES).filter((m) => {
+      const required = version(m);
+      return required !== undefined ? compareSemver(required, GO_TOOLCHAIN_FIXES[m]!.split('@')[1]!) < 0 : sum.includes(`${m} `);
+    }),
   };
 }
 
