@@ -142,6 +142,14 @@ test('defaults clients read back: Pod, Service, PVC, PV', async (t) => {
   });
   t.is(pvc.spec?.volumeMode, 'Filesystem');
   t.is(pvc.status?.phase, 'Pending');
+  // A claim not yet bound cannot be resized (kube-apiserver: "... for bound claims"); a bound one can.
+  const grow = (name: string) =>
+    core.patchNamespacedPersistentVolumeClaim({ name, namespace: 'default', body: { spec: { resources: { requests: { storage: '2Gi' } } } } }, mergePatch);
+  const pendingResize = await t.throwsAsync(grow('data'));
+  t.like(statusOf(pendingResize), { code: 422, reason: 'Invalid' });
+  t.regex(statusOf(pendingResize)?.message ?? '', /spec is immutable after creation except resources\.requests and volumeAttributesClassName for bound claims/);
+  await core.patchNamespacedPersistentVolumeClaimStatus({ name: 'data', namespace: 'default', body: { status: { phase: 'Bound' } } }, mergePatch);
+  t.is((await grow('data')).spec?.resources?.requests?.storage, '2Gi');
   const pv = await core.createPersistentVolume({
     body: { metadata: { name: 'pv1' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/x' } } },
   });

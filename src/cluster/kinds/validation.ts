@@ -11,6 +11,7 @@ import type { FieldError } from '../api-error.js';
 import { labelKeyErrors, labelValueErrors } from '../selectors.js';
 import { dns1123LabelErrors } from '../validation.js';
 import { podSpecRuleErrors } from './pod-rules.js';
+import { quantityBytes } from '../sim/volume-controller.js';
 
 type Obj = Record<string, unknown>;
 
@@ -206,9 +207,15 @@ export function validateClaim(pvc: KubeObject, old: KubeObject | undefined): Fie
   const requests = obj(obj(spec.resources).requests);
   if (requests.storage === undefined) errors.push({ type: 'Required', field: 'spec.resources[storage]', detail: '' });
   if (old) {
-    // Immutable after creation except resources.requests and binding (volumeName set once).
+    // Immutable after creation except binding (volumeName set once) and, for a claim that is Bound,
+    // its storage request (ValidatePersistentVolumeClaimUpdate: a Pending claim cannot be resized).
+    const bound = obj(old.status).phase === 'Bound';
     const comparable = (s: Obj, other: Obj): Obj => {
-      const c = { ...s, resources: { ...obj(s.resources), requests: undefined } } as Obj;
+      const requests: Obj = {};
+      for (const [k, v] of Object.entries(obj(obj(s.resources).requests))) {
+        if (!(bound && k === 'storage')) requests[k] = Number.isNaN(quantityBytes(v)) ? v : quantityBytes(v);
+      }
+      const c = { ...s, resources: { ...obj(s.resources), requests } } as Obj;
       if (!other.volumeName) delete c.volumeName;
       delete c.volumeAttributesClassName;
       return c;
