@@ -29,6 +29,12 @@ export class ControllerActivitySummarizer {
   private lastFault = 0;
   /** Requests an api-error fault answered: their errors are the fault's, not the controller's. */
   private readonly injected = new Set<number>();
+  /**
+   * Objects a managed-system fault holds (from its `applied` to its `healed` event in the cluster
+   * trace: a claim kept Pending, a pod crash-looping): the API server's refusals of writes to them
+   * meanwhile (a Pending claim cannot be resized) are the fault's doing, as a real cluster gives them.
+   */
+  private readonly faulted = new Set<string>();
   /** Watch request id -> its resource, for the streams a fault ends. */
   private readonly watchResource = new Map<number, string>();
   /** Resources whose watches a fault ended (watch-end, an expired hold) and that the controller has not watched again yet. */
@@ -66,7 +72,7 @@ export class ControllerActivitySummarizer {
       this.requests.delete(e.id);
       if (!req) return;
       if (e.status >= 400) {
-        if (this.injected.has(e.id)) return;
+        if (this.injected.has(e.id) || (req.key !== undefined && this.faulted.has(req.key))) return;
         this.addError(req, e);
         if (WRITE_VERBS.has(req.verb) && req.key && !isBookkeepingKey(req.key) && !isDryRun(req.query)) {
           this.failedWrites.push({
@@ -86,6 +92,19 @@ export class ControllerActivitySummarizer {
         this.addOwnWrite(req, e);
       }
     }
+  }
+
+  /**
+   * A fault event of the cluster trace, where the managed-system faults are recorded (fed in seq
+   * order among the controller trace's events): while it holds an object, refusals of writes to it
+   * are the fault's. Also ends the post-workload quiet as any fault does.
+   */
+  addManagedFault(e: TraceEvent): void {
+    if (e.type !== 'fault') return;
+    this.lastFault = Math.max(this.lastFault, e.seq);
+    if (e.key === undefined) return;
+    if (e.phase === 'applied') this.faulted.add(e.key);
+    else if (e.phase === 'healed') this.faulted.delete(e.key);
   }
 
   private addOwnWrite(req: RequestEvent, e: ResponseEvent): void {

@@ -11,6 +11,7 @@ import { END_STATE_FORMAT, RUN_FORMAT, type EndState, type RunArtifacts, type Ru
 import { readTrace, readTraceAll } from './trace-io.js';
 import type { ClusterChangeEvent, TraceEvent } from '../model/trace.js';
 import { ControllerActivitySummarizer } from '../../oracles/controller-activity.js';
+import { mergeTracesBySeq } from '../model/trace-merge.js';
 
 import { RUN_FILES } from './run-files.js';
 
@@ -86,6 +87,15 @@ export async function readRunTraces(dir: string): Promise<RunTraces> {
   };
 }
 
+/** The fault events of a cluster trace, each remembered in `seen`. */
+async function* faultEventsOf(events: AsyncIterable<TraceEvent>, seen: WeakSet<TraceEvent>): AsyncGenerator<TraceEvent> {
+  for await (const e of events) {
+    if (e.type !== 'fault') continue;
+    seen.add(e);
+    yield e;
+  }
+}
+
 /** The inputs of the health and liveness oracles that executeRun does not return (the trace is streamed). */
 export async function loadHealthInputs(
   dir: string,
@@ -96,7 +106,15 @@ export async function loadHealthInputs(
   let activity: ControllerActivitySummarizer | undefined;
   if (existsSync(traceFile)) {
     activity = new ControllerActivitySummarizer();
-    for await (const e of readTrace(traceFile)) activity.add(e);
+    // The managed-system faults (a claim kept Pending, a pod crash-looping ...) are recorded in the
+    // cluster trace: the summary needs their windows beside the controller's requests, in seq order.
+    const clusterFile = join(dir, RUN_FILES.clusterTrace);
+    const managed = new WeakSet<TraceEvent>();
+    const streams = [readTrace(traceFile), ...(existsSync(clusterFile) ? [faultEventsOf(readTrace(clusterFile), managed)] : [])];
+    for await (const e of mergeTracesBySeq(streams)) {
+      if (managed.has(e)) activity.addManagedFault(e);
+      else activity.add(e);
+    }
   }
   return {
     controllerLog: existsSync(logFile) ? readFileSync(logFile, 'utf8') : '',

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { compareHealth, scanControllerLog, summarizeControllerTrace } from '../../oracles/index.js';
+import { ControllerActivitySummarizer } from '../../oracles/controller-activity.js';
 import type { TraceEvent } from '../../src/model/trace.js';
 import { activity, runWithHealth } from './_health.js';
 
@@ -218,5 +219,26 @@ test('an error an api-error fault answered is the fault, not the controller: it 
   t.deepEqual(
     summarizeControllerTrace(trace).apiErrors.map((e) => e.example.key),
     ['ConfigMap/default/b'],
+  );
+});
+
+test("the API server's refusal of a write to an object a managed-system fault holds is the fault's until its heal", (t) => {
+  let seq = 0;
+  const ev = <E extends object>(e: E) => ({ seq: ++seq, ts: 0, ...e }) as unknown as TraceEvent;
+  const claim = 'PersistentVolumeClaim/default/data-0';
+  const resource = { group: '', version: 'v1', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim' };
+  const resize = (id: number) => [
+    ev({ type: 'request', id, incarnation: 1, method: 'PATCH', path: '/x', query: {}, verb: 'patch', key: claim, resource }),
+    ev({ type: 'response', id, status: 422, durationMs: 1, object: { kind: 'Status', reason: 'Invalid', message: 'spec is immutable' } }),
+  ];
+  const summarizer = new ControllerActivitySummarizer();
+  summarizer.addManagedFault(ev({ type: 'fault', fault: 'pvc-fault', phase: 'applied', key: claim, detail: 'kept Pending' }));
+  for (const e of resize(1)) summarizer.add(e);
+  t.deepEqual(summarizer.result().apiErrors, [], 'refused while the claim was held Pending');
+  summarizer.addManagedFault(ev({ type: 'fault', fault: 'pvc-fault', phase: 'healed', key: claim, detail: 'bound' }));
+  for (const e of resize(2)) summarizer.add(e);
+  t.deepEqual(
+    summarizer.result().apiErrors.map((e) => [e.status, e.example.key]),
+    [[422, claim]],
   );
 });
