@@ -57,21 +57,22 @@ const plan = (faults: Fault[]): TestPlan => ({
   spec: { controller: 'mirror', workload: 'pod', pattern: 'managed-system', description: 'd', faults },
 });
 
+/** Runs the workload with `faults`; the run must end without error and with every fault injected. Returns its directory. */
+async function injectedRun(t: import('ava').ExecutionContext, faults: Fault[]): Promise<string> {
+  const { config, workload, dir } = setUp(t);
+  const runDir = join(dir, 'run');
+  const { record } = await executeRun({ config, workload, runDir, plan: plan(faults) });
+  t.is(record.error, undefined);
+  t.true(record.injected, JSON.stringify(record.notInjected));
+  return runDir;
+}
+
 const running = {
   change: { key: 'Pod/default/web-0', change: 'update' as const, fields: [{ path: 'status.phase', before: 'Pending', after: 'Running' }], occurrence: 1 },
 };
 
 test('a pod-crash plan crash-loops the pod from its trigger for its window; the cluster trace shows the start, the crash, the heal and the recovery', async (t) => {
-  const { config, workload, dir } = setUp(t);
-  const runDir = join(dir, 'run');
-  const { record } = await executeRun({
-    config,
-    workload,
-    runDir,
-    plan: plan([{ type: 'pod-crash', pod: 'Pod/default/web-0', mode: 'crash-loop', at: running, forSeconds: 1 }]),
-  });
-  t.is(record.error, undefined);
-  t.true(record.injected, JSON.stringify(record.notInjected));
+  const runDir = await injectedRun(t, [{ type: 'pod-crash', pod: 'Pod/default/web-0', mode: 'crash-loop', at: running, forSeconds: 1 }]);
   const trace = await readTraceAll(join(runDir, 'cluster.trace.jsonl'));
   const story = trace.flatMap((e) => {
     if (e.type === 'fault') return [`fault ${e.fault} ${e.phase}`];
@@ -127,16 +128,7 @@ async function podStory(runDir: string): Promise<string[]> {
 }
 
 test("a node-not-ready plan takes the pod's node out for its window: taints, the pod unready, then the heal: untainted, the pod ready again", async (t) => {
-  const { config, workload, dir } = setUp(t);
-  const runDir = join(dir, 'run');
-  const { record } = await executeRun({
-    config,
-    workload,
-    runDir,
-    plan: plan([{ type: 'node-not-ready', node: 'Node/node-1', mode: 'unreachable', at: running, forSeconds: 1 }]),
-  });
-  t.is(record.error, undefined);
-  t.true(record.injected, JSON.stringify(record.notInjected));
+  const runDir = await injectedRun(t, [{ type: 'node-not-ready', node: 'Node/node-1', mode: 'unreachable', at: running, forSeconds: 1 }]);
   const story = await podStory(runDir);
   const at = (line: string, from = 0) => story.findIndex((l, i) => i >= from && l === line);
   const applied = at('fault node-not-ready applied');
@@ -151,16 +143,7 @@ test("a node-not-ready plan takes the pod's node out for its window: taints, the
 });
 
 test('a pod-evict plan deletes the pod through someone else when its trigger fires; the trace has the fault before the deletion', async (t) => {
-  const { config, workload, dir } = setUp(t);
-  const runDir = join(dir, 'run');
-  const { record } = await executeRun({
-    config,
-    workload,
-    runDir,
-    plan: plan([{ type: 'pod-evict', pod: 'Pod/default/web-0', how: 'delete', at: running }]),
-  });
-  t.is(record.error, undefined);
-  t.true(record.injected, JSON.stringify(record.notInjected));
+  const runDir = await injectedRun(t, [{ type: 'pod-evict', pod: 'Pod/default/web-0', how: 'delete', at: running }]);
   const story = await podStory(runDir);
   const applied = story.indexOf('fault pod-evict applied');
   t.true(applied >= 0 && story.indexOf('pod deleted') > applied, story.join('\n'));
