@@ -40,8 +40,9 @@ import { loadConfig, type ControllerUnderTest } from '../../src/config/config.js
 import { learn, plan, test as runPlans } from '../../src/campaign/campaign.js';
 import { CampaignLayout } from '../../src/campaign/layout.js';
 import { CLUSTER_RECORD_FILE, type ClusterChoice, type ClusterRunRecord } from '../../src/coordinator/run.js';
-import { PATTERNS, type Pattern, type TestPlan } from '../../src/model/plan.js';
-import type { PlanResult, Verdict } from '../../src/model/results.js';
+import { faultSimulated, PATTERNS, type Pattern, type TestPlan } from '../../src/model/plan.js';
+import type { PlanResult, RunRecord, Verdict } from '../../src/model/results.js';
+import { RUN_FILES } from '../../src/io/run-files.js';
 import { judgeTestRun, type OracleOptions } from '../../oracles/index.js';
 import { loadRunDir } from '../../src/io/run-dir.js';
 import { diffRuns, renderRunDiff } from '../../src/report/run-diff.js';
@@ -383,10 +384,19 @@ test.serial(`${EXISTING_EXAMPLE} on an existing cluster (--kubeconfig): the same
     t.log(`${r.plan}: existing ${r.verdict} in ${(r.durationMs / 1000).toFixed(1)} s (embedded ${o?.embedded ?? '?'})`);
     if (o && o.embedded !== r.verdict) t.log(await describeMismatch(o.embeddedResult, 'embedded', r, 'existing'));
   }
+  // A fault of the simulated managed system (a claim kept Pending, a node not ready) cannot act on
+  // a cluster whose kubelets and volumes are not kperturb's: not injected, and the run says why.
+  const needsSimulation = (planName: string) => plans.find((p) => p.metadata.name === planName)?.spec.faults.some((f) => faultSimulated(f) !== undefined);
+  for (const r of results.filter((x) => needsSimulation(x.plan))) {
+    const record = JSON.parse(readFileSync(join(r.runDir, RUN_FILES.record), 'utf8')) as RunRecord;
+    t.regex(record.notInjected?.join('\n') ?? '', /needs the embedded cluster or --real/, `${r.plan}: why its fault was not injected`);
+  }
   t.deepEqual(
     results.map((r) => `${r.plan}: ${r.verdict}`),
-    results.map((r) => `${r.plan}: ${embeddedResults.get(`${config.name}/${r.plan}`)?.embedded ?? '(no embedded run)'}`),
-    'verdicts per plan, existing vs embedded',
+    results.map(
+      (r) => `${r.plan}: ${needsSimulation(r.plan) ? 'not-injected' : (embeddedResults.get(`${config.name}/${r.plan}`)?.embedded ?? '(no embedded run)')}`,
+    ),
+    'verdicts per plan, existing vs embedded (not-injected for a fault of the simulated managed system)',
   );
 });
 

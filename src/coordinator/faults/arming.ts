@@ -5,7 +5,7 @@
  * (../faults.ts, PlanFaults) keeps the books: which faults took effect, why the others did not.
  */
 import type { FaultPrimitives } from '../../../proxy/index.js';
-import type { Fault } from '../../model/plan.js';
+import { faultSimulated, type Fault } from '../../model/plan.js';
 import type { TraceSink } from '../../model/trace.js';
 import type { ContainerFaults } from '../../cluster/sim/index.js';
 import type { ApplicationStubs } from '../../stubs/applications.js';
@@ -62,6 +62,11 @@ export interface ArmedFault {
   describe?(): string;
   /** It recorded its own not-injected event already. */
   recordedItself?(): boolean;
+}
+
+/** Why a fault of the simulated managed system cannot act on a cluster without kperturb's simulation (a kubeconfig's). */
+export function withoutSimulation(fault: Fault, subject: string, cannot: string): string {
+  return `${subject} cannot ${cannot}: this cluster has no simulation of ${faultSimulated(fault) ?? 'the managed system'} (${fault.type} needs the embedded cluster or --real; a --kubeconfig cluster's kubelets, nodes and volumes are not kperturb's)`;
 }
 
 /** Arms one fault of a kind. */

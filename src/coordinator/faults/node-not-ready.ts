@@ -6,7 +6,7 @@
  */
 import { parseKey } from '../../model/object-key.js';
 import type { NodeNotReadyFault } from '../../model/plan.js';
-import type { ArmFault } from './arming.js';
+import { withoutSimulation, type ArmFault } from './arming.js';
 import { armWindow } from './window.js';
 
 export const armNodeNotReady: ArmFault<NodeNotReadyFault> = (fault, run) => {
@@ -16,10 +16,7 @@ export const armNodeNotReady: ArmFault<NodeNotReadyFault> = (fault, run) => {
   return armWindow(fault, run, {
     key: fault.node,
     describe: `${fault.node} is ${fault.mode}`,
-    start: () =>
-      sim
-        ? sim.setNodeOutage(node, outage)
-        : `${fault.node} cannot go ${fault.mode}: this cluster has no simulated nodes (node-not-ready needs the embedded cluster or --cluster real)`,
+    start: () => (sim ? sim.setNodeOutage(node, outage) : withoutSimulation(fault, fault.node, `go ${fault.mode}`)),
     heal: () => void sim?.setNodeOutage(node, undefined),
   });
 };

@@ -5,7 +5,7 @@
  */
 import { parseKey } from '../../model/object-key.js';
 import type { PodCrashFault } from '../../model/plan.js';
-import type { ArmFault } from './arming.js';
+import { withoutSimulation, type ArmFault } from './arming.js';
 import { armWindow } from './window.js';
 
 export const armPodCrash: ArmFault<PodCrashFault> = (fault, run) => {
@@ -15,7 +15,7 @@ export const armPodCrash: ArmFault<PodCrashFault> = (fault, run) => {
     key: fault.pod,
     describe: fault.mode === 'crash-loop' ? `the containers of ${fault.pod} crash-loop` : `the containers of ${fault.pod} are unready`,
     start: () => {
-      if (!containers) return `${fault.pod} cannot crash: this cluster has no simulated kubelet (pod-crash needs the embedded cluster or --cluster real)`;
+      if (!containers) return withoutSimulation(fault, fault.pod, 'crash');
       if (!containers.setContainerFault(namespace, name, fault.mode)) {
         containers.setContainerFault(namespace, name, undefined);
         return `${fault.pod} does not run on a simulated node when the fault starts (not created or not scheduled yet)`;

@@ -7,7 +7,7 @@
  */
 import { parseKey } from '../../model/object-key.js';
 import type { PodEvictFault } from '../../model/plan.js';
-import type { ArmFault } from './arming.js';
+import { withoutSimulation, type ArmFault } from './arming.js';
 
 export const armPodEvict: ArmFault<PodEvictFault> = (fault, run) => {
   const { namespace = '', name } = parseKey(fault.pod)!;
@@ -15,7 +15,7 @@ export const armPodEvict: ArmFault<PodEvictFault> = (fault, run) => {
   const describe = `${fault.how === 'evict' ? 'evicted' : 'deleted'} ${fault.pod} (someone else)`;
   const armed = run.primitives.triggers.arm(fault.at, () => {
     if (!sim) {
-      run.refuse(`${fault.pod} cannot be removed by someone else: this cluster has no simulation (pod-evict needs the embedded cluster or --cluster real)`);
+      run.refuse(withoutSimulation(fault, fault.pod, 'be removed by someone else'));
       return;
     }
     run.managed.clusterTrace.append({ type: 'fault', fault: 'pod-evict', phase: 'applied', faultIndex: run.index, key: fault.pod, detail: describe });

@@ -7,7 +7,7 @@
  */
 import { parseKey } from '../../model/object-key.js';
 import type { PvcFault } from '../../model/plan.js';
-import type { ArmFault } from './arming.js';
+import { withoutSimulation, type ArmFault } from './arming.js';
 import { armWindow } from './window.js';
 
 const DOES: Record<PvcFault['mode'], string> = { pending: 'stays Pending', lost: 'has lost its volume', 'resize-refused': 'has its resize refused' };
@@ -18,10 +18,7 @@ export const armPvcFault: ArmFault<PvcFault> = (fault, run) => {
   return armWindow(fault, run, {
     key: fault.claim,
     describe: `${fault.claim} ${DOES[fault.mode]}`,
-    start: () =>
-      sim
-        ? sim.setClaimFault(namespace, name, fault.mode)
-        : `${fault.claim} cannot fail: this cluster has no simulated volume controller (pvc-fault needs the embedded cluster)`,
+    start: () => (sim ? sim.setClaimFault(namespace, name, fault.mode) : withoutSimulation(fault, fault.claim, 'fail')),
     heal: () => void sim?.setClaimFault(namespace, name, undefined),
   });
 };

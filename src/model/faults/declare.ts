@@ -60,6 +60,12 @@ export interface FaultKind<F extends { type: string } = { type: string }> {
   extraMs(fault: F): number;
   /** Does the fault restart the controller? */
   readonly restarts: boolean;
+  /**
+   * The part of kperturb's simulated managed system the fault acts through (kubelets, nodes, the
+   * volume controller); undefined for a fault of the proxy. The embedded cluster and `--real` run
+   * the simulation; a `--kubeconfig` cluster's kubelets and volumes are not kperturb's.
+   */
+  readonly simulated: string | undefined;
 }
 
 /** The fault type of a kind. */
@@ -76,6 +82,8 @@ export interface FaultDeclaration<Type extends string, S extends Fields> {
   extraMs?(fault: FaultFields<Type, S>): number;
   /** Default: false. */
   restarts?: boolean;
+  /** Default: undefined (a fault of the proxy). */
+  simulated?: string;
   /** Checks across fields that no field's reader can make (one that depends on a field being absent); fails with `v.fail`. */
   check?(v: Validator, fault: Readonly<Record<string, unknown>>, path: string): void;
   /** What `check` requires, in JSON Schema (merged into the kind's branch, e.g. an `anyOf` of `required` lists). */
@@ -108,6 +116,7 @@ export function declareFault<Type extends string, S extends Fields>(d: FaultDecl
     describe: (fault) => d.describe(fault as FaultFields<Type, S>),
     extraMs: (fault) => d.extraMs?.(fault as FaultFields<Type, S>) ?? 0,
     restarts: d.restarts ?? false,
+    simulated: d.simulated,
   };
   // What `read` builds field by field is the declared type; the compiler cannot follow the loop.
   return kind as unknown as FaultKind<FaultFields<Type, S>>;

@@ -49,6 +49,9 @@ export const faultExtraMs = (fault: Fault): number => kindOf(fault).extraMs(faul
 /** Does the fault restart the controller? */
 export const faultRestarts = (fault: Fault): boolean => kindOf(fault).restarts;
 
+/** What of the simulated managed system the fault acts through; undefined for a fault of the proxy. */
+export const faultSimulated = (fault: Fault): string | undefined => kindOf(fault).simulated;
+
 export { type FaultKind } from './declare.js';
 export { apiError, describeApiError, API_ERROR_ANSWERS, SLOW_SECONDS_DEFAULT, SLOW_SECONDS_MAX, type ApiErrorAnswer, type ApiErrorFault } from './api-error.js';
 export { crashAfterWrite, type CrashAfterWriteFault } from './crash-after-write.js';

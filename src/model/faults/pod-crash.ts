@@ -13,7 +13,7 @@
  *     at: { change: { key: Ring/default/r1, change: update, occurrence: 1 } }
  *     forSeconds: 5
  *
- * Needs a simulated kubelet: the embedded cluster and the real control plane (`--cluster real`) have
+ * Needs a simulated kubelet: the embedded cluster and the real control plane (`--real`) have
  * one, a kubeconfig's cluster (`existing`) does not, and the run says the fault was not injected.
  */
 import { describeTrigger } from '../trigger.js';
@@ -26,6 +26,7 @@ export type PodCrashMode = (typeof POD_CRASH_MODES)[number];
 
 export const podCrash = declareFault({
   type: 'pod-crash',
+  simulated: 'the kubelet',
   description: "The managed system fails: a pod's containers crash and restart with back-off (or stay unready) for a window, then recover",
   fields: {
     pod: namespacedKeyField('Pod', 'The pod: Pod/namespace/name'),
