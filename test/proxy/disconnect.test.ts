@@ -43,9 +43,9 @@ test('a controller that goes away mid-watch takes the upstream request with it, 
   for (let i = 0; i < ROUNDS; i++) {
     const { req, res } = await openRawWatch(proxy);
     t.is(res.statusCode, 200);
-    await waitFor('the upstream watch', () => proxy.upstreamOpenCount() === 1 && liveWatches() === 1, 2000);
+    await waitFor('the upstream watch', () => proxy.upstreamOpenCount() === 1 && liveWatches() === 1);
     req.socket!.destroy();
-    await waitFor(`round ${i}: upstream watch closed`, () => proxy.upstreamOpenCount() === 0 && liveWatches() === 0, 2000);
+    await waitFor(`round ${i}: upstream watch closed`, () => proxy.upstreamOpenCount() === 0 && liveWatches() === 0);
   }
   t.is(proxy.activity().openWatches, 0);
   t.is(trace.ofType('stream-close').length, ROUNDS);
@@ -58,9 +58,9 @@ test('a controller that goes away mid-watch takes the upstream request with it, 
     () => {},
     () => {},
   );
-  await waitFor('the client-node watch upstream', () => proxy.upstreamOpenCount() === 1 && liveWatches() === 1, 2000);
+  await waitFor('the client-node watch upstream', () => proxy.upstreamOpenCount() === 1 && liveWatches() === 1);
   w.abort();
-  await waitFor('the client-node watch to be closed upstream', () => proxy.upstreamOpenCount() === 0 && liveWatches() === 0, 2000);
+  await waitFor('the client-node watch to be closed upstream', () => proxy.upstreamOpenCount() === 0 && liveWatches() === 0);
   t.pass();
 });
 
@@ -82,10 +82,10 @@ test('a controller that goes away while a non-watch request waits upstream abort
   const req = http.request({ hostname: u.hostname, port: u.port, path: '/api/v1/namespaces/default/configmaps/slow', headers: proxyAuth(proxy), agent: false });
   req.on('error', () => {});
   req.end();
-  await waitFor('the request upstream', () => upstreamGot === 1 && proxy.upstreamOpenCount() === 1, 2000);
+  await waitFor('the request upstream', () => upstreamGot === 1 && proxy.upstreamOpenCount() === 1);
   t.is(proxy.activity().inFlight, 1);
   req.destroy();
-  await waitFor('the upstream request to be aborted', () => upstreamClosed === 1 && proxy.upstreamOpenCount() === 0, 2000);
-  await waitFor('activity to settle', () => proxy.activity().inFlight === 0, 2000);
+  await waitFor('the upstream request to be aborted', () => upstreamClosed === 1 && proxy.upstreamOpenCount() === 0);
+  await waitFor('activity to settle', () => proxy.activity().inFlight === 0);
   t.pass();
 });

@@ -113,7 +113,11 @@ export function kubeConfigOf(yaml: string): KubeConfig {
   return kc;
 }
 
-export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+/**
+ * Polls `cond` until it holds. The bound only names what never came when the test fails; it is
+ * generous (a loaded 2-core machine runs these tests): the test waits for the event, not for a time.
+ */
+export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

@@ -90,7 +90,7 @@ test('kubectl speaks HTTP/2 to the proxy: create, server-side apply, patch, get 
     trace.ofType('watch-event').some((e) => e.id === watch.id && e.key === 'ConfigMap/default/k2' && e.eventType === 'MODIFIED'),
     JSON.stringify(trace.ofType('watch-event').map((e) => [e.id, watch.id, e.eventType, e.key, e.object.kind])),
   );
-  await waitFor('the watch to be gone upstream', () => proxy.upstreamOpenCount() === 0, 5000);
+  await waitFor('the watch to be gone upstream', () => proxy.upstreamOpenCount() === 0);
 });
 
 /** curl is an extra client here (kubectl is the HTTP/2 client that matters): skip, saying why, without it. */
@@ -122,7 +122,7 @@ curlTest(`curl --http2 streams a watch through the proxy, event by event${curlHt
     ],
     { timeout: 10_000 },
   ).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
-  await waitFor('the curl watch', () => trace.ofType('stream-open').length === 1, 5000);
+  await waitFor('the curl watch', () => trace.ofType('stream-open').length === 1);
   await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'c1' } } });
   const out = (await curl).stdout.trim().split('\n');
   t.is(out.at(-1), '2', 'HTTP/2 was negotiated');
