@@ -8,7 +8,8 @@
  * only delay events, never swallow them.
  */
 import type { ClusterView } from '../src/recorder/cluster-recorder.js';
-import type { RelayedWatchEvent, WatchEventStage } from './watch-relay.js';
+import type { WatchEventStage } from './watch-relay.js';
+import type { RelayedWatchEvent } from './watch-lines.js';
 
 export interface SyncedStream {
   alive: () => boolean;

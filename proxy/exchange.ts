@@ -22,7 +22,8 @@ import type { Epoch, EpochMember, EpochMembership } from './epoch.js';
 import { endToEndHeaders, upstreamRequestHeaders } from './headers.js';
 import { upstreamFailureStatus } from './status.js';
 import type { Upstream } from './upstream.js';
-import { WatchRelay, encodeWatchEvent, type RelayedWatchEvent, type WatchEventStage } from './watch-relay.js';
+import { WatchRelay, type WatchEventStage } from './watch-relay.js';
+import { encodeWatchEvent, type RelayedWatchEvent, type WatchLines } from './watch-lines.js';
 import { expiredStatus } from './watch-holds.js';
 import { completedWrite, type CompletedWrite } from './write-triggers.js';
 import { isSuccessStatus, isTriggerWriteVerb } from '../src/model/controller-write.js';
@@ -64,6 +65,8 @@ export interface ExchangeHost {
   plan(exchange: Exchange, body: Buffer): RequestPlan | undefined;
   /** The stages this watch stream's events pass (cluster sync, holds, serialized delivery). */
   watchStages(exchange: Exchange): WatchEventStage[];
+  /** The proxy's recent watch lines, which its streams decode through. */
+  readonly watchLines: WatchLines;
   /** A successful non-dry-run write completed upstream; may hold the exchange's epoch. */
   completedWrite(write: CompletedWrite, epoch: Epoch, exchange: Exchange): void;
   /** The exchange is over (exactly once). */
@@ -90,6 +93,8 @@ export class Exchange implements EpochMember {
   private upstreamFailed = false;
   private closed = false;
   private requestPlan: RequestPlan | undefined;
+  /** The request is in the trace (it passed admission). */
+  private recorded = false;
   private membership: EpochMembership | undefined;
 
   constructor(
@@ -384,6 +389,7 @@ export class Exchange implements EpochMember {
       gate: this.epoch.gate,
       ...(f.resource?.kind ? { kind: f.resource.kind } : {}),
       decode,
+      lines: this.host.watchLines,
       stages: decode ? this.host.watchStages(this) : [],
       onOpen: () => {
         this.answered = true;
@@ -394,7 +400,7 @@ export class Exchange implements EpochMember {
       onDelivered: (e) => {
         const trace = this.host.trace;
         const seq = trace.appendWatchEvent
-          ? trace.appendWatchEvent(this.id, e.type!, e.key, e.resourceVersion, e.object!)
+          ? trace.appendWatchEvent(this.id, e.type!, e.key, e.resourceVersion, e.object!, e.shared)
           : trace.append(watchDeliveryEvent(this.id, e.type!, e.key, e.resourceVersion, e.object!));
         // A BOOKMARK only moves the client's resourceVersion: the controller does nothing on it, so it
         // is not activity (the embedded cluster sends one per watch every second, and watches opened a
@@ -548,6 +554,7 @@ export class Exchange implements EpochMember {
     event.bodyBytes = f.bodyBytes;
     if (f.contentType) event.contentType = f.contentType;
     this.host.trace.append(event);
+    this.recorded = true;
     this.housekeeping = this.host.housekeeping.isHousekeeping(f.resource, f.key, f.body);
     if (!this.housekeeping) this.host.touch();
   }
@@ -572,6 +579,21 @@ export class Exchange implements EpochMember {
     this.closeStream(this.endReason ?? 'the stream ended');
     this.epoch.leave(this.membership);
     this.host.finished(this);
+  }
+
+  /** Where this exchange is, for a run's log when a controller does not go quiet: "request 52 PUT /path (epoch 2, for 30.1 s, waiting for the API server)". */
+  describeInFlight(now: number): string {
+    const stage =
+      this.factsValue === undefined
+        ? 'being received or classified'
+        : !this.recorded
+          ? 'waiting to be admitted (a held gate or a delay)'
+          : this.answered
+            ? 'answering the controller'
+            : this.upstreamReq
+              ? 'waiting for the API server'
+              : 'held by a fault';
+    return `request ${this.id} ${this.req.method ?? '?'} ${this.req.url ?? '?'} (epoch ${this.epoch.number}, for ${((now - this.startedAt) / 1000).toFixed(1)} s, ${stage})`;
   }
 
   /** Ends the exchange now: aborts the upstream request and drops the controller's connection if unanswered. */

@@ -45,6 +45,7 @@ import { NO_POD_STREAMING_RULES, type PodStreamingRules } from '../src/model/exe
 import type { PodExecEvent } from '../src/model/trace.js';
 import { Upstream } from './upstream.js';
 import type { WatchEventStage } from './watch-relay.js';
+import { WatchLines } from './watch-lines.js';
 import type { CompletedWrite } from './write-triggers.js';
 import { ApiErrorFaults } from './faults/api-error-fault.js';
 import type { FaultContext } from './faults/context.js';
@@ -177,6 +178,8 @@ export class ControllerProxy {
   private readonly sessions = new Map<http2.Http2Session, Epoch>();
   private unsubscribeView: (() => void) | undefined;
   private epoch = new Epoch(1);
+  /** Every epoch this proxy had, for describing what is in flight (a run has a few). */
+  private readonly epochs: Epoch[] = [this.epoch];
   private nextRequestId = 1;
   private inFlight = 0;
   private openWatches = 0;
@@ -320,6 +323,7 @@ export class ControllerProxy {
       housekeeping: this.housekeeping,
       plan: (ex, body) => this.requestPath(ex, body),
       watchStages: (ex) => this.watchStages(ex),
+      watchLines: new WatchLines(),
       completedWrite: (write, epoch, ex) => this.onCompletedWrite(write, epoch, ex),
       finished: (ex) => {
         if (ex.isWatch) this.openWatches--;
@@ -357,6 +361,18 @@ export class ControllerProxy {
       awaitingRelist: this.watchFaults.awaitingRelistCount,
       holdsInPlace: this.watchFaults.holdsInPlace,
     };
+  }
+
+  /**
+   * The requests in flight (not watches), where each is: what keeps a controller from being quiet
+   * when it says nothing more, for the run's log. A count the epochs' exchanges do not account for
+   * is said too.
+   */
+  describeInFlight(now = Date.now()): string[] {
+    const exchanges = this.epochs.flatMap((e) => e.activeMembers()).filter((m): m is Exchange => m instanceof Exchange && !m.isWatch);
+    const lines = exchanges.map((ex) => ex.describeInFlight(now));
+    if (exchanges.length !== this.inFlight) lines.push(`${this.inFlight} counted in flight, ${exchanges.length} found among the connection epochs' exchanges`);
+    return lines;
   }
 
   private requestActivity(): RequestActivity {
@@ -504,6 +520,7 @@ export class ControllerProxy {
   startNewEpoch(): void {
     const old = this.epoch;
     this.epoch = this.spare?.epoch ?? new Epoch(old.number + 1);
+    this.epochs.push(this.epoch);
     this.spare = undefined;
     old.end('the controller was stopped (connection epoch ended)');
     // A new process lists everything afresh.

@@ -19,7 +19,8 @@
  * place in the order but pass without waiting.
  */
 import type { TraceSink } from '../src/model/trace.js';
-import type { RelayedWatchEvent, WatchEventStage } from './watch-relay.js';
+import type { PassOn, WatchEventStage } from './watch-relay.js';
+import type { RelayedWatchEvent } from './watch-lines.js';
 import { RETRY_LOOP_ROUNDS } from '../src/model/retry-loop.js';
 
 export interface SerializeDeliveryOptions {
@@ -60,7 +61,7 @@ interface Pending {
   streamId: number;
   alive: () => boolean;
   event: RelayedWatchEvent;
-  next: (event: RelayedWatchEvent) => void;
+  next: PassOn;
 }
 
 export class DeliverySerializer {
@@ -133,14 +134,14 @@ export class DeliverySerializer {
         const deliveredAt = this.now();
         this.refused.clear();
         this.retrying = false;
-        item.next(event);
+        const watchEventSeq = item.next(event);
         const index = ++this.episodes;
         this.trace.append({
           type: 'episode',
           phase: 'start',
           index,
           id: item.streamId,
-          ...(event.traceSeq !== undefined ? { watchEventSeq: event.traceSeq } : {}),
+          ...(watchEventSeq !== undefined ? { watchEventSeq } : {}),
           ...(event.key ? { key: event.key } : {}),
           eventType: event.type!,
           ...(event.resourceVersion !== undefined ? { resourceVersion: event.resourceVersion } : {}),

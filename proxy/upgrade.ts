@@ -12,7 +12,7 @@ import type { Epoch, EpochMember, EpochMembership } from './epoch.js';
 import { endToEndHeaders, rewriteAccept, withUpstreamAuthorization } from './headers.js';
 import { upstreamFailureStatus } from './status.js';
 import type { ExchangeHost } from './exchange.js';
-import { decodeWatchLine } from './watch-relay.js';
+import { decodeWatchLine } from './watch-lines.js';
 import { WebSocketMessageReader } from './websocket-watch.js';
 import type { RequestVerb } from '../src/model/api-path.js';
 

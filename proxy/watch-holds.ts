@@ -11,7 +11,8 @@
  * only the current state (the unobserved-state fault).
  */
 import { parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
-import type { RelayedWatchEvent, WatchEventStage } from './watch-relay.js';
+import type { WatchEventStage } from './watch-relay.js';
+import type { RelayedWatchEvent } from './watch-lines.js';
 
 export interface WatchHoldSelector {
   /** Hold the events of this object... */

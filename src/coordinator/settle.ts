@@ -54,7 +54,8 @@ export class Settle {
   /** What keeps the controller from being quiet now, for a run's log. */
   describe(now = Date.now()): string {
     const a = this.proxy.activity();
-    return `${a.inFlight} request(s) in flight, ${a.openWatches} watch(es) open, last activity ${now - a.lastActivityAt} ms ago, ${a.awaitingRelist} stream(s) awaiting a relist, ${a.holdsInPlace} hold(s) in place`;
+    const inFlight = a.inFlight > 0 ? ` (${this.proxy.describeInFlight(now).join('; ')})` : '';
+    return `${a.inFlight} request(s) in flight${inFlight}, ${a.openWatches} watch(es) open, last activity ${now - a.lastActivityAt} ms ago, ${a.awaitingRelist} stream(s) awaiting a relist, ${a.holdsInPlace} hold(s) in place`;
   }
 
   /** Waits (bounded, never failing) until the controller has a watch open or has exited. */

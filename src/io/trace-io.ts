@@ -16,11 +16,11 @@ import {
   type ClusterTraceEvent,
   type RequestEvent,
   type ResponseEvent,
+  type SharedTextSlot,
   type TraceEvent,
   type TraceSink,
   type TraceSource,
   type Unstamped,
-  type WatchDeliveryEvent,
   type WatchEventType,
   watchDeliveryEvent,
 } from '../model/trace.js';
@@ -51,7 +51,7 @@ const FLUSH_BYTES = 256 * 1024;
 /**
  * Lines are encoded into a buffer of this size as they are recorded (a batch is FLUSH_BYTES; the
  * rest is room for the line that crosses it). Encoding each line once, into bytes, and copying a
- * shared object's bytes as they are (see markSharedReadOnly) is what keeps a watch event cheap: 100
+ * shared object's bytes as they are (see appendWatchEvent) is what keeps a watch event cheap: 100
  * watchers of an object write its text 100 times, and a batch of strings encoded that text to UTF-8
  * again for each of its lines. A line longer than the buffer is written on its own.
  */
@@ -64,7 +64,7 @@ const BUFFER_BYTES = FLUSH_BYTES + 64 * 1024;
 const SPLICE_MARK = `\u0000kperturb-splice-${randomBytes(8).toString('hex')}`;
 const SPLICE_MARK_JSON = JSON.stringify(SPLICE_MARK);
 
-/** A shared object's JSON text as UTF-8, and the end of the last watch event line written with it. */
+/** A shared object's JSON text as UTF-8, and the end of the last watch event line written with it (what a SharedTextSlot holds here). */
 interface SharedText {
   json: Buffer;
   /** What follows a watch event's `id` in its line, for the event type, key and resourceVersion named here. */
@@ -74,18 +74,9 @@ interface SharedText {
   tailResourceVersion?: string | undefined;
 }
 
-/**
- * Objects declared read-only (see markSharedReadOnly), with their text once a writer has serialized
- * them (null before).
- */
-const sharedJson = new WeakMap<object, SharedText | null>();
-
 /** The end of a line whose object ends it: the event's closing brace and the newline. */
 const CLOSE_LINE = Buffer.from('}\n');
 
-/** The keys of a watch event as the proxy makes them (exchange.ts), in order; key and resourceVersion may be absent. */
-const WATCH_EVENT_KEYS = ['type', 'id', 'eventType', 'key', 'resourceVersion', 'object'] as const;
-const OPTIONAL_WATCH_EVENT_KEYS: ReadonlySet<string> = new Set(['key', 'resourceVersion']);
 /** The keys of a response whose answer is still text, as the proxy makes them (exchange.ts), in order. */
 const ANSWER_KEYS = ['type', 'id', 'status', 'object', 'durationMs'] as const;
 const NO_OPTIONAL_KEYS: ReadonlySet<string> = new Set();
@@ -124,16 +115,6 @@ function writeDigits(buf: Buffer, at: number, n: number): number {
 /** A number as JSON.stringify writes it, when that is what a template literal writes too (finite numbers). */
 function isPlainNumber(n: unknown): n is number {
   return typeof n === 'number' && Number.isFinite(n);
-}
-
-/**
- * Declares that `object` does not change any more and is shared by several events (e.g. one watch
- * event line delivered on many streams): trace writers serialize it once and reuse the text. Secrets
- * (and lists of them) are never shared: the writer redacts their values in place.
- */
-export function markSharedReadOnly(object: Record<string, unknown>): void {
-  if (object.kind === 'Secret' || object.kind === 'SecretList') return;
-  if (!sharedJson.has(object)) sharedJson.set(object, null);
 }
 
 export class TraceWriter implements TraceSink {
@@ -175,7 +156,6 @@ export class TraceWriter implements TraceSink {
 
   append(event: Unstamped<ControllerTraceEvent | ClusterTraceEvent>): number {
     const seq = this.sequence.take();
-    if (event.type === 'watch-event' && !this.kept && !this.closed && this.pushSharedWatchEvent(seq, event)) return seq;
     if (event.type === 'request' && !this.kept && !this.closed && this.pushRequest(seq, event)) return seq;
     this.recordAs(seq, event);
     return seq;
@@ -216,59 +196,48 @@ export class TraceWriter implements TraceSink {
   private record(event: TraceEvent): void {
     if (this.closed) return;
     this.kept?.push(event);
-    const object = 'object' in event ? event.object : undefined;
-    const shared = object === undefined ? undefined : sharedJson.get(object);
-    if (shared === undefined) {
-      this.push(JSON.stringify(event));
-      return;
-    }
-    const bytes = (shared ?? sharedText(object!)).json;
-    // The event's own copy keeps its object; only the line takes the text.
-    const e = event as { object?: unknown };
-    e.object = SPLICE_MARK;
-    try {
-      this.pushSpliced(event, bytes, true);
-    } finally {
-      e.object = object;
-    }
+    this.push(JSON.stringify(event));
   }
 
   /**
-   * A watch event whose object is shared (markSharedReadOnly: one event line delivered to many
-   * watchers), written without JSON.stringify: this runs once per event and watcher, and
-   * stringifying the envelope, then finding the splice mark in it, cost more than the rest of the
-   * event's trace together. The watchers of an object get events that differ only in `seq`, `ts` and
-   * `id`, so all that follows `id` (the event type, key, resourceVersion and the object, as bytes) is
-   * made once per object and copied. Writes the bytes JSON.stringify writes for `{ seq, ts, ...event }`
-   * with the event's keys in the order the proxy makes them (type, id, eventType, key,
-   * resourceVersion, object); returns false, having written nothing, for any other key, order or
-   * value (`append` then records the event as usual). A shared object is never a Secret (see
-   * markSharedReadOnly) and a watch event has no body, so there is nothing to redact.
+   * See TraceSink.appendWatchEvent. A watch event whose object is shared (`shared`: one event line
+   * delivered to many watchers) is written without JSON.stringify: this runs once per event and
+   * watcher, and stringifying the envelope cost more than the rest of the event's trace together.
+   * The watchers of an object get events that differ only in `seq`, `ts` and `id`, so all that
+   * follows `id` (the event type, key, resourceVersion and the object, as bytes) is made once per
+   * object, kept in its slot and copied. The line holds the bytes JSON.stringify writes for the
+   * event `watchDeliveryEvent` makes; an event without a slot (or one the fast line cannot hold) is
+   * made and recorded as `append` records it. A shared object is never a Secret (the proxy does not
+   * share Secrets) and a watch event has no body, so there is nothing to redact.
    */
-  private pushSharedWatchEvent(seq: number, event: Unstamped<WatchDeliveryEvent>): boolean {
-    if (!sharedJson.has(event.object) || !hasKeysInOrder(event, WATCH_EVENT_KEYS, OPTIONAL_WATCH_EVENT_KEYS)) return false;
-    return this.pushWatchEventLine(seq, event.id, event.eventType, event.key, event.resourceVersion, event.object);
-  }
-
-  /**
-   * See TraceSink.appendWatchEvent: the line pushSharedWatchEvent writes, without making the event
-   * when it can be written so; otherwise the event is made and recorded as `append` records it.
-   */
-  appendWatchEvent(id: number, eventType: WatchEventType, key: ObjectKey | undefined, resourceVersion: string | undefined, object: KubeObject): number {
-    if (this.kept || this.closed) return this.append(watchDeliveryEvent(id, eventType, key, resourceVersion, object));
+  appendWatchEvent(
+    id: number,
+    eventType: WatchEventType,
+    key: ObjectKey | undefined,
+    resourceVersion: string | undefined,
+    object: KubeObject,
+    shared?: SharedTextSlot,
+  ): number {
+    if (this.kept || this.closed || shared === undefined) return this.append(watchDeliveryEvent(id, eventType, key, resourceVersion, object));
     const seq = this.sequence.take();
-    if (!this.pushWatchEventLine(seq, id, eventType, key, resourceVersion, object))
+    if (!this.pushWatchEventLine(seq, id, eventType, key, resourceVersion, object, shared))
       this.recordAs(seq, watchDeliveryEvent(id, eventType, key, resourceVersion, object));
     return seq;
   }
 
-  /** pushSharedWatchEvent's line from the event's values (false, having written nothing, if `object` is not shared or a value is not what the line can hold). */
-  private pushWatchEventLine(seq: number, id: unknown, eventType: unknown, key: unknown, resourceVersion: unknown, object: KubeObject): boolean {
-    const shared = sharedJson.get(object);
-    if (shared === undefined) return false;
-    if (typeof id !== 'number' || !Number.isFinite(id) || typeof eventType !== 'string') return false;
+  /** appendWatchEvent's line for a shared object (false, having written nothing, if a value is not what the line can hold). */
+  private pushWatchEventLine(
+    seq: number,
+    id: number,
+    eventType: WatchEventType,
+    key: ObjectKey | undefined,
+    resourceVersion: string | undefined,
+    object: KubeObject,
+    shared: SharedTextSlot,
+  ): boolean {
+    if (!Number.isFinite(id) || typeof eventType !== 'string') return false;
     if ((key !== undefined && typeof key !== 'string') || (resourceVersion !== undefined && typeof resourceVersion !== 'string')) return false;
-    const text = shared ?? sharedText(object);
+    const text = (shared.text ??= { json: Buffer.from(JSON.stringify(object), 'utf8') } satisfies SharedText) as SharedText;
     let tail = text.tail;
     if (tail === undefined || text.tailEventType !== eventType || text.tailKey !== key || text.tailResourceVersion !== resourceVersion) {
       // JSON.stringify leaves out a key whose value is undefined, as if it were absent.
@@ -417,12 +386,11 @@ export class TraceWriter implements TraceSink {
   }
 
   /**
-   * Appends the event's line with the bytes of `object` (JSON text) in place of its `object` (which,
-   * with `marked`, already holds the splice mark; otherwise the event's `object` key is set to it
-   * here, keeping its place among the keys).
+   * Appends the event's line with the bytes of `object` (JSON text) in place of its `object` (the
+   * event's `object` key is set to the splice mark here, keeping its place among the keys).
    */
-  private pushSpliced(event: object, object: Buffer | string, marked = false): void {
-    if (!marked) (event as { object?: unknown }).object = SPLICE_MARK;
+  private pushSpliced(event: object, object: Buffer | string): void {
+    (event as { object?: unknown }).object = SPLICE_MARK;
     const line = JSON.stringify(event);
     const at = line.indexOf(SPLICE_MARK_JSON);
     const objectBytes = typeof object === 'string' ? 3 * object.length : object.length;
@@ -569,13 +537,6 @@ function sameRequestTail(known: RequestTail, event: object): boolean {
     i++;
   }
   return i === known.keys.length;
-}
-
-/** The JSON text of a shared object (see markSharedReadOnly), serialized by the first writer that needs it. */
-function sharedText(object: object): SharedText {
-  const text: SharedText = { json: Buffer.from(JSON.stringify(object), 'utf8') };
-  sharedJson.set(object, text);
-  return text;
 }
 
 /** `text` as JSON.stringify writes a string: quoted as it is unless a character needs escaping. */

@@ -327,9 +327,27 @@ export interface TraceSink {
   /**
    * Optional: records what `append` records for `watchDeliveryEvent(id, eventType, key,
    * resourceVersion, object)`. The proxy calls it once per event and stream: a sink can write the
-   * line without making the event first.
+   * line without making the event first. `shared`: the object is one line's, delivered on many
+   * streams and never changed (never a Secret); the sink may keep its serialized text in the slot
+   * and reuse it for every stream.
    */
-  appendWatchEvent?(id: number, eventType: WatchEventType, key: ObjectKey | undefined, resourceVersion: string | undefined, object: KubeObject): number;
+  appendWatchEvent?(
+    id: number,
+    eventType: WatchEventType,
+    key: ObjectKey | undefined,
+    resourceVersion: string | undefined,
+    object: KubeObject,
+    shared?: SharedTextSlot,
+  ): number;
+}
+
+/**
+ * Where a trace sink keeps the serialized text of an object shared by many watch events (one event
+ * line delivered on many streams), filled by the first sink that writes it. Its owner (the proxy's
+ * watch lines, proxy/watch-lines.ts) makes one per shared object; what the sink puts there is its own.
+ */
+export interface SharedTextSlot {
+  text?: unknown;
 }
 
 /** A `watch-event` as the proxy records it: its keys in this order, key and resourceVersion only when known. */

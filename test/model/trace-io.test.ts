@@ -3,15 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashSecretValue } from '../../src/model/secret-hash.js';
-import { markSharedReadOnly, readTraceAll, redactSecretObjects, TraceSequence, TraceWriter, type TraceWriterOptions } from '../../src/io/trace-io.js';
-import {
-  watchDeliveryEvent,
-  type RequestEvent,
-  type ResponseEvent,
-  type Unstamped,
-  type WatchDeliveryEvent,
-  type WatchEventType,
-} from '../../src/model/trace.js';
+import { readTraceAll, redactSecretObjects, TraceSequence, TraceWriter, type TraceWriterOptions } from '../../src/io/trace-io.js';
+import { watchDeliveryEvent, type RequestEvent, type ResponseEvent, type SharedTextSlot, type Unstamped, type WatchEventType } from '../../src/model/trace.js';
 import type { KubeObject } from '../../src/model/object-key.js';
 
 test('end-state objects: Secret values become hashes (equal values, equal hashes); other kinds are untouched', (t) => {
@@ -119,78 +112,47 @@ test('appendAnswer puts the answer where the event has its object key', async (t
   t.deepEqual((e as ResponseEvent).object, { kind: 'ConfigMap' });
 });
 
-test('an object shared read-only by several events is written as JSON.stringify writes it, every time', async (t) => {
-  const shared = { kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '9' }, data: { a: '"quoted" é 😀' } };
-  const secret = { kind: 'Secret', metadata: { name: 's' }, data: { k: 'djE=' } };
-  // The slow writer gets copies of its own, never marked.
-  const copies = { shared: [1, 2, 3].map(() => structuredClone(shared)), secret: structuredClone(secret) };
-  markSharedReadOnly(shared);
-  markSharedReadOnly(secret);
-  const { fast, slow } = await writeBoth(t, { keepEvents: true }, (fast, slow) => {
-    for (const w of [fast, slow]) {
-      for (let id = 1; id <= 3; id++)
-        w.append({
-          type: 'watch-event',
-          id,
-          eventType: 'MODIFIED',
-          key: 'ConfigMap/default/a',
-          resourceVersion: '9',
-          object: w === fast ? shared : copies.shared[id - 1]!,
-        });
-      w.append({ type: 'watch-event', id: 4, eventType: 'ADDED', key: 'Secret/default/s', object: w === fast ? secret : copies.secret });
-    }
-    // The events kept in memory keep their objects.
-    t.is((fast.events[2] as { object: unknown }).object, shared);
-  });
-  t.deepEqual(fast, slow);
-  t.true(fast[4]!.includes(hashSecretValue('djE=')));
-  t.false(fast[4]!.includes('djE='));
-});
-
-test('watch events of a shared object (no events kept) are written as JSON.stringify writes them, whatever their keys', async (t) => {
+test('watch events of a shared object (its text kept in their slot, no events kept) are written as JSON.stringify writes them; a Secret without one is redacted', async (t) => {
   const shared = { kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '9' }, data: { a: '"quoted" é 😀' } };
   // Larger than a batch's buffer: written on its own line all the same.
   const big = { kind: 'ConfigMap', metadata: { name: 'big' }, data: { a: 'x'.repeat(500_000) } };
-  markSharedReadOnly(shared);
-  markSharedReadOnly(big);
-  const events = (object: Record<string, unknown>, bigObject: Record<string, unknown>) => [
-    { type: 'watch-event', id: 1, eventType: 'MODIFIED', key: 'ConfigMap/default/a', resourceVersion: '9', object },
-    { type: 'watch-event', id: 10, eventType: 'DELETED', key: 'ConfigMap/default/a', resourceVersion: '9', object },
-    { type: 'watch-event', id: 2, eventType: 'ADDED', object },
+  const secret = { kind: 'Secret', metadata: { name: 's' }, data: { k: 'djE=' } };
+  type Event = [number, WatchEventType, string | undefined, string | undefined, KubeObject];
+  const events = (object: KubeObject, bigObject: KubeObject): Event[] => [
+    [1, 'MODIFIED', 'ConfigMap/default/a', '9', object],
+    [10, 'DELETED', 'ConfigMap/default/a', '9', object],
+    [2, 'ADDED', undefined, undefined, object],
     // Characters JSON.stringify escapes (each alone, so that none hides another), and one it does not.
-    ...['"', '\\', '\n', '\u001f', '\ud800', 'é😀'].map((c, i) => ({
-      type: 'watch-event',
-      id: 30 + i,
-      eventType: 'MODIFIED',
-      key: `ConfigMap/default/a${c}b`,
-      resourceVersion: c,
-      object,
-    })),
-    { id: 4, type: 'watch-event', object, eventType: 'DELETED' },
-    { type: 'watch-event', id: 5, eventType: 'MODIFIED', object, key: 'ConfigMap/default/a' },
-    { type: 'watch-event', id: 6, eventType: 'MODIFIED', key: undefined, resourceVersion: 9, object },
-    { type: 'watch-event', id: 9, eventType: 'MODIFIED', key: undefined, resourceVersion: '9', object },
-    { type: 'watch-event', id: 7.5, eventType: 'MODIFIED', extra: { note: 'kept' }, object },
-    { type: 'watch-event', id: Number.NaN, eventType: 'MODIFIED', object },
-    { type: 'watch-event', id: 8, eventType: 'MODIFIED', object: bigObject },
+    ...['"', '\\', '\n', '\u001f', '\ud800', 'é😀'].map((c, i): Event => [30 + i, 'MODIFIED', `ConfigMap/default/a${c}b`, c, object]),
+    [7.5, 'MODIFIED', undefined, '9', object],
+    [Number.NaN, 'MODIFIED', undefined, undefined, object],
+    [8, 'MODIFIED', undefined, undefined, bigObject],
   ];
+  const slots: { shared: SharedTextSlot; big: SharedTextSlot } = { shared: {}, big: {} };
   const { fast, slow } = await writeBoth(t, {}, (fast, slow) => {
     // Many times over, so that lines cross the batches' boundaries.
     for (let round = 0; round < 300; round++) {
-      for (const e of events(shared, big)) fast.append(e as unknown as Unstamped<WatchDeliveryEvent>);
-      // The slow writer gets copies of its own, never marked.
-      for (const e of events(structuredClone(shared), structuredClone(big))) slow.append(e as unknown as Unstamped<WatchDeliveryEvent>);
+      for (const [id, type, key, rv, object] of events(shared, big))
+        fast.appendWatchEvent(id, type, key, rv, object, object === big ? slots.big : slots.shared);
+      // The slow writer gets copies of its own, never shared.
+      for (const [id, type, key, rv, object] of events(structuredClone(shared), structuredClone(big)))
+        slow.append(watchDeliveryEvent(id, type, key, rv, object));
     }
+    fast.appendWatchEvent(4, 'ADDED', 'Secret/default/s', undefined, secret);
+    slow.append(watchDeliveryEvent(4, 'ADDED', 'Secret/default/s', undefined, structuredClone(secret)));
   });
-  t.is(fast.length, 1 + 300 * events(shared, big).length);
+  t.is(fast.length, 2 + 300 * events(shared, big).length);
   t.deepEqual(fast, slow);
+  t.true(fast.at(-1)!.includes(hashSecretValue('djE=')));
+  t.false(fast.at(-1)!.includes('djE='));
+  t.not(slots.shared.text, undefined, 'the text of the shared object is kept in its slot');
 });
 
 for (const keepEvents of [false, true]) {
   test(`appendWatchEvent writes what append writes for the same event, stamped now (keepEvents ${keepEvents})`, async (t) => {
     const shared: KubeObject = { kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '9' }, data: { a: '"quoted" é 😀' } };
     const notShared: KubeObject = { kind: 'ConfigMap', metadata: { name: 'b' } };
-    markSharedReadOnly(shared);
+    const slot: SharedTextSlot = {};
     const events: Array<[number, WatchEventType, string | undefined, string | undefined, KubeObject]> = [
       [0, 'ADDED', 'ConfigMap/default/a', '9', shared],
       [7, 'MODIFIED', undefined, '9', shared],
@@ -208,7 +170,10 @@ for (const keepEvents of [false, true]) {
       // Enough for the sequence numbers to pass 10, 100, ... 10000, and lines to cross batches.
       for (let round = 0; round < 2000; round++) {
         for (const [id, type, key, rv, object] of events) {
-          t.is(fast.appendWatchEvent(id, type, key, rv, object), slow.append(watchDeliveryEvent(id, type, key, rv, structuredClone(object))));
+          t.is(
+            fast.appendWatchEvent(id, type, key, rv, object, object === shared ? slot : undefined),
+            slow.append(watchDeliveryEvent(id, type, key, rv, structuredClone(object))),
+          );
         }
       }
       if (keepEvents)
@@ -222,7 +187,7 @@ for (const keepEvents of [false, true]) {
     const dir = tempDir(t);
     const w = new TraceWriter(join(dir, 'ts.jsonl'), 'controller', new TraceSequence());
     const before = Date.now();
-    w.appendWatchEvent(1, 'ADDED', 'ConfigMap/default/a', '9', shared);
+    w.appendWatchEvent(1, 'ADDED', 'ConfigMap/default/a', '9', shared, {});
     const after = Date.now();
     await w.close();
     const ts = (await readTraceAll(w.file))[1]!.ts;

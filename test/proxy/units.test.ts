@@ -1,6 +1,7 @@
 import test from 'ava';
 import { rewriteAccept, upstreamRequestHeaders } from '../../proxy/headers.js';
-import { decodeWatchLine, LineSplitter, recentLinesHeld, type LineCursor } from '../../proxy/watch-relay.js';
+import { LineSplitter } from '../../proxy/watch-relay.js';
+import { WatchLines, type LineCursor } from '../../proxy/watch-lines.js';
 import { WriteOccurrenceCounter } from '../../src/model/controller-write.js';
 import { TriggerEvaluator } from '../../src/model/trigger-eval.js';
 import { DeliveryGate } from '../../proxy/gate.js';
@@ -67,6 +68,8 @@ test('streams that receive the same lines share one decoding of each, however fa
         object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace: 'default', resourceVersion: String(rv) } },
       }) + '\n',
     );
+  const lines = new WatchLines();
+  const decodeWatchLine = (raw: Buffer, kind: string | undefined, cursor?: LineCursor) => lines.decode(raw, kind, cursor);
   const fast: LineCursor = { n: 0 };
   const slow: LineCursor = { n: 0 };
   const other: LineCursor = { n: 0 };
@@ -106,11 +109,13 @@ test('the recent lines hold at most 1 MiB of copies: large objects push the olde
         },
       }) + '\n',
     );
+  const lines = new WatchLines();
+  const decodeWatchLine = (raw: Buffer, kind: string | undefined, cursor?: LineCursor) => lines.decode(raw, kind, cursor);
   const fast: LineCursor = { n: 0 };
   const slow: LineCursor = { n: 0 };
   const first = [];
   for (let i = 0; i < 100; i++) first.push(decodeWatchLine(line(i), undefined, fast));
-  const held = recentLinesHeld();
+  const held = lines.held();
   t.true(held.bytes <= 1024 * 1024, `${held.bytes} bytes`);
   t.true(held.lines <= 26 && held.lines >= 20, `${held.lines} lines of 40 KB`);
   for (let i = 0; i < 100; i++) {
@@ -118,7 +123,7 @@ test('the recent lines hold at most 1 MiB of copies: large objects push the olde
     t.is(e.resourceVersion, String(i));
     t.deepEqual(e.object, first[i]!.object);
   }
-  t.true(recentLinesHeld().bytes <= 1024 * 1024);
+  t.true(lines.held().bytes <= 1024 * 1024);
 });
 
 test('write triggers count per verb, key and subresource and fire once on the n-th (as the proxy feeds them)', (t) => {
