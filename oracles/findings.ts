@@ -99,7 +99,7 @@ class OwnChanges {
     const within = c.key.slice(0, c.key.lastIndexOf('/') + 1);
     for (const at of [c.key, within]) {
       const ws = this.waiting.get(at);
-      const i = ws?.findIndex((w) => w.seq < c.seq && (w.verb === 'create') === (c.eventType === 'ADDED')) ?? -1;
+      const i = ws?.findIndex((w) => w.seq < c.seq && canMake(w.verb, c)) ?? -1;
       if (i >= 0) {
         ws!.splice(i, 1);
         return true;
@@ -107,6 +107,19 @@ class OwnChanges {
     }
     return false;
   }
+}
+
+/**
+ * Could a write of `verb` have made change `c`? A create makes an ADDED; a delete a DELETED, or the
+ * MODIFIED that marks an object with finalizers as deleting; any other write a MODIFIED, or the
+ * DELETED of an object already deleting (its last finalizer removed). Someone else's update in
+ * between (the StatefulSet controller's status) is not the delete's.
+ */
+function canMake(verb: string, c: ClusterChangeEvent): boolean {
+  const deleting = c.object.metadata?.deletionTimestamp !== undefined && c.object.metadata?.deletionTimestamp !== null;
+  if (verb === 'create') return c.eventType === 'ADDED';
+  if (verb === 'delete' || verb === 'deletecollection') return c.eventType === 'DELETED' || (c.eventType === 'MODIFIED' && deleting);
+  return c.eventType === 'MODIFIED' || (c.eventType === 'DELETED' && deleting);
 }
 
 /**

@@ -354,3 +354,28 @@ test('the stage that emptied every pattern is named only when it is the same for
   t.is(stageThatEmptied([intermediate, stale, none]), 'deterministic');
   t.is(stageThatEmptied([intermediate, p(['baseline', 3], ['causality', 0])]), undefined);
 });
+
+test("a delete answered with a Status (no resourceVersion) is the controller's DELETED change, not a status update someone else made in between", (t) => {
+  const svc: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'c1', namespace: 'default' } };
+  const alarms: Alarm[] = [
+    { oracle: 'update-summary', check: 'deleted', object: 'StatefulSet/default/mc1-rs0', reference: [0], test: 1, message: '' },
+    { oracle: 'update-summary', check: 'deleted', object: 'Service/default/c1', reference: [0], test: 1, message: '' },
+  ];
+  const created: Array<['ADDED' | 'DELETED' | 'MODIFIED', KubeObject]> = [
+    ['ADDED', set(1)],
+    ['ADDED', svc],
+  ];
+  const reference = madeBy(runWith([], created), [0, 1]);
+  // The operator deletes both; the StatefulSet controller updates the set's status in between its
+  // delete and the deletion, and the delete's answer is a Status, which names no resourceVersion.
+  const run = runWith([], [...created, ['MODIFIED', { ...set(1), status: { replicas: 1 } }], ['DELETED', set(1)], ['DELETED', svc]]);
+  const [addSet, addSvc, , delSet, delSvc] = run.clusterChanges;
+  const ownWrites: OwnWrite[] = [
+    { verb: 'create', key: addSet!.key, seq: addSet!.seq - 1, resourceVersion: addSet!.resourceVersion },
+    { verb: 'create', key: addSvc!.key, seq: addSvc!.seq - 1, resourceVersion: addSvc!.resourceVersion },
+    { verb: 'delete', key: delSet!.key, seq: addSvc!.seq },
+    { verb: 'delete', key: delSvc!.key, seq: delSvc!.seq - 1, resourceVersion: delSvc!.resourceVersion },
+  ];
+  const deletes = { ...run, controllerActivity: { apiErrors: [], ownWrites } };
+  t.deepEqual(firstDivergence([reference], deletes, alarms), { kind: 'extra', verb: 'delete', object: 'StatefulSet/default/mc1-rs0' });
+});
