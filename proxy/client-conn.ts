@@ -22,6 +22,16 @@ export function isHttp2Request(req: ClientRequest): req is http2.Http2ServerRequ
   return 'stream' in req;
 }
 
+/**
+ * The controller has gone from this request (it reset the stream or closed the connection, e.g. a
+ * client-side timeout while the request waited at a spare's door): its 'close' has been emitted
+ * already, and nothing written reaches it.
+ */
+export function clientGone(req: ClientRequest): boolean {
+  if (isHttp2Request(req)) return req.stream.destroyed || req.stream.closed;
+  return req.socket.destroyed;
+}
+
 /** HTTP/2 has no status message (RFC 9113 8.3.2); Node warns if one is given. */
 export function writeHeadTo(res: ClientResponse, status: number, statusMessage: string | undefined, headers: http.OutgoingHttpHeaders): void {
   if (isHttp2Response(res) || statusMessage === undefined) (res as http.ServerResponse).writeHead(status, headers);

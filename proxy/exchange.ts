@@ -17,7 +17,16 @@ import { parseApiPath, requestVerb } from '../src/model/api-path.js';
 import { isObject, type KubeObject } from '../src/model/object-key.js';
 import { watchDeliveryEvent, type RequestEvent, type TraceSink, type Unstamped } from '../src/model/trace.js';
 import { classifyRequest, decodeContent, isJsonLike, parseJsonBody, type RequestFacts } from './classify.js';
-import { connectionOf, isHttp2Request, resetStream, writeHeadTo, type ClientConnection, type ClientRequest, type ClientResponse } from './client-conn.js';
+import {
+  clientGone,
+  connectionOf,
+  isHttp2Request,
+  resetStream,
+  writeHeadTo,
+  type ClientConnection,
+  type ClientRequest,
+  type ClientResponse,
+} from './client-conn.js';
 import type { Epoch, EpochMember, EpochMembership } from './epoch.js';
 import { endToEndHeaders, upstreamRequestHeaders } from './headers.js';
 import { upstreamFailureStatus } from './status.js';
@@ -138,6 +147,12 @@ export class Exchange implements EpochMember {
       if (this.res.writableFinished) this.complete();
       else this.terminate('the controller closed the connection');
     });
+    // Gone before the proxy took the request (its 'close' came before the listener): it is not
+    // sent on, and it is not in flight.
+    if (clientGone(this.req)) {
+      this.terminate('the controller closed the connection before the proxy took the request');
+      return;
+    }
     try {
       this.receive();
     } catch (err) {
