@@ -97,6 +97,8 @@ export type FieldMap = Map<string, { via: 'marker' | 'value'; marker?: string; l
 export const operationStepIndex = (k: number): number => 2 + 2 * k;
 
 const IGNORED_KINDS = new Set(['Event', 'Lease', 'EndpointSlice', 'Endpoints', 'ControllerRevision']);
+/** Subresources a client connects to (a stream into a container, not a change of the object). */
+const CONNECT_SUBRESOURCES: ReadonlySet<string> = new Set(['exec', 'attach', 'portforward', 'proxy']);
 const IGNORED_FIELD = /^metadata\.(managedFields|resourceVersion|uid|creationTimestamp|generation|selfLink)\b/;
 
 export function judgeExploration(runs: readonly SequenceRun[], map: FieldMap = new Map()): SequenceJudgement[] {
@@ -241,6 +243,9 @@ function replayStates(events: readonly TraceEvent[], b: Boundaries, n: number): 
  * kinds. A create names its object in the request only when the proxy could read the body (JSON);
  * controller-runtime sends built-in kinds as protobuf, so a create is also counted under the key of
  * the object its answer returns (as the planner counts writes, src/model/controller-write.ts).
+ * A call that only connects to a pod (`pods/exec`, `attach`, `portforward`: a POST, so a `create`)
+ * writes nothing to the Pod: a pod the controller only execs into is not one of its objects
+ * (redis-ot's `redis-cli` in `<name>-leader-0` made the pod's fields look like its copies of the CR).
  */
 export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: ObjectKey): Set<ObjectKey> {
   const keys = new Set<ObjectKey>();
@@ -250,6 +255,7 @@ export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: Obje
   const writes = new Map<number, RequestEvent>();
   for (const e of events) {
     if (e.type === 'request' && WRITE_VERBS.has(e.verb)) {
+      if (e.resource?.subresource && CONNECT_SUBRESOURCES.has(e.resource.subresource)) continue;
       add(e.key);
       writes.set(e.id, e);
     } else if (e.type === 'response' && e.status < 300) {
@@ -431,6 +437,13 @@ function consistency(
     // zero in a built-in object (a probe's failureThreshold 0 is stored as 3, periodSeconds as 10):
     // the value need not appear anywhere, and the default that does is no inconsistency.
     judgement.notes.push('0 is not traced by value: a Go field cannot tell it from unset, and the API server defaults zeros in built-in objects');
+    return alarms;
+  }
+  if (value === '') {
+    // The same for an emptied string: Go's encoding/json drops "" from an `omitempty` field, so the
+    // object the controller writes holds the field unset, and the API server fills in its default
+    // (a container's imagePullPolicy "" is stored as IfNotPresent, or Always for a `:latest` image).
+    judgement.notes.push('"" is not traced by value: a Go field cannot tell it from unset, and the API server defaults empty strings in built-in objects');
     return alarms;
   }
   if (known) {

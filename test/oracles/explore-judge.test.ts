@@ -126,8 +126,9 @@ test('without a marker: a value traced into a written field must follow later ch
   t.deepEqual(j!.steps[0]!.traced, { via: 'value', locations: [{ object: STS, field: 'spec.replicas', relation: 'exact' }] });
   t.like(j!.alarms[0], { step: 2, field: 'spec.replicas', expected: 1, found: 3, matchedBy: 'value' });
 
-  const image = [step('string-empty', ['spec', 'image'], '')];
-  const [k] = judgeExploration([run(image, new RunBuilder().seed().op(0, { image: '' }))]);
+  // A pattern sample (no marker fits): the StatefulSet's same-named field kept the old value.
+  const image = [step('string-pattern', ['spec', 'image'], 'cache:2')];
+  const [k] = judgeExploration([run(image, new RunBuilder().seed().op(0, { image: 'cache:2' }))]);
   t.like(k!.alarms[0], { matchedBy: 'path', field: 'spec.template.spec.containers[0].image', found: 'cache:1' });
   t.regex(k!.alarms[0]!.message, /matched by path name and value/);
 });
@@ -414,4 +415,57 @@ test("rollback and differential: a client's last-applied annotation (an encoding
   const stuck = rollbackAlarms(c(run('kpm-1')))!;
   t.is(stuck.length, 1);
   t.like(stuck[0], { field: 'spec.template.spec.containers[name=c].image', found: 'kpm-1' });
+});
+
+test('a pod the controller only execs into is not an object it writes: its fields are not judged as copies of the CR', (t) => {
+  const POD = 'Pod/default/c1-0';
+  const pod = (image: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'c1-0', namespace: 'default' },
+    spec: { containers: [{ name: 'c', image }] },
+    status: { phase: 'Running' },
+  });
+  const exec = (seq: number): TraceEvent =>
+    ({
+      seq,
+      ts: 0,
+      type: 'request',
+      id: seq,
+      incarnation: 1,
+      method: 'POST',
+      path: '/api/v1/namespaces/default/pods/c1-0/exec',
+      query: {},
+      verb: 'create',
+      resource: { group: '', version: 'v1', resource: 'pods', subresource: 'exec' },
+      key: POD,
+    }) as TraceEvent;
+  const steps = [step('string-change', ['spec', 'image'], 'kpm-1', 'kpm-1'), step('string-change', ['spec', 'image'], 'kpm-2', 'kpm-2')];
+  // The StatefulSet controller rolls the pod to the first image (no request of the controller), not yet to the second;
+  // the controller only execs into it.
+  const b = new RunBuilder().seed().op(0, { image: 'kpm-1' }, [[STS, sts('kpm-1')]]);
+  b.change(POD, pod('kpm-1'), 'ADDED');
+  b.events.push(exec(b.events.length + 1000));
+  b.op(1, { image: 'kpm-2' }, [[STS, sts('kpm-2')]]);
+  b.events.sort((x, y) => x.seq - y.seq);
+  const [j] = judgeExploration([run(steps, b)]);
+  t.deepEqual(j!.alarms, []);
+  t.deepEqual(
+    j!.steps.map((s) => s.traced?.locations.map((l) => l.object)),
+    [[STS], [STS]],
+  );
+});
+
+test('an emptied string is not judged by value or path name: Go drops "" and the API server fills in its default (imagePullPolicy "" is stored as IfNotPresent)', (t) => {
+  const withPolicy = (policy: string): KubeObject => {
+    const o = sts('cache:1');
+    (o.spec as { template: { spec: { containers: Array<Record<string, unknown>> } } }).template.spec.containers[0]!.imagePullPolicy = policy;
+    return o;
+  };
+  const seeded = { ...seedCr, spec: { ...seedCr.spec, imagePullPolicy: 'IfNotPresent' } };
+  const steps = [step('string-empty', ['spec', 'imagePullPolicy'], '')];
+  const b = new RunBuilder().seed().op(0, { imagePullPolicy: '' }, [[STS, withPolicy('IfNotPresent')]]);
+  const [j] = judgeExploration([{ ...run(steps, b), sequence: { ...sequence(steps), seed: seeded } }]);
+  t.deepEqual(j!.alarms, []);
+  t.regex(j!.steps[0]!.notes.join(' '), /"" is not traced by value/);
 });
