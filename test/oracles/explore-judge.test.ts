@@ -1,6 +1,13 @@
 /** kperturb explore's oracles on hand-built traces: rejected input (the API server's and the controller's), traced consistency, path/value fallback, health, rollback. */
 import test from 'ava';
-import { differentialAlarms, judgeExploration, rollbackAlarms, rollbackTargets, type SequenceRun } from '../../oracles/explore/index.js';
+import {
+  differentialAlarms,
+  judgeExploration,
+  nondeterministicFields,
+  rollbackAlarms,
+  rollbackTargets,
+  type SequenceRun,
+} from '../../oracles/explore/index.js';
 import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
 import type { TraceEvent } from '../../src/model/trace.js';
 import type { KubeObject } from '../../src/model/object-key.js';
@@ -468,4 +475,64 @@ test('an emptied string is not judged by value or path name: Go drops "" and the
   const [j] = judgeExploration([{ ...run(steps, b), sequence: { ...sequence(steps), seed: seeded } }]);
   t.deepEqual(j!.alarms, []);
   t.regex(j!.steps[0]!.notes.join(' '), /"" is not traced by value/);
+});
+
+const SVC = 'Service/default/c1';
+const SECRET = 'Secret/default/c1-password';
+const service = (nodePort: number, annotations: Record<string, string> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'c1', namespace: 'default', annotations },
+  spec: { type: 'NodePort', clusterIP: `10.0.0.${nodePort % 250}`, clusterIPs: [`10.0.0.${nodePort % 250}`], ports: [{ name: 'db', port: 5432, nodePort }] },
+});
+const secret = (password: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 'c1-password', namespace: 'default' },
+  data: { password },
+});
+
+test("differential: what the API server allocates at creation (a Service's node ports and cluster IPs) is no difference between history and scratch", (t) => {
+  const chained = new Map([[SVC, service(30000)]]);
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(SVC, service(30002));
+  t.deepEqual(differentialAlarms({ sequence: 's', step: 1, crKey: CR, chained, freshEvents: fresh.events, chainedEvents: fresh.events }), []);
+  const kept = new RunBuilder();
+  kept.controllerWrites(SVC, service(30002, { 'kperturb.dev/kpm-7': 'kpm-7' }));
+  t.is(differentialAlarms({ sequence: 's', step: 1, crKey: CR, chained, freshEvents: kept.events, chainedEvents: kept.events }).length, 1);
+});
+
+test('differential: a run whose controller exited when kperturb did not stop it is not compared (the crash oracle speaks for it)', (t) => {
+  const chained = new Map<string, KubeObject>();
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(STS, sts('cache:1'));
+  const c = { sequence: 's', step: 1, crKey: CR, chained, freshEvents: fresh.events, chainedEvents: [] };
+  t.is(differentialAlarms(c).length, 1);
+  t.deepEqual(differentialAlarms({ ...c, chainedExits: [{ expected: false }] }), []);
+  t.deepEqual(differentialAlarms({ ...c, freshExits: [{ expected: false }] }), []);
+  t.is(differentialAlarms({ ...c, chainedExits: [{ expected: true }] }).length, 1);
+});
+
+test('differential: fields that differ between two fresh runs of the same CR (a generated password) are learned as nondeterministic and not compared; the others still are', (t) => {
+  const chained = new Map([
+    [SECRET, secret('aaaa')],
+    [STS, sts('cache:1')],
+  ]);
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(SECRET, secret('bbbb'));
+  fresh.controllerWrites(STS, sts('kpm-1'));
+  const again = new RunBuilder();
+  again.controllerWrites(SECRET, secret('cccc'));
+  again.controllerWrites(STS, sts('kpm-1'));
+  const c = { sequence: 's', step: 1, crKey: CR, chained, freshEvents: fresh.events, chainedEvents: fresh.events };
+  t.deepEqual(
+    differentialAlarms(c).map((a) => a.object),
+    [SECRET, STS],
+  );
+  const learned = nondeterministicFields([fresh.events, again.events], CR);
+  t.deepEqual([...learned.keys()], [SECRET]);
+  t.deepEqual(
+    differentialAlarms(c, [], learned).map((a) => a.object),
+    [STS],
+  );
 });
