@@ -152,7 +152,7 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       refusedAt = undefined;
       continue;
     }
-    const refusal = controllerRefusal(step, before, after, run.crKey);
+    const refusal = controllerRefusal(step, before, after, run.crKey, written);
     if (refusal) {
       judgement.verdict = 'rejected';
       judgement.rejectedBy = 'controller';
@@ -272,12 +272,27 @@ export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: Obje
 const INVALID_WORDS =
   /\b(invalid|not valid|unsupported|not supported|malformed|not allowed|must be|must not|cannot be|can't be|failed to parse|cannot parse|unable to parse|illegal|bad value|unknown value)\b/i;
 
+/** The API server's words for a write it refused as invalid (a StatusError's message). */
+const API_SERVER_REFUSAL = /\bis invalid: |: (Invalid value|Unsupported value|Required value|Forbidden): /;
+
 /**
  * What the controller said of the step's input, when it called it invalid: a string of the CR's status
  * (a condition's message, a phase message) or an Event about the CR that is new after the step, says
  * one of INVALID_WORDS and names the step's field (its path or last name) or the value written.
+ * So is a Warning Event about an object the controller writes, when it gives the API server's
+ * refusal of what the controller carried there: kube-apiserver does not validate a StatefulSet's
+ * template as a pod spec, so the StatefulSet controller's `FailedCreate` ("Pod ... is invalid:
+ * spec.tolerations[0].operator: Invalid value ...") is where an invalid toleration from the CR is
+ * refused (rabbitmq-operator's `tolerations: [{}]` left its cluster at 0 pods: an input Kubernetes
+ * refused, not a controller that ignored a valid one).
  */
-export function controllerRefusal(step: ExploreStep, before: State, after: State, crKey: ObjectKey): string | undefined {
+export function controllerRefusal(
+  step: ExploreStep,
+  before: State,
+  after: State,
+  crKey: ObjectKey,
+  written: ReadonlySet<ObjectKey> = new Set(),
+): string | undefined {
   const texts: string[] = [];
   const crBefore = leaves(before.get(crKey)?.status, ['status']);
   for (const [field, v] of leaves(after.get(crKey)?.status, ['status'])) if (typeof v === 'string' && crBefore.get(field) !== v) texts.push(v);
@@ -285,9 +300,13 @@ export function controllerRefusal(step: ExploreStep, before: State, after: State
   for (const [key, obj] of after) {
     if (obj.kind !== 'Event' || JSON.stringify(before.get(key)) === JSON.stringify(obj)) continue;
     const about = isObject(obj.involvedObject) ? obj.involvedObject : isObject(obj.regarding) ? obj.regarding : {};
-    if (about.kind !== kind || about.name !== name || (about.namespace ?? namespace) !== namespace) continue;
     const message = typeof obj.message === 'string' ? obj.message : typeof obj.note === 'string' ? obj.note : '';
-    if (message) texts.push(message);
+    if (about.kind === kind && about.name === name && (about.namespace ?? namespace) === namespace) {
+      if (message) texts.push(message);
+      continue;
+    }
+    const child = `${String(about.kind)}/${String(about.namespace ?? namespace)}/${String(about.name)}`;
+    if (obj.type === 'Warning' && written.has(child) && API_SERVER_REFUSAL.test(message)) texts.push(message);
   }
   const old = leavesAt(before.get(crKey), step.path);
   return texts.find((text) => INVALID_WORDS.test(text) && (namesInput(text, step) || namesChange(text, step, old)));

@@ -536,3 +536,32 @@ test('differential: fields that differ between two fresh runs of the same CR (a 
     [STS],
   );
 });
+
+test("input the API server refuses one level down (the StatefulSet controller's FailedCreate of the pod names the field) is rejected, not a bug", (t) => {
+  const event = (reason: string, type: string, message: string, about = STS): KubeObject => {
+    const [kind, namespace, name] = about.split('/');
+    return {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${name}.1`, namespace },
+      involvedObject: { kind, namespace, name },
+      reason,
+      type,
+      message,
+    } as unknown as KubeObject;
+  };
+  const refusal =
+    'create Pod c1-0 in StatefulSet c1 failed error: Pod "c1-0" is invalid: spec.tolerations[0].operator: Invalid value: "": operator must be Exists when `key` is empty, which means "match all values and all keys"';
+  const steps = [step('array-push', ['spec', 'tolerations'], [{}])];
+  // The set takes the toleration; its controller's pod create is refused (an Event about the set, after the step).
+  const judged = (events: KubeObject[]) => {
+    const r = new RunBuilder().seed().op(0, { tolerations: [{}] }, [[STS, { ...sts('cache:1'), status: { readyReplicas: 0 } }]]);
+    for (const e of events) r.change(`Event/default/${e.metadata!.name}`, e, 'ADDED');
+    return judgeExploration([run(steps, r)])[0]!;
+  };
+  const j = judged([event('FailedCreate', 'Warning', refusal)]);
+  t.like(j.steps[0], { verdict: 'rejected', rejectedBy: 'controller', rejection: refusal });
+  // A Normal event, or one about an object the controller does not write, is not a refusal.
+  t.not(judged([event('SuccessfulCreate', 'Normal', refusal)]).steps[0]!.verdict, 'rejected');
+  t.not(judged([event('FailedCreate', 'Warning', refusal, 'StatefulSet/default/other')]).steps[0]!.verdict, 'rejected');
+});
