@@ -9,7 +9,7 @@ import {
   type SequenceRun,
 } from '../../oracles/explore/index.js';
 import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
-import type { TraceEvent } from '../../src/model/trace.js';
+import type { ClusterChangeEvent, TraceEvent } from '../../src/model/trace.js';
 import type { KubeObject } from '../../src/model/object-key.js';
 
 const CR = 'Cache/default/c1';
@@ -564,4 +564,21 @@ test("input the API server refuses one level down (the StatefulSet controller's 
   // A Normal event, or one about an object the controller does not write, is not a refusal.
   t.not(judged([event('SuccessfulCreate', 'Normal', refusal)]).steps[0]!.verdict, 'rejected');
   t.not(judged([event('FailedCreate', 'Warning', refusal, 'StatefulSet/default/other')]).steps[0]!.verdict, 'rejected');
+});
+
+test("differential: a label that copies the CR's resourceVersion (zookeeper-operator's owner-rv) counts the CR's writes and is no difference; another label still is", (t) => {
+  const labelled = (labels: Record<string, string>) => sts('cache:1', 2, labels);
+  // The CR's versions in each run are its cluster-change events' resourceVersions (the builder's seq).
+  const lastVersion = (events: readonly TraceEvent[]) =>
+    [...events].reverse().find((e): e is ClusterChangeEvent => e.type === 'cluster-change' && e.key === CR)!.resourceVersion;
+  const chainedRun = new RunBuilder().seed().op(0, { size: 3 });
+  const chained = new Map([[STS, labelled({ 'owner-rv': lastVersion(chainedRun.events) })]]);
+  const fresh = new RunBuilder().seed();
+  fresh.controllerWrites(STS, labelled({ 'owner-rv': lastVersion(fresh.events) }));
+  t.not(lastVersion(chainedRun.events), lastVersion(fresh.events));
+  const c = { sequence: 's', step: 1, crKey: CR, chained, freshEvents: fresh.events, chainedEvents: chainedRun.events };
+  t.deepEqual(differentialAlarms(c), []);
+  const other = new RunBuilder().seed();
+  other.controllerWrites(STS, labelled({ 'owner-rv': 'x' }));
+  t.is(differentialAlarms({ ...c, freshEvents: other.events }).length, 1);
 });
