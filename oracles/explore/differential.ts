@@ -9,7 +9,9 @@ import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
 import type { TraceEvent } from '../../src/model/trace.js';
 import type { Alarm } from '../../src/model/results.js';
 import { compareEndStates } from '../end-state.js';
-import { learnMasks, Masks, type MaskRule, type ObjectMask } from '../masks.js';
+import { isPathMasked, learnMasks, Masks, type MaskRule, type ObjectMask } from '../masks.js';
+// Learned masks are concrete paths (learnMasks).
+import type { FieldPath } from '../../src/model/field-path.js';
 import { endStateView } from '../object-identity.js';
 import { controllerWrittenKeys, type ExploreAlarm, type ExploreOracle } from './judge.js';
 
@@ -69,9 +71,13 @@ export function nondeterministicFields(
     const state = finalState(events);
     return endStateView(Object.fromEntries([...keys].filter((k) => state.has(k)).map((k) => [k, state.get(k)!]))).named;
   });
+  const builtIn = new Masks([]);
   for (const [key, mask] of learnMasks(states)) {
+    // What the built-in masks leave out already (uids, managedFields, timestamps) is not news.
+    const patterns = mask.patterns.filter((p) => !isPathMasked(builtIn.forObject(key), p as FieldPath));
+    if (!mask.whole && patterns.length === 0) continue;
     const known = into.get(key);
-    into.set(key, { whole: mask.whole || (known?.whole ?? false), patterns: [...(known?.patterns ?? []), ...mask.patterns] });
+    into.set(key, { whole: mask.whole || (known?.whole ?? false), patterns: [...(known?.patterns ?? []), ...patterns] });
   }
   return into;
 }
