@@ -584,3 +584,28 @@ test("differential: a label that copies the CR's resourceVersion (zookeeper-oper
   other.controllerWrites(STS, labelled({ 'owner-rv': 'x' }));
   t.is(differentialAlarms({ ...c, freshEvents: other.events }).length, 1);
 });
+
+test('a step the controller answered with nothing while its log says it could not reach its application (a Service of the cluster) is an environment alarm; one it wrote after is not', (t) => {
+  const log =
+    '[1] {"level":"error","ts":0,"msg":"Reconciler error","error":"Error creating cluster metaroot. Connect to zk failed Failed to connect to zookeeper: zookeeper-client.default.svc.cluster.local:2181, Reason: lookup zookeeper-client.default.svc.cluster.local on 10.255.255.53:53: no such host"}\n';
+  // spec.size 2 -> 3 never reaches the StatefulSet's replicas (it was traced there by value first).
+  const steps = [step('integer-up', ['spec', 'size'], 3), step('integer-up', ['spec', 'size'], 4)];
+  const waiting = new RunBuilder()
+    .seed()
+    .op(0, { size: 3 }, [[STS, sts('cache:1', 3)]])
+    .op(1, { size: 4 });
+  const [j] = judgeExploration([{ ...run(steps, waiting), controllerLog: log }]);
+  t.is(j!.alarms.length, 1);
+  t.like(j!.alarms[0], { oracle: 'consistency', step: 2, class: 'environment' });
+  t.regex(j!.alarms[0]!.why!, /could not reach its application: zookeeper-client\.default\.svc\.cluster\.local:2181.*no such host/);
+  // The controller wrote its StatefulSet after the step (and still left the field): judged as usual.
+  const wrote = new RunBuilder()
+    .seed()
+    .op(0, { size: 3 }, [[STS, sts('cache:1', 3)]])
+    .op(1, { size: 4 }, [[STS, sts('cache:2', 3)]]);
+  const [w] = judgeExploration([{ ...run(steps, wrote), controllerLog: log }]);
+  t.is(w!.alarms.length, 1);
+  t.is(w!.alarms[0]!.class, undefined);
+  // Without the log line, no environment either.
+  t.is(judgeExploration([run(steps, waiting)])[0]!.alarms[0]!.class, undefined);
+});
