@@ -168,14 +168,15 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       continue;
     }
     const found = consistency(step, judgement, map, before, after, written, crBefore, crAfter);
-    const waiting = found.length > 0 ? waitingOnApplication(run, k) : undefined;
-    for (const a of found)
+    for (const a of found) {
+      const waiting = a.object ? waitingOnApplication(run, k, a.object) : undefined;
       alarms.push({
         ...a,
         sequence: sequence.name,
         step: k + 1,
         ...(waiting ? { class: 'environment' as const, why: waiting, message: `${a.message} (environment: ${waiting})` } : {}),
       });
+    }
     if (found.length > 0) judgement.verdict = step.kind === 'misoperation' ? 'misoperation' : 'alarm';
     crBefore = crAfter;
   }
@@ -602,32 +603,39 @@ const SERVICE_UNREACHABLE =
   /[a-z0-9-]+\.[a-z0-9-]+\.svc(\.cluster\.local)?(:\d+)?\b.*\b(no such host|connection refused|i\/o timeout|no route to host|connection reset)/i;
 
 /**
- * Why operation step `k` (0-based) reached nothing, when the controller was waiting on the
- * application it manages: between the step's patch and the next one it wrote none of its objects,
+ * Why operation step `k` (0-based) did not reach `object`, when the controller was waiting on the
+ * application it manages: between the step's patch and the next one it sent no write to that object,
  * and its log says it could not connect to a Service of the cluster. No container runs behind a
- * kperturb cluster's Services, so an operator that talks to its application before it changes
- * anything (zookeeper-operator connects to ZooKeeper before any change of `spec.replicas`, and
- * returns on the error) never gets there: the cluster's gap, not the controller's bug. A step whose
- * window has writes is judged as usual (zookeeper-operator updates its StatefulSet on a storage
- * change and leaves the claim templates: zkop-540, a bug).
+ * kperturb cluster's Services, so an operator that talks to its application before it changes an
+ * object (zookeeper-operator connects to ZooKeeper before it scales its StatefulSet, and returns on
+ * the error) never gets there: the cluster's gap, not the controller's bug. An object it wrote after
+ * its first failure to connect is judged as usual (zookeeper-operator updates its StatefulSet on a storage change
+ * and leaves the claim templates: zkop-540, a bug).
  */
-export function waitingOnApplication(run: SequenceRun, k: number): string | undefined {
+export function waitingOnApplication(run: SequenceRun, k: number, object: ObjectKey): string | undefined {
   const b = stepBoundaries(run.events);
   const from = b.start.get(operationStepIndex(k));
   if (from === undefined) return undefined;
   const to = b.start.get(operationStepIndex(k + 1)) ?? b.last + 1;
   const inWindow = run.events.filter((e) => e.seq >= from && e.seq < to);
-  const written = controllerWrittenKeys(inWindow, run.crKey);
-  const refused = new Set(run.events.filter((e) => e.type === 'response' && e.status >= 300).map((e) => (e as { id: number }).id));
-  const wrote = inWindow.some((e) => e.type === 'request' && !refused.has(e.id) && e.key !== undefined && written.has(e.key));
-  if (wrote || inWindow.length === 0) return undefined;
+  if (inWindow.length === 0) return undefined;
   const [startMs, endMs] = [inWindow[0]!.ts, inWindow.at(-1)!.ts];
+  // The first failure to reach the application after the patch; a write sent before it may come from
+  // a reconcile that still saw the CR before the step (the informer's lag).
   for (const line of (run.controllerLog ?? '').split('\n')) {
     const m = /"ts":\s*([0-9.]+)/.exec(line);
     const ms = m ? Number(m[1]) * 1000 : undefined;
     if (ms === undefined || ms < startMs || ms > endMs) continue;
     const reached = SERVICE_UNREACHABLE.exec(line);
-    if (reached) return `the controller wrote nothing after this step and could not reach its application: ${reached[0].slice(0, 200)}`;
+    if (!reached) continue;
+    if (
+      controllerWrittenKeys(
+        inWindow.filter((e) => e.ts >= ms),
+        run.crKey,
+      ).has(object)
+    )
+      return undefined;
+    return `the controller did not write ${object} after this step and could not reach its application: ${reached[0].slice(0, 200)}`;
   }
   return undefined;
 }

@@ -585,7 +585,7 @@ test("differential: a label that copies the CR's resourceVersion (zookeeper-oper
   t.is(differentialAlarms({ ...c, freshEvents: other.events }).length, 1);
 });
 
-test('a step the controller answered with nothing while its log says it could not reach its application (a Service of the cluster) is an environment alarm; one it wrote after is not', (t) => {
+test('an object the controller did not write after a step, while its log says it could not reach its application (a Service of the cluster), is an environment alarm; one it wrote after is not', (t) => {
   const log =
     '[1] {"level":"error","ts":0,"msg":"Reconciler error","error":"Error creating cluster metaroot. Connect to zk failed Failed to connect to zookeeper: zookeeper-client.default.svc.cluster.local:2181, Reason: lookup zookeeper-client.default.svc.cluster.local on 10.255.255.53:53: no such host"}\n';
   // spec.size 2 -> 3 never reaches the StatefulSet's replicas (it was traced there by value first).
