@@ -640,6 +640,9 @@ export function waitingOnApplication(run: SequenceRun, k: number, object: Object
   return undefined;
 }
 
+/** Go's os/exec when the program is not on PATH. */
+const MISSING_PROGRAM = /exec: "[^"]+": executable file not found in \$PATH/;
+
 // ---- health and crash ----------------------------------------------------------------------------
 
 function num(v: unknown): number {
@@ -690,7 +693,20 @@ function crashAlarms(run: SequenceRun, sequence: string): ExploreAlarm[] {
         message: `the controller exited (code ${String(e.code)}${e.signal ? `, signal ${e.signal}` : ''}) during the sequence`,
       });
   }
-  for (const inc of scanControllerLog(run.controllerLog ?? ''))
-    alarms.push({ oracle: 'crash', sequence, message: `controller.log line ${inc.line}: ${inc.summary}` });
+  for (const inc of scanControllerLog(run.controllerLog ?? '')) {
+    const message = `controller.log line ${inc.line}: ${inc.summary}`;
+    const missing = MISSING_PROGRAM.exec(inc.summary);
+    // The controller shells out to a program its image ships (cockroach-operator runs `cockroach cert
+    // create-ca`); kperturb runs the manager on this machine, without the image: the environment's gap.
+    if (missing)
+      alarms.push({
+        oracle: 'crash',
+        sequence,
+        message: `${message} (environment: ${missing[0]}, a program of the controller's image)`,
+        class: 'environment',
+        why: `the controller runs a program its image ships and this machine lacks: ${missing[0]}`,
+      });
+    else alarms.push({ oracle: 'crash', sequence, message });
+  }
   return alarms;
 }

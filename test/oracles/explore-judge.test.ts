@@ -609,3 +609,17 @@ test('an object the controller did not write after a step, while its log says it
   // Without the log line, no environment either.
   t.is(judgeExploration([run(steps, waiting)])[0]!.alarms[0]!.class, undefined);
 });
+
+test("a panic over a program of the controller's image missing on this machine is an environment crash alarm; another panic is not", (t) => {
+  const steps = [step('string-change', ['spec', 'image'], 'kpm-1', 'kpm-1')];
+  const b = new RunBuilder().seed().op(0, { image: 'kpm-1' }, [[STS, sts('kpm-1')]]);
+  const missing =
+    'panic: error: [cert create-ca --certs-dir=/tmp/c --ca-key=/tmp/k/ca.key]: exec: "cockroach": executable file not found in $PATH\n\ngoroutine 1 [running]:\nmain.main()\n';
+  const [j] = judgeExploration([{ ...run(steps, b), controllerLog: missing }]);
+  t.like(j!.alarms[0], { oracle: 'crash', class: 'environment' });
+  t.regex(j!.alarms[0]!.why!, /exec: "cockroach": executable file not found/);
+  const nilPointer = 'panic: runtime error: invalid memory address or nil pointer dereference\n\ngoroutine 1 [running]:\nmain.main()\n';
+  const [k] = judgeExploration([{ ...run(steps, b), controllerLog: nilPointer }]);
+  t.like(k!.alarms[0], { oracle: 'crash' });
+  t.is(k!.alarms[0]!.class, undefined);
+});
