@@ -9,7 +9,9 @@ import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
 import type { TraceEvent } from '../../src/model/trace.js';
 import type { Alarm } from '../../src/model/results.js';
 import { compareEndStates } from '../end-state.js';
-import { Masks, type MaskRule } from '../masks.js';
+import { isPathMasked, learnMasks, Masks, type MaskRule, type ObjectMask } from '../masks.js';
+// Learned masks are concrete paths (learnMasks).
+import type { FieldPath } from '../../src/model/field-path.js';
 import { endStateView } from '../object-identity.js';
 import { controllerWrittenKeys, type ExploreAlarm, type ExploreOracle } from './judge.js';
 
@@ -24,6 +26,60 @@ export interface DifferentialCase {
   freshEvents: readonly TraceEvent[];
   /** The sequence run's trace (for the objects its controller wrote). */
   chainedEvents: readonly TraceEvent[];
+  /** How the controller of each run ended (run.json's `controllerExits`; `expected`: kperturb stopped it). */
+  chainedExits?: ReadonlyArray<{ expected: boolean }>;
+  freshExits?: ReadonlyArray<{ expected: boolean }>;
+}
+
+/**
+ * Why a case cannot be compared: a run whose controller exited when kperturb did not stop it ended
+ * with whatever the dead controller had written (rabbitmq-operator losing its Lease on a loaded
+ * machine left the sequence without any of its objects: 23 "differences", none about the CR). The
+ * crash oracle says so for the sequence; the fresh run is only the differential's.
+ */
+export function differentialNotCompared(c: Pick<DifferentialCase, 'chainedExits' | 'freshExits'>): string | undefined {
+  if (c.chainedExits?.some((e) => !e.expected)) return 'not compared: the controller exited during the sequence (the crash oracle judges that)';
+  if (c.freshExits?.some((e) => !e.expected)) return 'not compared: the controller exited in the run from scratch';
+  return undefined;
+}
+
+/**
+ * Values the API server (or its controllers) allocates for an object when it is created, from what
+ * is free at that moment: a Service's cluster IPs and node ports, a claim's volume. Two clusters
+ * that saw different histories allocate differently, whatever the controller does (Acto's
+ * differential excludes `cluster_ip`, `cluster_i_ps`, `node_port` and `volume_name` too).
+ */
+export const ALLOCATED_AT_CREATION: readonly MaskRule[] = [
+  { keyGlob: 'Service/*', paths: ['spec.clusterIP', 'spec.clusterIPs', 'spec.ports[*].nodePort', 'spec.healthCheckNodePort'] },
+  { keyGlob: 'PersistentVolumeClaim/*', paths: ['spec.volumeName'] },
+];
+
+/**
+ * The fields that differ between two runs of the same input (Acto's `get_nondeterministic_fields`,
+ * Sieve's learning twice): the final states of the written objects of two fresh runs that applied
+ * the same CR, compared as the reference runs of `learn` are (oracles/masks.ts `learnMasks`). What
+ * differs there is not the controller's answer to the input but chance: a generated password and its
+ * hash in a Secret, a timestamp, a random suffix. Learned per object, for the whole campaign.
+ */
+export function nondeterministicFields(
+  runs: ReadonlyArray<readonly TraceEvent[]>,
+  crKey: ObjectKey,
+  into: Map<ObjectKey, ObjectMask> = new Map(),
+): Map<ObjectKey, ObjectMask> {
+  const keys = new Set(runs.flatMap((events) => [...controllerWrittenKeys(events, crKey)]));
+  const states = runs.map((events) => {
+    const state = finalState(events);
+    return endStateView(Object.fromEntries([...keys].filter((k) => state.has(k)).map((k) => [k, state.get(k)!]))).named;
+  });
+  const builtIn = new Masks([]);
+  for (const [key, mask] of learnMasks(states)) {
+    // What the built-in masks leave out already (uids, managedFields, timestamps) is not news.
+    const patterns = mask.patterns.filter((p) => !isPathMasked(builtIn.forObject(key), p as FieldPath));
+    if (!mask.whole && patterns.length === 0) continue;
+    const known = into.get(key);
+    into.set(key, { whole: mask.whole || (known?.whole ?? false), patterns: [...(known?.patterns ?? []), ...patterns] });
+  }
+  return into;
 }
 
 /**
@@ -39,16 +95,36 @@ export const DEFAULTED_AT_CREATION: readonly MaskRule[] = [
   },
 ];
 
-export function differentialAlarms(c: DifferentialCase, maskRules: readonly MaskRule[] = []): ExploreAlarm[] {
+export function differentialAlarms(
+  c: DifferentialCase,
+  maskRules: readonly MaskRule[] = [],
+  nondeterministic: ReadonlyMap<ObjectKey, ObjectMask> = new Map(),
+): ExploreAlarm[] {
+  if (differentialNotCompared(c)) return [];
   const keys = new Set([...controllerWrittenKeys(c.chainedEvents, c.crKey), ...controllerWrittenKeys(c.freshEvents, c.crKey)]);
-  return objectDifferenceAlarms(c.chained, finalState(c.freshEvents), keys, [...DEFAULTED_AT_CREATION, ...maskRules], {
+  const chainedVersions = resourceVersionsOf(c.chainedEvents, c.crKey);
+  const freshVersions = resourceVersionsOf(c.freshEvents, c.crKey);
+  return objectDifferenceAlarms(c.chained, finalState(c.freshEvents), keys, [...DEFAULTED_AT_CREATION, ...ALLOCATED_AT_CREATION, ...maskRules], {
     oracle: 'differential',
     sequence: c.sequence,
     step: c.step,
     say: (difference) =>
       `the CR after this step, created with that spec on a fresh cluster, ends differently: ${difference.replace('after reference runs', 'through the sequence').replace('after the test run', 'from scratch')}`,
+    nondeterministic,
+    // A copy of the CR's resourceVersion (zookeeper-operator's `owner-rv` label): it counts the
+    // CR's writes, so history and scratch differ by nature. Acto masks `owner-rv` by name.
+    ignore: (a) => copiesVersion(a.reference[0], chainedVersions) && copiesVersion(a.test, freshVersions),
   });
 }
+
+/** The resourceVersions an object had in a trace. */
+export function resourceVersionsOf(events: readonly TraceEvent[], key: ObjectKey): Set<string> {
+  const versions = new Set<string>();
+  for (const e of events) if (e.type === 'cluster-change' && e.key === key) versions.add(e.resourceVersion);
+  return versions;
+}
+
+export const copiesVersion = (v: unknown, versions: ReadonlySet<string>): boolean => typeof v === 'string' && versions.has(v);
 
 /**
  * The objects among `keys` compared between two states with the end-state oracle's comparison and
@@ -70,11 +146,20 @@ export function objectDifferenceAlarms(
   found: ReadonlyMap<ObjectKey, KubeObject>,
   keys: ReadonlySet<ObjectKey>,
   maskRules: readonly MaskRule[],
-  about: { oracle: ExploreOracle; sequence: string; step: number; say: (difference: string) => string },
+  about: {
+    oracle: ExploreOracle;
+    sequence: string;
+    step: number;
+    say: (difference: string) => string;
+    /** Fields learned to differ between two runs of the same input. */
+    nondeterministic?: ReadonlyMap<ObjectKey, ObjectMask>;
+    /** Differences that are no alarm by a rule of the caller's. */
+    ignore?: (difference: Alarm) => boolean;
+  },
 ): ExploreAlarm[] {
   const pick = (state: ReadonlyMap<ObjectKey, KubeObject>) => Object.fromEntries([...keys].filter((k) => state.has(k)).map((k) => [k, state.get(k)!]));
-  const differences = compareEndStates([endStateView(pick(expected))], endStateView(pick(found)), new Masks(maskRules)).filter(
-    (a) => !a.field?.startsWith('status.') && !LAST_APPLIED.test(a.field ?? ''),
+  const differences = compareEndStates([endStateView(pick(expected))], endStateView(pick(found)), new Masks(maskRules, about.nondeterministic)).filter(
+    (a) => !a.field?.startsWith('status.') && !LAST_APPLIED.test(a.field ?? '') && !(about.ignore?.(a) ?? false),
   );
   const byObject = new Map<ObjectKey, Alarm[]>();
   for (const a of differences) byObject.set(a.object, [...(byObject.get(a.object) ?? []), a]);

@@ -17,5 +17,13 @@ export {
   type StepVerdict,
   type TracedLocation,
 } from './judge.js';
-export { differentialAlarms, finalState, objectDifferenceAlarms, type DifferentialCase } from './differential.js';
+export {
+  ALLOCATED_AT_CREATION,
+  differentialAlarms,
+  differentialNotCompared,
+  finalState,
+  nondeterministicFields,
+  objectDifferenceAlarms,
+  type DifferentialCase,
+} from './differential.js';
 export { rollbackAlarms, rollbackTargets, type RollbackCase, type RollbackTarget } from './rollback.js';

@@ -42,6 +42,13 @@ export interface ExploreAlarm {
   message: string;
   /** How the object and field were found: a traced marker, a traced value, or a path name alone. */
   matchedBy?: 'marker' | 'value' | 'path';
+  /**
+   * `environment` (as a finding's class, oracles/findings.ts): the alarm shows what kperturb's cluster
+   * lacks, not the controller: it waited on the application it manages, which no kperturb cluster
+   * runs. `why` says what showed it.
+   */
+  class?: 'environment';
+  why?: string;
 }
 
 export interface TracedLocation {
@@ -97,6 +104,8 @@ export type FieldMap = Map<string, { via: 'marker' | 'value'; marker?: string; l
 export const operationStepIndex = (k: number): number => 2 + 2 * k;
 
 const IGNORED_KINDS = new Set(['Event', 'Lease', 'EndpointSlice', 'Endpoints', 'ControllerRevision']);
+/** Subresources a client connects to (a stream into a container, not a change of the object). */
+const CONNECT_SUBRESOURCES: ReadonlySet<string> = new Set(['exec', 'attach', 'portforward', 'proxy']);
 const IGNORED_FIELD = /^metadata\.(managedFields|resourceVersion|uid|creationTimestamp|generation|selfLink)\b/;
 
 export function judgeExploration(runs: readonly SequenceRun[], map: FieldMap = new Map()): SequenceJudgement[] {
@@ -150,7 +159,7 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       refusedAt = undefined;
       continue;
     }
-    const refusal = controllerRefusal(step, before, after, run.crKey);
+    const refusal = controllerRefusal(step, before, after, run.crKey, written);
     if (refusal) {
       judgement.verdict = 'rejected';
       judgement.rejectedBy = 'controller';
@@ -159,7 +168,15 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       continue;
     }
     const found = consistency(step, judgement, map, before, after, written, crBefore, crAfter);
-    for (const a of found) alarms.push({ ...a, sequence: sequence.name, step: k + 1 });
+    for (const a of found) {
+      const waiting = a.object ? waitingOnApplication(run, k, a.object) : undefined;
+      alarms.push({
+        ...a,
+        sequence: sequence.name,
+        step: k + 1,
+        ...(waiting ? { class: 'environment' as const, why: waiting, message: `${a.message} (environment: ${waiting})` } : {}),
+      });
+    }
     if (found.length > 0) judgement.verdict = step.kind === 'misoperation' ? 'misoperation' : 'alarm';
     crBefore = crAfter;
   }
@@ -241,6 +258,9 @@ function replayStates(events: readonly TraceEvent[], b: Boundaries, n: number): 
  * kinds. A create names its object in the request only when the proxy could read the body (JSON);
  * controller-runtime sends built-in kinds as protobuf, so a create is also counted under the key of
  * the object its answer returns (as the planner counts writes, src/model/controller-write.ts).
+ * A call that only connects to a pod (`pods/exec`, `attach`, `portforward`: a POST, so a `create`)
+ * writes nothing to the Pod: a pod the controller only execs into is not one of its objects
+ * (redis-ot's `redis-cli` in `<name>-leader-0` made the pod's fields look like its copies of the CR).
  */
 export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: ObjectKey): Set<ObjectKey> {
   const keys = new Set<ObjectKey>();
@@ -250,6 +270,7 @@ export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: Obje
   const writes = new Map<number, RequestEvent>();
   for (const e of events) {
     if (e.type === 'request' && WRITE_VERBS.has(e.verb)) {
+      if (e.resource?.subresource && CONNECT_SUBRESOURCES.has(e.resource.subresource)) continue;
       add(e.key);
       writes.set(e.id, e);
     } else if (e.type === 'response' && e.status < 300) {
@@ -266,12 +287,27 @@ export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: Obje
 const INVALID_WORDS =
   /\b(invalid|not valid|unsupported|not supported|malformed|not allowed|must be|must not|cannot be|can't be|failed to parse|cannot parse|unable to parse|illegal|bad value|unknown value)\b/i;
 
+/** The API server's words for a write it refused as invalid (a StatusError's message). */
+const API_SERVER_REFUSAL = /\bis invalid: |: (Invalid value|Unsupported value|Required value|Forbidden): /;
+
 /**
  * What the controller said of the step's input, when it called it invalid: a string of the CR's status
  * (a condition's message, a phase message) or an Event about the CR that is new after the step, says
  * one of INVALID_WORDS and names the step's field (its path or last name) or the value written.
+ * So is a Warning Event about an object the controller writes, when it gives the API server's
+ * refusal of what the controller carried there: kube-apiserver does not validate a StatefulSet's
+ * template as a pod spec, so the StatefulSet controller's `FailedCreate` ("Pod ... is invalid:
+ * spec.tolerations[0].operator: Invalid value ...") is where an invalid toleration from the CR is
+ * refused (rabbitmq-operator's `tolerations: [{}]` left its cluster at 0 pods: an input Kubernetes
+ * refused, not a controller that ignored a valid one).
  */
-export function controllerRefusal(step: ExploreStep, before: State, after: State, crKey: ObjectKey): string | undefined {
+export function controllerRefusal(
+  step: ExploreStep,
+  before: State,
+  after: State,
+  crKey: ObjectKey,
+  written: ReadonlySet<ObjectKey> = new Set(),
+): string | undefined {
   const texts: string[] = [];
   const crBefore = leaves(before.get(crKey)?.status, ['status']);
   for (const [field, v] of leaves(after.get(crKey)?.status, ['status'])) if (typeof v === 'string' && crBefore.get(field) !== v) texts.push(v);
@@ -279,9 +315,13 @@ export function controllerRefusal(step: ExploreStep, before: State, after: State
   for (const [key, obj] of after) {
     if (obj.kind !== 'Event' || JSON.stringify(before.get(key)) === JSON.stringify(obj)) continue;
     const about = isObject(obj.involvedObject) ? obj.involvedObject : isObject(obj.regarding) ? obj.regarding : {};
-    if (about.kind !== kind || about.name !== name || (about.namespace ?? namespace) !== namespace) continue;
     const message = typeof obj.message === 'string' ? obj.message : typeof obj.note === 'string' ? obj.note : '';
-    if (message) texts.push(message);
+    if (about.kind === kind && about.name === name && (about.namespace ?? namespace) === namespace) {
+      if (message) texts.push(message);
+      continue;
+    }
+    const child = `${String(about.kind)}/${String(about.namespace ?? namespace)}/${String(about.name)}`;
+    if (obj.type === 'Warning' && written.has(child) && API_SERVER_REFUSAL.test(message)) texts.push(message);
   }
   const old = leavesAt(before.get(crKey), step.path);
   return texts.find((text) => INVALID_WORDS.test(text) && (namesInput(text, step) || namesChange(text, step, old)));
@@ -433,6 +473,13 @@ function consistency(
     judgement.notes.push('0 is not traced by value: a Go field cannot tell it from unset, and the API server defaults zeros in built-in objects');
     return alarms;
   }
+  if (value === '') {
+    // The same for an emptied string: Go's encoding/json drops "" from an `omitempty` field, so the
+    // object the controller writes holds the field unset, and the API server fills in its default
+    // (a container's imagePullPolicy "" is stored as IfNotPresent, or Always for a `:latest` image).
+    judgement.notes.push('"" is not traced by value: a Go field cannot tell it from unset, and the API server defaults empty strings in built-in objects');
+    return alarms;
+  }
   if (known) {
     for (const loc of known.locations.filter((l) => l.relation === 'exact')) {
       const obj = after.get(loc.object);
@@ -549,6 +596,53 @@ function leavesAt(obj: unknown, path: ReadonlyArray<string | number>): unknown {
   return cur;
 }
 
+// ---- the managed application ---------------------------------------------------------------------
+
+/** A failed connection to a Service of the cluster (`<name>.<namespace>.svc[.cluster.local][:port]`). */
+const SERVICE_UNREACHABLE =
+  /[a-z0-9-]+\.[a-z0-9-]+\.svc(\.cluster\.local)?(:\d+)?\b.*\b(no such host|connection refused|i\/o timeout|no route to host|connection reset)/i;
+
+/**
+ * Why operation step `k` (0-based) did not reach `object`, when the controller was waiting on the
+ * application it manages: between the step's patch and the next one it sent no write to that object,
+ * and its log says it could not connect to a Service of the cluster. No container runs behind a
+ * kperturb cluster's Services, so an operator that talks to its application before it changes an
+ * object (zookeeper-operator connects to ZooKeeper before it scales its StatefulSet, and returns on
+ * the error) never gets there: the cluster's gap, not the controller's bug. An object it wrote after
+ * its first failure to connect is judged as usual (zookeeper-operator updates its StatefulSet on a storage change
+ * and leaves the claim templates: zkop-540, a bug).
+ */
+export function waitingOnApplication(run: SequenceRun, k: number, object: ObjectKey): string | undefined {
+  const b = stepBoundaries(run.events);
+  const from = b.start.get(operationStepIndex(k));
+  if (from === undefined) return undefined;
+  const to = b.start.get(operationStepIndex(k + 1)) ?? b.last + 1;
+  const inWindow = run.events.filter((e) => e.seq >= from && e.seq < to);
+  if (inWindow.length === 0) return undefined;
+  const [startMs, endMs] = [inWindow[0]!.ts, inWindow.at(-1)!.ts];
+  // The first failure to reach the application after the patch; a write sent before it may come from
+  // a reconcile that still saw the CR before the step (the informer's lag).
+  for (const line of (run.controllerLog ?? '').split('\n')) {
+    const m = /"ts":\s*([0-9.]+)/.exec(line);
+    const ms = m ? Number(m[1]) * 1000 : undefined;
+    if (ms === undefined || ms < startMs || ms > endMs) continue;
+    const reached = SERVICE_UNREACHABLE.exec(line);
+    if (!reached) continue;
+    if (
+      controllerWrittenKeys(
+        inWindow.filter((e) => e.ts >= ms),
+        run.crKey,
+      ).has(object)
+    )
+      return undefined;
+    return `the controller did not write ${object} after this step and could not reach its application: ${reached[0].slice(0, 200)}`;
+  }
+  return undefined;
+}
+
+/** Go's os/exec when the program is not on PATH. */
+const MISSING_PROGRAM = /exec: "[^"]+": executable file not found in \$PATH/;
+
 // ---- health and crash ----------------------------------------------------------------------------
 
 function num(v: unknown): number {
@@ -599,7 +693,20 @@ function crashAlarms(run: SequenceRun, sequence: string): ExploreAlarm[] {
         message: `the controller exited (code ${String(e.code)}${e.signal ? `, signal ${e.signal}` : ''}) during the sequence`,
       });
   }
-  for (const inc of scanControllerLog(run.controllerLog ?? ''))
-    alarms.push({ oracle: 'crash', sequence, message: `controller.log line ${inc.line}: ${inc.summary}` });
+  for (const inc of scanControllerLog(run.controllerLog ?? '')) {
+    const message = `controller.log line ${inc.line}: ${inc.summary}`;
+    const missing = MISSING_PROGRAM.exec(inc.summary);
+    // The controller shells out to a program its image ships (cockroach-operator runs `cockroach cert
+    // create-ca`); kperturb runs the manager on this machine, without the image: the environment's gap.
+    if (missing)
+      alarms.push({
+        oracle: 'crash',
+        sequence,
+        message: `${message} (environment: ${missing[0]}, a program of the controller's image)`,
+        class: 'environment',
+        why: `the controller runs a program its image ships and this machine lacks: ${missing[0]}`,
+      });
+    else alarms.push({ oracle: 'crash', sequence, message });
+  }
   return alarms;
 }

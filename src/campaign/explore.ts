@@ -28,6 +28,9 @@ import {
 } from '../../planner/explore/index.js';
 import {
   differentialAlarms,
+  differentialNotCompared,
+  nondeterministicFields,
+  type DifferentialCase,
   judgeExploration,
   judgeSequence,
   rollbackAlarms,
@@ -41,7 +44,9 @@ import {
 } from '../../oracles/explore/index.js';
 import { readRunRecord, readRunTraces, RUN_FILES } from '../io/run-dir.js';
 import { mergeTracesBySeq } from '../model/trace-merge.js';
-import type { MaskRule } from '../../oracles/masks.js';
+import type { MaskRule, ObjectMask } from '../../oracles/masks.js';
+// Learned masks are concrete paths (learnMasks), printable as such.
+import { formatPath, type FieldPath } from '../model/field-path.js';
 import type { TraceEvent } from '../model/trace.js';
 import { CampaignLayout } from './layout.js';
 import { learn, plan, test, type CampaignOptions } from './campaign.js';
@@ -550,19 +555,53 @@ async function differential(
   if (cases.length === 0) return;
   opts.log(`explore ${config.name}: ${cases.length} distinct accepted CR(s), each created with its spec at once on a fresh cluster (differential oracle)`);
   const maskRules = await runOnce(config, new Map(cases.map((c) => [c.name, c.workload])), opts);
+  const loaded: Array<{ c: (typeof cases)[number]; d: DifferentialCase }> = [];
   for (const c of cases) {
     const run = runs[c.run]!;
     const fresh = await loadSequenceRun(layout.referenceRun(c.name, 1), run.sequence);
     const chained = stateAfterStep(run.events, c.step - 1, run.sequence.steps.length)!;
-    const alarms = differentialAlarms(
-      { sequence: run.sequence.name, step: c.step, crKey: run.crKey, chained, freshEvents: fresh.events, chainedEvents: run.events },
-      maskRules,
+    loaded.push({
+      c,
+      d: {
+        sequence: run.sequence.name,
+        step: c.step,
+        crKey: run.crKey,
+        chained,
+        freshEvents: fresh.events,
+        chainedEvents: run.events,
+        ...(run.controllerExits ? { chainedExits: run.controllerExits } : {}),
+        ...(fresh.controllerExits ? { freshExits: fresh.controllerExits } : {}),
+      },
+    });
+  }
+  // Nondeterminism: each case that differs runs once more from scratch; what differs between its two
+  // fresh runs is chance, not the input's answer, and is masked for the whole campaign (Acto re-runs too).
+  const differing = loaded.filter(({ d }) => differentialAlarms(d, maskRules).length > 0);
+  const nondeterministic = new Map<ObjectKey, ObjectMask>();
+  if (differing.length > 0) {
+    opts.log(
+      `explore ${config.name}: ${differing.length} differential case(s) differ; each created once more from scratch to learn what differs between two runs of the same input`,
     );
+    await runOnce(config, new Map(differing.map(({ c }) => [`${c.name}-again`, { ...c.workload, name: `${c.name}-again` }])), opts);
+    for (const { c, d } of differing) {
+      const again = await loadSequenceRun(layout.referenceRun(`${c.name}-again`, 1), runs[c.run]!.sequence);
+      if (differentialNotCompared({ freshExits: again.controllerExits ?? [] })) continue;
+      nondeterministicFields([d.freshEvents, again.events], d.crKey, nondeterministic);
+    }
+  }
+  for (const { c, d } of loaded) {
+    const alarms = differentialAlarms(d, maskRules, nondeterministic);
     judged[c.run]!.alarms.push(...alarms);
     const step = judged[c.run]!.steps[c.step - 1]!;
     if (alarms.length > 0 && step.verdict === 'ok') step.verdict = 'alarm';
-    step.notes.push(`differential: created with this spec at once (${c.name}), ${alarms.length === 0 ? 'the same end' : `${alarms.length} difference(s)`}`);
+    const skipped = differentialNotCompared(d);
+    step.notes.push(
+      `differential: created with this spec at once (${c.name}), ${skipped ?? (alarms.length === 0 ? 'the same end' : `${alarms.length} difference(s)`)}`,
+    );
   }
+  const masked = [...nondeterministic].map(([key, m]) => `${key} ${m.whole ? '(whole)' : m.patterns.map((p) => formatPath(p as FieldPath)).join(', ')}`);
+  if (masked.length > 0)
+    opts.log(`explore ${config.name}: differential: fields that differed between two runs of the same input, not compared: ${masked.join('; ')}`);
 }
 
 /** Runs the oracles' own workloads once each through learn (a fresh cluster each); the config's masks for every workload, as the comparisons take them. */

@@ -7,6 +7,9 @@
 import test from 'ava';
 import { gadget, gadgetCrd, GADGETS, goodGadget, VALIDATION_CASES, writeCase, type Requester } from './crd-validation-fixture.js';
 import { raw, startCluster, type TestCluster } from './helpers.js';
+import { customResourceSchemas } from '../../src/cluster/crd-schema.js';
+import { validateCustomResource } from '../../src/cluster/crd-validation.js';
+import type { KubeObject } from '../../src/model/object-key.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
@@ -80,4 +83,30 @@ test('ratcheting: an invalid value stored under an older schema may stay while o
     changed.json.message,
     'Gadget.valid.example.com "r" is invalid: spec.replicas: Invalid value: 8: spec.replicas in body should be less than or equal to 5',
   );
+});
+
+test('each subschema of a CRD is compiled once for validation, however deep (RabbitmqCluster nests a pod template 15 levels down)', (t) => {
+  // The deepest schema counts how often it is read; compiling every level twice read it 2^depth times.
+  let reads = 0;
+  const deepest: Record<string, unknown> = { properties: { leaf: { type: 'string' } } };
+  Object.defineProperty(deepest, 'type', { enumerable: true, get: () => (reads++, 'object') });
+  let schema: Record<string, unknown> = deepest;
+  for (let i = 0; i < 20; i++) schema = { type: 'object', properties: { a: schema }, additionalProperties: false };
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'deeps.valid.example.com' },
+    spec: { versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: schema } } } }] },
+  } as unknown as KubeObject;
+  const schemas = customResourceSchemas(crd)!;
+  const before = reads;
+  const result = validateCustomResource(
+    schemas,
+    { apiVersion: 'valid.example.com/v1', kind: 'Deep', metadata: { name: 'd' }, spec: {} } as KubeObject,
+    undefined,
+    'v1',
+  );
+  t.deepEqual(result.errors, []);
+  // One compile reads its `type` three times (the int-or-string test, the check, the value).
+  t.true(reads - before <= 3, `the deepest schema was read ${reads - before} times`);
 });

@@ -1,8 +1,15 @@
 /** kperturb explore's oracles on hand-built traces: rejected input (the API server's and the controller's), traced consistency, path/value fallback, health, rollback. */
 import test from 'ava';
-import { differentialAlarms, judgeExploration, rollbackAlarms, rollbackTargets, type SequenceRun } from '../../oracles/explore/index.js';
+import {
+  differentialAlarms,
+  judgeExploration,
+  nondeterministicFields,
+  rollbackAlarms,
+  rollbackTargets,
+  type SequenceRun,
+} from '../../oracles/explore/index.js';
 import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
-import type { TraceEvent } from '../../src/model/trace.js';
+import type { ClusterChangeEvent, TraceEvent } from '../../src/model/trace.js';
 import type { KubeObject } from '../../src/model/object-key.js';
 
 const CR = 'Cache/default/c1';
@@ -126,8 +133,9 @@ test('without a marker: a value traced into a written field must follow later ch
   t.deepEqual(j!.steps[0]!.traced, { via: 'value', locations: [{ object: STS, field: 'spec.replicas', relation: 'exact' }] });
   t.like(j!.alarms[0], { step: 2, field: 'spec.replicas', expected: 1, found: 3, matchedBy: 'value' });
 
-  const image = [step('string-empty', ['spec', 'image'], '')];
-  const [k] = judgeExploration([run(image, new RunBuilder().seed().op(0, { image: '' }))]);
+  // A pattern sample (no marker fits): the StatefulSet's same-named field kept the old value.
+  const image = [step('string-pattern', ['spec', 'image'], 'cache:2')];
+  const [k] = judgeExploration([run(image, new RunBuilder().seed().op(0, { image: 'cache:2' }))]);
   t.like(k!.alarms[0], { matchedBy: 'path', field: 'spec.template.spec.containers[0].image', found: 'cache:1' });
   t.regex(k!.alarms[0]!.message, /matched by path name and value/);
 });
@@ -414,4 +422,204 @@ test("rollback and differential: a client's last-applied annotation (an encoding
   const stuck = rollbackAlarms(c(run('kpm-1')))!;
   t.is(stuck.length, 1);
   t.like(stuck[0], { field: 'spec.template.spec.containers[name=c].image', found: 'kpm-1' });
+});
+
+test('a pod the controller only execs into is not an object it writes: its fields are not judged as copies of the CR', (t) => {
+  const POD = 'Pod/default/c1-0';
+  const pod = (image: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'c1-0', namespace: 'default' },
+    spec: { containers: [{ name: 'c', image }] },
+    status: { phase: 'Running' },
+  });
+  const exec = (seq: number): TraceEvent =>
+    ({
+      seq,
+      ts: 0,
+      type: 'request',
+      id: seq,
+      incarnation: 1,
+      method: 'POST',
+      path: '/api/v1/namespaces/default/pods/c1-0/exec',
+      query: {},
+      verb: 'create',
+      resource: { group: '', version: 'v1', resource: 'pods', subresource: 'exec' },
+      key: POD,
+    }) as TraceEvent;
+  const steps = [step('string-change', ['spec', 'image'], 'kpm-1', 'kpm-1'), step('string-change', ['spec', 'image'], 'kpm-2', 'kpm-2')];
+  // The StatefulSet controller rolls the pod to the first image (no request of the controller), not yet to the second;
+  // the controller only execs into it.
+  const b = new RunBuilder().seed().op(0, { image: 'kpm-1' }, [[STS, sts('kpm-1')]]);
+  b.change(POD, pod('kpm-1'), 'ADDED');
+  b.events.push(exec(b.events.length + 1000));
+  b.op(1, { image: 'kpm-2' }, [[STS, sts('kpm-2')]]);
+  b.events.sort((x, y) => x.seq - y.seq);
+  const [j] = judgeExploration([run(steps, b)]);
+  t.deepEqual(j!.alarms, []);
+  t.deepEqual(
+    j!.steps.map((s) => s.traced?.locations.map((l) => l.object)),
+    [[STS], [STS]],
+  );
+});
+
+test('an emptied string is not judged by value or path name: Go drops "" and the API server fills in its default (imagePullPolicy "" is stored as IfNotPresent)', (t) => {
+  const withPolicy = (policy: string): KubeObject => {
+    const o = sts('cache:1');
+    (o.spec as { template: { spec: { containers: Array<Record<string, unknown>> } } }).template.spec.containers[0]!.imagePullPolicy = policy;
+    return o;
+  };
+  const seeded = { ...seedCr, spec: { ...seedCr.spec, imagePullPolicy: 'IfNotPresent' } };
+  const steps = [step('string-empty', ['spec', 'imagePullPolicy'], '')];
+  const b = new RunBuilder().seed().op(0, { imagePullPolicy: '' }, [[STS, withPolicy('IfNotPresent')]]);
+  const [j] = judgeExploration([{ ...run(steps, b), sequence: { ...sequence(steps), seed: seeded } }]);
+  t.deepEqual(j!.alarms, []);
+  t.regex(j!.steps[0]!.notes.join(' '), /"" is not traced by value/);
+});
+
+const SVC = 'Service/default/c1';
+const SECRET = 'Secret/default/c1-password';
+const service = (nodePort: number, annotations: Record<string, string> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'c1', namespace: 'default', annotations },
+  spec: { type: 'NodePort', clusterIP: `10.0.0.${nodePort % 250}`, clusterIPs: [`10.0.0.${nodePort % 250}`], ports: [{ name: 'db', port: 5432, nodePort }] },
+});
+const secret = (password: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 'c1-password', namespace: 'default' },
+  data: { password },
+});
+
+test("differential: what the API server allocates at creation (a Service's node ports and cluster IPs) is no difference between history and scratch", (t) => {
+  const chained = new Map([[SVC, service(30000)]]);
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(SVC, service(30002));
+  t.deepEqual(differentialAlarms({ sequence: 's', step: 1, crKey: CR, chained, freshEvents: fresh.events, chainedEvents: fresh.events }), []);
+  const kept = new RunBuilder();
+  kept.controllerWrites(SVC, service(30002, { 'kperturb.dev/kpm-7': 'kpm-7' }));
+  t.is(differentialAlarms({ sequence: 's', step: 1, crKey: CR, chained, freshEvents: kept.events, chainedEvents: kept.events }).length, 1);
+});
+
+test('differential: a run whose controller exited when kperturb did not stop it is not compared (the crash oracle speaks for it)', (t) => {
+  const chained = new Map<string, KubeObject>();
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(STS, sts('cache:1'));
+  const c = { sequence: 's', step: 1, crKey: CR, chained, freshEvents: fresh.events, chainedEvents: [] };
+  t.is(differentialAlarms(c).length, 1);
+  t.deepEqual(differentialAlarms({ ...c, chainedExits: [{ expected: false }] }), []);
+  t.deepEqual(differentialAlarms({ ...c, freshExits: [{ expected: false }] }), []);
+  t.is(differentialAlarms({ ...c, chainedExits: [{ expected: true }] }).length, 1);
+});
+
+test('differential: fields that differ between two fresh runs of the same CR (a generated password) are learned as nondeterministic and not compared; the others still are', (t) => {
+  const chained = new Map([
+    [SECRET, secret('aaaa')],
+    [STS, sts('cache:1')],
+  ]);
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(SECRET, secret('bbbb'));
+  fresh.controllerWrites(STS, sts('kpm-1'));
+  const again = new RunBuilder();
+  again.controllerWrites(SECRET, secret('cccc'));
+  // A uid differs too, as between any two runs: the built-in masks leave it out already, so it is not learned.
+  const withUid = sts('kpm-1');
+  again.controllerWrites(STS, { ...withUid, metadata: { ...withUid.metadata, uid: 'u-2' } } as KubeObject);
+  const c = { sequence: 's', step: 1, crKey: CR, chained, freshEvents: fresh.events, chainedEvents: fresh.events };
+  t.deepEqual(
+    differentialAlarms(c).map((a) => a.object),
+    [SECRET, STS],
+  );
+  const learned = nondeterministicFields([fresh.events, again.events], CR);
+  t.deepEqual([...learned.keys()], [SECRET]);
+  t.deepEqual(
+    differentialAlarms(c, [], learned).map((a) => a.object),
+    [STS],
+  );
+});
+
+test("input the API server refuses one level down (the StatefulSet controller's FailedCreate of the pod names the field) is rejected, not a bug", (t) => {
+  const event = (reason: string, type: string, message: string, about = STS): KubeObject => {
+    const [kind, namespace, name] = about.split('/');
+    return {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${name}.1`, namespace },
+      involvedObject: { kind, namespace, name },
+      reason,
+      type,
+      message,
+    } as unknown as KubeObject;
+  };
+  const refusal =
+    'create Pod c1-0 in StatefulSet c1 failed error: Pod "c1-0" is invalid: spec.tolerations[0].operator: Invalid value: "": operator must be Exists when `key` is empty, which means "match all values and all keys"';
+  const steps = [step('array-push', ['spec', 'tolerations'], [{}])];
+  // The set takes the toleration; its controller's pod create is refused (an Event about the set, after the step).
+  const judged = (events: KubeObject[]) => {
+    const r = new RunBuilder().seed().op(0, { tolerations: [{}] }, [[STS, { ...sts('cache:1'), status: { readyReplicas: 0 } }]]);
+    for (const e of events) r.change(`Event/default/${e.metadata!.name}`, e, 'ADDED');
+    return judgeExploration([run(steps, r)])[0]!;
+  };
+  const j = judged([event('FailedCreate', 'Warning', refusal)]);
+  t.like(j.steps[0], { verdict: 'rejected', rejectedBy: 'controller', rejection: refusal });
+  // A Normal event, or one about an object the controller does not write, is not a refusal.
+  t.not(judged([event('SuccessfulCreate', 'Normal', refusal)]).steps[0]!.verdict, 'rejected');
+  t.not(judged([event('FailedCreate', 'Warning', refusal, 'StatefulSet/default/other')]).steps[0]!.verdict, 'rejected');
+});
+
+test("differential: a label that copies the CR's resourceVersion (zookeeper-operator's owner-rv) counts the CR's writes and is no difference; another label still is", (t) => {
+  const labelled = (labels: Record<string, string>) => sts('cache:1', 2, labels);
+  // The CR's versions in each run are its cluster-change events' resourceVersions (the builder's seq).
+  const lastVersion = (events: readonly TraceEvent[]) =>
+    [...events].reverse().find((e): e is ClusterChangeEvent => e.type === 'cluster-change' && e.key === CR)!.resourceVersion;
+  const chainedRun = new RunBuilder().seed().op(0, { size: 3 });
+  const chained = new Map([[STS, labelled({ 'owner-rv': lastVersion(chainedRun.events) })]]);
+  const fresh = new RunBuilder().seed();
+  fresh.controllerWrites(STS, labelled({ 'owner-rv': lastVersion(fresh.events) }));
+  t.not(lastVersion(chainedRun.events), lastVersion(fresh.events));
+  const c = { sequence: 's', step: 1, crKey: CR, chained, freshEvents: fresh.events, chainedEvents: chainedRun.events };
+  t.deepEqual(differentialAlarms(c), []);
+  const other = new RunBuilder().seed();
+  other.controllerWrites(STS, labelled({ 'owner-rv': 'x' }));
+  t.is(differentialAlarms({ ...c, freshEvents: other.events }).length, 1);
+});
+
+test('an object the controller did not write after a step, while its log says it could not reach its application (a Service of the cluster), is an environment alarm; one it wrote after is not', (t) => {
+  const log =
+    '[1] {"level":"error","ts":0,"msg":"Reconciler error","error":"Error creating cluster metaroot. Connect to zk failed Failed to connect to zookeeper: zookeeper-client.default.svc.cluster.local:2181, Reason: lookup zookeeper-client.default.svc.cluster.local on 10.255.255.53:53: no such host"}\n';
+  // spec.size 2 -> 3 never reaches the StatefulSet's replicas (it was traced there by value first).
+  const steps = [step('integer-up', ['spec', 'size'], 3), step('integer-up', ['spec', 'size'], 4)];
+  const waiting = new RunBuilder()
+    .seed()
+    .op(0, { size: 3 }, [[STS, sts('cache:1', 3)]])
+    .op(1, { size: 4 });
+  const [j] = judgeExploration([{ ...run(steps, waiting), controllerLog: log }]);
+  t.is(j!.alarms.length, 1);
+  t.like(j!.alarms[0], { oracle: 'consistency', step: 2, class: 'environment' });
+  t.regex(j!.alarms[0]!.why!, /could not reach its application: zookeeper-client\.default\.svc\.cluster\.local:2181.*no such host/);
+  // The controller wrote its StatefulSet after the step (and still left the field): judged as usual.
+  const wrote = new RunBuilder()
+    .seed()
+    .op(0, { size: 3 }, [[STS, sts('cache:1', 3)]])
+    .op(1, { size: 4 }, [[STS, sts('cache:2', 3)]]);
+  const [w] = judgeExploration([{ ...run(steps, wrote), controllerLog: log }]);
+  t.is(w!.alarms.length, 1);
+  t.is(w!.alarms[0]!.class, undefined);
+  // Without the log line, no environment either.
+  t.is(judgeExploration([run(steps, waiting)])[0]!.alarms[0]!.class, undefined);
+});
+
+test("a panic over a program of the controller's image missing on this machine is an environment crash alarm; another panic is not", (t) => {
+  const steps = [step('string-change', ['spec', 'image'], 'kpm-1', 'kpm-1')];
+  const b = new RunBuilder().seed().op(0, { image: 'kpm-1' }, [[STS, sts('kpm-1')]]);
+  const missing =
+    'panic: error: [cert create-ca --certs-dir=/tmp/c --ca-key=/tmp/k/ca.key]: exec: "cockroach": executable file not found in $PATH\n\ngoroutine 1 [running]:\nmain.main()\n';
+  const [j] = judgeExploration([{ ...run(steps, b), controllerLog: missing }]);
+  t.like(j!.alarms[0], { oracle: 'crash', class: 'environment' });
+  t.regex(j!.alarms[0]!.why!, /exec: "cockroach": executable file not found/);
+  const nilPointer = 'panic: runtime error: invalid memory address or nil pointer dereference\n\ngoroutine 1 [running]:\nmain.main()\n';
+  const [k] = judgeExploration([{ ...run(steps, b), controllerLog: nilPointer }]);
+  t.like(k!.alarms[0], { oracle: 'crash' });
+  t.is(k!.alarms[0]!.class, undefined);
 });

@@ -327,6 +327,11 @@ export function isStatus(err: unknown, ...codes: number[]): boolean {
   return err instanceof KubeApiError && codes.includes(err.status);
 }
 
+/** What Go's StatusError.Error() says: the Status's message (`Pod "p" is invalid: spec...: Invalid value: ...`). */
+export function statusMessage(err: KubeApiError): string {
+  return isObject(err.body) && typeof err.body.message === 'string' ? err.body.message : err.message;
+}
+
 /**
  * Deterministic names: `<prefix><5 chars>` from a per-prefix counter, retried on AlreadyExists by the
  * caller. generateName is kept beside the name, as the API server stores it for generated names.

@@ -49,7 +49,8 @@ import {
   safeEncode,
 } from './objects.js';
 import type { CoreEventRecorder } from './events.js';
-import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
+import { isStatus, statusMessage, type SimContext, type WorkRunner } from './runtime.js';
+import { KubeApiError } from '../../kube/client.js';
 
 export const REVISION_LABEL = 'controller-revision-hash';
 export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
@@ -359,7 +360,13 @@ export class StatefulSetController {
       this.recorder.event(set, 'Normal', 'SuccessfulCreate', `create Pod ${name} in StatefulSet ${set.metadata?.name} successful`);
       await this.pods.waitForWrite(created);
     } catch (err) {
-      if (!isStatus(err, 409)) throw err;
+      if (isStatus(err, 409)) return;
+      // recordPodEvent (stateful_pod_control.go): the API server's refusal, as a Warning on the set. A
+      // StatefulSet's template is not validated as a pod spec (ValidatePodTemplateSpecForStatefulSet),
+      // so an invalid toleration or probe in it shows first here, each time the controller retries.
+      if (err instanceof KubeApiError)
+        this.recorder.event(set, 'Warning', 'FailedCreate', `create Pod ${name} in StatefulSet ${set.metadata?.name} failed error: ${statusMessage(err)}`);
+      throw err;
     }
   }
 

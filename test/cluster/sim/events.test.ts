@@ -518,3 +518,29 @@ test('events: false writes none', async (t) => {
   await eventually('the pod gone', async () => !(await env.core.listNamespacedPod({ namespace: 'default' })).items.length, 20_000, env.log);
   t.deepEqual(await events(env), []);
 });
+
+test('StatefulSet: a pod the API server refuses (its template is not validated as a pod spec) is a FailedCreate Warning with the refusal', async (t) => {
+  const env = await startSimCluster(t);
+  const labels = { app: 'q' };
+  // kube-apiserver takes the set (ValidatePodTemplateSpecForStatefulSet skips the pod spec) and refuses its pod.
+  await env.apps.createNamespacedStatefulSet({
+    namespace: 'default',
+    body: {
+      metadata: { name: 'q' },
+      spec: {
+        replicas: 1,
+        serviceName: 'q',
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [container()], tolerations: [{}] } },
+      },
+    },
+  });
+  const message =
+    'create Pod q-0 in StatefulSet q failed error: Pod "q-0" is invalid: spec.tolerations[0].operator: Invalid value: "": operator must be Exists when `key` is empty, which means "match all values and all keys"';
+  const list = await waitForEvents(env, [['FailedCreate', message]]);
+  t.like(find(list, 'FailedCreate', message), {
+    type: 'Warning',
+    source: { component: 'statefulset-controller' },
+    involvedObject: { kind: 'StatefulSet', apiVersion: 'apps/v1', name: 'q' },
+  });
+});
