@@ -61,6 +61,8 @@ export interface MainPackageFact {
   literalPorts: { port: number; line: string }[];
   /** The package sets controller-runtime's LeaderElectionNamespace (else, outside a pod, the manager cannot find one). */
   leaderElectionNamespace: boolean;
+  /** Files of the package that read the pod's namespace file (POD_NAMESPACE_FILE), which only a pod has. */
+  podNamespaceFile: string[];
 }
 
 export interface GoModuleFact {
@@ -233,6 +235,8 @@ function managerFacts(file: string, d: Doc): ManagerFact[] {
 
 const FLAG_RE =
   /\b(?:flag|pflag|fs|flags|f|cmd\.Flags\(\)|pflag\.CommandLine|flag\.CommandLine)\.(?:String|Bool|Int|Int32|Int64|Uint|Duration|Float64|StringSlice)(?:Var)?(?:P)?\(\s*(?:&[\w.]+\s*,\s*)?"([A-Za-z0-9][\w.-]*)"/g;
+/** The namespace file a pod's service account mounts; outside a pod it does not exist. */
+export const POD_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 const ENV_RE = /\bos\.(?:Getenv|LookupEnv)\(\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)/g;
 const ENV_CONST_RE = /\b\w*(?:EnvVar|EnvVariable|Env|EnvName)\w*\s*(?:string\s*)?=\s*"([A-Z][A-Z0-9_]+)"/g;
 const PORT_LINE_RE = /(metric|probe|health|pprof|webhook|port)/i;
@@ -243,8 +247,10 @@ function scanGoPackage(root: string, dir: string, files: string[]): MainPackageF
   const literalPorts: { port: number; line: string }[] = [];
   let usesControllerRuntime = false;
   let leaderElectionNamespace = false;
+  const podNamespaceFile: string[] = [];
   for (const f of files) {
     const text = readText(join(root, f), 1024 * 1024) ?? '';
+    if (text.includes(`"${POD_NAMESPACE_FILE}"`)) podNamespaceFile.push(f);
     if (text.includes('"sigs.k8s.io/controller-runtime')) usesControllerRuntime = true;
     if (/\bLeaderElectionNamespace\s*(:|=)/.test(text)) leaderElectionNamespace = true;
     for (const m of text.matchAll(FLAG_RE)) flags.add(m[1]!);
@@ -256,7 +262,7 @@ function scanGoPackage(root: string, dir: string, files: string[]): MainPackageF
       }
     }
   }
-  return { dir: dir === '.' ? '.' : `./${dir}`, usesControllerRuntime, flags: [...flags].sort(), literalPorts, leaderElectionNamespace };
+  return { dir: dir === '.' ? '.' : `./${dir}`, usesControllerRuntime, flags: [...flags].sort(), literalPorts, leaderElectionNamespace, podNamespaceFile };
 }
 
 /** Compares `v1.2.3` style versions by their numbers (pre-release and build suffixes ignored). */
