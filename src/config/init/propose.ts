@@ -389,9 +389,9 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
       : undefined;
   if (ports)
     questions.push(`controller.ports: check that ${ports.value.join(', ')} are ports the operator listens on (one plan at a time while they are fixed)`);
-  if (main && main.podNamespaceFile.length > 0)
+  if (facts.podNamespaceFile.length > 0)
     questions.push(
-      `controller.command: ${main.podNamespaceFile.join(', ')} reads ${POD_NAMESPACE_FILE}, a file only a pod has; outside a pod the operator may exit at start: run it where that file names the seeds' namespace (a wrapper in a private mount namespace, \`unshare -m\`)`,
+      `controller.command: ${facts.podNamespaceFile.join(', ')} reads ${POD_NAMESPACE_FILE}, a file only a pod has; outside a pod the operator may exit at start: run it where that file names the seeds' namespace (a wrapper in a private mount namespace, \`unshare -m\`)`,
     );
   for (const u of unset.filter((v) => /^RELATED_IMAGE|IMAGE$/.test(v)))
     questions.push(`controller.env.${u}: the operator reads it (an image name, most likely); set it if the operator refuses to start without it`);

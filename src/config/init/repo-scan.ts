@@ -61,8 +61,6 @@ export interface MainPackageFact {
   literalPorts: { port: number; line: string }[];
   /** The package sets controller-runtime's LeaderElectionNamespace (else, outside a pod, the manager cannot find one). */
   leaderElectionNamespace: boolean;
-  /** Files of the package that read the pod's namespace file (POD_NAMESPACE_FILE), which only a pod has. */
-  podNamespaceFile: string[];
 }
 
 export interface GoModuleFact {
@@ -97,6 +95,8 @@ export interface RepoFacts {
   /** Environment variable names the operator's Go code reads (os.Getenv / os.LookupEnv, and string constants named like *EnvVar). */
   envReads: string[];
   componentConfigs: ComponentConfigFact[];
+  /** Go files (not tests) that read the pod's namespace file (POD_NAMESPACE_FILE), which only a pod has. */
+  podNamespaceFile: string[];
 }
 
 /** Folders never read: dependencies, build output, VCS data, kperturb's own output. */
@@ -247,10 +247,8 @@ function scanGoPackage(root: string, dir: string, files: string[]): MainPackageF
   const literalPorts: { port: number; line: string }[] = [];
   let usesControllerRuntime = false;
   let leaderElectionNamespace = false;
-  const podNamespaceFile: string[] = [];
   for (const f of files) {
     const text = readText(join(root, f), 1024 * 1024) ?? '';
-    if (text.includes(`"${POD_NAMESPACE_FILE}"`)) podNamespaceFile.push(f);
     if (text.includes('"sigs.k8s.io/controller-runtime')) usesControllerRuntime = true;
     if (/\bLeaderElectionNamespace\s*(:|=)/.test(text)) leaderElectionNamespace = true;
     for (const m of text.matchAll(FLAG_RE)) flags.add(m[1]!);
@@ -262,7 +260,7 @@ function scanGoPackage(root: string, dir: string, files: string[]): MainPackageF
       }
     }
   }
-  return { dir: dir === '.' ? '.' : `./${dir}`, usesControllerRuntime, flags: [...flags].sort(), literalPorts, leaderElectionNamespace, podNamespaceFile };
+  return { dir: dir === '.' ? '.' : `./${dir}`, usesControllerRuntime, flags: [...flags].sort(), literalPorts, leaderElectionNamespace };
 }
 
 /** Compares `v1.2.3` style versions by their numbers (pre-release and build suffixes ignored). */
@@ -339,8 +337,10 @@ export function scanOperatorRepo(dir: string): RepoFacts {
   const goFiles = files.filter((f) => f.endsWith('.go') && !f.endsWith('_test.go'));
   const byDir = new Map<string, string[]>();
   const envReads = new Set<string>();
+  const podNamespaceFile: string[] = [];
   for (const f of goFiles) {
     const text = readText(join(dir, f), 1024 * 1024) ?? '';
+    if (text.includes(`"${POD_NAMESPACE_FILE}"`) && !/(^|\/)(tests?|e2e|hack)\//.test(f)) podNamespaceFile.push(f);
     for (const m of text.matchAll(ENV_RE)) envReads.add(m[1]!);
     for (const m of text.matchAll(ENV_CONST_RE)) envReads.add(m[1]!);
     if (/^package main\b/m.test(text)) {
@@ -361,5 +361,5 @@ export function scanOperatorRepo(dir: string): RepoFacts {
         : files.some((f) => /(^|\/)charts?\/[^/]+\/Chart\.yaml$/.test(f) || /^helm\//.test(f))
           ? 'helm'
           : 'manifests';
-  return { dir, layout, module: goModule(dir), crds, samples, managers, mains, envReads: [...envReads].sort(), componentConfigs };
+  return { dir, layout, module: goModule(dir), crds, samples, managers, mains, envReads: [...envReads].sort(), componentConfigs, podNamespaceFile };
 }
