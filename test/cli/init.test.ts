@@ -239,3 +239,20 @@ test('kubebuilder v3 component config: --config points at a copy with listeners 
   t.false(config.setup.some((f) => f.endsWith('kperturb-manager-config.yaml')));
   t.true(existsSync(join(dir, 'kperturb-manager-config.yaml')));
 });
+
+test("code that reads the pod's namespace file (zookeeper-operator v0.2.15 and cass-operator v1.32.0 exit without it) gets a question naming the file", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  t.false(proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p))).questions.some((q) => q.includes('serviceaccount')));
+  writeFileSync(
+    join(dir, 'internal', 'namespace.go'),
+    'package internal\n\nimport "os"\n\nfunc operatorNamespace() ([]byte, error) {\n\treturn os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")\n}\n',
+  );
+  const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
+  t.true(
+    p.questions.includes(
+      "controller.command: internal/namespace.go reads /var/run/secrets/kubernetes.io/serviceaccount/namespace, a file only a pod has; outside a pod the operator may exit at start: run it where that file names the seeds' namespace (a wrapper in a private mount namespace, `unshare -m`)",
+    ),
+    p.questions.join('\n'),
+  );
+});

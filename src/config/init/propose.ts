@@ -7,6 +7,7 @@
  */
 import { posix } from 'node:path';
 import { stringify } from 'yaml';
+import { POD_NAMESPACE_FILE } from './repo-scan.js';
 import type { ComponentConfigFact, CrdFact, MainPackageFact, ManagerFact, RepoFacts, SampleFact } from './repo-scan.js';
 
 /** A value with the reason for it, shown as a comment above it. */
@@ -388,6 +389,10 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
       : undefined;
   if (ports)
     questions.push(`controller.ports: check that ${ports.value.join(', ')} are ports the operator listens on (one plan at a time while they are fixed)`);
+  if (facts.podNamespaceFile.length > 0)
+    questions.push(
+      `controller.command: ${facts.podNamespaceFile.join(', ')} reads ${POD_NAMESPACE_FILE}, a file only a pod has; outside a pod the operator may exit at start: run it where that file names the seeds' namespace (a wrapper in a private mount namespace, \`unshare -m\`)`,
+    );
   for (const u of unset.filter((v) => /^RELATED_IMAGE|IMAGE$/.test(v)))
     questions.push(`controller.env.${u}: the operator reads it (an image name, most likely); set it if the operator refuses to start without it`);
 

@@ -95,6 +95,8 @@ export interface RepoFacts {
   /** Environment variable names the operator's Go code reads (os.Getenv / os.LookupEnv, and string constants named like *EnvVar). */
   envReads: string[];
   componentConfigs: ComponentConfigFact[];
+  /** Go files (not tests) that read the pod's namespace file (POD_NAMESPACE_FILE), which only a pod has. */
+  podNamespaceFile: string[];
 }
 
 /** Folders never read: dependencies, build output, VCS data, kperturb's own output. */
@@ -233,6 +235,8 @@ function managerFacts(file: string, d: Doc): ManagerFact[] {
 
 const FLAG_RE =
   /\b(?:flag|pflag|fs|flags|f|cmd\.Flags\(\)|pflag\.CommandLine|flag\.CommandLine)\.(?:String|Bool|Int|Int32|Int64|Uint|Duration|Float64|StringSlice)(?:Var)?(?:P)?\(\s*(?:&[\w.]+\s*,\s*)?"([A-Za-z0-9][\w.-]*)"/g;
+/** The namespace file a pod's service account mounts; outside a pod it does not exist. */
+export const POD_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 const ENV_RE = /\bos\.(?:Getenv|LookupEnv)\(\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)/g;
 const ENV_CONST_RE = /\b\w*(?:EnvVar|EnvVariable|Env|EnvName)\w*\s*(?:string\s*)?=\s*"([A-Z][A-Z0-9_]+)"/g;
 const PORT_LINE_RE = /(metric|probe|health|pprof|webhook|port)/i;
@@ -333,8 +337,10 @@ export function scanOperatorRepo(dir: string): RepoFacts {
   const goFiles = files.filter((f) => f.endsWith('.go') && !f.endsWith('_test.go'));
   const byDir = new Map<string, string[]>();
   const envReads = new Set<string>();
+  const podNamespaceFile: string[] = [];
   for (const f of goFiles) {
     const text = readText(join(dir, f), 1024 * 1024) ?? '';
+    if (text.includes(`"${POD_NAMESPACE_FILE}"`) && !/(^|\/)(tests?|e2e|hack)\//.test(f)) podNamespaceFile.push(f);
     for (const m of text.matchAll(ENV_RE)) envReads.add(m[1]!);
     for (const m of text.matchAll(ENV_CONST_RE)) envReads.add(m[1]!);
     if (/^package main\b/m.test(text)) {
@@ -355,5 +361,5 @@ export function scanOperatorRepo(dir: string): RepoFacts {
         : files.some((f) => /(^|\/)charts?\/[^/]+\/Chart\.yaml$/.test(f) || /^helm\//.test(f))
           ? 'helm'
           : 'manifests';
-  return { dir, layout, module: goModule(dir), crds, samples, managers, mains, envReads: [...envReads].sort(), componentConfigs };
+  return { dir, layout, module: goModule(dir), crds, samples, managers, mains, envReads: [...envReads].sort(), componentConfigs, podNamespaceFile };
 }
