@@ -202,8 +202,15 @@ export function firstDivergence(references: readonly RunArtifacts[], test: RunAr
     }
   }
   const first = state[0]!;
+  // An object made or removed more often than in every reference run (pods the StatefulSet
+  // controller re-creates in a rollout the controller caused) is an extra write, not a missing one.
+  const more =
+    (first.check === 'created' || first.check === 'deleted' || first.check === 'updated') &&
+    typeof first.test === 'number' &&
+    Array.isArray(first.reference) &&
+    first.reference.every((n) => typeof n === 'number' && (first.test as number) > n);
   return {
-    kind: 'missing',
+    kind: more ? 'extra' : 'missing',
     verb: (first.check && MISSING_VERB[first.check]) ?? 'update',
     object: first.object,
     ...(first.field !== undefined ? { field: first.field } : {}),

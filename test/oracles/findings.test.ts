@@ -379,3 +379,10 @@ test("a delete answered with a Status (no resourceVersion) is the controller's D
   const deletes = { ...run, controllerActivity: { apiErrors: [], ownWrites } };
   t.deepEqual(firstDivergence([reference], deletes, alarms), { kind: 'extra', verb: 'delete', object: 'StatefulSet/default/mc1-rs0' });
 });
+
+test("an object another controller made more often than in every reference run (pods of a rollout the controller caused) is an extra create, not 'never created'", (t) => {
+  const created = (test: number): Alarm => ({ oracle: 'update-summary', check: 'created', object: 'Pod/default/cache1-0', reference: [2], test, message: '' });
+  const run = runWith([], []);
+  t.deepEqual(firstDivergence([run], run, [created(4)]), { kind: 'extra', verb: 'create', object: 'Pod/default/cache1-0' });
+  t.deepEqual(firstDivergence([run], run, [created(1)]), { kind: 'missing', verb: 'create', object: 'Pod/default/cache1-0' });
+});
