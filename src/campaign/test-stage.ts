@@ -323,11 +323,7 @@ export class TestStage {
     const { plans, toRun } = this;
     let outcomes: Array<PromiseSettledResult<void>>;
     try {
-      outcomes = await withControlPlanePool(this.opts.cluster, toRun.length, (cluster) => {
-        // runPlan and the confirmation run read opts.cluster when they start: from here on, the pool's.
-        this.opts = { ...this.opts, ...cluster };
-        return Promise.allSettled(toRun.map((i) => this.limiter.run(() => this.runPlan(plans[i]!, i))));
-      });
+      outcomes = await this.withPool(toRun.length, () => Promise.allSettled(toRun.map((i) => this.limiter.run(() => this.runPlan(plans[i]!, i)))));
     } finally {
       await this.standbys?.close();
     }
@@ -421,12 +417,22 @@ export class TestStage {
     this.resultsFile.write(this.finished(), false);
   }
 
-  /** Runs a stage of follow-up runs (re-runs, recovery) on the campaign's cluster, from a pool on the real tier. */
-  private withPool(n: number, stage: () => Promise<void>): Promise<void> {
-    return withControlPlanePool(this.opts.cluster, n, (cluster) => {
-      this.opts = { ...this.opts, ...cluster };
-      return stage();
-    });
+  /**
+   * Runs a stage of runs (the plans, re-runs, recovery) on the campaign's cluster, from a pool of its
+   * own on the real tier. Runs read opts.cluster when they start: the pool's while the stage runs,
+   * the campaign's again after it (a later stage with the closed pool's choice would take from it).
+   */
+  private async withPool<T>(n: number, stage: () => Promise<T>): Promise<T> {
+    const own = this.opts.cluster;
+    try {
+      return await withControlPlanePool(own, n, (cluster) => {
+        this.opts = { ...this.opts, ...cluster };
+        return stage();
+      });
+    } finally {
+      const { cluster: _pooled, ...rest } = this.opts;
+      this.opts = own ? { ...rest, cluster: own } : rest;
+    }
   }
 
   /** Re-runs each finding's shortest reproducer `confirmRuns` times (./confirm-findings.ts). */
