@@ -4,14 +4,16 @@
  * signature, and the workload run without faults did not show it. Otherwise it is `flaky`, with the
  * counts. The re-runs themselves are src/campaign/campaign.ts's; this is the rule. Pure.
  */
-import type { FindingConfirmation, FindingSignature, Reruns } from '../src/model/results.js';
+import type { FindingConfirmation, FindingSignature, Rerun, Reruns } from '../src/model/results.js';
 import { signatureKey } from './signature-key.js';
 
 /**
  * Decides a finding's confirmation from its reproducer's re-runs (`reruns`):
- *   - a re-run failed again when its verdict is `bug` and its signature is the finding's (a re-run
- *     that alarmed elsewhere found something else; one that was not injected or could not run did
- *     not fail again);
+ *   - a re-run failed again when its verdict is `bug` and it showed the finding: its signature is
+ *     the finding's, or its state oracles alarmed on the object of the finding's divergence (what
+ *     came first varies with timing: a leaked claim is in every end state, but one re-run diverged
+ *     first on a ConfigMap). A re-run that alarmed only elsewhere found something else; one that
+ *     was not injected or could not run did not fail again;
  *   - the fault-free run passed when it ran and showed no alarm with the finding's signature: an
  *     unrelated difference there (a field that is not deterministic) is the masks' business and
  *     shows as flaky alarms of its own, not a reason to doubt this finding;
@@ -20,7 +22,9 @@ import { signatureKey } from './signature-key.js';
 export function decideConfirmation(controller: string, signature: FindingSignature, reruns: Reruns): FindingConfirmation {
   const key = signatureKey(controller, signature);
   const sameSignature = (s: FindingSignature | undefined) => s !== undefined && signatureKey(controller, s) === key;
-  const failedAgain = reruns.runs.filter((r) => r.verdict === 'bug' && sameSignature(r.signature)).length;
+  const object = signature.divergence?.object;
+  const showedIt = (r: Rerun) => sameSignature(r.signature) || (object !== undefined && (r.stateAlarmObjects ?? []).includes(object));
+  const failedAgain = reruns.runs.filter((r) => r.verdict === 'bug' && showedIt(r)).length;
   const ff = reruns.faultFree;
   const faultFree = ff ? { runDir: ff.runDir, passed: ff.error === undefined && (ff.alarms === 0 || !sameSignature(ff.signature)) } : undefined;
   return {

@@ -42,6 +42,11 @@ export { signatureKey };
 /** The oracles whose alarms are about the cluster's state (the others are about the run: liveness, health). */
 const STATE_ORACLES: ReadonlySet<string> = new Set(['end-state', 'update-summary']);
 
+/** The objects the state oracles alarmed on (flaky alarms left out), each once, in alarm order: what a re-run showed (oracles/confirmation.ts). */
+export function stateAlarmObjects(alarms: readonly Alarm[]): ObjectKey[] {
+  return [...new Set(alarms.filter((a) => STATE_ORACLES.has(a.oracle) && !a.flaky).map((a) => a.object))];
+}
+
 const VERBS = { ADDED: 'create', MODIFIED: 'update', DELETED: 'delete' } as const;
 
 /** What an alarm's check says the test run should have written and did not. */

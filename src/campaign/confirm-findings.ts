@@ -9,7 +9,7 @@
 import type { ControllerUnderTest } from '../config/config.js';
 import type { TestPlan } from '../model/plan.js';
 import type { Alarm, Divergence, FindingSignature, PlanResult, Rerun, Reruns } from '../model/results.js';
-import { findingSignature, groupFindings } from '../../oracles/findings.js';
+import { findingSignature, groupFindings, stateAlarmObjects } from '../../oracles/findings.js';
 import { decideConfirmation, describeConfirmation } from '../../oracles/confirmation.js';
 import type { CampaignLayout } from './layout.js';
 import type { Limiter } from './limiter.js';
@@ -48,7 +48,9 @@ export interface ConfirmFindingsContext {
 
 /** A re-run's verdict and signature, as oracles/confirmation.ts compares them. */
 export function rerunOf(r: PlanResult, runDir: string): Rerun {
-  return { runDir, verdict: r.verdict, ...(r.verdict === 'bug' || r.verdict === 'flaky' ? { signature: findingSignature(r) } : {}) };
+  if (r.verdict !== 'bug' && r.verdict !== 'flaky') return { runDir, verdict: r.verdict };
+  const objects = stateAlarmObjects(r.alarms);
+  return { runDir, verdict: r.verdict, signature: findingSignature(r), ...(objects.length > 0 ? { stateAlarmObjects: objects } : {}) };
 }
 
 function faultFreeOf(run: FaultFreeRun): NonNullable<Reruns['faultFree']> {

@@ -227,6 +227,8 @@ export interface Rerun {
   verdict: Verdict;
   /** Its finding signature (oracles/findings.ts `findingSignature`), when its verdict is bug or flaky. */
   signature?: FindingSignature;
+  /** The objects its state oracles (end state, update summary) alarmed on, not flaky (absent in older results). */
+  stateAlarmObjects?: ObjectKey[];
 }
 
 /** The re-runs that confirm (or not) a finding: the reproducer's K re-runs and the fault-free run of its workload. */

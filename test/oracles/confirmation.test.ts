@@ -43,6 +43,16 @@ test('a re-run that alarmed with another signature did not fail again', (t) => {
   t.true(decideConfirmation('op', signature, reruns([again(1), again(2)])).confirmed);
 });
 
+test("a re-run whose state oracles alarmed on the object of the finding's divergence failed again, whatever diverged first in it", (t) => {
+  // A claim leaked in every re-run, but one of them diverged first on a ConfigMap it created.
+  const showsIt: Rerun = { runDir: '/reruns/3', verdict: 'bug', signature: other, stateAlarmObjects: ['Service/default/mc1', deletesSet.object] };
+  const elsewhere: Rerun = { runDir: '/reruns/3', verdict: 'bug', signature: other, stateAlarmObjects: ['Service/default/mc1'] };
+  t.true(decideConfirmation('op', signature, reruns([again(1), again(2), showsIt])).confirmed);
+  t.false(decideConfirmation('op', signature, reruns([again(1), again(2), elsewhere])).confirmed);
+  // A pass that happened to alarm on it (flaky alarms are not kept) is no failure.
+  t.false(decideConfirmation('op', signature, reruns([again(1), again(2), { ...showsIt, verdict: 'pass' }])).confirmed);
+});
+
 test('the fault-free run must not show the finding: showing it, or not running, leaves the finding flaky; an unrelated difference does not', (t) => {
   const all = [again(1), again(2), again(3)];
   t.false(decideConfirmation('op', signature, reruns(all, { runDir: '/c', alarms: 2, signature })).confirmed);
