@@ -6,7 +6,7 @@
 import test from 'ava';
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -113,6 +113,25 @@ test("leader election: turned off when the code names no LeaderElectionNamespace
     propose('memcached-operator').args.value.filter((a) => a.startsWith('--leader')),
     ['--leader-elect'],
   );
+});
+
+test('a thin main that runs a command of another package of the module: its flags and its manager are read there (OT redis-operator v0.26.0)', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const module = /^module\s+(\S+)/m.exec(readFileSync(join(dir, 'go.mod'), 'utf8'))![1]!;
+  const main = join(dir, 'cmd', 'main.go');
+  const manager = readFileSync(main, 'utf8')
+    .replace(/^package main$/m, 'package manager')
+    .replace('func main() {', 'func Execute() {')
+    .replace(/^\s*LeaderElectionNamespace:.*$/m, '');
+  mkdirSync(join(dir, 'internal', 'cmd', 'manager'), { recursive: true });
+  writeFileSync(join(dir, 'internal', 'cmd', 'manager', 'cmd.go'), manager);
+  writeFileSync(main, `package main\n\nimport "${module}/internal/cmd/manager"\n\nfunc main() {\n\tmanager.Execute()\n}\n`);
+  const proposed = proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p)));
+  t.false(proposed.leaderElection);
+  t.false(proposed.args.value.includes('--leader-elect'), 'the manager would exit outside a pod: no LeaderElectionNamespace');
+  t.true(proposed.args.value.includes('--metrics-bind-address=0'), 'the listener flags of the command are turned off');
+  t.regex(proposed.args.why, /leader election off: \.\/cmd names no LeaderElectionNamespace/);
 });
 
 test("the release comes from the client-go go.mod builds with: a replace directive's version wins over the required one", (t) => {

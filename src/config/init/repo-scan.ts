@@ -10,6 +10,7 @@
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { join, relative, sep, posix, dirname } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { escapeRegExp } from '../../../oracles/masks.js';
 
 export type Layout = 'kubebuilder' | 'operator-sdk-0.x' | 'helm' | 'manifests';
 
@@ -242,16 +243,46 @@ const ENV_CONST_RE = /\b\w*(?:EnvVar|EnvVariable|Env|EnvName)\w*\s*(?:string\s*)
 const PORT_LINE_RE = /(metric|probe|health|pprof|webhook|port)/i;
 const PORT_RE = /(?:":(\d{2,5})"|\b\w*[Pp]ort\w*\s*(?:int32|int)?\s*=\s*(\d{2,5})\b)/g;
 
-function scanGoPackage(root: string, dir: string, files: string[]): MainPackageFact {
+/** At most this many of the module's own packages are read behind a main package. */
+const MAX_IMPORTED_PACKAGES = 64;
+
+/**
+ * The Go files of the module's own packages a main package imports, directly or through each other
+ * (`packages`: every package directory of the repository and its files): a thin main that runs a
+ * cobra command defined elsewhere (OT-CONTAINER-KIT/redis-operator v0.26.0: internal/cmd/manager)
+ * registers its flags and starts its manager there.
+ */
+function importedFiles(root: string, mainFiles: string[], module: string | undefined, packages: Map<string, string[]>): string[] {
+  if (!module) return [];
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const queue = [...mainFiles];
+  const importRe = new RegExp(`"${escapeRegExp(module)}/([^"]+)"`, 'g');
+  while (queue.length > 0 && seen.size < MAX_IMPORTED_PACKAGES) {
+    const text = readText(join(root, queue.shift()!), 1024 * 1024) ?? '';
+    for (const m of text.matchAll(importRe)) {
+      const dir = m[1]!;
+      if (seen.has(dir) || !packages.has(dir)) continue;
+      seen.add(dir);
+      out.push(...packages.get(dir)!);
+      queue.push(...packages.get(dir)!);
+    }
+  }
+  return out;
+}
+
+function scanGoPackage(root: string, dir: string, files: string[], imported: string[]): MainPackageFact {
   const flags = new Set<string>();
   const literalPorts: { port: number; line: string }[] = [];
   let usesControllerRuntime = false;
   let leaderElectionNamespace = false;
-  for (const f of files) {
+  for (const f of [...files, ...imported]) {
     const text = readText(join(root, f), 1024 * 1024) ?? '';
     if (text.includes('"sigs.k8s.io/controller-runtime')) usesControllerRuntime = true;
     if (/\bLeaderElectionNamespace\s*(:|=)/.test(text)) leaderElectionNamespace = true;
     for (const m of text.matchAll(FLAG_RE)) flags.add(m[1]!);
+    // Ports only where main is: the packages behind it hold their own servers' defaults too.
+    if (!files.includes(f)) continue;
     for (const line of text.split('\n')) {
       if (!PORT_LINE_RE.test(line) || /^\s*\/\//.test(line)) continue;
       for (const m of line.matchAll(PORT_RE)) {
@@ -336,6 +367,7 @@ export function scanOperatorRepo(dir: string): RepoFacts {
 
   const goFiles = files.filter((f) => f.endsWith('.go') && !f.endsWith('_test.go'));
   const byDir = new Map<string, string[]>();
+  const packages = new Map<string, string[]>();
   const envReads = new Set<string>();
   const podNamespaceFile: string[] = [];
   for (const f of goFiles) {
@@ -343,14 +375,14 @@ export function scanOperatorRepo(dir: string): RepoFacts {
     if (text.includes(`"${POD_NAMESPACE_FILE}"`) && !/(^|\/)(tests?|e2e|hack)\//.test(f)) podNamespaceFile.push(f);
     for (const m of text.matchAll(ENV_RE)) envReads.add(m[1]!);
     for (const m of text.matchAll(ENV_CONST_RE)) envReads.add(m[1]!);
-    if (/^package main\b/m.test(text)) {
-      const d = dirname(f);
-      byDir.set(d, [...(byDir.get(d) ?? []), f]);
-    }
+    const d = dirname(f);
+    packages.set(d, [...(packages.get(d) ?? []), f]);
+    if (/^package main\b/m.test(text)) byDir.set(d, [...(byDir.get(d) ?? []), f]);
   }
+  const module = /^module\s+(\S+)/m.exec(readText(join(dir, 'go.mod')) ?? '')?.[1];
   const mains = [...byDir.entries()]
     .filter(([, fs]) => fs.some((f) => /\bfunc main\(\)/.test(readText(join(dir, f), 1024 * 1024) ?? '')))
-    .map(([d, fs]) => scanGoPackage(dir, d, fs));
+    .map(([d, fs]) => scanGoPackage(dir, d, fs, importedFiles(dir, fs, module, packages)));
 
   const has = (p: string): boolean => existsSync(join(dir, p));
   const layout: Layout =
