@@ -131,9 +131,9 @@ export class DeliveryLog {
     return { burst: this.burstNumber, reconcile: this.reconcile, causeFrom, causeTo: this.deliveries.length };
   }
 
-  /** The current reconcile wrote `rawKey`: its changes are echoes, not news. */
-  noteWrite(rawKey: ObjectKey): void {
-    this.reconcileWrote.add(rawKey);
+  /** Reconcile `reconcile` wrote `rawKey`: while it is the current one, its changes are echoes, not news. */
+  noteWrite(rawKey: ObjectKey, reconcile: number): void {
+    if (reconcile === this.reconcile) this.reconcileWrote.add(rawKey);
   }
 
   /** The latest delivery of each object related to `key`, after `since` (seq), below `before`. */

@@ -56,7 +56,7 @@ export class WriteLog {
     };
     if (req.resource?.subresource) w.subresource = req.resource.subresource;
     if (req.key) {
-      this.delivery.noteWrite(req.key);
+      this.delivery.noteWrite(req.key, w.reconcile);
       w.rawKey = req.key;
       w.key = this.changes.folder.fold(req.key);
       w.causeExtra = this.delivery.relatedDeliveries(req.key, req, window.causeFrom, this.lastWriteSeq.get(req.key) ?? -1);
@@ -89,7 +89,11 @@ export class WriteLog {
     // time: a create under the key of the object the answer returns (the request may not name it:
     // generateName, a protobuf or YAML body), under the folded key.
     const counted = writeIdentity(req, res.object);
-    if (counted) w.rawKey = counted.key;
+    if (counted) {
+      // A create the request did not name (generateName): its echo is the reconcile's own, not news.
+      if (!w.rawKey) this.delivery.noteWrite(counted.key, w.reconcile);
+      w.rawKey = counted.key;
+    }
     if (!w.rawKey || w.verb === 'deletecollection') {
       // Nothing a trigger can name, nothing to prove a no-op.
       w.effect = 'effective';

@@ -156,6 +156,18 @@ test("under serialized delivery, an episode opened by an echo of the controller'
   t.deepEqual(triggers(plan(other)), [{ verb: 'create', key: SECRET, occurrence: 1 }]);
 });
 
+test("under serialized delivery, the echo of a create the request did not name (generateName) continues its reconcile: it is the controller's own write", (t) => {
+  // snapshot-copy (fixed) on a loaded machine: the controller paused past the quiet window between
+  // creating its copy and recording it in status, so the copy's echo opened the next episode.
+  const trace = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', 'ConfigMap/default/db1-x7k2p', { unnamed: true, generateName: 'db1-', deliver: true })
+    .episode()
+    .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' } }).events;
+  t.deepEqual(triggers(plan(trace)), [{ verb: 'create', key: 'ConfigMap/default/db1-*#1', occurrence: 1 }]);
+});
+
 test('an episode that ended without the controller going quiet merges into the next', (t) => {
   const trace = new TraceBuilder()
     .external('ADDED', DB, { deliver: true })
