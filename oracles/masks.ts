@@ -7,6 +7,7 @@
  * when it runs in the cluster) given as `controllerObjects`.
  */
 import type { ObjectKey } from '../src/model/object-key.js';
+import { escapeRegExp } from '../src/model/regexp.js';
 import { parseFieldPattern, patternCovers, type FieldPath, type FieldPattern } from '../src/model/field-path.js';
 import { childSlots, semanticEqual } from './semantic.js';
 
@@ -55,11 +56,6 @@ export interface ObjectMask {
 export function globMatches(glob: string, key: ObjectKey): boolean {
   const re = new RegExp('^' + glob.split('*').map(escapeRegExp).join('.*') + '$');
   return re.test(key);
-}
-
-/** `s` as a literal inside a regular expression. */
-export function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 export class Masks {

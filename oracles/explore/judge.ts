@@ -25,7 +25,7 @@ import { formatPath } from '../../src/model/field-path.js';
 import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
 import { quantitiesEqual } from '../quantity.js';
 import { scanControllerLog } from '../health.js';
-import { escapeRegExp } from '../masks.js';
+import { escapeRegExp } from '../../src/model/regexp.js';
 
 export type ExploreOracle = 'consistency' | 'health' | 'crash' | 'differential' | 'rollback';
 export type StepVerdict = 'ok' | 'rejected' | 'alarm' | 'misoperation' | 'not-run';

@@ -10,7 +10,7 @@
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { join, relative, sep, posix, dirname } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { escapeRegExp } from '../../../oracles/masks.js';
+import { escapeRegExp } from '../../model/regexp.js';
 
 export type Layout = 'kubebuilder' | 'operator-sdk-0.x' | 'helm' | 'manifests';
 
