@@ -70,6 +70,8 @@ export interface LearnOptions extends CampaignOptions {
   workloads?: string[];
   /** Causality learning: serialized watch delivery with this quiet window (see proxy/serialize.ts). */
   serialize?: { quietMs: number };
+  /** Record the cluster's Events in the runs' cluster traces (explore's sequences: RunOptions.recordEvents). */
+  recordEvents?: boolean;
 }
 
 /** Runs every workload `config.referenceRuns` times without faults and keeps the runs. */
@@ -138,6 +140,7 @@ async function learnWorkloads(
         ...(standbys ? { standbys } : {}),
         ...(opts.cluster ? { cluster: opts.cluster } : {}),
         ...serialize,
+        ...(opts.recordEvents ? { recordEvents: true } : {}),
         ...(opts.signal ? { signal: opts.signal } : {}),
       }).catch((err: unknown) => {
         throw interrupted(err);

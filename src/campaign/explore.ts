@@ -355,6 +355,8 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
   await learn(sequenceRunsConfig(generated, opts.perturb), {
     out: opts.out,
     log: opts.log,
+    // The judge reads what the cluster said of the step's input (controllerRefusal: a StatefulSet's FailedCreate).
+    recordEvents: true,
     ...(opts.cluster ? { cluster: opts.cluster } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   });

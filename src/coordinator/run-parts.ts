@@ -151,7 +151,7 @@ export class RecorderPart implements RunPart {
   ) {}
 
   async start(): Promise<void> {
-    this.started = await ClusterRecorder.start(this.cluster.client, this.run.clusterTrace);
+    this.started = await ClusterRecorder.start(this.cluster.client, this.run.clusterTrace, { events: this.run.options.recordEvents === true });
     // Taken before the setup runs: everything the recorder sees appear later, the run created.
     if (this.run.provider.shared) this.inventory = uidInventory(this.started.pastChanges());
   }

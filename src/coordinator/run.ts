@@ -57,6 +57,8 @@ export interface RunOptions {
    * for the controller to be quiet after each (see proxy/serialize.ts); episodes go into the trace.
    */
   serializeDelivery?: SerializeDeliveryOptions;
+  /** Record the cluster's Events in the cluster trace (explore's judge reads them; see ClusterRecorderOptions). */
+  recordEvents?: boolean;
   /** Serve the controller over TLS (HTTP/2 and HTTP/1.1) instead of plain HTTP; default CONTROLLER_TLS. */
   tls?: boolean;
   /** Default: `{ kind: 'embedded' }`. */

@@ -19,8 +19,17 @@ import { keyOfListed, type KubeClient, type WatchHandle } from '../kube/client.j
 import type { ResourceInfo } from '../kube/discovery.js';
 import { sleep } from '../workload/runner.js';
 
-/** Resources whose churn says nothing about the controller's correctness. */
-const IGNORED_RESOURCES = new Set(['events', 'events.events.k8s.io']);
+/** Resources whose churn says nothing about the controller's correctness (recorded only on request: `ClusterRecorderOptions.events`). */
+const EVENT_RESOURCES: ReadonlySet<string> = new Set(['events', 'events.events.k8s.io']);
+
+export interface ClusterRecorderOptions {
+  /**
+   * Record Events too (core/v1 and events.k8s.io): what the cluster's controllers and the controller
+   * under test said about objects. Explore's judge reads them (a StatefulSet's `FailedCreate` gives
+   * the API server's refusal of a pod template the CR carried); the plan oracles do not compare them.
+   */
+  events?: boolean;
+}
 
 interface Watched {
   info: ResourceInfo;
@@ -101,10 +110,11 @@ export class ClusterRecorder implements ClusterView {
   private constructor(
     private readonly client: KubeClient,
     private readonly trace: TraceSink,
+    private readonly options: ClusterRecorderOptions,
   ) {}
 
-  static async start(client: KubeClient, trace: TraceSink): Promise<ClusterRecorder> {
-    const rec = new ClusterRecorder(client, trace);
+  static async start(client: KubeClient, trace: TraceSink, options: ClusterRecorderOptions = {}): Promise<ClusterRecorder> {
+    const rec = new ClusterRecorder(client, trace, options);
     await rec.refreshResources();
     return rec;
   }
@@ -181,7 +191,7 @@ export class ClusterRecorder implements ClusterView {
       const all = await this.client.resources.all();
       for (const info of all) {
         const id = this.id(info);
-        if (this.watched.has(id) || IGNORED_RESOURCES.has(id)) continue;
+        if (this.watched.has(id) || (!this.options.events && EVENT_RESOURCES.has(id))) continue;
         if (!info.verbs.includes('list') || !info.verbs.includes('watch')) continue;
         const entry: Watched = { info, lastResourceVersion: '', history: [], waiters: [] };
         this.watched.set(id, entry);

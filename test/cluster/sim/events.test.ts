@@ -459,6 +459,31 @@ test('next to a real control plane the simulation writes no kube-controller-mana
   t.deepEqual([...components].map((c) => c!.replace(/_.*/, '_*')).sort(), ['default-scheduler', 'kubelet', 'rancher.io/local-path_*']);
 });
 
+test("the cluster recorder records Events when asked (explore reads them): the kubelet's Started is a cluster change", async (t) => {
+  const env = await startSimCluster(t);
+  const client = new KubeClient(env.cluster.url, env.cluster.clientOptions());
+  const trace = new MemoryTrace();
+  const recorder = await ClusterRecorder.start(client, trace, { events: true });
+  t.teardown(async () => {
+    await recorder.stop();
+    client.close();
+  });
+  await env.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'p' }, spec: { containers: [container()] } } });
+  const started = await eventually(
+    'the Started Event in the cluster trace',
+    () =>
+      Promise.resolve(
+        trace.events.find(
+          (e): e is ClusterChangeEvent =>
+            e.type === 'cluster-change' && e.key.startsWith('Event/default/') && (e.object as { reason?: string }).reason === 'Started',
+        ),
+      ),
+    20_000,
+    env.log,
+  );
+  t.like(started.object as unknown as Ev, { type: 'Normal', involvedObject: { kind: 'Pod', name: 'p' } });
+});
+
 test('the cluster recorder does not record Events and the oracles ignore them', async (t) => {
   const env = await startSimCluster(t);
   const client = new KubeClient(env.cluster.url, env.cluster.clientOptions());
