@@ -238,6 +238,19 @@ export interface ExploreResults {
   perturbation?: PerturbationSummary;
 }
 
+/**
+ * explore's exit code: 1 when an alarm is the controller's (an `environment` alarm shows what kperturb's
+ * cluster lacks: it is reported, not counted) or a perturbation plan found a bug; 2 when every sequence
+ * failed to run (nothing was explored: a set-up failure, not a clean result); else 0.
+ */
+export function exploreExitCode(results: Pick<ExploreResults, 'sequences' | 'alarms' | 'perturbation'>): 0 | 1 | 2 {
+  const alarms = results.alarms.some((a) => a.class !== 'environment');
+  const bugs = results.perturbation?.results.some((r) => r.verdict === 'bug') ?? false;
+  if (alarms || bugs) return 1;
+  const ranNone = results.sequences.length > 0 && results.sequences.every((s) => s.error && s.steps.every((st) => st.verdict === 'not-run'));
+  return ranNone ? 2 : 0;
+}
+
 export interface PerturbationSummary {
   /** Plans tested per pattern and sequence (at most). */
   plansPerPattern: number;

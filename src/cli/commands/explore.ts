@@ -74,7 +74,7 @@ export function registerExplore(program: Command): void {
         context?: string;
       }) => {
         const config = loadConfig(opts.config);
-        const { generateCampaign, emitCampaign, explore, DEFAULT_EXPLORE_STEPS, DEFAULT_PERTURB_PLANS } = await exploreModule();
+        const { generateCampaign, emitCampaign, explore, DEFAULT_EXPLORE_STEPS, DEFAULT_PERTURB_PLANS, exploreExitCode } = await exploreModule();
         const options = { seed: opts.seed, maxSteps: opts.steps ?? DEFAULT_EXPLORE_STEPS, ...(opts.sequence ? { sequences: opts.sequence } : {}) };
         if (opts.emit) {
           const campaign = generateCampaign(config, options);
@@ -107,7 +107,8 @@ export function registerExplore(program: Command): void {
         );
         if (output.verbosity !== 'quiet') process.stdout.write(renderTable(['sequence', 'step', 'operation', 'field', 'verdict', 'traced to'], rows) + '\n');
         for (const s of results.sequences) if (s.error) logError(`kperturb: ${s.sequence}: the run did not finish: ${s.error}`);
-        for (const a of results.alarms) logError(`ALARM [${a.oracle}] ${a.sequence}${a.step ? ` step ${a.step}` : ''}: ${a.message}`);
+        for (const a of results.alarms)
+          logError(`${a.class === 'environment' ? 'ENVIRONMENT' : 'ALARM'} [${a.oracle}] ${a.sequence}${a.step ? ` step ${a.step}` : ''}: ${a.message}`);
         const { covered, total, uncovered } = results.coverage;
         process.stdout.write(`coverage: ${covered}/${total} properties changed by an accepted step\n`);
         for (const u of uncovered) process.stdout.write(`  uncovered ${u.kind} ${u.property}: ${u.reason}\n`);
@@ -128,10 +129,7 @@ export function registerExplore(program: Command): void {
             );
         }
         process.stdout.write(`results: ${file}\n`);
-        // Every sequence failed to run: nothing was explored, which is a set-up failure (exit 2), not a clean result.
-        const ranNone = results.sequences.length > 0 && results.sequences.every((s) => s.error && s.steps.every((st) => st.verdict === 'not-run'));
-        const bugs = perturbation?.results.some((r) => r.verdict === 'bug') ?? false;
-        process.exitCode = results.alarms.length > 0 || bugs ? 1 : ranNone ? 2 : 0;
+        process.exitCode = exploreExitCode(results);
       },
     );
 }
