@@ -7,7 +7,9 @@
  * A life of an Endpoints or EndpointSlice object that begins while its Service does not exist and
  * ends within the run is not counted (see serviceOf). Nor is a pod's deletion that the cluster
  * disrupted (its last state has the DisruptionTarget condition: an eviction, the taint manager, a
- * preemption; a managed-system fault's doing), nor its owner's recreation of it.
+ * preemption; a managed-system fault's doing), nor its owner's recreation of it. A disrupted deletion
+ * that nothing recreated counts as a deletion: the object is gone as a deletion leaves it (a pod a
+ * scale-down would have deleted, evicted first).
  */
 import { formatKey, isObject, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
 import type { Alarm, RunArtifacts } from '../src/model/results.js';
@@ -48,8 +50,10 @@ function serviceOf(key: ObjectKey, obj: KubeObject | undefined): ObjectKey | und
 export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly UpdateCountRule[] = []): Map<ObjectKey, Counts> {
   const rules = countUpdates.map((r) => ({ glob: r.keyGlob, fields: r.paths.map((p) => ({ text: p, pattern: parseFieldPattern(p) })) }));
   const counts = new Map<ObjectKey, Counts>();
-  // Deletions the cluster disrupted, by identity: neither they nor the recreations they caused count.
+  // Deletions the cluster disrupted, by identity: awaiting a recreation, and those followed by one
+  // (neither they nor the recreations they caused count).
   const disrupted = new Map<ObjectKey, number>();
+  const recreated = new Map<ObjectKey, number>();
   // The previous state of each object (by its real key), to tell which fields a MODIFIED changed.
   const previous = new Map<ObjectKey, unknown>();
   // Services that exist (real keys), and Endpoints/EndpointSlices created while their Service did not.
@@ -67,6 +71,11 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
     const before = previous.get(change.key);
     if (change.eventType === 'ADDED') {
       c.created++;
+      const pending = disrupted.get(id.key) ?? 0;
+      if (pending > 0) {
+        disrupted.set(id.key, pending - 1);
+        recreated.set(id.key, (recreated.get(id.key) ?? 0) + 1);
+      }
       const service = serviceOf(change.key, change.object);
       if (service && !services.has(service)) orphans.add(change.key);
     } else if (change.eventType === 'DELETED') {
@@ -87,11 +96,10 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
     if (change.eventType === 'DELETED') previous.delete(change.key);
     else previous.set(change.key, change.object);
   }
-  for (const [key, n] of disrupted) {
+  for (const [key, n] of recreated) {
     const c = counts.get(key)!;
     c.deleted -= n;
-    // Recreations beyond the first creation, as many as were disrupted.
-    c.created -= Math.min(n, Math.max(0, c.created - 1));
+    c.created -= n;
   }
   return counts;
 }

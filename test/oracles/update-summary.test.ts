@@ -364,3 +364,34 @@ test("a pod the cluster disrupted (DisruptionTarget: evicted, the taint manager)
     ['created', 'deleted'],
   );
 });
+
+test('a disrupted deletion that nothing recreated counts as the deletion it stands for (a pod a scale-down deletes, evicted first)', (t) => {
+  // decommission's managed-system plan: node-1 goes not-ready while the data center scales 2 -> 1; its
+  // pod dc1-1 is evicted, and the StatefulSet, already at 1 replica, does not recreate it.
+  const pod = (conditions: unknown[] = []) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'dc1-1', namespace: 'default' },
+    status: { phase: 'Running', conditions },
+  });
+  type Change = ['ADDED' | 'DELETED' | 'MODIFIED', ReturnType<typeof pod>];
+  const running = pod([{ type: 'Ready', status: 'True' }]);
+  const evicted = pod([{ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager' }]);
+  const scaledDown: Change[] = [
+    ['ADDED', running],
+    ['DELETED', running],
+  ];
+  const evictedFirst: Change[] = [
+    ['ADDED', running],
+    ['MODIFIED', evicted],
+    ['DELETED', evicted],
+  ];
+  t.deepEqual(compareRuns([runWith([], scaledDown)], runWith([], evictedFirst)), []);
+  // Where the references kept the pod, an eviction nothing undid is a deletion.
+  t.deepEqual(
+    compareRuns([runWith([running], [['ADDED', running]])], runWith([], evictedFirst))
+      .filter((a) => a.oracle === 'update-summary')
+      .map((a) => a.message),
+    ['Pod/default/dc1-1: deleted 0 time(s) in reference runs, but 1 time(s) in the test run'],
+  );
+});
