@@ -13,7 +13,7 @@ import { isPathMasked, learnMasks, Masks, type MaskRule, type ObjectMask } from 
 // Learned masks are concrete paths (learnMasks).
 import type { FieldPath } from '../../src/model/field-path.js';
 import { endStateView } from '../object-identity.js';
-import { controllerWrittenKeys, type ExploreAlarm, type ExploreOracle } from './judge.js';
+import { controllerWrittenKeys, operationStepIndex, type ExploreAlarm, type ExploreOracle } from './judge.js';
 
 export interface DifferentialCase {
   sequence: string;
@@ -27,7 +27,7 @@ export interface DifferentialCase {
   /** The sequence run's trace (for the objects its controller wrote). */
   chainedEvents: readonly TraceEvent[];
   /** How the controller of each run ended (run.json's `controllerExits`; `expected`: kperturb stopped it). */
-  chainedExits?: ReadonlyArray<{ expected: boolean }>;
+  chainedExits?: ReadonlyArray<{ expected: boolean; incarnation?: number }>;
   freshExits?: ReadonlyArray<{ expected: boolean }>;
 }
 
@@ -35,12 +35,29 @@ export interface DifferentialCase {
  * Why a case cannot be compared: a run whose controller exited when kperturb did not stop it ended
  * with whatever the dead controller had written (rabbitmq-operator losing its Lease on a loaded
  * machine left the sequence without any of its objects: 23 "differences", none about the CR). The
- * crash oracle says so for the sequence; the fresh run is only the differential's.
+ * crash oracle says so for the sequence; the fresh run is only the differential's. A state the
+ * sequence reached before its controller exited (the exit's trace event comes after the next
+ * operation began) was the live controller's answer, and is compared: redis-ot's controller exits at
+ * step 5 of a sequence whose step 3 already showed a bug the differential sees.
  */
-export function differentialNotCompared(c: Pick<DifferentialCase, 'chainedExits' | 'freshExits'>): string | undefined {
-  if (c.chainedExits?.some((e) => !e.expected)) return 'not compared: the controller exited during the sequence (the crash oracle judges that)';
+export function differentialNotCompared(c: Partial<Pick<DifferentialCase, 'chainedExits' | 'freshExits' | 'chainedEvents' | 'step'>>): string | undefined {
+  const exits = c.chainedExits?.filter((e) => !e.expected) ?? [];
+  if (exits.length > 0 && !exitedAfterState(exits, c.chainedEvents ?? [], c.step))
+    return 'not compared: the controller exited during the sequence (the crash oracle judges that)';
   if (c.freshExits?.some((e) => !e.expected)) return 'not compared: the controller exited in the run from scratch';
   return undefined;
+}
+
+/** Every one of these exits was traced after the state following operation step `step` (1-based) was taken: at the next operation's start. */
+export function exitedAfterState(exits: ReadonlyArray<{ incarnation?: number }>, events: readonly TraceEvent[], step: number | undefined): boolean {
+  if (step === undefined) return false;
+  const next = operationStepIndex(step);
+  const taken = events.find((e) => e.type === 'workload-step' && e.phase === 'start' && e.index === next)?.seq;
+  if (taken === undefined) return false;
+  return exits.every((x) => {
+    const exit = events.find((e) => e.type === 'controller' && e.action === 'exit' && e.incarnation === x.incarnation);
+    return x.incarnation !== undefined && exit !== undefined && exit.seq > taken;
+  });
 }
 
 /**

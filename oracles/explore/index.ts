@@ -26,4 +26,4 @@ export {
   objectDifferenceAlarms,
   type DifferentialCase,
 } from './differential.js';
-export { rollbackAlarms, rollbackTargets, type RollbackCase, type RollbackTarget } from './rollback.js';
+export { rollbackAlarms, rollbackCrash, rollbackTargets, type RollbackCase, type RollbackTarget } from './rollback.js';

@@ -85,7 +85,7 @@ export interface SequenceRun {
   events: readonly TraceEvent[];
   controllerLog?: string;
   /** From run.json: how each controller incarnation ended (`expected`: kperturb stopped it). */
-  controllerExits?: ReadonlyArray<{ code: number | null; signal: string | null; expected: boolean }>;
+  controllerExits?: ReadonlyArray<{ code: number | null; signal: string | null; expected: boolean; incarnation?: number }>;
   /** The run's outcome: a failed workload or run is judged up to where it got. */
   error?: string;
 }
@@ -683,7 +683,7 @@ export function healthAlarms(state: State, sequence: string): ExploreAlarm[] {
   return alarms;
 }
 
-function crashAlarms(run: SequenceRun, sequence: string): ExploreAlarm[] {
+export function crashAlarms(run: Pick<SequenceRun, 'controllerExits' | 'controllerLog'>, sequence: string): ExploreAlarm[] {
   const alarms: ExploreAlarm[] = [];
   for (const e of run.controllerExits ?? []) {
     if (!e.expected)

@@ -10,9 +10,10 @@
 import type { ObjectKey } from '../../src/model/object-key.js';
 import type { TraceEvent } from '../../src/model/trace.js';
 import type { MaskRule } from '../masks.js';
-import { ALLOCATED_AT_CREATION, copiesVersion, objectDifferenceAlarms, resourceVersionsOf } from './differential.js';
+import { ALLOCATED_AT_CREATION, copiesVersion, exitedAfterState, objectDifferenceAlarms, resourceVersionsOf } from './differential.js';
 import {
   controllerWrittenKeys,
+  crashAlarms,
   healthAlarms,
   operationStepIndex,
   stateAfterStep,
@@ -101,3 +102,33 @@ export function rollbackAlarms(c: RollbackCase, maskRules: readonly MaskRule[] =
       alarms.push({ ...a, oracle: 'rollback', step: c.step, message: `${lead} ${a.message.replace("at the sequence's end", 'after the rollback')}` });
   return alarms;
 }
+
+/**
+ * The crash oracle on a rollback run (the sequence replayed up to a step, then the CR before it
+ * re-applied): a panic or an exit there that the sequence's own run did not show is an alarm of the
+ * step rolled back (the replay met another timing, or the rollback itself crashed the controller:
+ * redis-ot-container-kit-operator's `index out of range [-1]` when the pod it execs into was being
+ * re-created). `known`: the sequence's own alarms. `compared`: false when the controller exited
+ * before the state after the rollback was taken; that state is the dead controller's, not a
+ * recovery, and the rollback oracle says nothing of it.
+ */
+export function rollbackCrash(
+  run: Pick<SequenceRun, 'controllerExits' | 'controllerLog' | 'events'>,
+  c: { sequence: string; step: number; rollbackRun: string },
+  known: readonly ExploreAlarm[],
+): { alarms: ExploreAlarm[]; compared: boolean } {
+  const seen = new Set(known.filter((a) => a.oracle === 'crash').map((a) => withoutLine(a.message)));
+  const alarms = crashAlarms(run, c.sequence)
+    .filter((a) => !seen.has(withoutLine(a.message)))
+    .map((a) => ({
+      ...a,
+      step: c.step,
+      message: `${a.message.replace(' during the sequence', '')} (in ${c.rollbackRun}: the sequence replayed up to step ${c.step}, then the CR before it re-applied)`,
+    }));
+  const exits = (run.controllerExits ?? []).filter((e) => !e.expected);
+  // The rollback is step `step + 1` of its run.
+  return { alarms, compared: exits.length === 0 || exitedAfterState(exits, run.events, c.step + 1) };
+}
+
+/** A crash alarm's message without the log line it was read at (two runs print it on different lines). */
+const withoutLine = (message: string): string => message.replace(/^controller\.log line \d+: /, '');

@@ -34,6 +34,7 @@ import {
   judgeExploration,
   judgeSequence,
   rollbackAlarms,
+  rollbackCrash,
   rollbackTargets,
   stateAfterStep,
   type ExploreAlarm,
@@ -473,11 +474,18 @@ async function rollbacks(
     const original = runs[c.run]!;
     const judgement = judged[c.run]!;
     const run = await loadSequenceRun(layout.referenceRun(c.sequence.name, 1), c.sequence);
+    const step = judgement.steps[c.step - 1]!;
+    const crash = rollbackCrash(run, { sequence: original.sequence.name, step: c.step, rollbackRun: c.sequence.name }, judgement.alarms);
+    judgement.alarms.push(...crash.alarms);
+    if (crash.alarms.length > 0 && step.kind !== 'misoperation') step.verdict = 'alarm';
+    if (!crash.compared) {
+      step.notes.push(`rollback: not compared: the controller exited in ${c.sequence.name} (the crash oracle judges that)`);
+      continue;
+    }
     const alarms = rollbackAlarms(
       { sequence: original.sequence.name, step: c.step, why: c.why, crKey: run.crKey, events: run.events, steps: c.sequence.steps.length },
       maskRules,
     );
-    const step = judgement.steps[c.step - 1]!;
     if (!alarms) {
       step.notes.push(`rollback: the CR before this step could not be re-applied in ${c.sequence.name}${run.error ? ` (${run.error})` : ''}`);
       continue;

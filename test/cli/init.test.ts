@@ -259,6 +259,42 @@ test('kubebuilder v3 component config: --config points at a copy with listeners 
   t.true(existsSync(join(dir, 'kperturb-manager-config.yaml')));
 });
 
+test("a CRD its config/crd kustomization patches (JSON 6902) is set up as kustomize builds it: a patched copy beside kperturb.yaml (cass-operator's spec.config)", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  mkdirSync(join(dir, 'config', 'crd', 'patches'));
+  writeFileSync(
+    join(dir, 'config', 'crd', 'kustomization.yaml'),
+    'resources:\n- bases/cache.example.com_memcacheds.yaml\npatchesJson6902:\n- target:\n    group: apiextensions.k8s.io\n    version: v1\n' +
+      '    kind: CustomResourceDefinition\n    name: memcacheds.cache.example.com\n  path: patches/size_removal.yaml\n',
+  );
+  writeFileSync(
+    join(dir, 'config', 'crd', 'patches', 'size_removal.yaml'),
+    '- op: remove\n  path: /spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size\n',
+  );
+  const p = proposeConfig(scanOperatorRepo(dir), (f) => existsSync(join(dir, f)));
+  t.deepEqual(p.crdFiles.value, ['kperturb-crd-memcacheds.cache.example.com.yaml']);
+  const copy = p.extraFiles.find((f) => f.file === 'kperturb-crd-memcacheds.cache.example.com.yaml');
+  t.regex(
+    copy!.why,
+    /config\/crd\/bases\/cache\.example\.com_memcacheds\.yaml with config\/crd\/patches\/size_removal\.yaml applied, as config\/crd\/kustomization\.yaml does/,
+  );
+  t.false(copy!.text.includes('size:'), copy!.text);
+  t.true(copy!.text.includes('kind: CustomResourceDefinition'));
+  // A patch that does not apply leaves the CRD as its file gives it.
+  writeFileSync(join(dir, 'config', 'crd', 'patches', 'size_removal.yaml'), '- op: remove\n  path: /spec/versions/0/schema/nothing/here\n');
+  t.deepEqual(proposeConfig(scanOperatorRepo(dir), (f) => existsSync(join(dir, f))).crdFiles.value, ['config/crd/bases/cache.example.com_memcacheds.yaml']);
+  writeFileSync(
+    join(dir, 'config', 'crd', 'patches', 'size_removal.yaml'),
+    '- op: remove\n  path: /spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size\n',
+  );
+  const r = run(['init', dir, '--no-build']);
+  t.is(r.status, 0, r.stderr);
+  const config = loadConfig(join(dir, 'kperturb.yaml'));
+  t.is(config.setup.filter((f) => f.endsWith('kperturb-crd-memcacheds.cache.example.com.yaml')).length, 1);
+  t.true(existsSync(join(dir, 'kperturb-crd-memcacheds.cache.example.com.yaml')));
+});
+
 test("code that reads the pod's namespace file (zookeeper-operator v0.2.15 and cass-operator v1.32.0 exit without it) gets a question naming the file", (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
   cpSync(fixture('memcached-operator'), dir, { recursive: true });

@@ -5,6 +5,7 @@ import {
   judgeExploration,
   nondeterministicFields,
   rollbackAlarms,
+  rollbackCrash,
   rollbackTargets,
   type SequenceRun,
 } from '../../oracles/explore/index.js';
@@ -513,6 +514,23 @@ test('differential: a run whose controller exited when kperturb did not stop it 
   t.is(differentialAlarms({ ...c, chainedExits: [{ expected: true }] }).length, 1);
 });
 
+test('differential: a state the sequence reached before its controller exited (the exit traced after the next operation began) is compared; a state after the exit is not', (t) => {
+  const b = new RunBuilder().seed().op(0, { size: 3 });
+  const last = b.events.at(-1)!.seq;
+  b.events.push(
+    { seq: last + 1, ts: 0, type: 'workload-step', index: 4, description: '', phase: 'start' } as TraceEvent,
+    { seq: last + 2, ts: 0, type: 'controller', action: 'exit', incarnation: 1, code: 2, signal: null } as TraceEvent,
+  );
+  const fresh = new RunBuilder();
+  fresh.controllerWrites(STS, sts('cache:1'));
+  const c = { sequence: 's', step: 1, crKey: CR, chained: new Map<string, KubeObject>(), freshEvents: fresh.events, chainedEvents: b.events };
+  t.is(differentialAlarms({ ...c, chainedExits: [{ expected: false, incarnation: 1 }] }).length, 1);
+  // The state after step 2 is the trace's end, after the exit.
+  t.deepEqual(differentialAlarms({ ...c, step: 2, chainedExits: [{ expected: false, incarnation: 1 }] }), []);
+  // An exit the trace does not place (no incarnation) is not compared.
+  t.deepEqual(differentialAlarms({ ...c, chainedExits: [{ expected: false }] }), []);
+});
+
 test('differential: fields that differ between two fresh runs of the same CR (a generated password) are learned as nondeterministic and not compared; the others still are', (t) => {
   const chained = new Map([
     [SECRET, secret('aaaa')],
@@ -622,4 +640,25 @@ test("a panic over a program of the controller's image missing on this machine i
   const [k] = judgeExploration([{ ...run(steps, b), controllerLog: nilPointer }]);
   t.like(k!.alarms[0], { oracle: 'crash' });
   t.is(k!.alarms[0]!.class, undefined);
+});
+
+test("rollback run: a panic the sequence's own run did not show is a crash alarm of the step rolled back, and a rollback whose controller died is not compared", (t) => {
+  const events = rollbackRun('1.0');
+  const last = events.at(-1)!.seq;
+  const exited = [...events, { seq: last + 1, ts: 0, type: 'controller', action: 'exit', incarnation: 1, code: 2, signal: null } as TraceEvent];
+  const log = 'x\npanic: runtime error: index out of range [-1]\n\ngoroutine 1 [running]:\nmain.main()\n';
+  const c = { sequence: 'explore-cache-c1-1', step: 1, rollbackRun: 'explore-cache-c1-1-rollback-1' };
+  const crash = rollbackCrash({ events: exited, controllerLog: log, controllerExits: [{ code: 2, signal: null, expected: false, incarnation: 1 }] }, c, []);
+  t.false(crash.compared);
+  t.is(crash.alarms.length, 2);
+  t.like(crash.alarms[1], { oracle: 'crash', sequence: 'explore-cache-c1-1', step: 1 });
+  t.regex(
+    crash.alarms[1]!.message,
+    /^controller\.log line 2: panic: runtime error: index out of range \[-1\] \(in explore-cache-c1-1-rollback-1: the sequence replayed up to step 1/,
+  );
+  // The same panic in the sequence's own run (on another line) is not news.
+  const known = [{ oracle: 'crash' as const, sequence: c.sequence, message: 'controller.log line 9: panic: runtime error: index out of range [-1]' }];
+  t.is(rollbackCrash({ events, controllerLog: log }, c, known).alarms.length, 0);
+  // A controller alive to the end: compared, no alarm.
+  t.deepEqual(rollbackCrash({ events, controllerLog: 'ok\n' }, c, []), { alarms: [], compared: true });
 });

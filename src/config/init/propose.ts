@@ -196,6 +196,9 @@ function proposeArgs(
 /** The controller's own copy of the operator's component config, written by init beside kperturb.yaml. */
 export const COMPONENT_CONFIG_FILE = 'kperturb-manager-config.yaml';
 
+/** The patched copy of a CRD its kustomization patches, written beside kperturb.yaml. */
+export const kustomizedCrdFile = (c: CrdFact): string => `kperturb-crd-${c.name}.yaml`;
+
 /**
  * A kubebuilder v3 operator reads its listeners, leader election and often its webhook switch from
  * a component config that the Deployment gets from a ConfigMap (`--config=/configs/...`, added by
@@ -328,7 +331,14 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
       .replace(/^-+|-+$/g, '') || 'operator';
   const crds = chooseCrds(facts.crds);
   if (crds.length === 0) questions.push('setup: no CustomResourceDefinition found; list the CRD files the operator needs under setup');
-  const crdFiles = [...new Set(crds.map((c) => c.file))];
+  // A CRD its kustomization patches (and alone in its file) is set up as kustomize builds it: a patched copy beside kperturb.yaml.
+  const kustomized = crds.filter((c) => c.kustomized && facts.crds.filter((o) => o.file === c.file).length === 1);
+  const crdFileOf = (c: CrdFact): string => (kustomized.includes(c) ? kustomizedCrdFile(c) : c.file);
+  const crdFiles = [...new Set(crds.map(crdFileOf))];
+  const crdCopies: InitProposal['extraFiles'] = kustomized.map((c) => {
+    const why = `${c.file} with ${c.kustomized!.patches.join(', ')} applied, as ${c.kustomized!.kustomization} does (kustomize build)`;
+    return { file: kustomizedCrdFile(c), text: `# Written by kperturb init: ${why}.\n${stringify(c.kustomized!.doc)}`, why };
+  });
 
   // Seeds: the sample of each kind from the most canonical place; the kind with the largest schema first (an operator's main resource).
   const samplesByKind = new Map<string, SampleFact[]>();
@@ -418,9 +428,13 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
               why: `the seeds' namespace, ${namespace}, written by kperturb init`,
             },
           ]),
+      ...crdCopies,
       ...controllerFiles,
     ],
-    crdFiles: { value: crdFiles, why: crdFiles.length > 0 ? `the CRDs (${crds.map((c) => c.kind).join(', ')})` : '' },
+    crdFiles: {
+      value: crdFiles,
+      why: crdFiles.length > 0 ? [`the CRDs (${crds.map((c) => c.kind).join(', ')})`, ...crdCopies.map((f) => `${f.file}: ${f.why}`)].join('; ') : '',
+    },
     seeds: { value: seeds.map((s) => s.file), why: primary ? `the sample of ${primary}${kinds.length > 1 ? ', the kind with the largest schema' : ''}` : '' },
     otherSamples,
     namespace,

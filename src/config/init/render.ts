@@ -64,7 +64,8 @@ export function renderConfig(p: InitProposal, opts: RenderOptions): string {
       `cluster: { kubernetesVersion: ${scalar(p.kubernetesVersion.value).includes('"') ? scalar(p.kubernetesVersion.value) : `"${p.kubernetesVersion.value}"`} }`,
     );
   }
-  const setupFiles = p.extraFiles.filter((f) => !f.controller);
+  // The CRD copies init writes are listed with the CRDs.
+  const setupFiles = p.extraFiles.filter((f) => !f.controller && !p.crdFiles.value.includes(f.file));
   out.push(p.crdFiles.value.length + setupFiles.length > 0 ? 'setup:' : 'setup: []');
   for (const f of setupFiles) {
     out.push(...comment(f.why, '  '));

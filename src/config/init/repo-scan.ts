@@ -9,6 +9,7 @@
  */
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { join, relative, sep, posix, dirname } from 'node:path';
+import jsonpatch from 'fast-json-patch';
 import { parseAllDocuments } from 'yaml';
 import { escapeRegExp } from '../../model/regexp.js';
 
@@ -25,6 +26,12 @@ export interface CrdFact {
   storageVersion: string | undefined;
   /** Size of the CRD's schemas as JSON: an operator's main resource has the largest. */
   schemaBytes: number;
+  /**
+   * The CRD as `kustomize build` of its folder makes it, when that folder's kustomization applies
+   * JSON 6902 patches to it (cass-operator's config/crd removes `spec.config`'s schema, a string,
+   * so that the object its samples give passes): the patch files, and the patched CRD.
+   */
+  kustomized?: { kustomization: string; patches: string[]; doc: Record<string, unknown> };
 }
 
 export interface SampleFact {
@@ -165,6 +172,34 @@ function yamlDocs(text: string): Doc[] {
       .filter(isObject);
   } catch {
     return [];
+  }
+}
+
+/**
+ * The JSON 6902 patches a kustomization applies to a CRD among its resources (`patchesJson6902`, and
+ * `patches` entries whose file is a list of operations), applied in order to that CRD's document, as
+ * `kustomize build` does. A patch that does not apply leaves the CRD as it is (kustomize would fail).
+ */
+function applyKustomizePatches(root: string, file: string, crds: CrdFact[], crdDocs: ReadonlyMap<CrdFact, Doc>): void {
+  const k = yamlDocs(readText(join(root, file)) ?? '')[0];
+  if (!k) return;
+  const base = posix.dirname(file);
+  const resources = new Set((Array.isArray(k.resources) ? k.resources : []).filter((r) => typeof r === 'string').map((r) => posix.join(base, r as string)));
+  const entries = [...(Array.isArray(k.patchesJson6902) ? k.patchesJson6902 : []), ...(Array.isArray(k.patches) ? k.patches : [])];
+  for (const e of entries) {
+    if (!isObject(e) || !isObject(e.target) || e.target.kind !== 'CustomResourceDefinition' || typeof e.path !== 'string') continue;
+    const target = e.target;
+    const crd = crds.find((c) => c.name === target.name && resources.has(c.file));
+    const doc = crd && (crd.kustomized?.doc ?? crdDocs.get(crd));
+    const patchFile = posix.join(base, e.path);
+    const ops = parseAllDocuments(readText(join(root, patchFile)) ?? '')[0]?.toJSON() as unknown;
+    if (!crd || !doc || !Array.isArray(ops)) continue;
+    try {
+      const patched = jsonpatch.applyPatch(structuredClone(doc), ops as jsonpatch.Operation[], true, false).newDocument;
+      crd.kustomized = { kustomization: file, patches: [...(crd.kustomized?.patches ?? []), patchFile], doc: patched };
+    } catch {
+      // kustomize build fails on it too; the CRD stays as its file gives it.
+    }
   }
 }
 
@@ -339,6 +374,7 @@ export function scanOperatorRepo(dir: string): RepoFacts {
   const objects: { file: string; doc: Doc }[] = [];
   const managers: ManagerFact[] = [];
   const componentConfigs: ComponentConfigFact[] = [];
+  const crdDocs = new Map<CrdFact, Doc>();
   for (const f of files) {
     if (!/\.ya?ml$/.test(f)) continue;
     const text = readText(join(dir, f));
@@ -347,6 +383,7 @@ export function scanOperatorRepo(dir: string): RepoFacts {
       if (d.kind === 'CustomResourceDefinition' && String(d.apiVersion).startsWith('apiextensions.k8s.io/')) {
         const c = crdFact(f, d);
         if (c) crds.push(c);
+        if (c) crdDocs.set(c, d);
       } else if (isComponentConfig(d)) {
         componentConfigs.push({ file: f, doc: d });
       } else if (typeof d.apiVersion === 'string' && typeof d.kind === 'string') {
@@ -355,6 +392,7 @@ export function scanOperatorRepo(dir: string): RepoFacts {
       }
     }
   }
+  for (const f of files) if (/(^|\/)kustomization\.ya?ml$/.test(f)) applyKustomizePatches(dir, f, crds, crdDocs);
   const kinds = new Set(crds.map((c) => `${c.group}/${c.kind}`));
   const samples: SampleFact[] = objects.flatMap(({ file, doc }) => {
     const group = String(doc.apiVersion).split('/')[0]!;
