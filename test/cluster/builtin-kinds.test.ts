@@ -343,6 +343,23 @@ test('Events: core/v1 and events.k8s.io/v1 are two views of the same objects', a
   );
 });
 
+test('a PodDisruptionBudget name need not be a DNS subdomain (kube-apiserver checks only its spec)', async (t) => {
+  const { kc } = await startCluster(t);
+  const policy = kc.makeApiClient(k8s.PolicyV1Api);
+  const pdb = await policy.createNamespacedPodDisruptionBudget({
+    namespace: 'default',
+    body: { metadata: { name: 'my-cluster-name-mongos-' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'x' } } } },
+  });
+  t.is(pdb.metadata?.name, 'my-cluster-name-mongos-');
+  const slash = await t.throwsAsync(
+    policy.createNamespacedPodDisruptionBudget({
+      namespace: 'default',
+      body: { metadata: { name: 'a%b' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'x' } } } },
+    }),
+  );
+  t.regex(statusOf(slash).message ?? '', /may not contain '%'/);
+});
+
 test('RBAC names may use colons; Lease and ServiceAccount round-trip', async (t) => {
   const { kc, core } = await startCluster(t);
   const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);

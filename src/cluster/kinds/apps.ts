@@ -186,6 +186,11 @@ function pdbDefinition(): ResourceDefinition {
     subresources: ['status'],
     versionConversions: { v1beta1: PDB_V1BETA1_CONVERSION },
     strategy: {
+      // kube-apiserver validates only a PodDisruptionBudget's spec (pkg/apis/policy/validation
+      // ValidatePodDisruptionBudget), so its name passes with the generic path-segment check:
+      // 1.33 stores `my-cluster-name-mongos-`, the name percona-server-mongodb-operator v1.22.0
+      // gives its mongos budget (checked on the real control plane).
+      nameRule: 'path-segment',
       tracksGeneration: true,
       listRules: CONDITIONS_LIST_RULES,
       initialStatus: () => ({ disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 }),
