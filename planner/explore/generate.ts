@@ -21,7 +21,20 @@
 import { isObject } from '../../src/model/object-key.js';
 import { formatNodePath, walkNodes, type SchemaNode } from './schema.js';
 import { matchCoreTypes, type CoreTypeMatches } from './k8s-types.js';
-import { SeededRandom, doubleQuantity, getAt, halveQuantity, isQuantity, mergePatch, samplePattern, setAt, type CrPath } from './values.js';
+import { fillRequired, minimalValue } from './required.js';
+import {
+  SeededRandom,
+  allowsNumber,
+  allowsString,
+  doubleQuantity,
+  getAt,
+  halveQuantity,
+  isQuantity,
+  mergePatch,
+  samplePattern,
+  setAt,
+  type CrPath,
+} from './values.js';
 
 /** `rollback`: the CR before a step re-applied (the rollback oracle's runs, rollback.ts); never generated as an operation. */
 export type OperationKind = 'primitive' | 'semantic' | 'misoperation' | 'rollback';
@@ -161,7 +174,8 @@ export function generateExploration(input: ExploreInput): ExploreCampaign {
         if (!writes || writes.length === 0) continue;
         for (const w of writes) {
           const at = w.at?.path ?? c.path;
-          const next = setAt(current, at, w.deleted ? undefined : w.value);
+          // A write under parents the CR lacks creates them: with the properties their schemas require.
+          const next = w.deleted ? setAt(current, at, undefined) : fillRequired(target.schema, current, setAt(current, at, w.value), at, random);
           steps.push({
             operation: w.at ? 'gate-on' : c.name,
             kind: c.kind,
@@ -480,28 +494,6 @@ function stringValue(node: SchemaNode, cur: unknown, ctx: Context): Write | unde
   return { value: v, marker };
 }
 
-function allowsString(node: SchemaNode, s: string): boolean {
-  if (node.minLength !== undefined && s.length < node.minLength) return false;
-  if (node.maxLength !== undefined && s.length > node.maxLength) return false;
-  if (node.enum && !node.enum.includes(s)) return false;
-  if (node.pattern) {
-    try {
-      if (!new RegExp(node.pattern, 'u').test(s)) return false;
-    } catch {
-      return false;
-    }
-  }
-  return true;
-}
-
-function allowsNumber(node: SchemaNode, n: number): boolean {
-  if (node.minimum !== undefined && (node.exclusiveMinimum ? n <= node.minimum : n < node.minimum)) return false;
-  if (node.maximum !== undefined && (node.exclusiveMaximum ? n >= node.maximum : n > node.maximum)) return false;
-  if (node.multipleOf !== undefined && Math.abs(n / node.multipleOf - Math.round(n / node.multipleOf)) > 1e-9) return false;
-  if (node.type === 'integer' && !Number.isInteger(n)) return false;
-  return true;
-}
-
 /** One step up or down from `cur` (by multipleOf, or 1) that the bounds allow. */
 function step(node: SchemaNode, cur: unknown, direction: 1 | -1): number | undefined {
   const base = typeof cur === 'number' ? cur : typeof node.default === 'number' ? node.default : (node.minimum ?? 0);
@@ -549,7 +541,8 @@ function sampleValue(node: SchemaNode, ctx: Context, existing: readonly unknown[
       return { value: out, ...(marker ? { marker } : {}) };
     }
     case 'array':
-      return { value: [] };
+      // Empty, unless its items require something (a container list): then one such item.
+      return { value: minimalValue(node, ctx.random) ?? [] };
     case 'map':
       return { value: {} };
     default:

@@ -5,6 +5,7 @@
  */
 import RandExp from 'randexp';
 import { isObject } from '../../src/model/object-key.js';
+import type { SchemaNode } from './schema.js';
 
 /** mulberry32: small, fast, and the same sequence on every platform for the same seed. */
 export class SeededRandom {
@@ -69,6 +70,30 @@ export function samplePattern(
   return undefined;
 }
 
+/** Whether the node's length, enum and pattern constraints take `s`. */
+export function allowsString(node: SchemaNode, s: string): boolean {
+  if (node.minLength !== undefined && s.length < node.minLength) return false;
+  if (node.maxLength !== undefined && s.length > node.maxLength) return false;
+  if (node.enum && !node.enum.includes(s)) return false;
+  if (node.pattern) {
+    try {
+      if (!new RegExp(node.pattern, 'u').test(s)) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Whether the node's bounds, multipleOf and type take `n`. */
+export function allowsNumber(node: SchemaNode, n: number): boolean {
+  if (node.minimum !== undefined && (node.exclusiveMinimum ? n <= node.minimum : n < node.minimum)) return false;
+  if (node.maximum !== undefined && (node.exclusiveMaximum ? n >= node.maximum : n > node.maximum)) return false;
+  if (node.multipleOf !== undefined && Math.abs(n / node.multipleOf - Math.round(n / node.multipleOf)) > 1e-9) return false;
+  if (node.type === 'integer' && !Number.isInteger(n)) return false;
+  return true;
+}
+
 const QUANTITY = /^(\d+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/;
 const SMALLER: Record<string, string | undefined> = { Ki: '', Mi: 'Ki', Gi: 'Mi', Ti: 'Gi', Pi: 'Ti', Ei: 'Pi', k: '', M: 'k', G: 'M', T: 'G', P: 'T', E: 'P' };
 
@@ -111,8 +136,8 @@ export function getAt(obj: unknown, path: readonly (string | number)[]): unknown
 export function setAt<T>(obj: T, path: readonly (string | number)[], value: unknown): T {
   if (path.length === 0) return value as T;
   const [head, ...rest] = path;
-  if (Array.isArray(obj) && typeof head === 'number') {
-    const copy: unknown[] = [...obj];
+  if (typeof head === 'number' && (Array.isArray(obj) || obj === undefined)) {
+    const copy: unknown[] = Array.isArray(obj) ? [...obj] : [];
     if (rest.length === 0 && value === undefined) copy.splice(head, 1);
     else copy[head] = setAt(copy[head], rest, value);
     return copy as T;
