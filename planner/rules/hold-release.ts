@@ -25,7 +25,10 @@
  *   owner, after N, counts as such: an owner's status sums up its children (ready replicas, a
  *   component's phase), and the controller computes it from the held object in its cache.
  * - X was made by the cluster's own controllers (or nobody the trace names) after a workload write
- *   step that began after N and is gated as above: it answers what the workload did; or
+ *   step that began after N and is gated as above: it answers what the workload did; or right after
+ *   the controller's change of the held object (after N) by a write based on a held state (refused
+ *   while held, as above): it answers that write (a resizer growing the claim whose request the
+ *   controller raised); or
  * Anything else, the cluster's own controllers' changes included, may come anyway (lenient: the hold
  * counts as releasable). The latest states of related objects among W's causes count only when
  * shown after N. A controller write with no watch event among its causes (a timer) may come
@@ -138,7 +141,7 @@ class HoldDependence {
     if (made.length > 0) needs = made.every((w) => this.basedOnHeldState(w) || this.writeNeedsHoldLifted(w));
     else {
       const step = this.index.workloadWrite.get(x);
-      needs = step !== undefined ? this.workloadGated(step) : this.followsGatedWorkloadWrite(x);
+      needs = step !== undefined ? this.workloadGated(step) : this.followsGatedWorkloadWrite(x) || this.answersGatedWrite(x);
     }
     this.memo.set(x, needs);
     return needs;
@@ -210,6 +213,22 @@ class HoldDependence {
       if (step.action === 'write' && step.startSeq > this.held.seq && this.workloadGated(i)) return true;
     }
     return false;
+  }
+
+  /**
+   * Is change `x` (made by the cluster's own controllers, or by nobody the trace names) their answer
+   * to a write of the held object that is refused while it is held: the object's change right before
+   * `x`, after N, made by the controller's writes based on a held state? volume-resize's resizer
+   * grows a claim's capacity after the controller raised its request, a patch carrying the
+   * resourceVersion of the held claim. (A cluster's change after the controller's write that was
+   * only prompted by held events may come anyway: a restarting pod turns Running by itself.)
+   */
+  private answersGatedWrite(x: number): boolean {
+    const list = this.main.changesOf(this.main.changes[x]!.rawKey);
+    const before = list[list.indexOf(x) - 1];
+    if (before === undefined || before <= this.held.index) return false;
+    const made = this.index.producersOf(before);
+    return made.length > 0 && made.every((w) => this.basedOnHeldState(w));
   }
 
   /** Is change `x` (after N) the controller's write to the held object or to one of its direct owners? */

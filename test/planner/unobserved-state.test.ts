@@ -525,3 +525,31 @@ test("must not: a hold ended by the cluster's answer to a workload write the wor
   t.true(holds(plan(run(4), { prune: false })).includes(readyUntilShrunk), 'unpruned, it is planned');
   t.true(holds(plan(run(1))).includes(readyUntilShrunk), 'the wait was met when it began: the workload shrinks db1 anyway');
 });
+
+test("must not: a hold ended by the cluster's answer to the controller's write of the held object based on a held state", (t) => {
+  // volume-resize's shape: the claim is bound (held from here), the controller asks for more storage
+  // by patching the claim with the resourceVersion of the copy it has (refused with 409 Conflict
+  // while the claim is held), and the cluster's resizer answers that request by growing the
+  // capacity, the change that would end the hold: none of it happens while the claim is held.
+  const PVC = 'PersistentVolumeClaim/default/data-db1-0';
+  const run = (optimistic: boolean) =>
+    new TraceBuilder()
+      .external('ADDED', PVC, { set: { 'spec.storage': '1Gi', 'status.phase': 'Pending' }, deliver: true })
+      .episode()
+      .external('MODIFIED', PVC, { set: { 'status.phase': 'Bound', 'status.capacity': '1Gi' }, deliver: true })
+      .episode()
+      .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' } })
+      .external('MODIFIED', DB, { set: { 'spec.storage': '2Gi' }, deliver: true })
+      .episode()
+      .write('patch', PVC, { set: { 'spec.storage': '2Gi' }, basedOnLatest: optimistic, deliver: true })
+      .episode()
+      .external('MODIFIED', PVC, { set: { 'status.capacity': '2Gi' }, deliver: true })
+      .episode()
+      .write('patch', DB, { subresource: 'status', set: { 'status.storage': '2Gi' } })
+      .episode().events;
+  const boundUntilGrown = `${PVC}: update[status.capacity="1Gi",status.phase="Bound"] #1 until update[status.capacity="2Gi"] #1`;
+  t.false(holds(plan(run(true))).includes(boundUntilGrown), holds(plan(run(true))).join('\n'));
+  t.true(holds(plan(run(true), { prune: false })).includes(boundUntilGrown), holds(plan(run(true), { prune: false })).join('\n'));
+  // Without a resourceVersion in its body the patch succeeds whatever the controller saw, and the resizer answers it.
+  t.true(holds(plan(run(false))).includes(boundUntilGrown), holds(plan(run(false))).join('\n'));
+});
