@@ -58,3 +58,23 @@ test("a run whose workload ends with a write settles only after the controller h
   const endState = readFileSync(join(runDir, 'end-state.json'), 'utf8');
   t.true(endState.includes('mirror-src-a'), "the controller's answer to the workload's last write is in the end state");
 });
+
+test('a controller that computes without a request after the workload is not quiet: the run settles once it has written', async (t) => {
+  // cass-operator v1.32's first reconcile spends 3.5 s of CPU building a keystore without a request,
+  // longer than its quiet window: the run ended mid-reconcile (4 false rollback alarms in explore).
+  // Here each reconcile computes for 1.5 s of CPU (at least as long in wall time) before it writes,
+  // against a quiet window of 250 ms.
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-settle-cpu-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const source = join(dir, 'src.yaml');
+  writeFileSync(source, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
+  const workload: Workload = { name: 'mirror', steps: [{ apply: source }] };
+  const config = mirrorControllerConfig(dir, workload, { settle: { quietMs: 250, timeoutSeconds: 60 }, env: { MIRROR_COMPUTE_CPU_MS: '1500' } });
+
+  const runDir = join(dir, 'run');
+  const { record } = await executeRun({ config, workload, runDir });
+  t.is(record.error, undefined);
+  t.true(record.settled);
+  const endState = readFileSync(join(runDir, 'end-state.json'), 'utf8');
+  t.true(endState.includes('mirror-src-a'), "the controller's write after its computation is in the end state");
+});
