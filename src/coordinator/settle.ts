@@ -2,7 +2,9 @@
  * When a run's controller is done: quiet at the proxy (nothing in flight, nothing delivered for the
  * run's quiet window, no hold in place), and not busy computing (its process used little CPU over
  * the quiet window). The run waits for it at the controller's start, after each workload step that
- * settles, after the workload and after a fault's restart.
+ * settles, after the workload and after a fault's restart, and a stale view is released on it
+ * (`quietWithin`). This is the run's one definition of quiet; the serializer's episode end
+ * (proxy/serialize.ts) is the narrower notion of one event's reaction being over.
  */
 import type { ControllerProxy, ProxyActivity } from '../../proxy/index.js';
 import { SetupError } from '../model/errors.js';
@@ -72,6 +74,26 @@ export class Settle {
     return this.waitUntilQuiet(quietMs, timeoutMs, false, since);
   }
 
+  /**
+   * Until the controller has been quiet (as at start-up: a watch open) counted from now, `retrying`
+   * resolves (it goes round a loop of the same reads and refused writes) or `boundMs` has passed;
+   * says which came first. A stale view is released on it. A quiet window of 0 is never quiet here:
+   * only the loop or the bound end the wait.
+   */
+  async quietWithin(boundMs: number, retrying: Promise<unknown>): Promise<'quiet' | 'retrying' | 'timeout'> {
+    const since = Date.now();
+    const deadline = since + boundMs;
+    let looping = false;
+    void retrying.then(() => (looping = true));
+    for (;;) {
+      if (looping) return 'retrying';
+      const now = Date.now();
+      if (this.quietMs > 0 && this.quietNow(now, this.quietMs, since, true)) return 'quiet';
+      if (now >= deadline) return 'timeout';
+      await sleep(Math.min(50, this.quietMs > 0 ? this.quietMs / 4 : 50, deadline - now));
+    }
+  }
+
   /** What keeps the controller from being quiet now, for a run's log. */
   describe(now = Date.now()): string {
     const a = this.proxy.activity();
@@ -88,7 +110,7 @@ export class Settle {
   }
 
   private async waitUntilQuiet(quietMs: number, timeoutMs: number, startup: boolean, since: number, neverQuiet?: () => string | undefined): Promise<boolean> {
-    const { proxy, proc } = this;
+    const { proc } = this;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (startup && !proc.running && proc.exitedUnexpectedly) {
@@ -96,14 +118,18 @@ export class Settle {
       }
       const never = neverQuiet?.();
       if (never) throw new SetupError(never);
-      const now = Date.now();
-      const busy = cpuBusy(proc.cpuUsedWithin(quietMs, now));
-      if (isQuiet(proxy.activity(), { now, quietMs, since, startup, serializedBacklog: proxy.serializedBacklog(), cpuBusy: busy })) return true;
+      if (this.quietNow(Date.now(), quietMs, since, startup)) return true;
       if (Date.now() >= deadline) {
         if (startup) throw new SetupError(`the controller did not open a watch and go quiet within ${timeoutMs / 1000}s of starting (see controller.log)`);
         return false;
       }
       await sleep(Math.min(50, quietMs / 4));
     }
+  }
+
+  /** Is the controller quiet now (isQuiet, with its proxy's activity and its process's CPU)? */
+  private quietNow(now: number, quietMs: number, since: number, startup: boolean): boolean {
+    const busy = cpuBusy(this.proc.cpuUsedWithin(quietMs, now));
+    return isQuiet(this.proxy.activity(), { now, quietMs, since, startup, serializedBacklog: this.proxy.serializedBacklog(), cpuBusy: busy });
   }
 }
