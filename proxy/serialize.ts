@@ -163,7 +163,12 @@ export class DeliverySerializer {
     }
   }
 
-  /** `watchesBefore`: the watches opened before the episode (those opened in it extend it). */
+  /**
+   * The end of one event's episode. Not the run's quiet (src/coordinator/settle.ts, `isQuiet`): the
+   * serializer is the backlog that notion waits on, holds are not armed while learning, and only the
+   * controller's requests count (its own deliveries are what the episode measures from).
+   * `watchesBefore`: the watches opened before the episode (those opened in it extend it).
+   */
   private async waitQuiet(deliveredAt: number, watchesBefore: number): Promise<'quiet' | 'retrying' | 'timeout'> {
     const { quietMs } = this.options;
     const deadline = deliveredAt + this.maxEpisodeMs;

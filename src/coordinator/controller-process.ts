@@ -11,6 +11,7 @@ import type { ControllerUnderTest } from '../config/config.js';
 import { controllerEnvironment } from '../config/var-expansion.js';
 import type { CommandWrapper } from './hosts-namespace.js';
 import { ProcessGroup } from '../process/groups.js';
+import { CpuMeter } from '../process/cpu.js';
 import { describeStartupExit, KEPT_LINES } from './startup-exit.js';
 
 export interface ControllerExit {
@@ -143,6 +144,8 @@ export class ControllerProcess {
   /** Was the first incarnation a standby started before the run (useStandby)? */
   firstFromStandby = false;
   private readonly log: WriteStream;
+  /** The current incarnation's CPU use (settle: a controller that computes is not quiet). */
+  private cpu: CpuMeter | undefined;
 
   constructor(
     private readonly config: ControllerUnderTest,
@@ -194,6 +197,8 @@ export class ControllerProcess {
     for (const line of p.buffered.splice(0)) this.log.write(`[${p.incarnation}] ${line}\n`);
     this.current = p;
     const pid = p.group.child.pid;
+    this.cpu?.stop();
+    this.cpu = pid !== undefined ? new CpuMeter(pid) : undefined;
     this.trace.append({ type: 'controller', action: 'start', incarnation: this.incarnation, ...(pid !== undefined ? { pid } : {}) });
     onStarted?.();
   }
@@ -234,6 +239,11 @@ export class ControllerProcess {
     startFailure: (message) => (this.startFailure ??= message),
   };
 
+  /** The CPU the current incarnation used over (at most) the last `windowMs`; undefined when unknown (not Linux, not running). */
+  cpuUsedWithin(windowMs: number, now = Date.now()): { usedMs: number; spanMs: number } | undefined {
+    return this.running ? this.cpu?.usedWithin(windowMs, now) : undefined;
+  }
+
   /** SIGKILL to the group: a crash, no chance to clean up. Resolves once the process is gone. */
   async kill(): Promise<void> {
     const p = this.current;
@@ -248,6 +258,7 @@ export class ControllerProcess {
   /** SIGTERM to the group, then SIGKILL after `graceMs`: the orderly end of a run (a waiting spare is killed). */
   async stop(graceMs = 2000): Promise<void> {
     this.ended = true;
+    this.cpu?.stop();
     const spare = this.spare;
     this.spare = undefined;
     if (spare) {

@@ -9,7 +9,7 @@ import type { ControllerProxy } from '../../proxy/index.js';
 import { describeFault, faultRestarts, type Fault, type TestPlan } from '../model/plan.js';
 import type { TraceSink } from '../model/trace.js';
 import type { ControllerProcess } from './controller-process.js';
-import { sleep } from '../workload/runner.js';
+import { Settle } from './settle.js';
 import { armFault, type ArmedFault, type FaultRun, type ManagedSystem } from './faults/index.js';
 
 export class PlanFaults {
@@ -39,7 +39,11 @@ export class PlanFaults {
     private readonly managed: ManagedSystem = { containers: undefined, applications: undefined, clusterTrace: trace },
   ) {
     this.injected = plan.spec.faults.map(() => false);
+    this.settle = new Settle(proxy, proc, quietMs);
   }
+
+  /** The run's one notion of quiet, which a stale view's release waits for. */
+  private readonly settle: Settle;
 
   /** Does the plan restart the controller (a crash or a stale restart)? */
   get restarts(): boolean {
@@ -106,31 +110,11 @@ export class PlanFaults {
         const before = this.pending;
         this.pending = before ? Promise.all([before, done]).then(() => undefined) : done;
       },
-      quietWithin: (boundMs, retrying) => this.quietWithin(boundMs, retrying),
+      quietWithin: (boundMs, retrying) => this.settle.quietWithin(boundMs, retrying),
       quietMs: this.quietMs,
       workloadAt: this.workloadAt,
     };
     this.armed[i] = armFault(fault, run);
-  }
-
-  /**
-   * Waits until the controller has been quiet for quietMs (nothing in flight, nothing started,
-   * finished or delivered; a watch open), `retrying` resolves (it is going round in a loop of the
-   * same reads and refused writes) or `boundMs` has passed, and says which came first.
-   */
-  private async quietWithin(boundMs: number, retrying: Promise<unknown>): Promise<'quiet' | 'retrying' | 'timeout'> {
-    const deadline = Date.now() + boundMs;
-    const since = Date.now();
-    let looping = false;
-    void retrying.then(() => (looping = true));
-    for (;;) {
-      if (looping) return 'retrying';
-      const a = this.proxy.activity();
-      const now = Date.now();
-      if (this.quietMs > 0 && a.inFlight === 0 && a.openWatches > 0 && now - Math.max(a.lastActivityAt, since) >= this.quietMs) return 'quiet';
-      if (now >= deadline) return 'timeout';
-      await sleep(Math.min(50, this.quietMs > 0 ? this.quietMs / 4 : 50, deadline - now));
-    }
   }
 
   /**

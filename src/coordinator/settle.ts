@@ -1,7 +1,10 @@
 /**
  * When a run's controller is done: quiet at the proxy (nothing in flight, nothing delivered for the
- * run's quiet window, no hold in place). The run waits for it at the controller's start, after each
- * workload step that settles, after the workload and after a fault's restart.
+ * run's quiet window, no hold in place), and not busy computing (its process used little CPU over
+ * the quiet window). The run waits for it at the controller's start, after each workload step that
+ * settles, after the workload and after a fault's restart, and a stale view is released on it
+ * (`quietWithin`). This is the run's one definition of quiet; the serializer's episode end
+ * (proxy/serialize.ts) is the narrower notion of one event's reaction being over.
  */
 import type { ControllerProxy, ProxyActivity } from '../../proxy/index.js';
 import { SetupError } from '../model/errors.js';
@@ -12,14 +15,34 @@ import type { ControllerProcess } from './controller-process.js';
 export const STARTUP_TIMEOUT_MS = 30_000;
 
 /**
+ * A controller that used at least this share of one core over the quiet window, and at least
+ * CPU_BUSY_MIN_MS, is still computing (cass-operator v1.32's first reconcile spends 3.5 s of CPU
+ * building a keystore without a request, longer than a 1 s window). An idle Go or Python controller
+ * uses well under 1% (timers, leader-election renewals); a busy one on a machine at load 18 with 2
+ * cores still gets about 11%.
+ */
+export const CPU_BUSY_SHARE = 0.05;
+export const CPU_BUSY_MIN_MS = 20;
+
+/** Is a controller that used `usedMs` of CPU over the last `spanMs` still computing? */
+export function cpuBusy(cpu: { usedMs: number; spanMs: number } | undefined): boolean {
+  return cpu !== undefined && cpu.usedMs >= Math.max(CPU_BUSY_MIN_MS, CPU_BUSY_SHARE * cpu.spanMs);
+}
+
+/**
  * Has the controller settled? Nothing in flight and nothing delivered for `quietMs` (since `since`),
  * a watch open (at start-up), no serialized event waiting, no stream a hold expired that the
  * controller has not watched again (it has not relisted yet), and no hold in place: a held
  * controller is silent, not done (the change that ends the hold may be the workload's last write,
- * not yet seen by the proxy, and after it the controller still relists).
+ * not yet seen by the proxy, and after it the controller still relists). Nor is a controller busy
+ * computing (`cpuBusy`).
  */
-export function isQuiet(a: ProxyActivity, o: { now: number; quietMs: number; since: number; startup: boolean; serializedBacklog: number }): boolean {
+export function isQuiet(
+  a: ProxyActivity,
+  o: { now: number; quietMs: number; since: number; startup: boolean; serializedBacklog: number; cpuBusy?: boolean },
+): boolean {
   return (
+    o.cpuBusy !== true &&
     a.inFlight === 0 &&
     o.now - Math.max(a.lastActivityAt, o.since) >= o.quietMs &&
     (!o.startup || a.openWatches > 0) &&
@@ -51,11 +74,33 @@ export class Settle {
     return this.waitUntilQuiet(quietMs, timeoutMs, false, since);
   }
 
+  /**
+   * Until the controller has been quiet (as at start-up: a watch open) counted from now, `retrying`
+   * resolves (it goes round a loop of the same reads and refused writes) or `boundMs` has passed;
+   * says which came first. A stale view is released on it. A quiet window of 0 is never quiet here:
+   * only the loop or the bound end the wait.
+   */
+  async quietWithin(boundMs: number, retrying: Promise<unknown>): Promise<'quiet' | 'retrying' | 'timeout'> {
+    const since = Date.now();
+    const deadline = since + boundMs;
+    let looping = false;
+    void retrying.then(() => (looping = true));
+    for (;;) {
+      if (looping) return 'retrying';
+      const now = Date.now();
+      if (this.quietMs > 0 && this.quietNow(now, this.quietMs, since, true)) return 'quiet';
+      if (now >= deadline) return 'timeout';
+      await sleep(Math.min(50, this.quietMs > 0 ? this.quietMs / 4 : 50, deadline - now));
+    }
+  }
+
   /** What keeps the controller from being quiet now, for a run's log. */
   describe(now = Date.now()): string {
     const a = this.proxy.activity();
     const inFlight = a.inFlight > 0 ? ` (${this.proxy.describeInFlight(now).join('; ')})` : '';
-    return `${a.inFlight} request(s) in flight${inFlight}, ${a.openWatches} watch(es) open, last activity ${now - a.lastActivityAt} ms ago, ${a.awaitingRelist} stream(s) awaiting a relist, ${a.holdsInPlace} hold(s) in place`;
+    const cpu = this.proc.cpuUsedWithin(this.quietMs, now);
+    const busy = cpu ? `, ${Math.round(cpu.usedMs)} ms of CPU in the last ${Math.round(cpu.spanMs)} ms${cpuBusy(cpu) ? ' (busy)' : ''}` : '';
+    return `${a.inFlight} request(s) in flight${inFlight}, ${a.openWatches} watch(es) open, last activity ${now - a.lastActivityAt} ms ago, ${a.awaitingRelist} stream(s) awaiting a relist, ${a.holdsInPlace} hold(s) in place${busy}`;
   }
 
   /** Waits (bounded, never failing) until the controller has a watch open or has exited. */
@@ -65,7 +110,7 @@ export class Settle {
   }
 
   private async waitUntilQuiet(quietMs: number, timeoutMs: number, startup: boolean, since: number, neverQuiet?: () => string | undefined): Promise<boolean> {
-    const { proxy, proc } = this;
+    const { proc } = this;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (startup && !proc.running && proc.exitedUnexpectedly) {
@@ -73,12 +118,18 @@ export class Settle {
       }
       const never = neverQuiet?.();
       if (never) throw new SetupError(never);
-      if (isQuiet(proxy.activity(), { now: Date.now(), quietMs, since, startup, serializedBacklog: proxy.serializedBacklog() })) return true;
+      if (this.quietNow(Date.now(), quietMs, since, startup)) return true;
       if (Date.now() >= deadline) {
         if (startup) throw new SetupError(`the controller did not open a watch and go quiet within ${timeoutMs / 1000}s of starting (see controller.log)`);
         return false;
       }
       await sleep(Math.min(50, quietMs / 4));
     }
+  }
+
+  /** Is the controller quiet now (isQuiet, with its proxy's activity and its process's CPU)? */
+  private quietNow(now: number, quietMs: number, since: number, startup: boolean): boolean {
+    const busy = cpuBusy(this.proc.cpuUsedWithin(quietMs, now));
+    return isQuiet(this.proxy.activity(), { now, quietMs, since, startup, serializedBacklog: this.proxy.serializedBacklog(), cpuBusy: busy });
   }
 }

@@ -11,9 +11,10 @@ import { join } from 'node:path';
 import test from 'ava';
 import type { Workload } from '../../src/config/config.js';
 import { executeRun } from '../../src/coordinator/run.js';
-import { isQuiet } from '../../src/coordinator/settle.js';
+import { isQuiet, Settle } from '../../src/coordinator/settle.js';
+import type { ControllerProcess } from '../../src/coordinator/controller-process.js';
 import { mirrorControllerConfig } from '../proxy/fixtures/mirror-config.js';
-import type { ProxyActivity } from '../../proxy/index.js';
+import type { ControllerProxy, ProxyActivity } from '../../proxy/index.js';
 
 const idle: ProxyActivity = { inFlight: 0, openWatches: 2, lastActivityAt: 0, lastRequestAt: 0, requestsStarted: 10, awaitingRelist: 0, holdsInPlace: 0 };
 const after = { now: 10_000, quietMs: 1000, since: 0, startup: false, serializedBacklog: 0 };
@@ -57,4 +58,47 @@ test("a run whose workload ends with a write settles only after the controller h
   t.true(record.settled);
   const endState = readFileSync(join(runDir, 'end-state.json'), 'utf8');
   t.true(endState.includes('mirror-src-a'), "the controller's answer to the workload's last write is in the end state");
+});
+
+test('a controller that computes without a request after the workload is not quiet: the run settles once it has written', async (t) => {
+  // cass-operator v1.32's first reconcile spends 3.5 s of CPU building a keystore without a request,
+  // longer than its quiet window: the run ended mid-reconcile (4 false rollback alarms in explore).
+  // Here each reconcile computes for 1.5 s of CPU (at least as long in wall time) before it writes,
+  // against a quiet window of 250 ms.
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-settle-cpu-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const source = join(dir, 'src.yaml');
+  writeFileSync(source, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
+  const workload: Workload = { name: 'mirror', steps: [{ apply: source }] };
+  const config = mirrorControllerConfig(dir, workload, { settle: { quietMs: 250, timeoutSeconds: 60 }, env: { MIRROR_COMPUTE_CPU_MS: '1500' } });
+
+  const runDir = join(dir, 'run');
+  const { record } = await executeRun({ config, workload, runDir });
+  t.is(record.error, undefined);
+  t.true(record.settled);
+  const endState = readFileSync(join(runDir, 'end-state.json'), 'utf8');
+  t.true(endState.includes('mirror-src-a'), "the controller's write after its computation is in the end state");
+});
+
+/** A Settle over a proxy and a process whose activity and CPU the test sets. */
+function settleOver(activity: ProxyActivity, cpu: { usedMs: number; spanMs: number } | undefined, quietMs = 40) {
+  const proxy = { activity: () => ({ ...activity, lastActivityAt: 0 }), serializedBacklog: () => 0 };
+  const proc = { cpuUsedWithin: () => cpu };
+  return new Settle(proxy as unknown as ControllerProxy, proc as unknown as ControllerProcess, quietMs);
+}
+
+const never = new Promise<never>(() => undefined);
+
+test("a stale view's release waits for the run's quiet: a hold in place, a relist pending or a computing controller is not quiet", async (t) => {
+  t.is(await settleOver(idle, { usedMs: 0, spanMs: 40 }).quietWithin(5_000, never), 'quiet');
+  // Bounded by 200 ms of the test's own clock: each of these stays not quiet until the bound.
+  t.is(await settleOver({ ...idle, holdsInPlace: 1 }, undefined).quietWithin(200, never), 'timeout');
+  t.is(await settleOver({ ...idle, awaitingRelist: 1 }, undefined).quietWithin(200, never), 'timeout');
+  t.is(await settleOver(idle, { usedMs: 40, spanMs: 40 }).quietWithin(200, never), 'timeout');
+  t.is(await settleOver({ ...idle, openWatches: 0 }, undefined).quietWithin(200, never), 'timeout', 'a restarted controller with no watch open yet');
+});
+
+test("a stale view's release: a controller going round a loop of refused writes ends the wait; a quiet window of 0 never does", async (t) => {
+  t.is(await settleOver({ ...idle, inFlight: 1 }, undefined).quietWithin(60_000, Promise.resolve()), 'retrying');
+  t.is(await settleOver(idle, undefined, 0).quietWithin(100, never), 'timeout');
 });

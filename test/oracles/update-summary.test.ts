@@ -324,15 +324,14 @@ test("an Endpoints life begun after its Service was deleted and ended in the run
   );
 });
 
+/** A running pod of `default` with these status conditions. */
+function pod(name: string, conditions: unknown[] = []) {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, status: { phase: 'Running', conditions } };
+}
+
 test("a pod the cluster disrupted (DisruptionTarget: evicted, the taint manager) and its owner's recreation are not counted; an undisrupted extra cycle still is", (t) => {
-  const pod = (conditions: unknown[] = []) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'db-0', namespace: 'default' },
-    status: { phase: 'Running', conditions },
-  });
-  const running = pod([{ type: 'Ready', status: 'True' }]);
-  const evicted = pod([{ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' }]);
+  const running = pod('db-0', [{ type: 'Ready', status: 'True' }]);
+  const evicted = pod('db-0', [{ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' }]);
   const refs = [runWith([running], [['ADDED', running]])];
   t.deepEqual(
     compareRuns(
@@ -368,15 +367,9 @@ test("a pod the cluster disrupted (DisruptionTarget: evicted, the taint manager)
 test('a disrupted deletion that nothing recreated counts as the deletion it stands for (a pod a scale-down deletes, evicted first)', (t) => {
   // decommission's managed-system plan: node-1 goes not-ready while the data center scales 2 -> 1; its
   // pod dc1-1 is evicted, and the StatefulSet, already at 1 replica, does not recreate it.
-  const pod = (conditions: unknown[] = []) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'dc1-1', namespace: 'default' },
-    status: { phase: 'Running', conditions },
-  });
   type Change = ['ADDED' | 'DELETED' | 'MODIFIED', ReturnType<typeof pod>];
-  const running = pod([{ type: 'Ready', status: 'True' }]);
-  const evicted = pod([{ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager' }]);
+  const running = pod('dc1-1', [{ type: 'Ready', status: 'True' }]);
+  const evicted = pod('dc1-1', [{ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager' }]);
   const scaledDown: Change[] = [
     ['ADDED', running],
     ['DELETED', running],
