@@ -11,7 +11,7 @@ import type { ClusterChangeEvent } from '../../src/model/trace.js';
  */
 function run(
   crVersions: string[],
-  children: Array<{ kind: string; name: string; labels: Record<string, string> }>,
+  children: Array<{ kind: string; name: string; labels: Record<string, string>; spec?: Record<string, unknown> }>,
   other: Array<[string, KubeObject]> = [],
 ): RunArtifacts {
   const changes: ClusterChangeEvent[] = [];
@@ -32,7 +32,7 @@ function run(
   let next = Number(crVersions[crVersions.length - 1]) + 1;
   for (const c of children) {
     const apiVersion = c.kind === 'StatefulSet' ? 'apps/v1' : 'v1';
-    write(String(next++), { apiVersion, kind: c.kind, metadata: { name: c.name, namespace: 'default', labels: c.labels }, spec: {} });
+    write(String(next++), { apiVersion, kind: c.kind, metadata: { name: c.name, namespace: 'default', labels: c.labels }, spec: c.spec ?? {} });
   }
   return { endState, clusterChanges: changes };
 }
@@ -51,6 +51,17 @@ test("a label that copies the CR's resourceVersion does not alarm when a fault r
   t.deepEqual(compareRuns(refs, run(['24', '25', '26', '27'], children('27'))), []);
   // And copied a version from a stale view of the CR: still one it had.
   t.deepEqual(compareRuns(refs, run(['24', '25', '26', '27'], children('25'))), []);
+});
+
+test("an annotation of a pod template that copies the CR's resourceVersion is a copy too", (t) => {
+  const sts = (version: string) => [
+    { kind: 'StatefulSet', name: 'zk', labels: { app: 'zk' }, spec: { template: { metadata: { annotations: { 'cr-version': version } } } } },
+  ];
+  const refs = [run(['24', '25', '26'], sts('26')), run(['24', '25', '26'], sts('26'))];
+  t.deepEqual(compareRuns(refs, run(['24', '25', '26', '27'], sts('27'))), []);
+  t.deepEqual(fields(compareRuns(refs, run(['24', '25', '26', '27'], sts('99')))), [
+    ['StatefulSet/default/zk', 'spec.template.metadata.annotations.cr-version'],
+  ]);
 });
 
 test('a copy of a resourceVersion that a child made in another reconcile has or lacks is no difference', (t) => {
