@@ -9,10 +9,12 @@ import { formatReferenceValues, formatValue } from './format.js';
 import { isPathMasked, type Masks, type ObjectMask } from './masks.js';
 import { containsUid, withoutUids, type EndStateView } from './object-identity.js';
 import { childSlots, distinctValues, looksLikeIP, looksLikeTimestamp, namesAnAddress, semanticEqual } from './semantic.js';
+import type { VersionCopies } from './version-copies.js';
 
 const ORACLE = 'end-state';
 
-export function compareEndStates(references: readonly EndStateView[], test: EndStateView, masks: Masks): Alarm[] {
+/** `copies`: the labels and annotations that copy a resourceVersion (version-copies.ts), given the runs' traces. */
+export function compareEndStates(references: readonly EndStateView[], test: EndStateView, masks: Masks, copies?: VersionCopies): Alarm[] {
   const alarms: Alarm[] = [];
   const keys = new Set<ObjectKey>(test.named.keys());
   for (const r of references) for (const k of r.named.keys()) keys.add(k);
@@ -21,13 +23,20 @@ export function compareEndStates(references: readonly EndStateView[], test: EndS
     if (mask.whole) continue;
     const refs = references.map((r) => r.named.get(key));
     const testObj = test.named.get(key);
-    compareObject(key, refs, testObj, mask, alarms);
+    compareObject(key, refs, testObj, { mask, copies }, alarms);
   }
   compareGeneratedCounts(references, test, masks, alarms);
   return alarms;
 }
 
-function compareObject(key: ObjectKey, refs: Array<KubeObject | undefined>, test: KubeObject | undefined, mask: ObjectMask, alarms: Alarm[]): void {
+/** What a field is compared with besides the values: the object's masks, and which fields copy a resourceVersion. */
+interface FieldRules {
+  mask: ObjectMask;
+  copies: VersionCopies | undefined;
+}
+
+function compareObject(key: ObjectKey, refs: Array<KubeObject | undefined>, test: KubeObject | undefined, rules: FieldRules, alarms: Alarm[]): void {
+  const { mask } = rules;
   // Presence that differs between references is learned as a whole-object mask, so the references agree here.
   const refPresent = refs[0] !== undefined;
   if (refPresent && test === undefined) {
@@ -53,7 +62,7 @@ function compareObject(key: ObjectKey, refs: Array<KubeObject | undefined>, test
     return;
   }
   if (test === undefined) return;
-  compareValues(key, refs, test, [], mask, alarms);
+  compareValues(key, refs, test, [], rules, alarms);
 }
 
 /**
@@ -61,14 +70,14 @@ function compareObject(key: ObjectKey, refs: Array<KubeObject | undefined>, test
  * a leaf field (list items by key where the list is keyed, see semantic.ts); a field present on one
  * side only is reported leaf by leaf, against ABSENT.
  */
-function compareValues(key: ObjectKey, refs: readonly unknown[], test: unknown, path: FieldPath, mask: ObjectMask, alarms: Alarm[]): void {
-  if (path.length > 0 && isPathMasked(mask, path)) return;
+function compareValues(key: ObjectKey, refs: readonly unknown[], test: unknown, path: FieldPath, rules: FieldRules, alarms: Alarm[]): void {
+  if (path.length > 0 && isPathMasked(rules.mask, path)) return;
   const last = path[path.length - 1];
   const fieldName = typeof last === 'string' ? last : undefined;
   const all = [...refs, test];
   const slots = childSlots(all, fieldName, ABSENT);
   if (slots) {
-    for (const slot of slots) compareValues(key, refs.map(slot.pick), slot.pick(test), [...path, slot.segment], mask, alarms);
+    for (const slot of slots) compareValues(key, refs.map(slot.pick), slot.pick(test), [...path, slot.segment], rules, alarms);
     return;
   }
   // A leaf, an empty map or list, or values of different types.
@@ -78,6 +87,8 @@ function compareValues(key: ObjectKey, refs: readonly unknown[], test: unknown, 
   if (all.every(looksLikeIP) && path.some(namesAnAddress)) return;
   // Values that name an object by its UID (`volumeName: pvc-<uid>`) differ only in the UID.
   if (all.every(containsUid) && all.every((v) => withoutUids(v as string) === withoutUids(all[0] as string))) return;
+  // A label or annotation that copies an object's resourceVersion counts that object's writes.
+  if (rules.copies?.explains(path, refs, test)) return;
   const reference = distinctValues(refs, fieldName);
   const field = formatPath(path);
   alarms.push({

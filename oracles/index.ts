@@ -15,6 +15,7 @@ import { livenessAlarms } from './liveness.js';
 import { Masks, learnMasks, type MaskRule } from './masks.js';
 import { endStateView } from './object-identity.js';
 import { compareUpdateSummaries, type UpdateCountRule } from './update-summary.js';
+import { VersionCopies } from './version-copies.js';
 import { decideVerdict, type VerdictDecision } from './verdict.js';
 
 export interface OracleOptions {
@@ -39,7 +40,12 @@ export function compareRuns(references: RunArtifacts[], test: RunArtifacts, opti
   );
   // The named alarm says what the bare count of generated objects means: keep it instead.
   const named = new Set(duplicates.map((a) => a.object));
-  const endState = compareEndStates(refViews, testView, masks).filter((a) => !(a.check === 'generated-count' && named.has(a.object)));
+  const copies = new VersionCopies(
+    references,
+    refViews.map((v) => v.named),
+    test,
+  );
+  const endState = compareEndStates(refViews, testView, masks, copies).filter((a) => !(a.check === 'generated-count' && named.has(a.object)));
   const alarms = [...endState, ...duplicates, ...compareUpdateSummaries(references, test, masks, options.countUpdates ?? [])];
   return alarms.sort(compareAlarms);
 }

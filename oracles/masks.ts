@@ -2,7 +2,8 @@
  * What the end-state oracle does not compare: fields that differ between any two runs by nature
  * (built-in masks), fields that differed between the reference runs (learned masks), and what the
  * user says to ignore (mask rules). Values that merely look like timestamps or IP addresses are set
- * aside by the end-state oracle itself (see end-state.ts); Leases and leader-election records are
+ * aside by the end-state oracle itself (see end-state.ts), and labels or annotations that copy an
+ * object's resourceVersion are compared as such, not masked (version-copies.ts); Leases and leader-election records are
  * not compared at all (object-identity.ts), and neither are the controller's own objects (its pod,
  * when it runs in the cluster) given as `controllerObjects`.
  */

@@ -13,6 +13,7 @@ import { isPathMasked, learnMasks, Masks, type MaskRule, type ObjectMask } from 
 // Learned masks are concrete paths (learnMasks).
 import type { FieldPath } from '../../src/model/field-path.js';
 import { endStateView } from '../object-identity.js';
+import { copiesVersion, resourceVersionsOf } from '../version-copies.js';
 import { controllerWrittenKeys, operationStepIndex, type ExploreAlarm, type ExploreOracle } from './judge.js';
 
 export interface DifferentialCase {
@@ -128,20 +129,11 @@ export function differentialAlarms(
     say: (difference) =>
       `the CR after this step, created with that spec on a fresh cluster, ends differently: ${difference.replace('after reference runs', 'through the sequence').replace('after the test run', 'from scratch')}`,
     nondeterministic,
-    // A copy of the CR's resourceVersion (zookeeper-operator's `owner-rv` label): it counts the
-    // CR's writes, so history and scratch differ by nature. Acto masks `owner-rv` by name.
+    // A copy of the CR's resourceVersion (zookeeper-operator's `owner-rv` label; version-copies.ts):
+    // it counts the CR's writes, so history and scratch differ by nature. Acto masks `owner-rv` by name.
     ignore: (a) => copiesVersion(a.reference[0], chainedVersions) && copiesVersion(a.test, freshVersions),
   });
 }
-
-/** The resourceVersions an object had in a trace. */
-export function resourceVersionsOf(events: readonly TraceEvent[], key: ObjectKey): Set<string> {
-  const versions = new Set<string>();
-  for (const e of events) if (e.type === 'cluster-change' && e.key === key) versions.add(e.resourceVersion);
-  return versions;
-}
-
-export const copiesVersion = (v: unknown, versions: ReadonlySet<string>): boolean => typeof v === 'string' && versions.has(v);
 
 /**
  * The objects among `keys` compared between two states with the end-state oracle's comparison and

@@ -10,7 +10,8 @@
 import type { ObjectKey } from '../../src/model/object-key.js';
 import type { TraceEvent } from '../../src/model/trace.js';
 import type { MaskRule } from '../masks.js';
-import { ALLOCATED_AT_CREATION, copiesVersion, exitedAfterState, objectDifferenceAlarms, resourceVersionsOf } from './differential.js';
+import { ALLOCATED_AT_CREATION, exitedAfterState, objectDifferenceAlarms } from './differential.js';
+import { copiesVersion, resourceVersionsOf } from '../version-copies.js';
 import {
   controllerWrittenKeys,
   crashAlarms,
