@@ -31,11 +31,15 @@ function step(operation: string, path: string[], value: unknown, marker?: string
   return { operation, kind, property: path.join('.'), path, value, ...(marker ? { marker } : {}), patch: {}, cr: seedCr };
 }
 
-/** A run: the seed, then per operation the CR change the API server took (or its refusal) and what the controller wrote. */
+/**
+ * A run: the seed, then per operation the CR change the API server took (or its refusal) and what the
+ * controller wrote. The CR's metadata.generation grows with each change of its spec, as the API server's.
+ */
 class RunBuilder {
   private seq = 0;
   readonly events: TraceEvent[] = [];
   private cr: Record<string, unknown> = seedCr;
+  private generation = 0;
   private e(event: Record<string, unknown>): void {
     this.events.push({ seq: ++this.seq, ts: 0, ...event } as unknown as TraceEvent);
   }
@@ -50,10 +54,15 @@ class RunBuilder {
     this.e({ type: 'request', id: this.seq, incarnation: 1, method: 'PUT', path: '/x', query: {}, verb: 'update', key });
     this.change(key, object);
   }
-  seed(image = 'cache:1'): this {
+  private generationCr(spec: Record<string, unknown>): Record<string, unknown> {
+    if (JSON.stringify(spec) !== JSON.stringify(this.cr.spec) || this.generation === 0) this.generation++;
+    return { ...this.cr, metadata: { ...seedCr.metadata, generation: this.generation }, spec };
+  }
+  seed(image = 'cache:1', spec: Record<string, unknown> = {}): this {
     this.workloadStep(0);
-    this.change(CR, seedCr as KubeObject, 'ADDED');
-    this.controllerWrites(STS, sts(image));
+    this.cr = this.generationCr({ ...seedCr.spec, ...spec });
+    this.change(CR, this.cr as KubeObject, 'ADDED');
+    this.controllerWrites(STS, sts(image, (this.cr.spec as { size: number }).size));
     this.workloadStep(1);
     return this;
   }
@@ -61,7 +70,7 @@ class RunBuilder {
     if (spec === 'rejected') this.workloadStep(2 + 2 * k, { rejected: 422, error: 'spec.size: Invalid value: 0: must be at least 1' });
     else {
       this.workloadStep(2 + 2 * k);
-      this.cr = { ...this.cr, spec: { ...(this.cr.spec as object), ...spec } };
+      this.cr = this.generationCr({ ...(this.cr.spec as object), ...spec });
       this.change(CR, this.cr as KubeObject);
     }
     for (const [key, obj] of writes) this.controllerWrites(key, obj);
