@@ -10,7 +10,9 @@
  *    changed to it in that step (said so: weaker). A later change of the field that never reaches the
  *    mapped objects, reaches them with another value, or leaves the old marker behind, alarms.
  *    A field the map has nothing for is judged by path and value: a field of the same name in a
- *    written object that changed with it before but not now (said so in the alarm).
+ *    written object that changed with it before but not now (said so in the alarm). A field that
+ *    copies the CR's generation, observedGeneration or resourceVersion is bookkeeping, never a place
+ *    a value went (`bookkeepingFields`).
  * 3. Health at the sequence's end: StatefulSets and Deployments not ready, pods not Running, the
  *    controller exited or panicked. After a misoperation the step is `misoperation`, not a bug.
  *
@@ -21,7 +23,7 @@ import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
 import { isObject } from '../../src/model/object-key.js';
 import { WRITE_VERBS } from '../../src/model/api-path.js';
 import { writeIdentity } from '../../src/model/controller-write.js';
-import { formatPath } from '../../src/model/field-path.js';
+import { formatPath, isKeyedSegment, parseFieldPath, type FieldPath } from '../../src/model/field-path.js';
 import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
 import { quantitiesEqual } from '../quantity.js';
 import { scanControllerLog } from '../health.js';
@@ -116,6 +118,7 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
   const { sequence } = run;
   const alarms: ExploreAlarm[] = [];
   const written = controllerWrittenKeys(run.events, run.crKey);
+  const bookkeeping = bookkeepingFields(run.events, run.crKey, written);
   const boundaries = stepBoundaries(run.events);
   const states = replayStates(run.events, boundaries, sequence.steps.length);
   const steps: StepJudgement[] = [];
@@ -167,7 +170,7 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       refusedAt = k;
       continue;
     }
-    const found = consistency(step, judgement, map, before, after, written, crBefore, crAfter);
+    const found = consistency(step, judgement, map, { before, after, written, bookkeeping }, crBefore, crAfter);
     for (const a of found) {
       const waiting = a.object ? waitingOnApplication(run, k, a.object) : undefined;
       alarms.push({
@@ -362,6 +365,109 @@ export function leaves(obj: unknown, prefix: Array<string | number> = [], out: L
   return out;
 }
 
+// ---- bookkeeping: a child's copy of the CR's counters ---------------------------------------------
+
+/**
+ * Whether a field of an object is bookkeeping (`bookkeepingFields`). `field` is a `leaves` path
+ * (`containers[0]`), or the end-state oracle's (`containers[name=web]`) with its keyed list items
+ * found in `holder`, the object as compared.
+ */
+export type IsBookkeeping = (object: ObjectKey, field: string, holder?: KubeObject) => boolean;
+
+/** The CR's counters at one of its changes: they grow with its writes, whatever its spec says. */
+function crCounters(change: ClusterChangeEvent): Map<string, string> {
+  const counters = new Map<string, string>([['metadata.resourceVersion', change.resourceVersion]]);
+  const generation = change.object.metadata?.generation;
+  const observed = isObject(change.object.status) ? change.object.status.observedGeneration : undefined;
+  if (typeof generation === 'number') counters.set('metadata.generation', String(generation));
+  if (typeof observed === 'number') counters.set('status.observedGeneration', String(observed));
+  return counters;
+}
+
+/**
+ * The fields (by `leaves` path) of the objects the controller writes (`keys`) that count the CR's
+ * changes instead of carrying its values: every time such a field took a new value in the run, that
+ * value was the CR's metadata.generation, status.observedGeneration or metadata.resourceVersion at
+ * that moment (the same counter each time; as a string or a number), and no field of the CR's spec
+ * held it each of those times. Operators copy these counters onto their children (an annotation
+ * `...generation: "7"`, a label with the resourceVersion) to tell which change of the CR an object answers.
+ * Such a value grows with every step, so no rollback brings it back, and it can equal a number the
+ * step wrote (spec.replicas 3 in the step that made the generation 3): value tracing does not take
+ * it for a destination of the CR's value, and the rollback oracle does not expect it restored.
+ * Equality with the CR's own counter at each write is the test, not a number alone: a StatefulSet's
+ * replicas that held 2 while the generation was 1 carries the spec, and stays traced. And a field
+ * that matched the counter every time while a spec field matched it too is the spec's: integer-up
+ * by one per step, from 1, keeps spec.replicas and the generation equal (its rollback, which moves
+ * the two apart, is judged on a run of its own, where the copy of the generation shows itself).
+ */
+export function bookkeepingFields(
+  events: readonly TraceEvent[],
+  crKey: ObjectKey,
+  keys: ReadonlySet<ObjectKey> = controllerWrittenKeys(events, crKey),
+): IsBookkeeping {
+  /** Per `<object> <field>`: the counters, and the CR's spec fields, that held the field's value at each of its changes. */
+  const heldBy = new Map<string, { counters: Set<string>; spec: Set<string> }>();
+  const last = new Map<ObjectKey, Leaves>();
+  let counters = new Map<string, string>();
+  let spec: Leaves = new Map();
+  const holding = (fields: ReadonlyMap<string, unknown>, value: string): Set<string> =>
+    new Set([...fields].filter(([, v]) => (typeof v === 'string' || typeof v === 'number') && String(v) === value).map(([path]) => path));
+  for (const e of events) {
+    if (e.type !== 'cluster-change') continue;
+    if (e.key === crKey) {
+      const gone = e.eventType === 'DELETED';
+      counters = gone ? new Map() : crCounters(e);
+      spec = gone ? new Map() : leaves(e.object.spec, ['spec']);
+      continue;
+    }
+    if (!keys.has(e.key)) continue;
+    const before = last.get(e.key);
+    if (e.eventType === 'DELETED') {
+      last.delete(e.key);
+      continue;
+    }
+    const now = leaves(e.object);
+    last.set(e.key, now);
+    for (const [field, v] of now) {
+      if ((typeof v !== 'string' && typeof v !== 'number') || before?.get(field) === v) continue;
+      const id = `${e.key} ${field}`;
+      const held = { counters: holding(counters, String(v)), spec: holding(spec, String(v)) };
+      const known = heldBy.get(id);
+      if (!known) heldBy.set(id, held);
+      else {
+        for (const c of known.counters) if (!held.counters.has(c)) known.counters.delete(c);
+        for (const p of known.spec) if (!held.spec.has(p)) known.spec.delete(p);
+      }
+    }
+  }
+  const bookkeeping = new Set([...heldBy].filter(([, h]) => h.counters.size > 0 && h.spec.size === 0).map(([id]) => id));
+  return (object, field, holder) => bookkeeping.has(`${object} ${holder ? positionalPath(holder, field) : field}`);
+}
+
+/** A path with keyed list items (`env[name=GEN]`) as `leaves` names the same field in `obj` (`env[2]`). */
+function positionalPath(obj: KubeObject, field: string): string {
+  let path: FieldPath;
+  try {
+    path = parseFieldPath(field);
+  } catch {
+    return field;
+  }
+  let cur: unknown = obj;
+  const out: Array<string | number> = [];
+  for (const seg of path) {
+    if (isKeyedSegment(seg)) {
+      const i = Array.isArray(cur) ? cur.findIndex((item) => isObject(item) && String(item[seg.key]) === String(seg.value)) : -1;
+      if (i < 0) return field;
+      out.push(i);
+      cur = (cur as unknown[])[i];
+    } else {
+      out.push(seg);
+      cur = Array.isArray(cur) && typeof seg === 'number' ? cur[seg] : isObject(cur) ? cur[String(seg)] : undefined;
+    }
+  }
+  return formatPath(out);
+}
+
 function markerIn(text: string, marker: string): boolean {
   return new RegExp(`(^|[^A-Za-z0-9])${marker}($|[^0-9])`).test(text);
 }
@@ -397,16 +503,23 @@ function lastName(path: string): string {
   return seg.replace(/[_-]/g, '').toLowerCase();
 }
 
+/** The cluster around a step: its objects before and after it, the ones the controller writes, and which of their fields are bookkeeping. */
+interface StepScene {
+  before: State;
+  after: State;
+  written: ReadonlySet<ObjectKey>;
+  bookkeeping: IsBookkeeping;
+}
+
 function consistency(
   step: ExploreStep,
   judgement: StepJudgement,
   map: FieldMap,
-  before: State,
-  after: State,
-  written: ReadonlySet<ObjectKey>,
+  scene: StepScene,
   crBefore: unknown,
   crAfter: unknown,
 ): Array<Omit<ExploreAlarm, 'sequence' | 'step'>> {
+  const { before, after, written, bookkeeping } = scene;
   const path = formatPath(step.path);
   const known = map.get(path);
   const alarms: Array<Omit<ExploreAlarm, 'sequence' | 'step'>> = [];
@@ -453,7 +566,7 @@ function consistency(
           ),
         );
     } else if (!known) {
-      alarms.push(...byPathAndValue(step, path, crBefore, after, written));
+      alarms.push(...byPathAndValue(step, path, crBefore, scene));
       if (alarms.length === 0 && step.gate) alarms.push(gateOn(step, path, `the marker ${step.marker}`));
       else
         judgement.notes.push(
@@ -481,7 +594,7 @@ function consistency(
     return alarms;
   }
   if (known) {
-    for (const loc of known.locations.filter((l) => l.relation === 'exact')) {
+    for (const loc of known.locations.filter((l) => l.relation === 'exact' && !bookkeeping(l.object, l.field))) {
       const obj = after.get(loc.object);
       const found = obj ? leaves(obj).get(loc.field) : undefined;
       if (obj && !sameValue(found, value)) {
@@ -504,7 +617,8 @@ function consistency(
     if (!a) continue;
     const b = leaves(before.get(key));
     for (const [field, v] of leaves(a))
-      if (!field.startsWith('status.') && sameValue(v, value) && !sameValue(b.get(field), v)) changedTo.push({ object: key, field, relation: 'exact' });
+      if (!field.startsWith('status.') && sameValue(v, value) && !sameValue(b.get(field), v) && !bookkeeping(key, field))
+        changedTo.push({ object: key, field, relation: 'exact' });
   }
   if (changedTo.length > 0) {
     // Small numbers collide (a probe's thresholds and delays): where some written field of the same name took the value, that is where it went.
@@ -514,7 +628,7 @@ function consistency(
     judgement.traced = { via: 'value', locations: changedTo };
     return alarms;
   }
-  alarms.push(...byPathAndValue(step, path, crBefore, after, written));
+  alarms.push(...byPathAndValue(step, path, crBefore, scene));
   // Booleans and enum values choose behaviour rather than being copied somewhere: only a value that is data alarms.
   if (alarms.length === 0 && step.gate && typeof value !== 'boolean' && !step.operation.startsWith('enum-'))
     alarms.push(gateOn(step, path, JSON.stringify(value)));
@@ -556,8 +670,7 @@ function byPathAndValue(
   step: ExploreStep,
   path: string,
   crBefore: unknown,
-  after: State,
-  written: ReadonlySet<ObjectKey>,
+  { after, written, bookkeeping }: StepScene,
 ): Array<Omit<ExploreAlarm, 'sequence' | 'step'>> {
   const alarms: Array<Omit<ExploreAlarm, 'sequence' | 'step'>> = [];
   const value = step.value;
@@ -568,7 +681,8 @@ function byPathAndValue(
   for (const key of written) {
     const a = after.get(key);
     if (!a) continue;
-    for (const [field, v] of leaves(a)) if (!field.startsWith('status.') && lastName(field) === name && sameValue(v, old)) candidates.push({ key, field, v });
+    for (const [field, v] of leaves(a))
+      if (!field.startsWith('status.') && lastName(field) === name && sameValue(v, old) && !bookkeeping(key, field)) candidates.push({ key, field, v });
   }
   // Same-named fields under parents of different names are different fields (readinessProbe.periodSeconds is not livenessProbe's):
   // where some candidate's parent has the CR field's parent's name, only those are it.

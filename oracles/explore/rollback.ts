@@ -5,7 +5,9 @@
  * that step followed by the rollback (planner/explore/rollback.ts), on a fresh cluster; the states
  * compared are both from that run, so nothing differs from one run to another but the rollback's
  * effect. Compared with the end-state oracle's comparison and masks, status left out (the cluster's
- * account of the spec), and health: an object unhealthy after the rollback that was not before it.
+ * account of the spec), and fields that copy the CR's generation or resourceVersion (bookkeeping,
+ * judge.ts `bookkeepingFields`: they count its writes, and a rollback is one more); and health: an
+ * object unhealthy after the rollback that was not before it.
  */
 import type { ObjectKey } from '../../src/model/object-key.js';
 import type { TraceEvent } from '../../src/model/trace.js';
@@ -13,6 +15,7 @@ import type { MaskRule } from '../masks.js';
 import { ALLOCATED_AT_CREATION, exitedAfterState, objectDifferenceAlarms } from './differential.js';
 import { copiesVersion, resourceVersionsOf } from '../version-copies.js';
 import {
+  bookkeepingFields,
   controllerWrittenKeys,
   crashAlarms,
   healthAlarms,
@@ -89,9 +92,13 @@ export function rollbackAlarms(c: RollbackCase, maskRules: readonly MaskRule[] =
   }[c.why];
   const lead = `re-applying the CR before step ${c.step} (${why}) did not bring back the state before it:`;
   const versions = resourceVersionsOf(c.events, c.crKey);
-  const alarms = objectDifferenceAlarms(before, after, controllerWrittenKeys(c.events, c.crKey), [...ALLOCATED_AT_CREATION, ...maskRules], {
-    // A copy of the CR's resourceVersion counts its writes, and a rollback is one more.
-    ignore: (a) => copiesVersion(a.reference[0], versions) && copiesVersion(a.test, versions),
+  const written = controllerWrittenKeys(c.events, c.crKey);
+  const bookkeeping = bookkeepingFields(c.events, c.crKey, written);
+  const alarms = objectDifferenceAlarms(before, after, written, [...ALLOCATED_AT_CREATION, ...maskRules], {
+    // A copy of the CR's resourceVersion or generation counts its writes, and a rollback is one more.
+    ignore: (a) =>
+      (copiesVersion(a.reference[0], versions) && copiesVersion(a.test, versions)) ||
+      (a.field !== undefined && bookkeeping(a.object, a.field, after.get(a.object) ?? before.get(a.object))),
     oracle: 'rollback',
     sequence: c.sequence,
     step: c.step,

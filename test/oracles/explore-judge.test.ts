@@ -31,11 +31,15 @@ function step(operation: string, path: string[], value: unknown, marker?: string
   return { operation, kind, property: path.join('.'), path, value, ...(marker ? { marker } : {}), patch: {}, cr: seedCr };
 }
 
-/** A run: the seed, then per operation the CR change the API server took (or its refusal) and what the controller wrote. */
+/**
+ * A run: the seed, then per operation the CR change the API server took (or its refusal) and what the
+ * controller wrote. The CR's metadata.generation grows with each change of its spec, as the API server's.
+ */
 class RunBuilder {
   private seq = 0;
   readonly events: TraceEvent[] = [];
   private cr: Record<string, unknown> = seedCr;
+  private generation = 0;
   private e(event: Record<string, unknown>): void {
     this.events.push({ seq: ++this.seq, ts: 0, ...event } as unknown as TraceEvent);
   }
@@ -50,10 +54,15 @@ class RunBuilder {
     this.e({ type: 'request', id: this.seq, incarnation: 1, method: 'PUT', path: '/x', query: {}, verb: 'update', key });
     this.change(key, object);
   }
-  seed(image = 'cache:1'): this {
+  private generationCr(spec: Record<string, unknown>): Record<string, unknown> {
+    if (JSON.stringify(spec) !== JSON.stringify(this.cr.spec) || this.generation === 0) this.generation++;
+    return { ...this.cr, metadata: { ...seedCr.metadata, generation: this.generation }, spec };
+  }
+  seed(image = 'cache:1', spec: Record<string, unknown> = {}): this {
     this.workloadStep(0);
-    this.change(CR, seedCr as KubeObject, 'ADDED');
-    this.controllerWrites(STS, sts(image));
+    this.cr = this.generationCr({ ...seedCr.spec, ...spec });
+    this.change(CR, this.cr as KubeObject, 'ADDED');
+    this.controllerWrites(STS, sts(image, (this.cr.spec as { size: number }).size));
     this.workloadStep(1);
     return this;
   }
@@ -61,7 +70,7 @@ class RunBuilder {
     if (spec === 'rejected') this.workloadStep(2 + 2 * k, { rejected: 422, error: 'spec.size: Invalid value: 0: must be at least 1' });
     else {
       this.workloadStep(2 + 2 * k);
-      this.cr = { ...this.cr, spec: { ...(this.cr.spec as object), ...spec } };
+      this.cr = this.generationCr({ ...(this.cr.spec as object), ...spec });
       this.change(CR, this.cr as KubeObject);
     }
     for (const [key, obj] of writes) this.controllerWrites(key, obj);
@@ -661,4 +670,73 @@ test("rollback run: a panic the sequence's own run did not show is a crash alarm
   t.is(rollbackCrash({ events, controllerLog: log }, c, known).alarms.length, 0);
   // A controller alive to the end: compared, no alarm.
   t.deepEqual(rollbackCrash({ events, controllerLog: 'ok\n' }, c, []), { alarms: [], compared: true });
+});
+
+// ---- bookkeeping: a child's copy of the CR's generation --------------------------------------------
+
+const GENERATION = 'demo.kperturb.dev/generation';
+/**
+ * The StatefulSet of a controller that records on it the generation of the CR it acted on (as many
+ * operators do), in an annotation and in its container's environment (a keyed list item, which the
+ * rollback's comparison names `containers[name=c].env[name=GENERATION]`).
+ */
+const stamped = (image: string, replicas: number, generation: number): KubeObject => {
+  const env = [{ name: 'GENERATION', value: String(generation) }];
+  return {
+    ...sts(image, replicas),
+    metadata: { name: 'c1', namespace: 'default', annotations: { [GENERATION]: String(generation) } },
+    spec: { replicas, template: { spec: { containers: [{ name: 'c', image, env }] } } },
+  };
+};
+
+/**
+ * The seed (generation 1), a marker into the image (2), spec.size 3 in the step that makes generation
+ * 3 (so the StatefulSet's replicas and its generation annotation both change to 3), then `last`: the
+ * size back to 2 (generation 4) and what the controller wrote for it.
+ */
+function generationRun(last: KubeObject): RunBuilder {
+  const b = new RunBuilder().seed();
+  b.controllerWrites(STS, stamped('cache:1', 2, 1));
+  return b
+    .op(0, { image: 'kpm-1' }, [[STS, stamped('kpm-1', 2, 2)]])
+    .op(1, { size: 3 }, [[STS, stamped('kpm-1', 3, 3)]])
+    .op(2, { size: 2 }, [[STS, last]]);
+}
+const generationSteps = (third: ExploreStep) => [step('string-change', ['spec', 'image'], 'kpm-1', 'kpm-1'), step('integer-up', ['spec', 'size'], 3), third];
+const rolledBack = (b: RunBuilder) => rollbackAlarms({ sequence: 'explore-cache-c1-1', step: 2, why: 'inconsistent', crKey: CR, events: b.events, steps: 3 });
+
+test("a child's copy of the CR's generation is bookkeeping: a step value equal to it is not traced there, and a rollback need not restore it", (t) => {
+  const b = generationRun(stamped('kpm-1', 2, 4));
+  const [j] = judgeExploration([run(generationSteps(step('integer-down', ['spec', 'size'], 2)), b)]);
+  t.deepEqual(j!.steps[1]!.traced, { via: 'value', locations: [{ object: STS, field: 'spec.replicas', relation: 'exact' }] });
+  t.deepEqual(j!.alarms, []);
+  // The same run as a rollback of step 2: the annotation holds the generation of the rollback's write, 4, not 2.
+  t.deepEqual(rolledBack(b), []);
+});
+
+test("a child field that carries the CR's value is still traced and must still be restored, even where it equalled the generation at every write", (t) => {
+  // The controller never scales down: spec.replicas keeps 3.
+  const stuck = generationRun(stamped('kpm-1', 3, 4));
+  const [j] = judgeExploration([run(generationSteps(step('integer-down', ['spec', 'size'], 2)), stuck)]);
+  t.deepEqual(
+    j!.alarms.map((a) => [a.step, a.object, a.field, a.expected, a.found]),
+    [[3, STS, 'spec.replicas', 2, 3]],
+  );
+  const back = rolledBack(stuck);
+  t.deepEqual(
+    back!.map((a) => [a.object, a.field, a.expected, a.found]),
+    [[STS, 'spec.replicas', 2, 3]],
+  );
+  t.notRegex(back![0]!.message, /annotations|env/);
+
+  // From a seed of size 1, integer-up makes replicas 1, 2 at generations 1, 2: the spec explains it as well, so it is the spec's.
+  const b = new RunBuilder().seed('cache:1', { size: 1 });
+  b.controllerWrites(STS, stamped('cache:1', 1, 1));
+  b.op(0, { size: 2 }, [[STS, stamped('cache:1', 2, 2)]]).op(1, { size: 1 }, [[STS, stamped('cache:1', 2, 3)]]);
+  const alarms = rollbackAlarms({ sequence: 'explore-cache-c1-1', step: 1, why: 'inconsistent', crKey: CR, events: b.events, steps: 2 });
+  t.deepEqual(
+    alarms!.map((a) => [a.object, a.field, a.expected, a.found]),
+    [[STS, 'spec.replicas', 1, 2]],
+  );
+  t.notRegex(alarms![0]!.message, /annotations|env/);
 });
