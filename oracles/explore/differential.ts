@@ -14,6 +14,7 @@ import { isPathMasked, learnMasks, Masks, type MaskRule, type ObjectMask } from 
 import type { FieldPath } from '../../src/model/field-path.js';
 import { endStateView } from '../object-identity.js';
 import { copiesVersion, resourceVersionsOf } from '../version-copies.js';
+import { bookkeepingFields } from './judge.js';
 import { controllerWrittenKeys, operationStepIndex, type ExploreAlarm, type ExploreOracle } from './judge.js';
 
 export interface DifferentialCase {
@@ -122,7 +123,10 @@ export function differentialAlarms(
   const keys = new Set([...controllerWrittenKeys(c.chainedEvents, c.crKey), ...controllerWrittenKeys(c.freshEvents, c.crKey)]);
   const chainedVersions = resourceVersionsOf(c.chainedEvents, c.crKey);
   const freshVersions = resourceVersionsOf(c.freshEvents, c.crKey);
-  return objectDifferenceAlarms(c.chained, finalState(c.freshEvents), keys, [...DEFAULTED_AT_CREATION, ...ALLOCATED_AT_CREATION, ...maskRules], {
+  const fresh = finalState(c.freshEvents);
+  const chainedBookkeeping = bookkeepingFields(c.chainedEvents, c.crKey, keys);
+  const freshBookkeeping = bookkeepingFields(c.freshEvents, c.crKey, keys);
+  return objectDifferenceAlarms(c.chained, fresh, keys, [...DEFAULTED_AT_CREATION, ...ALLOCATED_AT_CREATION, ...maskRules], {
     oracle: 'differential',
     sequence: c.sequence,
     step: c.step,
@@ -131,7 +135,11 @@ export function differentialAlarms(
     nondeterministic,
     // A copy of the CR's resourceVersion (zookeeper-operator's `owner-rv` label; version-copies.ts):
     // it counts the CR's writes, so history and scratch differ by nature. Acto masks `owner-rv` by name.
-    ignore: (a) => copiesVersion(a.reference[0], chainedVersions) && copiesVersion(a.test, freshVersions),
+    // A copy of its generation (judge.ts `bookkeepingFields`) likewise, when each run's writes show it
+    // to be one: the sequence's CR has had many generations, the one from scratch one.
+    ignore: (a) =>
+      (copiesVersion(a.reference[0], chainedVersions) && copiesVersion(a.test, freshVersions)) ||
+      (a.field !== undefined && chainedBookkeeping(a.object, a.field, c.chained.get(a.object)) && freshBookkeeping(a.object, a.field, fresh.get(a.object))),
   });
 }
 

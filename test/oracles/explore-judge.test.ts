@@ -740,3 +740,23 @@ test("a child field that carries the CR's value is still traced and must still b
   );
   t.notRegex(alarms![0]!.message, /annotations|env/);
 });
+
+test("differential: a child's copy of the CR's generation differs between history and scratch by nature; a field that carries the CR's value still alarms", (t) => {
+  const chained = generationRun(stamped('kpm-1', 2, 4));
+  const chainedState = new Map([[STS, stamped('kpm-1', 2, 4)]]);
+  // From scratch: the CR created with the sequence's last spec (generation 1), written once.
+  const fresh = (replicas: number) => {
+    const b = new RunBuilder().seed('kpm-1');
+    b.controllerWrites(STS, stamped('kpm-1', replicas, 1));
+    return b.events;
+  };
+  const differential = (freshEvents: TraceEvent[]) =>
+    differentialAlarms({ sequence: 's', step: 3, crKey: CR, chained: chainedState, freshEvents, chainedEvents: chained.events });
+  t.deepEqual(differential(fresh(2)), []);
+  const alarms = differential(fresh(3));
+  t.deepEqual(
+    alarms.map((a) => [a.object, a.field, a.expected, a.found]),
+    [[STS, 'spec.replicas', 2, 3]],
+  );
+  t.notRegex(alarms[0]!.message, /annotations|env/);
+});
