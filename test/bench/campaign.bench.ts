@@ -18,13 +18,15 @@
  *   npm run bench:campaign -- --no-baseline --per-process
  *   npm run bench:campaign -- --real      (each run on a fresh real control plane)
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { RUN_PHASES, type RunPhase, type RunRecord } from '../../src/model/results.js';
+import { median } from './_stats.js';
+import { buildBaseline } from './_baseline.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const arg = (name: string) => {
@@ -43,13 +45,6 @@ interface Measured {
   plan: string;
   wallMs: number[];
   phases: Array<Partial<Record<RunPhase, number>>>;
-}
-
-function median(xs: readonly number[]): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function kperturb(root: string, args: string[]): { wallMs: number; status: number | null; out: string } {
@@ -122,32 +117,9 @@ function findRunJson(testDir: string, plan: string): string | undefined {
   return undefined;
 }
 
-/** A worktree of `ref` beside this checkout's node_modules, built; undefined when it cannot be. */
-function buildBaseline(ref: string): { root: string; remove(): void } | undefined {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-bench-baseline-'));
-  const root = join(dir, 'kperturb');
-  try {
-    execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', root, ref], { stdio: 'ignore' });
-    symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
-    // -b: a layered checkout's tsconfig.json only references the layers' projects (an older one builds alike).
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', join(root, 'tsconfig.json')], { stdio: 'inherit' });
-    execFileSync('sh', [join(root, 'scripts', 'build-go-fixtures.sh')], { stdio: 'inherit' });
-  } catch (err) {
-    process.stderr.write(`baseline ${ref} could not be built (${(err as Error).message}); no ratios\n`);
-    return undefined;
-  }
-  return {
-    root,
-    remove: () => {
-      execFileSync('git', ['-C', ROOT, 'worktree', 'remove', '--force', root], { stdio: 'ignore' });
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 const s = (ms: number) => (Number.isNaN(ms) ? '-' : (ms / 1000).toFixed(2));
 const sides: Prepared[][] = [prepare(ROOT, 'this commit')];
-const b = BASELINE ? buildBaseline(BASELINE) : undefined;
+const b = BASELINE ? buildBaseline(ROOT, BASELINE) : undefined;
 try {
   if (b && BASELINE) sides.push(prepare(b.root, BASELINE));
   // Rounds alternate between the sides, example by example, so that a change in the machine's load

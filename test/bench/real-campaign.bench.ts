@@ -22,6 +22,7 @@ import { learn, loadPlans, plan, test } from '../../src/campaign/campaign.js';
 import type { ClusterChoice } from '../../src/coordinator/run.js';
 import type { PlanResult, RunPhase, RunRecord } from '../../src/model/results.js';
 import type { TestPlan } from '../../src/model/plan.js';
+import { median } from './_stats.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const arg = (name: string) => {
@@ -41,13 +42,6 @@ const SHOWN_PHASES: RunPhase[] = ['cluster', 'setup', 'controllerStart', 'worklo
 
 type Mode = 'pool off' | 'pool on';
 const MODES: Record<Mode, ClusterChoice> = { 'pool off': { kind: 'real', pool: false }, 'pool on': { kind: 'real' } };
-
-function median(xs: readonly number[]): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 const quiet = () => undefined;
