@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -191,6 +192,19 @@ for (const [what, printed, names] of [
     names,
   });
 }
+// A manifest the emulated release does not serve: learn names it before any run, and the release that serves it.
+{
+  const crd = file(
+    'apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: { name: widgets.x.dev }\nspec: { group: x.dev, names: { kind: Widget, plural: widgets }, scope: Namespaced, version: v1 }\n',
+    'crd.yaml',
+  );
+  configCase(
+    'a setup CRD of a version the emulated release does not serve',
+    HEAD + GOOD_CONTROLLER + `setup: [${crd}]\n` + GOOD_WORKLOADS,
+    "setup[0]: a kind the embedded cluster's Kubernetes 1.32 serves",
+    'learn',
+  );
+}
 configCase('test with the same bad config', HEAD + 'controller: { command: 7 }\n' + GOOD_WORKLOADS, 'controller.command', 'test');
 
 // Options.
@@ -260,6 +274,14 @@ cases.push({ name: 'explore with no CRD', args: ['explore', '-c', good, '--emit'
   configCase('seeds names a missing file', HEAD + GOOD_CONTROLLER + `seeds: [${join(root, 'noseed.yaml')}]\n`, 'seeds[0]');
 }
 cases.push({ name: 'cluster --port a word', args: ['cluster', '--port', 'http'], names: /--port/ });
+// kperturb's own port, held by another program (this sweep).
+const heldPort = createServer();
+await new Promise<void>((resolve) => heldPort.listen(0, '127.0.0.1', resolve));
+cases.push({
+  name: 'cluster --port that another program listens on',
+  args: ['cluster', '--port', String((heldPort.address() as AddressInfo).port)],
+  names: /--port: a port no other program listens on/,
+});
 cases.push({ name: 'cluster --port 99999', args: ['cluster', '--port', '99999'], names: /--port/ });
 cases.push({ name: 'cluster --kubernetes-version 1.16', args: ['cluster', '--kubernetes-version', '1.16'], names: /--kubernetes-version/ });
 cases.push({ name: 'cluster --kubernetes-version a word', args: ['cluster', '--kubernetes-version', 'latest'], names: /--kubernetes-version/ });
@@ -451,6 +473,7 @@ await Promise.all(
     while (next < cases.length) results.push(await runCase(cases[next++]!));
   }),
 );
+heldPort.close();
 const bad = results.filter((r) => r.problems.length > 0);
 for (const r of bad)
   console.log(
