@@ -18,7 +18,7 @@ import { lockCampaignDir } from './campaign-lock.js';
 import { CampaignLayout } from './layout.js';
 import { useSecretHashKeyFile } from '../io/secret-hash-key.js';
 import { softWaitWarnings } from './config-warnings.js';
-import { checkServedKinds } from './served-kinds.js';
+import { checkServedKinds, checkWaitFields } from './preflight.js';
 import { withControlPlanePool } from './control-plane-pool.js';
 import { longestSilence, withQuietMs } from './quiet-window.js';
 import { checkPlansFit, TestStage, type TestOptions } from './test-stage.js';
@@ -81,7 +81,10 @@ export async function learn(config: ControllerUnderTest, opts: LearnOptions): Pr
   useCampaignSecretHashKey(layout);
   const selected = selectWorkloads(config, opts.workloads);
   // The embedded cluster only: --real and --kubeconfig serve their own release.
-  if (!opts.cluster) checkServedKinds(config, selected);
+  if (!opts.cluster) {
+    checkServedKinds(config, selected);
+    checkWaitFields(config, selected);
+  }
   for (const w of softWaitWarnings(config, selected)) (opts.warn ?? opts.log)(w);
   const runs = selected.length * (config.referenceRuns + (opts.serialize ? NORMAL_DELIVERY_RUNS : 0));
   return withCampaignLock(layout, opts.log, () =>

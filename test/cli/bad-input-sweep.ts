@@ -205,6 +205,12 @@ for (const [what, printed, names] of [
     'learn',
   );
 }
+configCase(
+  'a wait on a field the kind does not have',
+  HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, field: spec.replicas, equals: 3 } } ] } }\n',
+  'workloads.w.steps[0].waitFor.field: a field ConfigMap has',
+  'learn',
+);
 configCase('test with the same bad config', HEAD + 'controller: { command: 7 }\n' + GOOD_WORKLOADS, 'controller.command', 'test');
 
 // Options.

@@ -132,6 +132,36 @@ test('a manifest of a kind the emulated release does not serve is refused before
   );
 });
 
+test('a wait on a field the kind does not have is refused before a run, not waited out (60 s by default)', (t) => {
+  const { dir, file } = tempConfig(
+    HEAD +
+      'controller: { command: "true" }\nworkloads:\n  w:\n    steps:\n      - apply: { resource: { apiVersion: v1, kind: ConfigMap, metadata: { name: a } } }\n      - waitFor: { key: ConfigMap/default/a, field: spec.replicas, equals: 3 }\n',
+  );
+  const r = run(['learn', '--config', file, '-o', join(dir, 'out')]);
+  t.is(r.status, 2, r.stderr);
+  t.is(
+    r.stderr,
+    `kperturb: ${file} at workloads.w.steps[1].waitFor.field: a field ConfigMap has: ConfigMap (v1) has no field spec, so the wait for spec.replicas to equal 3 could only time out [KP_E_CONFIG]\n`,
+  );
+  // A condition is a field too; an item of a list is named without its index.
+  const pod = tempConfig(
+    HEAD +
+      'controller: { command: "true" }\nworkloads:\n  w:\n    steps:\n      - waitFor: { key: Pod/default/p, field: "spec.containers[0].imag", equals: web }\n',
+  );
+  const r2 = run(['learn', '--config', pod.file, '-o', join(pod.dir, 'out')]);
+  t.is(
+    r2.stderr,
+    `kperturb: ${pod.file} at workloads.w.steps[0].waitFor.field: a field Pod has: Pod (v1) has no field spec.containers[].imag, so the wait for spec.containers[0].imag to equal "web" could only time out [KP_E_CONFIG]\n`,
+  );
+  const secret = tempConfig(
+    HEAD + 'controller: { command: "true" }\nworkloads: { w: { steps: [ { waitFor: { key: Secret/default/s, condition: Ready } } ] } }\n',
+  );
+  t.is(
+    run(['learn', '--config', secret.file, '-o', join(secret.dir, 'out')]).stderr,
+    `kperturb: ${secret.file} at workloads.w.steps[0].waitFor.condition: a field Secret has: Secret (v1) has no field status, so the wait for status.conditions[type=Ready].status to equal "True" could only time out [KP_E_CONFIG]\n`,
+  );
+});
+
 test('sleep: 1e7 is refused before anything runs (Node timers overflow past 2^31-1 ms and would sleep 1 ms)', (t) => {
   const { dir, file } = tempConfig(HEAD + 'controller: { command: "true" }\nworkloads: { w: { steps: [ { sleep: 1e7 } ] } }\n');
   assertPrecise(
