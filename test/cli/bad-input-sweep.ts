@@ -166,6 +166,38 @@ configCase(
   HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, timeoutSeconds: 20, onTimeout: continue } } ] } }\n',
   'workloads.w.steps[0].waitFor.timeoutSeconds: a soft wait (onTimeout: continue) of at most 10 s',
 );
+// A warning, not an error: plan names settle.quietMs when a reference run shows a pause as long as the
+// window before a write (plan then fails on the hand-written run.json).
+{
+  const out = join(root, 'out', 'settle-window');
+  const refDir = join(out, 'x', 'learn', 'w', 'ref-1');
+  mkdirSync(refDir, { recursive: true });
+  const events = [
+    { type: 'header', seq: 0, ts: 1000, format: 'kperturb.dev/trace/v1', source: 'controller' },
+    { type: 'request', seq: 1, ts: 1000, id: 1, incarnation: 1, method: 'GET', path: '/api/v1/configmaps', query: {}, verb: 'list' },
+    { type: 'response', seq: 2, ts: 1010, id: 1, status: 200, durationMs: 10 },
+    {
+      type: 'request',
+      seq: 3,
+      ts: 3010,
+      id: 2,
+      incarnation: 1,
+      method: 'PATCH',
+      path: '/api/v1/namespaces/default/configmaps/o',
+      query: {},
+      verb: 'patch',
+      key: 'ConfigMap/default/o',
+    },
+  ];
+  writeFileSync(join(refDir, 'controller.trace.jsonl'), events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  writeFileSync(join(refDir, 'run.json'), '{}');
+  const f = file(HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS + 'settle: { quietMs: 500 }\n');
+  cases.push({
+    name: 'config: a quiet window the reference runs show too short',
+    args: ['plan', '-c', f, '-o', out],
+    names: new RegExp(`${escape(f)} at settle\\.quietMs: a quiet window longer than the controller's pauses \\(got 500 ms\\)`),
+  });
+}
 // A controller that exits at start: learn shows what it printed and the likely cause in kperturb.yaml's terms.
 for (const [what, printed, names] of [
   [
