@@ -13,9 +13,20 @@
  * already fall outside it: the reference runs settled across them). The learned window is
  * QUIET_WINDOW_FACTOR times the longest, at least QUIET_WINDOW_FLOOR_MS, at most the configured one.
  * Leader-election renewals (bookkeeping kinds) and watch bookmarks are not activity, as in settle.
+ *
+ * A silence as long as the configured window that ends in a write (`pastWindow`) shows the window
+ * too short: a settle that began in it would have ended, and the end state been read, before that
+ * write. Learning cannot lengthen the window, so the campaign warns of it (src/campaign/quiet-window.ts).
  */
 import { isBookkeepingKey } from '../src/model/bookkeeping.js';
-import type { TraceEvent } from '../src/model/trace.js';
+import { WRITE_VERBS } from '../src/model/api-path.js';
+import type { RequestEvent, TraceEvent } from '../src/model/trace.js';
+
+/** A silence of at least the configured window, and the write that ended it. */
+export interface SilenceBeforeWrite {
+  ms: number;
+  request: RequestEvent;
+}
 
 export const QUIET_WINDOW_FACTOR = 3;
 export const QUIET_WINDOW_FLOOR_MS = 250;
@@ -25,6 +36,7 @@ export class SilenceMeter {
   private readonly incarnationOf = new Map<number, number>();
   private last: { ts: number; incarnation: number } | undefined;
   private longest = 0;
+  private longestPastWindow: SilenceBeforeWrite | undefined;
 
   constructor(private readonly capMs: number) {}
 
@@ -35,6 +47,7 @@ export class SilenceMeter {
       if (this.last && this.last.incarnation === e.incarnation) {
         const silence = e.ts - this.last.ts;
         if (silence < this.capMs) this.longest = Math.max(this.longest, silence);
+        else if (WRITE_VERBS.has(e.verb) && silence > (this.longestPastWindow?.ms ?? -1)) this.longestPastWindow = { ms: silence, request: e };
       }
       this.last = { ts: e.ts, incarnation: e.incarnation };
     } else if (e.type === 'response' || (e.type === 'watch-event' && e.eventType !== 'BOOKMARK' && !(e.key !== undefined && isBookkeepingKey(e.key)))) {
@@ -46,6 +59,11 @@ export class SilenceMeter {
   /** The longest silence before a request, in ms (0: none seen). */
   result(): number {
     return this.longest;
+  }
+
+  /** The longest silence of at least the window (the cap) that a write of the controller ended, if any. */
+  pastWindow(): SilenceBeforeWrite | undefined {
+    return this.longestPastWindow;
   }
 }
 

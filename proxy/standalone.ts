@@ -158,6 +158,8 @@ export async function runStandaloneProxy(
     await recorder?.stop();
     client?.close();
     await closeTraces();
+    // A port in use is the caller's choice (kperturb proxy --port), which the caller names.
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw err;
     throw new SetupError(`could not start the proxy on port ${opts.port ?? 0}: ${(err as Error).message}`);
   }
   if (opts.kubeconfigOut) {

@@ -18,8 +18,9 @@ import { lockCampaignDir } from './campaign-lock.js';
 import { CampaignLayout } from './layout.js';
 import { useSecretHashKeyFile } from '../io/secret-hash-key.js';
 import { softWaitWarnings } from './config-warnings.js';
+import { checkServedKinds, checkWaitFields } from './preflight.js';
 import { withControlPlanePool } from './control-plane-pool.js';
-import { longestSilence, withQuietMs } from './quiet-window.js';
+import { longestSilence, settleWindowWarning, withQuietMs } from './quiet-window.js';
 import { checkPlansFit, TestStage, type TestOptions } from './test-stage.js';
 import type { CampaignOptions, Log } from './options.js';
 
@@ -79,9 +80,14 @@ export async function learn(config: ControllerUnderTest, opts: LearnOptions): Pr
   const layout = new CampaignLayout(opts.out, config.name);
   useCampaignSecretHashKey(layout);
   const selected = selectWorkloads(config, opts.workloads);
+  // The embedded cluster only: --real and --kubeconfig serve their own release.
+  if (!opts.cluster) {
+    checkServedKinds(config, selected);
+    checkWaitFields(config, selected);
+  }
   for (const w of softWaitWarnings(config, selected)) (opts.warn ?? opts.log)(w);
   const runs = selected.length * (config.referenceRuns + (opts.serialize ? NORMAL_DELIVERY_RUNS : 0));
-  return withCampaignLock(layout, opts.log, () =>
+  const summaries = await withCampaignLock(layout, opts.log, () =>
     withControlPlanePool(opts.cluster, runs, async (cluster) => {
       // Each run's controller starts loading while the run before it settles (src/coordinator/standby.ts).
       const standbys = runs > 1 ? new ControllerStandbys(config, runs, 'workload-done') : undefined;
@@ -92,6 +98,12 @@ export async function learn(config: ControllerUnderTest, opts: LearnOptions): Pr
       }
     }),
   );
+  for (const s of summaries) {
+    if (!s.runs.every((r) => r.ok)) continue;
+    const warning = await settleWindowWarning(config, referenceDirs(layout, config, s.workload));
+    if (warning) (opts.warn ?? opts.log)(warning);
+  }
+  return summaries;
 }
 
 async function learnWorkloads(
@@ -247,6 +259,8 @@ async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout
   for (const workload of selected) {
     const refs = referenceDirs(layout, config, workload.name);
     const normal = normalDeliveryDirs(layout, workload.name);
+    const settleWarning = await settleWindowWarning(config, refs);
+    if (settleWarning) (opts.warn ?? opts.log)(settleWarning);
     const output = await planReferences(config, workload.name, refs, normal, opts.prune ?? true);
     const { plans, stats } = output;
     if (output.causality === 'serialized-episodes' && normal.length === 0) {

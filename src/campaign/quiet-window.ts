@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { ControllerUnderTest } from '../config/config.js';
 import { readTrace } from '../io/trace-io.js';
 import { RUN_FILES } from '../io/run-files.js';
-import { learnedQuietMs, SilenceMeter } from '../../planner/index.js';
+import { learnedQuietMs, SilenceMeter, type SilenceBeforeWrite } from '../../planner/index.js';
 import type { Log } from './options.js';
 
 /**
@@ -43,3 +43,25 @@ export async function longestSilence(runDir: string, config: ControllerUnderTest
 }
 
 export const withQuietMs = (config: ControllerUnderTest, quietMs: number): ControllerUnderTest => ({ ...config, settle: { ...config.settle, quietMs } });
+
+/**
+ * A warning when a workload's reference runs show the configured quiet window (settle.quietMs, or the
+ * default) too short: the controller was silent that long, with nothing new shown to it, and then
+ * wrote (a requeue after a delay, a slow reconcile). A run can settle in such a silence and read its
+ * end state before that write, and learning only ever shortens the window.
+ */
+export async function settleWindowWarning(config: ControllerUnderTest, referenceDirs: readonly string[]): Promise<string | undefined> {
+  let worst: { dir: string; silence: SilenceBeforeWrite } | undefined;
+  for (const dir of referenceDirs) {
+    const file = join(dir, RUN_FILES.controllerTrace);
+    if (!existsSync(file)) continue;
+    const meter = new SilenceMeter(config.settle.quietMs);
+    for await (const e of readTrace(file)) meter.add(e);
+    const silence = meter.pastWindow();
+    if (silence && silence.ms > (worst?.silence.ms ?? -1)) worst = { dir, silence };
+  }
+  if (!worst) return undefined;
+  const { ms, request } = worst.silence;
+  const window = config.settle.quietMsGiven === false ? `the default ${config.settle.quietMs} ms` : `${config.settle.quietMs} ms`;
+  return `kperturb: warning: ${config.file} at settle.quietMs: a quiet window longer than the controller's pauses (got ${window}): in ${worst.dir} it was silent for ${ms} ms, nothing new shown to it, and then sent ${request.verb} ${request.key ?? request.path}, so a run can settle and read its end state before such a write; set settle.quietMs above ${ms}`;
+}

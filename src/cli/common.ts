@@ -52,6 +52,23 @@ export function parsePort(value: string): number {
   return n;
 }
 
+/**
+ * Listens on the `--port` a user gave (`kperturb cluster`, `kperturb proxy`): a port another program
+ * holds is that option's fault, said as such rather than as Node's EADDRINUSE (an internal error).
+ */
+export async function listeningOnPort<T>(port: number | undefined, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (err) {
+    if (port === undefined || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    throw new UserInputError(
+      undefined,
+      '--port',
+      `a port no other program listens on (127.0.0.1:${port} is in use: stop what listens there, or leave --port out for a free port)`,
+    );
+  }
+}
+
 /** How long `proxy` waits for the upstream's GET /version before giving up. */
 export const PROXY_UPSTREAM_CHECK_MS = 5_000;
 

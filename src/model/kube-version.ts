@@ -89,11 +89,11 @@ export const LIFECYCLES: Readonly<Record<string, readonly ServedSpan[]>> = {
 };
 
 /**
- * For a built-in kind's version that some emulated releases do not serve: the ones that do, as a
- * hint for an error ("Kubernetes 1.18-1.21 serve it"). Undefined for a kind or version whose
- * lifecycle is not listed (custom resources, versions never served).
+ * The releases (minor numbers, inclusive) that serve a built-in kind's version whose lifecycle is
+ * listed; undefined for a kind or version whose lifecycle is not (custom resources, versions never
+ * served).
  */
-export function releasesServing(kind: string, apiVersion: string): string | undefined {
+export function servingReleases(kind: string, apiVersion: string): { from: number; to: number } | undefined {
   const slash = apiVersion.lastIndexOf('/');
   const group = slash < 0 ? '' : apiVersion.slice(0, slash);
   const version = apiVersion.slice(slash + 1);
@@ -103,5 +103,16 @@ export function releasesServing(kind: string, apiVersion: string): string | unde
   if (!span) return undefined;
   const from = Math.max(span.from ?? OLDEST_KUBERNETES_MINOR, OLDEST_KUBERNETES_MINOR);
   const to = Math.min((span.until ?? NEWEST_KUBERNETES_MINOR + 1) - 1, NEWEST_KUBERNETES_MINOR);
-  return from === to ? `Kubernetes 1.${from} serves it` : `Kubernetes 1.${from}-1.${to} serve it`;
+  return { from, to };
+}
+
+/**
+ * For a built-in kind's version that some emulated releases do not serve: the ones that do, as a
+ * hint for an error ("Kubernetes 1.18-1.21 serve it"). Undefined for a kind or version whose
+ * lifecycle is not listed (custom resources, versions never served).
+ */
+export function releasesServing(kind: string, apiVersion: string): string | undefined {
+  const span = servingReleases(kind, apiVersion);
+  if (!span) return undefined;
+  return span.from === span.to ? `Kubernetes 1.${span.from} serves it` : `Kubernetes 1.${span.from}-1.${span.to} serve it`;
 }

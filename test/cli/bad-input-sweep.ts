@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -165,6 +166,38 @@ configCase(
   HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, timeoutSeconds: 20, onTimeout: continue } } ] } }\n',
   'workloads.w.steps[0].waitFor.timeoutSeconds: a soft wait (onTimeout: continue) of at most 10 s',
 );
+// A warning, not an error: plan names settle.quietMs when a reference run shows a pause as long as the
+// window before a write (plan then fails on the hand-written run.json).
+{
+  const out = join(root, 'out', 'settle-window');
+  const refDir = join(out, 'x', 'learn', 'w', 'ref-1');
+  mkdirSync(refDir, { recursive: true });
+  const events = [
+    { type: 'header', seq: 0, ts: 1000, format: 'kperturb.dev/trace/v1', source: 'controller' },
+    { type: 'request', seq: 1, ts: 1000, id: 1, incarnation: 1, method: 'GET', path: '/api/v1/configmaps', query: {}, verb: 'list' },
+    { type: 'response', seq: 2, ts: 1010, id: 1, status: 200, durationMs: 10 },
+    {
+      type: 'request',
+      seq: 3,
+      ts: 3010,
+      id: 2,
+      incarnation: 1,
+      method: 'PATCH',
+      path: '/api/v1/namespaces/default/configmaps/o',
+      query: {},
+      verb: 'patch',
+      key: 'ConfigMap/default/o',
+    },
+  ];
+  writeFileSync(join(refDir, 'controller.trace.jsonl'), events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  writeFileSync(join(refDir, 'run.json'), '{}');
+  const f = file(HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS + 'settle: { quietMs: 500 }\n');
+  cases.push({
+    name: 'config: a quiet window the reference runs show too short',
+    args: ['plan', '-c', f, '-o', out],
+    names: new RegExp(`${escape(f)} at settle\\.quietMs: a quiet window longer than the controller's pauses \\(got 500 ms\\)`),
+  });
+}
 // A controller that exits at start: learn shows what it printed and the likely cause in kperturb.yaml's terms.
 for (const [what, printed, names] of [
   [
@@ -191,6 +224,25 @@ for (const [what, printed, names] of [
     names,
   });
 }
+// A manifest the emulated release does not serve: learn names it before any run, and the release that serves it.
+{
+  const crd = file(
+    'apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: { name: widgets.x.dev }\nspec: { group: x.dev, names: { kind: Widget, plural: widgets }, scope: Namespaced, version: v1 }\n',
+    'crd.yaml',
+  );
+  configCase(
+    'a setup CRD of a version the emulated release does not serve',
+    HEAD + GOOD_CONTROLLER + `setup: [${crd}]\n` + GOOD_WORKLOADS,
+    "setup[0]: a kind the embedded cluster's Kubernetes 1.32 serves",
+    'learn',
+  );
+}
+configCase(
+  'a wait on a field the kind does not have',
+  HEAD + GOOD_CONTROLLER + 'workloads: { w: { steps: [ { waitFor: { key: ConfigMap/default/a, field: spec.replicas, equals: 3 } } ] } }\n',
+  'workloads.w.steps[0].waitFor.field: a field ConfigMap has',
+  'learn',
+);
 configCase('test with the same bad config', HEAD + 'controller: { command: 7 }\n' + GOOD_WORKLOADS, 'controller.command', 'test');
 
 // Options.
@@ -260,6 +312,14 @@ cases.push({ name: 'explore with no CRD', args: ['explore', '-c', good, '--emit'
   configCase('seeds names a missing file', HEAD + GOOD_CONTROLLER + `seeds: [${join(root, 'noseed.yaml')}]\n`, 'seeds[0]');
 }
 cases.push({ name: 'cluster --port a word', args: ['cluster', '--port', 'http'], names: /--port/ });
+// kperturb's own port, held by another program (this sweep).
+const heldPort = createServer();
+await new Promise<void>((resolve) => heldPort.listen(0, '127.0.0.1', resolve));
+cases.push({
+  name: 'cluster --port that another program listens on',
+  args: ['cluster', '--port', String((heldPort.address() as AddressInfo).port)],
+  names: /--port: a port no other program listens on/,
+});
 cases.push({ name: 'cluster --port 99999', args: ['cluster', '--port', '99999'], names: /--port/ });
 cases.push({ name: 'cluster --kubernetes-version 1.16', args: ['cluster', '--kubernetes-version', '1.16'], names: /--kubernetes-version/ });
 cases.push({ name: 'cluster --kubernetes-version a word', args: ['cluster', '--kubernetes-version', 'latest'], names: /--kubernetes-version/ });
@@ -451,6 +511,7 @@ await Promise.all(
     while (next < cases.length) results.push(await runCase(cases[next++]!));
   }),
 );
+heldPort.close();
 const bad = results.filter((r) => r.problems.length > 0);
 for (const r of bad)
   console.log(

@@ -133,3 +133,20 @@ test('`kperturb proxy` honours KUBECONFIG (a path list) and --context as kubectl
   t.is(await chosen.exited, 0, chosen.stderr());
   t.is(await cluster.exited, 0, cluster.stderr());
 });
+
+test('`kperturb proxy --port` that another program listens on exits 2 naming the option', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const clusterKc = join(dir, 'cluster.kubeconfig');
+  const cluster = start(['cluster', '--kubeconfig-out', clusterKc]);
+  t.teardown(() => cluster.child.kill('SIGKILL'));
+  await stderrHolds(cluster, 'listening');
+  // The cluster's own port: taken, and the upstream answers, so the proxy gets as far as listening.
+  const port = /server: http:\/\/127\.0\.0\.1:(\d+)/.exec(readFileSync(clusterKc, 'utf8'))![1]!;
+  const proxy = start(['proxy', '--upstream-kubeconfig', clusterKc, '--port', port]);
+  t.teardown(() => proxy.child.kill('SIGKILL'));
+  t.is(await proxy.exited, 2, proxy.stderr());
+  t.is(
+    proxy.stderr(),
+    `kperturb: at --port: a port no other program listens on (127.0.0.1:${port} is in use: stop what listens there, or leave --port out for a free port) [KP_E_INPUT]\n`,
+  );
+});

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -81,6 +81,85 @@ test('cluster --kubernetes-version out of range, or with --real, exits 2 naming 
   const real = run(['cluster', '--real', '--kubernetes-version', '1.18']);
   t.is(real.status, 2, real.stderr);
   t.regex(real.stderr, /--kubernetes-version.*a real control plane serves its own release/s);
+});
+
+test('cluster --port that another program listens on exits 2 naming the option, not as an internal error', async (t) => {
+  const held = createServer();
+  const port = await new Promise<number>((resolve) => held.listen(0, '127.0.0.1', () => resolve((held.address() as { port: number }).port)));
+  t.teardown(() => held.close());
+  // Asynchronous: the port is held by this process, whose event loop must stay free to hold it.
+  const r = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [CLI, 'cluster', '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const bound = setTimeout(() => child.kill('SIGKILL'), HUNG_MS);
+    child.on('close', (status) => {
+      clearTimeout(bound);
+      resolve({ status, stderr });
+    });
+  });
+  t.is(r.status, 2, r.stderr);
+  t.is(
+    r.stderr,
+    `kperturb: at --port: a port no other program listens on (127.0.0.1:${port} is in use: stop what listens there, or leave --port out for a free port) [KP_E_INPUT]\n`,
+  );
+});
+
+test('a manifest of a kind the emulated release does not serve is refused before a run, naming the file, the path and the release', (t) => {
+  const { dir, file } = tempConfig(
+    HEAD + 'controller: { command: "true" }\nsetup: [crd.yaml]\nworkloads: { w: { steps: [ { sleep: 0 } ] } }\nreferenceRuns: 1\n',
+  );
+  writeFileSync(
+    join(dir, 'crd.yaml'),
+    'apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: { name: widgets.x.dev }\nspec: { group: x.dev, names: { kind: Widget, plural: widgets }, scope: Namespaced, version: v1 }\n',
+  );
+  const r = run(['learn', '--config', file, '-o', join(dir, 'out')]);
+  t.is(r.status, 2, r.stderr);
+  t.is(
+    r.stderr,
+    `kperturb: ${file} at setup[0]: a kind the embedded cluster's Kubernetes 1.32 serves: crd.yaml is a CustomResourceDefinition of apiextensions.k8s.io/v1beta1, which Kubernetes 1.18-1.21 serve; set cluster.kubernetesVersion: "1.21" (or move the manifest to a version 1.32 serves) [KP_E_CONFIG]\n`,
+  );
+  // An inline object of a workload, on an older release than its version's first.
+  const old = tempConfig(
+    HEAD +
+      'controller: { command: "true" }\ncluster: { kubernetesVersion: "1.18" }\nworkloads: { w: { steps: [ { sleep: 0 }, { apply: { resource: { apiVersion: policy/v1, kind: PodDisruptionBudget, metadata: { name: p } } } } ] } }\n',
+  );
+  const r2 = run(['learn', '--config', old.file, '-o', join(old.dir, 'out')]);
+  t.is(r2.status, 2, r2.stderr);
+  t.is(
+    r2.stderr,
+    `kperturb: ${old.file} at workloads.w.steps[1].apply.resource: a kind the embedded cluster's Kubernetes 1.18 serves: the inline resource is a PodDisruptionBudget of policy/v1, which Kubernetes 1.21-1.32 serve; set cluster.kubernetesVersion: "1.32" (or move the manifest to a version 1.18 serves) [KP_E_CONFIG]\n`,
+  );
+});
+
+test('a wait on a field the kind does not have is refused before a run, not waited out (60 s by default)', (t) => {
+  const { dir, file } = tempConfig(
+    HEAD +
+      'controller: { command: "true" }\nworkloads:\n  w:\n    steps:\n      - apply: { resource: { apiVersion: v1, kind: ConfigMap, metadata: { name: a } } }\n      - waitFor: { key: ConfigMap/default/a, field: spec.replicas, equals: 3 }\n',
+  );
+  const r = run(['learn', '--config', file, '-o', join(dir, 'out')]);
+  t.is(r.status, 2, r.stderr);
+  t.is(
+    r.stderr,
+    `kperturb: ${file} at workloads.w.steps[1].waitFor.field: a field ConfigMap has: ConfigMap (v1) has no field spec, so the wait for spec.replicas to equal 3 could only time out [KP_E_CONFIG]\n`,
+  );
+  // A condition is a field too; an item of a list is named without its index.
+  const pod = tempConfig(
+    HEAD +
+      'controller: { command: "true" }\nworkloads:\n  w:\n    steps:\n      - waitFor: { key: Pod/default/p, field: "spec.containers[0].imag", equals: web }\n',
+  );
+  const r2 = run(['learn', '--config', pod.file, '-o', join(pod.dir, 'out')]);
+  t.is(
+    r2.stderr,
+    `kperturb: ${pod.file} at workloads.w.steps[0].waitFor.field: a field Pod has: Pod (v1) has no field spec.containers[].imag, so the wait for spec.containers[0].imag to equal "web" could only time out [KP_E_CONFIG]\n`,
+  );
+  const secret = tempConfig(
+    HEAD + 'controller: { command: "true" }\nworkloads: { w: { steps: [ { waitFor: { key: Secret/default/s, condition: Ready } } ] } }\n',
+  );
+  t.is(
+    run(['learn', '--config', secret.file, '-o', join(secret.dir, 'out')]).stderr,
+    `kperturb: ${secret.file} at workloads.w.steps[0].waitFor.condition: a field Secret has: Secret (v1) has no field status, so the wait for status.conditions[type=Ready].status to equal "True" could only time out [KP_E_CONFIG]\n`,
+  );
 });
 
 test('sleep: 1e7 is refused before anything runs (Node timers overflow past 2^31-1 ms and would sleep 1 ms)', (t) => {

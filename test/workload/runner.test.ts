@@ -47,6 +47,14 @@ test('by default a wait that never holds fails the workload at that step', async
   t.is(await client.get('ConfigMap/default/after'), undefined);
 });
 
+test('a wait on a kind the cluster does not serve fails at once, naming the kind, instead of waiting out its timeout', async (t) => {
+  const { client } = await setup(t);
+  const workload: Workload = { name: 'w', steps: [{ waitFor: { key: 'Widget/default/a', timeoutSeconds: 3600 } }] };
+  const outcome = await runWorkload(client, workload, new MemoryTrace());
+  t.is(outcome.failedStep, 0);
+  t.is(outcome.error, 'step 1 (wait for Widget/default/a exists (3600s)): the cluster serves no kind Widget');
+});
+
 test('a wait reads keyed list items as masks and alarms write them, and condition: Ready waits as kubectl wait does', async (t) => {
   const { client } = await setup(t);
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-workload-'));

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { resolve } from 'node:path';
 import { UserInputError } from '../../model/errors.js';
-import { log, parsePort, parseKubernetesRelease, writeKubeconfigOrStop, untilSignal } from '../common.js';
+import { listeningOnPort, log, parsePort, parseKubernetesRelease, writeKubeconfigOrStop, untilSignal } from '../common.js';
 
 export function registerCluster(program: Command): void {
   program
@@ -38,11 +38,13 @@ export function registerCluster(program: Command): void {
         return;
       }
       const { EmbeddedCluster } = await import('../../cluster/index.js');
-      const cluster = await EmbeddedCluster.start({
-        ...(opts.port !== undefined ? { port: opts.port } : {}),
-        ...(opts.kubernetesVersion !== undefined ? { kubernetesVersion: opts.kubernetesVersion } : {}),
-        ...(opts.insecureNoAuth ? { insecureNoAuth: true } : {}),
-      });
+      const cluster = await listeningOnPort(opts.port, () =>
+        EmbeddedCluster.start({
+          ...(opts.port !== undefined ? { port: opts.port } : {}),
+          ...(opts.kubernetesVersion !== undefined ? { kubernetesVersion: opts.kubernetesVersion } : {}),
+          ...(opts.insecureNoAuth ? { insecureNoAuth: true } : {}),
+        }),
+      );
       await writeKubeconfigOrStop(opts.kubeconfigOut, cluster);
       log(
         `embedded cluster (Kubernetes ${cluster.kubernetesVersion} API) listening on ${cluster.url}${opts.kubeconfigOut ? `; kubeconfig in ${opts.kubeconfigOut}` : ''} (Ctrl-C to stop)`,

@@ -1,6 +1,6 @@
 /** `kperturb proxy`: run the intercepting proxy stand-alone in front of a cluster; give the written kubeconfig to your controller. */
 import { Command } from 'commander';
-import { log, parsePort, untilSignal, PROXY_UPSTREAM_CHECK_MS } from '../common.js';
+import { listeningOnPort, log, parsePort, untilSignal, PROXY_UPSTREAM_CHECK_MS } from '../common.js';
 
 export function registerProxy(program: Command): void {
   program
@@ -47,17 +47,19 @@ export function registerProxy(program: Command): void {
         );
         // One bounded GET /version first: an unreachable server or refused credentials fail here, not in the controller.
         await (await ExistingCluster.connect(upstream)).check(PROXY_UPSTREAM_CHECK_MS);
-        const running = await runStandaloneProxy({
-          upstreamKubeconfig: upstream,
-          ...(opts.port !== undefined ? { port: opts.port } : {}),
-          ...(opts.kubeconfigOut ? { kubeconfigOut: opts.kubeconfigOut } : {}),
-          ...(opts.trace ? { traceFile: opts.trace } : {}),
-          ...(opts.clusterTrace ? { clusterTraceFile: opts.clusterTrace } : {}),
-          redactSecrets: opts.redactSecrets,
-          ...(opts.secretHashKey ? { secretHashKeyFile: opts.secretHashKey } : {}),
-          tls: !opts.plainHttp,
-          log,
-        });
+        const running = await listeningOnPort(opts.port, () =>
+          runStandaloneProxy({
+            upstreamKubeconfig: upstream,
+            ...(opts.port !== undefined ? { port: opts.port } : {}),
+            ...(opts.kubeconfigOut ? { kubeconfigOut: opts.kubeconfigOut } : {}),
+            ...(opts.trace ? { traceFile: opts.trace } : {}),
+            ...(opts.clusterTrace ? { clusterTraceFile: opts.clusterTrace } : {}),
+            redactSecrets: opts.redactSecrets,
+            ...(opts.secretHashKey ? { secretHashKeyFile: opts.secretHashKey } : {}),
+            tls: !opts.plainHttp,
+            log,
+          }),
+        );
         log(`proxy listening on ${running.proxy.url} (Ctrl-C to stop)`);
         await untilSignal();
         await running.close();
