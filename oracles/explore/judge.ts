@@ -191,6 +191,15 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
     if (unhealthy.length > 0 && last?.kind === 'misoperation') {
       last.verdict = 'misoperation';
       last.notes.push(...unhealthy.map((a) => a.message));
+    } else if (refusedAt !== undefined) {
+      // What an input the controller refused broke (zookeeper-operator puts a volumeMount of no
+      // volume on its StatefulSet, whose pod the API server refuses) is that input's doing: the
+      // rollback oracle judges whether re-applying the CR before it brings health back. An object
+      // already unhealthy before that step still alarms.
+      const before = new Set(healthAlarms(states[refusedAt] ?? new Map(), sequence.name).map((a) => a.object));
+      for (const a of unhealthy)
+        if (before.has(a.object)) alarms.push(a);
+        else steps[refusedAt]!.notes.push(`${a.message}: after the input it refused, judged by rolling it back`);
     } else alarms.push(...unhealthy);
   }
   // A run that failed before any operation (the controller could not start, a setup file was refused)

@@ -760,3 +760,28 @@ test("differential: a child's copy of the CR's generation differs between histor
   );
   t.notRegex(alarms[0]!.message, /annotations|env/);
 });
+
+test('what an input the controller refused broke is its doing, judged by its rollback; an object unhealthy before it still alarms', (t) => {
+  const steps = [step('string-empty', ['spec', 'version'], '')];
+  const refused = (unhealthyBefore: boolean) => {
+    const b = new RunBuilder().seed();
+    if (unhealthyBefore) b.controllerWrites(STS, { ...sts('cache:1'), status: { readyReplicas: 1 } });
+    // zookeeper-operator's shape: the StatefulSet takes the input, its pod is refused (FailedCreate), none is ready.
+    return b.op(0, { version: '' }, [
+      [CR, crWith({ version: '' }, { phase: 'Error', message: 'spec.version: invalid value "": expected MAJOR.MINOR.PATCH' })],
+      [STS, { ...sts('cache:1'), status: { readyReplicas: 0 } }],
+    ]);
+  };
+  const [j] = judgeExploration([run(steps, refused(false))]);
+  t.like(j!.steps[0], { verdict: 'rejected', rejectedBy: 'controller' });
+  t.deepEqual(j!.alarms, []);
+  t.true(
+    j!.steps[0]!.notes.some((n) => /StatefulSet\/default\/c1 has 0 of 2 replicas ready/.test(n)),
+    j!.steps[0]!.notes.join('\n'),
+  );
+  const [before] = judgeExploration([run(steps, refused(true))]);
+  t.deepEqual(
+    before!.alarms.map((a) => [a.oracle, a.object]),
+    [['health', STS]],
+  );
+});
