@@ -12,7 +12,7 @@ import { CampaignLayout } from '../../src/campaign/layout.js';
 import { loadConfig } from '../../src/config/config.js';
 import { writeMirrorConfig } from './_mirror-campaign.js';
 
-/** The mirror controller, every second start of which also writes echo-src-<x> ConfigMaps: runs 1 and 2 disagree, run 3 sides with run 1. */
+/** The mirror controller, every second start of which also writes echo-<i>-src-<x> ConfigMaps: runs 1 and 2 disagree, run 3 sides with run 1. */
 function disagreeingCampaign(referenceRuns: number) {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-learn-majority-'));
   const file = writeMirrorConfig(dir, ['a', 'b', 'c']);
