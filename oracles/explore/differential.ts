@@ -13,9 +13,7 @@ import { isPathMasked, learnMasks, Masks, type MaskRule, type ObjectMask } from 
 // Learned masks are concrete paths (learnMasks).
 import type { FieldPath } from '../../src/model/field-path.js';
 import { endStateView } from '../object-identity.js';
-import { copiesVersion, resourceVersionsOf } from '../version-copies.js';
-import { bookkeepingFields } from './judge.js';
-import { controllerWrittenKeys, operationStepIndex, type ExploreAlarm, type ExploreOracle } from './judge.js';
+import { controllerWrittenKeys, counterCopies, operationStepIndex, type ExploreAlarm, type ExploreOracle } from './judge.js';
 
 export interface DifferentialCase {
   sequence: string;
@@ -121,11 +119,9 @@ export function differentialAlarms(
 ): ExploreAlarm[] {
   if (differentialNotCompared(c)) return [];
   const keys = new Set([...controllerWrittenKeys(c.chainedEvents, c.crKey), ...controllerWrittenKeys(c.freshEvents, c.crKey)]);
-  const chainedVersions = resourceVersionsOf(c.chainedEvents, c.crKey);
-  const freshVersions = resourceVersionsOf(c.freshEvents, c.crKey);
   const fresh = finalState(c.freshEvents);
-  const chainedBookkeeping = bookkeepingFields(c.chainedEvents, c.crKey, keys);
-  const freshBookkeeping = bookkeepingFields(c.freshEvents, c.crKey, keys);
+  const chainedCopy = counterCopies(c.chainedEvents, c.crKey, keys);
+  const freshCopy = counterCopies(c.freshEvents, c.crKey, keys);
   return objectDifferenceAlarms(c.chained, fresh, keys, [...DEFAULTED_AT_CREATION, ...ALLOCATED_AT_CREATION, ...maskRules], {
     oracle: 'differential',
     sequence: c.sequence,
@@ -133,13 +129,11 @@ export function differentialAlarms(
     say: (difference) =>
       `the CR after this step, created with that spec on a fresh cluster, ends differently: ${difference.replace('after reference runs', 'through the sequence').replace('after the test run', 'from scratch')}`,
     nondeterministic,
-    // A copy of the CR's resourceVersion (zookeeper-operator's `owner-rv` label; version-copies.ts):
-    // it counts the CR's writes, so history and scratch differ by nature. Acto masks `owner-rv` by name.
-    // A copy of its generation (judge.ts `bookkeepingFields`) likewise, when each run's writes show it
-    // to be one: the sequence's CR has had many generations, the one from scratch one.
-    ignore: (a) =>
-      (copiesVersion(a.reference[0], chainedVersions) && copiesVersion(a.test, freshVersions)) ||
-      (a.field !== undefined && chainedBookkeeping(a.object, a.field, c.chained.get(a.object)) && freshBookkeeping(a.object, a.field, fresh.get(a.object))),
+    // A copy of the CR's counters (judge.ts `counterCopies`: zookeeper-operator's `owner-rv` label, a
+    // copied generation) counts the CR's writes, so history and scratch differ by nature: the
+    // sequence's CR has had many versions and generations, the one from scratch few. Acto masks
+    // `owner-rv` by name.
+    ignore: (a) => chainedCopy(a.object, a.field, a.reference[0], c.chained.get(a.object)) && freshCopy(a.object, a.field, a.test, fresh.get(a.object)),
   });
 }
 

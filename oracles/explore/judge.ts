@@ -28,6 +28,7 @@ import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.j
 import { quantitiesEqual } from '../quantity.js';
 import { scanControllerLog } from '../health.js';
 import { escapeRegExp } from '../../src/model/regexp.js';
+import { copiesVersion, resourceVersionsOf } from '../version-copies.js';
 
 export type ExploreOracle = 'consistency' | 'health' | 'crash' | 'differential' | 'rollback';
 export type StepVerdict = 'ok' | 'rejected' | 'alarm' | 'misoperation' | 'not-run';
@@ -451,6 +452,26 @@ export function bookkeepingFields(
   }
   const bookkeeping = new Set([...heldBy].filter(([, h]) => h.counters.size > 0 && h.spec.size === 0).map(([id]) => id));
   return (object, field, holder) => bookkeeping.has(`${object} ${holder ? positionalPath(holder, field) : field}`);
+}
+
+/**
+ * Whether `value` of `field` of `object` (`holder`: the object as compared, for keyed list items)
+ * copies one of the CR's counters in a run (`counterCopies`).
+ */
+export type IsCounterCopy = (object: ObjectKey, field: string | undefined, value: unknown, holder?: KubeObject) => boolean;
+
+/**
+ * A child's copies of the CR's counters in one run, of either kind: a value that is a resourceVersion
+ * the CR had (version-copies.ts `copiesVersion`: zookeeper-operator's `owner-rv`, which also reaches
+ * the Services made in the same reconcile through a shared map, so it need not be the version at
+ * their write), or a field that held the CR's counter at each of its writes (`bookkeepingFields`).
+ * Either counts the CR's writes, not what its spec says: the oracles that compare two states
+ * (rollback, differential) take two such values for no difference, each judged in its own run.
+ */
+export function counterCopies(events: readonly TraceEvent[], crKey: ObjectKey, keys: ReadonlySet<ObjectKey>): IsCounterCopy {
+  const versions = resourceVersionsOf(events, crKey);
+  const bookkeeping = bookkeepingFields(events, crKey, keys);
+  return (object, field, value, holder) => copiesVersion(value, versions) || (field !== undefined && bookkeeping(object, field, holder));
 }
 
 /** A path with keyed list items (`env[name=GEN]`) as `leaves` names the same field in `obj` (`env[2]`). */

@@ -6,16 +6,15 @@
  * compared are both from that run, so nothing differs from one run to another but the rollback's
  * effect. Compared with the end-state oracle's comparison and masks, status left out (the cluster's
  * account of the spec), and fields that copy the CR's generation or resourceVersion (bookkeeping,
- * judge.ts `bookkeepingFields`: they count its writes, and a rollback is one more); and health: an
+ * judge.ts `counterCopies`: they count its writes, and a rollback is one more); and health: an
  * object unhealthy after the rollback that was not before it.
  */
 import type { ObjectKey } from '../../src/model/object-key.js';
 import type { TraceEvent } from '../../src/model/trace.js';
 import type { MaskRule } from '../masks.js';
 import { ALLOCATED_AT_CREATION, exitedAfterState, objectDifferenceAlarms } from './differential.js';
-import { copiesVersion, resourceVersionsOf } from '../version-copies.js';
 import {
-  bookkeepingFields,
+  counterCopies,
   controllerWrittenKeys,
   crashAlarms,
   healthAlarms,
@@ -91,14 +90,14 @@ export function rollbackAlarms(c: RollbackCase, maskRules: readonly MaskRule[] =
     inconsistent: 'it left the objects inconsistent with the CR',
   }[c.why];
   const lead = `re-applying the CR before step ${c.step} (${why}) did not bring back the state before it:`;
-  const versions = resourceVersionsOf(c.events, c.crKey);
   const written = controllerWrittenKeys(c.events, c.crKey);
-  const bookkeeping = bookkeepingFields(c.events, c.crKey, written);
+  const isCopy = counterCopies(c.events, c.crKey, written);
   const alarms = objectDifferenceAlarms(before, after, written, [...ALLOCATED_AT_CREATION, ...maskRules], {
     // A copy of the CR's resourceVersion or generation counts its writes, and a rollback is one more.
-    ignore: (a) =>
-      (copiesVersion(a.reference[0], versions) && copiesVersion(a.test, versions)) ||
-      (a.field !== undefined && bookkeeping(a.object, a.field, after.get(a.object) ?? before.get(a.object))),
+    ignore: (a) => {
+      const holder = after.get(a.object) ?? before.get(a.object);
+      return isCopy(a.object, a.field, a.reference[0], holder) && isCopy(a.object, a.field, a.test, holder);
+    },
     oracle: 'rollback',
     sequence: c.sequence,
     step: c.step,
