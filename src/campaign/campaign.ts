@@ -20,7 +20,7 @@ import { useSecretHashKeyFile } from '../io/secret-hash-key.js';
 import { softWaitWarnings } from './config-warnings.js';
 import { checkServedKinds, checkWaitFields } from './preflight.js';
 import { withControlPlanePool } from './control-plane-pool.js';
-import { longestSilence, settleWindowWarning, withQuietMs } from './quiet-window.js';
+import { runSilence, runSilences, settleWindowWarning, withQuietMs, type RunSilence } from './quiet-window.js';
 import { checkPlansFit, TestStage, type TestOptions } from './test-stage.js';
 import type { CampaignOptions, Log } from './options.js';
 
@@ -100,10 +100,10 @@ export async function learn(config: ControllerUnderTest, opts: LearnOptions): Pr
   );
   for (const s of summaries) {
     if (!s.runs.every((r) => r.ok)) continue;
-    const warning = await settleWindowWarning(config, referenceDirs(layout, config, s.workload));
+    const warning = settleWindowWarning(config, s.referenceSilences);
     if (warning) (opts.warn ?? opts.log)(warning);
   }
-  return summaries;
+  return summaries.map(({ referenceSilences: _, ...summary }) => summary);
 }
 
 async function learnWorkloads(
@@ -111,8 +111,8 @@ async function learnWorkloads(
   layout: CampaignLayout,
   opts: LearnOptions,
   standbys: ControllerStandbys | undefined,
-): Promise<LearnSummary[]> {
-  const summaries: LearnSummary[] = [];
+): Promise<Array<LearnSummary & { referenceSilences: RunSilence[] }>> {
+  const summaries: Array<LearnSummary & { referenceSilences: RunSilence[] }> = [];
   const workloads = selectWorkloads(config, opts.workloads);
   const normalRuns = opts.serialize ? NORMAL_DELIVERY_RUNS : 0;
   let finishedRuns = 0;
@@ -123,7 +123,8 @@ async function learnWorkloads(
         )
       : err;
   for (const workload of workloads) {
-    const summary: LearnSummary = { workload: workload.name, runs: [] };
+    // Each run's trace is read once, after it: for the window later runs settle on and for the warning after learn.
+    const summary: LearnSummary & { referenceSilences: RunSilence[] } = { workload: workload.name, runs: [], referenceSilences: [] };
     // The earlier reference runs stay until the new ones are all done.
     const replacement = replaceDirectory(layout.learnDir(workload.name));
     const runs = [
@@ -158,8 +159,9 @@ async function learnWorkloads(
         throw interrupted(err);
       });
       const ok = !record.error && record.workloadOutcome.ok;
-      const silence = ok ? await longestSilence(runDir, config) : undefined;
-      if (silence !== undefined) silences.push(silence);
+      const silence = ok ? await runSilence(runDir, config, dir) : undefined;
+      if (silence !== undefined) silences.push(silence.longest);
+      if (silence !== undefined && !normal) summary.referenceSilences.push(silence);
       const error = record.error ?? record.workloadOutcome.error;
       summary.runs.push({ name: `${normal ? 'normal' : 'ref'}-${n}`, dir, ok, durationMs: record.durationMs, ...(error ? { error } : {}) });
       finishedRuns++;
@@ -259,7 +261,7 @@ async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout
   for (const workload of selected) {
     const refs = referenceDirs(layout, config, workload.name);
     const normal = normalDeliveryDirs(layout, workload.name);
-    const settleWarning = await settleWindowWarning(config, refs);
+    const settleWarning = settleWindowWarning(config, await runSilences(config, refs));
     if (settleWarning) (opts.warn ?? opts.log)(settleWarning);
     const output = await planReferences(config, workload.name, refs, normal, opts.prune ?? true);
     const { plans, stats } = output;

@@ -21,9 +21,9 @@ export async function settleConfig(config: ControllerUnderTest, workload: string
   if (config.settle.quietMsGiven !== false || referenceDirs.length === 0) return config;
   const silences: number[] = [];
   for (const dir of referenceDirs) {
-    const silence = await longestSilence(dir, config);
+    const silence = await runSilence(dir, config);
     if (silence === undefined) return config;
-    silences.push(silence);
+    silences.push(silence.longest);
   }
   const quietMs = learnedQuietMs(silences, config.settle.quietMs);
   if (quietMs === config.settle.quietMs) return config;
@@ -33,13 +33,33 @@ export async function settleConfig(config: ControllerUnderTest, workload: string
   return withQuietMs(config, quietMs);
 }
 
-/** The longest silence before a request in a run's controller trace (planner/quiet-window.ts); undefined without a trace. */
-export async function longestSilence(runDir: string, config: ControllerUnderTest): Promise<number | undefined> {
+/** What a run's controller trace shows of its silences (planner/quiet-window.ts `SilenceMeter`), read once. */
+export interface RunSilence {
+  /** The run directory, as the warning names it. */
+  dir: string;
+  /** The longest silence before a request (what the learned window is made of). */
+  longest: number;
+  /** The longest silence past the window that ended in a write (what `settleWindowWarning` warns of). */
+  pastWindow: SilenceBeforeWrite | undefined;
+}
+
+/** The silences of the controller trace in `runDir` (named `dir`, where learn commits it); undefined without a trace. */
+export async function runSilence(runDir: string, config: ControllerUnderTest, dir = runDir): Promise<RunSilence | undefined> {
   const file = join(runDir, RUN_FILES.controllerTrace);
   if (!existsSync(file)) return undefined;
   const meter = new SilenceMeter(config.settle.quietMs);
   for await (const e of readTrace(file)) meter.add(e);
-  return meter.result();
+  return { dir, longest: meter.result(), pastWindow: meter.pastWindow() };
+}
+
+/** The silences of several runs, skipping those without a trace. */
+export async function runSilences(config: ControllerUnderTest, dirs: readonly string[]): Promise<RunSilence[]> {
+  const out: RunSilence[] = [];
+  for (const dir of dirs) {
+    const s = await runSilence(dir, config);
+    if (s) out.push(s);
+  }
+  return out;
 }
 
 export const withQuietMs = (config: ControllerUnderTest, quietMs: number): ControllerUnderTest => ({ ...config, settle: { ...config.settle, quietMs } });
@@ -50,16 +70,9 @@ export const withQuietMs = (config: ControllerUnderTest, quietMs: number): Contr
  * wrote (a requeue after a delay, a slow reconcile). A run can settle in such a silence and read its
  * end state before that write, and learning only ever shortens the window.
  */
-export async function settleWindowWarning(config: ControllerUnderTest, referenceDirs: readonly string[]): Promise<string | undefined> {
+export function settleWindowWarning(config: ControllerUnderTest, runs: readonly RunSilence[]): string | undefined {
   let worst: { dir: string; silence: SilenceBeforeWrite } | undefined;
-  for (const dir of referenceDirs) {
-    const file = join(dir, RUN_FILES.controllerTrace);
-    if (!existsSync(file)) continue;
-    const meter = new SilenceMeter(config.settle.quietMs);
-    for await (const e of readTrace(file)) meter.add(e);
-    const silence = meter.pastWindow();
-    if (silence && silence.ms > (worst?.silence.ms ?? -1)) worst = { dir, silence };
-  }
+  for (const { dir, pastWindow: silence } of runs) if (silence && silence.ms > (worst?.silence.ms ?? -1)) worst = { dir, silence };
   if (!worst) return undefined;
   const { ms, request } = worst.silence;
   const window = config.settle.quietMsGiven === false ? `the default ${config.settle.quietMs} ms` : `${config.settle.quietMs} ms`;

@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { Workload } from '../../src/config/config.js';
 import { executeRun } from '../../src/coordinator/run.js';
 import { isQuiet, Settle } from '../../src/coordinator/settle.js';
@@ -41,19 +41,23 @@ test('activity within the quiet window, a request in flight, a serialized event 
   t.true(isQuiet({ ...idle, openWatches: 0 }, after));
 });
 
-test("a run whose workload ends with a write settles only after the controller has acted on it (quiet counts from the workload's end)", async (t) => {
-  // Found on the getting-started operator: its workload is one apply; the controller had been idle
-  // for longer than the quiet window since start-up, so the run ended the moment the apply
-  // returned, before the controller had seen it, and every plan was reported not injected.
+/** A whole run of the mirror controller whose workload is one apply of ConfigMap src-a. */
+async function applyOneSource(t: ExecutionContext, options: Parameters<typeof mirrorControllerConfig>[2]) {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-settle-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const source = join(dir, 'src.yaml');
   writeFileSync(source, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
   const workload: Workload = { name: 'mirror', steps: [{ apply: source }] };
-  const config = mirrorControllerConfig(dir, workload, { settle: { quietMs: 1000, timeoutSeconds: 20 } });
-
   const runDir = join(dir, 'run');
-  const { record } = await executeRun({ config, workload, runDir });
+  const { record } = await executeRun({ config: mirrorControllerConfig(dir, workload, options), workload, runDir });
+  return { record, runDir };
+}
+
+test("a run whose workload ends with a write settles only after the controller has acted on it (quiet counts from the workload's end)", async (t) => {
+  // Found on the getting-started operator: its workload is one apply; the controller had been idle
+  // for longer than the quiet window since start-up, so the run ended the moment the apply
+  // returned, before the controller had seen it, and every plan was reported not injected.
+  const { record, runDir } = await applyOneSource(t, { settle: { quietMs: 1000, timeoutSeconds: 20 } });
   t.is(record.error, undefined);
   t.true(record.settled);
   const endState = readFileSync(join(runDir, 'end-state.json'), 'utf8');
@@ -65,15 +69,7 @@ test('a controller that computes without a request after the workload is not qui
   // longer than its quiet window: the run ended mid-reconcile (4 false rollback alarms in explore).
   // Here each reconcile computes for 1.5 s of CPU (at least as long in wall time) before it writes,
   // against a quiet window of 250 ms.
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-settle-cpu-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const source = join(dir, 'src.yaml');
-  writeFileSync(source, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
-  const workload: Workload = { name: 'mirror', steps: [{ apply: source }] };
-  const config = mirrorControllerConfig(dir, workload, { settle: { quietMs: 250, timeoutSeconds: 60 }, env: { MIRROR_COMPUTE_CPU_MS: '1500' } });
-
-  const runDir = join(dir, 'run');
-  const { record } = await executeRun({ config, workload, runDir });
+  const { record, runDir } = await applyOneSource(t, { settle: { quietMs: 250, timeoutSeconds: 60 }, env: { MIRROR_COMPUTE_CPU_MS: '1500' } });
   t.is(record.error, undefined);
   t.true(record.settled);
   const endState = readFileSync(join(runDir, 'end-state.json'), 'utf8');

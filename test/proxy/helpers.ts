@@ -1,8 +1,6 @@
 /** Shared scaffolding for the proxy tests: servers on port 0, torn down with the test. */
 import http from 'node:http';
 import net from 'node:net';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ControllerProxy, type ControllerProxyOptions } from '../../proxy/index.js';
@@ -10,32 +8,17 @@ import { KubeClient } from '../../src/kube/client.js';
 import { ClusterRecorder } from '../../src/recorder/cluster-recorder.js';
 import { EmbeddedCluster } from '../../src/cluster/index.js';
 import type { ControllerUnderTest, Workload } from '../../src/config/config.js';
+import { mirrorControllerConfig as mirrorRunConfig } from './fixtures/mirror-config.js';
 import type { ControllerTraceEvent, ClusterChangeEvent, TraceEvent, TraceSink, Unstamped } from '../../src/model/trace.js';
 
 type OfType<T, E = TraceEvent> = E extends { type: infer U } ? (T extends U ? E : never) : never;
 
 /**
- * The config of the mirroring controller (fixtures/mirror-controller.ts) for whole runs
- * (executeRun) of `workload`, its kperturb.yaml as if in `dir`.
+ * The mirroring controller's run configuration (fixtures/mirror-config.ts), with the settle window
+ * the proxy and coordinator tests were written for.
  */
-export function mirrorControllerConfig(dir: string, workload: Workload, settle = { quietMs: 400, timeoutSeconds: 20 }): ControllerUnderTest {
-  const script = fileURLToPath(new URL('./fixtures/mirror-controller.js', import.meta.url));
-  return {
-    file: join(dir, 'kperturb.yaml'),
-    dir,
-    name: 'mirror',
-    controller: { command: process.execPath, args: [script], env: {}, workingDir: dir, hostAliases: [], clusterDNS: false, ports: [] },
-    setup: [],
-    workloads: new Map([[workload.name, workload]]),
-    referenceRuns: 1,
-    settle,
-    masks: [],
-    countUpdates: [],
-    exec: [],
-    logs: [],
-    applications: [],
-  };
-}
+export const mirrorControllerConfig = (dir: string, workload: Workload, settle = { quietMs: 400, timeoutSeconds: 20 }): ControllerUnderTest =>
+  mirrorRunConfig(dir, workload, { settle });
 
 /** An in-memory controller trace with the same stamping as TraceWriter. */
 export class MemoryTrace implements TraceSink {
