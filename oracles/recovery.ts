@@ -6,24 +6,25 @@
  * custom resource before it; after each it reads the end state, and stops at the first that
  * recovers. These are the rules it judges by, and the finding's recovery. Pure.
  */
-import type { KubeObject, ObjectKey } from '../src/model/object-key.js';
 import type { Alarm, Recovery, RecoveryAttempt, RecoveryRun, RunArtifacts } from '../src/model/results.js';
 import { compareRuns, type OracleOptions } from './index.js';
 import { alarmSignature } from './verdict.js';
 
 /**
- * The end-state alarms of `endState` against `references` that the fault-free run (`faultFree`:
+ * The end-state alarms of a run's state against `references` that the fault-free run (`faultFree`:
  * its alarms against the same references) does not also show: what is still broken. The update
- * summaries are left out: they count what happened during the run, which no recovery undoes.
+ * summaries are left out: they count what happened during the run, which no recovery undoes. The
+ * run's cluster changes so far come with its state: a label that copies a resourceVersion is judged
+ * as "a version of its object" (version-copies.ts), and the end state alone has only each object's last.
  */
 export function stillBroken(
   references: RunArtifacts[],
-  endState: Record<ObjectKey, KubeObject>,
+  run: Pick<RunArtifacts, 'endState' | 'clusterChanges'>,
   faultFree: readonly Alarm[],
   options: OracleOptions = {},
 ): Alarm[] {
   const nondeterministic = new Set(faultFree.map(alarmSignature));
-  return compareRuns(references, { endState, clusterChanges: [] }, options).filter((a) => a.oracle === 'end-state' && !nondeterministic.has(alarmSignature(a)));
+  return compareRuns(references, run, options).filter((a) => a.oracle === 'end-state' && !nondeterministic.has(alarmSignature(a)));
 }
 
 /**

@@ -18,13 +18,16 @@ import type { ControllerUnderTest, WorkloadStep } from '../config/config.js';
 import type { SettledRun } from '../coordinator/run.js';
 import type { TestPlan } from '../model/plan.js';
 import type { Alarm, PlanResult, RecoveryAttempt, RecoveryRun, RunArtifacts } from '../model/results.js';
-import type { KubeObject, ObjectKey } from '../model/object-key.js';
+import type { KubeObject } from '../model/object-key.js';
 import { groupFindings } from '../../oracles/findings.js';
 import { recoveryOf, shouldGoOn, stillBroken } from '../../oracles/recovery.js';
 import type { OracleOptions } from '../../oracles/index.js';
 import { manifestsOf } from '../workload/runner.js';
 import type { CampaignLayout } from './layout.js';
 import type { Limiter } from './limiter.js';
+
+/** A settled run's state as the recovery judges it. */
+type RunState = Awaited<ReturnType<SettledRun['state']>>;
 
 /** `time` waits for this many times the run's quiet window (at least RECOVERY_QUIET_MIN_MS) of silence. */
 export const RECOVERY_QUIET_FACTOR = 5;
@@ -100,11 +103,11 @@ async function attempt(
   strategy: RecoveryAttempt['strategy'],
   act: () => Promise<unknown>,
   run: SettledRun,
-  broken: (endState: Record<ObjectKey, KubeObject>) => number,
+  broken: (state: RunState) => number,
 ): Promise<RecoveryAttempt> {
   await act();
   await run.settle(run.quietMs, run.settleTimeoutMs);
-  return { strategy, alarms: broken(await run.endState()) };
+  return { strategy, alarms: broken(await run.state()) };
 }
 
 /** Tries recovery on every finding of class `bug` among `ctx.results` that has not had it tried. */
@@ -144,8 +147,8 @@ export async function recoverFindings(ctx: RecoverFindingsContext): Promise<void
         const error = await ctx.limiter.run(() => {
           ctx.log(`recover ${ctx.config.name}/${workload.name} finding ${n + 1}/${toRecover.length} ${p.metadata.name}: ${f.summary}`);
           return ctx.run(p, runDir, `${p.metadata.name} recovery`, async (run) => {
-            const broken = (endState: Record<ObjectKey, KubeObject>) => stillBroken(references, endState, faultFree, options).length;
-            recovery.before = broken(await run.endState());
+            const broken = (state: RunState) => stillBroken(references, state, faultFree, options).length;
+            recovery.before = broken(await run.state());
             if (recovery.before === 0) return;
             const tries: Array<[RecoveryAttempt['strategy'], () => Promise<RecoveryAttempt>]> = [
               [
@@ -169,7 +172,7 @@ export async function recoverFindings(ctx: RecoverFindingsContext): Promise<void
                   if ('error' in ref) return { strategy: 'rollback', alarms: recovery.before, skipped: `the fault-free rollback run failed: ${ref.error}` };
                   await run.runSteps(steps.rollback);
                   await run.settle(run.quietMs, run.settleTimeoutMs);
-                  return { strategy: 'rollback', alarms: stillBroken([ref], await run.endState(), [], options).length };
+                  return { strategy: 'rollback', alarms: stillBroken([ref], await run.state(), [], options).length };
                 },
               ],
             ];

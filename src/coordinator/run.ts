@@ -18,7 +18,6 @@ import { redactSecretObjects } from '../io/trace-io.js';
 import type { TestPlan } from '../model/plan.js';
 import { END_STATE_FORMAT, type ContractMode, type EndState, type RunArtifacts, type RunRecord } from '../model/results.js';
 import type { ClusterChangeEvent } from '../model/trace.js';
-import type { KubeObject } from '../model/object-key.js';
 import { InterruptedError } from '../model/errors.js';
 import { writeFileAtomic } from '../io/atomic-files.js';
 import { writePrivateFile } from '../io/private-file.js';
@@ -93,8 +92,11 @@ export interface SettledRun {
   runSteps(steps: WorkloadStep[]): Promise<WorkloadOutcome>;
   /** Waits until the controller has been quiet for `quietMs`, up to `timeoutMs`; false if it was not. */
   settle(quietMs: number, timeoutMs: number): Promise<boolean>;
-  /** Every object of the cluster now, Secret values hashed as in end-state.json. */
-  endState(): Promise<Record<string, KubeObject>>;
+  /**
+   * Every object of the cluster now, Secret values hashed as in end-state.json, and the cluster's
+   * changes so far: the oracles judge a copied resourceVersion by the versions its object had.
+   */
+  state(): Promise<Pick<RunArtifacts, 'endState' | 'clusterChanges'>>;
   /** The run's quiet window and settle timeout, in ms. */
   quietMs: number;
   settleTimeoutMs: number;
@@ -308,10 +310,10 @@ function settledRun({ run, cluster, recorder, proxy, controller, settle }: Start
         settle: (timeoutMs) => settle.untilQuiet(timeoutMs),
       }),
     settle: (quietMs, timeoutMs) => settle.untilQuiet(timeoutMs, Date.now(), quietMs),
-    endState: async () => {
+    state: async () => {
       const now = await recorder.recorder.snapshot();
       redactSecretObjects(now);
-      return now;
+      return { endState: now, clusterChanges: clusterChangesOf(run) };
     },
     quietMs: config.settle.quietMs,
     settleTimeoutMs: config.settle.timeoutSeconds * 1000,
@@ -329,6 +331,8 @@ function writeRunFiles(run: RunContext, endState: EndState['objects']): RunOutco
   const endStateFile: EndState = { format: END_STATE_FORMAT, objects: endState };
   writeFileAtomic(join(runDir, RUN_FILES.endState), JSON.stringify(endStateFile, null, 2) + '\n');
   writeFileAtomic(join(runDir, CLUSTER_RECORD_FILE), JSON.stringify(run.clusterRecord, null, 2) + '\n');
-  const clusterChanges = run.clusterTrace.events.filter((e): e is ClusterChangeEvent => e.type === 'cluster-change');
-  return { record, artifacts: { endState, clusterChanges } };
+  return { record, artifacts: { endState, clusterChanges: clusterChangesOf(run) } };
 }
+
+const clusterChangesOf = (run: RunContext): ClusterChangeEvent[] =>
+  run.clusterTrace.events.filter((e): e is ClusterChangeEvent => e.type === 'cluster-change');

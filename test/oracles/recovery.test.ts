@@ -13,17 +13,17 @@ const references = [runWith([configMap('cfg', { v: '1' }), secret('tls')]), runW
 const run = (attempts: RecoveryRun['attempts'], before = 2): RecoveryRun => ({ runDir: '/recovery/a', before, attempts });
 
 test('an end state the references share is not broken; a missing object or a differing field is', (t) => {
-  t.deepEqual(stillBroken(references, runWith([configMap('cfg', { v: '1' }), secret('tls')]).endState, []), []);
-  const broken = stillBroken(references, runWith([configMap('cfg', { v: '2' })]).endState, []);
+  t.deepEqual(stillBroken(references, runWith([configMap('cfg', { v: '1' }), secret('tls')]), []), []);
+  const broken = stillBroken(references, runWith([configMap('cfg', { v: '2' })]), []);
   t.deepEqual(broken.map((a) => `${a.check} ${a.object}`).sort(), ['missing Secret/default/tls', 'value ConfigMap/default/cfg']);
 });
 
 test('what the fault-free run also shows is not counted as broken, and the update summaries (history) never are', (t) => {
   // References that created the Secret: a run whose history lacks the create would alarm in the update summary.
   const withHistory = [1, 2].map(() => runWith([configMap('cfg', { v: '1' }), secret('tls')], [['ADDED', secret('tls')]]));
-  const faultFree: Alarm[] = stillBroken(withHistory, runWith([configMap('cfg', { v: '2' }), secret('tls')]).endState, []);
+  const faultFree: Alarm[] = stillBroken(withHistory, runWith([configMap('cfg', { v: '2' }), secret('tls')]), []);
   t.is(faultFree.length, 1);
-  const broken = stillBroken(withHistory, runWith([configMap('cfg', { v: '2' })]).endState, faultFree);
+  const broken = stillBroken(withHistory, runWith([configMap('cfg', { v: '2' })]), faultFree);
   t.deepEqual(
     broken.map((a) => `${a.check} ${a.object}`),
     ['missing Secret/default/tls'],

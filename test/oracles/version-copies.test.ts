@@ -1,5 +1,6 @@
 import test from 'ava';
 import { compareRuns } from '../../oracles/index.js';
+import { stillBroken } from '../../oracles/recovery.js';
 import { keyOf, type KubeObject } from '../../src/model/object-key.js';
 import type { RunArtifacts } from '../../src/model/results.js';
 import type { ClusterChangeEvent } from '../../src/model/trace.js';
@@ -120,4 +121,20 @@ test('only labels and annotations are read as copies: a data value equal to a ve
   ];
   const refs = [run(['24', '25', '26'], [], withData('26')), run(['24', '25', '26'], [], withData('26'))];
   t.deepEqual(fields(compareRuns(refs, run(['24', '25', '26', '27'], [], withData('27')))), [['ConfigMap/default/conf', 'data.replicas']]);
+});
+
+test("recovery's still-broken check judges a copied version by the run's history, not its end state alone", (t) => {
+  const refs = [run(['24', '25', '26'], children('26')), run(['24', '25', '26'], children('26'))];
+  // A run whose CR was written once more after the children copied its version (a status update):
+  // in the end state the CR is at 27, the label at 25, a version the CR had earlier in the run.
+  const recovered = run(['24', '25', '26', '27'], children('25'));
+  t.deepEqual(stillBroken(refs, recovered, []), []);
+  // Its end state alone knows only the CR's last version: the label would count as still broken.
+  t.deepEqual(
+    stillBroken(refs, { endState: recovered.endState, clusterChanges: [] }, []).map((a) => [a.object, a.field]),
+    [
+      ['Service/default/zk-client', 'metadata.labels.owner-rv'],
+      ['StatefulSet/default/zk', 'metadata.labels.owner-rv'],
+    ],
+  );
 });
