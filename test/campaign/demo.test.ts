@@ -9,12 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildGoExamples, runDemo } from '../../src/campaign/demo.js';
 import type { PlanResult } from '../../src/model/results.js';
+import { hangBound } from '../_hang-bound.js';
 
 test('a bug of a TypeScript example is reported while the Go examples are still building; the Go ones run after', async (t) => {
   // Four examples learned, planned and tested, and the Go build between them: about 100 s on an idle
   // 2-core machine, more beside other tests, and no assertion before the end (AVA's bound is 120 s of
   // silence). A bound, not a wait: the test ends when the demo does.
-  t.timeout(600_000);
+  t.timeout(hangBound(600_000));
   const out = mkdtempSync(join(tmpdir(), 'kperturb-demo-'));
   t.teardown(() => rmSync(out, { recursive: true, force: true }));
   const finished: Array<{ result: PlanResult; buildDone: boolean }> = [];

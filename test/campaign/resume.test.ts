@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResultsFile } from '../../src/model/results.js';
+import { hangBound } from '../_hang-bound.js';
 
 const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
 const controllerScript = fileURLToPath(new URL('../proxy/fixtures/mirror-controller.js', import.meta.url));
@@ -118,7 +119,7 @@ function assertConsistent(t: import('ava').ExecutionContext): void {
 }
 
 async function waitFor(what: string, condition: () => boolean, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + hangBound(timeoutMs);
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(50);

@@ -11,6 +11,7 @@ import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kperturb, ok, writeMirrorConfig, writeNeverFiringPlans } from './_mirror-campaign.js';
+import { hangBound } from '../_hang-bound.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kperturb-shard-'));
 const base = join(dir, 'base');
@@ -70,7 +71,7 @@ test.after.always(() => {
 });
 
 test.serial('three shard processes and a merged report give the verdicts of one test run; a missing shard is named', async (t) => {
-  t.timeout(600_000);
+  t.timeout(hangBound(600_000));
   // The three shards and the single run all at once: 3 + 2 plan runs share the machine.
   const [single, ...shards] = await Promise.all([
     ok('single', kperturb('test', ...planFiles, ...STRICT, '-j', '2', '-c', config, '-o', join(dir, 'single')), [0, 1]),
@@ -104,7 +105,7 @@ test.serial('three shard processes and a merged report give the verdicts of one 
 });
 
 test.serial('results judged against other reference runs are refused, naming both', async (t) => {
-  t.timeout(300_000);
+  t.timeout(hangBound(300_000));
   const other = join(dir, 'other');
   await ok('learn again', kperturb('learn', '-c', config, '-o', other));
   await ok('test on other references', kperturb('test', join(extraPlans, 'never-1.yaml'), '-c', config, '-o', other));

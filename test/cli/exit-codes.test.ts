@@ -6,16 +6,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeCampaign } from '../report/_fixture.js';
+import { hangBound } from '../_hang-bound.js';
 
 const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
 
 /**
  * A bound for a CLI that hangs, not a timing assertion: at load 10 on 2 cores (npm test beside a
- * benchmark) a learn whose controller cannot start, 2 s when idle, ran past a bound of 30 s.
+ * benchmark) a learn whose controller cannot start, 2 s when idle, ran past a bound of 30 s; scaled
+ * by the load when set (test/_hang-bound.ts).
  */
 const HUNG_MS = 90_000;
 
-function run(args: string[], timeout = HUNG_MS) {
+function run(args: string[], timeout = hangBound(HUNG_MS)) {
   return spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout });
 }
 
@@ -92,7 +94,7 @@ test('cluster --port that another program listens on exits 2 naming the option, 
     const child = spawn(process.execPath, [CLI, 'cluster', '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const bound = setTimeout(() => child.kill('SIGKILL'), HUNG_MS);
+    const bound = setTimeout(() => child.kill('SIGKILL'), hangBound(HUNG_MS));
     child.on('close', (status) => {
       clearTimeout(bound);
       resolve({ status, stderr });

@@ -10,6 +10,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hangBound } from '../_hang-bound.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(root, 'bin', 'kperturb.js');
@@ -51,7 +52,7 @@ const run = promisify(execFile);
 
 (hasGo ? test : test.skip)('every command of docs/getting-started.md succeeds on the bundled operator repository', async (t) => {
   // The first command builds a Go operator: minutes on a loaded machine with cold caches.
-  t.timeout(1_200_000);
+  t.timeout(hangBound(1_200_000));
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-guide-'));
   cpSync(join(root, 'fixtures', 'init', 'memcached-operator'), dir, { recursive: true });
   for (const { args, exit } of guideCommands(readFileSync(join(root, 'docs', 'getting-started.md'), 'utf8'))) {

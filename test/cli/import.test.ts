@@ -11,6 +11,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hangBound } from '../_hang-bound.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(repoRoot, 'bin', 'kperturb.js');
@@ -18,7 +19,7 @@ const SUITES = join(repoRoot, 'test', 'workload', 'suites', 'secret-marker');
 
 function kperturb(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 110_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: hangBound(110_000) }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
       resolve({ code, stdout, stderr });
     });

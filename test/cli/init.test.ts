@@ -14,11 +14,12 @@ import { scanOperatorRepo } from '../../src/config/init/repo-scan.js';
 import { proposeConfig } from '../../src/config/init/propose.js';
 import { loadConfig } from '../../src/config/config.js';
 import { learn } from '../../src/campaign/campaign.js';
+import { hangBound } from '../_hang-bound.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(root, 'bin', 'kperturb.js');
 const fixture = (name: string) => join(root, 'fixtures', 'init', name);
-const run = (args: string[], timeout = 60_000) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout });
+const run = (args: string[], timeout = 60_000) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: hangBound(timeout) });
 const hasGo = spawnSync('go', ['version']).status === 0;
 
 function propose(name: string) {
@@ -186,7 +187,7 @@ test('init --no-build writes a config kperturb loads, and the seed namespace fil
 
 (hasGo ? test : test.skip)('init builds the operator and its first campaign learns: the seed becomes a Deployment of spec.size replicas', async (t) => {
   // A Go build: minutes on a loaded machine with cold caches.
-  t.timeout(1_200_000);
+  t.timeout(hangBound(1_200_000));
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
   cpSync(fixture('memcached-operator'), dir, { recursive: true });
   const r = await promisify(execFile)(process.execPath, [CLI, 'init', dir], { encoding: 'utf8' });

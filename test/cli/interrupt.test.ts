@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ResultsFile } from '../../src/model/results.js';
 import { processExists } from '../../src/process/groups.js';
+import { hangBound } from '../_hang-bound.js';
 
 const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
 const CONTROLLER = fileURLToPath(new URL('./_stubborn-controller.js', import.meta.url));
@@ -55,11 +56,12 @@ function startCli(args: string[]) {
 
 /** Polls `check` until it returns a value (bounded): for files another process writes. */
 async function waitFor<T>(what: string, timeoutMs: number, check: () => T | undefined): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const bound = hangBound(timeoutMs);
+  const deadline = Date.now() + bound;
   for (;;) {
     const value = check();
     if (value !== undefined) return value;
-    if (Date.now() >= deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    if (Date.now() >= deadline) throw new Error(`${what}: not within ${bound / 1000} s`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -11,12 +11,13 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hangBound } from '../_hang-bound.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 test('npm pack + npm install -g: the installed kperturb runs the demo from its own files', (t) => {
-  t.timeout(600_000);
+  t.timeout(hangBound(600_000));
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-package-'));
   // Built already (npm test builds first), so no scripts: pack what is there.
   const pack = spawnSync(NPM, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8' });

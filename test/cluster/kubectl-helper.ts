@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EmbeddedClusterOptions } from '../../src/cluster/index.js';
 import { startCluster, type TestCluster } from './helpers.js';
+import { hangBound } from '../_hang-bound.js';
 
 const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 
@@ -35,7 +36,7 @@ export async function kubectlFor(t: ExecutionContext, options: EmbeddedClusterOp
     (env: NodeJS.ProcessEnv) =>
     (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
       new Promise((resolve) => {
-        execFile(KUBECTL, args, { env, timeout: 100_000 }, (err, stdout, stderr) => {
+        execFile(KUBECTL, args, { env, timeout: hangBound(100_000) }, (err, stdout, stderr) => {
           const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
           resolve({ code, stdout, stderr });
         });

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { loadConfig } from '../../src/config/config.js';
 import type { ExploreResults } from '../../src/campaign/explore.js';
+import { hangBound } from '../_hang-bound.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(repoRoot, 'bin', 'kperturb.js');
@@ -21,7 +22,7 @@ const EXAMPLE = join(repoRoot, 'fixtures', 'controllers', 'decommission');
 
 function kperturb(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 300_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: hangBound(300_000) }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
       resolve({ code, stdout, stderr });
     });

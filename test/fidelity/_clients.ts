@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
+import { hangBound } from '../_hang-bound.js';
 
 export const CLIENTS = ['go-watchlist-off', 'go-watchlist-on', 'client-node', 'kubectl', 'python'] as const;
 export type ClientId = (typeof CLIENTS)[number];
@@ -210,10 +211,11 @@ class GoProbe implements Session {
           reject(new Error(`${this.label} exited (code ${this.exit.code}) before ${what}`));
         }
       };
+      const bound = hangBound(timeoutMs);
       const timer = setTimeout(() => {
         done();
-        reject(new Error(`${this.label}: no ${what} within ${timeoutMs / 1000} s`));
-      }, timeoutMs);
+        reject(new Error(`${this.label}: no ${what} within ${bound / 1000} s`));
+      }, bound);
       const done = () => {
         clearTimeout(timer);
         this.waiters.delete(check);

@@ -28,6 +28,7 @@ import {
   type ClientId,
   type Session,
 } from './_clients.js';
+import { hangBound } from '../_hang-bound.js';
 
 export { CLIENTS, type ClientId } from './_clients.js';
 export const CLUSTERS = ['embedded', 'real'] as const;
@@ -295,11 +296,12 @@ interface CellContext {
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function eventually<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const bound = hangBound(timeoutMs);
+  const deadline = Date.now() + bound;
   for (;;) {
     const v = await check();
     if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${bound / 1000} s waiting for ${what}`);
     await settle(50);
   }
 }

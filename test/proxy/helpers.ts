@@ -10,6 +10,7 @@ import { EmbeddedCluster } from '../../src/cluster/index.js';
 import type { ControllerUnderTest, Workload } from '../../src/config/config.js';
 import { mirrorControllerConfig as mirrorRunConfig } from './fixtures/mirror-config.js';
 import type { ControllerTraceEvent, ClusterChangeEvent, TraceEvent, TraceSink, Unstamped } from '../../src/model/trace.js';
+import { hangBound } from '../_hang-bound.js';
 
 type OfType<T, E = TraceEvent> = E extends { type: infer U } ? (T extends U ? E : never) : never;
 
@@ -101,9 +102,10 @@ export function kubeConfigOf(yaml: string): KubeConfig {
  * generous (a loaded 2-core machine runs these tests): the test waits for the event, not for a time.
  */
 export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const bound = hangBound(timeoutMs);
+  const deadline = Date.now() + bound;
   while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${bound} ms waiting for ${what}`);
     await sleep(10);
   }
 }

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeCampaign } from './_fixture.js';
 import { RESULTS_FORMAT } from '../../src/model/results.js';
+import { hangBound } from '../_hang-bound.js';
 
 const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
-const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 30_000 });
+const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: hangBound(30_000) });
 
 test('report: table on stdout, JUnit and HTML files written, exit 1 because the results hold bugs', (t) => {
   const { out } = makeCampaign();
@@ -52,7 +53,7 @@ test('report: colour follows NO_COLOR, FORCE_COLOR and --no-color; off a termina
     return e;
   };
   const report = (args: string[], extra: Record<string, string>) =>
-    spawnSync(process.execPath, [CLI, 'report', out, ...args], { encoding: 'utf8', timeout: 30_000, env: env(extra) }).stdout;
+    spawnSync(process.execPath, [CLI, 'report', out, ...args], { encoding: 'utf8', timeout: hangBound(30_000), env: env(extra) }).stdout;
   t.false(report([], {}).includes('\x1b['), 'a pipe gets plain text');
   t.true(report([], { FORCE_COLOR: '1' }).includes('\x1b[31mbug'));
   t.false(report(['--no-color'], { FORCE_COLOR: '1' }).includes('\x1b['));
