@@ -8,13 +8,23 @@
  * controller and waits while another live process holds it or anything else is listening on the
  * port; the lock goes when the run has stopped its controller. A lock whose process is gone is taken
  * over.
+ *
+ * An application stub (src/stubs) listens on a pod's own loopback address at the application's port,
+ * and a controller bound to every interface at that port keeps it from listening (and answers the
+ * operator's calls in its place: the app-upgrade example's `POST /upgrade` got 404 from a Percona
+ * operator's metrics server on :8080 that another campaign on the machine ran). Stubs on different
+ * pod addresses do not conflict, so a run with stubs takes a *shared* lock on their ports (a file
+ * `<port>.shared.<pid>.<n>`): shared locks coexist, an exclusive one waits until none is held, and a
+ * shared one waits while an exclusive one is held or wanted. Each side writes its file before it
+ * looks for the other's, so two never both go ahead; an exclusive taker keeps its file while it
+ * waits for the shared holders to finish, so that new ones wait behind it.
  */
-import { mkdirSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { tryLockFile } from '../io/lock-file.js';
+import { holderAlive, readLockFile, tryLockFile, type LockHolder } from '../io/lock-file.js';
 
 const POLL_MS = 250;
 
@@ -27,39 +37,49 @@ export interface PortLockOptions {
   timeoutMs?: number;
 }
 
-/** Takes every port's lock (in ascending order, so two runs cannot deadlock); resolves to a release function. */
-export async function lockPorts(ports: readonly number[], options: PortLockOptions = {}): Promise<() => void> {
+/** The ports a run locks: exclusively (a controller binds them on every interface) or shared (stubs on pod addresses). */
+export interface RunPorts {
+  exclusive: readonly number[];
+  shared?: readonly number[];
+}
+
+let sharedCount = 0;
+
+/**
+ * Takes every port's lock (in ascending order, so two runs cannot deadlock); resolves to a release
+ * function. A bare list of ports is locked exclusively.
+ */
+export async function lockPorts(ports: readonly number[] | RunPorts, options: PortLockOptions = {}): Promise<() => void> {
+  const { exclusive, shared = [] } = Array.isArray(ports) ? { exclusive: ports as readonly number[] } : (ports as RunPorts);
   const dir = options.dir ?? join(tmpdir(), 'kperturb-ports');
   mkdirSync(dir, { recursive: true });
   const held: string[] = [];
   const release = () => {
-    for (const file of held.splice(0)) {
-      try {
-        unlinkSync(file);
-      } catch {
-        /* already gone */
-      }
-    }
+    for (const file of held.splice(0)) unlinkQuietly(file);
   };
   const deadline = Date.now() + (options.timeoutMs ?? 30 * 60_000);
+  const modes = new Map<number, 'exclusive' | 'shared'>(shared.map((p) => [p, 'shared']));
+  for (const p of exclusive) modes.set(p, 'exclusive');
   try {
-    for (const port of [...new Set(ports)].sort((a, b) => a - b)) {
-      const file = join(dir, `${port}.lock`);
+    for (const [port, mode] of [...modes].sort(([a], [b]) => a - b)) {
       let told = false;
+      let keeping: string | undefined;
       for (;;) {
-        let reason = tryLock(file);
-        if (reason === undefined && !(await portFree(port))) {
-          // Locked, but another program listens there: let go while we wait.
-          unlinkQuietly(file);
-          reason = `something else is listening on port ${port}`;
+        const taken = mode === 'exclusive' ? await takeExclusive(dir, port, keeping) : takeShared(dir, port);
+        if ('file' in taken) {
+          held.push(taken.file);
+          break;
         }
-        if (reason === undefined) break;
-        if (!told) options.onWait?.(port, reason);
+        keeping = taken.keeping;
+        if (!told) options.onWait?.(port, taken.reason);
         told = true;
-        if (Date.now() >= deadline) throw new Error(`port ${port} stayed busy (${reason}); the controller binds it (controller.ports)`);
+        if (Date.now() >= deadline) {
+          if (keeping) unlinkQuietly(keeping);
+          const what = mode === 'exclusive' ? 'the controller binds it (controller.ports)' : 'an application stub listens there (applications)';
+          throw new Error(`port ${port} stayed busy (${taken.reason}); ${what}`);
+        }
         await sleep(POLL_MS);
       }
-      held.push(file);
     }
   } catch (err) {
     release();
@@ -68,10 +88,53 @@ export async function lockPorts(ports: readonly number[], options: PortLockOptio
   return release;
 }
 
-/** Creates the lock file; undefined when taken, else why not ("held by pid N"). */
-function tryLock(file: string): string | undefined {
-  const holder = tryLockFile(file);
-  return holder && `held by pid ${holder.pid}`;
+type Taken = { file: string } | { reason: string; keeping?: string };
+
+/**
+ * The exclusive lock of `port`, or why not now. `keeping`: the lock file this taker already holds
+ * while shared holders finish (kept, so that no new one starts).
+ */
+async function takeExclusive(dir: string, port: number, keeping: string | undefined): Promise<Taken> {
+  const file = keeping ?? join(dir, `${port}.lock`);
+  if (!keeping) {
+    const holder = tryLockFile(file);
+    if (holder) return { reason: `held by pid ${holder.pid}` };
+  }
+  if (!(await portFree(port))) {
+    // Locked, but another program listens there: let go while we wait.
+    unlinkQuietly(file);
+    return { reason: `something else is listening on port ${port}` };
+  }
+  const sharers = liveSharedHolders(dir, port);
+  if (sharers.length > 0) return { reason: `an application stub of pid ${sharers[0]!.pid} listens on port ${port}`, keeping: file };
+  return { file };
+}
+
+/** A shared lock of `port`, or why not now. */
+function takeShared(dir: string, port: number): Taken {
+  const file = join(dir, `${port}.shared.${process.pid}.${++sharedCount}`);
+  const me: LockHolder = { pid: process.pid, since: new Date().toISOString() };
+  writeFileSync(file, JSON.stringify(me) + '\n');
+  const exclusive = readLockFile(join(dir, `${port}.lock`));
+  if (exclusive !== undefined && holderAlive(exclusive)) {
+    unlinkQuietly(file);
+    return { reason: `held by pid ${exclusive.pid}, whose controller binds it` };
+  }
+  return { file };
+}
+
+/** The live holders of shared locks of `port`; files of processes that are gone are removed. */
+function liveSharedHolders(dir: string, port: number): LockHolder[] {
+  const prefix = `${port}.shared.`;
+  const live: LockHolder[] = [];
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith(prefix)) continue;
+    const holder = readLockFile(join(dir, name));
+    if (holder === undefined) continue;
+    if (holderAlive(holder)) live.push(holder);
+    else unlinkQuietly(join(dir, name));
+  }
+  return live;
 }
 
 /** Can the port be bound? Probed on 127.0.0.1, which a listener on every interface also blocks. */

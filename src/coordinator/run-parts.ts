@@ -333,7 +333,10 @@ export class ProxyPart implements RunPart {
   }
 }
 
-/** Fixed ports: one run at a time per port on this machine; the lock goes after the controller has stopped. */
+/**
+ * Fixed ports: one run at a time per port a controller binds on this machine, and none beside a run
+ * whose application stubs listen at that port (port-locks.ts); the locks go after the controller has stopped.
+ */
 export class PortLocksPart implements RunPart {
   private release: (() => Promise<void> | void) | undefined;
 
@@ -341,10 +344,13 @@ export class PortLocksPart implements RunPart {
 
   async start(): Promise<void> {
     const { config, log } = this.run;
-    if (config.controller.ports.length === 0) return;
-    this.release = await lockPorts(config.controller.ports, {
-      onWait: (port, reason) => log(`  waiting for port ${port} (controller.ports): ${reason}`),
-    });
+    const shared = config.applications.map((a) => a.port);
+    if (config.controller.ports.length === 0 && shared.length === 0) return;
+    const exclusive = new Set(config.controller.ports);
+    this.release = await lockPorts(
+      { exclusive: config.controller.ports, shared },
+      { onWait: (port, reason) => log(`  waiting for port ${port} (${exclusive.has(port) ? 'controller.ports' : 'applications'}): ${reason}`) },
+    );
   }
 
   async stop(): Promise<void> {

@@ -91,3 +91,58 @@ test('gives up with the port named once the timeout passes', async (t) => {
   t.teardown(release);
   await t.throwsAsync(lockPorts([port], { dir, timeoutMs: 0 }), { message: new RegExp(`^port ${port} stayed busy \\(held by pid ${process.pid}\\)`) });
 });
+
+test("application stubs' ports are shared: stub runs coexist, a controller binding the port waits for them, and new stub runs wait behind it", async (t) => {
+  const dir = lockDir(t);
+  const port = await freePort();
+  const stubs = { exclusive: [], shared: [port] };
+  let waited: string | undefined;
+  const first = await lockPorts(stubs, { dir });
+  const second = await lockPorts(stubs, { dir, onWait: (_p, reason) => (waited = reason) });
+  t.is(waited, undefined, 'two runs with stubs on the port take it at once');
+  const events: string[] = [];
+  const controllerWaits = new Promise<string>((resolve) => {
+    void lockPorts([port], { dir, onWait: (_p, reason) => resolve(reason) }).then((release) => {
+      events.push('controller locked');
+      release();
+      events.push('controller released');
+    });
+  });
+  t.is(await controllerWaits, `an application stub of pid ${process.pid} listens on port ${port}`);
+  const thirdWaits = new Promise<string>((resolve) => {
+    void lockPorts(stubs, { dir, onWait: (_p, reason) => resolve(reason) }).then((release) => {
+      events.push('third stub run locked');
+      release();
+    });
+  });
+  t.is(await thirdWaits, `held by pid ${process.pid}, whose controller binds it`);
+  events.push('stub runs release');
+  first();
+  second();
+  await new Promise<void>((resolve) => {
+    const check = () => (events.includes('third stub run locked') ? resolve() : setTimeout(check, 20));
+    check();
+  });
+  t.deepEqual(events, ['stub runs release', 'controller locked', 'controller released', 'third stub run locked']);
+});
+
+test('a stub run waits while a controller holds the port', async (t) => {
+  const dir = lockDir(t);
+  const port = await freePort();
+  const controller = await lockPorts([port], { dir });
+  let locked = false;
+  const waiting = new Promise<string>((resolve) => {
+    void lockPorts({ exclusive: [], shared: [port] }, { dir, onWait: (_p, reason) => resolve(reason) }).then((release) => {
+      locked = true;
+      release();
+    });
+  });
+  t.is(await waiting, `held by pid ${process.pid}, whose controller binds it`);
+  t.false(locked);
+  controller();
+  await new Promise<void>((resolve) => {
+    const check = () => (locked ? resolve() : setTimeout(check, 20));
+    check();
+  });
+  t.pass();
+});
