@@ -110,6 +110,23 @@ async function attempt(
   return { strategy, alarms: broken(await run.state()) };
 }
 
+/** The fault-free rollback reference of a workload, made once when a finding gets that far. */
+function rollbackReferences(ctx: RecoverFindingsContext): (workload: string, steps: WorkloadStep[]) => Promise<RunArtifacts | { error: string }> {
+  const made = new Map<string, Promise<RunArtifacts | { error: string }>>();
+  return (workload, steps) => {
+    let ref = made.get(workload);
+    if (!ref) {
+      ctx.log(`recover ${ctx.config.name}/${workload}: a fault-free run of the workload rolled back the same way, to compare the rollback with`);
+      ref = ctx.faultFreeRun(workload, ctx.layout.recoveryRun(workload, 'rollback-reference'), async (run) => {
+        await run.runSteps(steps);
+        await run.settle(run.quietMs, run.settleTimeoutMs);
+      });
+      made.set(workload, ref);
+    }
+    return ref;
+  };
+}
+
 /** Tries recovery on every finding of class `bug` among `ctx.results` that has not had it tried. */
 export async function recoverFindings(ctx: RecoverFindingsContext): Promise<void> {
   const done = ctx.results.filter((r): r is PlanResult => r !== undefined);
@@ -118,20 +135,7 @@ export async function recoverFindings(ctx: RecoverFindingsContext): Promise<void
   ctx.log(
     `recover ${ctx.config.name}: ${toRecover.length} finding${toRecover.length === 1 ? '' : 's'} of class bug; running each one's shortest reproducer once more and trying, in order: time, restart, re-apply, rollback`,
   );
-  // The fault-free rollback reference of a workload, made once when a finding gets that far.
-  const rollbackReferences = new Map<string, Promise<RunArtifacts | { error: string }>>();
-  const rollbackReference = (workload: string, steps: WorkloadStep[]) => {
-    let ref = rollbackReferences.get(workload);
-    if (!ref) {
-      ctx.log(`recover ${ctx.config.name}/${workload}: a fault-free run of the workload rolled back the same way, to compare the rollback with`);
-      ref = ctx.faultFreeRun(workload, ctx.layout.recoveryRun(workload, 'rollback-reference'), async (run) => {
-        await run.runSteps(steps);
-        await run.settle(run.quietMs, run.settleTimeoutMs);
-      });
-      rollbackReferences.set(workload, ref);
-    }
-    return ref;
-  };
+  const rollbackReference = rollbackReferences(ctx);
   await ctx.withPool(toRecover.length, async () => {
     await Promise.all(
       toRecover.map(async (f, n) => {
@@ -144,6 +148,10 @@ export async function recoverFindings(ctx: RecoverFindingsContext): Promise<void
         const steps = recoverySteps(workload.steps, (s) => manifestsOf(s.apply));
         const runDir = ctx.layout.recoveryRun(workload.name, p.metadata.name);
         const recovery: RecoveryRun = { runDir, before: 0, attempts: [] };
+        // The state after the rollback, judged once this run has ended: its reference is a run of its
+        // own, which cannot start while this one holds the controller's fixed ports (port-locks.ts)
+        // or the pool's last control plane.
+        let rolledBack: { attempt: RecoveryAttempt; state: RunState } | undefined;
         const error = await ctx.limiter.run(() => {
           ctx.log(`recover ${ctx.config.name}/${workload.name} finding ${n + 1}/${toRecover.length} ${p.metadata.name}: ${f.summary}`);
           return ctx.run(p, runDir, `${p.metadata.name} recovery`, async (run) => {
@@ -168,11 +176,11 @@ export async function recoverFindings(ctx: RecoverFindingsContext): Promise<void
                 async () => {
                   if (!steps.rollback)
                     return { strategy: 'rollback', alarms: recovery.before, skipped: 'the workload applied no earlier version of its last resource' };
-                  const ref = await rollbackReference(workload.name, steps.rollback);
-                  if ('error' in ref) return { strategy: 'rollback', alarms: recovery.before, skipped: `the fault-free rollback run failed: ${ref.error}` };
                   await run.runSteps(steps.rollback);
                   await run.settle(run.quietMs, run.settleTimeoutMs);
-                  return { strategy: 'rollback', alarms: stillBroken([ref], await run.state(), [], options).length };
+                  // Its alarms are counted below, against the rollback reference; the last attempt.
+                  rolledBack = { attempt: { strategy: 'rollback', alarms: recovery.before }, state: await run.state() };
+                  return rolledBack.attempt;
                 },
               ],
             ];
@@ -184,6 +192,11 @@ export async function recoverFindings(ctx: RecoverFindingsContext): Promise<void
         }, 1);
         if (ctx.signal?.aborted) return;
         if (error) recovery.error = error;
+        else if (rolledBack && steps.rollback) {
+          const ref = await rollbackReference(workload.name, steps.rollback);
+          if ('error' in ref) rolledBack.attempt.skipped = `the fault-free rollback run failed: ${ref.error}`;
+          else rolledBack.attempt.alarms = stillBroken([ref], rolledBack.state, [], options).length;
+        }
         ctx.results[i] = { ...ctx.results[i]!, recovery };
         ctx.save(i);
         ctx.log(`recover ${ctx.config.name}/${workload.name}: finding "${f.summary}": recovered by ${recoveryOf(recovery) ?? '(not known: the run failed)'}`);

@@ -334,5 +334,4 @@ function writeRunFiles(run: RunContext, endState: EndState['objects']): RunOutco
   return { record, artifacts: { endState, clusterChanges: clusterChangesOf(run) } };
 }
 
-const clusterChangesOf = (run: RunContext): ClusterChangeEvent[] =>
-  run.clusterTrace.events.filter((e): e is ClusterChangeEvent => e.type === 'cluster-change');
+const clusterChangesOf = (run: RunContext): ClusterChangeEvent[] => run.clusterTrace.events.filter((e): e is ClusterChangeEvent => e.type === 'cluster-change');

@@ -9,20 +9,12 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lockPorts } from '../../src/coordinator/port-locks.js';
+import { freePort } from '../_free-port.js';
 
 function lockDir(t: import('ava').ExecutionContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-port-locks-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
-}
-
-/** A port nothing listens on now (the OS picked it, then it was closed). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 test('a second run waits for the first to release the port, then gets it', async (t) => {
