@@ -336,7 +336,34 @@ export function controllerRefusal(
     if (obj.type === 'Warning' && written.has(child) && API_SERVER_REFUSAL.test(message)) texts.push(message);
   }
   const old = leavesAt(before.get(crKey), step.path);
-  return texts.find((text) => INVALID_WORDS.test(text) && (namesInput(text, step) || namesChange(text, step, old)));
+  const filled = filledNames(step);
+  return texts.find((text) => INVALID_WORDS.test(text) && (namesInput(text, step) || namesChange(text, step, old) || filled.some((n) => namesWord(text, n))));
+}
+
+/**
+ * The names of the properties the step's patch set besides its own field: the required properties
+ * explore filled into the objects the step created (planner/explore/required.ts). They are the step's
+ * input too: rabbitmq-operator merges a created `override.statefulSet.spec.template.spec` (with the
+ * filled `containers: [{name: kperturb}]`) into its pod template by container name, and kube-apiserver
+ * refuses the pod whose `kperturb` container has no image ("spec.containers[0].image: Required
+ * value"): the input was refused, not ignored by the controller.
+ */
+function filledNames(step: ExploreStep): string[] {
+  const names = new Set<string>();
+  const walk = (value: unknown, at: ReadonlyArray<string | number>, onPath: boolean): void => {
+    if (!isObject(value)) return;
+    for (const [name, v] of Object.entries(value)) {
+      const still = onPath && step.path[at.length] === name;
+      if (still) walk(v, [...at, name], at.length + 1 < step.path.length);
+      else if (onPath && v !== null) names.add(name);
+    }
+  };
+  walk(step.patch, [], step.path.length > 0);
+  return [...names];
+}
+
+function namesWord(text: string, name: string): boolean {
+  return new RegExp(`(^|[^A-Za-z0-9])${escapeRegExp(name)}($|[^A-Za-z0-9])`, 'i').test(text);
 }
 
 /**
@@ -353,7 +380,7 @@ function namesChange(text: string, step: ExploreStep, old: unknown): boolean {
 function namesInput(text: string, step: ExploreStep): boolean {
   const path = formatPath(step.path);
   const name = [...step.path].reverse().find((s): s is string => typeof s === 'string');
-  if (text.includes(path) || (name !== undefined && new RegExp(`(^|[^A-Za-z0-9])${escapeRegExp(name)}($|[^A-Za-z0-9])`, 'i').test(text))) return true;
+  if (text.includes(path) || (name !== undefined && namesWord(text, name))) return true;
   if (step.deleted || (typeof step.value !== 'string' && typeof step.value !== 'number')) return false;
   const value = String(step.value);
   return text.includes(`"${value}"`) || text.includes(`'${value}'`) || (value.length >= 3 && text.includes(value));
