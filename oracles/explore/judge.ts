@@ -162,7 +162,7 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       refusedAt = undefined;
       continue;
     }
-    const refusal = controllerRefusal(step, before, after, run.crKey, written);
+    const refusal = controllerRefusal(step, before, after, run.crKey, written) ?? controllerRewrote(step, run, k, crAfter);
     if (refusal) {
       judgement.verdict = 'rejected';
       judgement.rejectedBy = 'controller';
@@ -364,6 +364,24 @@ function filledNames(step: ExploreStep): string[] {
 
 function namesWord(text: string, name: string): boolean {
   return new RegExp(`(^|[^A-Za-z0-9])${escapeRegExp(name)}($|[^A-Za-z0-9])`, 'i').test(text);
+}
+
+/**
+ * The controller wrote the step's field of the CR back to another value within the step: it did not
+ * take the input (rabbitmq-operator with CONTROL_RABBITMQ_IMAGE=true sets `spec.image` to its own
+ * default on every reconcile), so its objects follow the CR it wrote, not the step's value.
+ */
+function controllerRewrote(step: ExploreStep, run: SequenceRun, k: number, crAfter: unknown): string | undefined {
+  if (step.deleted || step.value === undefined || isObject(step.value) || Array.isArray(step.value)) return undefined;
+  const now = leavesAt(crAfter, step.path);
+  if (now === undefined || sameValue(now, step.value)) return undefined;
+  const b = stepBoundaries(run.events);
+  const from = b.start.get(operationStepIndex(k)) ?? Infinity;
+  const to = b.start.get(operationStepIndex(k + 1)) ?? b.last + 1;
+  const wroteCr = run.events.some((e) => e.type === 'request' && e.seq > from && e.seq < to && e.key === run.crKey && WRITE_VERBS.has(e.verb));
+  return wroteCr
+    ? `the controller wrote ${formatPath(step.path)} of the CR back to ${JSON.stringify(now)} (the step wrote ${JSON.stringify(step.value)})`
+    : undefined;
 }
 
 /**

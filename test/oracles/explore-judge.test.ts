@@ -628,6 +628,25 @@ test("a pod refused over a property explore filled into an object the step creat
   );
 });
 
+test('a field of the CR the controller writes back within the step is input it did not take, not an inconsistency of its objects', (t) => {
+  // rabbitmq-operator with CONTROL_RABBITMQ_IMAGE=true sets spec.image to its default on every reconcile.
+  const steps = [step('image-change', ['spec', 'image'], 'registry.example/kpm-1:1.0', 'kpm-1')];
+  const judged = (writeBack: boolean) => {
+    const b = new RunBuilder().seed();
+    const rewritten = { ...seedCr, metadata: { ...seedCr.metadata, generation: 3 }, spec: { ...seedCr.spec, image: 'cache:1' } } as KubeObject;
+    return judgeExploration([run(steps, b.op(0, { image: 'registry.example/kpm-1:1.0' }, writeBack ? [[CR, rewritten]] : []))])[0]!;
+  };
+  const j = judged(true);
+  t.like(j.steps[0], { verdict: 'rejected', rejectedBy: 'controller' });
+  t.regex(j.steps[0]!.rejection!, /wrote spec\.image of the CR back to "cache:1"/);
+  t.deepEqual(j.alarms, []);
+  // The CR left as the step wrote it, and the StatefulSet still on the old image: the alarm stays.
+  t.deepEqual(
+    judged(false).alarms.map((a) => [a.oracle, a.object]),
+    [['consistency', STS]],
+  );
+});
+
 test("differential: a label that copies the CR's resourceVersion (zookeeper-operator's owner-rv) counts the CR's writes and is no difference; another label still is", (t) => {
   const labelled = (labels: Record<string, string>) => sts('cache:1', 2, labels);
   // The CR's versions in each run are its cluster-change events' resourceVersions (the builder's seq).
