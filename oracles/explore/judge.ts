@@ -651,7 +651,9 @@ function consistency(
     for (const loc of known.locations.filter((l) => l.relation === 'exact' && !bookkeeping(l.object, l.field))) {
       const obj = after.get(loc.object);
       const found = obj ? leaves(obj).get(loc.field) : undefined;
-      if (obj && !sameValue(found, value)) {
+      const override = obj && !sameValue(found, value) ? overriddenBy(crAfter, loc, found) : undefined;
+      if (override) judgement.notes.push(`${loc.object} ${loc.field} follows ${override}, which holds ${JSON.stringify(found)} (an override of that field)`);
+      else if (obj && !sameValue(found, value)) {
         alarms.push({
           oracle: 'consistency',
           object: loc.object,
@@ -688,6 +690,21 @@ function consistency(
     alarms.push(gateOn(step, path, JSON.stringify(value)));
   else if (alarms.length === 0) judgement.notes.push(`${JSON.stringify(value)} reached no object the controller writes`);
   return alarms;
+}
+
+/**
+ * The CR field that overrides an object's field the step's field was traced to: a field of the CR's
+ * spec whose path ends with the object's kind and the field's path (rabbitmq-operator's
+ * `spec.override.statefulSet.spec.replicas` for the StatefulSet's `spec.replicas`) and that holds the
+ * value the object has. The object follows it, not the step's field (`spec.replicas` 2 -> 1 under an
+ * override of 2 leaves the StatefulSet at 2 by design).
+ */
+function overriddenBy(crAfter: unknown, loc: TracedLocation, found: unknown): string | undefined {
+  const kind = loc.object.split('/')[0]!;
+  const tail = `${kind.charAt(0).toLowerCase()}${kind.slice(1)}.${loc.field}`.toLowerCase();
+  const spec = isObject(crAfter) ? crAfter.spec : undefined;
+  for (const [field, v] of leaves(spec, ['spec'])) if (field.toLowerCase().endsWith(`.${tail}`) && sameValue(v, found)) return field;
+  return undefined;
 }
 
 /**

@@ -647,6 +647,26 @@ test('a field of the CR the controller writes back within the step is input it d
   );
 });
 
+test("a traced field that an override in the CR holds (override.statefulSet.spec.replicas for the StatefulSet's spec.replicas) follows the override: a note, not an alarm", (t) => {
+  // rabbitmq-operator: spec.replicas 2 -> 1 while spec.override.statefulSet.spec.replicas is 2 leaves the StatefulSet at 2 by design.
+  const judged = (override: boolean) => {
+    const steps = [step('integer-up', ['spec', 'size'], 3), step('integer-down', ['spec', 'size'], 2)];
+    const b = new RunBuilder().seed().op(0, { size: 3 }, [[STS, sts('cache:1', 3)]]);
+    b.op(1, { size: 2, ...(override ? { override: { statefulSet: { spec: { replicas: 3 } } } } : {}) }, [[STS, sts('cache:1', 3)]]);
+    return judgeExploration([run(steps, b)])[0]!;
+  };
+  const j = judged(true);
+  t.deepEqual(j.alarms, []);
+  t.true(
+    j.steps[1]!.notes.some((n) => n.includes('follows spec.override.statefulSet.spec.replicas')),
+    j.steps[1]!.notes.join('; '),
+  );
+  t.deepEqual(
+    judged(false).alarms.map((a) => [a.oracle, a.object, a.field]),
+    [['consistency', STS, 'spec.replicas']],
+  );
+});
+
 test("differential: a label that copies the CR's resourceVersion (zookeeper-operator's owner-rv) counts the CR's writes and is no difference; another label still is", (t) => {
   const labelled = (labels: Record<string, string>) => sts('cache:1', 2, labels);
   // The CR's versions in each run are its cluster-change events' resourceVersions (the builder's seq).
