@@ -163,7 +163,7 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       refusedAt = undefined;
       continue;
     }
-    const refusal = controllerRefusal(step, before, after, run.crKey, written);
+    const refusal = controllerRefusal(step, before, after, run.crKey, written) ?? controllerRewrote(step, run, k, crAfter);
     if (refusal) {
       judgement.verdict = 'rejected';
       judgement.rejectedBy = 'controller';
@@ -337,7 +337,52 @@ export function controllerRefusal(
     if (obj.type === 'Warning' && written.has(child) && API_SERVER_REFUSAL.test(message)) texts.push(message);
   }
   const old = leavesAt(before.get(crKey), step.path);
-  return texts.find((text) => INVALID_WORDS.test(text) && (namesInput(text, step) || namesChange(text, step, old)));
+  const filled = filledNames(step);
+  return texts.find((text) => INVALID_WORDS.test(text) && (namesInput(text, step) || namesChange(text, step, old) || filled.some((n) => namesWord(text, n))));
+}
+
+/**
+ * The names of the properties the step's patch set besides its own field: the required properties
+ * explore filled into the objects the step created (planner/explore/required.ts). They are the step's
+ * input too: rabbitmq-operator merges a created `override.statefulSet.spec.template.spec` (with the
+ * filled `containers: [{name: kperturb}]`) into its pod template by container name, and kube-apiserver
+ * refuses the pod whose `kperturb` container has no image ("spec.containers[0].image: Required
+ * value"): the input was refused, not ignored by the controller.
+ */
+function filledNames(step: ExploreStep): string[] {
+  const names = new Set<string>();
+  const walk = (value: unknown, at: ReadonlyArray<string | number>, onPath: boolean): void => {
+    if (!isObject(value)) return;
+    for (const [name, v] of Object.entries(value)) {
+      const still = onPath && step.path[at.length] === name;
+      if (still) walk(v, [...at, name], at.length + 1 < step.path.length);
+      else if (onPath && v !== null) names.add(name);
+    }
+  };
+  walk(step.patch, [], step.path.length > 0);
+  return [...names];
+}
+
+function namesWord(text: string, name: string): boolean {
+  return new RegExp(`(^|[^A-Za-z0-9])${escapeRegExp(name)}($|[^A-Za-z0-9])`, 'i').test(text);
+}
+
+/**
+ * The controller wrote the step's field of the CR back to another value within the step: it did not
+ * take the input (rabbitmq-operator with CONTROL_RABBITMQ_IMAGE=true sets `spec.image` to its own
+ * default on every reconcile), so its objects follow the CR it wrote, not the step's value.
+ */
+function controllerRewrote(step: ExploreStep, run: SequenceRun, k: number, crAfter: unknown): string | undefined {
+  if (step.deleted || step.value === undefined || isObject(step.value) || Array.isArray(step.value)) return undefined;
+  const now = leavesAt(crAfter, step.path);
+  if (now === undefined || sameValue(now, step.value)) return undefined;
+  const b = stepBoundaries(run.events);
+  const from = b.start.get(operationStepIndex(k)) ?? Infinity;
+  const to = b.start.get(operationStepIndex(k + 1)) ?? b.last + 1;
+  const wroteCr = run.events.some((e) => e.type === 'request' && e.seq > from && e.seq < to && e.key === run.crKey && WRITE_VERBS.has(e.verb));
+  return wroteCr
+    ? `the controller wrote ${formatPath(step.path)} of the CR back to ${JSON.stringify(now)} (the step wrote ${JSON.stringify(step.value)})`
+    : undefined;
 }
 
 /**
@@ -354,7 +399,7 @@ function namesChange(text: string, step: ExploreStep, old: unknown): boolean {
 function namesInput(text: string, step: ExploreStep): boolean {
   const path = formatPath(step.path);
   const name = [...step.path].reverse().find((s): s is string => typeof s === 'string');
-  if (text.includes(path) || (name !== undefined && new RegExp(`(^|[^A-Za-z0-9])${escapeRegExp(name)}($|[^A-Za-z0-9])`, 'i').test(text))) return true;
+  if (text.includes(path) || (name !== undefined && namesWord(text, name))) return true;
   if (step.deleted || (typeof step.value !== 'string' && typeof step.value !== 'number')) return false;
   const value = String(step.value);
   return text.includes(`"${value}"`) || text.includes(`'${value}'`) || (value.length >= 3 && text.includes(value));
@@ -627,7 +672,9 @@ function consistency(
     for (const loc of known.locations.filter((l) => l.relation === 'exact' && !bookkeeping(l.object, l.field))) {
       const obj = after.get(loc.object);
       const found = obj ? leaves(obj).get(loc.field) : undefined;
-      if (obj && !sameValue(found, value)) {
+      const override = obj && !sameValue(found, value) ? overriddenBy(crAfter, loc, found) : undefined;
+      if (override) judgement.notes.push(`${loc.object} ${loc.field} follows ${override}, which holds ${JSON.stringify(found)} (an override of that field)`);
+      else if (obj && !sameValue(found, value)) {
         alarms.push({
           oracle: 'consistency',
           object: loc.object,
@@ -664,6 +711,21 @@ function consistency(
     alarms.push(gateOn(step, path, JSON.stringify(value)));
   else if (alarms.length === 0) judgement.notes.push(`${JSON.stringify(value)} reached no object the controller writes`);
   return alarms;
+}
+
+/**
+ * The CR field that overrides an object's field the step's field was traced to: a field of the CR's
+ * spec whose path ends with the object's kind and the field's path (rabbitmq-operator's
+ * `spec.override.statefulSet.spec.replicas` for the StatefulSet's `spec.replicas`) and that holds the
+ * value the object has. The object follows it, not the step's field (`spec.replicas` 2 -> 1 under an
+ * override of 2 leaves the StatefulSet at 2 by design).
+ */
+function overriddenBy(crAfter: unknown, loc: TracedLocation, found: unknown): string | undefined {
+  const kind = loc.object.split('/')[0]!;
+  const tail = `${kind.charAt(0).toLowerCase()}${kind.slice(1)}.${loc.field}`.toLowerCase();
+  const spec = isObject(crAfter) ? crAfter.spec : undefined;
+  for (const [field, v] of leaves(spec, ['spec'])) if (field.toLowerCase().endsWith(`.${tail}`) && sameValue(v, found)) return field;
+  return undefined;
 }
 
 /**

@@ -50,7 +50,7 @@ import type { MaskRule, ObjectMask } from '../../oracles/masks.js';
 import { formatPath, type FieldPath } from '../model/field-path.js';
 import type { TraceEvent } from '../model/trace.js';
 import { CampaignLayout } from './layout.js';
-import { learn, plan, test, type CampaignOptions } from './campaign.js';
+import { learn, plan, test, type CampaignOptions, type LearnOptions } from './campaign.js';
 import { PATTERNS, type Pattern, type TestPlan } from '../model/plan.js';
 import type { PlanResult, Verdict } from '../model/results.js';
 
@@ -366,14 +366,7 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
     `explore ${config.name}: ${campaign.sequences.length} sequence(s), ${steps} operation step(s) (seed ${campaign.seed}, up to ${campaign.maxSteps} per sequence)`,
   );
   const generated = exploreConfig(config, campaign);
-  await learn(sequenceRunsConfig(generated, opts.perturb), {
-    out: opts.out,
-    log: opts.log,
-    // The judge reads what the cluster said of the step's input (controllerRefusal: a StatefulSet's FailedCreate).
-    recordEvents: true,
-    ...(opts.cluster ? { cluster: opts.cluster } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
-  });
+  await learn(sequenceRunsConfig(generated, opts.perturb), exploreLearnOptions(opts));
   const runs: Array<SequenceRun & { runDir: string }> = [];
   for (const seq of campaign.sequences) {
     const runDir = layout.referenceRun(seq.name, 1);
@@ -628,11 +621,25 @@ async function differential(
 }
 
 /** Runs the oracles' own workloads once each through learn (a fresh cluster each); the config's masks for every workload, as the comparisons take them. */
+/**
+ * How explore learns every run it judges: the sequences' and the rollback and differential runs'.
+ * Each records the cluster's Events, which the judge reads for what the cluster said of a step's input
+ * (controllerRefusal: a StatefulSet's FailedCreate): the steps after a refused one are judged in their
+ * rollback run, and without its Events a pod refused there alarmed as unhealthy (rabbitmq-operator,
+ * sequences 2 and 18 of the whole exploration).
+ */
+export function exploreLearnOptions(opts: Pick<ExploreRunOptions, 'out' | 'log' | 'cluster' | 'signal'>): LearnOptions {
+  return {
+    out: opts.out,
+    log: opts.log,
+    recordEvents: true,
+    ...(opts.cluster ? { cluster: opts.cluster } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  };
+}
+
 async function runOnce(config: ControllerUnderTest, workloads: Map<string, Workload>, opts: ExploreRunOptions): Promise<MaskRule[]> {
-  await learn(
-    { ...config, workloads, referenceRuns: 1 },
-    { out: opts.out, log: opts.log, ...(opts.cluster ? { cluster: opts.cluster } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
-  );
+  await learn({ ...config, workloads, referenceRuns: 1 }, exploreLearnOptions(opts));
   return config.masks.filter((m) => m.workload === undefined).map((m) => ({ keyGlob: m.key, paths: m.paths }));
 }
 

@@ -11,16 +11,18 @@
  * when it listens again with the state its rules had set. Each call is announced as it arrives
  * (`onArrival`, before an HTTP call is answered; a ZooKeeper call once answered), for call triggers.
  *
- * All listeners of one zookeeper application serve one ensemble (one data tree). When the last of
- * its pods stops, the tree is emptied: the next pods start a new ensemble, as when a cluster is
- * deleted with its volumes and created again.
+ * All listeners of one zookeeper application serve one ensemble (one data tree). The tree lives on
+ * its pods' volumes: it is emptied when the last of its pods has stopped and none of the claims its
+ * pods mounted remains (a cluster deleted with its volumes and created again, or pods without a
+ * claim), and kept while a claim remains, as a real ensemble's data survives its pods' restarts (a
+ * one-replica StatefulSet rolled for a template change).
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
 import { isServingPod, podServingIp, serviceClusterIp, DEFAULT_HTTP_ANSWER, type ApplicationConfig } from '../model/applications.js';
 import { APP_ERROR_STATUS, type AppUnavailableAnswer } from '../model/faults/index.js';
 import type { AppCallArrival } from '../model/trigger.js';
-import type { ObjectKey } from '../model/object-key.js';
+import { isObject, type KubeObject, type ObjectKey } from '../model/object-key.js';
 import type { AppCallEvent, TraceSink, Unstamped } from '../model/trace.js';
 import { PodsAndServices, type PodsAndServicesView, type TrackedChange } from './cluster-objects.js';
 import { createHttpStub } from './http.js';
@@ -45,7 +47,10 @@ class ApplicationStub {
   private readonly ensemble: ZooKeeperEnsemble | undefined;
   /** Addresses already reported as unusable, so that each is reported once. */
   private readonly reported = new Set<string>();
-  private hadPods = false;
+  /** Whether pods have served since the ZooKeeper tree last started. */
+  private served = false;
+  /** The claims the pods that served since then mounted: the tree's data volumes. */
+  private readonly dataClaims = new Set<ObjectKey>();
 
   constructor(
     readonly app: ApplicationConfig,
@@ -69,8 +74,9 @@ class ApplicationStub {
     return undefined;
   }
 
-  /** Brings the listener of `key` in line with the object's current state. */
-  update(kind: 'Pod' | 'Service', key: ObjectKey, objects: PodsAndServices): void {
+  /** Brings the listener of `key` in line with the object's current state (a claim: whether the tree's data remains). */
+  update(kind: TrackedChange['kind'], key: ObjectKey, objects: PodsAndServices): void {
+    if (kind === 'PersistentVolumeClaim') return this.startOverIfDataGone(objects);
     const obj = kind === 'Pod' ? objects.pods.get(key) : objects.services.get(key);
     let ip: string | undefined;
     if (obj && kind === 'Pod' && isServingPod(this.app, obj)) ip = podServingIp(obj);
@@ -84,13 +90,22 @@ class ApplicationStub {
     if (current) this.close(key, current);
     if (ip) this.open(key, ip);
     if (kind === 'Pod' && this.ensemble) {
-      const pods = [...this.listeners.keys()].some((k) => k.startsWith('Pod/'));
-      if (this.hadPods && !pods) {
-        this.ensemble.reset();
-        this.log(`application ${this.app.name}: its last pod stopped; the ZooKeeper data tree starts over`);
+      if (ip && obj) {
+        this.served = true;
+        for (const claim of podClaims(obj)) this.dataClaims.add(claim);
       }
-      this.hadPods = pods;
+      this.startOverIfDataGone(objects);
     }
+  }
+
+  /** Empties the ZooKeeper tree once no pod serves it and no claim its pods mounted remains. */
+  private startOverIfDataGone(objects: PodsAndServices): void {
+    if (!this.ensemble || !this.served || [...this.listeners.keys()].some((k) => k.startsWith('Pod/'))) return;
+    if ([...this.dataClaims].some((claim) => objects.claims.has(claim))) return;
+    this.ensemble.reset();
+    this.served = false;
+    this.dataClaims.clear();
+    this.log(`application ${this.app.name}: its last pod stopped and no claim of its pods remains; the ZooKeeper data tree starts over`);
   }
 
   private open(key: ObjectKey, ip: string): void {
@@ -171,6 +186,17 @@ class ApplicationStub {
       .map((l) => `${l.ip}:${this.app.port}`)
       .sort();
   }
+}
+
+/** The claims a pod mounts (`volumes[*].persistentVolumeClaim.claimName`), as keys in its namespace. */
+function podClaims(pod: KubeObject): ObjectKey[] {
+  const volumes = isObject(pod.spec) && Array.isArray(pod.spec.volumes) ? pod.spec.volumes.filter(isObject) : [];
+  const namespace = pod.metadata?.namespace ?? 'default';
+  return volumes.flatMap((v) =>
+    isObject(v.persistentVolumeClaim) && typeof v.persistentVolumeClaim.claimName === 'string'
+      ? [`PersistentVolumeClaim/${namespace}/${v.persistentVolumeClaim.claimName}`]
+      : [],
+  );
 }
 
 export class ApplicationStubs {

@@ -595,6 +595,78 @@ test("input the API server refuses one level down (the StatefulSet controller's 
   t.not(judged([event('FailedCreate', 'Warning', refusal, 'StatefulSet/default/other')]).steps[0]!.verdict, 'rejected');
 });
 
+test("a pod refused over a property explore filled into an object the step created (a container without an image) is the step's input refused, not a bug", (t) => {
+  // rabbitmq-operator's shape: a step under spec.override.statefulSet.spec.template.spec on a seed with no
+  // override creates the template with the `containers: [{name: kperturb}]` the CRD requires; the operator
+  // merges it into its pod template by name, and kube-apiserver refuses the pod whose `kperturb` has no image.
+  const path = ['spec', 'override', 'template', 'spec', 'preemptionPolicy'];
+  const withFiller = { spec: { override: { template: { spec: { preemptionPolicy: 'kpm-23', containers: [{ name: 'kperturb' }] } } } } };
+  const refusal = 'create Pod c1-0 in StatefulSet c1 failed error: Pod "c1-0" is invalid: spec.containers[0].image: Required value';
+  const judged = (patch: Record<string, unknown>) => {
+    const steps = [{ ...step('string-change', path, 'kpm-23', 'kpm-23'), patch }];
+    const r = new RunBuilder().seed().op(0, (patch as { spec: Record<string, unknown> }).spec, [[STS, { ...sts('cache:1'), status: { readyReplicas: 0 } }]]);
+    r.change('Event/default/c1.1', {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'c1.1', namespace: 'default' },
+      involvedObject: { kind: 'StatefulSet', namespace: 'default', name: 'c1' },
+      reason: 'FailedCreate',
+      type: 'Warning',
+      message: refusal,
+    } as unknown as KubeObject);
+    return judgeExploration([run(steps, r)])[0]!;
+  };
+  const j = judged(withFiller);
+  t.like(j.steps[0], { verdict: 'rejected', rejectedBy: 'controller', rejection: refusal });
+  t.deepEqual(j.alarms, []);
+  // The same refusal after a step that filled nothing names no input of it: the health alarm stays.
+  const plain = judged({ spec: { override: { template: { spec: { preemptionPolicy: 'kpm-23' } } } } });
+  t.is(plain.steps[0]!.verdict, 'ok');
+  t.deepEqual(
+    plain.alarms.map((a) => [a.oracle, a.object]),
+    [['health', STS]],
+  );
+});
+
+test('a field of the CR the controller writes back within the step is input it did not take, not an inconsistency of its objects', (t) => {
+  // rabbitmq-operator with CONTROL_RABBITMQ_IMAGE=true sets spec.image to its default on every reconcile.
+  const steps = [step('image-change', ['spec', 'image'], 'registry.example/kpm-1:1.0', 'kpm-1')];
+  const judged = (writeBack: boolean) => {
+    const b = new RunBuilder().seed();
+    const rewritten = { ...seedCr, metadata: { ...seedCr.metadata, generation: 3 }, spec: { ...seedCr.spec, image: 'cache:1' } } as KubeObject;
+    return judgeExploration([run(steps, b.op(0, { image: 'registry.example/kpm-1:1.0' }, writeBack ? [[CR, rewritten]] : []))])[0]!;
+  };
+  const j = judged(true);
+  t.like(j.steps[0], { verdict: 'rejected', rejectedBy: 'controller' });
+  t.regex(j.steps[0]!.rejection!, /wrote spec\.image of the CR back to "cache:1"/);
+  t.deepEqual(j.alarms, []);
+  // The CR left as the step wrote it, and the StatefulSet still on the old image: the alarm stays.
+  t.deepEqual(
+    judged(false).alarms.map((a) => [a.oracle, a.object]),
+    [['consistency', STS]],
+  );
+});
+
+test("a traced field that an override in the CR holds (override.statefulSet.spec.replicas for the StatefulSet's spec.replicas) follows the override: a note, not an alarm", (t) => {
+  // rabbitmq-operator: spec.replicas 2 -> 1 while spec.override.statefulSet.spec.replicas is 2 leaves the StatefulSet at 2 by design.
+  const judged = (override: boolean) => {
+    const steps = [step('integer-up', ['spec', 'size'], 3), step('integer-down', ['spec', 'size'], 2)];
+    const b = new RunBuilder().seed().op(0, { size: 3 }, [[STS, sts('cache:1', 3)]]);
+    b.op(1, { size: 2, ...(override ? { override: { statefulSet: { spec: { replicas: 3 } } } } : {}) }, [[STS, sts('cache:1', 3)]]);
+    return judgeExploration([run(steps, b)])[0]!;
+  };
+  const j = judged(true);
+  t.deepEqual(j.alarms, []);
+  t.true(
+    j.steps[1]!.notes.some((n) => n.includes('follows spec.override.statefulSet.spec.replicas')),
+    j.steps[1]!.notes.join('; '),
+  );
+  t.deepEqual(
+    judged(false).alarms.map((a) => [a.oracle, a.object, a.field]),
+    [['consistency', STS, 'spec.replicas']],
+  );
+});
+
 test("differential: a label that copies the CR's resourceVersion (zookeeper-operator's owner-rv) counts the CR's writes and is no difference; another label still is", (t) => {
   const labelled = (labels: Record<string, string>) => sts('cache:1', 2, labels);
   // The CR's versions in each run are its cluster-change events' resourceVersions (the builder's seq).

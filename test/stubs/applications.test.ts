@@ -4,7 +4,7 @@
  * the trace as app-call events; a stopped pod's address refuses connections; the ZooKeeper tree
  * starts over when the last pod stops.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { connect } from 'node:net';
 import { EmbeddedCluster } from '../../src/cluster/index.js';
 import { KubeClient } from '../../src/kube/client.js';
@@ -36,7 +36,8 @@ function zkSession(address: string): Promise<bigint> {
   });
 }
 
-test('listeners follow the selected pods and the Service; calls are traced; a stopped pod refuses connections', async (t) => {
+/** An embedded loopback cluster, its recorder and the stub of one zookeeper application `zk` (pods labelled app=zk). */
+async function zkStubs(t: ExecutionContext, services: string[]) {
   const cluster = await EmbeddedCluster.start({ network: 'loopback', simulation: { podStopDelayMs: 0 } });
   const client = new KubeClient(cluster.url, cluster.clientOptions());
   const events: Array<Unstamped<ControllerTraceEvent | ClusterTraceEvent>> = [];
@@ -44,7 +45,7 @@ test('listeners follow the selected pods and the Service; calls are traced; a st
   const recorder = await ClusterRecorder.start(client, sink);
   const lines: string[] = [];
   const stubs = new ApplicationStubs(
-    [{ name: 'zk', protocol: 'zookeeper', port: 2181, namespace: 'default', pods: { matchLabels: { app: 'zk' } }, services: ['zk-client'] }],
+    [{ name: 'zk', protocol: 'zookeeper', port: 2181, namespace: 'default', pods: { matchLabels: { app: 'zk' } }, services }],
     recorder,
     sink,
     (l) => lines.push(l),
@@ -55,7 +56,11 @@ test('listeners follow the selected pods and the Service; calls are traced; a st
     client.close();
     await cluster.stop();
   });
-  const app = stubs.application('zk')!;
+  return { client, events, lines, app: stubs.application('zk')! };
+}
+
+test('listeners follow the selected pods and the Service; calls are traced; a stopped pod refuses connections', async (t) => {
+  const { client, events, lines, app } = await zkStubs(t, ['zk-client']);
   await client.request('POST', '/api/v1/namespaces/default/services', {
     body: { metadata: { name: 'zk-client' }, spec: { ports: [{ port: 2181 }], selector: { app: 'zk' } } },
   });
@@ -104,4 +109,45 @@ test('listeners follow the selected pods and the Service; calls are traced; a st
   t.truthy(lines.find((l) => l.includes('starts over')));
   // The Service still answers.
   t.not(await zkSession(`${clusterIp}:2181`), 0n);
+});
+
+test('the ZooKeeper tree outlives its last pod while a claim the pod mounted remains, and starts over once it is gone', async (t) => {
+  // A one-replica ensemble whose pod is rolled for a template change keeps its data on its claim:
+  // zookeeper-operator's metadata znode must still be there for the scale-up after the roll.
+  const { client, lines, app } = await zkStubs(t, []);
+  await client.request('POST', '/apis/storage.k8s.io/v1/storageclasses', {
+    body: {
+      metadata: { name: 'standard', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+      provisioner: 'kperturb.dev/simulated',
+      volumeBindingMode: 'Immediate',
+    },
+  });
+  await client.request('POST', '/api/v1/namespaces/default/persistentvolumeclaims', {
+    body: { metadata: { name: 'data-zk-0' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+  });
+  const pod = {
+    metadata: { name: 'zk-0', labels: { app: 'zk' } },
+    spec: { containers: [{ name: 'zk', image: 'zookeeper' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-zk-0' } }] },
+  };
+  await client.request('POST', '/api/v1/namespaces/default/pods', { body: pod });
+  await waitFor('a listener on the pod', () => app.addresses().length === 1, 15_000);
+  const acl = [{ perms: 31, scheme: 'world', id: 'anyone' }];
+  app.zookeeper!.createNode('/kept', Buffer.alloc(0), acl, 0);
+
+  // The pod is deleted and made again (a rolling update): the claim stays, and so does the tree.
+  await client.request('DELETE', '/api/v1/namespaces/default/pods/zk-0');
+  await waitFor('the pod listener to close', () => app.addresses().length === 0, 15_000);
+  await waitFor('the pod to be gone', async () => (await client.request('GET', '/api/v1/namespaces/default/pods/zk-0')).status === 404, 15_000);
+  await client.request('POST', '/api/v1/namespaces/default/pods', { body: pod });
+  await waitFor('a listener on the new pod', () => app.addresses().length === 1, 15_000);
+  t.truthy(app.zookeeper!.get('/kept'), 'the znode survived the pod');
+  t.falsy(lines.find((l) => l.includes('starts over')));
+
+  // The cluster deleted with its volumes: the tree starts over once the claim is gone too.
+  await client.request('DELETE', '/api/v1/namespaces/default/pods/zk-0');
+  await waitFor('the pod listener to close', () => app.addresses().length === 0, 15_000);
+  t.truthy(app.zookeeper!.get('/kept'), 'kept while the claim remains');
+  await client.request('DELETE', '/api/v1/namespaces/default/persistentvolumeclaims/data-zk-0');
+  await waitFor('the tree to start over', () => app.zookeeper!.get('/kept') === undefined, 15_000);
+  t.truthy(lines.find((l) => l.includes('starts over')));
 });
