@@ -15,6 +15,7 @@
  *     hostAliases: [{ ip: 127.0.0.1, hostnames: [db.example] }]   # extra /etc/hosts entries, as in a Pod spec
  *     clusterDNS: true              # <svc>.<ns>.svc.cluster.local etc. resolve as CoreDNS answers in a pod
  *     namespace: default            # with clusterDNS: also <svc>, <pod>.<svc> (relative to it) and <svc>.<ns>
+ *     podNamespaceFile: true        # /var/run/secrets/kubernetes.io/serviceaccount/namespace holds namespace, as in a pod
  *   setup: [crd.yaml]               # manifests applied before the controller starts
  *   crds: [crd.yaml]                # kperturb explore: the CRDs to generate operations from (default: those in setup)
  *   seeds: [db.yaml]                # kperturb explore: custom resources to start from (also the workloads' applied ones)
@@ -176,8 +177,10 @@ export interface ControllerUnderTest {
     hostAliases: HostAlias[];
     /** Resolve the cluster's Service and pod names for the controller as CoreDNS would for a pod. */
     clusterDNS: boolean;
-    /** The namespace the controller's pod would run in: with clusterDNS, names relative to it resolve. */
+    /** The namespace the controller's pod would run in: with clusterDNS, names relative to it resolve; podNamespaceFile holds it. */
     namespace?: string;
+    /** Run the controller where /var/run/secrets/kubernetes.io/serviceaccount/namespace holds `namespace` (default "default"), as in a pod. */
+    podNamespaceFile?: boolean;
   };
   setup: string[];
   /** `kperturb explore`: CRD manifest files (absolute) to generate operations from; empty: the CRDs among `setup`. */
@@ -259,9 +262,14 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
   const namespace = v.optionalString(c.namespace, 'controller.namespace');
   if (namespace !== undefined) {
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace)) v.fail('controller.namespace', 'a namespace name (lowercase letters, digits and dashes)');
-    if (!controller.clusterDNS) v.fail('controller.namespace', 'clusterDNS: true as well (the namespace only decides which names resolve)');
+    if (!controller.clusterDNS && c.podNamespaceFile !== true)
+      v.fail(
+        'controller.namespace',
+        "clusterDNS: true or podNamespaceFile: true as well (the namespace decides which names resolve, and what the pod's namespace file holds)",
+      );
     Object.assign(controller, { namespace });
   }
+  if (c.podNamespaceFile !== undefined) Object.assign(controller, { podNamespaceFile: v.boolean(c.podNamespaceFile, 'controller.podNamespaceFile') });
 
   const setup = (top.setup === undefined ? [] : v.stringArray(top.setup, 'setup')).map((p, i) => existingFile(v, dir, p, join('setup', i)));
 

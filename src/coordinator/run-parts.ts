@@ -23,7 +23,7 @@ import { lockPorts } from './port-locks.js';
 import { ControllerProcess } from './controller-process.js';
 import { standbysAllowed, type ControllerStandbys, type Standby } from './standby.js';
 import { PlanFaults } from './faults.js';
-import { hostsNamespaceWrapper, type CommandWrapper } from './hosts-namespace.js';
+import { hostsNamespaceWrapper, writePodFiles, type CommandWrapper } from './hosts-namespace.js';
 import { ApplicationStubs } from '../stubs/applications.js';
 import { ControllerHosts } from '../stubs/controller-hosts.js';
 import { readManifests, sleep } from '../workload/runner.js';
@@ -233,7 +233,7 @@ export class StubsPart implements RunPart {
   }
 }
 
-/** The controller's host names (controller.clusterDNS, controller.hostAliases): a hosts file and the command wrapper that gives it. */
+/** The controller's host names (controller.clusterDNS, controller.hostAliases) and pod files (controller.podNamespaceFile): a hosts file and the command wrapper that gives them. */
 export class HostsPart implements RunPart {
   wrapController: CommandWrapper | undefined;
   private hosts: ControllerHosts | undefined;
@@ -245,16 +245,20 @@ export class HostsPart implements RunPart {
 
   async start(): Promise<void> {
     const { config, runDir } = this.run;
-    if (!config.controller.clusterDNS && config.controller.hostAliases.length === 0) return;
-    const option = config.controller.clusterDNS ? 'controller.clusterDNS' : 'controller.hostAliases';
-    this.hosts = new ControllerHosts(
-      join(runDir, 'controller.hosts'),
-      config.controller.hostAliases,
-      config.controller.clusterDNS ? this.recorder.recorder : undefined,
-      undefined,
-      config.controller.namespace,
-    );
-    this.wrapController = await hostsNamespaceWrapper(this.hosts.file, `${config.file}: ${option}`);
+    const c = config.controller;
+    const names = c.clusterDNS || c.hostAliases.length > 0;
+    if (!names && !c.podNamespaceFile) return;
+    const option = c.clusterDNS ? 'controller.clusterDNS' : names ? 'controller.hostAliases' : 'controller.podNamespaceFile';
+    if (names)
+      this.hosts = new ControllerHosts(
+        join(runDir, 'controller.hosts'),
+        c.hostAliases,
+        c.clusterDNS ? this.recorder.recorder : undefined,
+        undefined,
+        c.namespace,
+      );
+    const podFiles = c.podNamespaceFile ? writePodFiles(runDir, c.namespace ?? 'default') : undefined;
+    this.wrapController = await hostsNamespaceWrapper({ hostsFile: this.hosts?.file, podFiles }, `${config.file}: ${option}`);
   }
 
   stop(): void {

@@ -16,7 +16,7 @@
  *
  * Not for a controller that must not run twice at once on this machine (`controller.ports`,
  * `controller.warmSpare: false`), nor one started through a wrapper made per run (clusterDNS,
- * hostAliases).
+ * hostAliases, podNamespaceFile).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,7 +40,7 @@ export interface Standby {
 /** Can runs of this controller take standbys? (see the header) */
 export function standbysAllowed(config: ControllerUnderTest, tls: boolean): boolean {
   const c = config.controller;
-  return tls && c.warmSpare !== false && c.ports.length === 0 && !c.clusterDNS && c.hostAliases.length === 0;
+  return tls && c.warmSpare !== false && c.ports.length === 0 && !c.clusterDNS && c.hostAliases.length === 0 && !c.podNamespaceFile;
 }
 
 /** The standbys of one controller in one campaign. */

@@ -6,7 +6,7 @@
 import test from 'ava';
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -296,19 +296,102 @@ test("a CRD its config/crd kustomization patches (JSON 6902) is set up as kustom
   t.true(existsSync(join(dir, 'kperturb-crd-memcacheds.cache.example.com.yaml')));
 });
 
-test("code that reads the pod's namespace file (zookeeper-operator v0.2.15 and cass-operator v1.32.0 exit without it) gets a question naming the file", (t) => {
+test("code that reads the pod's namespace file and its pod's name (percona's operators look their own Pod up at start) runs with controller.podNamespaceFile, HOSTNAME and a stand-in Pod", (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
   cpSync(fixture('memcached-operator'), dir, { recursive: true });
-  t.false(proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p))).questions.some((q) => q.includes('serviceaccount')));
+  const plain = proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p)));
+  t.is(plain.podNamespaceFile, undefined);
+  t.false(plain.extraFiles.some((f) => f.file === 'kperturb-operator-pod.yaml'));
+  // percona-server-mongodb-operator 54950f7e, psmdb_controller.go getOperatorPodImage.
   writeFileSync(
-    join(dir, 'internal', 'namespace.go'),
-    'package internal\n\nimport "os"\n\nfunc operatorNamespace() ([]byte, error) {\n\treturn os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")\n}\n',
+    join(dir, 'internal', 'operator_pod.go'),
+    'package internal\n\nimport "os"\n\nfunc operatorPod() (string, string, error) {\n' +
+      '\tns, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")\n\treturn string(ns), os.Getenv("HOSTNAME"), err\n}\n',
   );
   const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
-  t.true(
-    p.questions.includes(
-      "controller.command: internal/namespace.go reads /var/run/secrets/kubernetes.io/serviceaccount/namespace, a file only a pod has; outside a pod the operator may exit at start: run it where that file names the seeds' namespace (a wrapper in a private mount namespace, `unshare -m`)",
-    ),
+  t.is(p.podNamespaceFile?.value, 'default');
+  t.regex(p.podNamespaceFile!.why, /internal\/operator_pod\.go reads \/var\/run\/secrets\/kubernetes\.io\/serviceaccount\/namespace/);
+  t.false(
+    p.questions.some((q) => q.includes('serviceaccount')),
     p.questions.join('\n'),
   );
+  t.deepEqual(p.env.find((e) => e.name === 'HOSTNAME')?.value, 'memcached-operator');
+  const pod = p.extraFiles.find((f) => f.file === 'kperturb-operator-pod.yaml');
+  t.deepEqual(
+    pod?.text.split('\n').filter((l) => !l.startsWith('#')),
+    [
+      'apiVersion: v1',
+      'kind: Pod',
+      'metadata:',
+      '  name: memcached-operator',
+      '  namespace: default',
+      '  labels:',
+      '    app.kubernetes.io/managed-by: kperturb',
+      'spec:',
+      '  containers:',
+      '    - name: manager',
+      '      image: controller:latest',
+      '',
+    ],
+  );
+  const r = run(['init', dir, '--no-build']);
+  t.is(r.status, 0, r.stderr);
+  const config = loadConfig(join(dir, 'kperturb.yaml'));
+  t.true(config.controller.podNamespaceFile);
+  t.is(config.controller.namespace, 'default');
+  t.is(config.controller.env.HOSTNAME, 'memcached-operator');
+  t.true(config.setup[0]!.endsWith('kperturb-operator-pod.yaml'), config.setup.join(' '));
+});
+
+test('an operator that is not controller-runtime (spotahome/redis-operator): its out-of-cluster switch and kubeconfig flag set, its metrics address on a free port', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  // spotahome/redis-operator 6e08a312 cmd/utils/flags.go, with a Deployment that gives no args.
+  writeFileSync(
+    join(dir, 'cmd', 'main.go'),
+    'package main\n\nimport (\n\t"flag"\n\t"net/http"\n)\n\nfunc main() {\n\tvar kubeconfig, listen string\n\tvar development bool\n' +
+      '\tflag.StringVar(&kubeconfig, "kubeconfig", kubehome, "kubernetes configuration path, only used when development mode enabled")\n' +
+      '\tflag.BoolVar(&development, "development", false, "development flag will allow to run the operator outside a kubernetes cluster")\n' +
+      '\tflag.BoolVar(&debug, "debug", false, "enable debug mode")\n' +
+      '\tflag.StringVar(&listen, "listen-address", ":9710", "Address to listen on for metrics.")\n' +
+      '\tflag.StringVar(&path, "metrics-path", "/metrics", "Path to serve the metrics.")\n\tflag.Parse()\n\thttp.ListenAndServe(listen, nil)\n}\n',
+  );
+  rmSync(join(dir, 'internal'), { recursive: true });
+  const manager = join(dir, 'config', 'manager', 'manager.yaml');
+  writeFileSync(manager, readFileSync(manager, 'utf8').replace(/ {10}args: .*\n/, ''));
+  const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
+  t.deepEqual(p.args.value, ['--listen-address=127.0.0.1:0', '--development=true', '--kubeconfig=$(KUBECONFIG)']);
+  t.regex(p.args.why, /--development=true: "development flag will allow to run the operator outside a kubernetes cluster"/);
+  t.is(p.ports, undefined);
+  const r = run(['init', dir, '--no-build']);
+  t.is(r.status, 0, r.stderr);
+  t.deepEqual(loadConfig(join(dir, 'kperturb.yaml')).controller.args, ['--listen-address=127.0.0.1:0', '--development=true', '--kubeconfig=$(KUBECONFIG)']);
+});
+
+test("leader election on by default (percona's operators: leader-elect defaults to true, the Deployment gives no flag) is turned off by its flag when the code names no namespace for it", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const main = join(dir, 'cmd', 'main.go');
+  writeFileSync(
+    main,
+    readFileSync(main, 'utf8')
+      .replace(/^\s*LeaderElectionNamespace:.*$/m, '')
+      .replace('"leader-elect", false,', '"leader-elect", true,'),
+  );
+  const manager = join(dir, 'config', 'manager', 'manager.yaml');
+  writeFileSync(manager, readFileSync(manager, 'utf8').replace('args: [--leader-elect, ', 'args: ['));
+  const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
+  t.false(p.leaderElection);
+  t.deepEqual(p.args.value, ['--health-probe-bind-address=0', '--metrics-bind-address=0', '--leader-elect=false']);
+  t.regex(p.args.why, /leader election off/);
+});
+
+test('of several samples of a kind in one folder, the plain one (basic.yaml) is the seed, not the shortest name (spotahome/redis-operator: pmem.yaml needs a pmem-CSI class)', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const sample = readFileSync(join(dir, 'config', 'samples', 'cache_v1alpha1_memcached.yaml'), 'utf8');
+  rmSync(join(dir, 'config', 'samples'), { recursive: true });
+  mkdirSync(join(dir, 'examples'));
+  for (const name of ['pmem', 'basic', 'tolerations']) writeFileSync(join(dir, 'examples', `${name}.yaml`), sample.replace(/name: .*/, `name: ${name}`));
+  t.deepEqual(proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q))).seeds.value, ['examples/basic.yaml']);
 });

@@ -247,7 +247,19 @@ test("controller.namespace and the HTTP rules' body and state matches load", (t)
   });
   t.is(loadConfig(write(WITH_STUBS, { 'crd.yaml': 'kind: X' })).controller.namespace, undefined);
   expectInputError(t, WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: true, namespace: Default'), 'controller.namespace', /a namespace name/);
-  expectInputError(t, WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: false, namespace: default'), 'controller.namespace', /clusterDNS: true as well/);
+  expectInputError(
+    t,
+    WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: false, namespace: default'),
+    'controller.namespace',
+    /clusterDNS: true or podNamespaceFile: true as well/,
+  );
+  // The pod's namespace file holds it: no clusterDNS needed.
+  const podFile = loadConfig(
+    write(WITH_STUBS.replace('clusterDNS: true', 'clusterDNS: false, namespace: psmdb, podNamespaceFile: true'), { 'crd.yaml': 'kind: X' }),
+  );
+  t.is(podFile.controller.namespace, 'psmdb');
+  t.true(podFile.controller.podNamespaceFile);
+  expectInputError(t, WITH_STUBS.replace('clusterDNS: true', 'podNamespaceFile: "yes"'), 'controller.podNamespaceFile', /true or false/);
   expectInputError(
     t,
     WITH_STUBS.replace('path: "/text",', 'path: "/text", bodyContains: 3,'),

@@ -128,4 +128,6 @@ test('standbys are off for a controller that must not run twice or starts throug
   t.false(standbysAllowed({ ...config, controller: { ...config.controller, warmSpare: false } }, true));
   t.false(standbysAllowed({ ...config, controller: { ...config.controller, ports: [9443] } }, true));
   t.false(standbysAllowed({ ...config, controller: { ...config.controller, clusterDNS: true } }, true));
+  // The pod's namespace file comes through the same per-run wrapper.
+  t.false(standbysAllowed({ ...config, controller: { ...config.controller, podNamespaceFile: true } }, true));
 });

@@ -6,14 +6,14 @@
  */
 import test from 'ava';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clusterDnsEntries } from '../../src/model/applications.js';
 import type { KubeObject } from '../../src/model/object-key.js';
 import type { ObservedChange } from '../../src/recorder/cluster-recorder.js';
 import { ControllerHosts } from '../../src/stubs/controller-hosts.js';
-import { hostsNamespaceWrapper } from '../../src/coordinator/hosts-namespace.js';
+import { hostsNamespaceWrapper, POD_SERVICE_ACCOUNT_DIR, writePodFiles } from '../../src/coordinator/hosts-namespace.js';
 
 const svc = (name: string, spec: Record<string, unknown>): KubeObject => ({
   apiVersion: 'v1',
@@ -131,7 +131,7 @@ test('through the wrapper, the command resolves the hosts file names (getent) an
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-hosts-'));
   const file = join(dir, 'hosts');
   writeFileSync(file, '127.0.0.1\tlocalhost\n127.9.0.2\tzk-client.default.svc.cluster.local zk-client.default.svc\n');
-  const wrap = await hostsNamespaceWrapper(file, 'test');
+  const wrap = await hostsNamespaceWrapper({ hostsFile: file }, 'test');
   const resolved = await new Promise<string>((resolve, reject) => {
     const { command, args } = wrap('getent', ['hosts', 'zk-client.default.svc.cluster.local']);
     execFile(command, args, (err, stdout, stderr) => (err ? reject(new Error(`${err.message} ${stderr}`)) : resolve(stdout)));
@@ -146,4 +146,20 @@ test('through the wrapper, the command resolves the hosts file names (getent) an
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   await new Promise((resolve) => child.on('close', resolve));
   t.is(Number(out.trim()), child.pid ?? -1);
+});
+
+test("controller.podNamespaceFile: through the wrapper the pod's namespace file names the namespace (and the hosts file still applies); the machine has no such file", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-podfiles-'));
+  const file = join(dir, 'hosts');
+  writeFileSync(file, '127.0.0.1\tlocalhost\n127.9.0.2\tzk-client.default.svc\n');
+  const nsFile = join(POD_SERVICE_ACCOUNT_DIR, 'namespace');
+  const before = existsSync(nsFile) ? readFileSync(nsFile, 'utf8') : undefined;
+  const wrap = await hostsNamespaceWrapper({ hostsFile: file, podFiles: writePodFiles(dir, 'psmdb') }, 'test');
+  const out = await new Promise<string>((resolve, reject) => {
+    const { command, args } = wrap('sh', ['-c', `cat ${nsFile}; echo; getent hosts zk-client.default.svc`]);
+    execFile(command, args, (err, stdout, stderr) => (err ? reject(new Error(`${err.message} ${stderr}`)) : resolve(stdout)));
+  });
+  t.regex(out, /^psmdb\n127\.9\.0\.2\s+zk-client\.default\.svc/);
+  // Outside the controller's mount namespace nothing changed.
+  t.is(existsSync(nsFile) ? readFileSync(nsFile, 'utf8') : undefined, before);
 });

@@ -34,6 +34,8 @@ export interface InitProposal {
   otherSamples: string[];
   namespace: string;
   leaderElection: boolean;
+  /** controller.podNamespaceFile with controller.namespace: the code reads the pod's namespace file. */
+  podNamespaceFile: Chosen<string> | undefined;
   /** Environment variables the code reads that kperturb left unset. */
   unsetEnv: string[];
   questions: string[];
@@ -70,6 +72,13 @@ const SAMPLE_ORDER: [RegExp, number][] = [
   [/^config\//, 2],
   [/(^|\/)charts?\//, 3],
 ];
+
+/**
+ * A sample named as the plain case (`basic.yaml`, `cr.yaml`, `*_cr.yaml`, `sample.yaml`) before its
+ * variants in the same place: spotahome/redis-operator's example/redisfailover/ has 21, and the
+ * shortest name, pmem.yaml, needs a pmem-CSI storage class and a `pmem/redis` image.
+ */
+const PLAIN_SAMPLE = /(^|[/_.-])(basic|simple|sample|default|example|cr)\.ya?ml$/;
 
 function byScore<T>(items: T[], score: (t: T) => number, name: (t: T) => string): T[] {
   return [...items].sort((a, b) => score(a) - score(b) || name(a).length - name(b).length || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
@@ -113,12 +122,61 @@ function chooseManager(managers: ManagerFact[]): ManagerFact | undefined {
 }
 
 const LISTENER_FLAG = /(metrics|probe|health|pprof|profil)[\w-]*(addr|address|port|bind)|(addr|address|port|bind)[\w-]*(metrics|probe|health|pprof)/;
+/** A listener flag named for the address alone (`--listen-address`), told by its usage text (spotahome/redis-operator: "Address to listen on for metrics."). */
+const ADDRESS_FLAG = /(^|[-_.])(addr|address|listen|port|bind)([-_.]|$)/;
+const LISTENER_USAGE = /\b(metrics|health|probes?|pprof|profil\w*)\b/i;
+/**
+ * A boolean flag that makes the operator load its kubeconfig instead of the in-cluster one, told by
+ * its usage text (spotahome/redis-operator's `--development`: "development flag will allow to run the
+ * operator outside a kubernetes cluster"; without it, rest.InClusterConfig fails out of a pod).
+ */
+const OUT_OF_CLUSTER_USAGE = /\b(outside|out of|out-of)\s+(a\s+|the\s+)?(kubernetes\s+|k8s\s+)?cluster\b|\bout-of-cluster\b/i;
+
+function isListener(main: MainPackageFact | undefined, name: string): boolean {
+  if (LISTENER_FLAG.test(name)) return true;
+  const def = main?.flagDefs.find((d) => d.name === name);
+  return ADDRESS_FLAG.test(name) && def?.usage !== undefined && LISTENER_USAGE.test(def.usage);
+}
+
+/**
+ * The value that turns a listener off, or at least off any fixed port: `0` for controller-runtime
+ * (off), and for other code an address flag (its default `:9710`) gets `127.0.0.1:0` (any free port):
+ * `http.ListenAndServe("0")` fails, "missing port in address", and redis-operator exits on it.
+ */
+function listenerOff(main: MainPackageFact | undefined, name: string): string {
+  const def = main?.flagDefs.find((d) => d.name === name);
+  return main && !main.usesControllerRuntime && def?.type === 'String' && def.default?.includes(':') ? '127.0.0.1:0' : '0';
+}
 const LEADER_FLAG = /^(leader-elect|enable-leader-election|leader-election)$/;
 const LEADER_NAMESPACE_FLAG = /^leader-elect(ion)?-namespace$/;
 
 function splitArg(arg: string): { name: string | undefined; value: string | undefined } {
   const m = /^--?([A-Za-z0-9][\w.-]*)(?:=(.*))?$/.exec(arg);
   return { name: m?.[1], value: m?.[2] };
+}
+
+/**
+ * An operator that builds its client from the in-cluster configuration unless a flag says otherwise
+ * gets that flag, and its kubeconfig flag the proxy's kubeconfig (`$(KUBECONFIG)`, expanded when the
+ * controller starts): out of a pod the in-cluster configuration has no token and no host.
+ */
+function outOfCluster(main: MainPackageFact | undefined, seen: ReadonlySet<string>, out: string[], notes: string[]): void {
+  const defs = main?.flagDefs ?? [];
+  const switches = defs.filter(
+    (d) => d.type === 'Bool' && d.default === 'false' && d.usage !== undefined && OUT_OF_CLUSTER_USAGE.test(d.usage) && !seen.has(d.name),
+  );
+  for (const d of switches) {
+    out.push(`--${d.name}=true`);
+    notes.push(`--${d.name}=true: "${d.usage}" (kperturb runs the operator out of a pod, with a kubeconfig)`);
+  }
+  const kubeconfig = defs.find((d) => d.name === 'kubeconfig' && d.type === 'String');
+  // An empty default does not mean $KUBECONFIG either: clientcmd.BuildConfigFromFlags("", "") is the in-cluster configuration.
+  if (kubeconfig && !seen.has('kubeconfig')) {
+    out.push('--kubeconfig=$(KUBECONFIG)');
+    notes.push(
+      `--kubeconfig=$(KUBECONFIG): the proxy's kubeconfig (the flag's default is ${kubeconfig.default ? `\`${kubeconfig.default}\`` : 'empty'}, not the KUBECONFIG kperturb sets)`,
+    );
+  }
 }
 
 /** The manager's args, with listeners turned off and file paths made relative to the repository. */
@@ -149,9 +207,9 @@ function proposeArgs(
       if (value === undefined && !LEADER_FLAG.test(name) && raw[i + 1] !== undefined && !raw[i + 1]!.startsWith('-')) i++;
       continue;
     }
-    if (LEADER_FLAG.test(name)) leader = true;
-    if (LISTENER_FLAG.test(name)) {
-      out.push(`--${name}=0`);
+    if (LEADER_FLAG.test(name)) leader = value !== 'false';
+    if (isListener(main, name)) {
+      out.push(`--${name}=${listenerOff(main, name)}`);
       if (value === undefined && raw[i + 1] !== undefined && !raw[i + 1]!.startsWith('-')) i++;
       continue;
     }
@@ -169,10 +227,12 @@ function proposeArgs(
     }
     out.push(arg);
   }
-  for (const f of main?.flags ?? []) {
-    if (LISTENER_FLAG.test(f) && !seen.has(f)) out.push(`--${f}=0`);
-    if (LEADER_FLAG.test(f) && seen.has(f)) leader = true;
+  for (const f of main?.flagDefs ?? []) {
+    if (isListener(main, f.name) && !seen.has(f.name)) out.push(`--${f.name}=${listenerOff(main, f.name)}`);
+    // A leader election on by default is on unless the Deployment says otherwise (percona's operators: `leader-elect`, default true).
+    if (LEADER_FLAG.test(f.name) && !seen.has(f.name) && f.type === 'Bool' && f.default === 'true') leader = true;
   }
+  outOfCluster(main, seen, out, notes);
   // controller-runtime looks for the Lease's namespace in a pod's service-account files unless the code
   // names one: outside a pod the manager exits at start ("unable to find leader election namespace").
   const nsFlag = main?.flags.find((f) => LEADER_NAMESPACE_FLAG.test(f));
@@ -183,12 +243,13 @@ function proposeArgs(
     }
   } else if (leader && main?.usesControllerRuntime && !main.leaderElectionNamespace) {
     for (let i = out.length - 1; i >= 0; i--) if (LEADER_FLAG.test(splitArg(out[i]!).name ?? '')) out.splice(i, 1);
+    for (const f of main.flagDefs) if (LEADER_FLAG.test(f.name) && f.type === 'Bool' && f.default === 'true') out.push(`--${f.name}=false`);
     leader = false;
     notes.push(
       `leader election off: ${main.dir} names no LeaderElectionNamespace, and outside a pod controller-runtime cannot find one ("unable to find leader election namespace")`,
     );
   }
-  if (out.some((a) => /=0$/.test(a) && LISTENER_FLAG.test(a)))
+  if (out.some((a) => /=(127\.0\.0\.1:)?0$/.test(a) && isListener(main, splitArg(a).name ?? '')))
     notes.push('metrics, health and profiling listeners off (=0): plans run several at once, and a fixed port would collide');
   return { args: out, notes, leader };
 }
@@ -286,11 +347,35 @@ function proposeEnv(
     if (env.some((e) => e.name === v) || v === 'KUBECONFIG' || v === 'HOME' || v === 'PATH') continue;
     if (NAMESPACE_VARS.test(v)) set(v, namespace, `the operator's code reads ${v}; the seeds' namespace`);
     else if (NAME_VARS.test(v)) set(v, podName, `the operator's code reads ${v}`);
+    else if (v === 'HOSTNAME') set(v, podName, "the operator's code reads HOSTNAME, which in a pod is the pod's name");
     else if (v === 'ENABLE_WEBHOOKS')
       set(v, 'false', 'the operator reads ENABLE_WEBHOOKS: admission webhooks need certificates and a Service the API server calls');
     else unset.push(v);
   }
   return { env, unset };
+}
+
+/** The stand-in for the operator's own Pod, written beside kperturb.yaml. */
+export const OPERATOR_POD_FILE = 'kperturb-operator-pod.yaml';
+
+/**
+ * Code that reads the pod's namespace file and is told its pod's name (HOSTNAME, POD_NAME, ...) looks
+ * its own Pod up: percona's operators take the init image of the database pods from it
+ * (percona-server-mongodb-operator psmdb_controller.go getOperatorPodImage: Get namespace/HOSTNAME,
+ * exits at start without it). The stand-in has the name kperturb gives those variables and the
+ * Deployment's containers (name and image), in the seeds' namespace; the simulated kubelet runs it.
+ */
+function operatorPod(manager: ManagerFact | undefined, env: InitProposal['env'], namespace: string): InitProposal['extraFiles'][number] | undefined {
+  const named = env.find((e) => e.name === 'HOSTNAME' || NAME_VARS.test(e.name));
+  if (!manager || !named || !named.value) return undefined;
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: named.value, namespace, labels: { 'app.kubernetes.io/managed-by': 'kperturb' } },
+    spec: { containers: [{ name: manager.container || 'manager', image: manager.image ?? 'operator' }] },
+  };
+  const why = `a stand-in for the operator's own Pod (the code reads the pod's namespace file and ${named.name}), from ${manager.file} (container ${manager.container})`;
+  return { file: OPERATOR_POD_FILE, text: `# Written by kperturb init: ${why}.\n${stringify(pod)}`, why };
 }
 
 /** The Kubernetes release the operator was built against (client-go v0.M is release 1.M), as old as the embedded cluster goes. */
@@ -344,7 +429,7 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
   const samplesByKind = new Map<string, SampleFact[]>();
   for (const s of byScore(
     facts.samples,
-    (s) => pathScore(s.file, SAMPLE_ORDER),
+    (s) => pathScore(s.file, SAMPLE_ORDER) - (PLAIN_SAMPLE.test(s.file) ? 0.5 : 0),
     (s) => s.file,
   )) {
     samplesByKind.set(s.kind, [...(samplesByKind.get(s.kind) ?? []), s]);
@@ -389,9 +474,9 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
     });
   }
   const { env, unset } = proposeEnv(facts, manager, name, namespace, questions);
-  const fixedPorts = (main?.literalPorts ?? []).filter((p) => !main!.flags.some((f) => LISTENER_FLAG.test(f) && p.line.includes(`"${f}"`)));
+  const fixedPorts = (main?.literalPorts ?? []).filter((p) => !main!.flags.some((f) => isListener(main, f) && p.line.includes(`"${f}"`)));
   const ports =
-    fixedPorts.length > 0 && !(main?.flags ?? []).some((f) => LISTENER_FLAG.test(f))
+    fixedPorts.length > 0 && !(main?.flags ?? []).some((f) => isListener(main, f))
       ? {
           value: fixedPorts.map((p) => p.port),
           why: `${main!.dir} binds ${fixedPorts.map((p) => `:${p.port} (${p.line.slice(0, 60)})`).join(', ')} with no flag to change it`,
@@ -399,10 +484,14 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
       : undefined;
   if (ports)
     questions.push(`controller.ports: check that ${ports.value.join(', ')} are ports the operator listens on (one plan at a time while they are fixed)`);
-  if (facts.podNamespaceFile.length > 0)
-    questions.push(
-      `controller.command: ${facts.podNamespaceFile.join(', ')} reads ${POD_NAMESPACE_FILE}, a file only a pod has; outside a pod the operator may exit at start: run it where that file names the seeds' namespace (a wrapper in a private mount namespace, \`unshare -m\`)`,
-    );
+  const podNamespaceFile =
+    facts.podNamespaceFile.length > 0
+      ? {
+          value: namespace,
+          why: `${facts.podNamespaceFile.join(', ')} ${facts.podNamespaceFile.length > 1 ? 'read' : 'reads'} ${POD_NAMESPACE_FILE}, a file only a pod has: kperturb runs the manager where it names the seeds' namespace`,
+        }
+      : undefined;
+  const ownPod = podNamespaceFile ? operatorPod(manager, env, namespace) : undefined;
   for (const u of unset.filter((v) => /^RELATED_IMAGE|IMAGE$/.test(v)))
     questions.push(`controller.env.${u}: the operator reads it (an image name, most likely); set it if the operator refuses to start without it`);
 
@@ -428,6 +517,7 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
               why: `the seeds' namespace, ${namespace}, written by kperturb init`,
             },
           ]),
+      ...(ownPod ? [ownPod] : []),
       ...crdCopies,
       ...controllerFiles,
     ],
@@ -439,6 +529,7 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
     otherSamples,
     namespace,
     leaderElection: leader,
+    podNamespaceFile,
     unsetEnv: unset,
     questions,
   };

@@ -53,6 +53,10 @@ export function renderConfig(p: InitProposal, opts: RenderOptions): string {
       out.push(`    ${e.name}: ${scalar(e.value)}`);
     }
   }
+  if (p.podNamespaceFile) {
+    out.push(...comment(p.podNamespaceFile.why, '  '));
+    out.push(`  namespace: ${scalar(p.podNamespaceFile.value)}`, '  podNamespaceFile: true');
+  }
   if (p.unsetEnv.length > 0) out.push(...comment(`The operator's code also reads ${p.unsetEnv.join(', ')}; kperturb leaves them unset.`, '  '));
   if (p.ports) {
     out.push(...comment(p.ports.why, '  '));

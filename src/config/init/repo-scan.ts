@@ -54,6 +54,8 @@ export interface ManagerFact {
   deployment: string;
   namespace: string | undefined;
   container: string;
+  /** The container's image (a stand-in for the operator's own Pod names it). */
+  image: string | undefined;
   command: string[];
   args: string[];
   env: EnvFact[];
@@ -65,10 +67,22 @@ export interface MainPackageFact {
   usesControllerRuntime: boolean;
   /** Flag names the package defines (flag and pflag). */
   flags: string[];
+  /** What each flag's definition says, where the source gives it as literals: its type, default and usage text. */
+  flagDefs: FlagDef[];
   /** Port numbers written as literals in the package, with the line they came from. */
   literalPorts: { port: number; line: string }[];
   /** The package sets controller-runtime's LeaderElectionNamespace (else, outside a pod, the manager cannot find one). */
   leaderElectionNamespace: boolean;
+}
+
+/** A flag's definition: `flag.StringVar(&c.ListenAddr, "listen-address", ":9710", "Address to listen on for metrics.")`. */
+export interface FlagDef {
+  name: string;
+  /** `String`, `Bool`, `Int`, ... (the flag package's function, without Var and P). */
+  type: string;
+  /** A string literal's value, or the expression as written (`true`, `8080`, `kubehome`); undefined when the call is not all literals. */
+  default?: string;
+  usage?: string;
 }
 
 export interface GoModuleFact {
@@ -265,12 +279,38 @@ function managerFacts(file: string, d: Doc): ManagerFact[] {
     const args = Array.isArray(c.args) ? c.args.map(String) : [];
     // A sidecar (kube-rbac-proxy) is not the manager.
     if (/rbac-proxy/.test(String(c.image ?? '')) || /rbac-proxy/.test(String(c.name ?? ''))) return [];
-    return [{ file, deployment: str(meta.name) ?? '', namespace: str(meta.namespace), container: str(c.name) ?? '', command, args, env: envFacts(c.env) }];
+    return [
+      {
+        file,
+        deployment: str(meta.name) ?? '',
+        namespace: str(meta.namespace),
+        container: str(c.name) ?? '',
+        image: str(c.image),
+        command,
+        args,
+        env: envFacts(c.env),
+      },
+    ];
   });
 }
 
 const FLAG_RE =
-  /\b(?:flag|pflag|fs|flags|f|cmd\.Flags\(\)|pflag\.CommandLine|flag\.CommandLine)\.(?:String|Bool|Int|Int32|Int64|Uint|Duration|Float64|StringSlice)(?:Var)?(?:P)?\(\s*(?:&[\w.]+\s*,\s*)?"([A-Za-z0-9][\w.-]*)"/g;
+  /\b(?:flag|pflag|fs|flags|f|cmd\.Flags\(\)|pflag\.CommandLine|flag\.CommandLine)\.(String|Bool|Int|Int32|Int64|Uint|Duration|Float64|StringSlice)(?:Var)?(P)?\(\s*(?:&[\w.]+\s*,\s*)?"([A-Za-z0-9][\w.-]*)"/g;
+/** After a flag's name: the shorthand (P variants), the default (a string literal or a simple expression) and the usage string. */
+const FLAG_SHORTHAND_RE = /^\s*,\s*"[^"]*"/;
+const FLAG_REST_RE = /^\s*,\s*("(?:[^"\\\n]|\\.)*"|[^,"()\n]+?)\s*,\s*"((?:[^"\\\n]|\\.)*)"/;
+
+function flagDef(m: RegExpMatchArray, text: string): FlagDef {
+  let after = text.slice(m.index! + m[0].length, m.index! + m[0].length + 1000);
+  if (m[2]) after = after.replace(FLAG_SHORTHAND_RE, '');
+  const rest = FLAG_REST_RE.exec(after);
+  const def: FlagDef = { name: m[3]!, type: m[1]! };
+  if (!rest) return def;
+  const raw = rest[1]!.trim();
+  def.default = raw.startsWith('"') ? raw.slice(1, -1) : raw;
+  def.usage = rest[2]!;
+  return def;
+}
 /** The namespace file a pod's service account mounts; outside a pod it does not exist. */
 export const POD_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 const ENV_RE = /\bos\.(?:Getenv|LookupEnv)\(\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)/g;
@@ -307,7 +347,7 @@ function importedFiles(root: string, mainFiles: string[], module: string | undef
 }
 
 function scanGoPackage(root: string, dir: string, files: string[], imported: string[]): MainPackageFact {
-  const flags = new Set<string>();
+  const flags = new Map<string, FlagDef>();
   const literalPorts: { port: number; line: string }[] = [];
   let usesControllerRuntime = false;
   let leaderElectionNamespace = false;
@@ -315,7 +355,7 @@ function scanGoPackage(root: string, dir: string, files: string[], imported: str
     const text = readText(join(root, f), 1024 * 1024) ?? '';
     if (text.includes('"sigs.k8s.io/controller-runtime')) usesControllerRuntime = true;
     if (/\bLeaderElectionNamespace\s*(:|=)/.test(text)) leaderElectionNamespace = true;
-    for (const m of text.matchAll(FLAG_RE)) flags.add(m[1]!);
+    for (const m of text.matchAll(FLAG_RE)) if (!flags.has(m[3]!)) flags.set(m[3]!, flagDef(m, text));
     // Ports only where main is: the packages behind it hold their own servers' defaults too.
     if (!files.includes(f)) continue;
     for (const line of text.split('\n')) {
@@ -326,7 +366,15 @@ function scanGoPackage(root: string, dir: string, files: string[], imported: str
       }
     }
   }
-  return { dir: dir === '.' ? '.' : `./${dir}`, usesControllerRuntime, flags: [...flags].sort(), literalPorts, leaderElectionNamespace };
+  const names = [...flags.keys()].sort();
+  return {
+    dir: dir === '.' ? '.' : `./${dir}`,
+    usesControllerRuntime,
+    flags: names,
+    flagDefs: names.map((n) => flags.get(n)!),
+    literalPorts,
+    leaderElectionNamespace,
+  };
 }
 
 /** Compares `v1.2.3` style versions by their numbers (pre-release and build suffixes ignored). */
