@@ -19,6 +19,14 @@ import { hangBound } from '../_hang-bound.js';
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(root, 'bin', 'kperturb.js');
 const fixture = (name: string) => join(root, 'fixtures', 'init', name);
+/** A scratch copy of an init fixture, to edit. */
+const copyFixture = (name: string) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  cpSync(fixture(name), dir, { recursive: true });
+  return dir;
+};
+/** Rewrites a file of such a copy in place. */
+const editFile = (file: string, edit: (text: string) => string) => writeFileSync(file, edit(readFileSync(file, 'utf8')));
 const run = (args: string[], timeout = 60_000) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: hangBound(timeout) });
 const hasGo = spawnSync('go', ['version']).status === 0;
 
@@ -88,8 +96,7 @@ test('kubebuilder: listeners turned off, leader election kept, no release pinned
 });
 
 test("leader election: turned off when the code names no LeaderElectionNamespace (outside a pod controller-runtime finds none), or given the seeds' namespace by its flag", (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
-  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const dir = copyFixture('memcached-operator');
   const main = join(dir, 'cmd', 'main.go');
   const source = readFileSync(main, 'utf8');
   writeFileSync(main, source.replace(/^\s*LeaderElectionNamespace:.*$/m, ''));
@@ -117,8 +124,7 @@ test("leader election: turned off when the code names no LeaderElectionNamespace
 });
 
 test('a thin main that runs a command of another package of the module: its flags and its manager are read there (OT redis-operator v0.26.0)', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
-  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const dir = copyFixture('memcached-operator');
   const module = /^module\s+(\S+)/m.exec(readFileSync(join(dir, 'go.mod'), 'utf8'))![1]!;
   const main = join(dir, 'cmd', 'main.go');
   const manager = readFileSync(main, 'utf8')
@@ -136,12 +142,10 @@ test('a thin main that runs a command of another package of the module: its flag
 });
 
 test("the release comes from the client-go go.mod builds with: a replace directive's version wins over the required one", (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
-  cpSync(fixture('operator-sdk-legacy'), dir, { recursive: true });
+  const dir = copyFixture('operator-sdk-legacy');
   const mod = join(dir, 'go.mod');
-  writeFileSync(
-    mod,
-    readFileSync(mod, 'utf8')
+  editFile(mod, (text) =>
+    text
       .replace(/^replace k8s\.io\/client-go .*$/m, 'replace k8s.io/client-go v9.0.0+incompatible => k8s.io/client-go v0.20.2')
       .replace(/k8s\.io\/client-go v0\.17\.4/, 'k8s.io/client-go v9.0.0+incompatible'),
   );
@@ -150,8 +154,7 @@ test("the release comes from the client-go go.mod builds with: a replace directi
 });
 
 test('a module that crashes when built with a current Go (modern-go/reflect2 before v1.0.2) is replaced by its fixed version in the build', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
-  cpSync(fixture('operator-sdk-legacy'), dir, { recursive: true });
+  const dir = copyFixture('operator-sdk-legacy');
   const mod = join(dir, 'go.mod');
   const source = readFileSync(mod, 'utf8');
   t.deepEqual(scanOperatorRepo(dir).module?.toolchainFixes, []);
@@ -174,8 +177,7 @@ test('init refuses to overwrite a kperturb.yaml without --force, and refuses a d
 });
 
 test('init --no-build writes a config kperturb loads, and the seed namespace file beside it', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
-  cpSync(fixture('operator-sdk-legacy'), dir, { recursive: true });
+  const dir = copyFixture('operator-sdk-legacy');
   const r = run(['init', dir, '--no-build']);
   t.is(r.status, 0, r.stderr);
   const config = loadConfig(join(dir, 'kperturb.yaml'));
@@ -188,8 +190,7 @@ test('init --no-build writes a config kperturb loads, and the seed namespace fil
 (hasGo ? test : test.skip)('init builds the operator and its first campaign learns: the seed becomes a Deployment of spec.size replicas', async (t) => {
   // A Go build: minutes on a loaded machine with cold caches.
   t.timeout(hangBound(1_200_000));
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
-  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const dir = copyFixture('memcached-operator');
   const r = await promisify(execFile)(process.execPath, [CLI, 'init', dir], { encoding: 'utf8' });
   t.regex(r.stderr, /kperturb: built \.kperturb\/bin\/manager in [\d.]+ s/);
   t.true(existsSync(join(dir, '.kperturb', 'bin', 'manager')));
@@ -208,13 +209,9 @@ test('init --no-build writes a config kperturb loads, and the seed namespace fil
 
 test('kubebuilder v3 component config: --config points at a copy with listeners and webhooks off and container paths made repository paths', (t) => {
   // cass-operator's layout: the Deployment gets --config from config/default's patch, so manager.yaml has no such flag.
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
-  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const dir = copyFixture('memcached-operator');
   const main = join(dir, 'cmd', 'main.go');
-  writeFileSync(
-    main,
-    readFileSync(main, 'utf8').replace('func main() {', 'func main() {\n\tvar configFile string\n\tflag.StringVar(&configFile, "config", "", "")\n'),
-  );
+  editFile(main, (text) => text.replace('func main() {', 'func main() {\n\tvar configFile string\n\tflag.StringVar(&configFile, "config", "", "")\n'));
   writeFileSync(
     join(dir, 'config', 'manager', 'controller_manager_config.yaml'),
     'apiVersion: config.example.com/v1beta1\nkind: OperatorConfig\nhealth:\n  healthProbeBindAddress: :8081\nmetrics:\n  bindAddress: 127.0.0.1:8080\n' +
@@ -225,7 +222,7 @@ test('kubebuilder v3 component config: --config points at a copy with listeners 
   t.deepEqual(p.args.value.slice(-1), ['--config=kperturb-manager-config.yaml']);
   // The Deployment's --leader-elect is a flag this main no longer defines (the config file sets it): left out, or the manager exits 2 at start.
   const noLeaderFlag = join(dir, 'cmd', 'main.go');
-  writeFileSync(noLeaderFlag, readFileSync(noLeaderFlag, 'utf8').replace(/\tflag\.BoolVar\(&enableLeaderElection, "leader-elect"[^\n]*\n/, ''));
+  editFile(noLeaderFlag, (text) => text.replace(/\tflag\.BoolVar\(&enableLeaderElection, "leader-elect"[^\n]*\n/, ''));
   const q = proposeConfig(scanOperatorRepo(dir), (f) => existsSync(join(dir, f)));
   t.false(q.args.value.includes('--leader-elect'), q.args.value.join(' '));
   t.regex(q.args.why, /--leader-elect left out: \.\/cmd defines no such flag/);
@@ -261,8 +258,7 @@ test('kubebuilder v3 component config: --config points at a copy with listeners 
 });
 
 test("a CRD its config/crd kustomization patches (JSON 6902) is set up as kustomize builds it: a patched copy beside kperturb.yaml (cass-operator's spec.config)", (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
-  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const dir = copyFixture('memcached-operator');
   mkdirSync(join(dir, 'config', 'crd', 'patches'));
   writeFileSync(
     join(dir, 'config', 'crd', 'kustomization.yaml'),
@@ -297,8 +293,7 @@ test("a CRD its config/crd kustomization patches (JSON 6902) is set up as kustom
 });
 
 test("code that reads the pod's namespace file and its pod's name (percona's operators look their own Pod up at start) runs with controller.podNamespaceFile, HOSTNAME and a stand-in Pod", (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
-  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const dir = copyFixture('memcached-operator');
   const plain = proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p)));
   t.is(plain.podNamespaceFile, undefined);
   t.false(plain.extraFiles.some((f) => f.file === 'kperturb-operator-pod.yaml'));
@@ -344,8 +339,7 @@ test("code that reads the pod's namespace file and its pod's name (percona's ope
 });
 
 test('an operator that is not controller-runtime (spotahome/redis-operator): its out-of-cluster switch and kubeconfig flag set, its metrics address on a free port', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
-  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const dir = copyFixture('memcached-operator');
   // spotahome/redis-operator 6e08a312 cmd/utils/flags.go, with a Deployment that gives no args.
   writeFileSync(
     join(dir, 'cmd', 'main.go'),
@@ -358,7 +352,7 @@ test('an operator that is not controller-runtime (spotahome/redis-operator): its
   );
   rmSync(join(dir, 'internal'), { recursive: true });
   const manager = join(dir, 'config', 'manager', 'manager.yaml');
-  writeFileSync(manager, readFileSync(manager, 'utf8').replace(/ {10}args: .*\n/, ''));
+  editFile(manager, (text) => text.replace(/ {10}args: .*\n/, ''));
   const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
   t.deepEqual(p.args.value, ['--listen-address=127.0.0.1:0', '--development=true', '--kubeconfig=$(KUBECONFIG)']);
   t.regex(p.args.why, /--development=true: "development flag will allow to run the operator outside a kubernetes cluster"/);
@@ -369,17 +363,11 @@ test('an operator that is not controller-runtime (spotahome/redis-operator): its
 });
 
 test("leader election on by default (percona's operators: leader-elect defaults to true, the Deployment gives no flag) is turned off by its flag when the code names no namespace for it", (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
-  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const dir = copyFixture('memcached-operator');
   const main = join(dir, 'cmd', 'main.go');
-  writeFileSync(
-    main,
-    readFileSync(main, 'utf8')
-      .replace(/^\s*LeaderElectionNamespace:.*$/m, '')
-      .replace('"leader-elect", false,', '"leader-elect", true,'),
-  );
+  editFile(main, (text) => text.replace(/^\s*LeaderElectionNamespace:.*$/m, '').replace('"leader-elect", false,', '"leader-elect", true,'));
   const manager = join(dir, 'config', 'manager', 'manager.yaml');
-  writeFileSync(manager, readFileSync(manager, 'utf8').replace('args: [--leader-elect, ', 'args: ['));
+  editFile(manager, (text) => text.replace('args: [--leader-elect, ', 'args: ['));
   const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
   t.false(p.leaderElection);
   t.deepEqual(p.args.value, ['--health-probe-bind-address=0', '--metrics-bind-address=0', '--leader-elect=false']);
@@ -387,8 +375,7 @@ test("leader election on by default (percona's operators: leader-elect defaults 
 });
 
 test('of several samples of a kind in one folder, the plain one (basic.yaml) is the seed, not the shortest name (spotahome/redis-operator: pmem.yaml needs a pmem-CSI class)', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
-  cpSync(fixture('memcached-operator'), dir, { recursive: true });
+  const dir = copyFixture('memcached-operator');
   const sample = readFileSync(join(dir, 'config', 'samples', 'cache_v1alpha1_memcached.yaml'), 'utf8');
   rmSync(join(dir, 'config', 'samples'), { recursive: true });
   mkdirSync(join(dir, 'examples'));
