@@ -43,5 +43,5 @@ export function describeConfirmation(c: FindingConfirmation): string {
       ? 'the fault-free run passed'
       : 'the fault-free run showed it too (or could not run)'
     : 'no fault-free run';
-  return `failed again ${c.failedAgain} of ${c.runs} re-run${c.runs === 1 ? '' : 's'} of its shortest reproducer; ${faultFree}`;
+  return `failed again ${c.failedAgain} of ${c.runs} re-run${c.runs === 1 ? '' : 's'} of its reproducer; ${faultFree}`;
 }

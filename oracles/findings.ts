@@ -25,6 +25,7 @@ import type {
   Divergence,
   Finding,
   FindingClass,
+  FindingConfirmation,
   FindingSignature,
   PlannedWorkload,
   PlanResult,
@@ -341,6 +342,16 @@ function smaller(a: PlanResult, b: PlanResult): number {
   );
 }
 
+/** A finding's plans, its shortest reproducer first (the order confirmation tries them in). */
+export function inReproducerOrder(plans: readonly PlanResult[]): PlanResult[] {
+  return [...plans].sort(smaller);
+}
+
+/** "stale-0124 failed again 1 of 3": a smaller reproducer whose re-runs did not confirm the finding. */
+function describeTried(c: { result: PlanResult; confirmation: FindingConfirmation }): string {
+  return `${c.result.plan} failed again ${c.confirmation.failedAgain} of ${c.confirmation.runs}`;
+}
+
 /** Class order in reports: what needs a look first. */
 export const FINDING_CLASS_ORDER: readonly FindingClass[] = ['bug', 'beyond-contract', 'environment', 'misoperation', 'flaky', 'rejected-input'];
 
@@ -359,18 +370,31 @@ export function groupFindings(results: readonly PlanResult[]): Finding[] {
     groups.set(key, g);
   }
   const found = [...groups.values()].map(({ signature, controller, plans }): Finding => {
-    const ordered = [...plans].sort(smaller);
-    const reproducer = ordered[0]!;
+    const ordered = inReproducerOrder(plans);
     const classified = classifyFinding(plans, signature);
     // The re-runs were made of the shortest reproducer when they ran (another shard's plan may be
-    // shorter now): the smallest plan that has them speaks for the finding.
-    const reruns = classified.class === 'bug' ? ordered.find((r) => r.reruns)?.reruns : undefined;
-    const confirmation = reruns ? decideConfirmation(controller, signature, reruns) : undefined;
+    // shorter now), and of the next ones while none failed again every time
+    // (src/campaign/confirm-findings.ts): the smallest plan whose re-runs confirm it speaks for the
+    // finding, else the smallest that has re-runs.
+    const tried =
+      classified.class === 'bug'
+        ? ordered.flatMap((r) => (r.reruns ? [{ result: r, confirmation: decideConfirmation(controller, signature, r.reruns) }] : []))
+        : [];
+    const confirmedBy = tried.find((c) => c.confirmation.confirmed);
+    const confirmation = (confirmedBy ?? tried[0])?.confirmation;
+    const reproducer = confirmedBy?.result ?? ordered[0]!;
+    const shorter =
+      confirmedBy && confirmedBy !== tried[0]
+        ? `; ${tried
+            .filter((c) => c !== confirmedBy)
+            .map(describeTried)
+            .join(', ')}`
+        : '';
     const { class: cls, why } =
       confirmation && !confirmation.confirmed
         ? { class: 'flaky' as const, why: `not confirmed: ${describeConfirmation(confirmation)}` }
         : confirmation
-          ? { class: classified.class, why: `${classified.why}; confirmed: ${describeConfirmation(confirmation)}` }
+          ? { class: classified.class, why: `${classified.why}; confirmed: ${describeConfirmation(confirmation)}${shorter}` }
           : classified;
     const command = rerunCommand(reproducer);
     return {

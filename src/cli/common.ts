@@ -112,7 +112,7 @@ export function parseConfirmRuns(value: string): number {
 export const confirmRunsOption = () =>
   new Option(
     '--confirm-runs <k>',
-    'confirm each finding of class bug: re-run its shortest reproducer K times on fresh clusters (and its workload once without faults); it stays a bug only if it failed again every time, else it is flaky. 0: off',
+    'confirm each finding of class bug: re-run its shortest reproducer K times on fresh clusters (and its workload once without faults); it stays a bug only if it failed again every time (or, failing that, one of its next two plans did), else it is flaky. 0: off',
   )
     .argParser(parseConfirmRuns)
     .default(DEFAULT_CONFIRM_RUNS);

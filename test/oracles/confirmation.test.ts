@@ -26,7 +26,7 @@ test('a finding whose reproducer failed again in 3 of 3 re-runs, with the fault-
     faultFree: { runDir: '/confirm/recreate', passed: true },
     confirmed: true,
   });
-  t.regex(f!.why, /confirmed: failed again 3 of 3 re-runs of its shortest reproducer; the fault-free run passed/);
+  t.regex(f!.why, /confirmed: failed again 3 of 3 re-runs of its reproducer; the fault-free run passed/);
 });
 
 test('a finding whose reproducer failed again in fewer than K re-runs is flaky, with the counts', (t) => {
@@ -83,4 +83,27 @@ test('only bug findings are confirmed: a beyond-contract finding keeps its mark 
   const [f] = groupFindings([result('a', { alarms: [alarm], beyondContract: ['a stale view answered a consistent read'], reruns: reruns([passed(1)]) })]);
   t.is(f!.class, 'beyond-contract');
   t.is(f!.confirmation, undefined);
+});
+
+test('a finding whose shortest reproducer failed again 1 of 3 times but whose next plan failed again 3 of 3 is a bug, reproduced by that plan', (t) => {
+  const [f] = groupFindings([
+    result('short', { size: { faults: 1, steps: 5 }, reruns: reruns([again(1), passed(2), passed(3)]) }),
+    result('next', { size: { faults: 1, steps: 7 }, reruns: reruns([again(4), again(5), again(6)]) }),
+    result('long', { size: { faults: 2, steps: 7 } }),
+  ]);
+  t.is(f!.class, 'bug');
+  t.is(f!.reproducer.plan, 'next');
+  t.is(f!.command, 'kperturb test /plans/next.yaml -c /op/kperturb.yaml');
+  t.deepEqual(f!.confirmation?.runDirs, ['/reruns/4', '/reruns/5', '/reruns/6']);
+  t.regex(f!.why, /confirmed: failed again 3 of 3 re-runs of its reproducer; the fault-free run passed; short failed again 1 of 3$/);
+});
+
+test('a finding none of whose re-run plans failed again every time is flaky, with the shortest reproducer and its counts', (t) => {
+  const [f] = groupFindings([
+    result('short', { size: { faults: 1, steps: 5 }, reruns: reruns([again(1), passed(2), passed(3)]) }),
+    result('next', { size: { faults: 1, steps: 7 }, reruns: reruns([again(4), again(5), passed(6)]) }),
+  ]);
+  t.is(f!.class, 'flaky');
+  t.is(f!.reproducer.plan, 'short');
+  t.regex(f!.why, /^not confirmed: failed again 1 of 3 re-runs/);
 });
