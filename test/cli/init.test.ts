@@ -382,3 +382,25 @@ test('of several samples of a kind in one folder, the plain one (basic.yaml) is 
   for (const name of ['pmem', 'basic', 'tolerations']) writeFileSync(join(dir, 'examples', `${name}.yaml`), sample.replace(/name: .*/, `name: ${name}`));
   t.deepEqual(proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q))).seeds.value, ['examples/basic.yaml']);
 });
+
+test("an environment variable the code reads as its kubeconfig path gets the proxy's kubeconfig (rabbitmq/cluster-operator: KUBE_CONFIG, else in-cluster)", (t) => {
+  const dir = copyFixture('memcached-operator');
+  const main = join(dir, 'cmd', 'main.go');
+  editFile(main, (text) =>
+    text.replace(
+      'func main() {',
+      'func kubeConfig() (*rest.Config, error) {\n\tif p := os.Getenv("KUBE_CONFIG"); p != "" {\n\t\treturn clientcmd.BuildConfigFromFlags("", p)\n\t}\n\treturn rest.InClusterConfig()\n}\n\nfunc main() {',
+    ),
+  );
+  const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
+  t.deepEqual(
+    p.env.filter((e) => e.name === 'KUBE_CONFIG').map((e) => e.value),
+    ['$(KUBECONFIG)'],
+  );
+  // Read elsewhere, without clientcmd in the file, the same name is left unset.
+  editFile(main, (text) => text.replace(/func kubeConfig\(\)[\s\S]*?\n}\n\n/, 'var kubeConfigName = os.Getenv("KUBE_CONFIG")\n\n'));
+  t.deepEqual(
+    proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q))).env.filter((e) => e.name === 'KUBE_CONFIG'),
+    [],
+  );
+});

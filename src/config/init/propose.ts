@@ -345,7 +345,13 @@ function proposeEnv(
   const unset: string[] = [];
   for (const v of facts.envReads) {
     if (env.some((e) => e.name === v) || v === 'KUBECONFIG' || v === 'HOME' || v === 'PATH') continue;
-    if (NAMESPACE_VARS.test(v)) set(v, namespace, `the operator's code reads ${v}; the seeds' namespace`);
+    if (facts.kubeconfigEnv.includes(v))
+      set(
+        v,
+        '$(KUBECONFIG)',
+        `the operator's code reads ${v} as its kubeconfig path (clientcmd), else the in-cluster configuration a process outside a pod has not`,
+      );
+    else if (NAMESPACE_VARS.test(v)) set(v, namespace, `the operator's code reads ${v}; the seeds' namespace`);
     else if (NAME_VARS.test(v)) set(v, podName, `the operator's code reads ${v}`);
     else if (v === 'HOSTNAME') set(v, podName, "the operator's code reads HOSTNAME, which in a pod is the pod's name");
     else if (v === 'ENABLE_WEBHOOKS')

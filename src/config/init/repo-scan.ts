@@ -116,6 +116,12 @@ export interface RepoFacts {
   mains: MainPackageFact[];
   /** Environment variable names the operator's Go code reads (os.Getenv / os.LookupEnv, and string constants named like *EnvVar). */
   envReads: string[];
+  /**
+   * Of those, the ones read as a kubeconfig path (a KUBE_CONFIG-like name, in a file that builds a
+   * client configuration with clientcmd): rabbitmq/cluster-operator's main.go passes
+   * os.Getenv("KUBE_CONFIG") to clientcmd.BuildConfigFromFlags, else takes the in-cluster configuration.
+   */
+  kubeconfigEnv: string[];
   componentConfigs: ComponentConfigFact[];
   /** Go files (not tests) that read the pod's namespace file (POD_NAMESPACE_FILE), which only a pod has. */
   podNamespaceFile: string[];
@@ -315,6 +321,8 @@ function flagDef(m: RegExpMatchArray, text: string): FlagDef {
 export const POD_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 const ENV_RE = /\bos\.(?:Getenv|LookupEnv)\(\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)/g;
 const ENV_CONST_RE = /\b\w*(?:EnvVar|EnvVariable|Env|EnvName)\w*\s*(?:string\s*)?=\s*"([A-Z][A-Z0-9_]+)"/g;
+/** An environment variable named as a kubeconfig path other than KUBECONFIG itself (which kperturb sets). */
+const KUBECONFIG_ENV = /^(KUBE_CONFIG|KUBECONFIG_PATH|KUBE_CONFIG_PATH|KUBECONFIG_FILE|KUBE_CONFIG_FILE)$/;
 const PORT_LINE_RE = /(metric|probe|health|pprof|webhook|port)/i;
 const PORT_RE = /(?:":(\d{2,5})"|\b\w*[Pp]ort\w*\s*(?:int32|int)?\s*=\s*(\d{2,5})\b)/g;
 
@@ -455,11 +463,15 @@ export function scanOperatorRepo(dir: string): RepoFacts {
   const byDir = new Map<string, string[]>();
   const packages = new Map<string, string[]>();
   const envReads = new Set<string>();
+  const kubeconfigEnv = new Set<string>();
   const podNamespaceFile: string[] = [];
   for (const f of goFiles) {
     const text = readText(join(dir, f), 1024 * 1024) ?? '';
     if (text.includes(`"${POD_NAMESPACE_FILE}"`) && !/(^|\/)(tests?|e2e|hack)\//.test(f)) podNamespaceFile.push(f);
-    for (const m of text.matchAll(ENV_RE)) envReads.add(m[1]!);
+    for (const m of text.matchAll(ENV_RE)) {
+      envReads.add(m[1]!);
+      if (KUBECONFIG_ENV.test(m[1]!) && text.includes('clientcmd.')) kubeconfigEnv.add(m[1]!);
+    }
     for (const m of text.matchAll(ENV_CONST_RE)) envReads.add(m[1]!);
     const d = dirname(f);
     packages.set(d, [...(packages.get(d) ?? []), f]);
@@ -479,5 +491,17 @@ export function scanOperatorRepo(dir: string): RepoFacts {
         : files.some((f) => /(^|\/)charts?\/[^/]+\/Chart\.yaml$/.test(f) || /^helm\//.test(f))
           ? 'helm'
           : 'manifests';
-  return { dir, layout, module: goModule(dir), crds, samples, managers, mains, envReads: [...envReads].sort(), componentConfigs, podNamespaceFile };
+  return {
+    dir,
+    layout,
+    module: goModule(dir),
+    crds,
+    samples,
+    managers,
+    mains,
+    envReads: [...envReads].sort(),
+    kubeconfigEnv: [...kubeconfigEnv].sort(),
+    componentConfigs,
+    podNamespaceFile,
+  };
 }
