@@ -404,3 +404,21 @@ test("an environment variable the code reads as its kubeconfig path gets the pro
     [],
   );
 });
+
+test("a manager whose options name no metrics address serves controller-runtime's default :8080: a fixed port (percona-xtradb-cluster-operator)", (t) => {
+  const dir = copyFixture('memcached-operator');
+  const main = join(dir, 'cmd', 'main.go');
+  editFile(main, (text) =>
+    text
+      .replace(/\tflag\.StringVar\(&metricsAddr, "metrics-bind-address"[^\n]*\n/, '')
+      .replace(/\tflag\.StringVar\(&probeAddr, "health-probe-bind-address"[^\n]*\n/, '')
+      .replace(/\t\tMetrics: [^\n]*\n/, '')
+      .replace(/\t\tHealthProbeBindAddress: [^\n]*\n/, ''),
+  );
+  const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
+  t.deepEqual(p.ports?.value, [8080]);
+  t.regex(p.ports?.why ?? '', /controller-runtime's metrics default/);
+  // With the address named in its options, nothing is fixed.
+  editFile(main, (text) => text.replace('\t\tLeaderElection: ', '\t\tMetricsBindAddress: "0",\n\t\tLeaderElection: '));
+  t.is(proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q))).ports, undefined);
+});

@@ -319,6 +319,8 @@ function deriveComponentConfig(
   return { text: `# Written by kperturb init from ${fact.file}: ${changes.join('; ') || 'unchanged'}.\n${stringify(doc)}`, changes };
 }
 
+/** controller-runtime's metrics address when a manager's options name none. */
+const DEFAULT_METRICS_PORT = 8080;
 const NAMESPACE_VARS = /^(WATCH_NAMESPACE|OPERATOR_NAMESPACE|POD_NAMESPACE|NAMESPACE|OPERATOR_POD_NAMESPACE|MY_POD_NAMESPACE)$/;
 const NAME_VARS = /^(POD_NAME|OPERATOR_NAME|OPERATOR_POD_NAME|MY_POD_NAME)$/;
 
@@ -481,12 +483,16 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
   }
   const { env, unset } = proposeEnv(facts, manager, name, namespace, questions);
   const fixedPorts = (main?.literalPorts ?? []).filter((p) => !main!.flags.some((f) => isListener(main, f) && p.line.includes(`"${f}"`)));
+  const noListenerFlag = !(main?.flags ?? []).some((f) => isListener(main, f));
+  const bound = noListenerFlag ? fixedPorts.map((p) => ({ port: p.port, why: `:${p.port} (${p.line.slice(0, 60)})` })) : [];
+  if (noListenerFlag && main?.defaultMetricsPort && !bound.some((b) => b.port === DEFAULT_METRICS_PORT))
+    bound.push({
+      port: DEFAULT_METRICS_PORT,
+      why: `:${DEFAULT_METRICS_PORT} (controller-runtime's metrics default: its manager's options name no MetricsBindAddress)`,
+    });
   const ports =
-    fixedPorts.length > 0 && !(main?.flags ?? []).some((f) => isListener(main, f))
-      ? {
-          value: fixedPorts.map((p) => p.port),
-          why: `${main!.dir} binds ${fixedPorts.map((p) => `:${p.port} (${p.line.slice(0, 60)})`).join(', ')} with no flag to change it`,
-        }
+    bound.length > 0
+      ? { value: bound.map((b) => b.port), why: `${main!.dir} binds ${bound.map((b) => b.why).join(', ')} with no flag to change it` }
       : undefined;
   if (ports)
     questions.push(`controller.ports: check that ${ports.value.join(', ')} are ports the operator listens on (one plan at a time while they are fixed)`);

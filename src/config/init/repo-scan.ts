@@ -73,6 +73,12 @@ export interface MainPackageFact {
   literalPorts: { port: number; line: string }[];
   /** The package sets controller-runtime's LeaderElectionNamespace (else, outside a pod, the manager cannot find one). */
   leaderElectionNamespace: boolean;
+  /**
+   * The package makes a controller-runtime manager whose options name no metrics address, so it
+   * serves metrics on controller-runtime's default ":8080" (pkg/metrics DefaultBindAddress since
+   * v0.2; pkg/metrics/server since v0.16): percona-xtradb-cluster-operator's cmd/manager/main.go.
+   */
+  defaultMetricsPort: boolean;
 }
 
 /** A flag's definition: `flag.StringVar(&c.ListenAddr, "listen-address", ":9710", "Address to listen on for metrics.")`. */
@@ -324,6 +330,9 @@ const ENV_CONST_RE = /\b\w*(?:EnvVar|EnvVariable|Env|EnvName)\w*\s*(?:string\s*)
 /** An environment variable named as a kubeconfig path other than KUBECONFIG itself (which kperturb sets). */
 const KUBECONFIG_ENV = /^(KUBE_CONFIG|KUBECONFIG_PATH|KUBE_CONFIG_PATH|KUBECONFIG_FILE|KUBE_CONFIG_FILE)$/;
 const PORT_LINE_RE = /(metric|probe|health|pprof|webhook|port)/i;
+/** A controller-runtime manager made (`ctrl.NewManager(`, `manager.New(`), and options that name its metrics address. */
+const NEW_MANAGER_RE = /\b(?:ctrl|controllerruntime|manager)\.(?:NewManager|New)\(/;
+const METRICS_ADDRESS_RE = /\bMetricsBindAddress\b|\bMetrics\s*:|metricsserver\.Options/;
 const PORT_RE = /(?:":(\d{2,5})"|\b\w*[Pp]ort\w*\s*(?:int32|int)?\s*=\s*(\d{2,5})\b)/g;
 
 /** At most this many of the module's own packages are read behind a main package. */
@@ -359,9 +368,13 @@ function scanGoPackage(root: string, dir: string, files: string[], imported: str
   const literalPorts: { port: number; line: string }[] = [];
   let usesControllerRuntime = false;
   let leaderElectionNamespace = false;
+  let makesManager = false;
+  let namesMetricsAddress = false;
   for (const f of [...files, ...imported]) {
     const text = readText(join(root, f), 1024 * 1024) ?? '';
     if (text.includes('"sigs.k8s.io/controller-runtime')) usesControllerRuntime = true;
+    if (NEW_MANAGER_RE.test(text)) makesManager = true;
+    if (METRICS_ADDRESS_RE.test(text)) namesMetricsAddress = true;
     if (/\bLeaderElectionNamespace\s*(:|=)/.test(text)) leaderElectionNamespace = true;
     for (const m of text.matchAll(FLAG_RE)) if (!flags.has(m[3]!)) flags.set(m[3]!, flagDef(m, text));
     // Ports only where main is: the packages behind it hold their own servers' defaults too.
@@ -382,6 +395,7 @@ function scanGoPackage(root: string, dir: string, files: string[], imported: str
     flagDefs: names.map((n) => flags.get(n)!),
     literalPorts,
     leaderElectionNamespace,
+    defaultMetricsPort: usesControllerRuntime && makesManager && !namesMetricsAddress,
   };
 }
 
