@@ -422,3 +422,22 @@ test("a manager whose options name no metrics address serves controller-runtime'
   editFile(main, (text) => text.replace('\t\tLeaderElection: ', '\t\tMetricsBindAddress: "0",\n\t\tLeaderElection: '));
   t.is(proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q))).ports, undefined);
 });
+
+test('the seed is the sample of the kind with the largest schema, also for v1beta1 CRDs that list their versions beside one schema (instaclustr cassandra-operator: a CassandraDataCenter, not a CassandraBackup)', (t) => {
+  const dir = copyFixture('operator-sdk-legacy');
+  writeFileSync(
+    join(dir, 'deploy', 'crds', 'app.example.com_backups_crd.yaml'),
+    'apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata:\n  name: backups.app.example.com\nspec:\n  group: app.example.com\n' +
+      '  names: { kind: Backup, listKind: BackupList, plural: backups, singular: backup }\n  scope: Namespaced\n  validation:\n    openAPIV3Schema:\n      type: object\n' +
+      '  version: v1alpha1\n  versions:\n  - { name: v1alpha1, served: true, storage: true }\n',
+  );
+  writeFileSync(
+    join(dir, 'deploy', 'crds', 'app.example.com_v1alpha1_backup_cr.yaml'),
+    'apiVersion: app.example.com/v1alpha1\nkind: Backup\nmetadata: { name: a }\n',
+  );
+  editFile(join(dir, 'deploy', 'crds', 'app.example.com_things_crd.yaml'), (text) =>
+    text.replace('  version: v1alpha1\n', '  version: v1alpha1\n  versions:\n  - { name: v1alpha1, served: true, storage: true }\n'),
+  );
+  const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
+  t.deepEqual(p.seeds.value, ['deploy/crds/app.example.com_v1alpha1_thing_cr.yaml']);
+});

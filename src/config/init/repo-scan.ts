@@ -248,7 +248,9 @@ function crdFact(file: string, d: Doc): CrdFact | undefined {
   if (single && !versions.includes(single)) versions.push(single);
   storageVersion ??= single ?? versions[0];
   const meta = isObject(d.metadata) ? d.metadata : {};
-  const schemaBytes = JSON.stringify(spec.versions ?? spec.validation ?? {}).length;
+  // v1beta1 keeps one schema for all versions in spec.validation, and may list the versions beside it
+  // without schemas (instaclustr cassandra-operator): both count.
+  const schemaBytes = JSON.stringify([spec.versions ?? [], spec.validation ?? {}]).length;
   return {
     file,
     name: str(meta.name) ?? `${str(names?.plural) ?? kind.toLowerCase()}.${group}`,
