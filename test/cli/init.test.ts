@@ -441,3 +441,20 @@ test('the seed is the sample of the kind with the largest schema, also for v1bet
   const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
   t.deepEqual(p.seeds.value, ['deploy/crds/app.example.com_v1alpha1_thing_cr.yaml']);
 });
+
+test("a third-party Deployment the repository ships for its test clusters is not the operator's, even where the operator's own is only under docs/ (datastax/cass-operator)", (t) => {
+  const dir = copyFixture('memcached-operator');
+  mkdirSync(join(dir, 'docs'));
+  const ours = readFileSync(join(dir, 'config', 'manager', 'manager.yaml'), 'utf8');
+  writeFileSync(join(dir, 'docs', 'install.yaml'), ours.replace('name: controller-manager\n', 'name: memcached-operator\n'));
+  rmSync(join(dir, 'config', 'manager', 'manager.yaml'));
+  mkdirSync(join(dir, 'k8s-flavors', 'kind'), { recursive: true });
+  writeFileSync(
+    join(dir, 'k8s-flavors', 'kind', 'local-path-storage.yaml'),
+    'apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: local-path-provisioner, namespace: local-path-storage }\nspec:\n  template:\n    spec:\n      containers:\n' +
+      '        - name: local-path-provisioner\n          image: rancher/local-path-provisioner:v0.0.12\n          command: [local-path-provisioner, --debug, start, --config, /etc/config/config.json]\n',
+  );
+  const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
+  t.regex(p.args.why, /^from docs\/install\.yaml \(container manager\)/);
+  t.false(p.args.value.includes('--debug'));
+});

@@ -110,14 +110,33 @@ export function chooseMain(mains: MainPackageFact[], manager: ManagerFact | unde
   return [...mains].sort((a, b) => score(b) - score(a) || a.dir.length - b.dir.length || (a.dir < b.dir ? -1 : 1))[0];
 }
 
-function chooseManager(managers: ManagerFact[]): ManagerFact | undefined {
+/** What a Deployment named neither like a controller nor after the repository weighs against it: more than any path's penalty (docs/, tests/: 10). */
+const THIRD_PARTY = 15;
+
+/**
+ * The operator's Deployment: from the canonical places first, one named like a manager before
+ * others; and one that runs this repository's image or is named after it before a third-party
+ * Deployment the repository ships for its test clusters (datastax/cass-operator's
+ * operator/k8s-flavors/kind/rancher-local-path-storage.yaml beside its own manifests under docs/).
+ */
+function chooseManager(managers: ManagerFact[], repoName: string): ManagerFact | undefined {
+  const named = (m: ManagerFact): boolean => /manager|operator|controller/.test(`${m.deployment} ${m.container}`);
+  const ours = (m: ManagerFact): boolean => {
+    const image = m.image
+      ?.replace(/[:@].*$/, '')
+      .split('/')
+      .at(-1);
+    return named(m) || (repoName !== '' && [image, m.container, m.deployment].includes(repoName));
+  };
   const score = (m: ManagerFact): number =>
     pathScore(m.file, [
       [/^config\/manager\//, 0],
       [/^deploy\/operator\.ya?ml$/, 0],
       [/^deploy\//, 1],
       [/^config\//, 2],
-    ]) - (/manager|operator|controller/.test(`${m.deployment} ${m.container}`) ? 1 : 0);
+    ]) -
+    (named(m) ? 1 : 0) +
+    (ours(m) ? 0 : THIRD_PARTY);
   return byScore(managers, score, (m) => m.file)[0];
 }
 
@@ -456,7 +475,7 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
   const otherSamples = kinds.slice(1).map((k) => pick(k).file);
   const namespace = seeds[0]?.namespace ?? 'default';
 
-  const manager = chooseManager(facts.managers);
+  const manager = chooseManager(facts.managers, repoName);
   const main = chooseMain(facts.mains, manager, repoName);
   if (!main) questions.push('controller.command: no Go main package found; build the operator and give its binary');
   if (!manager) questions.push("controller.args: no manager Deployment found (config/manager/manager.yaml, deploy/operator.yaml); give the operator's flags");
