@@ -22,6 +22,7 @@ test('an HTTP stub answers 503 or refuses connections for the window, then answe
   const sink: TraceSink = { append: (e) => events.push(e) };
   const recorder = await ClusterRecorder.start(client, sink);
   const arrivals: AppCallArrival[] = [];
+  const stubLog: string[] = [];
   let onArrival: (a: AppCallArrival) => void = () => undefined;
   const stubs = new ApplicationStubs(
     [
@@ -45,7 +46,7 @@ test('an HTTP stub answers 503 or refuses connections for the window, then answe
     ],
     recorder,
     sink,
-    () => undefined,
+    (line) => stubLog.push(line),
     (a) => {
       arrivals.push(a);
       onArrival(a);
@@ -61,7 +62,10 @@ test('an HTTP stub answers 503 or refuses connections for the window, then answe
     body: { metadata: { name: 'kv-0', labels: { app: 'kv' } }, spec: { containers: [{ name: 'kv', image: 'kv' }] } },
   });
   const app = stubs.application('kv')!;
-  await waitFor('the pod listener', () => app.addresses().length === 1, 15_000);
+  // What the stubs logged (a listen that failed) names the cause if the listener never comes.
+  await waitFor('the pod listener', () => app.addresses().length === 1, 15_000).catch((err: Error) => {
+    throw new Error(`${err.message}; the stubs logged: ${JSON.stringify(stubLog)}`);
+  });
   const address = app.addresses()[0]!;
   const base = `http://${address}`;
   const call = async (method: string, path: string) => {
