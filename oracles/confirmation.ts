@@ -6,6 +6,7 @@
  */
 import type { FindingConfirmation, FindingSignature, Rerun, Reruns } from '../src/model/results.js';
 import { signatureKey } from './signature-key.js';
+import { foldTemplateHash } from '../src/model/generated-names.js';
 
 /**
  * Decides a finding's confirmation from its reproducer's re-runs (`reruns`):
@@ -22,8 +23,9 @@ import { signatureKey } from './signature-key.js';
 export function decideConfirmation(controller: string, signature: FindingSignature, reruns: Reruns): FindingConfirmation {
   const key = signatureKey(controller, signature);
   const sameSignature = (s: FindingSignature | undefined) => s !== undefined && signatureKey(controller, s) === key;
-  const object = signature.divergence?.object;
-  const showedIt = (r: Rerun) => sameSignature(r.signature) || (object !== undefined && (r.stateAlarmObjects ?? []).includes(object));
+  // pod-template-hashes folded on both sides: each re-run may name another ReplicaSet (also in results stored before stateAlarmObjects folded them)
+  const object = signature.divergence ? foldTemplateHash(signature.divergence.object) : undefined;
+  const showedIt = (r: Rerun) => sameSignature(r.signature) || (object !== undefined && (r.stateAlarmObjects ?? []).map(foldTemplateHash).includes(object));
   const failedAgain = reruns.runs.filter((r) => r.verdict === 'bug' && showedIt(r)).length;
   const ff = reruns.faultFree;
   const faultFree = ff ? { runDir: ff.runDir, passed: ff.error === undefined && (ff.alarms === 0 || !sameSignature(ff.signature)) } : undefined;

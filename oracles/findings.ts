@@ -17,6 +17,7 @@
  * `flaky`. Pure: results in, findings out.
  */
 import type { KubeObject, ObjectKey } from '../src/model/object-key.js';
+import { foldTemplateHash } from '../src/model/generated-names.js';
 import type { OwnWrite } from '../src/model/controller-activity.js';
 import type { ClusterChangeEvent } from '../src/model/trace.js';
 import { getField } from '../src/model/fields.js';
@@ -45,7 +46,7 @@ const STATE_ORACLES: ReadonlySet<string> = new Set(['end-state', 'update-summary
 
 /** The objects the state oracles alarmed on (flaky alarms left out), each once, in alarm order: what a re-run showed (oracles/confirmation.ts). */
 export function stateAlarmObjects(alarms: readonly Alarm[]): ObjectKey[] {
-  return [...new Set(alarms.filter((a) => STATE_ORACLES.has(a.oracle) && !a.flaky).map((a) => a.object))];
+  return [...new Set(alarms.filter((a) => STATE_ORACLES.has(a.oracle) && !a.flaky).map((a) => foldTemplateHash(a.object)))];
 }
 
 const VERBS = { ADDED: 'create', MODIFIED: 'update', DELETED: 'delete' } as const;
@@ -240,7 +241,8 @@ export function lastError(alarms: readonly Alarm[]): string | undefined {
 /**
  * What a bug verdict's run shows, as a signature: the divergence (PlanResult.divergence; for results
  * without one, the first state alarm's missing write), the oracle class, the last error. Liveness or
- * health only: the first such alarm's oracle, check and object.
+ * health only: the first such alarm's oracle, check and object. Objects are named with a Deployment's
+ * pod-template-hash folded (foldTemplateHash): it may differ in every run of one bug.
  */
 export function findingSignature(r: Pick<PlanResult, 'alarms' | 'divergence'>): FindingSignature {
   const live = r.alarms.filter((a) => !a.flaky);
@@ -250,13 +252,18 @@ export function findingSignature(r: Pick<PlanResult, 'alarms' | 'divergence'>): 
   if (divergence) {
     const onObject = alarms.filter((a) => a.object === divergence.object && STATE_ORACLES.has(a.oracle));
     const oracle = onObject.some((a) => a.oracle === 'end-state') || onObject.length === 0 ? 'end-state' : 'update-summary';
-    return { oracle, divergence, ...(error ? { lastError: error } : {}) };
+    const folded = {
+      ...divergence,
+      object: foldTemplateHash(divergence.object),
+      ...(divergence.ownerGone ? { ownerGone: foldTemplateHash(divergence.ownerGone) } : {}),
+    };
+    return { oracle, divergence: folded, ...(error ? { lastError: error } : {}) };
   }
   const first = alarms[0];
   return {
     oracle: first?.oracle ?? 'end-state',
     ...(first?.check ? { check: first.check } : {}),
-    ...(first ? { object: first.object } : {}),
+    ...(first ? { object: foldTemplateHash(first.object) } : {}),
     ...(error ? { lastError: error } : {}),
   };
 }

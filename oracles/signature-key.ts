@@ -1,7 +1,12 @@
 /** The grouping key of a finding's signature (oracles/findings.ts), shared with the confirmation rule (oracles/confirmation.ts). */
 import type { FindingSignature } from '../src/model/results.js';
+import { foldTemplateHash } from '../src/model/generated-names.js';
 
-/** The grouping key of a signature, for one controller: two runs with the same key show the same finding. */
+/**
+ * The grouping key of a signature, for one controller: two runs with the same key show the same
+ * finding. Objects with a Deployment's pod-template-hash folded, also in signatures stored before
+ * findingSignature folded them.
+ */
 export function signatureKey(controller: string, s: FindingSignature): string {
   const d = s.divergence;
   return [
@@ -9,9 +14,9 @@ export function signatureKey(controller: string, s: FindingSignature): string {
     s.oracle,
     d
       ? d.ownerGone
-        ? `${d.kind} ${d.verb} children of ${d.ownerGone}`
-        : `${d.kind} ${d.verb} ${d.object} ${d.field ?? ''}`
-      : `${s.check ?? ''} ${s.object ?? ''}`,
+        ? `${d.kind} ${d.verb} children of ${foldTemplateHash(d.ownerGone)}`
+        : `${d.kind} ${d.verb} ${foldTemplateHash(d.object)} ${d.field ?? ''}`
+      : `${s.check ?? ''} ${s.object ? foldTemplateHash(s.object) : ''}`,
     s.lastError ?? '',
   ].join('\u0000');
 }

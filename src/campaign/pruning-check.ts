@@ -7,7 +7,7 @@
  * difference per object, and one run can show two independent symptoms (a leaked claim and a
  * re-created pod), which count as two bugs found, not as a third, combined one.
  */
-import { GENERATED_NAME_ALPHABET, GENERATED_SUFFIX_LENGTH } from '../model/generated-names.js';
+import { foldTemplateHash, GENERATED_NAME_ALPHABET, GENERATED_SUFFIX_LENGTH } from '../model/generated-names.js';
 import type { TestPlan } from '../model/plan.js';
 import type { PlanResult } from '../model/results.js';
 
@@ -16,10 +16,11 @@ const GENERATED_SUFFIX = new RegExp(`-[${GENERATED_NAME_ALPHABET}]{${GENERATED_S
 /**
  * An alarm's object with a random generated-name suffix folded (`web-7xk2p` -> `web-*`), so that a
  * bug means the same object in every run. The oracles already fold the objects they can pair up;
- * this catches those only one run has (their generateName is not in the alarm).
+ * this catches those only one run has (their generateName is not in the alarm). A Deployment's
+ * pod-template-hash is folded too (foldTemplateHash: `web-6d4cf56db6` -> `web-*`, its pods `web-*-*`).
  */
 export function bugKey(object: string): string {
-  return object.replace(GENERATED_SUFFIX, '-*');
+  return foldTemplateHash(object.replace(GENERATED_SUFFIX, '-*'));
 }
 
 /** The bugs one verdict shows: the folded objects of its non-flaky alarms, sorted (none unless a bug verdict). */

@@ -66,3 +66,25 @@ export class GeneratedNameFolder {
 export function isFoldedKey(key: ObjectKey): boolean {
   return /\*#\d+$/.test(key);
 }
+
+/**
+ * A pod-template-hash, as kube-controller-manager's Deployment controller writes it into the names of
+ * its ReplicaSets: rand.SafeEncodeString of a decimal uint32, so 1-10 characters of the generated-name
+ * alphabet; 6-10 here (a hash below 100000 is 1 in 40000), so that short names ending in consonants
+ * (`web-rs`) are not taken for one.
+ */
+const TEMPLATE_HASH = `[${GENERATED_NAME_ALPHABET}]{6,10}`;
+const REPLICASET_OF_DEPLOYMENT = new RegExp(`^(ReplicaSet/[^/]*/.+)-${TEMPLATE_HASH}$`);
+const POD_OF_REPLICASET = new RegExp(`^(Pod/[^/]*/.+)-${TEMPLATE_HASH}-(?:[${GENERATED_NAME_ALPHABET}]{${GENERATED_SUFFIX_LENGTH}}|\\*)$`);
+
+/**
+ * An object key with a Deployment's pod-template-hash folded: ReplicaSet `<deployment>-<hash>` ->
+ * `<deployment>-*`, and its pods `<deployment>-<hash>-<5 characters>` (or the oracles' `-*`) ->
+ * `<deployment>-*-*`. The hash is a digest of the pod template, which may hold per-run values (an
+ * annotation with a TLS Secret's digest, as the Percona operators write), so one bug names another
+ * ReplicaSet in every run. For comparing what runs showed (finding signatures, their confirmation,
+ * the pruning check); the oracles themselves compare a ReplicaSet by its name.
+ */
+export function foldTemplateHash(key: ObjectKey): ObjectKey {
+  return key.replace(POD_OF_REPLICASET, '$1-*-*').replace(REPLICASET_OF_DEPLOYMENT, '$1-*');
+}

@@ -30,9 +30,9 @@ export interface RealClusterOptions extends RealControlPlaneOptions {
   pool?: ControlPlanePool;
 }
 
-/** Nodes, scheduler, kubelets, volumes: what kube-apiserver + kube-controller-manager lack. */
+/** Nodes, scheduler, kubelets, volumes, and cert-manager once its CRDs are applied: what kube-apiserver + kube-controller-manager lack. */
 export const REAL_CLUSTER_SIMULATION: SimulationOptions = {
-  controllers: [...KUBELET_CONTROLLERS, 'persistentvolume'],
+  controllers: [...KUBELET_CONTROLLERS, 'persistentvolume', 'cert-manager'],
   nodeHeartbeatMs: 10_000,
   // kube-controller-manager's PV controller binds claims; ours only provisions pre-bound volumes.
   bindVolumes: false,

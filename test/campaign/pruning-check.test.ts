@@ -73,6 +73,16 @@ test('only bug verdicts and non-flaky alarms count; generated suffixes fold', (t
   t.is(bugKey('Secret/default/tok-aaaaa'), 'Secret/default/tok-aaaaa', 'vowels are not in the API server alphabet');
 });
 
+test("a Deployment's ReplicaSets and their pods are one bug whatever pod-template-hash each run gave them", (t) => {
+  const bugs = bugsFound([
+    result('a', 'bug', ['ReplicaSet/default/mc1-mongos-6d4cf56db6', 'Pod/default/mc1-mongos-6d4cf56db6-7xk2p']),
+    result('b', 'bug', ['ReplicaSet/default/mc1-mongos-58b9c7f4d9', 'Pod/default/mc1-mongos-58b9c7f4d9-*']),
+  ]);
+  t.deepEqual([...bugs.keys()], ['Pod/default/mc1-mongos-*-*', 'ReplicaSet/default/mc1-mongos-*']);
+  t.is(bugKey('StatefulSet/default/mc1-rs0-6d4cf56db6'), 'StatefulSet/default/mc1-rs0-6d4cf56db6', 'only ReplicaSets and pods carry the hash');
+  t.is(bugKey('ReplicaSet/default/web-rs'), 'ReplicaSet/default/web-rs', 'too short for a hash');
+});
+
 test('a bug the pruned runs missed is missed unless a later run found it', (t) => {
   const unpruned = bugsFound([result('a', 'bug', ['Pod/default/web-1']), result('b', 'bug', ['PVC/default/data-1'])]);
   const pruned = bugsFound([result('x', 'bug', ['PVC/default/data-1'])]);

@@ -107,3 +107,25 @@ test('a finding none of whose re-run plans failed again every time is flaky, wit
   t.is(f!.reproducer.plan, 'short');
   t.regex(f!.why, /^not confirmed: failed again 1 of 3 re-runs/);
 });
+
+test('re-runs that show the finding on another ReplicaSet of the same Deployment (a pod-template-hash differing per run) failed again', (t) => {
+  // K8SPSMDB-578: the mongos template carries the TLS Secret's digest, so every run names another ReplicaSet.
+  const onRs = (hash: string): FindingSignature => ({
+    oracle: 'end-state',
+    divergence: { kind: 'extra', verb: 'create', object: `ReplicaSet/default/mc1-mongos-${hash}` },
+  });
+  const [f] = groupFindings([result('a', { alarms: [], divergence: onRs('6d4cf56db6').divergence })]);
+  t.is(f!.signature.divergence?.object, 'ReplicaSet/default/mc1-mongos-*', 'the finding names the ReplicaSet folded');
+  const rerun = (n: number, hash: string, objects?: string[]): Rerun => ({
+    runDir: `/reruns/${n}`,
+    verdict: 'bug',
+    signature: onRs(hash),
+    ...(objects ? { stateAlarmObjects: objects } : {}),
+  });
+  const c = decideConfirmation('op', onRs('6d4cf56db6'), reruns([rerun(1, '58b9c7f4d9'), rerun(2, '7c5f9d8b4b')]));
+  t.is(c.failedAgain, 2);
+  t.true(c.confirmed);
+  // a re-run that diverged first elsewhere but alarmed on that Deployment's ReplicaSet (stored unfolded) showed it too
+  const elsewhere: Rerun = { ...rerun(3, 'x'), signature: other, stateAlarmObjects: ['ReplicaSet/default/mc1-mongos-9f8b7c6d5d'] };
+  t.is(decideConfirmation('op', onRs('6d4cf56db6'), reruns([elsewhere])).failedAgain, 1);
+});

@@ -386,3 +386,33 @@ test("an object another controller made more often than in every reference run (
   t.deepEqual(firstDivergence([run], run, [created(4)]), { kind: 'extra', verb: 'create', object: 'Pod/default/cache1-0' });
   t.deepEqual(firstDivergence([run], run, [created(1)]), { kind: 'missing', verb: 'create', object: 'Pod/default/cache1-0' });
 });
+
+test("runs that diverge on a Deployment's ReplicaSet or its pods under another pod-template-hash are one finding, named with the hash folded", (t) => {
+  const rs = (hash: string) => `ReplicaSet/default/mc1-mongos-${hash}`;
+  const alarm = (object: string): Alarm => ({
+    oracle: 'end-state',
+    check: 'generated-count',
+    object,
+    reference: [1],
+    test: 2,
+    message: `${object}: 2 objects`,
+  });
+  const found = groupFindings([
+    result('a', { divergence: { kind: 'extra', verb: 'create', object: rs('6d4cf56db6') }, alarms: [alarm(rs('6d4cf56db6'))] }),
+    result('b', { divergence: { kind: 'extra', verb: 'create', object: rs('58b9c7f4d9') }, alarms: [alarm(rs('58b9c7f4d9'))] }),
+    result('c', { divergence: { kind: 'extra', verb: 'create', object: 'Pod/default/mc1-mongos-6d4cf56db6-*' }, alarms: [] }),
+    result('d', { divergence: { kind: 'extra', verb: 'create', object: 'Pod/default/mc1-mongos-58b9c7f4d9-7xk2p' }, alarms: [] }),
+    result('e', { divergence: undefined, alarms: [{ ...alarm(rs('7c5f9d8b4b')), oracle: 'liveness', check: 'endless-writes' }] }),
+    result('f', { divergence: undefined, alarms: [{ ...alarm(rs('6d4cf56db6')), oracle: 'liveness', check: 'endless-writes' }] }),
+  ]);
+  t.deepEqual(found.map((f) => [f.plans.map((p) => p.plan).join(','), f.summary.replace(/^\[[\w-]+\] /, '')]).sort(), [
+    ['a,b', 'creates ReplicaSet/default/mc1-mongos-*, which no reference run did'],
+    ['c,d', 'creates Pod/default/mc1-mongos-*-*, which no reference run did'],
+    ['e,f', 'endless-writes on ReplicaSet/default/mc1-mongos-*'],
+  ]);
+  t.is(
+    findingSignature(result('g', { divergence: { kind: 'missing', verb: 'create', object: 'Pod/default/mc1-rs0-2' } })).divergence?.object,
+    'Pod/default/mc1-rs0-2',
+    'a StatefulSet pod keeps its name',
+  );
+});

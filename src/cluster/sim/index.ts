@@ -14,6 +14,7 @@
  */
 import { KubeClient, type KubeClientOptions } from '../../kube/client.js';
 import { InformerFactory } from '../../kube/informer.js';
+import { CertManagerController } from './cert-manager.js';
 import { DaemonSetController } from './daemonset-controller.js';
 import { DeploymentController } from './deployment-controller.js';
 import { EndpointsController } from './endpoints-controller.js';
@@ -67,6 +68,8 @@ export const SIMULATED_CONTROLLERS = [
   'endpoints',
   'scheduler',
   'kubelet',
+  // not kube-controller-manager's: acts once cert-manager's CRDs are applied, as installing cert-manager does (cert-manager.ts)
+  'cert-manager',
 ] as const;
 export type SimulatedController = (typeof SIMULATED_CONTROLLERS)[number];
 
@@ -131,6 +134,7 @@ const STARTERS: Record<Exclude<SimulatedController, 'node'>, (ctx: SimContext, r
   endpoints: EndpointsController.start,
   scheduler: Scheduler.start,
   kubelet: Kubelets.start,
+  'cert-manager': CertManagerController.start,
 };
 
 export class ClusterSimulation {
