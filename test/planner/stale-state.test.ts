@@ -409,8 +409,9 @@ test('previous life: an owner created again; views from its previous life, resta
   t.deepEqual(
     previousLife.map((p) => p.spec.description.replace(/, released once.*/, '')),
     [
-      // The view before any child existed: the Database's creation (its only state before them).
-      `when ${DB} is created (2nd time), restart the controller onto a view frozen right after ${DB} is created (1st time)`,
+      // The view before any child existed: the Database's creation (its only state before them). The
+      // restart at its re-creation is planned already, as the status write re-issued onto the new
+      // Database (below).
       `right after it creates Secret/default/db1-users (2nd time), restart the controller onto a view frozen right after ${DB} is created (1st time)`,
       `right after it creates Service/default/db1 (2nd time), restart the controller onto a view frozen right after ${DB} is created (1st time)`,
       // The earliest state with every child there: the status update after they were created.
@@ -419,8 +420,9 @@ test('previous life: an owner created again; views from its previous life, resta
       `right after it creates Service/default/db1 (2nd time), restart the controller onto a view frozen right after ${DB} is updated (status.phase: undefined -> "Initializing") (1st time)`,
     ],
   );
+  t.true(summary(out).includes(`view ${DB} create #1 / at ${DB} create #2`), summary(out).join('\n'));
   // Faults as the proxy runs them: the write trigger names the 2nd create (the new life's first).
-  const f = previousLife[4]!.spec.faults[0] as StaleRestartFault;
+  const f = previousLife[3]!.spec.faults[0] as StaleRestartFault;
   t.deepEqual(f.at, { write: { verb: 'create', key: 'Secret/default/db1-users', occurrence: 2 } });
   t.deepEqual(f.viewAfter, { key: DB, change: 'update', fields: [{ path: 'status.phase', after: 'Initializing' }], occurrence: 1 });
 });
@@ -522,5 +524,25 @@ test('scoped twins, must not: none when the workload kinds look the same in the 
   t.deepEqual(
     faults.filter((f) => f.kinds !== undefined),
     [],
+  );
+});
+
+test('a write to the status subresource can revert only the status: a later change of the spec or metadata is no conflict', (t) => {
+  const b = new TraceBuilder()
+    .external('ADDED', DB, { set: { 'spec.replicas': 1 }, deliver: true })
+    .episode()
+    // PUT .../status sends the whole object, but the API server keeps only its status.
+    .write('update', DB, { subresource: 'status', set: { 'status.phase': 'Ready' }, deliver: true })
+    .episode()
+    .external('MODIFIED', DB, { set: { 'spec.replicas': 2 }, deliver: true })
+    .episode()
+    .external('MODIFIED', DB, { set: { 'metadata.labels.team': 'b' }, deliver: true })
+    .episode();
+  t.deepEqual(summary(plan(b.events)), [], 'nothing changes the status after the write: re-issuing it reverts nothing');
+  // A later status change is one.
+  b.write('update', DB, { subresource: 'status', set: { 'status.phase': 'Scaling' }, deliver: true }).episode();
+  t.true(
+    summary(plan(b.events)).some((s) => s.endsWith(`at ${DB} update[status.phase] #1`)),
+    summary(plan(b.events)).join('\n'),
   );
 });
