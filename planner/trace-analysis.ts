@@ -146,6 +146,7 @@ export class RunAnalyzer {
       workloadSteps: this.workloadSteps,
       appCalls: this.appCalls.calls,
       stateAfter: changes.stateHashReader(),
+      stateReader: (include) => changes.subsetStateReader(include),
     };
   }
 

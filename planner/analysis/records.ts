@@ -165,6 +165,8 @@ export interface RunAnalysis {
   existsAfter(rawKey: ObjectKey, change: number): boolean;
   /** Hash of the whole normalised cluster state right after a change (undefined without `stateHashes`). */
   stateAfter(change: number): string | undefined;
+  /** A hash of the state of the objects whose changes `include` takes, right after each change (undefined without `stateHashes`). */
+  stateReader(include: (c: ChangeRecord) => boolean): (change: number) => string | undefined;
   /** The changes (indices, in order) of an object by its raw key. */
   changesOf(rawKey: ObjectKey): readonly number[];
   /** The workload's steps, in order (empty for traces without them). */

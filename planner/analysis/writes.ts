@@ -8,7 +8,7 @@ import { isBookkeepingKey, isBookkeepingResource, isLeaderElectionRecord } from 
 import { WriteOccurrenceCounter, isDryRun, isSuccessStatus, triggerFor, writeIdentity, type WriteIdentity } from '../../src/model/controller-write.js';
 import { isObject, type KubeObject, type ObjectKey } from '../../src/model/object-key.js';
 import type { RequestEvent, ResponseEvent } from '../../src/model/trace.js';
-import { createdPaths, pathsOverlap as overlaps, writtenPaths } from '../paths.js';
+import { createdPaths, pathsOverlap as overlaps, segmentsKey, writtenPaths, type PathKey } from '../paths.js';
 import type { ChangeLog } from './changes.js';
 import type { DeliveryLog } from './delivery.js';
 import { isSuccess, pushTo, type ChangeRecord, type WriteRecord } from './records.js';
@@ -64,6 +64,9 @@ export class WriteLog {
     }
     if (req.verb === 'update' || req.verb === 'patch') {
       w.written = writtenPaths(req.verb, req.body);
+      // The status subresource takes the status from the body and ignores every other field (spec,
+      // metadata): re-issued, such a write can revert the status only.
+      if (w.subresource === 'status') w.written = statusPaths(w.written);
       const rv = isObject(req.body) ? (req.body as KubeObject).metadata?.resourceVersion : undefined;
       if (typeof rv === 'string' && rv !== '') w.basedOn = rv;
     }
@@ -250,4 +253,12 @@ export class WriteLog {
     if (conflict) w.conflict = c.index;
     return conflict;
   }
+}
+
+const STATUS = segmentsKey(['status']);
+
+/** The paths a write to the status subresource sets: those of `written` under `status` (all of `status` for `all`). */
+function statusPaths(written: PathKey[] | 'all'): PathKey[] {
+  if (written === 'all') return [STATUS];
+  return written.filter((p) => overlaps(p, STATUS) && p !== '');
 }

@@ -44,13 +44,14 @@
  * controller's first write from it (an update of a child with its stale resourceVersion) fails with
  * 409 every reconcile and never reaches the stale decision; with its children current it does. The
  * twin is kept when those kinds' state differs between the view and the restart (else the view is
- * not stale at all), one per (their state in the view, state at the restart); it counts at
- * `deduplicated`.
+ * not stale at all), one per (what it shows: those kinds at the view and the rest at the restart,
+ * state at the restart), shared with the whole-view plans: when nothing else changed in between, it
+ * shows what its whole-view plan shows, and only the twin is kept. It counts at `deduplicated`.
  */
 import { parseKey, type ObjectKey } from '../../src/model/object-key.js';
 import { describeChange, describeWrite, type ChangeTrigger, type Trigger } from '../../src/model/plan.js';
 import { StageCounter } from '../pruning.js';
-import { isSuccess, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
+import { isSuccess, type ChangeRecord, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
 import type { Triggers } from '../triggers.js';
 import type { PlanCandidate, PlanningRule, RuleContext } from './rule.js';
 
@@ -123,21 +124,6 @@ export function workloadKinds(main: RunAnalysis): string[] {
   return [...kinds].sort();
 }
 
-/**
- * For each change index, a version of the state of the objects of `kinds`: how many of their changes
- * happened up to and including it. Two changes with the same version see those objects alike.
- */
-function kindStateVersions(main: RunAnalysis, kinds: readonly string[]): Int32Array {
-  const scoped = new Set(kinds);
-  const versions = new Int32Array(main.changes.length);
-  let version = 0;
-  main.changes.forEach((c, i) => {
-    if (scoped.has(parseKey(c.rawKey)?.kind ?? '')) version++;
-    versions[i] = version;
-  });
-  return versions;
-}
-
 function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   const stages = new StageCounter();
   const candidates: PlanCandidate[] = [];
@@ -145,15 +131,27 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   const outside = latestOutsideEvents(main);
   const memo = new Map<number, number>();
   const kinds = workloadKinds(main);
-  const versions = kindStateVersions(main, kinds);
-  const restartState = (restart: number) => main.stateAfter(restart) ?? `change ${restart}`;
-  // One plan per (state frozen in the view, state at the restart), whichever kind of pair comes first;
-  // and one scoped twin per (the workload kinds' state in the view, state at the restart).
+  const scoped = new Set(kinds);
+  const inScope = (c: ChangeRecord) => scoped.has(parseKey(c.rawKey)?.kind ?? '');
+  // The cluster's state, split into the workload's kinds and the others: a scoped twin's view combines
+  // the first at the view with the second at the restart.
+  const reader = (include: (c: ChangeRecord) => boolean) => {
+    const read = main.stateReader(include);
+    return (change: number) => read(change) ?? `change ${change}`;
+  };
+  const scopedState = reader(inScope);
+  const otherState = reader((c) => !inScope(c));
+  // One plan per (state frozen in the view, state at the restart), whichever kind of pair comes first. The scoped twin's view is the workload kinds' state at the view and everything else
+  // at the restart: kept when the workload kinds differ there (else the view is not stale at all) and
+  // no plan already shows the same; when it shows the same as its whole-view plan (nothing else
+  // changed in between), the twin is the one kept (a whole view also serves every other kind's list
+  // at the view's resourceVersion, which writes based on it may find outdated; the twin's are live).
   const keep = (view: number, restart: number, candidate: () => PlanCandidate) => {
-    const scopedState = `scoped ${versions[view]}|${restartState(restart)}`;
-    const twin = kinds.length > 0 && versions[view] !== versions[restart] && !seen.has(scopedState);
-    const state = `${main.stateAfter(view) ?? `change ${view}`}|${restartState(restart)}`;
-    const whole = !seen.has(state);
+    const atRestart = `${scopedState(restart)}|${otherState(restart)}`;
+    const state = `${scopedState(view)}|${otherState(view)}||${atRestart}`;
+    const twinState = `${scopedState(view)}|${otherState(restart)}||${atRestart}`;
+    const twin = kinds.length > 0 && scopedState(view) !== scopedState(restart) && !seen.has(twinState);
+    const whole = !seen.has(state) && !(twin && twinState === state);
     if (!whole && !twin) return;
     const made = candidate();
     if (whole) {
@@ -162,7 +160,7 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
       candidates.push(made);
     }
     if (twin) {
-      seen.add(scopedState);
+      seen.add(twinState);
       stages.add('deduplicated');
       candidates.push(scopedTwin(made, kinds));
     }

@@ -61,9 +61,18 @@ test('plans learned with --serialize trigger in normal test runs; an old learn d
 
   const [planned] = await plan(config, { out, log });
   t.true(planned!.plans.length > 0);
-  // A stale plan's twin frozen for some kinds only (`kinds`) has the same triggers: one of each pair
-  // is enough to see them fire, and keeps the test short.
-  const toRun = planned!.plans.filter((p) => !p.spec.faults.some((f) => f.type === 'stale-restart' && f.kinds));
+  // A stale plan's twin frozen for some kinds only (`kinds`) has the same triggers as its whole-view
+  // plan, and either may be the one planned: one plan per pair of triggers is enough to see them
+  // fire, and keeps the test short.
+  const triggerPairs = new Set<string>();
+  const toRun = planned!.plans.filter((p) => {
+    const f = p.spec.faults[0];
+    if (f?.type !== 'stale-restart') return true;
+    const pair = JSON.stringify([f.at, f.viewAfter]);
+    if (triggerPairs.has(pair)) return false;
+    triggerPairs.add(pair);
+    return true;
+  });
   const results = await testPlans(config, toRun, { out, log });
   // What this test is about: every trigger learned serialized fires in a normal run. An unobserved
   // hold of a member from its creation can also end not injected for another reason: the workload
