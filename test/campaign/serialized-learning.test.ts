@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { learn, plan, test as testPlans } from '../../src/campaign/campaign.js';
 import { CampaignLayout } from '../../src/campaign/layout.js';
 import { loadConfig } from '../../src/config/config.js';
+import { hangBound } from '../_hang-bound.js';
 
 const CONTROLLER = fileURLToPath(new URL('./_roster-controller.js', import.meta.url));
 
@@ -43,6 +44,8 @@ settle: { quietMs: 300, timeoutSeconds: 10 }
 }
 
 test('plans learned with --serialize trigger in normal test runs; an old learn directory still plans, with a warning', async (t) => {
+  // Two minutes at load 17 (learn, plan and about 30 plan runs): past ava's default bound.
+  t.timeout(hangBound(600_000));
   const { config, out } = campaign();
   const lines: string[] = [];
   const log = (line: string) => void lines.push(line);
