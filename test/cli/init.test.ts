@@ -457,4 +457,9 @@ test("a third-party Deployment the repository ships for its test clusters is not
   const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
   t.regex(p.args.why, /^from docs\/install\.yaml \(container manager\)/);
   t.false(p.args.value.includes('--debug'));
+  // With only the third-party one (elastic/cloud-on-k8s: its own is a Helm-templated StatefulSet), init asks.
+  rmSync(join(dir, 'docs', 'install.yaml'));
+  const none = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
+  t.false(none.args.value.includes('--debug'));
+  t.true(none.questions.some((q) => q.startsWith('controller.args: no manager Deployment found')));
 });

@@ -110,14 +110,12 @@ export function chooseMain(mains: MainPackageFact[], manager: ManagerFact | unde
   return [...mains].sort((a, b) => score(b) - score(a) || a.dir.length - b.dir.length || (a.dir < b.dir ? -1 : 1))[0];
 }
 
-/** What a Deployment named neither like a controller nor after the repository weighs against it: more than any path's penalty (docs/, tests/: 10). */
-const THIRD_PARTY = 15;
-
 /**
  * The operator's Deployment: from the canonical places first, one named like a manager before
- * others; and one that runs this repository's image or is named after it before a third-party
- * Deployment the repository ships for its test clusters (datastax/cass-operator's
- * operator/k8s-flavors/kind/rancher-local-path-storage.yaml beside its own manifests under docs/).
+ * others; never a third-party Deployment the repository ships for its test clusters or recipes,
+ * named neither like a controller nor after the repository by its image, container or name
+ * (datastax/cass-operator's operator/k8s-flavors/kind/rancher-local-path-storage.yaml beside its
+ * own manifests under docs/).
  */
 function chooseManager(managers: ManagerFact[], repoName: string): ManagerFact | undefined {
   const named = (m: ManagerFact): boolean => /manager|operator|controller/.test(`${m.deployment} ${m.container}`);
@@ -134,10 +132,10 @@ function chooseManager(managers: ManagerFact[], repoName: string): ManagerFact |
       [/^deploy\/operator\.ya?ml$/, 0],
       [/^deploy\//, 1],
       [/^config\//, 2],
-    ]) -
-    (named(m) ? 1 : 0) +
-    (ours(m) ? 0 : THIRD_PARTY);
-  return byScore(managers, score, (m) => m.file)[0];
+    ]) - (named(m) ? 1 : 0);
+  // Only third-party Deployments (elastic/cloud-on-k8s ships its own as a Helm-templated StatefulSet,
+  // and Logstash recipes as Deployments): none is the operator's, and its flags would be wrong.
+  return byScore(managers.filter(ours), score, (m) => m.file)[0];
 }
 
 const LISTENER_FLAG = /(metrics|probe|health|pprof|profil)[\w-]*(addr|address|port|bind)|(addr|address|port|bind)[\w-]*(metrics|probe|health|pprof)/;
