@@ -14,6 +14,7 @@ import { connect } from 'node:net';
 import type { AppCallArrival } from '../../src/model/trigger.js';
 import type { AppCallEvent, ClusterTraceEvent, ControllerTraceEvent, TraceSink, Unstamped } from '../../src/model/trace.js';
 import { waitFor } from '../proxy/helpers.js';
+import { freePort } from '../_free-port.js';
 
 test('an HTTP stub answers 503 or refuses connections for the window, then answers from its rules with the state they had set', async (t) => {
   const cluster = await EmbeddedCluster.start({ network: 'loopback', simulation: { podStopDelayMs: 0 } });
@@ -24,12 +25,15 @@ test('an HTTP stub answers 503 or refuses connections for the window, then answe
   const arrivals: AppCallArrival[] = [];
   const stubLog: string[] = [];
   let onArrival: (a: AppCallArrival) => void = () => undefined;
+  // Not a well-known port: a Go operator in a campaign on this machine may hold [::]:8080 (its
+  // metrics, dual-stack), and then no pod address can take 8080 (EADDRINUSE, seen at load).
+  const kvPort = await freePort();
   const stubs = new ApplicationStubs(
     [
       {
         name: 'kv',
         protocol: 'http',
-        port: 8080,
+        port: kvPort,
         namespace: 'default',
         pods: { matchLabels: { app: 'kv' } },
         services: [],
