@@ -2,10 +2,12 @@
  * The throw-away credentials of one real control plane: a CA, kube-apiserver's serving certificate
  * (IP SAN 127.0.0.1, plus the in-cluster names of the `kubernetes` Service so that the certificate is
  * the one a real cluster would have), the service-account signing key pair and the admin bearer token.
- * Made in-process with @peculiar/x509 on Node's WebCrypto (no openssl binary). ECDSA P-256 keys:
+ * Made in-process with @peculiar/x509 on Node's WebCrypto (no openssl binary; loaded as the simulated
+ * cert-manager loads it, src/cluster/sim/x509.ts). ECDSA P-256 keys:
  * generated in milliseconds and accepted by Go's TLS stack and kube-apiserver's key loaders.
  */
 import { generateKeyPairSync, randomBytes, webcrypto } from 'node:crypto';
+import { ECDSA_P256 as ALGORITHM, loadX509, serialNumber } from '../cluster/sim/x509.js';
 
 export interface ControlPlaneCredentials {
   /** PEM of the CA that signed the serving certificate (clients trust it). */
@@ -22,23 +24,12 @@ export interface ControlPlaneCredentials {
 }
 
 export const ADMIN_USER = 'kperturb-admin';
-const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
-
-/** Serial numbers must be positive and unique per CA; 16 random bytes with the top bit cleared. */
-function serialNumber(): string {
-  const bytes = webcrypto.getRandomValues(new Uint8Array(16));
-  bytes[0] = (bytes[0]! & 0x7f) | 0x01;
-  return Buffer.from(bytes).toString('hex');
-}
 
 /**
  * @param serviceIp the first address of the service CIDR: the ClusterIP of `default/kubernetes`.
  */
 export async function generateControlPlaneCredentials(serviceIp: string, validDays = 30): Promise<ControlPlaneCredentials> {
-  // tsyringe (used by @peculiar/x509) needs the Reflect metadata polyfill loaded first.
-  await import('reflect-metadata');
-  const x509 = await import('@peculiar/x509');
-  x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+  const x509 = await loadX509();
   // Clients reject certificates that are not valid yet by a few seconds of clock skew.
   const notBefore = new Date(Date.now() - 60 * 60 * 1000);
   const notAfter = new Date(Date.now() + validDays * 24 * 60 * 60 * 1000);
