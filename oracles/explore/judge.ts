@@ -20,7 +20,7 @@
  */
 import type { ClusterChangeEvent, RequestEvent, TraceEvent, WorkloadStepEvent } from '../../src/model/trace.js';
 import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
-import { isObject } from '../../src/model/object-key.js';
+import { formatKey, isObject } from '../../src/model/object-key.js';
 import { WRITE_VERBS } from '../../src/model/api-path.js';
 import { writeIdentity } from '../../src/model/controller-write.js';
 import { formatPath, isKeyedSegment, parseFieldPath, type FieldPath } from '../../src/model/field-path.js';
@@ -201,7 +201,26 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       for (const a of unhealthy)
         if (before.has(a.object)) alarms.push(a);
         else steps[refusedAt]!.notes.push(`${a.message}: after the input it refused, judged by rolling it back`);
-    } else alarms.push(...unhealthy);
+    } else {
+      // A pod placed by a generated value: a node label or a node name no node has, an affinity term
+      // on a topology key no node carries. The scheduler leaves it Pending, or a pod bound to a node
+      // that does not exist stays (the embedded cluster runs no pod GC), and a StatefulSet waits for
+      // it before it rolls on, even after the CR stepped back (Kubernetes' "forced rollback"). That is
+      // the input asking for what the cluster does not have (Acto's unsatisfiable affinity, a
+      // misoperation), not the controller: the step whose marker the pod holds is a misoperation, and
+      // the pod and the objects that control it are notes on it.
+      const placed = placementLeftovers(end, sequence.steps);
+      for (const a of unhealthy) {
+        const by = a.object !== undefined ? placed.get(a.object) : undefined;
+        if (by === undefined) {
+          alarms.push(a);
+          continue;
+        }
+        const judged = steps[by.step]!;
+        if (judged.verdict === 'ok') judged.verdict = 'misoperation';
+        judged.notes.push(`${a.message}: placed by this step's value (${by.holder} ${by.field} holds ${sequence.steps[by.step]!.marker})`);
+      }
+    }
   }
   // A run that failed before any operation (the controller could not start, a setup file was refused)
   // is an error of the set-up, not a finding about the controller: no crash alarm for it.
@@ -853,6 +872,41 @@ const MISSING_PROGRAM = /exec: "[^"]+": executable file not found in \$PATH/;
 
 function num(v: unknown): number {
   return typeof v === 'number' ? v : 0;
+}
+
+/** The pod fields that decide where it may run. */
+const PLACEMENT = ['nodeName', 'nodeSelector', 'affinity', 'topologySpreadConstraints'] as const;
+
+/**
+ * The objects a step's value left unplaced: each pod not Running whose placement fields hold the
+ * marker a step wrote, and the objects that control it (its StatefulSet; its ReplicaSet and that
+ * one's Deployment), with the step (0-based), the pod and its field.
+ */
+function placementLeftovers(state: State, steps: readonly ExploreStep[]): Map<ObjectKey, { step: number; holder: ObjectKey; field: string }> {
+  const out = new Map<ObjectKey, { step: number; holder: ObjectKey; field: string }>();
+  const markers = steps.flatMap((s, k) => (s.marker ? [{ step: k, marker: s.marker }] : []));
+  if (markers.length === 0) return out;
+  for (const [key, obj] of state) {
+    if (obj.kind !== 'Pod' || !isObject(obj.spec) || (isObject(obj.status) && obj.status.phase === 'Running')) continue;
+    const spec = obj.spec;
+    const hit = PLACEMENT.flatMap((f) => {
+      const m = spec[f] !== undefined ? markers.find((x) => markerIn(JSON.stringify(spec[f]), x.marker)) : undefined;
+      return m ? [{ ...m, field: `spec.${f}` }] : [];
+    })[0];
+    if (!hit) continue;
+    let k: ObjectKey | undefined = key;
+    for (let depth = 0; k !== undefined && depth < 3; depth++) {
+      out.set(k, { step: hit.step, holder: key, field: hit.field });
+      k = controllerOf(state.get(k));
+    }
+  }
+  return out;
+}
+
+/** The key of the object's controlling owner (`ownerReferences[].controller`), in its namespace. */
+function controllerOf(obj: KubeObject | undefined): ObjectKey | undefined {
+  const owner = obj?.metadata?.ownerReferences?.find((r) => r.controller === true);
+  return owner ? formatKey(owner.kind, obj!.metadata?.namespace, owner.name) : undefined;
 }
 
 export function healthAlarms(state: State, sequence: string): ExploreAlarm[] {

@@ -14,5 +14,5 @@ export {
   type PropertyCoverage,
 } from './generate.js';
 export { SeededRandom, getAt, setAt, mergePatch, isQuantity, doubleQuantity, halveQuantity } from './values.js';
-export { fillRequired, minimalValue, FILLER_STRING } from './required.js';
+export { fillRequired, minimalValue, FILLER_IMAGE, FILLER_STRING } from './required.js';
 export { rollbackSequence, rollbackName, type RollbackInput } from './rollback.js';

@@ -16,9 +16,20 @@ import { allowsNumber, allowsString, getAt, samplePattern, setAt, type CrPath, t
 export const FILLER_STRING = 'kperturb';
 
 /**
+ * The image a filled container gets. controller-gen leaves `image` optional in a Container (the Go
+ * type's `omitempty`), but kube-apiserver's pod validation requires it in every pod template
+ * (`spec.template.spec.containers[0].image: Required value`), so an operator that merges a filled
+ * container into its own pod template by name (rabbitmq's override) adds a container the API server
+ * refuses, and the step tests nothing of its own field. With an image the container is a sidecar the
+ * API server takes.
+ */
+export const FILLER_IMAGE = 'registry.example/kperturb:1.0';
+
+/**
  * `after` (the CR `before` with a value written at `path`) with, in every object along `path` (the
  * written value included) that `before` did not have, each required property the write left unset,
- * set to minimalValue. A property no value can be found for is left out (the API server decides).
+ * set to minimalValue (a created container also gets FILLER_IMAGE). A property no value can be found
+ * for is left out (the API server decides).
  */
 export function fillRequired<T>(root: SchemaNode, before: unknown, after: T, path: CrPath, random: SeededRandom): T {
   let out = after;
@@ -33,6 +44,7 @@ export function fillRequired<T>(root: SchemaNode, before: unknown, after: T, pat
         const v = minimalValue(child, random);
         if (v !== undefined) out = setAt(out, [...prefix, name], v);
       }
+      if (isContainer(node) && !('image' in here)) out = setAt(out, [...prefix, 'image'], FILLER_IMAGE);
     }
     node = depth < path.length ? childNode(node, path[depth]!) : undefined;
   }
@@ -42,8 +54,9 @@ export function fillRequired<T>(root: SchemaNode, before: unknown, after: T, pat
 /**
  * The least a node takes: its default, else its first enum value, else a value of its type within its
  * constraints (the minimum, or 1; `kperturb` padded to minLength; a pattern sample; a format's value);
- * an object with its own required properties; an array with minItems items, or with one item when the
- * items are objects that require something (a PodSpec's `containers`, each requiring `name`).
+ * an object with its own required properties (and a container its image: FILLER_IMAGE); an array with
+ * minItems items, or with one item when the items are objects that require something (a PodSpec's
+ * `containers`, each requiring `name`).
  */
 export function minimalValue(node: SchemaNode, random: SeededRandom): unknown {
   if (node.default !== undefined) return node.default;
@@ -65,6 +78,7 @@ export function minimalValue(node: SchemaNode, random: SeededRandom): unknown {
         if (v === undefined) return undefined;
         out[name] = v;
       }
+      if (isContainer(node) && out.image === undefined) out.image = FILLER_IMAGE;
       return out;
     }
     case 'map':
@@ -93,6 +107,11 @@ export function minimalValue(node: SchemaNode, random: SeededRandom): unknown {
     default:
       return undefined;
   }
+}
+
+/** A Container as controller-gen embeds it: `name` required, a string `image` beside it. */
+function isContainer(node: SchemaNode): boolean {
+  return (node.required ?? []).includes('name') && node.properties?.get('image')?.type === 'string';
 }
 
 function requiredChildren(node: SchemaNode): Array<[string, SchemaNode]> {

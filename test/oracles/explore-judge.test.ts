@@ -160,6 +160,58 @@ test('health at the sequence end: a StatefulSet short of ready replicas alarms, 
   t.is(mis!.steps[0]!.verdict, 'misoperation');
 });
 
+test("a pod a step's value cannot place (a node label no node has) is the input, a misoperation; a pod Pending without it alarms", (t) => {
+  const POD = 'Pod/default/c1-0';
+  const pod = (nodeSelector: Record<string, string>, phase = 'Pending'): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'c1-0',
+      namespace: 'default',
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'c1', uid: 'u1', controller: true }],
+    },
+    spec: { nodeSelector, containers: [{ name: 'c', image: 'cache:1' }] },
+    status: { phase },
+  });
+  const stuck = { ...sts('cache:1'), status: { readyReplicas: 1 } };
+  const steps = [step('map-add-key', ['spec', 'nodeSelector'], { 'kpm-9': 'kpm-10' }, 'kpm-9'), step('string-change', ['spec', 'mode'], 'kpm-11', 'kpm-11')];
+  const b = (p: KubeObject) =>
+    new RunBuilder()
+      .seed()
+      .op(0, { nodeSelector: { 'kpm-9': 'kpm-10' } }, [
+        [POD, p],
+        [STS, stuck],
+      ])
+      .op(1, { mode: 'kpm-11' });
+  const [placed] = judgeExploration([run(steps, b(pod({ 'kpm-9': 'kpm-10' })))]);
+  t.deepEqual(
+    placed!.alarms.filter((a) => a.oracle === 'health'),
+    [],
+  );
+  t.is(placed!.steps[0]!.verdict, 'misoperation');
+  t.true(
+    placed!.steps[0]!.notes.some((n) => n.includes(`${POD} is Pending`) && n.includes(`placed by this step's value (${POD} spec.nodeSelector holds kpm-9)`)),
+  );
+  t.true(
+    placed!.steps[0]!.notes.some((n) => n.includes(`${STS} has 1 of 2 replicas ready`)),
+    'and its StatefulSet, through the pod',
+  );
+  t.is(placed!.steps[1]!.verdict, 'ok');
+
+  const [other] = judgeExploration([run(steps, b(pod({ disk: 'ssd' })))]);
+  t.deepEqual(
+    other!.alarms.filter((a) => a.oracle === 'health').map((a) => a.object),
+    [STS, POD],
+    'a pod Pending for another reason still alarms',
+  );
+  const [running] = judgeExploration([run(steps, b(pod({ 'kpm-9': 'kpm-10' }, 'Running')))]);
+  t.deepEqual(
+    running!.alarms.filter((a) => a.oracle === 'health').map((a) => a.object),
+    [STS],
+    'a StatefulSet short of ready replicas whose pod runs is not explained by where the pod was placed',
+  );
+});
+
 test('differential: the same CR created at once ends with another StatefulSet than the history reached: one alarm per object, status left out', (t) => {
   const chained = new Map([[STS, sts('cache:1')]]);
   const fresh = new RunBuilder();

@@ -1,6 +1,16 @@
 /** kperturb explore: objects a step creates carry the properties their schemas require (issue 33, rbop-928, cass-operator's refused steps). */
 import test from 'ava';
-import { generateExploration, getAt, minimalValue, parseSchema, SeededRandom, setAt, type SchemaNode } from '../../planner/explore/index.js';
+import {
+  FILLER_IMAGE,
+  fillRequired,
+  generateExploration,
+  getAt,
+  minimalValue,
+  parseSchema,
+  SeededRandom,
+  setAt,
+  type SchemaNode,
+} from '../../planner/explore/index.js';
 
 /** Shaped as controller-gen writes an embedded PodTemplateSpec: PodSpec requires `containers`, a Container its `name`. */
 const container = {
@@ -83,17 +93,20 @@ function missingRequired(node: SchemaNode, value: unknown, path: string[] = []):
   ];
 }
 
-test('a write under parents the seed lacks creates them with their required properties: a PodSpec gets a container with a name', (t) => {
+test('a write under parents the seed lacks creates them with their required properties: a PodSpec gets a container with a name and an image', (t) => {
   const campaign = generateExploration({ targets: [{ schema, kind: 'Rabbit', seeds: [seed] }], seed: 1, maxSteps: 3 });
   const steps = campaign.sequences.flatMap((s) => s.steps);
   const nodeName = steps.find((s) => s.property === 'spec.override.statefulSet.spec.template.spec.nodeName');
   t.truthy(nodeName);
   t.deepEqual(getAt(nodeName!.cr, ['spec', 'override', 'statefulSet', 'spec']), {
     serviceName: 'kperturb',
-    template: { spec: { containers: [{ name: 'kperturb' }], nodeName: nodeName!.value } },
+    // kube-apiserver refuses a pod template container without an image, though the CRD does not require it
+    template: { spec: { containers: [{ name: 'kperturb', image: FILLER_IMAGE }], nodeName: nodeName!.value } },
   });
   // The patch the workload sends carries them too (it is what the API server validates).
-  t.deepEqual(getAt(nodeName!.patch, ['spec', 'override', 'statefulSet', 'spec', 'template', 'spec', 'containers']), [{ name: 'kperturb' }]);
+  t.deepEqual(getAt(nodeName!.patch, ['spec', 'override', 'statefulSet', 'spec', 'template', 'spec', 'containers']), [
+    { name: 'kperturb', image: FILLER_IMAGE },
+  ]);
   for (const s of steps) t.deepEqual(missingRequired(schema, s.cr), [], `${s.operation} ${s.path.join('.')}`);
 });
 
@@ -114,4 +127,19 @@ test('each required value is the least its schema allows: default, first enum va
 
 test('an array item the CR no longer has is created as a list item, not an object keyed "0"', (t) => {
   t.deepEqual(setAt({ spec: {} }, ['spec', 'list', 0, 'name'], 'a'), { spec: { list: [{ name: 'a' }] } });
+});
+
+test('a container a write creates on its way gets a name and an image; one the CR has keeps its own', (t) => {
+  const podSpec = ['spec', 'override', 'statefulSet', 'spec', 'template', 'spec'];
+  const ports = [...podSpec, 'containers', 0, 'ports'];
+  const created = fillRequired(schema, seed, setAt(seed, ports, [{ containerPort: 8080 }]), ports, new SeededRandom(1));
+  t.deepEqual(getAt(created, [...podSpec, 'containers']), [{ name: 'kperturb', image: FILLER_IMAGE, ports: [{ containerPort: 8080 }] }]);
+
+  const own = setAt(seed, [...podSpec, 'containers'], [{ name: 'rabbitmq' }]);
+  const kept = fillRequired(schema, own, setAt(own, ports, [{ containerPort: 8080 }]), ports, new SeededRandom(1));
+  t.deepEqual(
+    getAt(kept, [...podSpec, 'containers']),
+    [{ name: 'rabbitmq', ports: [{ containerPort: 8080 }] }],
+    'an existing container is merged by name: no image added',
+  );
 });
