@@ -448,7 +448,9 @@ function validateApplication(v: Validator, raw: unknown, path: string): Applicat
     services: a.services === undefined ? [] : v.stringArray(a.services, join(path, 'services')),
   };
   if (a.pods !== undefined) app.pods = validateLabelSelector(v, a.pods, join(path, 'pods'));
-  if (!app.pods && app.services.length === 0) v.fail(path, 'pods (a label selector) and/or services (Service names): where the stub listens');
+  if (a.matchPort !== undefined) app.matchPort = v.boolean(a.matchPort, join(path, 'matchPort'));
+  if (!app.pods && app.services.length === 0 && !app.matchPort)
+    v.fail(path, 'pods (a label selector), services (Service names) and/or matchPort: true (every pod and Service with that port): where the stub listens');
   if (a.http !== undefined) {
     if (protocol !== 'http') v.fail(join(path, 'http'), 'no http section for protocol ' + protocol);
     const h = v.object(a.http, join(path, 'http'));

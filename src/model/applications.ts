@@ -56,6 +56,12 @@ export interface ApplicationConfig {
   pods?: LabelSelector;
   /** Services (by name) that get a listener on their cluster IP while they exist. */
   services: string[];
+  /**
+   * Also every pod with a container port `port` and every Service with a port `port`, in the
+   * namespace: the stub where the application would listen, without naming its pods or Services
+   * (what `kperturb init` proposes when it knows the protocol from the operator's client library).
+   */
+  matchPort?: boolean;
   /** protocol http only. */
   http?: HttpStubConfig;
 }
@@ -82,9 +88,23 @@ export function answerHttp(config: HttpStubConfig, method: string, path: string,
  * in CrashLoopBackOff) has no process to answer.
  */
 export function isServingPod(app: ApplicationConfig, pod: KubeObject): boolean {
-  if (!app.pods || pod.metadata?.namespace !== app.namespace) return false;
-  if (!matchesLabelSelector(app.pods, pod.metadata?.labels)) return false;
-  return podServingIp(pod) !== undefined && hasRunningContainer(pod);
+  if (pod.metadata?.namespace !== app.namespace) return false;
+  const selected = (app.pods !== undefined && matchesLabelSelector(app.pods, pod.metadata?.labels)) || (app.matchPort === true && declaresPort(pod, app.port));
+  return selected && podServingIp(pod) !== undefined && hasRunningContainer(pod);
+}
+
+/** Is this Service one of the application's: named in `services`, or (`matchPort`) with a port `port`? */
+export function isApplicationService(app: ApplicationConfig, svc: KubeObject): boolean {
+  if (svc.metadata?.namespace !== app.namespace) return false;
+  if (app.services.includes(svc.metadata?.name ?? '')) return true;
+  const ports = isObject(svc.spec) && Array.isArray(svc.spec.ports) ? svc.spec.ports.filter(isObject) : [];
+  return app.matchPort === true && ports.some((p) => p.port === app.port);
+}
+
+/** A container of the pod (init containers aside) lists `port` among its `ports[].containerPort`. */
+function declaresPort(pod: KubeObject, port: number): boolean {
+  const containers = isObject(pod.spec) && Array.isArray(pod.spec.containers) ? pod.spec.containers.filter(isObject) : [];
+  return containers.some((c) => Array.isArray(c.ports) && c.ports.some((p) => isObject(p) && p.containerPort === port));
 }
 
 function hasRunningContainer(pod: KubeObject): boolean {

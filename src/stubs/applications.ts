@@ -19,7 +19,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
-import { isServingPod, podServingIp, serviceClusterIp, DEFAULT_HTTP_ANSWER, type ApplicationConfig } from '../model/applications.js';
+import { isApplicationService, isServingPod, podServingIp, serviceClusterIp, DEFAULT_HTTP_ANSWER, type ApplicationConfig } from '../model/applications.js';
 import { APP_ERROR_STATUS, type AppUnavailableAnswer } from '../model/faults/index.js';
 import type { AppCallArrival } from '../model/trigger.js';
 import { isObject, type KubeObject, type ObjectKey } from '../model/object-key.js';
@@ -80,8 +80,7 @@ class ApplicationStub {
     const obj = kind === 'Pod' ? objects.pods.get(key) : objects.services.get(key);
     let ip: string | undefined;
     if (obj && kind === 'Pod' && isServingPod(this.app, obj)) ip = podServingIp(obj);
-    if (obj && kind === 'Service' && obj.metadata?.namespace === this.app.namespace && this.app.services.includes(obj.metadata?.name ?? ''))
-      ip = serviceClusterIp(obj);
+    if (obj && kind === 'Service' && isApplicationService(this.app, obj)) ip = serviceClusterIp(obj);
     // The address is gone: a later pod of that name starts afresh.
     if (!ip) this.httpState.delete(key);
     if (this.answerFor(key) === 'refuse') ip = undefined;

@@ -290,8 +290,18 @@ test('a bad hostAlias or application names the file, the path and what was expec
     t,
     WITH_STUBS.replace('    pods: { matchLabels: { app: zk } }\n    services: [zk-client]\n', ''),
     'applications[0]',
-    /pods \(a label selector\) and\/or services/,
+    /pods \(a label selector\), services \(Service names\) and\/or matchPort: true \(every pod and Service with that port\): where the stub listens/,
   );
+  expectInputError(
+    t,
+    WITH_STUBS.replace('    pods: { matchLabels: { app: zk } }\n    services: [zk-client]\n', '    matchPort: "yes"\n'),
+    'applications[0].matchPort',
+    /true or false/,
+  );
+  const byPort = loadConfig(
+    write(WITH_STUBS.replace('    pods: { matchLabels: { app: zk } }\n    services: [zk-client]\n', '    matchPort: true\n'), { 'crd.yaml': 'kind: X' }),
+  );
+  t.like(byPort.applications[0], { name: 'zk', matchPort: true, services: [] });
   expectInputError(
     t,
     WITH_STUBS.replace('pods: { matchLabels: { app: zk } }', 'pods: { app: zk }'),

@@ -12,6 +12,7 @@ import { ClusterRecorder } from '../../src/recorder/cluster-recorder.js';
 import { ApplicationStubs } from '../../src/stubs/applications.js';
 import { JuteReader, JuteWriter, PacketSplitter } from '../../src/stubs/jute.js';
 import { isObject } from '../../src/model/object-key.js';
+import type { ApplicationConfig } from '../../src/model/applications.js';
 import type { AppCallEvent, ClusterTraceEvent, ControllerTraceEvent, TraceSink, Unstamped } from '../../src/model/trace.js';
 import { waitFor } from '../proxy/helpers.js';
 
@@ -37,18 +38,15 @@ function zkSession(address: string): Promise<bigint> {
 }
 
 /** An embedded loopback cluster, its recorder and the stub of one zookeeper application `zk` (pods labelled app=zk). */
-async function zkStubs(t: ExecutionContext, services: string[]) {
+async function zkStubs(t: ExecutionContext, services: string[], select: Partial<ApplicationConfig> = { pods: { matchLabels: { app: 'zk' } } }) {
   const cluster = await EmbeddedCluster.start({ network: 'loopback', simulation: { podStopDelayMs: 0 } });
   const client = new KubeClient(cluster.url, cluster.clientOptions());
   const events: Array<Unstamped<ControllerTraceEvent | ClusterTraceEvent>> = [];
   const sink: TraceSink = { append: (e) => events.push(e) };
   const recorder = await ClusterRecorder.start(client, sink);
   const lines: string[] = [];
-  const stubs = new ApplicationStubs(
-    [{ name: 'zk', protocol: 'zookeeper', port: 2181, namespace: 'default', pods: { matchLabels: { app: 'zk' } }, services }],
-    recorder,
-    sink,
-    (l) => lines.push(l),
+  const stubs = new ApplicationStubs([{ name: 'zk', protocol: 'zookeeper', port: 2181, namespace: 'default', services, ...select }], recorder, sink, (l) =>
+    lines.push(l),
   );
   t.teardown(async () => {
     stubs.stop();
@@ -150,4 +148,28 @@ test('the ZooKeeper tree outlives its last pod while a claim the pod mounted rem
   await client.request('DELETE', '/api/v1/namespaces/default/persistentvolumeclaims/data-zk-0');
   await waitFor('the tree to start over', () => app.zookeeper!.get('/kept') === undefined, 15_000);
   t.truthy(lines.find((l) => l.includes('starts over')));
+});
+
+test('matchPort: every pod with a container port of the application and every Service with that port get a listener, no other', async (t) => {
+  const { client, app } = await zkStubs(t, [], { matchPort: true });
+  const create = (kind: 'pods' | 'services', body: unknown) => client.request('POST', `/api/v1/namespaces/default/${kind}`, { body });
+  await create('services', { metadata: { name: 'zk-client' }, spec: { ports: [{ name: 'client', port: 2181 }] } });
+  await create('services', { metadata: { name: 'web' }, spec: { ports: [{ port: 80, targetPort: 2181 }] } });
+  const container = (ports: number[]) => ({ name: 'c', image: 'zookeeper', ports: ports.map((containerPort) => ({ containerPort })) });
+  await create('pods', { metadata: { name: 'zk-0' }, spec: { containers: [container([2888, 2181])] } });
+  await create('pods', { metadata: { name: 'web' }, spec: { containers: [container([80])] } });
+  const get = async (path: string) => {
+    const res = await client.request('GET', path);
+    return isObject(res.body) ? res.body : {};
+  };
+  const status = async (name: string) => {
+    const pod = await get(`/api/v1/namespaces/default/pods/${name}`);
+    return isObject(pod.status) && typeof pod.status.podIP === 'string' ? pod.status.podIP : '';
+  };
+  await waitFor('both pods running', async () => (await status('zk-0')) !== '' && (await status('web')) !== '', 15_000);
+  const svc = await get('/api/v1/namespaces/default/services/zk-client');
+  const clusterIp = String(isObject(svc.spec) ? svc.spec.clusterIP : '');
+  await waitFor('listeners on the pod and the Service', () => app.addresses().length === 2, 15_000);
+  t.deepEqual(app.addresses(), [`${clusterIp}:2181`, `${await status('zk-0')}:2181`].sort());
+  await t.throwsAsync(zkSession(`${await status('web')}:2181`), { code: 'ECONNREFUSED' });
 });
