@@ -37,6 +37,24 @@ function zkSession(address: string): Promise<bigint> {
   });
 }
 
+/** The object at `path` (a GET), `{}` when there is none. */
+async function getObject(client: KubeClient, path: string): Promise<Record<string, unknown>> {
+  const res = await client.request('GET', path);
+  return isObject(res.body) ? res.body : {};
+}
+
+/** The pod's IP in namespace default, '' until it has one. */
+async function podIp(client: KubeClient, name: string): Promise<string> {
+  const pod = await getObject(client, `/api/v1/namespaces/default/pods/${name}`);
+  return isObject(pod.status) && typeof pod.status.podIP === 'string' ? pod.status.podIP : '';
+}
+
+/** The Service's cluster IP in namespace default. */
+async function clusterIpOf(client: KubeClient, name: string): Promise<string> {
+  const svc = await getObject(client, `/api/v1/namespaces/default/services/${name}`);
+  return String(isObject(svc.spec) ? svc.spec.clusterIP : '');
+}
+
 /** An embedded loopback cluster, its recorder and the stub of one zookeeper application `zk` (pods labelled app=zk). */
 async function zkStubs(t: ExecutionContext, services: string[], select: Partial<ApplicationConfig> = { pods: { matchLabels: { app: 'zk' } } }) {
   const cluster = await EmbeddedCluster.start({ network: 'loopback', simulation: { podStopDelayMs: 0 } });
@@ -69,18 +87,9 @@ test('listeners follow the selected pods and the Service; calls are traced; a st
   await client.request('POST', '/api/v1/namespaces/default/pods', {
     body: { metadata: { name: 'web', labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } },
   });
-  const get = async (path: string) => {
-    const res = await client.request('GET', path);
-    return isObject(res.body) ? res.body : {};
-  };
-  const podIp = async (name: string) => {
-    const pod = await get(`/api/v1/namespaces/default/pods/${name}`);
-    return isObject(pod.status) && typeof pod.status.podIP === 'string' ? pod.status.podIP : '';
-  };
-  await waitFor('both pods running', async () => (await podIp('zk-0')) !== '' && (await podIp('web')) !== '', 15_000);
-  const svc = await get('/api/v1/namespaces/default/services/zk-client');
-  const clusterIp = String(isObject(svc.spec) ? svc.spec.clusterIP : '');
-  const zkIp = await podIp('zk-0');
+  await waitFor('both pods running', async () => (await podIp(client, 'zk-0')) !== '' && (await podIp(client, 'web')) !== '', 15_000);
+  const clusterIp = await clusterIpOf(client, 'zk-client');
+  const zkIp = await podIp(client, 'zk-0');
   await waitFor('listeners on the pod and the Service', () => app.addresses().length === 2, 15_000);
   t.deepEqual(app.addresses(), [`${clusterIp}:2181`, `${zkIp}:2181`].sort());
 
@@ -96,7 +105,7 @@ test('listeners follow the selected pods and the Service; calls are traced; a st
     ],
   );
   // Neither the unselected pod nor the unnamed Service got a listener.
-  await t.throwsAsync(zkSession(`${await podIp('web')}:2181`), { code: 'ECONNREFUSED' });
+  await t.throwsAsync(zkSession(`${await podIp(client, 'web')}:2181`), { code: 'ECONNREFUSED' });
 
   // A znode written now is gone once the last pod has stopped: a new ensemble starts empty.
   app.zookeeper!.createNode('/kept', Buffer.alloc(0), [{ perms: 31, scheme: 'world', id: 'anyone' }], 0);
@@ -158,18 +167,8 @@ test('matchPort: every pod with a container port of the application and every Se
   const container = (ports: number[]) => ({ name: 'c', image: 'zookeeper', ports: ports.map((containerPort) => ({ containerPort })) });
   await create('pods', { metadata: { name: 'zk-0' }, spec: { containers: [container([2888, 2181])] } });
   await create('pods', { metadata: { name: 'web' }, spec: { containers: [container([80])] } });
-  const get = async (path: string) => {
-    const res = await client.request('GET', path);
-    return isObject(res.body) ? res.body : {};
-  };
-  const status = async (name: string) => {
-    const pod = await get(`/api/v1/namespaces/default/pods/${name}`);
-    return isObject(pod.status) && typeof pod.status.podIP === 'string' ? pod.status.podIP : '';
-  };
-  await waitFor('both pods running', async () => (await status('zk-0')) !== '' && (await status('web')) !== '', 15_000);
-  const svc = await get('/api/v1/namespaces/default/services/zk-client');
-  const clusterIp = String(isObject(svc.spec) ? svc.spec.clusterIP : '');
+  await waitFor('both pods running', async () => (await podIp(client, 'zk-0')) !== '' && (await podIp(client, 'web')) !== '', 15_000);
   await waitFor('listeners on the pod and the Service', () => app.addresses().length === 2, 15_000);
-  t.deepEqual(app.addresses(), [`${clusterIp}:2181`, `${await status('zk-0')}:2181`].sort());
-  await t.throwsAsync(zkSession(`${await status('web')}:2181`), { code: 'ECONNREFUSED' });
+  t.deepEqual(app.addresses(), [`${await clusterIpOf(client, 'zk-client')}:2181`, `${await podIp(client, 'zk-0')}:2181`].sort());
+  await t.throwsAsync(zkSession(`${await podIp(client, 'web')}:2181`), { code: 'ECONNREFUSED' });
 });
