@@ -30,9 +30,13 @@ const editFile = (file: string, edit: (text: string) => string) => writeFileSync
 const run = (args: string[], timeout = 60_000) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: hangBound(timeout) });
 const hasGo = spawnSync('go', ['version']).status === 0;
 
-function propose(name: string) {
-  const dir = fixture(name);
+/** init's proposal for the repository at `dir`. */
+function proposeIn(dir: string) {
   return proposeConfig(scanOperatorRepo(dir), (p) => existsSync(join(dir, p)));
+}
+
+function propose(name: string) {
+  return proposeIn(fixture(name));
 }
 
 test('operator-sdk 0.x: the manager package, fixed metrics ports, the env from deploy/operator.yaml, the release from go.mod', (t) => {
@@ -462,4 +466,23 @@ test("a third-party Deployment the repository ships for its test clusters is not
   const none = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
   t.false(none.args.value.includes('--debug'));
   t.true(none.questions.some((q) => q.startsWith('controller.args: no manager Deployment found')));
+});
+
+test("code that imports a ZooKeeper client talks to ZooKeeper (pravega's zookeeper-operator): a stub on every pod and Service with port 2181, and cluster names", (t) => {
+  const dir = copyFixture('operator-sdk-legacy');
+  writeFileSync(
+    join(dir, 'pkg', 'controller', 'znode.go'),
+    'package controller\n\nimport "github.com/samuel/go-zookeeper/zk"\n\nfunc connect(addr string) (*zk.Conn, error) {\n\tc, _, err := zk.Connect([]string{addr}, 0)\n\treturn c, err\n}\n',
+  );
+  const r = run(['init', dir, '--no-build']);
+  t.is(r.status, 0, r.stderr);
+  const config = loadConfig(join(dir, 'kperturb.yaml'));
+  t.deepEqual(config.applications, [{ name: 'zookeeper', protocol: 'zookeeper', port: 2181, namespace: 'things', services: [], matchPort: true }]);
+  t.true(config.controller.clusterDNS);
+  t.regex(readFileSync(join(dir, 'kperturb.yaml'), 'utf8'), /pkg\/controller\/znode\.go imports github\.com\/samuel\/go-zookeeper\/zk/);
+  // A test that imports it is not the operator talking to ZooKeeper.
+  rmSync(join(dir, 'pkg', 'controller', 'znode.go'));
+  mkdirSync(join(dir, 'test', 'e2e'), { recursive: true });
+  writeFileSync(join(dir, 'test', 'e2e', 'zk.go'), 'package e2e\n\nimport _ "github.com/samuel/go-zookeeper/zk"\n');
+  t.deepEqual(proposeIn(dir).applications, []);
 });

@@ -7,7 +7,7 @@
  */
 import { posix } from 'node:path';
 import { stringify } from 'yaml';
-import { POD_NAMESPACE_FILE } from './repo-scan.js';
+import { APPLICATION_CLIENTS, POD_NAMESPACE_FILE } from './repo-scan.js';
 import type { ComponentConfigFact, CrdFact, MainPackageFact, ManagerFact, RepoFacts, SampleFact } from './repo-scan.js';
 
 /** A value with the reason for it, shown as a comment above it. */
@@ -38,6 +38,8 @@ export interface InitProposal {
   podNamespaceFile: Chosen<string> | undefined;
   /** Environment variables the code reads that kperturb left unset. */
   unsetEnv: string[];
+  /** Stubs of the applications the operator's code is a client of (with controller.clusterDNS, so that their Service names resolve). */
+  applications: Chosen<{ name: string; protocol: 'zookeeper'; port: number; namespace: string }>[];
   questions: string[];
 }
 
@@ -524,6 +526,7 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
   for (const u of unset.filter((v) => /^RELATED_IMAGE|IMAGE$/.test(v)))
     questions.push(`controller.env.${u}: the operator reads it (an image name, most likely); set it if the operator refuses to start without it`);
 
+  const applications = proposeApplications(facts, namespace);
   const sourceNote = manager ? `from ${manager.file} (container ${manager.container})` : 'no manager Deployment found';
   return {
     name,
@@ -558,8 +561,27 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
     otherSamples,
     namespace,
     leaderElection: leader,
+    applications,
     podNamespaceFile,
     unsetEnv: unset,
     questions,
   };
+}
+
+/**
+ * A stub of each application the operator's code is a client of, listening where the application
+ * would (matchPort: every pod and Service with its port): the operator's pods and Services are
+ * named only once it runs.
+ */
+function proposeApplications(facts: RepoFacts, namespace: string): InitProposal['applications'] {
+  const out: InitProposal['applications'] = [];
+  for (const c of facts.applicationClients) {
+    const app = APPLICATION_CLIENTS[c.module]!;
+    if (out.some((a) => a.value.name === app.name)) continue;
+    out.push({
+      value: { ...app, namespace },
+      why: `${c.files.slice(0, 2).join(', ')}${c.files.length > 2 ? ', ...' : ''} ${c.files.length > 1 ? 'import' : 'imports'} ${c.module}: the operator talks to ${app.name} (port ${app.port}); a stub answers on every pod and Service with that port`,
+    });
+  }
+  return out;
 }

@@ -62,11 +62,23 @@ export function renderConfig(p: InitProposal, opts: RenderOptions): string {
     out.push(...comment(p.ports.why, '  '));
     out.push(`  ports: [${p.ports.value.join(', ')}]`, '  maxParallel: 1');
   }
+  if (p.applications.length > 0) {
+    out.push(...comment("The cluster's names resolve for the operator, as in a pod: it reaches its application by Service name.", '  '));
+    out.push('  clusterDNS: true');
+  }
   if (p.kubernetesVersion) {
     out.push(...comment(p.kubernetesVersion.why));
     out.push(
       `cluster: { kubernetesVersion: ${scalar(p.kubernetesVersion.value).includes('"') ? scalar(p.kubernetesVersion.value) : `"${p.kubernetesVersion.value}"`} }`,
     );
+  }
+  if (p.applications.length > 0) out.push('applications:');
+  for (const a of p.applications) {
+    out.push(...comment(a.why, '  '));
+    const { name, protocol, port, namespace } = a.value;
+    out.push(`  - name: ${scalar(name)}`, `    protocol: ${protocol}`, `    port: ${port}`);
+    if (namespace !== 'default') out.push(`    namespace: ${scalar(namespace)}`);
+    out.push('    matchPort: true');
   }
   // The CRD copies init writes are listed with the CRDs.
   const setupFiles = p.extraFiles.filter((f) => !f.controller && !p.crdFiles.value.includes(f.file));

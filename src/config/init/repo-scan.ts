@@ -128,12 +128,24 @@ export interface RepoFacts {
    * os.Getenv("KUBE_CONFIG") to clientcmd.BuildConfigFromFlags, else takes the in-cluster configuration.
    */
   kubeconfigEnv: string[];
+  /** Go client libraries of applications kperturb can stub (APPLICATION_CLIENTS) that the operator's code imports, with the files. */
+  applicationClients: { module: string; files: string[] }[];
   componentConfigs: ComponentConfigFact[];
   /** Go files (not tests) that read the pod's namespace file (POD_NAMESPACE_FILE), which only a pod has. */
   podNamespaceFile: string[];
 }
 
 /** Folders never read: dependencies, build output, VCS data, kperturb's own output. */
+/**
+ * Go clients of the applications kperturb has a stub protocol for: an operator that imports one talks
+ * to that application (pravega's zookeeper-operator stores the cluster size in a znode before every
+ * scale change, and refuses to scale without an answer).
+ */
+export const APPLICATION_CLIENTS: Record<string, { name: string; protocol: 'zookeeper'; port: number }> = {
+  'github.com/samuel/go-zookeeper/zk': { name: 'zookeeper', protocol: 'zookeeper', port: 2181 },
+  'github.com/go-zookeeper/zk': { name: 'zookeeper', protocol: 'zookeeper', port: 2181 },
+};
+
 const SKIP_DIRS = new Set(['.git', 'vendor', 'node_modules', 'third_party', 'testdata', '.kperturb', 'bin', 'dist', '.github', '.idea', '.vscode']);
 const MAX_FILES = 20000;
 const MAX_YAML_BYTES = 2 * 1024 * 1024;
@@ -481,8 +493,11 @@ export function scanOperatorRepo(dir: string): RepoFacts {
   const envReads = new Set<string>();
   const kubeconfigEnv = new Set<string>();
   const podNamespaceFile: string[] = [];
+  const clients = new Map<string, string[]>();
   for (const f of goFiles) {
     const text = readText(join(dir, f), 1024 * 1024) ?? '';
+    if (!/(^|\/)(tests?|e2e|hack)\//.test(f))
+      for (const m of Object.keys(APPLICATION_CLIENTS)) if (text.includes(`"${m}"`)) clients.set(m, [...(clients.get(m) ?? []), f]);
     if (text.includes(`"${POD_NAMESPACE_FILE}"`) && !/(^|\/)(tests?|e2e|hack)\//.test(f)) podNamespaceFile.push(f);
     for (const m of text.matchAll(ENV_RE)) {
       envReads.add(m[1]!);
@@ -517,6 +532,7 @@ export function scanOperatorRepo(dir: string): RepoFacts {
     mains,
     envReads: [...envReads].sort(),
     kubeconfigEnv: [...kubeconfigEnv].sort(),
+    applicationClients: [...clients].map(([module, files]) => ({ module, files })),
     componentConfigs,
     podNamespaceFile,
   };
