@@ -163,7 +163,7 @@ export interface RunAnalysis {
   writeCount(id: WriteIdentity): number;
   /** Did the object (raw key) exist right after `change` (index)? */
   existsAfter(rawKey: ObjectKey, change: number): boolean;
-  /** Hash of the whole normalised cluster state right after a change (undefined without `stateHashes`). */
+  /** Hash of the whole normalised cluster state right after a change, uids included (undefined without `stateHashes`). */
   stateAfter(change: number): string | undefined;
   /** A hash of the state of the objects whose changes `include` takes, right after each change (undefined without `stateHashes`). */
   stateReader(include: (c: ChangeRecord) => boolean): (change: number) => string | undefined;

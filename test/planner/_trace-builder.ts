@@ -187,6 +187,13 @@ export class TraceBuilder {
   }
 
   private readonly deleted = new Map<string, KubeObject>();
+  private readonly lives = new Map<string, number>();
+
+  /** The uid of the object's current (or last) life: `uid-<name>`, then `uid-<name>-2`, ... */
+  private uidOf(key: string): string {
+    const life = this.lives.get(key) ?? 1;
+    return `uid-${parseKey(key)!.name}${life > 1 ? `-${life}` : ''}`;
+  }
 
   private change(eventType: 'ADDED' | 'MODIFIED' | 'DELETED', key: string, opts: ChangeOptions): void {
     const parts = parseKey(key)!;
@@ -198,7 +205,7 @@ export class TraceBuilder {
       if (opts.generateName) obj.metadata!.generateName = opts.generateName;
       if (opts.owner) {
         const o = parseKey(opts.owner)!;
-        obj.metadata!.ownerReferences = [{ apiVersion: 'v1', kind: o.kind, name: o.name, uid: `uid-${o.name}`, controller: true }];
+        obj.metadata!.ownerReferences = [{ apiVersion: 'v1', kind: o.kind, name: o.name, uid: this.uidOf(opts.owner), controller: true }];
       }
     } else {
       obj = structuredClone(this.objects.get(key) ?? objectOf(parts.kind, parts.namespace, parts.name));
@@ -206,7 +213,9 @@ export class TraceBuilder {
     const set = opts.set ?? (eventType === 'MODIFIED' ? { 'metadata.labels.rev': String(this.revision) } : {});
     for (const [path, value] of Object.entries(set)) setPath(obj as Record<string, unknown>, path, value);
     obj.metadata!.resourceVersion = rv;
-    obj.metadata!.uid = `uid-${parts.name}`;
+    // Each life of an object has its own uid, as the API server gives: a re-created object is another one.
+    if (eventType === 'ADDED') this.lives.set(key, (this.lives.get(key) ?? 0) + 1);
+    obj.metadata!.uid = this.uidOf(key);
     this.rvs.set(key, rv);
     this.lastChange.set(key, eventType);
     if (eventType === 'DELETED') {

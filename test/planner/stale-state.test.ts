@@ -2,7 +2,7 @@ import test from 'ava';
 import type { PlannerOutput } from '../../planner/index.js';
 import type { StaleRestartFault } from '../../src/model/plan.js';
 import { TraceBuilder } from './_trace-builder.js';
-import { DB, STS, faultsOf, plan, plansOf, stages } from './_helpers.js';
+import { CM, DB, STS, faultsOf, plan, plansOf, stages } from './_helpers.js';
 
 const TS = '2024-01-01T00:00:00Z';
 
@@ -276,6 +276,32 @@ test('dedup: writes that share the event they react to and the change that undoe
   t.is(s.deduplicated, 1);
 });
 
+test('dedup: states that differ only in which life of an object they hold (its uid) are different states, two plans', (t) => {
+  // The Database is deleted and created again with the same spec; in each life the controller
+  // updates the ConfigMap and the workload resets it. The view after the first creation and the view
+  // after the second hold the same fields, but another Database (another uid, which a controller
+  // writes into ownerReferences): two views, two plans.
+  const trace = new TraceBuilder({ setup: { [CM]: { 'data.v': '0' } } })
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('update', CM, { set: { 'data.v': 'a' } })
+    .external('MODIFIED', CM, { set: { 'data.v': '0' } })
+    .external('DELETED', DB, { deliver: true })
+    .episode()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('update', CM, { set: { 'data.v': 'a' } })
+    .external('MODIFIED', CM, { set: { 'data.v': '0' } }).events;
+  const out = plan(trace);
+  // The resets are the updates of data.v from 'a' to '0', its 1st and 2nd.
+  t.deepEqual(summary(out), [
+    `view ${DB} create #1 / at ${CM} update[data.v] #1`,
+    `view ${DB} create #2 / at ${CM} update[data.v] #2`,
+    // Undoing its own reaction: the second update from the view before the Database came back.
+    `view ${DB} delete #1 / at ${CM} update[data.v] #2`,
+  ]);
+});
+
 test('bookkeeping writes (leader election) are never stale-state writes', (t) => {
   const lease = 'Lease/kube-system/leader';
   const trace = new TraceBuilder()
@@ -506,9 +532,11 @@ test("scoped twins: each plan's view again, frozen for the workload's kinds only
   });
   t.truthy(sieve, summary(out).join('\n'));
   t.regex(sieve!.spec.description, /onto a view of Database frozen \(every other kind live\) right after Database\/default\/db1 is updated/);
-  // Every scoped view differs from the Database's state at the restart; each whole plan has at most one
-  // twin, and twins that show the same (the Database's state in the view, the rest at the restart) are one.
-  t.is(scoped.length, 2, summary(out).join('\n'));
+  // Every scoped view differs from the Database's state at the restart (its previous life does: another
+  // uid); each whole plan has at most one twin, and twins that show the same (the Database's state in the
+  // view, the rest at the restart) are one. Four: the views after the Database's creation, its deletion
+  // mark and the StatefulSet's first creation, each with the rest as at its restart, and the previous life's.
+  t.is(scoped.length, 4, summary(out).join('\n'));
   t.is(stages(out, 'stale-state').deduplicated, faults.length);
 });
 
