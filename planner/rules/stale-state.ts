@@ -26,7 +26,9 @@
  *                     re-issued after N' it is no longer a no-op); (B, U): U changed the cluster and a
  *                     later change of its object is the restart point, and the view shows U's object
  *   deterministic     N (B) and N' have triggers that fire in every reference run; U, N (B) not bookkeeping
- *   deduplicated      one plan per (state frozen in the view, state when the controller restarts), over all kinds
+ *   deduplicated      one plan per (state frozen in the view, state when the controller restarts): the view's
+ *                     over the kinds the controller lists or watches (a stale view serves nothing else), the
+ *                     restart's over all kinds
  *
  * Plus, per owner the reference run deleted and created again, views from its previous life: the
  * controller restarts when the owner is created again, and right after each of its creates of the
@@ -141,6 +143,12 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   };
   const scopedState = reader(inScope);
   const otherState = reader((c) => !inScope(c));
+  // What a view shows: the kinds the controller lists or watches only (a stale view serves nothing
+  // else, GETs are live), so two views that differ in other kinds only are one.
+  const listed = main.listedKinds;
+  const shown = (c: ChangeRecord) => listed === undefined || listed.has(parseKey(c.rawKey)?.kind ?? '');
+  const scopedView = reader((c) => inScope(c) && shown(c));
+  const otherView = reader((c) => !inScope(c) && shown(c));
   // One plan per (state frozen in the view, state at the restart), whichever kind of pair comes first. The scoped twin's view is the workload kinds' state at the view and everything else
   // at the restart: kept when the workload kinds differ there (else the view is not stale at all) and
   // no plan already shows the same; when it shows the same as its whole-view plan (nothing else
@@ -148,9 +156,9 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   // at the view's resourceVersion, which writes based on it may find outdated; the twin's are live).
   const keep = (view: number, restart: number, candidate: () => PlanCandidate) => {
     const atRestart = `${scopedState(restart)}|${otherState(restart)}`;
-    const state = `${scopedState(view)}|${otherState(view)}||${atRestart}`;
-    const twinState = `${scopedState(view)}|${otherState(restart)}||${atRestart}`;
-    const twin = kinds.length > 0 && scopedState(view) !== scopedState(restart) && !seen.has(twinState);
+    const state = `${scopedView(view)}|${otherView(view)}||${atRestart}`;
+    const twinState = `${scopedView(view)}|${otherView(restart)}||${atRestart}`;
+    const twin = kinds.length > 0 && scopedView(view) !== scopedView(restart) && !seen.has(twinState);
     const whole = !seen.has(state) && !(twin && twinState === state);
     if (!whole && !twin) return;
     const made = candidate();

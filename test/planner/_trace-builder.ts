@@ -5,6 +5,7 @@
  *   `deliver`, the watch event echoing the change back to the controller);
  * - `external`: a change made by someone else (the workload), optionally delivered to the controller;
  * - `deliver`: the watch event of an object's latest change; `read`: a GET of an object's latest state;
+ * - `watch`: the controller's watch request for a kind (traces without any say nothing of what it watches);
  * - `episode`: serialized-delivery markers;
  * - `wait`: time passing (quiet gaps end bursts);
  * - `stepStart` / `stepDone`: the workload's steps, as the workload runner records them;
@@ -128,6 +129,21 @@ export class TraceBuilder {
       status: current ? 200 : 404,
       object: current ? structuredClone(current) : { kind: 'Status', apiVersion: 'v1' },
       durationMs: 1,
+    });
+    return this;
+  }
+
+  /** The controller lists and watches a kind (an informer starting): its watch request. */
+  watch(kind: string): this {
+    this.push({
+      type: 'request',
+      id: this.nextId++,
+      incarnation: 1,
+      method: 'GET',
+      path: `/fake/${kind}`,
+      query: { watch: 'true' },
+      verb: 'watch',
+      resource: resourceOf(kind, undefined),
     });
     return this;
   }

@@ -302,6 +302,28 @@ test('dedup: states that differ only in which life of an object they hold (its u
   ]);
 });
 
+test('dedup: views that differ only in kinds the controller neither lists nor watches show it the same, one plan', (t) => {
+  // The controller watches Databases and StatefulSets and reads the claim with a GET, which a stale
+  // view does not freeze: the view after the Database's creation and the view after the claim's read
+  // (the claim created in between) serve it the same lists and watches.
+  const PVC = 'PersistentVolumeClaim/default/data-db1-0';
+  const trace = (watched: string[]) => {
+    const b = new TraceBuilder({ setup: { [STS]: { 'spec.replicas': 3 } } });
+    for (const kind of watched) b.watch(kind);
+    return b
+      .external('ADDED', DB, { deliver: true })
+      .episode()
+      .external('ADDED', PVC)
+      .read(PVC)
+      .write('patch', STS, { set: { 'spec.replicas': 1 } })
+      .external('MODIFIED', STS, { set: { 'spec.replicas': 2 } }).events;
+  };
+  const at = `at ${STS} update[spec.replicas] #1`;
+  t.deepEqual(summary(plan(trace(['Database', 'StatefulSet']))), [`view ${DB} create #1 / ${at}`]);
+  // Must not: claims watched too, the second view shows one more claim.
+  t.deepEqual(summary(plan(trace(['Database', 'StatefulSet', 'PersistentVolumeClaim']))), [`view ${DB} create #1 / ${at}`, `view ${PVC} create #1 / ${at}`]);
+});
+
 test('bookkeeping writes (leader election) are never stale-state writes', (t) => {
   const lease = 'Lease/kube-system/leader';
   const trace = new TraceBuilder()
