@@ -6,7 +6,9 @@
  *   - U updates or patches fields that N' changes again (or N' re-creates the object): Sieve covers
  *     deletes only; a stale spec turned into an update overwrites newer state just as well;
  *   - U creates the object and N' deletes it (re-issuing U resurrects it), or N' changes a field the
- *     create set (a level-triggered controller that finds the object already there re-asserts it).
+ *     create set (a level-triggered controller that finds the object already there re-asserts it);
+ *   - U writes the status subresource (a report): N' changes a status field it sets and someone else
+ *     made N' (the controller's own later reports are passed over, see conflictOf), or re-creates it.
  * Plan: when N' happens, restart the controller onto a view frozen right after N; release the view
  * (replay history to the present) after `releaseAfterSeconds`, so the staleness is transient, as from
  * a lagging API server.
@@ -52,6 +54,7 @@
  */
 import { parseKey, type ObjectKey } from '../../src/model/object-key.js';
 import { describeChange, describeWrite, type ChangeTrigger, type Trigger } from '../../src/model/plan.js';
+import { pathsOverlap } from '../paths.js';
 import { StageCounter } from '../pruning.js';
 import { isSuccess, type ChangeRecord, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
 import type { Triggers } from '../triggers.js';
@@ -71,14 +74,38 @@ function causesOf(w: WriteRecord): number[] {
   return out;
 }
 
+/** Per change: 1 when it is the effect of one of the controller's own writes. */
+function ownChanges(main: RunAnalysis): Uint8Array {
+  const own = new Uint8Array(main.changes.length);
+  for (const w of main.writes) if (w.effectChange >= 0) own[w.effectChange] = 1;
+  return own;
+}
+
+/**
+ * The change re-issuing `w` would undo, for the stale pairs (-1: none). A status report (a write to
+ * the status subresource) conflicts only with a change of the status someone else made, or with a
+ * re-creation: re-issued over the controller's own later report, it reverts only what the controller
+ * itself wrote, to a report it had made and been shown, from a view that already shows it an older
+ * status than that report (the view is from before `w`). Every other write: its first conflict.
+ */
+function conflictOf(main: RunAnalysis, own: Uint8Array, w: WriteRecord): number {
+  if (w.subresource !== 'status' || w.conflict < 0 || !own[w.conflict] || !w.rawKey) return w.conflict;
+  const written = w.written ?? 'all';
+  for (const ci of main.changesOf(w.rawKey)) {
+    const c = main.changes[ci]!;
+    if (ci <= w.conflict || !c.diff) continue;
+    if (c.eventType === 'ADDED') return ci;
+    if (c.eventType === 'MODIFIED' && !own[ci] && (written === 'all' || c.diffKeys.some((d) => written.some((p) => pathsOverlap(p, d))))) return ci;
+  }
+  return -1;
+}
+
 /**
  * For each delivery index i, the latest watch delivery at or before i of a change someone other than
  * the controller made (not the effect of one of its writes, no bookkeeping); -1: none. Those are the
  * events a write can be a reaction to that the controller did not bring about itself.
  */
-function latestOutsideEvents(main: RunAnalysis): Int32Array {
-  const own = new Uint8Array(main.changes.length);
-  for (const w of main.writes) if (w.effectChange >= 0) own[w.effectChange] = 1;
+function latestOutsideEvents(main: RunAnalysis, own: Uint8Array): Int32Array {
   const latest = new Int32Array(main.deliveries.length);
   let last = -1;
   main.deliveries.forEach((d, i) => {
@@ -130,7 +157,8 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   const stages = new StageCounter();
   const candidates: PlanCandidate[] = [];
   const seen = new Set<string>();
-  const outside = latestOutsideEvents(main);
+  const own = ownChanges(main);
+  const outside = latestOutsideEvents(main, own);
   const memo = new Map<number, number>();
   const kinds = workloadKinds(main);
   const scoped = new Set(kinds);
@@ -183,24 +211,25 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
     const before = viewBeforeReaction(main, triggers, outside, memo, w);
     // (before, w) is a plan of its own unless the causal pair (before, w) makes the same one: when w
     // has a conflict, both restart there.
-    const undo = before >= 0 && (w.conflict < 0 || !causes.includes(before));
+    const conflict = conflictOf(main, own, w);
+    const undo = before >= 0 && (conflict < 0 || !causes.includes(before));
     // Counted once per pair: a (B, w) that is also a causal pair is among `causes` already.
     stages.add('causality', causes.length + (undo && !causes.includes(before) ? 1 : 0));
     if (!isSuccess(w)) continue;
     // A no-op stays: re-issued after a later change, it is no longer a no-op.
-    if (w.conflict >= 0) {
+    if (conflict >= 0) {
       stages.add('effective-writes', causes.length);
-      if (!w.bookkeeping && triggers.deterministicChange(w.conflict)) {
+      if (!w.bookkeeping && triggers.deterministicChange(conflict)) {
         for (const d of causes) {
           const n = main.deliveries[d]!.change;
-          if (n >= 0 && triggers.deterministicChange(n)) plan(w, n, w.conflict, false);
+          if (n >= 0 && triggers.deterministicChange(n)) plan(w, n, conflict, false);
         }
       }
     }
     // Undoing its own reaction: only a write that changed something has a reaction to undo, and only
     // on an object the view shows (from a view without it, the controller would create it: the
     // create's own pairs cover that).
-    const restart = w.conflict >= 0 ? w.conflict : w.firstLater;
+    const restart = conflict >= 0 ? conflict : w.firstLater;
     if (!undo || w.effect !== 'effective' || restart < 0 || !w.rawKey || !main.existsAfter(w.rawKey, main.deliveries[before]!.change)) continue;
     stages.add('effective-writes');
     if (w.bookkeeping || !triggers.deterministicChange(restart)) continue;

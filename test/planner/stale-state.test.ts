@@ -597,8 +597,8 @@ test('a write to the status subresource can revert only the status: a later chan
     .external('MODIFIED', DB, { set: { 'metadata.labels.team': 'b' }, deliver: true })
     .episode();
   t.deepEqual(summary(plan(b.events)), [], 'nothing changes the status after the write: re-issuing it reverts nothing');
-  // A later status change is one.
-  b.write('update', DB, { subresource: 'status', set: { 'status.phase': 'Scaling' }, deliver: true }).episode();
+  // A later status change someone else made is one.
+  b.external('MODIFIED', DB, { set: { 'status.phase': 'Scaling' }, deliver: true }).episode();
   t.true(
     summary(plan(b.events)).some((s) => s.endsWith(`at ${DB} update[status.phase] #1`)),
     summary(plan(b.events)).join('\n'),
@@ -623,4 +623,28 @@ test('scoped twins: a twin that shows the controller what its whole-view plan sh
   t.is(faults.length, 1, summary(plan(b.events)).join('\n'));
   t.deepEqual(faults[0]!.kinds, ['Database']);
   t.is(faults[0]!.viewAfter.change, 'create');
+});
+
+test("a status report conflicts with a status change someone else made, not with the controller's own later report", (t) => {
+  const b = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('update', DB, { subresource: 'status', set: { 'status.phase': 'Creating' }, deliver: true })
+    .episode()
+    .external('ADDED', STS, { deliver: true })
+    .episode()
+    .write('update', DB, { subresource: 'status', set: { 'status.phase': 'Ready' }, deliver: true })
+    .episode();
+  // Re-issuing the first report over the second reverts what the controller itself reported, to a
+  // report it had made, from a view older than both: no plan restarts at its own report.
+  t.deepEqual(summary(plan(b.events)), []);
+  // Someone else changes the status afterwards: that is what both reports, re-issued, would undo.
+  b.external('MODIFIED', DB, { set: { 'status.phase': 'Degraded' }, deliver: true }).episode();
+  const out = plan(b.events);
+  t.deepEqual(summary(out), [
+    `view ${DB} create #1 / at ${DB} update[status.phase] #1`,
+    `view ${DB} update[status.phase] #1 / at ${DB} update[status.phase] #1`,
+    `view ${STS} create #1 / at ${DB} update[status.phase] #1`,
+  ]);
+  t.true(stale(out).every((f) => 'change' in f.at && f.at.change.fields?.[0]?.after === 'Degraded'));
 });
