@@ -33,6 +33,7 @@
 import { isDryRun, isSuccessStatus } from '../src/model/controller-write.js';
 import type { RequestVerb } from '../src/model/api-path.js';
 import type { ClusterChangeEvent, RequestEvent, ResponseEvent, TraceEvent, WorkloadStepEvent } from '../src/model/trace.js';
+import { parseKey } from '../src/model/object-key.js';
 import { ChangeLog } from './analysis/changes.js';
 import { DeliveryLog } from './analysis/delivery.js';
 import { Ownership } from './analysis/ownership.js';
@@ -75,6 +76,10 @@ export class RunAnalyzer {
   private readonly writes: WriteLog;
   private readonly workloadSteps: WorkloadStepRecord[] = [];
   private readonly appCalls = new AppCallLog();
+  // Kinds of the controller's list and watch requests and watch events (see RunAnalysis.listedKinds).
+  private readonly listedKinds = new Set<string>();
+  private listsOrWatches = false;
+  private unknownListedKind = false;
   /** Requests waiting for their answer. */
   private readonly pending = new Map<number, PendingRequest>();
   private readonly full: boolean;
@@ -113,6 +118,7 @@ export class RunAnalyzer {
         break;
       case 'watch-event':
         if (this.full) this.delivery.onWatchEvent(e);
+        if (e.key) this.listedKinds.add(parseKey(e.key)?.kind ?? '');
         break;
       case 'cluster-change':
         this.onChange(e);
@@ -145,6 +151,7 @@ export class RunAnalyzer {
       changesOf: (rawKey) => changes.changesOf(rawKey),
       workloadSteps: this.workloadSteps,
       appCalls: this.appCalls.calls,
+      listedKinds: this.listsOrWatches && !this.unknownListedKind ? this.listedKinds : undefined,
       stateAfter: changes.stateHashReader(),
       stateReader: (include) => changes.subsetStateReader(include),
     };
@@ -152,6 +159,12 @@ export class RunAnalyzer {
 
   private onRequest(req: RequestEvent): void {
     if (req.incarnation !== undefined && req.incarnation !== this.delivery.currentIncarnation) this.delivery.startIncarnation(req.incarnation);
+    if (req.verb === 'watch' || req.verb === 'list') {
+      this.listsOrWatches = true;
+      // A list or watch of a resource the proxy could not name a kind for: the kinds are not known.
+      if (req.resource?.kind) this.listedKinds.add(req.resource.kind);
+      else this.unknownListedKind = true;
+    }
     if (req.verb === 'watch') return; // long-running: neither activity nor quiet
     if (!this.full) {
       // Only the write counts are needed: every write that may be counted (a create by the key in its answer).

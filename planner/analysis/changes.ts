@@ -2,11 +2,11 @@
  * The cluster side of a run analysis: every change of the cluster (from kperturb's own watch) as a
  * ChangeRecord with its normalised diff and its rank among the object's changes, each object's
  * history, which later change cancels which (unobserved state), and optionally a hash of the whole
- * normalised cluster state after each change.
+ * normalised cluster state after each change (uids included: an object's next life is another state).
  */
 import { createHash } from '../../src/model/hash.js';
 import { isBookkeepingKey, isLeaderElectionRecord } from '../../src/model/bookkeeping.js';
-import { diffForTrigger, normalizeForTrigger, type ChangeDiff } from '../../src/model/change-match.js';
+import { diffForTrigger, normalizeForTrigger, uidsOf, type ChangeDiff } from '../../src/model/change-match.js';
 import { GeneratedNameFolder } from '../../src/model/generated-names.js';
 import type { ObjectKey } from '../../src/model/object-key.js';
 import type { ClusterChangeEvent } from '../../src/model/trace.js';
@@ -24,7 +24,8 @@ export class ChangeLog {
   private readonly lastState = new Map<ObjectKey, Record<string, unknown>>();
   private readonly rawKeyChanges = new Map<ObjectKey, number[]>();
 
-  // Cluster state hash: four 32-bit lanes, each the sum over objects of that lane of the object's md5.
+  // Cluster state hash: four 32-bit lanes, each the sum over objects of that lane of the object's md5
+  // (over its uids and its normalised state: the same fields in another life are another state).
   private stateHashes: Uint32Array;
   private readonly objectHash = new Map<ObjectKey, [number, number, number, number]>();
   private readonly lanes: [number, number, number, number] = [0, 0, 0, 0];
@@ -102,7 +103,7 @@ export class ChangeLog {
     if (next) this.lastState.set(rawKey, next);
     else this.lastState.delete(rawKey);
     if (!full) return c;
-    if (this.options.stateHashes) this.updateStateHash(index, rawKey, next);
+    if (this.options.stateHashes) this.updateStateHash(index, rawKey, next ? `${uidsOf(e.object)}\n${JSON.stringify(next)}` : undefined);
     pushTo(this.rawKeyChanges, rawKey, index);
     this.ownership.see(rawKey);
     this.ownership.update(rawKey, e.eventType === 'DELETED' ? undefined : e.object);
@@ -244,11 +245,12 @@ export class ChangeLog {
     for (const d of c.diffKeys) pushTo(buckets, d, c.index);
   }
 
-  private updateStateHash(index: number, key: ObjectKey, next: Record<string, unknown> | undefined): void {
+  /** `next`: the object's new state as hashed (its uids and its normalised fields; undefined: deleted). */
+  private updateStateHash(index: number, key: ObjectKey, next: string | undefined): void {
     const old = this.objectHash.get(key);
     if (old) for (let i = 0; i < 4; i++) this.lanes[i] = (this.lanes[i]! - old[i]!) >>> 0;
     if (next) {
-      const d = createHash('md5').update(key).update('\n').update(JSON.stringify(next)).digest();
+      const d = createHash('md5').update(key).update('\n').update(next).digest();
       const h: [number, number, number, number] = [d.readUInt32LE(0), d.readUInt32LE(4), d.readUInt32LE(8), d.readUInt32LE(12)];
       for (let i = 0; i < 4; i++) this.lanes[i] = (this.lanes[i]! + h[i]!) >>> 0;
       this.objectHash.set(key, h);

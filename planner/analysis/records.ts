@@ -163,7 +163,7 @@ export interface RunAnalysis {
   writeCount(id: WriteIdentity): number;
   /** Did the object (raw key) exist right after `change` (index)? */
   existsAfter(rawKey: ObjectKey, change: number): boolean;
-  /** Hash of the whole normalised cluster state right after a change (undefined without `stateHashes`). */
+  /** Hash of the whole normalised cluster state right after a change, uids included (undefined without `stateHashes`). */
   stateAfter(change: number): string | undefined;
   /** A hash of the state of the objects whose changes `include` takes, right after each change (undefined without `stateHashes`). */
   stateReader(include: (c: ChangeRecord) => boolean): (change: number) => string | undefined;
@@ -171,6 +171,14 @@ export interface RunAnalysis {
   changesOf(rawKey: ObjectKey): readonly number[];
   /** The workload's steps, in order (empty for traces without them). */
   workloadSteps: readonly WorkloadStepRecord[];
+  /**
+   * The kinds a stale view can show the controller: those it listed or watched (its informers; a
+   * watch event proves a watch). A stale view serves lists and watches only (GETs are live), so the
+   * state of any other kind in a view is never shown. Undefined when the trace has no list or watch
+   * request at all (a hand-built trace), or one of a resource without a kind: then it does not say,
+   * and every kind counts.
+   */
+  listedKinds: ReadonlySet<string> | undefined;
   /** The controller's calls to its stub applications, in order (empty without `applications:`). */
   appCalls: readonly AppCallRecord[];
 }

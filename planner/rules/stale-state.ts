@@ -6,7 +6,9 @@
  *   - U updates or patches fields that N' changes again (or N' re-creates the object): Sieve covers
  *     deletes only; a stale spec turned into an update overwrites newer state just as well;
  *   - U creates the object and N' deletes it (re-issuing U resurrects it), or N' changes a field the
- *     create set (a level-triggered controller that finds the object already there re-asserts it).
+ *     create set (a level-triggered controller that finds the object already there re-asserts it);
+ *   - U writes the status subresource (a report): N' changes a status field it sets and someone else
+ *     made N' (the controller's own later reports are passed over, see conflictOf), or re-creates it.
  * Plan: when N' happens, restart the controller onto a view frozen right after N; release the view
  * (replay history to the present) after `releaseAfterSeconds`, so the staleness is transient, as from
  * a lagging API server.
@@ -26,7 +28,9 @@
  *                     re-issued after N' it is no longer a no-op); (B, U): U changed the cluster and a
  *                     later change of its object is the restart point, and the view shows U's object
  *   deterministic     N (B) and N' have triggers that fire in every reference run; U, N (B) not bookkeeping
- *   deduplicated      one plan per (state frozen in the view, state when the controller restarts), over all kinds
+ *   deduplicated      one plan per (state frozen in the view, state when the controller restarts): the view's
+ *                     over the kinds the controller lists or watches (a stale view serves nothing else), the
+ *                     restart's over all kinds
  *
  * Plus, per owner the reference run deleted and created again, views from its previous life: the
  * controller restarts when the owner is created again, and right after each of its creates of the
@@ -50,6 +54,7 @@
  */
 import { parseKey, type ObjectKey } from '../../src/model/object-key.js';
 import { describeChange, describeWrite, type ChangeTrigger, type Trigger } from '../../src/model/plan.js';
+import { pathsOverlap } from '../paths.js';
 import { StageCounter } from '../pruning.js';
 import { isSuccess, type ChangeRecord, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
 import type { Triggers } from '../triggers.js';
@@ -69,14 +74,38 @@ function causesOf(w: WriteRecord): number[] {
   return out;
 }
 
+/** Per change: 1 when it is the effect of one of the controller's own writes. */
+function ownChanges(main: RunAnalysis): Uint8Array {
+  const own = new Uint8Array(main.changes.length);
+  for (const w of main.writes) if (w.effectChange >= 0) own[w.effectChange] = 1;
+  return own;
+}
+
+/**
+ * The change re-issuing `w` would undo, for the stale pairs (-1: none). A status report (a write to
+ * the status subresource) conflicts only with a change of the status someone else made, or with a
+ * re-creation: re-issued over the controller's own later report, it reverts only what the controller
+ * itself wrote, to a report it had made and been shown, from a view that already shows it an older
+ * status than that report (the view is from before `w`). Every other write: its first conflict.
+ */
+function conflictOf(main: RunAnalysis, own: Uint8Array, w: WriteRecord): number {
+  if (w.subresource !== 'status' || w.conflict < 0 || !own[w.conflict] || !w.rawKey) return w.conflict;
+  const written = w.written ?? 'all';
+  for (const ci of main.changesOf(w.rawKey)) {
+    const c = main.changes[ci]!;
+    if (ci <= w.conflict || !c.diff) continue;
+    if (c.eventType === 'ADDED') return ci;
+    if (c.eventType === 'MODIFIED' && !own[ci] && (written === 'all' || c.diffKeys.some((d) => written.some((p) => pathsOverlap(p, d))))) return ci;
+  }
+  return -1;
+}
+
 /**
  * For each delivery index i, the latest watch delivery at or before i of a change someone other than
  * the controller made (not the effect of one of its writes, no bookkeeping); -1: none. Those are the
  * events a write can be a reaction to that the controller did not bring about itself.
  */
-function latestOutsideEvents(main: RunAnalysis): Int32Array {
-  const own = new Uint8Array(main.changes.length);
-  for (const w of main.writes) if (w.effectChange >= 0) own[w.effectChange] = 1;
+function latestOutsideEvents(main: RunAnalysis, own: Uint8Array): Int32Array {
   const latest = new Int32Array(main.deliveries.length);
   let last = -1;
   main.deliveries.forEach((d, i) => {
@@ -128,7 +157,8 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   const stages = new StageCounter();
   const candidates: PlanCandidate[] = [];
   const seen = new Set<string>();
-  const outside = latestOutsideEvents(main);
+  const own = ownChanges(main);
+  const outside = latestOutsideEvents(main, own);
   const memo = new Map<number, number>();
   const kinds = workloadKinds(main);
   const scoped = new Set(kinds);
@@ -141,6 +171,12 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   };
   const scopedState = reader(inScope);
   const otherState = reader((c) => !inScope(c));
+  // What a view shows: the kinds the controller lists or watches only (a stale view serves nothing
+  // else, GETs are live), so two views that differ in other kinds only are one.
+  const listed = main.listedKinds;
+  const shown = (c: ChangeRecord) => listed === undefined || listed.has(parseKey(c.rawKey)?.kind ?? '');
+  const scopedView = reader((c) => inScope(c) && shown(c));
+  const otherView = reader((c) => !inScope(c) && shown(c));
   // One plan per (state frozen in the view, state at the restart), whichever kind of pair comes first. The scoped twin's view is the workload kinds' state at the view and everything else
   // at the restart: kept when the workload kinds differ there (else the view is not stale at all) and
   // no plan already shows the same; when it shows the same as its whole-view plan (nothing else
@@ -148,9 +184,9 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   // at the view's resourceVersion, which writes based on it may find outdated; the twin's are live).
   const keep = (view: number, restart: number, candidate: () => PlanCandidate) => {
     const atRestart = `${scopedState(restart)}|${otherState(restart)}`;
-    const state = `${scopedState(view)}|${otherState(view)}||${atRestart}`;
-    const twinState = `${scopedState(view)}|${otherState(restart)}||${atRestart}`;
-    const twin = kinds.length > 0 && scopedState(view) !== scopedState(restart) && !seen.has(twinState);
+    const state = `${scopedView(view)}|${otherView(view)}||${atRestart}`;
+    const twinState = `${scopedView(view)}|${otherView(restart)}||${atRestart}`;
+    const twin = kinds.length > 0 && scopedView(view) !== scopedView(restart) && !seen.has(twinState);
     const whole = !seen.has(state) && !(twin && twinState === state);
     if (!whole && !twin) return;
     const made = candidate();
@@ -175,24 +211,25 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
     const before = viewBeforeReaction(main, triggers, outside, memo, w);
     // (before, w) is a plan of its own unless the causal pair (before, w) makes the same one: when w
     // has a conflict, both restart there.
-    const undo = before >= 0 && (w.conflict < 0 || !causes.includes(before));
+    const conflict = conflictOf(main, own, w);
+    const undo = before >= 0 && (conflict < 0 || !causes.includes(before));
     // Counted once per pair: a (B, w) that is also a causal pair is among `causes` already.
     stages.add('causality', causes.length + (undo && !causes.includes(before) ? 1 : 0));
     if (!isSuccess(w)) continue;
     // A no-op stays: re-issued after a later change, it is no longer a no-op.
-    if (w.conflict >= 0) {
+    if (conflict >= 0) {
       stages.add('effective-writes', causes.length);
-      if (!w.bookkeeping && triggers.deterministicChange(w.conflict)) {
+      if (!w.bookkeeping && triggers.deterministicChange(conflict)) {
         for (const d of causes) {
           const n = main.deliveries[d]!.change;
-          if (n >= 0 && triggers.deterministicChange(n)) plan(w, n, w.conflict, false);
+          if (n >= 0 && triggers.deterministicChange(n)) plan(w, n, conflict, false);
         }
       }
     }
     // Undoing its own reaction: only a write that changed something has a reaction to undo, and only
     // on an object the view shows (from a view without it, the controller would create it: the
     // create's own pairs cover that).
-    const restart = w.conflict >= 0 ? w.conflict : w.firstLater;
+    const restart = conflict >= 0 ? conflict : w.firstLater;
     if (!undo || w.effect !== 'effective' || restart < 0 || !w.rawKey || !main.existsAfter(w.rawKey, main.deliveries[before]!.change)) continue;
     stages.add('effective-writes');
     if (w.bookkeeping || !triggers.deterministicChange(restart)) continue;

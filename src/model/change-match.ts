@@ -55,6 +55,28 @@ export function normalizeForTrigger(obj: KubeObject): Record<string, unknown> {
   return out;
 }
 
+/**
+ * The uids an object state carries, each with its path (its own `metadata.uid`, its owners' in
+ * `ownerReferences`, an Endpoints address's `targetRef`), in document order: what the normalisation
+ * drops that tells one life of an object from the next. Triggers must match across runs and so
+ * ignore them; within one run, a state holding a re-created object (or a child owned by it) is
+ * another state than one holding its previous life with the same fields, and the planner's state
+ * hashes add these.
+ */
+export function uidsOf(obj: KubeObject): string {
+  const out: string[] = [];
+  const walk = (value: unknown, path: string) => {
+    if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${path}[${i}]`));
+    else if (isObject(value))
+      for (const [k, v] of Object.entries(value)) {
+        if (k === 'uid' && typeof v === 'string') out.push(`${path}.uid=${v}`);
+        else if (typeof v === 'object' && v !== null) walk(v, `${path}.${k}`);
+      }
+  };
+  walk(obj, '');
+  return out.join('\n');
+}
+
 function normalizeValue(value: unknown, depth: number): unknown {
   if (typeof value === 'string') return RFC3339.test(value) ? TIMESTAMP_PLACEHOLDER : value;
   if (Array.isArray(value)) return value.map((v) => normalizeValue(v, depth + 1));

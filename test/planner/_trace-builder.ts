@@ -5,6 +5,7 @@
  *   `deliver`, the watch event echoing the change back to the controller);
  * - `external`: a change made by someone else (the workload), optionally delivered to the controller;
  * - `deliver`: the watch event of an object's latest change; `read`: a GET of an object's latest state;
+ * - `watch`: the controller's watch request for a kind (traces without any say nothing of what it watches);
  * - `episode`: serialized-delivery markers;
  * - `wait`: time passing (quiet gaps end bursts);
  * - `stepStart` / `stepDone`: the workload's steps, as the workload runner records them;
@@ -132,6 +133,21 @@ export class TraceBuilder {
     return this;
   }
 
+  /** The controller lists and watches a kind (an informer starting): its watch request. */
+  watch(kind: string): this {
+    this.push({
+      type: 'request',
+      id: this.nextId++,
+      incarnation: 1,
+      method: 'GET',
+      path: `/fake/${kind}`,
+      query: { watch: 'true' },
+      verb: 'watch',
+      resource: resourceOf(kind, undefined),
+    });
+    return this;
+  }
+
   /** A change made by someone other than the controller (e.g. the workload). */
   external(eventType: 'ADDED' | 'MODIFIED' | 'DELETED', key: string, opts: ChangeOptions = {}): this {
     this.change(eventType, key, opts);
@@ -187,6 +203,13 @@ export class TraceBuilder {
   }
 
   private readonly deleted = new Map<string, KubeObject>();
+  private readonly lives = new Map<string, number>();
+
+  /** The uid of the object's current (or last) life: `uid-<name>`, then `uid-<name>-2`, ... */
+  private uidOf(key: string): string {
+    const life = this.lives.get(key) ?? 1;
+    return `uid-${parseKey(key)!.name}${life > 1 ? `-${life}` : ''}`;
+  }
 
   private change(eventType: 'ADDED' | 'MODIFIED' | 'DELETED', key: string, opts: ChangeOptions): void {
     const parts = parseKey(key)!;
@@ -198,7 +221,7 @@ export class TraceBuilder {
       if (opts.generateName) obj.metadata!.generateName = opts.generateName;
       if (opts.owner) {
         const o = parseKey(opts.owner)!;
-        obj.metadata!.ownerReferences = [{ apiVersion: 'v1', kind: o.kind, name: o.name, uid: `uid-${o.name}`, controller: true }];
+        obj.metadata!.ownerReferences = [{ apiVersion: 'v1', kind: o.kind, name: o.name, uid: this.uidOf(opts.owner), controller: true }];
       }
     } else {
       obj = structuredClone(this.objects.get(key) ?? objectOf(parts.kind, parts.namespace, parts.name));
@@ -206,7 +229,9 @@ export class TraceBuilder {
     const set = opts.set ?? (eventType === 'MODIFIED' ? { 'metadata.labels.rev': String(this.revision) } : {});
     for (const [path, value] of Object.entries(set)) setPath(obj as Record<string, unknown>, path, value);
     obj.metadata!.resourceVersion = rv;
-    obj.metadata!.uid = `uid-${parts.name}`;
+    // Each life of an object has its own uid, as the API server gives: a re-created object is another one.
+    if (eventType === 'ADDED') this.lives.set(key, (this.lives.get(key) ?? 0) + 1);
+    obj.metadata!.uid = this.uidOf(key);
     this.rvs.set(key, rv);
     this.lastChange.set(key, eventType);
     if (eventType === 'DELETED') {

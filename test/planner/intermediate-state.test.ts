@@ -372,6 +372,31 @@ test('dedup: two crash points that expose the same cluster state become one plan
   t.deepEqual(stagesOf(out), { baseline: 5, causality: 4, 'effective-writes': 4, deterministic: 4, deduplicated: 3 });
 });
 
+test('dedup: a state holding another life of an object (another uid) is another state, even with the same fields', (t) => {
+  // The controller builds the Database, its Secret and its StatefulSet; all three are deleted, and it
+  // builds them again with the same fields. After the second Database's create the cluster holds a
+  // new object (its Secret will carry the new uid in ownerReferences): a crash there is another test.
+  const build = (b: TraceBuilder) => b.write('create', DB).write('create', SECRET, { owner: DB }).write('create', STS, { owner: DB });
+  const trace = build(
+    build(new TraceBuilder())
+      .wait(5000)
+      .external('DELETED', STS, { deliver: true })
+      .external('DELETED', SECRET, { deliver: true })
+      .external('DELETED', DB, { deliver: true })
+      .wait(5000),
+  ).events;
+  const out = plan(trace);
+  t.deepEqual(triggers(out), [
+    { verb: 'create', key: DB, occurrence: 1 },
+    { verb: 'create', key: SECRET, occurrence: 1 },
+    // The whole first build: its deletions are echoes of what the reconcile wrote, so one reconcile.
+    { verb: 'create', key: STS, occurrence: 1 },
+    { verb: 'create', key: DB, occurrence: 2 },
+    { verb: 'create', key: SECRET, occurrence: 2 },
+  ]);
+  t.is(stagesOf(out).deduplicated, 5);
+});
+
 test('deterministic: a write that only the last reference run made gets no plan', (t) => {
   const first = new TraceBuilder().write('create', DB).write('patch', DB, { subresource: 'status' }).write('create', SECRET).events;
   const last = new TraceBuilder()

@@ -2,7 +2,7 @@ import test from 'ava';
 import type { PlannerOutput } from '../../planner/index.js';
 import type { StaleRestartFault } from '../../src/model/plan.js';
 import { TraceBuilder } from './_trace-builder.js';
-import { DB, STS, faultsOf, plan, plansOf, stages } from './_helpers.js';
+import { CM, DB, STS, faultsOf, plan, plansOf, stages } from './_helpers.js';
 
 const TS = '2024-01-01T00:00:00Z';
 
@@ -276,6 +276,54 @@ test('dedup: writes that share the event they react to and the change that undoe
   t.is(s.deduplicated, 1);
 });
 
+test('dedup: states that differ only in which life of an object they hold (its uid) are different states, two plans', (t) => {
+  // The Database is deleted and created again with the same spec; in each life the controller
+  // updates the ConfigMap and the workload resets it. The view after the first creation and the view
+  // after the second hold the same fields, but another Database (another uid, which a controller
+  // writes into ownerReferences): two views, two plans.
+  const trace = new TraceBuilder({ setup: { [CM]: { 'data.v': '0' } } })
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('update', CM, { set: { 'data.v': 'a' } })
+    .external('MODIFIED', CM, { set: { 'data.v': '0' } })
+    .external('DELETED', DB, { deliver: true })
+    .episode()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('update', CM, { set: { 'data.v': 'a' } })
+    .external('MODIFIED', CM, { set: { 'data.v': '0' } }).events;
+  const out = plan(trace);
+  // The resets are the updates of data.v from 'a' to '0', its 1st and 2nd.
+  t.deepEqual(summary(out), [
+    `view ${DB} create #1 / at ${CM} update[data.v] #1`,
+    `view ${DB} create #2 / at ${CM} update[data.v] #2`,
+    // Undoing its own reaction: the second update from the view before the Database came back.
+    `view ${DB} delete #1 / at ${CM} update[data.v] #2`,
+  ]);
+});
+
+test('dedup: views that differ only in kinds the controller neither lists nor watches show it the same, one plan', (t) => {
+  // The controller watches Databases and StatefulSets and reads the claim with a GET, which a stale
+  // view does not freeze: the view after the Database's creation and the view after the claim's read
+  // (the claim created in between) serve it the same lists and watches.
+  const PVC = 'PersistentVolumeClaim/default/data-db1-0';
+  const trace = (watched: string[]) => {
+    const b = new TraceBuilder({ setup: { [STS]: { 'spec.replicas': 3 } } });
+    for (const kind of watched) b.watch(kind);
+    return b
+      .external('ADDED', DB, { deliver: true })
+      .episode()
+      .external('ADDED', PVC)
+      .read(PVC)
+      .write('patch', STS, { set: { 'spec.replicas': 1 } })
+      .external('MODIFIED', STS, { set: { 'spec.replicas': 2 } }).events;
+  };
+  const at = `at ${STS} update[spec.replicas] #1`;
+  t.deepEqual(summary(plan(trace(['Database', 'StatefulSet']))), [`view ${DB} create #1 / ${at}`]);
+  // Must not: claims watched too, the second view shows one more claim.
+  t.deepEqual(summary(plan(trace(['Database', 'StatefulSet', 'PersistentVolumeClaim']))), [`view ${DB} create #1 / ${at}`, `view ${PVC} create #1 / ${at}`]);
+});
+
 test('bookkeeping writes (leader election) are never stale-state writes', (t) => {
   const lease = 'Lease/kube-system/leader';
   const trace = new TraceBuilder()
@@ -506,9 +554,11 @@ test("scoped twins: each plan's view again, frozen for the workload's kinds only
   });
   t.truthy(sieve, summary(out).join('\n'));
   t.regex(sieve!.spec.description, /onto a view of Database frozen \(every other kind live\) right after Database\/default\/db1 is updated/);
-  // Every scoped view differs from the Database's state at the restart; each whole plan has at most one
-  // twin, and twins that show the same (the Database's state in the view, the rest at the restart) are one.
-  t.is(scoped.length, 2, summary(out).join('\n'));
+  // Every scoped view differs from the Database's state at the restart (its previous life does: another
+  // uid); each whole plan has at most one twin, and twins that show the same (the Database's state in the
+  // view, the rest at the restart) are one. Four: the views after the Database's creation, its deletion
+  // mark and the StatefulSet's first creation, each with the rest as at its restart, and the previous life's.
+  t.is(scoped.length, 4, summary(out).join('\n'));
   t.is(stages(out, 'stale-state').deduplicated, faults.length);
 });
 
@@ -547,8 +597,8 @@ test('a write to the status subresource can revert only the status: a later chan
     .external('MODIFIED', DB, { set: { 'metadata.labels.team': 'b' }, deliver: true })
     .episode();
   t.deepEqual(summary(plan(b.events)), [], 'nothing changes the status after the write: re-issuing it reverts nothing');
-  // A later status change is one.
-  b.write('update', DB, { subresource: 'status', set: { 'status.phase': 'Scaling' }, deliver: true }).episode();
+  // A later status change someone else made is one.
+  b.external('MODIFIED', DB, { set: { 'status.phase': 'Scaling' }, deliver: true }).episode();
   t.true(
     summary(plan(b.events)).some((s) => s.endsWith(`at ${DB} update[status.phase] #1`)),
     summary(plan(b.events)).join('\n'),
@@ -573,4 +623,28 @@ test('scoped twins: a twin that shows the controller what its whole-view plan sh
   t.is(faults.length, 1, summary(plan(b.events)).join('\n'));
   t.deepEqual(faults[0]!.kinds, ['Database']);
   t.is(faults[0]!.viewAfter.change, 'create');
+});
+
+test("a status report conflicts with a status change someone else made, not with the controller's own later report", (t) => {
+  const b = new TraceBuilder()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('update', DB, { subresource: 'status', set: { 'status.phase': 'Creating' }, deliver: true })
+    .episode()
+    .external('ADDED', STS, { deliver: true })
+    .episode()
+    .write('update', DB, { subresource: 'status', set: { 'status.phase': 'Ready' }, deliver: true })
+    .episode();
+  // Re-issuing the first report over the second reverts what the controller itself reported, to a
+  // report it had made, from a view older than both: no plan restarts at its own report.
+  t.deepEqual(summary(plan(b.events)), []);
+  // Someone else changes the status afterwards: that is what both reports, re-issued, would undo.
+  b.external('MODIFIED', DB, { set: { 'status.phase': 'Degraded' }, deliver: true }).episode();
+  const out = plan(b.events);
+  t.deepEqual(summary(out), [
+    `view ${DB} create #1 / at ${DB} update[status.phase] #1`,
+    `view ${DB} update[status.phase] #1 / at ${DB} update[status.phase] #1`,
+    `view ${STS} create #1 / at ${DB} update[status.phase] #1`,
+  ]);
+  t.true(stale(out).every((f) => 'change' in f.at && f.at.change.fields?.[0]?.after === 'Degraded'));
 });
