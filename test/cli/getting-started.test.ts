@@ -6,11 +6,11 @@
 import test from 'ava';
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hangBound } from '../_hang-bound.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(root, 'bin', 'kperturb.js');
@@ -53,7 +53,7 @@ const run = promisify(execFile);
 (hasGo ? test : test.skip)('every command of docs/getting-started.md succeeds on the bundled operator repository', async (t) => {
   // The first command builds a Go operator: minutes on a loaded machine with cold caches.
   t.timeout(hangBound(1_200_000));
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-guide-'));
+  const dir = scratchDir(t, 'kperturb-guide-');
   cpSync(join(root, 'fixtures', 'init', 'memcached-operator'), dir, { recursive: true });
   for (const { args, exit } of guideCommands(readFileSync(join(root, 'docs', 'getting-started.md'), 'utf8'))) {
     const r = await run(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).then(

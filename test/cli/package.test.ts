@@ -7,9 +7,9 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { scratchDir } from '../_scratch-dir.js';
 import { fileURLToPath } from 'node:url';
 import { hangBound } from '../_hang-bound.js';
 
@@ -18,7 +18,7 @@ const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 test('npm pack + npm install -g: the installed kperturb runs the demo from its own files', (t) => {
   t.timeout(hangBound(600_000));
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-package-'));
+  const dir = scratchDir(t, 'kperturb-package-');
   // Built already (npm test builds first), so no scripts: pack what is there.
   const pack = spawnSync(NPM, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8' });
   t.is(pack.status, 0, pack.stderr);
@@ -58,7 +58,7 @@ test('npm pack + npm install -g: the installed kperturb runs the demo from its o
   );
   t.is(install.status, 0, install.stderr);
   const kperturb = join(prefix, 'bin', 'kperturb');
-  const work = mkdtempSync(join(tmpdir(), 'kperturb-package-work-'));
+  const work = scratchDir(t, 'kperturb-package-work-');
   const version = spawnSync(kperturb, ['--version'], { cwd: work, encoding: 'utf8' });
   t.is(version.stdout.trim(), pkg.version);
   const demo = spawnSync(kperturb, ['demo', '--only', 'secret-marker-buggy', '--no-confirm', '--confirm-runs', '0', '--no-recovery', '-j', '1'], {

@@ -4,8 +4,6 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/config.js';
@@ -14,6 +12,7 @@ import type { ControllerUnderTest } from '../../src/config/config.js';
 import { PATTERNS, type Pattern, type TestPlan } from '../../src/model/plan.js';
 import type { ObjectKey } from '../../src/model/object-key.js';
 import type { PlanResult } from '../../src/model/results.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -40,7 +39,7 @@ export class ExampleCampaign {
   prepare(): Promise<{ config: ControllerUnderTest; out: string; planned: PlanSummary }> {
     this.prepared ??= (async () => {
       const config = loadConfig(fixtureConfig(this.example, this.variant));
-      const out = mkdtempSync(join(tmpdir(), `kperturb-e2e-${this.example}-${this.variant}${this.serialize ? '-serialized' : ''}-`));
+      const out = sharedScratchDir(`kperturb-e2e-${this.example}-${this.variant}${this.serialize ? '-serialized' : ''}-`);
       const learned = await learn(config, { out, log: quiet, ...(this.serialize ? { serialize: this.serialize } : {}) });
       const failed = learned.flatMap((l) => l.runs).filter((r) => !r.ok);
       if (failed.length > 0) throw new Error(`reference runs of ${config.name} failed: ${failed.map((f) => `${f.error} (${f.dir})`).join('; ')}`);

@@ -8,8 +8,8 @@
  * class, each fixed twin without an alarm.
  */
 import type { ExecutionContext } from 'ava';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { scratchDir } from '../_scratch-dir.js';
 import { dirname, join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { loadConfig, type Workload } from '../../src/config/config.js';
@@ -24,17 +24,11 @@ type Variant = 'buggy' | 'fixed';
 /** Runs the variant's workload (or `workload`) once without faults and returns the end state. */
 async function endState(t: ExecutionContext, example: string, variant: Variant, workload?: Workload): Promise<Objects> {
   const config = loadConfig(fixtureConfig(example, variant));
-  const runDir = scratchDir(t, `${example}-${variant}`);
+  const runDir = scratchDir(t, `kperturb-e2e-${example}-${variant}-`);
   const { record, artifacts } = await executeRun({ config, workload: workload ?? [...config.workloads.values()][0]!, runDir });
   t.is(record.error, undefined);
-  t.true(record.workloadOutcome.ok, `the workload failed: ${record.workloadOutcome.error ?? ''} (run kept in ${runDir})`);
+  t.true(record.workloadOutcome.ok, `the workload failed: ${record.workloadOutcome.error ?? ''} (run in ${runDir})`);
   return artifacts.endState;
-}
-
-function scratchDir(t: ExecutionContext, name: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `kperturb-e2e-${name}-`));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 /** The object at `key`, failing the test when the end state lacks it. */
@@ -126,7 +120,7 @@ exampleTest('exporter-toggle (buggy) honours the final CR applied from scratch: 
   const seedFile = join(dirname(fixtureConfig('exporter-toggle', 'buggy')), '..', 'manifests', 'seed.yaml');
   const final = parse(readFileSync(seedFile, 'utf8')) as { spec: { exporter: { enabled: boolean } } };
   final.spec.exporter.enabled = false;
-  const finalFile = join(scratchDir(t, 'exporter-toggle-final'), 'final.yaml');
+  const finalFile = join(scratchDir(t, 'kperturb-e2e-exporter-toggle-final-'), 'final.yaml');
   writeFileSync(finalFile, stringify(final));
   const objects = await endState(t, 'exporter-toggle', 'buggy', {
     name: 'apply-final',
@@ -138,7 +132,13 @@ exampleTest('exporter-toggle (buggy) honours the final CR applied from scratch: 
 /** `kperturb explore` on a variant (seed 1, one reference run per sequence), its results. */
 async function explored(t: ExecutionContext, example: string, variant: Variant, differential = false): Promise<ExploreResults> {
   const config = { ...loadConfig(fixtureConfig(example, variant)), referenceRuns: 1 };
-  const { results } = await explore(config, { seed: 1, maxSteps: 5, out: scratchDir(t, `explore-${example}-${variant}`), log: () => undefined, differential });
+  const { results } = await explore(config, {
+    seed: 1,
+    maxSteps: 5,
+    out: scratchDir(t, `kperturb-e2e-explore-${example}-${variant}-`),
+    log: () => undefined,
+    differential,
+  });
   t.true(results.sequences.length > 0);
   return results;
 }
