@@ -86,6 +86,32 @@ test("OAT's schedule: the pods the controller called after a workload change cra
   );
 });
 
+test('a call that does not come with the same rank in the other reference runs gets no plan (deterministic stage)', (t) => {
+  // The other run: the same changes and writes, but the controller does not call its application again after the change.
+  const fewer = new TraceBuilder()
+    .stepStart(0, 'write', [KV])
+    .external('ADDED', KV, { deliver: true })
+    .stepDone(0)
+    .external('ADDED', POD)
+    .appCall('kv', POD, 'POST', '/upgrade?force=1')
+    .appCall('kv', POD, 'GET', '/version')
+    .write('patch', KV, { subresource: 'status', set: { 'status.version': 'v1' } })
+    .wait(2000)
+    .stepStart(1, 'write', [KV])
+    .external('MODIFIED', KV, { deliver: true, set: { 'spec.version': 'v2' } })
+    .stepDone(1)
+    .write('patch', KV, { subresource: 'status', set: { 'status.version': 'v2' } });
+  const out = plan([fewer.events, upgradeTrace().events]);
+  const calls = plansOf(out, 'managed-system')
+    .map((p) => p.spec.faults[0]!)
+    .flatMap((f) => (f.type === 'app-unavailable' && 'call' in f.at ? [[f.at.call.operation, f.at.call.path, f.at.call.occurrence]] : []));
+  t.deepEqual(calls, [
+    ['POST', '/upgrade', 1],
+    ['GET', '/version', 1],
+  ]);
+  t.like(stages(out, 'managed-system'), { 'effective-writes': 5, deterministic: 3 });
+});
+
 test('without calls to an application there are no managed-system plans; unpruned, every answered call gets one', (t) => {
   const none = new TraceBuilder().external('ADDED', KV, { deliver: true }).write('patch', KV, { subresource: 'status', set: { 'status.version': 'v1' } });
   t.deepEqual(plansOf(plan(none.events), 'managed-system'), []);
