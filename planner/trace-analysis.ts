@@ -127,7 +127,8 @@ export class RunAnalyzer {
         if (this.full) this.delivery.onEpisode(e);
         break;
       case 'app-call':
-        if (this.full) this.appCalls.record(e);
+        // Every run: the other reference runs say whether a call recurs with the same rank.
+        this.appCalls.record(e);
         break;
       default:
         break;

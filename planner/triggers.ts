@@ -12,7 +12,8 @@
  * Its occurrence counts the earlier changes of the key that match the same fields, exactly as
  * change-match.ts `matchesChange` will count them at test time (test/planner checks this against it).
  */
-import type { ChangeTrigger, FieldChange, WriteTrigger } from '../src/model/plan.js';
+import type { CallTrigger, ChangeTrigger, FieldChange, WriteTrigger } from '../src/model/plan.js';
+import { matchesCall } from '../src/model/trigger.js';
 import type { ObjectKey } from '../src/model/object-key.js';
 import { splitFieldPath } from '../src/model/fields.js';
 import { jsonEqual } from '../src/model/json-value.js';
@@ -249,6 +250,11 @@ export class Triggers {
     return this.firesInMajority(trigger, (r) => r.writeCount(id) >= trigger.occurrence);
   }
 
+  /** Does the call trigger fire (the n-th such call of the controller to its application) in a majority of the reference runs and every normal-delivery run? */
+  deterministicCall(trigger: CallTrigger): boolean {
+    return this.firesInMajority(trigger, (r) => r.appCalls.filter((c) => matchesCall(trigger, c)).length >= trigger.occurrence);
+  }
+
   /**
    * How many distinct triggers fired in every reference run but not in some normal-delivery run (so
    * the `deterministic` stage dropped their candidates): the triggers serialized learning named that
@@ -258,7 +264,7 @@ export class Triggers {
     return this.unreproduced.size;
   }
 
-  private firesInMajority(trigger: ChangeTrigger | WriteTrigger, firesIn: (run: RunAnalysis) => boolean): boolean {
+  private firesInMajority(trigger: ChangeTrigger | WriteTrigger | CallTrigger, firesIn: (run: RunAnalysis) => boolean): boolean {
     if (!isMajority(1 + this.others.filter(firesIn).length, 1 + this.others.length)) return false;
     if (this.normalDelivery.every(firesIn)) return true;
     this.unreproduced.add(canonicalJson(trigger));

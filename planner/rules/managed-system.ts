@@ -34,12 +34,12 @@
  *   baseline          every call the application answered normally
  *   causality         calls a write of the controller followed before the workload's next step
  *   effective-writes  that write succeeded and changed the cluster
- *   deterministic     not judged yet for calls (every call is kept): whether the call recurs with the
- *                     same rank in the other reference runs is left to the run, which says "not injected"
+ *   deterministic     the call comes with the same rank (its operation and path counted as the
+ *                     trigger counts them) in a majority of the reference runs
  *   deduplicated      one plan per call (they are distinct by rank)
  */
 import type { ObjectKey } from '../../src/model/object-key.js';
-import type { ChangeTrigger } from '../../src/model/trigger.js';
+import type { CallTrigger, ChangeTrigger } from '../../src/model/trigger.js';
 import {
   describeFault,
   describeWrite,
@@ -74,6 +74,7 @@ export const managedSystemRule: PlanningRule = {
       counter.add('causality');
       if (context.prune && (!write || !isSuccess(write) || write.effect !== 'effective' || write.bookkeeping)) continue;
       counter.add('effective-writes');
+      if (context.prune && !context.triggers.deterministicCall(callTriggerOf(call))) continue;
       counter.add('deterministic');
       counter.add('deduplicated');
       const fault = unavailableFrom(call);
@@ -224,14 +225,19 @@ function writeAfter(main: RunAnalysis, call: AppCallRecord): WriteRecord | undef
 }
 
 /** The call and the address's later calls fail until the controller calls the address again. */
-export function unavailableFrom(call: AppCallRecord): AppUnavailableFault {
-  const at = {
+/** The trigger naming this call: the n-th call with its application, address, operation and path. */
+function callTriggerOf(call: AppCallRecord): CallTrigger {
+  return {
     application: call.application,
     key: call.key,
     operation: call.operation,
     ...(call.path !== undefined ? { path: call.path } : {}),
     occurrence: call.occurrence,
   };
+}
+
+export function unavailableFrom(call: AppCallRecord): AppUnavailableFault {
+  const at = callTriggerOf(call);
   return {
     type: 'app-unavailable',
     application: call.application,

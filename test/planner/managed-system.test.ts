@@ -11,27 +11,25 @@ import { plan, plansOf, stages } from './_helpers.js';
 const KV = 'KVStore/default/kv1';
 const POD = 'Pod/default/kv1-0';
 
-function upgradeTrace(): TraceBuilder {
-  return (
-    new TraceBuilder()
-      .stepStart(0, 'write', [KV])
-      .external('ADDED', KV, { deliver: true })
-      .stepDone(0)
-      .external('ADDED', POD)
-      .appCall('kv', POD, 'POST', '/upgrade?force=1')
-      .appCall('kv', POD, 'GET', '/version')
-      .write('patch', KV, { subresource: 'status', set: { 'status.version': 'v1' } })
-      .wait(2000)
-      // A health check the application failed, and one after which nothing was written.
-      .appCall('kv', POD, 'GET', '/health', 503)
-      .appCall('kv', POD, 'GET', '/health')
-      .stepStart(1, 'write', [KV])
-      .external('MODIFIED', KV, { deliver: true, set: { 'spec.version': 'v2' } })
-      .stepDone(1)
-      .appCall('kv', POD, 'POST', '/upgrade')
-      .appCall('kv', POD, 'GET', '/version')
-      .write('patch', KV, { subresource: 'status', set: { 'status.version': 'v2' } })
-  );
+/** `callsAfterChange: false`: the same run, but the controller does not call its application again after the change. */
+function upgradeTrace(callsAfterChange = true): TraceBuilder {
+  const b = new TraceBuilder()
+    .stepStart(0, 'write', [KV])
+    .external('ADDED', KV, { deliver: true })
+    .stepDone(0)
+    .external('ADDED', POD)
+    .appCall('kv', POD, 'POST', '/upgrade?force=1')
+    .appCall('kv', POD, 'GET', '/version')
+    .write('patch', KV, { subresource: 'status', set: { 'status.version': 'v1' } })
+    .wait(2000)
+    // A health check the application failed, and one after which nothing was written.
+    .appCall('kv', POD, 'GET', '/health', 503)
+    .appCall('kv', POD, 'GET', '/health')
+    .stepStart(1, 'write', [KV])
+    .external('MODIFIED', KV, { deliver: true, set: { 'spec.version': 'v2' } })
+    .stepDone(1);
+  if (callsAfterChange) b.appCall('kv', POD, 'POST', '/upgrade').appCall('kv', POD, 'GET', '/version');
+  return b.write('patch', KV, { subresource: 'status', set: { 'status.version': 'v2' } });
 }
 
 test('each call a write followed gets a plan that fails it and the address until the next call', (t) => {
@@ -84,6 +82,18 @@ test("OAT's schedule: the pods the controller called after a workload change cra
     crashes[0]!.spec.description,
     /^crash-loop the containers of Pod\/default\/kv1-0 when KVStore\/default\/kv1 is updated .* healed for 3 s, while the controller acts on the workload's change \(OAT's schedule\)$/,
   );
+});
+
+test('a call that does not come with the same rank in the other reference runs gets no plan (deterministic stage)', (t) => {
+  const out = plan([upgradeTrace(false).events, upgradeTrace().events]);
+  const calls = plansOf(out, 'managed-system')
+    .map((p) => p.spec.faults[0]!)
+    .flatMap((f) => (f.type === 'app-unavailable' && 'call' in f.at ? [[f.at.call.operation, f.at.call.path, f.at.call.occurrence]] : []));
+  t.deepEqual(calls, [
+    ['POST', '/upgrade', 1],
+    ['GET', '/version', 1],
+  ]);
+  t.like(stages(out, 'managed-system'), { 'effective-writes': 5, deterministic: 3 });
 });
 
 test('without calls to an application there are no managed-system plans; unpruned, every answered call gets one', (t) => {

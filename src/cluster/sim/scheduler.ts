@@ -5,8 +5,13 @@
  *
  * Filters honoured: spec.nodeSelector against node labels, required node affinity `matchFields` on
  * metadata.name (how DaemonSet pods are pinned) and `matchExpressions` on labels, node Ready and
- * spec.unschedulable. Scoring: the node with the fewest pods, ties broken by name. A pod that fits no
- * node gets PodScheduled=False/Unschedulable and is retried when nodes change.
+ * spec.unschedulable; and the VolumeBinding plugin's PreFilter on the pod's claims: a claim that
+ * does not exist, is being deleted or is Lost leaves the pod unscheduled (`persistentvolumeclaim "x"
+ * is being deleted`), so a pod recreated while its old claim terminates waits for the claim to go and
+ * its StatefulSet to create a new one, as kube-scheduler's podHasPVCs makes it. Not modelled: the
+ * wait for an unbound Immediate claim to bind. Scoring: the node with the fewest pods, ties broken by
+ * name. A pod that fits no node gets PodScheduled=False/Unschedulable and is retried when nodes or
+ * claims change.
  * Events as kube-scheduler writes them (events.k8s.io/v1, reportingController default-scheduler):
  * Scheduled "Successfully assigned <ns>/<pod> to <node>" (action Binding) after a binding, and
  * FailedScheduling (Warning, action Scheduling) with the fit error after each failed attempt.
@@ -15,7 +20,7 @@
  */
 import { isObject, type KubeObject } from '../../model/object-key.js';
 import type { Informer } from '../../kube/informer.js';
-import { condition, conditions, isBeingDeleted, isPodTerminal, setCondition, spec, str, type Labels } from './objects.js';
+import { claimNames, condition, conditions, isBeingDeleted, isPodTerminal, setCondition, spec, status, str, type Labels } from './objects.js';
 import type { ActionEventRecorder } from './events.js';
 import { isStatus, type SimContext, type WorkRunner } from './runtime.js';
 
@@ -32,6 +37,7 @@ export class Scheduler {
     runner: WorkRunner,
     private readonly pods: Informer,
     private readonly nodes: Informer,
+    private readonly claims: Informer | undefined,
   ) {
     this.enqueue = runner.register('scheduler', (key) => this.schedule(key));
     this.recorder = ctx.events.eventsRecorder('default-scheduler', SIM_HOSTNAME);
@@ -42,15 +48,21 @@ export class Scheduler {
   }
 
   static async start(ctx: SimContext, runner: WorkRunner): Promise<Scheduler | undefined> {
-    const [pods, nodes] = await Promise.all([ctx.informers.forKind('Pod', 'v1'), ctx.informers.forKind('Node', 'v1')]);
+    const [pods, nodes, claims] = await Promise.all([
+      ctx.informers.forKind('Pod', 'v1'),
+      ctx.informers.forKind('Node', 'v1'),
+      ctx.informers.forKind('PersistentVolumeClaim', 'v1'),
+    ]);
     if (!pods || !nodes) return undefined;
-    const s = new Scheduler(ctx, runner, pods, nodes);
+    const s = new Scheduler(ctx, runner, pods, nodes, claims);
     pods.subscribe((type, pod) => {
       if (type !== 'DELETED' && s.needsScheduling(pod)) s.enqueue(`${pod.metadata!.namespace}/${pod.metadata!.name}`, ctx.timing.podScheduleDelayMs);
     });
-    nodes.onChange(() => {
+    const retryAll = (): void => {
       for (const pod of pods.list()) if (s.needsScheduling(pod)) s.enqueue(`${pod.metadata!.namespace}/${pod.metadata!.name}`);
-    });
+    };
+    nodes.onChange(retryAll);
+    claims?.onChange(retryAll);
     return s;
   }
 
@@ -83,6 +95,11 @@ export class Scheduler {
     const [namespace, name] = key.split('/') as [string, string];
     const pod = this.pods.get(namespace, name);
     if (!pod || !this.needsScheduling(pod)) return;
+    const claimProblem = this.claimProblem(pod);
+    if (claimProblem) {
+      await this.markUnschedulable(pod, claimProblem);
+      return;
+    }
     const candidates = this.nodes.list().filter((n) => this.fits(pod, n));
     if (candidates.length === 0) {
       await this.markUnschedulable(pod);
@@ -116,10 +133,23 @@ export class Scheduler {
     await this.pods.waitUntil(() => !!spec(this.pods.get(namespace, name) ?? pod).nodeName || !this.pods.get(namespace, name), 2000);
   }
 
-  private async markUnschedulable(pod: KubeObject): Promise<void> {
+  /** The VolumeBinding plugin's podHasPVCs: why the pod's claims keep it from any node, if they do. */
+  private claimProblem(pod: KubeObject): string | undefined {
+    if (!this.claims) return undefined;
+    for (const name of claimNames(pod)) {
+      const claim = this.claims.get(pod.metadata?.namespace, name);
+      if (!claim) return `persistentvolumeclaim "${name}" not found`;
+      if (status(claim).phase === 'Lost') return `persistentvolumeclaim "${name}" bound to non-existent persistentvolume "${str(spec(claim).volumeName)}"`;
+      if (isBeingDeleted(claim)) return `persistentvolumeclaim "${name}" is being deleted`;
+    }
+    return undefined;
+  }
+
+  private async markUnschedulable(pod: KubeObject, preFilterMessage?: string): Promise<void> {
     const existing = condition(pod, 'PodScheduled');
     const total = this.nodes.list().length;
-    const message = `0/${total} nodes are available: ${total === 0 ? 'no nodes available to schedule pods' : `${total} node(s) didn't match Pod's node affinity/selector`}. preemption: 0/${total} nodes are available: ${total} Preemption is not helpful for scheduling.`;
+    const reason = preFilterMessage ?? (total === 0 ? 'no nodes available to schedule pods' : `${total} node(s) didn't match Pod's node affinity/selector`);
+    const message = `0/${total} nodes are available: ${reason}. preemption: 0/${total} nodes are available: ${total} Preemption is not helpful for scheduling.`;
     // handleSchedulingFailure records the fit error on every failed attempt, then updates the condition.
     this.record(pod, 'Warning', 'FailedScheduling', 'Scheduling', message);
     if (existing?.status === 'False' && existing.reason === 'Unschedulable' && existing.message === message) return;

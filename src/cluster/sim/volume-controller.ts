@@ -16,8 +16,8 @@
  *   pv.kubernetes.io/bind-completed and bound-by-controller annotations; PVC status Bound with
  *   capacity and access modes.
  * - When the claim is gone, its PV turns Released; with reclaimPolicy Delete it is then deleted.
- * - A PVC being deleted keeps its `kubernetes.io/pvc-protection` finalizer while a non-terminated pod
- *   uses it; a PV being deleted keeps `kubernetes.io/pv-protection` while Bound.
+ * - A PVC being deleted keeps its `kubernetes.io/pvc-protection` finalizer while a scheduled,
+ *   non-terminated pod uses it (an unscheduled one does not hold it); a PV being deleted keeps `kubernetes.io/pv-protection` while Bound.
  * With `bindVolumes: false` (next to a real kube-controller-manager) only the provisioner part runs:
  * PVs are created pre-bound and the released ones it provisioned are deleted; the rest is left to
  * the real PV and protection controllers.
@@ -424,7 +424,9 @@ export class VolumeController {
 
   private async protectClaim(pvc: KubeObject): Promise<void> {
     if (!hasFinalizer(pvc, PVC_PROTECTION)) return;
-    const inUse = this.pods.list(pvc.metadata?.namespace).some((p) => !isPodTerminal(p) && claimNames(p).includes(pvc.metadata!.name!));
+    // The pvc-protection controller's podUsesPVC counts scheduled pods only: the kubelet sees a pod once
+    // it is scheduled, and the scheduler never places one whose claim is being deleted.
+    const inUse = this.pods.list(pvc.metadata?.namespace).some((p) => !!spec(p).nodeName && !isPodTerminal(p) && claimNames(p).includes(pvc.metadata!.name!));
     if (inUse) return;
     await this.removeFinalizer(this.claims, pvc, PVC_PROTECTION);
   }

@@ -1,7 +1,7 @@
 /** Volumes, endpoints, namespace deletion, defaults and deterministic runs. */
 import test from 'ava';
 import { EmbeddedCluster } from '../../../src/cluster/index.js';
-import { eventually, getJson, isReady, podTemplate, startSimCluster } from './helpers.js';
+import { container, eventually, getJson, isReady, mergePatch, podTemplate, startSimCluster } from './helpers.js';
 import { clusterAuth } from '../helpers.js';
 
 test('a PVC is bound to a dynamically provisioned PV; deleting the PVC releases and deletes the PV', async (t) => {
@@ -207,4 +207,50 @@ test('deterministic runs reproduce pod names, pod IPs and provisioned volume nam
   t.is(first.length, 4);
   t.regex(first[3]!, /^pvc-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   t.deepEqual(first, second);
+});
+
+test("a pod whose claim is being deleted or missing is not scheduled and does not hold the claim, as kube-scheduler's VolumeBinding and pvc-protection", async (t) => {
+  const { core, log } = await startSimCluster(t);
+  const claim = { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+  await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: { ...claim, metadata: { name: 'data', finalizers: ['example.com/hold'] } } });
+  // No node has the label yet, so the pod is pending when its claim goes.
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: {
+      metadata: { name: 'p' },
+      spec: { containers: [container()], nodeSelector: { disk: 'ssd' }, volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }] },
+    },
+  });
+  const unschedulable = async (why: string) => {
+    const p = await core.readNamespacedPod({ name: 'p', namespace: 'default' });
+    const c = p.status?.conditions?.find((x) => x.type === 'PodScheduled');
+    return c?.status === 'False' && c.reason === 'Unschedulable' && c.message?.includes(why) ? p : undefined;
+  };
+  await eventually('the pod unschedulable: no node matches', () => unschedulable("didn't match Pod's node affinity/selector"), 5000, log);
+  await core.deleteNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
+  await eventually('the pod unschedulable: its claim is being deleted', () => unschedulable('persistentvolumeclaim "data" is being deleted'), 5000, log);
+  // pvc-protection counts scheduled pods only: the pending pod does not keep the claim.
+  await eventually(
+    'the claim left with only its own finalizer',
+    async () => {
+      const c = await core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
+      return c.metadata?.finalizers?.join() === 'example.com/hold';
+    },
+    5000,
+    log,
+  );
+  await core.patchNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default', body: { metadata: { finalizers: null } } }, mergePatch);
+  await eventually('the pod unschedulable: its claim is gone', () => unschedulable('persistentvolumeclaim "data" not found'), 5000, log);
+  await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: claim });
+  await core.patchNode({ name: 'node-1', body: { metadata: { labels: { disk: 'ssd' } } } }, mergePatch);
+  const running = await eventually(
+    'the pod running once the claim exists again and a node matches',
+    async () => {
+      const p = await core.readNamespacedPod({ name: 'p', namespace: 'default' });
+      return isReady(p) ? p : undefined;
+    },
+    5000,
+    log,
+  );
+  t.is(running.spec?.nodeName, 'node-1');
 });
