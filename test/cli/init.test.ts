@@ -486,3 +486,38 @@ test("code that imports a ZooKeeper client talks to ZooKeeper (pravega's zookeep
   writeFileSync(join(dir, 'test', 'e2e', 'zk.go'), 'package e2e\n\nimport _ "github.com/samuel/go-zookeeper/zk"\n');
   t.deepEqual(proposeIn(dir).applications, []);
 });
+
+test('a cobra root that only dispatches (elastic/cloud-on-k8s: `elastic-operator manager`) runs its manager subcommand, with flags named by constants read through them', (t) => {
+  const dir = copyFixture('memcached-operator');
+  const module = /^module\s+(\S+)/m.exec(readFileSync(join(dir, 'go.mod'), 'utf8'))![1]!;
+  const main = join(dir, 'cmd', 'main.go');
+  mkdirSync(join(dir, 'cmd', 'manager'));
+  mkdirSync(join(dir, 'pkg', 'flags'), { recursive: true });
+  writeFileSync(
+    join(dir, 'pkg', 'flags', 'flags.go'),
+    'package flags\n\nconst (\n\tMetricsPortFlag       = "metrics-port"\n\tOperatorNamespaceFlag = "operator-namespace"\n)\n',
+  );
+  // The manager command: the fixture's main as a cobra command whose flags are named by the constants.
+  const manager = readFileSync(main, 'utf8')
+    .replace(/^package main$/m, 'package manager')
+    .replace(
+      'func main() {',
+      `func Command() *cobra.Command {\n\tcmd := &cobra.Command{\n\t\tUse:  "manager",\n\t\tRunE: run,\n\t}\n\tcmd.Flags().Int(\n\t\tflags.MetricsPortFlag,\n\t\t8080,\n\t\t"Port to use for exposing metrics (set 0 to disable)",\n\t)\n\tcmd.Flags().String(flags.OperatorNamespaceFlag, "", "Kubernetes namespace the operator runs in")\n\treturn cmd\n}\n\nfunc run(_ *cobra.Command, _ []string) error {`,
+    )
+    .replace('import (', `import (\n\t"github.com/spf13/cobra"\n\t"${module}/pkg/flags"`);
+  writeFileSync(join(dir, 'cmd', 'manager', 'main.go'), manager);
+  writeFileSync(
+    main,
+    `package main\n\nimport (\n\t"github.com/spf13/cobra"\n\n\t"${module}/cmd/manager"\n)\n\nfunc main() {\n\trootCmd := &cobra.Command{\n\t\tUse:          "memcached-operator",\n\t\tSilenceUsage: true,\n\t}\n\trootCmd.AddCommand(manager.Command())\n\t_ = rootCmd.Execute()\n}\n`,
+  );
+  rmSync(join(dir, 'config', 'manager', 'manager.yaml'));
+  const p = proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q)));
+  t.is(p.main?.value, './cmd');
+  t.is(p.args.value[0], 'manager', 'the root command alone prints its usage and exits 0');
+  t.true(p.args.value.includes('--metrics-port=0'), 'a listener flag named by a constant is turned off');
+  t.true(p.args.value.includes('--operator-namespace=default'), "the operator's own namespace, which a pod gets from the downward API");
+  t.regex(p.args.why, /manager: the subcommand that runs the operator \(cmd\/manager\/main\.go\)/);
+  // A root that runs something itself is run as it is.
+  editFile(main, (text) => text.replace('SilenceUsage: true,', 'SilenceUsage: true,\n\t\tRun:          func(*cobra.Command, []string) {},'));
+  t.not(proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q))).args.value[0], 'manager');
+});

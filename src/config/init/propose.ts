@@ -198,6 +198,21 @@ function outOfCluster(main: MainPackageFact | undefined, seen: ReadonlySet<strin
   }
 }
 
+/** A flag naming the namespace the operator runs in (its Lease, its own Secrets): "Kubernetes namespace the operator runs in". */
+const OPERATOR_NAMESPACE_USAGE = /\bnamespace\b.*\b(operator|manager|controller)\s+(runs|is running|is deployed|lives)\b/i;
+
+/**
+ * The operator's own namespace, for a flag that has no default and that a pod would get from the
+ * downward API (elastic/cloud-on-k8s exits at start without `--operator-namespace`): the seeds' namespace.
+ */
+function operatorNamespace(main: MainPackageFact | undefined, seen: ReadonlySet<string>, namespace: string, out: string[], notes: string[]): void {
+  for (const d of main?.flagDefs ?? []) {
+    if (d.type !== 'String' || d.default || seen.has(d.name) || !/namespace/.test(d.name) || !OPERATOR_NAMESPACE_USAGE.test(d.usage ?? '')) continue;
+    out.push(`--${d.name}=${namespace}`);
+    notes.push(`--${d.name}=${namespace}: "${d.usage}" (the seeds' namespace)`);
+  }
+}
+
 /** The manager's args, with listeners turned off and file paths made relative to the repository. */
 function proposeArgs(
   manager: ManagerFact | undefined,
@@ -252,6 +267,7 @@ function proposeArgs(
     if (LEADER_FLAG.test(f.name) && !seen.has(f.name) && f.type === 'Bool' && f.default === 'true') leader = true;
   }
   outOfCluster(main, seen, out, notes);
+  operatorNamespace(main, seen, namespace, out, notes);
   // controller-runtime looks for the Lease's namespace in a pod's service-account files unless the code
   // names one: outside a pod the manager exits at start ("unable to find leader election namespace").
   const nsFlag = main?.flags.find((f) => LEADER_NAMESPACE_FLAG.test(f));
@@ -270,6 +286,11 @@ function proposeArgs(
   }
   if (out.some((a) => /=(127\.0\.0\.1:)?0$/.test(a) && isListener(main, splitArg(a).name ?? '')))
     notes.push('metrics, health and profiling listeners off (=0): plans run several at once, and a fixed port would collide');
+  const sub = main?.subcommand;
+  if (sub && out[0] !== sub.name) {
+    out.unshift(sub.name);
+    notes.push(`${sub.name}: the subcommand that runs the operator (${sub.file}); ${main.dir}'s root command runs none by itself and prints its usage`);
+  }
   return { args: out, notes, leader };
 }
 

@@ -79,6 +79,12 @@ export interface MainPackageFact {
    * v0.2; pkg/metrics/server since v0.16): percona-xtradb-cluster-operator's cmd/manager/main.go.
    */
   defaultMetricsPort: boolean;
+  /**
+   * The cobra subcommand that runs the operator, when main's root command runs nothing itself and
+   * only dispatches (elastic/cloud-on-k8s: `elastic-operator manager`; without it the binary prints
+   * its usage and exits 0), with the file that defines it.
+   */
+  subcommand: { name: string; file: string } | undefined;
 }
 
 /** A flag's definition: `flag.StringVar(&c.ListenAddr, "listen-address", ":9710", "Address to listen on for metrics.")`. */
@@ -320,17 +326,24 @@ function managerFacts(file: string, d: Doc): ManagerFact[] {
   });
 }
 
+/**
+ * A flag's definition; its name a string literal (group 3) or a constant (group 4, `operator.MetricsPortFlag`:
+ * elastic/cloud-on-k8s names every flag by a constant of pkg/controller/common/operator/flags.go).
+ */
 const FLAG_RE =
-  /\b(?:flag|pflag|fs|flags|f|cmd\.Flags\(\)|pflag\.CommandLine|flag\.CommandLine)\.(String|Bool|Int|Int32|Int64|Uint|Duration|Float64|StringSlice)(?:Var)?(P)?\(\s*(?:&[\w.]+\s*,\s*)?"([A-Za-z0-9][\w.-]*)"/g;
+  /\b(?:flag|pflag|fs|flags|f|cmd\.Flags\(\)|cmd\.PersistentFlags\(\)|pflag\.CommandLine|flag\.CommandLine)\.(String|Bool|Int|Int32|Int64|Uint|Duration|Float64|StringSlice)(?:Var)?(P)?\(\s*(?:&[\w.]+\s*,\s*)?(?:"([A-Za-z0-9][\w.-]*)"|(?:[A-Za-z_]\w*\.)?([A-Za-z_]\w*)\s*,)/g;
+/** A string constant (`MetricsPortFlag = "metrics-port"`, in a const block or not). */
+const STRING_CONST_RE = /^\s*(?:const\s+)?([A-Za-z_]\w*)\s*(?:string\s*)?=\s*"([A-Za-z0-9][\w.-]*)"\s*(?:\/\/.*)?$/gm;
 /** After a flag's name: the shorthand (P variants), the default (a string literal or a simple expression) and the usage string. */
 const FLAG_SHORTHAND_RE = /^\s*,\s*"[^"]*"/;
 const FLAG_REST_RE = /^\s*,\s*("(?:[^"\\\n]|\\.)*"|[^,"()\n]+?)\s*,\s*"((?:[^"\\\n]|\\.)*)"/;
 
-function flagDef(m: RegExpMatchArray, text: string): FlagDef {
-  let after = text.slice(m.index! + m[0].length, m.index! + m[0].length + 1000);
+function flagDef(m: RegExpMatchArray, name: string, text: string): FlagDef {
+  // A constant's match ends past its comma: the rest is read from the name's end, as for a literal.
+  let after = text.slice(m.index! + m[0].length - (m[4] ? 1 : 0), m.index! + m[0].length + 1000);
   if (m[2]) after = after.replace(FLAG_SHORTHAND_RE, '');
   const rest = FLAG_REST_RE.exec(after);
-  const def: FlagDef = { name: m[3]!, type: m[1]! };
+  const def: FlagDef = { name, type: m[1]! };
   if (!rest) return def;
   const raw = rest[1]!.trim();
   def.default = raw.startsWith('"') ? raw.slice(1, -1) : raw;
@@ -377,6 +390,56 @@ function importedFiles(root: string, mainFiles: string[], module: string | undef
   return out;
 }
 
+/** The body of the brace block that opens at `open` (the index of its `{`), or the rest of the text. */
+function braceBlock(text: string, open: number): string {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    if (text[i] === '{') depth++;
+    else if (text[i] === '}' && --depth === 0) return text.slice(open, i + 1);
+  }
+  return text.slice(open);
+}
+
+interface CobraCommand {
+  name: string;
+  file: string;
+  /** It has a Run or RunE of its own (a root without one only dispatches to its subcommands). */
+  runs: boolean;
+}
+
+/** The `&cobra.Command{...}` literals of a file: their `Use` (its first word) and whether they run. */
+function cobraCommands(file: string, text: string): CobraCommand[] {
+  const out: CobraCommand[] = [];
+  for (const m of text.matchAll(/&cobra\.Command\s*{/g)) {
+    const block = braceBlock(text, m.index! + m[0].length - 1);
+    const use = /\bUse:\s*"([^"\s]*)/.exec(block)?.[1] ?? '';
+    out.push({ name: use, file, runs: /\bRunE?\s*:/.test(block) });
+  }
+  return out;
+}
+
+/**
+ * The subcommand to run when main's root cobra command only dispatches (no Run, subcommands added):
+ * of the commands that run, one in a package that makes a controller-runtime manager, else one named
+ * like a manager; undefined when main runs a command itself or none fits.
+ */
+function cobraSubcommand(root: string, mainFiles: string[], imported: string[]): MainPackageFact['subcommand'] {
+  const texts = new Map([...mainFiles, ...imported].map((f) => [f, readText(join(root, f), 1024 * 1024) ?? '']));
+  const roots = mainFiles.flatMap((f) => cobraCommands(f, texts.get(f)!));
+  if (roots.length === 0 || roots.some((c) => c.runs) || !mainFiles.some((f) => texts.get(f)!.includes('.AddCommand('))) return undefined;
+  const makesManager = (file: string): boolean => [...texts].some(([f, text]) => dirname(f) === dirname(file) && NEW_MANAGER_RE.test(text));
+  const score = (c: CobraCommand): number => (makesManager(c.file) ? 2 : 0) + (/^(manager|operator|controller|run|start|serve)$/.test(c.name) ? 1 : 0);
+  const runners = imported.flatMap((f) => cobraCommands(f, texts.get(f)!)).filter((c) => c.runs && c.name !== '' && score(c) > 0);
+  return runners.sort((a, b) => score(b) - score(a) || (a.name < b.name ? -1 : 1)).map(({ name, file }) => ({ name, file }))[0];
+}
+
+/** The string constants of the files, by name: flags named by a constant are read through it. */
+function stringConstants(texts: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const text of texts) for (const m of text.matchAll(STRING_CONST_RE)) if (!out.has(m[1]!)) out.set(m[1]!, m[2]!);
+  return out;
+}
+
 function scanGoPackage(root: string, dir: string, files: string[], imported: string[]): MainPackageFact {
   const flags = new Map<string, FlagDef>();
   const literalPorts: { port: number; line: string }[] = [];
@@ -384,13 +447,17 @@ function scanGoPackage(root: string, dir: string, files: string[], imported: str
   let leaderElectionNamespace = false;
   let makesManager = false;
   let namesMetricsAddress = false;
+  const constants = stringConstants([...files, ...imported].map((f) => readText(join(root, f), 1024 * 1024) ?? ''));
   for (const f of [...files, ...imported]) {
     const text = readText(join(root, f), 1024 * 1024) ?? '';
     if (text.includes('"sigs.k8s.io/controller-runtime')) usesControllerRuntime = true;
     if (NEW_MANAGER_RE.test(text)) makesManager = true;
     if (METRICS_ADDRESS_RE.test(text)) namesMetricsAddress = true;
     if (/\bLeaderElectionNamespace\s*(:|=)/.test(text)) leaderElectionNamespace = true;
-    for (const m of text.matchAll(FLAG_RE)) if (!flags.has(m[3]!)) flags.set(m[3]!, flagDef(m, text));
+    for (const m of text.matchAll(FLAG_RE)) {
+      const name = m[3] ?? constants.get(m[4]!);
+      if (name !== undefined && !flags.has(name)) flags.set(name, flagDef(m, name, text));
+    }
     // Ports only where main is: the packages behind it hold their own servers' defaults too.
     if (!files.includes(f)) continue;
     for (const line of text.split('\n')) {
@@ -410,6 +477,7 @@ function scanGoPackage(root: string, dir: string, files: string[], imported: str
     literalPorts,
     leaderElectionNamespace,
     defaultMetricsPort: usesControllerRuntime && makesManager && !namesMetricsAddress,
+    subcommand: cobraSubcommand(root, files, imported),
   };
 }
 
