@@ -225,7 +225,7 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
   // A run that failed before any operation (the controller could not start, a setup file was refused)
   // is an error of the set-up, not a finding about the controller: no crash alarm for it.
   if (run.error && steps.every((s) => s.verdict === 'not-run')) return { sequence: sequence.name, steps, alarms: [], error: run.error };
-  alarms.push(...crashAlarms(run, sequence.name));
+  alarms.push(...crashAlarms(run, sequence.name, exitSteps(run.events, boundaries, sequence.steps.length)));
   return { sequence: sequence.name, steps, alarms, ...(run.error ? { error: run.error } : {}) };
 }
 
@@ -943,13 +943,28 @@ export function healthAlarms(state: State, sequence: string): ExploreAlarm[] {
   return alarms;
 }
 
-export function crashAlarms(run: Pick<SequenceRun, 'controllerExits' | 'controllerLog'>, sequence: string): ExploreAlarm[] {
+/**
+ * The crash alarms of a run: each exit kperturb did not cause, each panic or fatal error in the log.
+ * `exitStep` (from the run's trace) gives the 1-based operation step during which an incarnation
+ * exited: that exit, and the panics that incarnation logged, are that step's (the input it crashed
+ * on). A panic the controller survived (controller-runtime recovers a reconciler's) names no step.
+ */
+export function crashAlarms(
+  run: Pick<SequenceRun, 'controllerExits' | 'controllerLog'>,
+  sequence: string,
+  exitStep: ReadonlyMap<number, number> = new Map(),
+): ExploreAlarm[] {
   const alarms: ExploreAlarm[] = [];
+  const stepOf = (incarnation: number | undefined) => {
+    const step = incarnation !== undefined ? exitStep.get(incarnation) : undefined;
+    return step !== undefined ? { step } : {};
+  };
   for (const e of run.controllerExits ?? []) {
     if (!e.expected)
       alarms.push({
         oracle: 'crash',
         sequence,
+        ...stepOf(e.incarnation),
         message: `the controller exited (code ${String(e.code)}${e.signal ? `, signal ${e.signal}` : ''}) during the sequence`,
       });
   }
@@ -962,11 +977,27 @@ export function crashAlarms(run: Pick<SequenceRun, 'controllerExits' | 'controll
       alarms.push({
         oracle: 'crash',
         sequence,
+        ...stepOf(inc.incarnation),
         message: `${message} (environment: ${missing[0]}, a program of the controller's image)`,
         class: 'environment',
         why: `the controller runs a program its image ships and this machine lacks: ${missing[0]}`,
       });
-    else alarms.push({ oracle: 'crash', sequence, message });
+    else alarms.push({ oracle: 'crash', sequence, ...stepOf(inc.incarnation), message });
   }
   return alarms;
+}
+
+/** Per incarnation that exited after the first operation began: the 1-based operation step it exited in (the last one begun). */
+function exitSteps(events: readonly TraceEvent[], b: Boundaries, steps: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const e of events) {
+    if (e.type !== 'controller' || e.action !== 'exit') continue;
+    let step: number | undefined;
+    for (let k = 0; k < steps; k++) {
+      const start = b.start.get(operationStepIndex(k));
+      if (start !== undefined && start < e.seq) step = k + 1;
+    }
+    if (step !== undefined) out.set(e.incarnation, step);
+  }
+  return out;
 }

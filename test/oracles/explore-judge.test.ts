@@ -47,6 +47,11 @@ class RunBuilder {
     this.e({ type: 'workload-step', index, description: '', phase: 'start' });
     this.e({ type: 'workload-step', index, description: '', phase: 'done', ...extra });
   }
+  /** Controller incarnation `incarnation` exits now. */
+  exit(incarnation: number): this {
+    this.e({ type: 'controller', action: 'exit', incarnation, code: 2, signal: null });
+    return this;
+  }
   change(key: string, object: KubeObject, eventType = 'MODIFIED'): void {
     this.e({ type: 'cluster-change', eventType, key, resourceVersion: String(this.seq), object });
   }
@@ -244,6 +249,34 @@ test('a run that failed before its first operation is an error of the set-up, no
   } as unknown as SequenceRun;
   const [crashed] = judgeExploration([midway]);
   t.true(crashed!.alarms.some((a) => a.oracle === 'crash'));
+});
+
+test("a crash is the step's during which the controller exited: the exit and that incarnation's panic name it; a panic it survived names none", (t) => {
+  const steps = [step('integer-up', ['spec', 'size'], 3), step('object-delete', ['spec', 'resources'], undefined)];
+  const b = new RunBuilder()
+    .seed()
+    .op(0, { size: 3 }, [[STS, sts('cache:1', 3)]])
+    .op(1, { resources: undefined });
+  b.exit(1);
+  const crashed = {
+    ...run(steps, b),
+    controllerExits: [
+      { code: 2, signal: null, expected: false, incarnation: 1 },
+      { code: 0, signal: null, expected: true, incarnation: 2 },
+    ],
+    controllerLog:
+      '[1] starting\n[1] panic: runtime error: invalid memory address or nil pointer dereference\n[1] goroutine 1 [running]:\n[2] starting\n' +
+      '[2] E1129 Observed a panic: "index out of range" (runtime error)\n',
+  } as unknown as SequenceRun;
+  const [judged] = judgeExploration([crashed]);
+  t.deepEqual(
+    judged!.alarms.filter((a) => a.oracle === 'crash').map((a) => [a.step, a.message.replace(/line \d+/, 'line N')]),
+    [
+      [2, 'the controller exited (code 2) during the sequence'],
+      [2, 'controller.log line N: panic: runtime error: invalid memory address or nil pointer dereference'],
+      [undefined, 'controller.log line N: panic: Observed a panic: "index out of range" (runtime error)'],
+    ],
+  );
 });
 
 /** The CR as the controller reports on it: the seed with `spec` over it and `status`. */
