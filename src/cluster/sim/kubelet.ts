@@ -7,8 +7,9 @@
  *    PodScheduled=True;
  * 2. `podStartDelayMs` later: phase Running, podIP, every container running and ready, all
  *    conditions True;
- * 3. pods with restartPolicy Never or OnFailure (Job pods) "run" `podRunToCompletionMs`, then exit 0:
- *    phase Succeeded, containers terminated with reason Completed, Ready=False/PodCompleted.
+ * 3. pods with restartPolicy Never or OnFailure (Job pods) and no probed container "run"
+ *    `podRunToCompletionMs`, then exit 0: phase Succeeded, containers terminated with reason
+ *    Completed, Ready=False/PodCompleted.
  * A pod whose volume names a Secret or ConfigMap that does not exist (and is not `optional`) stays in
  * step 1, as the kubelet's volume manager keeps it there (a Warning FailedMount event
  * `MountVolume.SetUp failed for volume "v" : secret "s" not found`), until the object appears.

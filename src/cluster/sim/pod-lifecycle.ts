@@ -12,8 +12,9 @@
  *   a FailedMount warning, and the pod waits until the object appears;
  * - pod-start: `podStartDelayMs` after acceptance: image pulls, Created and Started events, phase
  *   Running with every container ready;
- * - pod-complete: a running pod with restartPolicy Never or OnFailure exits 0 after
- *   `podRunToCompletionMs`: phase Succeeded.
+ * - pod-complete: a running pod with restartPolicy Never or OnFailure and no probe exits 0 after
+ *   `podRunToCompletionMs`: phase Succeeded. A container with a readiness, liveness or startup
+ *   probe is a server (nifikop runs NiFi in bare pods with restartPolicy Never): it runs on.
  * Container faults (pod-crash plans; checked before pod-accept, so that pod-start never restarts a
  * faulted pod):
  * - container-crash: a running pod whose containers are to crash-loop: they exit 1 (lastState
@@ -233,7 +234,7 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
         NOT_BEING_DELETED,
         { key: '$runningAndReady', operator: 'Exists' },
         NO_FAULT_APPLIED,
-        { key: '.spec.restartPolicy', operator: 'In', values: ['Never', 'OnFailure'] },
+        { key: '$runsToCompletion', operator: 'Exists' },
       ],
     },
     delay: { from: 'running', ms: (_pod, ctx) => ctx.timing.podRunToCompletionMs },
@@ -243,6 +244,7 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
 
 export const POD_LIFECYCLE: Lifecycle<PodLifecycleContext> = {
   facts: {
+    runsToCompletion: (pod) => (runsToCompletion(pod) ? 'true' : undefined),
     runningAndReady: (pod) => (podPhase(pod) === 'Running' && condition(pod, 'Ready')?.status === 'True' ? 'true' : undefined),
     startsLater: (_pod, _memory, ctx) => (ctx.timing.podStartDelayMs > 0 ? 'true' : undefined),
     missingVolume: (pod, _memory, ctx) => volumeKey(ctx.missingVolume(pod)),
@@ -257,10 +259,19 @@ export const POD_LIFECYCLE: Lifecycle<PodLifecycleContext> = {
   stages: POD_STAGES,
 };
 
+/**
+ * A pod that exits by itself: restartPolicy Never or OnFailure (a Job's pod), and no container the
+ * kubelet probes. Nothing probes a task for readiness or liveness; a server in a bare pod with
+ * restartPolicy Never (nifikop's NiFi nodes, which the operator replaces when they stop) is probed.
+ */
 function runsToCompletion(pod: KubeObject): boolean {
   const policy = str(spec(pod).restartPolicy, 'Always');
-  return policy === 'Never' || policy === 'OnFailure';
+  if (policy !== 'Never' && policy !== 'OnFailure') return false;
+  const containers = Array.isArray(spec(pod).containers) ? (spec(pod).containers as unknown[]) : [];
+  return !containers.some((c) => isObject(c) && PROBES.some((probe) => isObject(c[probe])));
 }
+
+const PROBES = ['readinessProbe', 'livenessProbe', 'startupProbe'];
 
 const KUBELET_CONDITIONS = ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'];
 

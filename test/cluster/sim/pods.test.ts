@@ -170,6 +170,25 @@ test('a pod with restartPolicy Never runs to completion', async (t) => {
   );
 });
 
+test('a pod with restartPolicy Never and a probed container is a server: it keeps running', async (t) => {
+  // nifikop runs each NiFi node in a bare pod with restartPolicy Never and readiness/liveness
+  // probes, and replaces a pod whose container terminated: a simulated exit made it replace the
+  // pod every half second. The probed pod is created first, so it would have completed first.
+  const { core, log } = await startSimCluster(t, { podRunToCompletionMs: 100 });
+  const probed = { ...container(), readinessProbe: { exec: { command: ['true'] } }, livenessProbe: { tcpSocket: { port: 8080 } } };
+  await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'server' }, spec: { restartPolicy: 'Never', containers: [probed] } } });
+  await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'task' }, spec: { restartPolicy: 'Never', containers: [container()] } } });
+  await eventually(
+    'the task Succeeded',
+    async () => ((await core.readNamespacedPod({ name: 'task', namespace: 'default' })).status?.phase === 'Succeeded' ? true : undefined),
+    5000,
+    log,
+  );
+  const server = await core.readNamespacedPod({ name: 'server', namespace: 'default' });
+  t.is(server.status?.phase, 'Running');
+  t.truthy(server.status?.containerStatuses?.[0]?.state?.running);
+});
+
 test('a pod whose Secret or ConfigMap volume does not exist stays ContainerCreating until it does', async (t) => {
   // As the kubelet's volume manager: MountVolume.SetUp fails ("secret ... not found"), the
   // containers are not started; optional sources do not hold the pod (cass-operator's K8SSAND-1023
