@@ -188,6 +188,24 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
   if (end) {
     const unhealthy = healthAlarms(end, sequence.name);
     const last = steps.at(-1);
+    // A pod placed by a generated value: a node label or a node name no node has, an affinity term
+    // on a topology key no node carries, a scheduler no cluster runs. The scheduler leaves it
+    // Pending, or a pod bound to a node that does not exist stays (the embedded cluster runs no pod
+    // GC), and a StatefulSet waits for it before it rolls on, even after the CR stepped back
+    // (Kubernetes' "forced rollback"). That is the input asking for what the cluster does not have
+    // (Acto's unsatisfiable affinity, a misoperation), not the controller: the step whose marker the
+    // pod holds is a misoperation, and the pod and the objects that control it are notes on it.
+    const placed = placementLeftovers(end, sequence.steps);
+    const alarmUnlessPlaced = (a: ExploreAlarm): void => {
+      const by = a.object !== undefined ? placed.get(a.object) : undefined;
+      if (by === undefined) {
+        alarms.push(a);
+        return;
+      }
+      const judged = steps[by.step]!;
+      if (judged.verdict === 'ok') judged.verdict = 'misoperation';
+      judged.notes.push(`${a.message}: placed by this step's value (${by.holder} ${by.field} holds ${sequence.steps[by.step]!.marker})`);
+    };
     // Judged by recovery: a misoperation the sequence came back from is not a bug; one it ended on is labelled so.
     if (unhealthy.length > 0 && last?.kind === 'misoperation') {
       last.verdict = 'misoperation';
@@ -196,31 +214,12 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       // What an input the controller refused broke (zookeeper-operator puts a volumeMount of no
       // volume on its StatefulSet, whose pod the API server refuses) is that input's doing: the
       // rollback oracle judges whether re-applying the CR before it brings health back. An object
-      // already unhealthy before that step still alarms.
+      // already unhealthy before that step still alarms, unless an earlier step's value placed it.
       const before = new Set(healthAlarms(states[refusedAt] ?? new Map(), sequence.name).map((a) => a.object));
       for (const a of unhealthy)
-        if (before.has(a.object)) alarms.push(a);
+        if (before.has(a.object)) alarmUnlessPlaced(a);
         else steps[refusedAt]!.notes.push(`${a.message}: after the input it refused, judged by rolling it back`);
-    } else {
-      // A pod placed by a generated value: a node label or a node name no node has, an affinity term
-      // on a topology key no node carries. The scheduler leaves it Pending, or a pod bound to a node
-      // that does not exist stays (the embedded cluster runs no pod GC), and a StatefulSet waits for
-      // it before it rolls on, even after the CR stepped back (Kubernetes' "forced rollback"). That is
-      // the input asking for what the cluster does not have (Acto's unsatisfiable affinity, a
-      // misoperation), not the controller: the step whose marker the pod holds is a misoperation, and
-      // the pod and the objects that control it are notes on it.
-      const placed = placementLeftovers(end, sequence.steps);
-      for (const a of unhealthy) {
-        const by = a.object !== undefined ? placed.get(a.object) : undefined;
-        if (by === undefined) {
-          alarms.push(a);
-          continue;
-        }
-        const judged = steps[by.step]!;
-        if (judged.verdict === 'ok') judged.verdict = 'misoperation';
-        judged.notes.push(`${a.message}: placed by this step's value (${by.holder} ${by.field} holds ${sequence.steps[by.step]!.marker})`);
-      }
-    }
+    } else for (const a of unhealthy) alarmUnlessPlaced(a);
   }
   // A run that failed before any operation (the controller could not start, a setup file was refused)
   // is an error of the set-up, not a finding about the controller: no crash alarm for it.
@@ -874,8 +873,8 @@ function num(v: unknown): number {
   return typeof v === 'number' ? v : 0;
 }
 
-/** The pod fields that decide where it may run. */
-const PLACEMENT = ['nodeName', 'nodeSelector', 'affinity', 'topologySpreadConstraints'] as const;
+/** The pod fields that decide where it may run, and who places it (a scheduler no cluster runs never does). */
+const PLACEMENT = ['nodeName', 'nodeSelector', 'affinity', 'topologySpreadConstraints', 'schedulerName'] as const;
 
 /**
  * The objects a step's value left unplaced: each pod not Running whose placement fields hold the

@@ -165,19 +165,22 @@ test('health at the sequence end: a StatefulSet short of ready replicas alarms, 
   t.is(mis!.steps[0]!.verdict, 'misoperation');
 });
 
+const POD = 'Pod/default/c1-0';
+/** Pod c1-0 of StatefulSet c1, with these placement fields, in this phase. */
+const stsPod = (placement: Record<string, unknown>, phase: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: {
+    name: 'c1-0',
+    namespace: 'default',
+    ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'c1', uid: 'u1', controller: true }],
+  },
+  spec: { ...placement, containers: [{ name: 'c', image: 'cache:1' }] },
+  status: { phase },
+});
+
 test("a pod a step's value cannot place (a node label no node has) is the input, a misoperation; a pod Pending without it alarms", (t) => {
-  const POD = 'Pod/default/c1-0';
-  const pod = (nodeSelector: Record<string, string>, phase = 'Pending'): KubeObject => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: 'c1-0',
-      namespace: 'default',
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'c1', uid: 'u1', controller: true }],
-    },
-    spec: { nodeSelector, containers: [{ name: 'c', image: 'cache:1' }] },
-    status: { phase },
-  });
+  const pod = (nodeSelector: Record<string, string>, phase = 'Pending'): KubeObject => stsPod({ nodeSelector }, phase);
   const stuck = { ...sts('cache:1'), status: { readyReplicas: 1 } };
   const steps = [step('map-add-key', ['spec', 'nodeSelector'], { 'kpm-9': 'kpm-10' }, 'kpm-9'), step('string-change', ['spec', 'mode'], 'kpm-11', 'kpm-11')];
   const b = (p: KubeObject) =>
@@ -214,6 +217,47 @@ test("a pod a step's value cannot place (a node label no node has) is the input,
     running!.alarms.filter((a) => a.oracle === 'health').map((a) => a.object),
     [STS],
     'a StatefulSet short of ready replicas whose pod runs is not explained by where the pod was placed',
+  );
+});
+
+test("a pod whose scheduler a step named stays Pending: that step's misoperation, also when a later step's input is refused", (t) => {
+  // rabbitmq-operator's whole explore, sequence 32: schedulerName kpm-114 on the pod template, then
+  // 24 replicas and back to 1, which the operator refuses ("Cluster Scale down not supported"): 24
+  // pods Pending for want of scheduler kpm-114 alarmed as if the controller had broken them.
+  const pending = stsPod({ schedulerName: 'kpm-9' }, 'Pending');
+  const stuck = { ...sts('cache:1'), status: { readyReplicas: 1 } };
+  const steps = [step('string-change', ['spec', 'schedulerName'], 'kpm-9', 'kpm-9'), step('string-empty', ['spec', 'version'], '')];
+  const b = new RunBuilder()
+    .seed()
+    .op(0, { schedulerName: 'kpm-9' }, [
+      [POD, pending],
+      [STS, stuck],
+    ])
+    .op(1, { version: '' }, [[CR, crWith({ schedulerName: 'kpm-9', version: '' }, { phase: 'Error', message: 'spec.version: invalid value ""' })]]);
+  const [j] = judgeExploration([run(steps, b)]);
+  t.deepEqual(
+    j!.steps.map((s) => s.verdict),
+    ['misoperation', 'rejected'],
+  );
+  t.deepEqual(
+    j!.alarms.filter((a) => a.oracle === 'health'),
+    [],
+  );
+  t.true(j!.steps[0]!.notes.some((n) => n.includes(`${POD} is Pending`) && n.includes(`placed by this step's value (${POD} spec.schedulerName holds kpm-9)`)));
+  // Without the refused step: the same, through the end state.
+  const [alone] = judgeExploration([
+    run(
+      steps.slice(0, 1),
+      new RunBuilder().seed().op(0, { schedulerName: 'kpm-9' }, [
+        [POD, pending],
+        [STS, stuck],
+      ]),
+    ),
+  ]);
+  t.is(alone!.steps[0]!.verdict, 'misoperation');
+  t.deepEqual(
+    alone!.alarms.filter((a) => a.oracle === 'health'),
+    [],
   );
 });
 
@@ -520,7 +564,6 @@ test("rollback and differential: a client's last-applied annotation (an encoding
 });
 
 test('a pod the controller only execs into is not an object it writes: its fields are not judged as copies of the CR', (t) => {
-  const POD = 'Pod/default/c1-0';
   const pod = (image: string): KubeObject => ({
     apiVersion: 'v1',
     kind: 'Pod',
