@@ -21,7 +21,7 @@
 import { isObject } from '../../src/model/object-key.js';
 import { formatNodePath, walkNodes, type SchemaNode } from './schema.js';
 import { matchCoreTypes, type CoreTypeMatches } from './k8s-types.js';
-import { fillRequired, minimalValue } from './required.js';
+import { FILLER_IMAGE, fillRequired, isContainer, minimalValue } from './required.js';
 import {
   SeededRandom,
   allowsNumber,
@@ -537,6 +537,8 @@ function sampleValue(node: SchemaNode, ctx: Context, existing: readonly unknown[
         out[req] = v.value;
         marker ??= v.marker;
       }
+      // A pushed container runs only with an image, which the schema leaves optional (FILLER_IMAGE).
+      if (isContainer(node) && out.image === undefined) out.image = FILLER_IMAGE;
       // A list-map item needs a key no other item has: the marker gives one.
       return { value: out, ...(marker ? { marker } : {}) };
     }

@@ -110,7 +110,7 @@ export function minimalValue(node: SchemaNode, random: SeededRandom): unknown {
 }
 
 /** A Container as controller-gen embeds it: `name` required, a string `image` beside it. */
-function isContainer(node: SchemaNode): boolean {
+export function isContainer(node: SchemaNode): boolean {
   return (node.required ?? []).includes('name') && node.properties?.get('image')?.type === 'string';
 }
 

@@ -143,3 +143,14 @@ test('a container a write creates on its way gets a name and an image; one the C
     'an existing container is merged by name: no image added',
   );
 });
+
+test('a pushed container gets an image too: kube-apiserver refuses a pod whose container has none (zookeeper-operator: a pushed initContainer)', (t) => {
+  const campaign = generateExploration({ targets: [{ schema, kind: 'Rabbit', seeds: [seed] }], seed: 1, maxSteps: 3 });
+  const pushes = campaign.sequences.flatMap((s) => s.steps).filter((s) => s.operation === 'array-push' && s.property.endsWith('.containers'));
+  t.true(pushes.length > 0);
+  for (const p of pushes) {
+    const item = (p.value as Array<Record<string, unknown>>).at(-1)!;
+    t.is(item.image, FILLER_IMAGE);
+    t.is(typeof item.name, 'string');
+  }
+});
