@@ -81,8 +81,16 @@ for (const r of reproductions) {
   test.serial(`${r.bug} (${r.operator}): explore's ${r.operation} of ${r.property} alarms by the ${r.oracle} oracle`, async (t) => {
     t.true(docs.includes(r.bug), `docs/acto-bugs.md lists ${r.bug}`);
     const results = await exploration(r);
-    const stepOf = (sequence: string, step: number | undefined) =>
-      step === undefined ? undefined : results.sequences.find((s) => s.sequence === sequence)?.steps[step - 1];
+    const stepOf = (sequence: string, step: number | undefined) => {
+      if (step === undefined) return undefined;
+      const direct = results.sequences.find((s) => s.sequence === sequence)?.steps[step - 1];
+      if (direct) return direct;
+      // An alarm of a rollback run (`<sequence>-rollback-<k>`, which judges the steps after a refused
+      // step k): the rollback is its step k + 1, so its step n is the sequence's step n - 1.
+      const rollback = /^(.*)-rollback-(\d+)$/.exec(sequence);
+      if (!rollback || step <= Number(rollback[2]) + 1) return undefined;
+      return results.sequences.find((s) => s.sequence === rollback[1])?.steps[step - 2];
+    };
     const hits = results.alarms.filter((a) => {
       const st = stepOf(a.sequence, a.step);
       return a.oracle === r.oracle && a.message.includes(r.alarm) && st?.operation === r.operation && st.property === r.property;
