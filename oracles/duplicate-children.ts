@@ -9,7 +9,7 @@
  * name, which are stable across runs; UIDs are not).
  */
 import { isGeneratedName } from '../src/model/generated-names.js';
-import { formatKey, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
+import { controllerRef, formatKey, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
 import type { Alarm } from '../src/model/results.js';
 import type { Masks } from './masks.js';
 
@@ -28,7 +28,7 @@ function childCounts(endState: Record<ObjectKey, KubeObject>): Map<string, { fam
     const parts = parseKey(key);
     if (!parts || typeof prefix !== 'string' || !isGeneratedName(meta?.name, prefix)) continue;
     const refs = (meta as { ownerReferences?: OwnerRef[] }).ownerReferences ?? [];
-    const owner = refs.find((r) => r.controller === true) ?? refs[0];
+    const owner = controllerRef(obj) ?? refs[0];
     if (!owner || typeof owner.kind !== 'string' || typeof owner.name !== 'string') continue;
     const family = formatKey(parts.kind, parts.namespace, `${prefix}*`);
     const ownerText = `${owner.kind} ${owner.name}`;

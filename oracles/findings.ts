@@ -16,7 +16,7 @@
  * (`PlanResult.reruns`) is a bug only if the re-runs confirm it (oracles/confirmation.ts), else
  * `flaky`. Pure: results in, findings out.
  */
-import type { KubeObject, ObjectKey } from '../src/model/object-key.js';
+import { controllerKey, controllerRef, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
 import { foldTemplateHash } from '../src/model/generated-names.js';
 import type { OwnWrite } from '../src/model/controller-activity.js';
 import type { ClusterChangeEvent } from '../src/model/trace.js';
@@ -78,10 +78,9 @@ interface Write {
 
 /** The key of an object's controller owner (its ownerReference with controller: true) and that owner's uid. */
 function controllerOwner(obj: KubeObject): { key: ObjectKey; uid: string } | undefined {
-  const refs = obj.metadata?.ownerReferences;
-  const ref = Array.isArray(refs) ? refs.find((r) => r?.controller === true) : undefined;
-  if (!ref || typeof ref.kind !== 'string' || typeof ref.name !== 'string' || typeof ref.uid !== 'string') return undefined;
-  return { key: `${ref.kind}/${obj.metadata?.namespace ?? ''}/${ref.name}`, uid: ref.uid };
+  const key = controllerKey(obj);
+  const uid = controllerRef(obj)?.uid;
+  return key !== undefined && typeof uid === 'string' ? { key, uid } : undefined;
 }
 
 /** The controller's writes of a run, found by what its answer says and by object, each waiting for the change it made. */

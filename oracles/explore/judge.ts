@@ -20,7 +20,7 @@
  */
 import type { ClusterChangeEvent, RequestEvent, TraceEvent, WorkloadStepEvent } from '../../src/model/trace.js';
 import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
-import { formatKey, isObject } from '../../src/model/object-key.js';
+import { controllerKey, isObject } from '../../src/model/object-key.js';
 import { WRITE_VERBS } from '../../src/model/api-path.js';
 import { writeIdentity } from '../../src/model/controller-write.js';
 import { formatPath, isKeyedSegment, parseFieldPath, type FieldPath } from '../../src/model/field-path.js';
@@ -896,16 +896,10 @@ function placementLeftovers(state: State, steps: readonly ExploreStep[]): Map<Ob
     let k: ObjectKey | undefined = key;
     for (let depth = 0; k !== undefined && depth < 3; depth++) {
       out.set(k, { step: hit.step, holder: key, field: hit.field });
-      k = controllerOf(state.get(k));
+      k = controllerKey(state.get(k));
     }
   }
   return out;
-}
-
-/** The key of the object's controlling owner (`ownerReferences[].controller`), in its namespace. */
-function controllerOf(obj: KubeObject | undefined): ObjectKey | undefined {
-  const owner = obj?.metadata?.ownerReferences?.find((r) => r.controller === true);
-  return owner ? formatKey(owner.kind, obj!.metadata?.namespace, owner.name) : undefined;
 }
 
 export function healthAlarms(state: State, sequence: string): ExploreAlarm[] {

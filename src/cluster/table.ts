@@ -8,7 +8,7 @@
  * The server always fills every column, priority 1 (`-o wide`) ones included; kubectl hides those
  * without `-o wide`.
  */
-import { isObject, type KubeObject } from '../model/object-key.js';
+import { controllerRef, isObject, type KubeObject } from '../model/object-key.js';
 import type { PrinterColumn, ResourceDefinition } from './registry.js';
 
 type Obj = Record<string, unknown>;
@@ -452,7 +452,7 @@ function bindingCells(b: KubeObject, now: number): Cell[] {
 }
 
 function controllerRevisionCells(r: KubeObject, now: number): Cell[] {
-  const owner = (r.metadata?.ownerReferences ?? []).find((o) => o.controller === true);
+  const owner = controllerRef(r);
   let controller = '<none>';
   if (owner) {
     const group = owner.apiVersion.includes('/') ? owner.apiVersion.split('/')[0]! : '';

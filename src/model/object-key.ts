@@ -61,6 +61,20 @@ export interface OwnerReference {
   blockOwnerDeletion?: boolean;
 }
 
+/** The object's controlling owner reference (`ownerReferences[].controller: true`), if any. */
+export function controllerRef(obj: KubeObject | undefined): OwnerReference | undefined {
+  const refs: unknown = obj?.metadata?.ownerReferences;
+  if (!Array.isArray(refs)) return undefined;
+  return (refs as unknown[]).find((r): r is OwnerReference => isObject(r) && r.controller === true);
+}
+
+/** The key of the object's controlling owner, in the object's namespace (owners are never in another one). */
+export function controllerKey(obj: KubeObject | undefined): ObjectKey | undefined {
+  const ref = controllerRef(obj);
+  if (!ref || typeof ref.kind !== 'string' || typeof ref.name !== 'string') return undefined;
+  return formatKey(ref.kind, obj?.metadata?.namespace || undefined, ref.name);
+}
+
 /** Key of an object that carries its own kind (objects inside lists may not: pass `kind`). */
 export function keyOf(obj: KubeObject, kind?: string): ObjectKey | undefined {
   const k = kind ?? obj.kind;

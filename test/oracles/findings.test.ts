@@ -259,6 +259,29 @@ test('extra creates of children whose owner was already gone are one divergence,
   t.regex(found[0]!.summary, /creates children of MongoCluster\/default\/mc1 after it was gone \(Secret\/default\/mc1-users first\)/);
 });
 
+test('a cluster-scoped child of a live cluster-scoped owner is an extra create, not one after its owner was gone', (t) => {
+  const owner: KubeObject = { apiVersion: 'demo/v1', kind: 'Tenant', metadata: { name: 't1', uid: 'u1' } };
+  const role: KubeObject = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 't1-reader', ownerReferences: [{ apiVersion: 'demo/v1', kind: 'Tenant', name: 't1', uid: 'u1', controller: true }] },
+  };
+  const alarms: Alarm[] = [{ oracle: 'update-summary', check: 'created', object: 'ClusterRole/t1-reader', reference: [0], test: 1, message: '' }];
+  const refs = [madeBy(runWith([], [['ADDED', owner]]), [])];
+  const test = madeBy(
+    runWith(
+      [],
+      [
+        ['ADDED', owner],
+        ['ADDED', role],
+      ],
+    ),
+    [1],
+  );
+  // The owner's key has no namespace part (Tenant/t1), as the trace's keys of cluster-scoped objects.
+  t.deepEqual(firstDivergence(refs, test, alarms), { kind: 'extra', verb: 'create', object: 'ClusterRole/t1-reader' });
+});
+
 test('a write the test run never made is a missing divergence; without state alarms there is none', (t) => {
   const refs = [runWith([], [['ADDED', configMap('data-0', {})]])];
   const run = runWith([], []);

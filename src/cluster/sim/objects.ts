@@ -4,7 +4,7 @@
  * timestamps and the template hash used in names.
  */
 import { asLabelSelector, matchesLabelSelector } from '../../model/label-selector.js';
-import { isObject, type KubeObject, type OwnerReference } from '../../model/object-key.js';
+import { controllerRef, isObject, type KubeObject, type OwnerReference } from '../../model/object-key.js';
 
 export type Labels = Record<string, string>;
 
@@ -44,9 +44,8 @@ export function mapSelectorMatches(selector: unknown, labels: Labels | undefined
   return Object.entries(selector).every(([k, v]) => l[k] === v);
 }
 
-export function controllerRef(obj: KubeObject): OwnerReference | undefined {
-  return (obj.metadata?.ownerReferences ?? []).find((r) => r.controller === true);
-}
+/** The model's definition, re-exported beside the other object helpers the simulated controllers use. */
+export { controllerRef };
 
 export function isControlledBy(obj: KubeObject, owner: KubeObject): boolean {
   return controllerRef(obj)?.uid === owner.metadata?.uid;
