@@ -124,8 +124,13 @@ build_one() { # build_one NAME
 
 mkdir -p "$cache_root"
 if command -v flock >/dev/null 2>&1; then
-  exec 9>"$cache_root/.build.lock"
-  flock 9
+  exec 9>>"$cache_root/.build.lock"
+  if ! flock -n 9; then
+    # Another setup builds into the same cache: say so, and who, rather than wait in silence.
+    log "waiting for $cache_root/.build.lock: another setup holds it (pid $(cat "$cache_root/.build.lock.pid" 2>/dev/null || echo unknown))"
+    flock 9
+  fi
+  echo $$ >"$cache_root/.build.lock.pid"
 fi
 all_started=$(date +%s)
 failed=
