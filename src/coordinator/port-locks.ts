@@ -17,7 +17,10 @@
  * `<port>.shared.<pid>.<n>`): shared locks coexist, an exclusive one waits until none is held, and a
  * shared one waits while an exclusive one is held or wanted. Each side writes its file before it
  * looks for the other's, so two never both go ahead; an exclusive taker keeps its file while it
- * waits for the shared holders to finish, so that new ones wait behind it.
+ * waits for the shared holders to finish, so that new ones wait behind it. Waiters go in the order
+ * they came: a stub run that waits leaves a file `<port>.queued-shared.<pid>.<n>` saying since when,
+ * and a controller's run that came later lets it go first (two Percona campaigns on one machine,
+ * taking :8080 in turns, otherwise kept a NiFi stub run waiting for as long as both ran).
  */
 import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -35,6 +38,8 @@ export interface PortLockOptions {
   onWait?: (port: number, reason: string) => void;
   /** Gives up after this long, with an error naming the port (default: 30 min). */
   timeoutMs?: number;
+  /** How often a waiting run looks again (default: 250 ms). */
+  pollMs?: number;
 }
 
 /** The ports a run locks: exclusively (a controller binds them on every interface) or shared (stubs on pod addresses). */
@@ -64,21 +69,26 @@ export async function lockPorts(ports: readonly number[] | RunPorts, options: Po
     for (const [port, mode] of [...modes].sort(([a], [b]) => a - b)) {
       let told = false;
       let keeping: string | undefined;
+      const since = Date.now();
+      let queued: string | undefined;
       for (;;) {
-        const taken = mode === 'exclusive' ? await takeExclusive(dir, port, keeping) : takeShared(dir, port);
+        const taken = mode === 'exclusive' ? await takeExclusive(dir, port, keeping, since) : takeShared(dir, port);
         if ('file' in taken) {
+          if (queued) unlinkQuietly(queued);
           held.push(taken.file);
           break;
         }
+        if (mode === 'shared' && !queued) queued = queueShared(dir, port, since);
         keeping = taken.keeping;
         if (!told) options.onWait?.(port, taken.reason);
         told = true;
         if (Date.now() >= deadline) {
           if (keeping) unlinkQuietly(keeping);
+          if (queued) unlinkQuietly(queued);
           const what = mode === 'exclusive' ? 'the controller binds it (controller.ports)' : 'an application stub listens there (applications)';
           throw new Error(`port ${port} stayed busy (${taken.reason}); ${what}`);
         }
-        await sleep(POLL_MS);
+        await sleep(options.pollMs ?? POLL_MS);
       }
     }
   } catch (err) {
@@ -94,9 +104,11 @@ type Taken = { file: string } | { reason: string; keeping?: string };
  * The exclusive lock of `port`, or why not now. `keeping`: the lock file this taker already holds
  * while shared holders finish (kept, so that no new one starts).
  */
-async function takeExclusive(dir: string, port: number, keeping: string | undefined): Promise<Taken> {
+async function takeExclusive(dir: string, port: number, keeping: string | undefined, since: number): Promise<Taken> {
   const file = keeping ?? join(dir, `${port}.lock`);
   if (!keeping) {
+    const earlier = liveHolders(dir, `${port}.queued-shared.`).find((h) => h.since !== undefined && Date.parse(h.since) < since);
+    if (earlier) return { reason: `an application stub run of pid ${earlier.pid} waits for it since before this run` };
     const holder = tryLockFile(file);
     if (holder) return { reason: `held by pid ${holder.pid}` };
   }
@@ -123,9 +135,20 @@ function takeShared(dir: string, port: number): Taken {
   return { file };
 }
 
+/** Marks a stub run as waiting for `port` since `since`, so that controllers' runs that come later wait behind it. */
+function queueShared(dir: string, port: number, since: number): string {
+  const file = join(dir, `${port}.queued-shared.${process.pid}.${++sharedCount}`);
+  writeFileSync(file, JSON.stringify({ pid: process.pid, since: new Date(since).toISOString() } satisfies LockHolder) + '\n');
+  return file;
+}
+
 /** The live holders of shared locks of `port`; files of processes that are gone are removed. */
 function liveSharedHolders(dir: string, port: number): LockHolder[] {
-  const prefix = `${port}.shared.`;
+  return liveHolders(dir, `${port}.shared.`);
+}
+
+/** The live processes named by the files starting with `prefix`; files of processes that are gone are removed. */
+function liveHolders(dir: string, prefix: string): LockHolder[] {
   const live: LockHolder[] = [];
   for (const name of readdirSync(dir)) {
     if (!name.startsWith(prefix)) continue;

@@ -138,3 +138,30 @@ test('a stub run waits while a controller holds the port', async (t) => {
   });
   t.pass();
 });
+
+test("a stub run that waits goes before a controller's run that came after it", async (t) => {
+  const dir = lockDir(t);
+  const port = await freePort();
+  const events: string[] = [];
+  const first = await lockPorts([port], { dir });
+  // The stub run looks again only every 2 s, the later controller run every 10 ms: by polling alone,
+  // the controller run would take the port as soon as the first one lets it go.
+  const stubWaits = new Promise<string>((resolve) => {
+    void lockPorts({ exclusive: [], shared: [port] }, { dir, pollMs: 2000, onWait: (_p, reason) => resolve(reason) }).then((release) => {
+      events.push('stub run locked');
+      release();
+      events.push('stub run released');
+    });
+  });
+  t.is(await stubWaits, `held by pid ${process.pid}, whose controller binds it`);
+  const laterLocked = new Promise<void>((resolve) => {
+    void lockPorts([port], { dir, pollMs: 10 }).then((release) => {
+      events.push('later controller run locked');
+      release();
+      resolve();
+    });
+  });
+  first();
+  await laterLocked;
+  t.deepEqual(events, ['stub run locked', 'stub run released', 'later controller run locked']);
+});
