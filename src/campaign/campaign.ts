@@ -161,7 +161,8 @@ async function learnWorkloads(
       const quietMs = sized.window(
         config.settle.quietMsGiven === false && silences.length > 0 ? learnedQuietMs(silences, config.settle.quietMs) : config.settle.quietMs,
       );
-      if (quietMs !== config.settle.quietMs) opts.log(`  it settles after ${quietMs} ms of quiet, learned from the runs before it`);
+      if (quietMs !== config.settle.quietMs)
+        opts.log(`  it settles after ${quietMs} ms of quiet, ${sized.ms === undefined ? 'learned' : 'sized'} from the runs before it`);
       const { record } = await executeRun({
         config: withQuietMs(config, quietMs),
         workload,
