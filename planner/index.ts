@@ -181,4 +181,12 @@ export { errorPathRule } from './rules/error-path.js';
 export { staleStateRule } from './rules/stale-state.js';
 export { unobservedStateRule } from './rules/unobserved-state.js';
 export { managedSystemRule, MANAGED_WINDOW_SECONDS } from './rules/managed-system.js';
-export { learnedQuietMs, SilenceMeter, QUIET_WINDOW_FACTOR, QUIET_WINDOW_FLOOR_MS, type SilenceBeforeWrite } from './quiet-window.js';
+export {
+  learnedQuietMs,
+  sizedQuietMs,
+  SilenceMeter,
+  QUIET_WINDOW_FACTOR,
+  QUIET_WINDOW_FLOOR_MS,
+  SIZED_WINDOW_FACTOR,
+  type SilenceBeforeWrite,
+} from './quiet-window.js';

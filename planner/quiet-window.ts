@@ -72,3 +72,15 @@ export function learnedQuietMs(longestSilences: readonly number[], configuredMs:
   const longest = Math.max(0, ...longestSilences);
   return Math.min(configuredMs, Math.max(QUIET_WINDOW_FLOOR_MS, Math.ceil(longest * QUIET_WINDOW_FACTOR)));
 }
+
+/**
+ * How much longer than a measured silence-then-write a sized window is: a controller whose runs show
+ * such silences (percona-server-mongodb-operator dials mongod for 10-20 s, silent, then writes the
+ * CR's status) settles only after a quiet longer than the longest of them.
+ */
+export const SIZED_WINDOW_FACTOR = 1.25;
+
+/** The window sized from a silence of `silenceMs` that ended in a write, at most the settle's timeout (a longer one could never be met). */
+export function sizedQuietMs(silenceMs: number, timeoutMs: number): number {
+  return Math.min(timeoutMs, Math.ceil(silenceMs * SIZED_WINDOW_FACTOR));
+}

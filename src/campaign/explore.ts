@@ -51,6 +51,7 @@ import { formatPath, type FieldPath } from '../model/field-path.js';
 import type { TraceEvent } from '../model/trace.js';
 import { CampaignLayout } from './layout.js';
 import { learn, plan, test, type CampaignOptions, type LearnOptions } from './campaign.js';
+import { withQuietMs } from './quiet-window.js';
 import { PATTERNS, type Pattern, type TestPlan } from '../model/plan.js';
 import type { PlanResult, Verdict } from '../model/results.js';
 
@@ -365,8 +366,13 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
   opts.log(
     `explore ${config.name}: ${campaign.sequences.length} sequence(s), ${steps} operation step(s) (seed ${campaign.seed}, up to ${campaign.maxSteps} per sequence)`,
   );
-  const generated = exploreConfig(config, campaign);
-  await learn(sequenceRunsConfig(generated, opts.perturb), exploreLearnOptions(opts));
+  const sequencesConfig = exploreConfig(config, campaign);
+  const learned = await learn(sequenceRunsConfig(sequencesConfig, opts.perturb), exploreLearnOptions(opts));
+  // A window the sequences' runs sized (quiet-window.ts SizedSettleWindow) is where the oracles' own runs start.
+  const sizedMs = Math.max(0, ...learned.map((s) => s.sizedQuietMs ?? 0));
+  const sized = (c: ControllerUnderTest): ControllerUnderTest => (sizedMs > 0 ? withQuietMs(c, sizedMs) : c);
+  const generated = sized(sequencesConfig);
+  config = sized(config);
   const runs: Array<SequenceRun & { runDir: string }> = [];
   for (const seq of campaign.sequences) {
     const runDir = layout.referenceRun(seq.name, 1);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { ControllerUnderTest } from '../config/config.js';
 import { readTrace } from '../io/trace-io.js';
 import { RUN_FILES } from '../io/run-files.js';
-import { learnedQuietMs, SilenceMeter, type SilenceBeforeWrite } from '../../planner/index.js';
+import { learnedQuietMs, SilenceMeter, sizedQuietMs, type SilenceBeforeWrite } from '../../planner/index.js';
 import type { Log } from './options.js';
 
 /**
@@ -70,11 +70,47 @@ export const withQuietMs = (config: ControllerUnderTest, quietMs: number): Contr
  * wrote (a requeue after a delay, a slow reconcile). A run can settle in such a silence and read its
  * end state before that write, and learning only ever shortens the window.
  */
-export function settleWindowWarning(config: ControllerUnderTest, runs: readonly RunSilence[]): string | undefined {
+export function settleWindowWarning(config: ControllerUnderTest, runs: readonly RunSilence[], sized = false): string | undefined {
   let worst: { dir: string; silence: SilenceBeforeWrite } | undefined;
   for (const { dir, pastWindow: silence } of runs) if (silence && silence.ms > (worst?.silence.ms ?? -1)) worst = { dir, silence };
   if (!worst) return undefined;
   const { ms, request } = worst.silence;
-  const window = config.settle.quietMsGiven === false ? `the default ${config.settle.quietMs} ms` : `${config.settle.quietMs} ms`;
+  const window = sized
+    ? `${config.settle.quietMs} ms, sized from the runs`
+    : config.settle.quietMsGiven === false
+      ? `the default ${config.settle.quietMs} ms`
+      : `${config.settle.quietMs} ms`;
   return `kperturb: warning: ${config.file} at settle.quietMs: a quiet window longer than the controller's pauses (got ${window}): in ${worst.dir} it was silent for ${ms} ms, nothing new shown to it, and then sent ${request.verb} ${request.key ?? request.path}, so a run can settle and read its end state before such a write; set settle.quietMs above ${ms}`;
+}
+
+/**
+ * learn's window when kperturb.yaml sets no `settle.quietMs` and a run shows the window it settled on
+ * too short (silent at least that long, nothing new shown to it, then a write): from then on runs
+ * settle on a window sized from that silence (sizedQuietMs), and the run that showed it is run again
+ * on it, since its own settles could end inside such a silence and its end state be read before the
+ * write. Shared by the workloads of one learn: they run the same controller.
+ */
+export class SizedSettleWindow {
+  /** The sized window, once a run showed the window too short. */
+  ms: number | undefined;
+
+  constructor(private readonly config: ControllerUnderTest) {}
+
+  /** The window a run settles on: the sized one, else what learn would use. */
+  window(otherwise: number): number {
+    return this.ms ?? otherwise;
+  }
+
+  /** After a run that settled on `usedMs` (its silences measured against it): true when it sized the window from them. */
+  grow(silence: RunSilence | undefined, usedMs: number, log: Log): boolean {
+    const past = silence?.pastWindow;
+    if (this.config.settle.quietMsGiven !== false || !past || past.ms < usedMs) return false;
+    const sized = sizedQuietMs(past.ms, this.config.settle.timeoutSeconds * 1000);
+    if (sized <= usedMs) return false;
+    this.ms = sized;
+    log(
+      `  in ${silence!.dir} the controller was silent for ${past.ms} ms, nothing new shown to it, and then sent ${past.request.verb} ${past.request.key ?? past.request.path}: longer than the ${usedMs} ms window it settled on, so runs settle after ${sized} ms of quiet from now on (settle.quietMs in kperturb.yaml sets it), and this run is run again`,
+    );
+    return true;
+  }
 }

@@ -1,7 +1,9 @@
 /**
  * learn: the first reference run of a workload settles on the configured quiet window (1 s by
  * default); later runs settle on the window the runs before them learned (planner/quiet-window.ts),
- * as test runs do, unless kperturb.yaml sets settle.quietMs.
+ * as test runs do, unless kperturb.yaml sets settle.quietMs. A run that shows its window too short
+ * (silent that long, then a write) sizes the window from that silence for the runs after it, and is
+ * run again on it.
  */
 import test from 'ava';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,13 +14,14 @@ import { CampaignLayout } from '../../src/campaign/layout.js';
 import { loadConfig } from '../../src/config/config.js';
 import { readTrace } from '../../src/io/trace-io.js';
 import type { RunRecord } from '../../src/model/results.js';
-import { learnedQuietMs, SilenceMeter } from '../../planner/index.js';
+import { learnedQuietMs, SilenceMeter, sizedQuietMs } from '../../planner/index.js';
 import { writeMirrorConfig } from './_mirror-campaign.js';
 
 /** The mirror controller's campaign with 3 reference runs and `quietMs` set in kperturb.yaml, or not (the default, 1 s). */
-function campaign(quietMs?: number) {
+function campaign(quietMs?: number, env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-learn-quiet-'));
-  const written = loadConfig(writeMirrorConfig(dir, ['a']));
+  const loaded = loadConfig(writeMirrorConfig(dir, ['a']));
+  const written = { ...loaded, controller: { ...loaded.controller, env: { ...loaded.controller.env, ...env } } };
   const settle = quietMs === undefined ? { quietMs: 1000, timeoutSeconds: 20, quietMsGiven: false } : { quietMs, timeoutSeconds: 20, quietMsGiven: true };
   return { dir, config: { ...written, referenceRuns: 3, settle }, out: join(dir, 'out') };
 }
@@ -55,4 +58,38 @@ test('a window set in kperturb.yaml is every reference run’s', async (t) => {
     [1, 2].map((n) => recordOf(layout.referenceRun('w', n)).quietMs),
     [600, 600],
   );
+});
+
+/** The longest silence of a run that a write of the controller ended, at least `capMs`. */
+async function silenceBeforeWrite(runDir: string, capMs: number): Promise<number | undefined> {
+  const meter = new SilenceMeter(capMs);
+  for await (const e of readTrace(join(runDir, 'controller.trace.jsonl'))) meter.add(e);
+  return meter.pastWindow()?.ms;
+}
+
+test('a run silent longer than its window and then writing sizes the window from that silence, and is run again on it', async (t) => {
+  // Each reconcile waits 1.5 s, silent, then writes: longer than the default 1 s window.
+  const { dir, config, out } = campaign(undefined, { MIRROR_SILENT_MS: '1500' });
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const lines: string[] = [];
+  const [learned] = await learn({ ...config, referenceRuns: 2 }, { out, log: (l) => void lines.push(l) });
+  const sized = learned!.sizedQuietMs;
+  t.truthy(sized, lines.join('\n'));
+  const layout = new CampaignLayout(out, 'mirror');
+  const [ref1, ref2] = [1, 2].map((n) => layout.referenceRun('w', n));
+  // The kept first run is the one run again: it settled on the sized window, and so did the second.
+  t.is(recordOf(ref1!).quietMs, sized);
+  t.is(recordOf(ref2!).quietMs, sized);
+  t.true(
+    lines.some((l) =>
+      /the controller was silent for \d+ ms, nothing new shown to it, and then sent create .*longer than the 1000 ms window it settled on, so runs settle after \d+ ms of quiet from now on .*and this run is run again/.test(
+        l,
+      ),
+    ),
+    lines.join('\n'),
+  );
+  // Sized from a silence the runs showed: one at least the default window, which the sized one exceeds.
+  const silence = await silenceBeforeWrite(ref1!, 1000);
+  t.truthy(silence);
+  t.true(sized! > silence! && sized! <= sizedQuietMs(2 * silence!, 20_000), `${sized} for a ${silence} ms silence`);
 });

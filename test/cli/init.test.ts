@@ -521,3 +521,142 @@ test('a cobra root that only dispatches (elastic/cloud-on-k8s: `elastic-operator
   editFile(main, (text) => text.replace('SilenceUsage: true,', 'SilenceUsage: true,\n\t\tRun:          func(*cobra.Command, []string) {},'));
   t.not(proposeConfig(scanOperatorRepo(dir), (q) => existsSync(join(dir, q))).args.value[0], 'manager');
 });
+
+test("the manager's Deployment as its kustomization builds it: a strategic merge patch's env merged in by name (cockroach-operator's RELATED_IMAGE_COCKROACH_*)", (t) => {
+  const dir = copyFixture('memcached-operator');
+  mkdirSync(join(dir, 'config', 'manager', 'patches'));
+  writeFileSync(join(dir, 'config', 'manager', 'kustomization.yaml'), 'resources:\n- manager.yaml\npatchesStrategicMerge:\n- patches/image.yaml\n');
+  writeFileSync(
+    join(dir, 'config', 'manager', 'patches', 'image.yaml'),
+    'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: controller-manager\nspec:\n  template:\n    spec:\n      containers:\n' +
+      '        - name: manager\n          env:\n            - name: RELATED_IMAGE_THING_v1\n              value: example/thing:v1\n            - name: WATCH_NAMESPACE\n              value: patched\n',
+  );
+  const p = proposeIn(dir);
+  const env = Object.fromEntries(p.env.map((e) => [e.name, e.value]));
+  t.is(env.RELATED_IMAGE_THING_v1, 'example/thing:v1');
+  // Merged by name: the patch's value replaces the Deployment's.
+  t.is(env.WATCH_NAMESPACE, 'patched');
+  t.regex(p.env.find((e) => e.name === 'RELATED_IMAGE_THING_v1')!.why, /with config\/manager\/patches\/image\.yaml merged in, as kustomize builds it/);
+  // The patch is not a Deployment of its own: the args are still the manager's.
+  t.true(p.args.value.includes('--health-probe-bind-address=0'), p.args.value.join(' '));
+});
+
+test('admission webhook configurations the code names (cockroach-operator patches their caBundle at start) are set up, named by the kustomization that prefixes them, failurePolicy Ignore', (t) => {
+  const dir = copyFixture('memcached-operator');
+  mkdirSync(join(dir, 'config', 'webhook'));
+  mkdirSync(join(dir, 'config', 'default'));
+  writeFileSync(
+    join(dir, 'config', 'webhook', 'manifests.yaml'),
+    'apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: mutating-webhook-configuration\nwebhooks:\n' +
+      '- admissionReviewVersions: [v1]\n  clientConfig:\n    service: { name: webhook-service, namespace: system, path: /mutate }\n  failurePolicy: Fail\n  name: m.example.com\n  sideEffects: None\n',
+  );
+  writeFileSync(join(dir, 'config', 'webhook', 'kustomization.yaml'), 'resources:\n- manifests.yaml\n');
+  writeFileSync(join(dir, 'config', 'default', 'kustomization.yaml'), 'namePrefix: memcached-operator-\nresources:\n- ../manager\n- ../webhook\n');
+  t.false(
+    proposeIn(dir).extraFiles.some((f) => f.file === 'kperturb-webhook-configurations.yaml'),
+    'not named by the code: not set up',
+  );
+  writeFileSync(
+    join(dir, 'internal', 'controller', 'webhook_tls.go'),
+    'package controller\n\nconst mutatingHookConfig = "memcached-operator-mutating-webhook-configuration"\n',
+  );
+  const p = proposeIn(dir);
+  const file = p.extraFiles.find((f) => f.file === 'kperturb-webhook-configurations.yaml');
+  t.truthy(file);
+  t.regex(
+    file!.why,
+    /memcached-operator-mutating-webhook-configuration \(config\/webhook\/manifests\.yaml, named by config\/default\/kustomization\.yaml's namePrefix; internal\/controller\/webhook_tls\.go\)/,
+  );
+  const body = file!.text.split('\n').filter((l) => !l.startsWith('#'));
+  t.true(body.includes('  name: memcached-operator-mutating-webhook-configuration'), body.join('\n'));
+  t.true(body.includes('    failurePolicy: Ignore'), body.join('\n'));
+  t.true(body.includes('        namespace: default'), body.join('\n'));
+  const r = run(['init', dir, '--no-build']);
+  t.is(r.status, 0, r.stderr);
+  t.true(loadConfig(join(dir, 'kperturb.yaml')).setup.some((f) => f.endsWith('kperturb-webhook-configurations.yaml')));
+});
+
+test("a sample whose fields the CRD's schema prunes is passed over for one it keeps whole (cass-operator's config/samples: a pod template's containers beside its spec)", (t) => {
+  const dir = copyFixture('memcached-operator');
+  writeFileSync(
+    join(dir, 'config', 'samples', 'cache_v1alpha1_memcached.yaml'),
+    'apiVersion: cache.example.com/v1alpha1\nkind: Memcached\nmetadata:\n  name: memcached-sample\nspec:\n  size: 2\n  containers: []\n',
+  );
+  mkdirSync(join(dir, 'examples'));
+  writeFileSync(
+    join(dir, 'examples', 'memcached-full.yaml'),
+    'apiVersion: cache.example.com/v1alpha1\nkind: Memcached\nmetadata:\n  name: full\nspec:\n  size: 3\n',
+  );
+  const p = proposeIn(dir);
+  t.deepEqual(p.seeds.value, ['examples/memcached-full.yaml']);
+  t.regex(p.seeds.why, /not config\/samples\/cache_v1alpha1_memcached\.yaml \(the CRD's schema prunes spec\.containers: the API server drops it on create/);
+  // With nothing pruned the canonical place wins again.
+  editFile(join(dir, 'config', 'samples', 'cache_v1alpha1_memcached.yaml'), (text) => text.replace('  containers: []\n', ''));
+  t.deepEqual(proposeIn(dir).seeds.value, ['config/samples/cache_v1alpha1_memcached.yaml']);
+});
+
+test('a ConfigMap the seed names, declared in a file of the repository, is set up before it (OT-CONTAINER-KIT/redis-operator: redis-external-config)', (t) => {
+  const dir = copyFixture('memcached-operator');
+  writeFileSync(
+    join(dir, 'config', 'crd', 'bases', 'cache.example.com_memcacheds.yaml'),
+    readFileSync(join(dir, 'config', 'crd', 'bases', 'cache.example.com_memcacheds.yaml'), 'utf8').replace(
+      '                size:\n',
+      '                configName:\n                  type: string\n                size:\n',
+    ),
+  );
+  editFile(join(dir, 'config', 'samples', 'cache_v1alpha1_memcached.yaml'), (text) => `${text}  configName: memcached-extra-config\n`);
+  mkdirSync(join(dir, 'examples', 'extra'), { recursive: true });
+  writeFileSync(
+    join(dir, 'examples', 'extra', 'configmap.yaml'),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: memcached-extra-config\ndata: { a: b }\n',
+  );
+  // A file with other kinds beside it is not set up whole.
+  writeFileSync(
+    join(dir, 'examples', 'both.yaml'),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: memcached-extra-config\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n',
+  );
+  const p = proposeIn(dir);
+  const file = p.extraFiles.find((f) => f.file === 'examples/extra/configmap.yaml');
+  t.regex(file?.why ?? '', /config\/samples\/cache_v1alpha1_memcached\.yaml names memcached-extra-config, which this file declares/);
+  t.false(p.extraFiles.some((f) => f.file === 'examples/both.yaml'));
+  const r = run(['init', dir, '--no-build']);
+  t.is(r.status, 0, r.stderr);
+  const config = loadConfig(join(dir, 'kperturb.yaml'));
+  t.true(
+    config.setup.some((f) => f.endsWith('examples/extra/configmap.yaml')),
+    config.setup.join(' '),
+  );
+  // init does not rewrite the repository's own file.
+  t.is(readFileSync(join(dir, 'examples', 'extra', 'configmap.yaml'), 'utf8').split('\n')[0], 'apiVersion: v1');
+});
+
+test("options read from the component config init passes (cass-operator: options.AndFrom(ctrl.ConfigFile())) bind no fixed metrics port: init's copy turns it off", (t) => {
+  const dir = copyFixture('memcached-operator');
+  const main = join(dir, 'cmd', 'main.go');
+  editFile(main, (text) =>
+    text
+      .replace(/\tflag\.StringVar\(&metricsAddr, "metrics-bind-address"[^\n]*\n/, '\tvar configFile string\n\tflag.StringVar(&configFile, "config", "", "")\n')
+      .replace(/\tflag\.StringVar\(&probeAddr, "health-probe-bind-address"[^\n]*\n/, '')
+      .replace(/\t\tMetrics: [^\n]*\n/, '')
+      .replace(/\t\tHealthProbeBindAddress: [^\n]*\n/, ''),
+  );
+  t.deepEqual(proposeIn(dir).ports?.value, [8080], 'without a component config, the default port');
+  writeFileSync(
+    join(dir, 'config', 'manager', 'controller_manager_config.yaml'),
+    'apiVersion: config.example.com/v1beta1\nkind: OperatorConfig\nhealth:\n  healthProbeBindAddress: :8081\nmetrics:\n  bindAddress: 127.0.0.1:8080\n',
+  );
+  const p = proposeIn(dir);
+  t.true(p.args.value.includes('--config=kperturb-manager-config.yaml'));
+  t.is(p.ports, undefined);
+});
+
+test("a manager that registers admission webhooks on a literal Port binds it at start (cockroach-operator's :9443): a fixed port, runs take turns", (t) => {
+  const dir = copyFixture('memcached-operator');
+  const main = join(dir, 'cmd', 'main.go');
+  editFile(main, (text) => text.replace('\t\tLeaderElection: ', '\t\tPort:                    9443,\n\t\tLeaderElection: '));
+  t.is(proposeIn(dir).ports, undefined, 'no webhook registered: the server never starts');
+  editFile(main, (text) => text.replace('\tmgr, err := ctrl.NewManager(', '\t_ = (&Thing{}).SetupWebhookWithManager(nil)\n\tmgr, err := ctrl.NewManager('));
+  const p = proposeIn(dir);
+  t.deepEqual(p.ports?.value, [9443]);
+  t.regex(p.ports!.why, /:9443 \(its admission webhook server: Port: 9443, and the package registers webhooks\)/);
+});

@@ -63,10 +63,10 @@ async function runInit(dir: string, opts: { force?: boolean; build: boolean; std
   const text = renderConfig(proposal, { seedsKey: allowedKeys('config', '').includes('seeds'), buildNote });
   // Never write a file kperturb itself would refuse (with --stdout the setup files init would write are not there to check).
   if (opts.stdout) {
-    if (proposal.extraFiles.every((f) => f.controller)) validateConfig(parseYamlText(text, target, 'KP_E_CONFIG'), target);
+    if (proposal.extraFiles.every((f) => f.controller || f.existing)) validateConfig(parseYamlText(text, target, 'KP_E_CONFIG'), target);
     process.stdout.write(text);
   } else {
-    for (const f of proposal.extraFiles) writeFileSync(join(repo, f.file), f.text);
+    for (const f of proposal.extraFiles) if (!f.existing) writeFileSync(join(repo, f.file), f.text);
     validateConfig(parseYamlText(text, target, 'KP_E_CONFIG'), target);
     writeFileSync(target, text);
     log(`kperturb: wrote ${target} (${facts.layout} layout; ${proposal.crdFiles.value.length} CRD file(s), ${proposal.seeds.value.length} seed(s))`);

@@ -8,7 +8,9 @@
 import { posix } from 'node:path';
 import { stringify } from 'yaml';
 import { APPLICATION_CLIENTS, POD_NAMESPACE_FILE } from './repo-scan.js';
-import type { ComponentConfigFact, CrdFact, MainPackageFact, ManagerFact, RepoFacts, SampleFact } from './repo-scan.js';
+import type { ComponentConfigFact, ConfigFileFact, CrdFact, MainPackageFact, ManagerFact, RepoFacts, SampleFact, WebhookConfigFact } from './repo-scan.js';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A value with the reason for it, shown as a comment above it. */
 export interface Chosen<T> {
@@ -27,8 +29,12 @@ export interface InitProposal {
   ports: Chosen<number[]> | undefined;
   kubernetesVersion: Chosen<string> | undefined;
   crdFiles: Chosen<string[]>;
-  /** Files init writes beside kperturb.yaml: the seeds' Namespace (applied first in setup), the controller's `--config` file (`controller: true`, not applied). */
-  extraFiles: { file: string; text: string; why: string; controller?: true }[];
+  /**
+   * Files init writes beside kperturb.yaml: the seeds' Namespace (applied first in setup), the
+   * controller's `--config` file (`controller: true`, not applied); and files of the repository set
+   * up as they are (`existing: true`, not written: the ConfigMaps and Secrets the seeds name).
+   */
+  extraFiles: { file: string; text: string; why: string; controller?: true; existing?: true }[];
   seeds: Chosen<string[]>;
   /** Seeds of other kinds, listed in a comment for the user to add. */
   otherSamples: string[];
@@ -80,7 +86,7 @@ const SAMPLE_ORDER: [RegExp, number][] = [
  * variants in the same place: spotahome/redis-operator's example/redisfailover/ has 21, and the
  * shortest name, pmem.yaml, needs a pmem-CSI storage class and a `pmem/redis` image.
  */
-const PLAIN_SAMPLE = /(^|[/_.-])(basic|simple|sample|default|example|cr)\.ya?ml$/;
+const PLAIN_SAMPLE = /(^|[/_.-])(basic|simple|minimal|sample|default|example|cr)\.ya?ml$/;
 
 function byScore<T>(items: T[], score: (t: T) => number, name: (t: T) => string): T[] {
   return [...items].sort((a, b) => score(a) - score(b) || name(a).length - name(b).length || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
@@ -359,6 +365,10 @@ function deriveComponentConfig(
   return { text: `# Written by kperturb init from ${fact.file}: ${changes.join('; ') || 'unchanged'}.\n${stringify(doc)}`, changes };
 }
 
+/** Where the manager's facts came from: its Deployment's file, with the kustomization's patches merged in. */
+const managerSource = (m: ManagerFact): string =>
+  `${m.file} (container ${m.container}${m.patches ? `; with ${m.patches.join(', ')} merged in, as kustomize builds it` : ''})`;
+
 /** controller-runtime's metrics address when a manager's options name none. */
 const DEFAULT_METRICS_PORT = 8080;
 const NAMESPACE_VARS = /^(WATCH_NAMESPACE|OPERATOR_NAMESPACE|POD_NAMESPACE|NAMESPACE|OPERATOR_POD_NAMESPACE|MY_POD_NAMESPACE)$/;
@@ -377,7 +387,7 @@ function proposeEnv(
     if (!env.some((e) => e.name === n)) env.push({ name: n, value, why });
   };
   for (const e of manager?.env ?? []) {
-    const from = `${manager!.file} (container ${manager!.container})`;
+    const from = managerSource(manager!);
     if (e.value !== undefined) set(e.name, e.value, `${from}`);
     else if (e.valueFrom === 'fieldRef:metadata.namespace') set(e.name, namespace, `${from}: the pod's namespace; here the seeds' namespace`);
     else if (e.valueFrom === 'fieldRef:metadata.name') set(e.name, podName, `${from}: the pod's name`);
@@ -401,6 +411,34 @@ function proposeEnv(
     else unset.push(v);
   }
   return { env, unset };
+}
+
+/** The webhook configurations the operator's code names, written beside kperturb.yaml. */
+export const WEBHOOK_CONFIGS_FILE = 'kperturb-webhook-configurations.yaml';
+
+/**
+ * The admission webhook configurations the operator's code looks up by name (cockroach-operator
+ * patches their caBundle at start and exits without them), as the repository's manifests declare
+ * them and under the name the code uses (a kustomization's namePrefix). Their Service is put in the
+ * seeds' namespace and their failurePolicy made Ignore: no Service routes to an operator that runs
+ * out of a pod, and a real cluster would refuse every CR with `Fail` (the embedded one calls no webhook).
+ */
+function webhookConfigs(configs: readonly WebhookConfigFact[], namespace: string): InitProposal['extraFiles'][number] | undefined {
+  if (configs.length === 0) return undefined;
+  const docs = configs.map((w) => {
+    const doc = structuredClone(w.doc) as { metadata?: Record<string, unknown>; webhooks?: unknown };
+    doc.metadata = { name: w.name };
+    if (Array.isArray(doc.webhooks))
+      for (const hook of doc.webhooks as Record<string, unknown>[]) {
+        const client = hook.clientConfig as { service?: Record<string, unknown> } | undefined;
+        if (client?.service) client.service.namespace = namespace;
+        hook.failurePolicy = 'Ignore';
+      }
+    return doc;
+  });
+  const named = configs.map((w) => `${w.name} (${w.file}${w.namePrefixFrom ? `, named by ${w.namePrefixFrom}'s namePrefix` : ''}; ${w.namedIn.join(', ')})`);
+  const why = `the admission webhook configurations the operator's code names, which it looks up at start: ${named.join(', ')}; failurePolicy Ignore, as no Service reaches an operator out of a pod`;
+  return { file: WEBHOOK_CONFIGS_FILE, text: `# Written by kperturb init: ${why}.\n${docs.map((d) => stringify(d)).join('---\n')}`, why };
 }
 
 /** The stand-in for the operator's own Pod, written beside kperturb.yaml. */
@@ -451,6 +489,39 @@ function proposeVersion(facts: RepoFacts, crds: CrdFact[]): Chosen<string> | und
   return { value: `1.${Math.max(OLDEST_MINOR, minor)}`, why };
 }
 
+/** Why the samples before the chosen one in init's order were passed over: their CRD prunes fields of them, or refuses them. */
+function passedOver(list: readonly SampleFact[], chosen: SampleFact): string {
+  const before = list.slice(0, list.indexOf(chosen)).filter((s) => s.pruned === 'refused' || s.pruned.length > 0);
+  if (before.length === 0) return '';
+  const what = (s: SampleFact): string =>
+    s.pruned === 'refused'
+      ? `${s.file} (the CRD's schema refuses it)`
+      : `${s.file} (the CRD's schema prunes ${s.pruned.slice(0, 3).join(', ')}${s.pruned.length > 3 ? ', ...' : ''}: the API server drops ${s.pruned.length > 1 ? 'them' : 'it'} on create, and the operator never sees ${s.pruned.length > 1 ? 'them' : 'it'})`;
+  return `; not ${before.slice(0, 2).map(what).join(', nor ')}`;
+}
+
+/**
+ * The repository's files of ConfigMaps and Secrets that the seeds name (a string value of a seed's
+ * spec is one of their names), nearest the seed's folder first, one per name: set up before the seed,
+ * as the sample's README would have the user apply them.
+ */
+function seedConfigFiles(seeds: readonly SampleFact[], files: readonly ConfigFileFact[]): Chosen<string>[] {
+  const out: Chosen<string>[] = [];
+  for (const seed of seeds) {
+    const dir = posix.dirname(seed.file);
+    const near = (f: ConfigFileFact): number => (posix.dirname(f.file) === dir ? 0 : f.file.startsWith(`${dir}/`) ? 1 : 2);
+    const ordered = [...files].sort((a, b) => near(a) - near(b) || a.file.length - b.file.length || (a.file < b.file ? -1 : 1));
+    for (const name of [...new Set(seed.strings)]) {
+      const f = ordered.find((f) => f.names.includes(name));
+      if (!f) continue;
+      const known = out.find((o) => o.value === f.file);
+      if (known) known.why += `, ${name}`;
+      else out.push({ value: f.file, why: `${seed.file} names ${name}` });
+    }
+  }
+  return out;
+}
+
 /** The whole proposal; `fileExists` answers for paths relative to the repository. */
 export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boolean): InitProposal {
   const questions: string[] = [];
@@ -488,12 +559,16 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
   const pick = (kind: string): SampleFact => {
     const list = samplesByKind.get(kind)!;
     const storage = crdOf(kind)?.storageVersion;
-    return list.find((s) => s.apiVersion.endsWith(`/${storage}`)) ?? list[0]!;
+    const atStorage = (s: SampleFact): boolean => s.apiVersion.endsWith(`/${storage}`);
+    // A sample the schema keeps whole before one it prunes: what the operator reads back lacks the pruned fields.
+    const whole = (s: SampleFact): boolean => Array.isArray(s.pruned) && s.pruned.length === 0;
+    return list.find((s) => whole(s) && atStorage(s)) ?? list.find(whole) ?? list.find(atStorage) ?? list[0]!;
   };
   const seeds = primary ? [pick(primary)] : [];
   if (!primary && crds.length > 0)
     questions.push(`seeds: no sample CR of ${crds.map((c) => c.kind).join(', ')} found; write one and list it under seeds and in the workload`);
   const otherSamples = kinds.slice(1).map((k) => pick(k).file);
+  const seedConfigs = seedConfigFiles(seeds, facts.configFiles);
   const namespace = seeds[0]?.namespace ?? 'default';
 
   const manager = chooseManager(facts.managers, repoName);
@@ -525,11 +600,18 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
   const fixedPorts = (main?.literalPorts ?? []).filter((p) => !main!.flags.some((f) => isListener(main, f) && p.line.includes(`"${f}"`)));
   const noListenerFlag = !(main?.flags ?? []).some((f) => isListener(main, f));
   const bound = noListenerFlag ? fixedPorts.map((p) => ({ port: p.port, why: `:${p.port} (${p.line.slice(0, 60)})` })) : [];
-  if (noListenerFlag && main?.defaultMetricsPort && !bound.some((b) => b.port === DEFAULT_METRICS_PORT))
+  // A component config init passes sets the metrics address (off): the manager's options come from it (cass-operator: options.AndFrom(ctrl.ConfigFile())).
+  const metricsOffByConfig =
+    componentConfig !== undefined && isObject(componentConfig.doc.metrics) && typeof componentConfig.doc.metrics.bindAddress === 'string';
+  if (noListenerFlag && main?.defaultMetricsPort && !metricsOffByConfig && !bound.some((b) => b.port === DEFAULT_METRICS_PORT))
     bound.push({
       port: DEFAULT_METRICS_PORT,
       why: `:${DEFAULT_METRICS_PORT} (controller-runtime's metrics default: its manager's options name no MetricsBindAddress)`,
     });
+  // The webhook server binds its port whatever the listener flags say (they turn off metrics and probes only).
+  const webhook = main?.webhookPort;
+  if (webhook && !bound.some((b) => b.port === webhook.port))
+    bound.push({ port: webhook.port, why: `:${webhook.port} (its admission webhook server: ${webhook.line}, and the package registers webhooks)` });
   const ports =
     bound.length > 0
       ? { value: bound.map((b) => b.port), why: `${main!.dir} binds ${bound.map((b) => b.why).join(', ')} with no flag to change it` }
@@ -548,7 +630,8 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
     questions.push(`controller.env.${u}: the operator reads it (an image name, most likely); set it if the operator refuses to start without it`);
 
   const applications = proposeApplications(facts, namespace);
-  const sourceNote = manager ? `from ${manager.file} (container ${manager.container})` : 'no manager Deployment found';
+  const webhooks = webhookConfigs(facts.webhookConfigs, namespace);
+  const sourceNote = manager ? `from ${managerSource(manager)}` : 'no manager Deployment found';
   return {
     name,
     layout: facts.layout,
@@ -571,6 +654,8 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
             },
           ]),
       ...(ownPod ? [ownPod] : []),
+      ...(webhooks ? [webhooks] : []),
+      ...seedConfigs.map((c) => ({ file: c.value, text: '', why: `${c.why}, which this file declares`, existing: true as const })),
       ...crdCopies,
       ...controllerFiles,
     ],
@@ -578,7 +663,12 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
       value: crdFiles,
       why: crdFiles.length > 0 ? [`the CRDs (${crds.map((c) => c.kind).join(', ')})`, ...crdCopies.map((f) => `${f.file}: ${f.why}`)].join('; ') : '',
     },
-    seeds: { value: seeds.map((s) => s.file), why: primary ? `the sample of ${primary}${kinds.length > 1 ? ', the kind with the largest schema' : ''}` : '' },
+    seeds: {
+      value: seeds.map((s) => s.file),
+      why: primary
+        ? `the sample of ${primary}${kinds.length > 1 ? ', the kind with the largest schema' : ''}${passedOver(samplesByKind.get(primary)!, seeds[0]!)}`
+        : '',
+    },
     otherSamples,
     namespace,
     leaderElection: leader,

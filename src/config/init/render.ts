@@ -48,10 +48,11 @@ export function renderConfig(p: InitProposal, opts: RenderOptions): string {
   }
   if (p.env.length > 0) {
     out.push('  env:');
-    for (const e of p.env) {
-      out.push(...comment(e.why, '    '));
+    // Variables that came from the same place share one comment (a Deployment can give dozens).
+    p.env.forEach((e, i) => {
+      if (e.why !== p.env[i - 1]?.why) out.push(...comment(e.why, '    '));
       out.push(`    ${e.name}: ${scalar(e.value)}`);
-    }
+    });
   }
   if (p.podNamespaceFile) {
     out.push(...comment(p.podNamespaceFile.why, '  '));

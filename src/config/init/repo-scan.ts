@@ -12,6 +12,8 @@ import { join, relative, sep, posix, dirname } from 'node:path';
 import jsonpatch from 'fast-json-patch';
 import { parseAllDocuments } from 'yaml';
 import { escapeRegExp } from '../../model/regexp.js';
+import { customResourceSchemas, decodeCustomResource } from '../../cluster/crd-schema.js';
+import type { KubeObject } from '../../model/object-key.js';
 
 export type Layout = 'kubebuilder' | 'operator-sdk-0.x' | 'helm' | 'manifests';
 
@@ -40,6 +42,25 @@ export interface SampleFact {
   kind: string;
   name: string;
   namespace: string | undefined;
+  /**
+   * The fields of the sample its CRD's structural schema prunes (the API server drops them on
+   * create), or `refused` when the codec refuses it: cass-operator's config/samples puts a pod
+   * template's `containers` beside its `spec`, and the operator's update of the CR then lacks them.
+   */
+  pruned: string[] | 'refused';
+  /** The string values of its spec: the names of objects it refers to are among them. */
+  strings: string[];
+}
+
+/**
+ * A file of the repository that holds only ConfigMaps and Secrets, with their names: a sample that
+ * names one needs it (OT-CONTAINER-KIT/redis-operator's example/redis-cluster.yaml mounts the
+ * ConfigMap redis-external-config, which example/external_config/configmap.yaml declares; without it
+ * the pods wait in ContainerCreating).
+ */
+export interface ConfigFileFact {
+  file: string;
+  names: string[];
 }
 
 export interface EnvFact {
@@ -59,6 +80,13 @@ export interface ManagerFact {
   command: string[];
   args: string[];
   env: EnvFact[];
+  /**
+   * The strategic merge patches its folder's kustomization applies to it (`patchesStrategicMerge`,
+   * and `patches` entries without a target), merged in as `kustomize build` does: cockroach-operator's
+   * config/manager/patches/image.yaml adds the RELATED_IMAGE_COCKROACH_* env the operator takes
+   * each cockroachDBVersion's image from.
+   */
+  patches?: string[];
 }
 
 export interface MainPackageFact {
@@ -85,6 +113,12 @@ export interface MainPackageFact {
    * its usage and exits 0), with the file that defines it.
    */
   subcommand: { name: string; file: string } | undefined;
+  /**
+   * The port of the admission webhook server, when the package registers webhooks with its manager
+   * (`SetupWebhookWithManager`, `GetWebhookServer()`) and gives the manager's options a literal
+   * `Port:` (cockroach-operator: `Port: 9443`; the server binds it at start whatever the flags say).
+   */
+  webhookPort: { port: number; line: string } | undefined;
 }
 
 /** A flag's definition: `flag.StringVar(&c.ListenAddr, "listen-address", ":9710", "Address to listen on for metrics.")`. */
@@ -118,6 +152,22 @@ export interface ComponentConfigFact {
   doc: Record<string, unknown>;
 }
 
+/**
+ * An admission webhook configuration of the repository's manifests that the operator's code names
+ * (cockroach-operator's SetupWebhookTLS gets `cockroach-operator-mutating-webhook-configuration` and
+ * patches its caBundle at start, and exits when it is not there): `name` is the one the code uses,
+ * the manifest's own or the one a kustomization's namePrefix makes of it.
+ */
+export interface WebhookConfigFact {
+  file: string;
+  name: string;
+  /** The kustomization whose namePrefix made the name, if one did. */
+  namePrefixFrom: string | undefined;
+  /** The Go files that name it. */
+  namedIn: string[];
+  doc: Record<string, unknown>;
+}
+
 export interface RepoFacts {
   dir: string;
   layout: Layout;
@@ -139,6 +189,8 @@ export interface RepoFacts {
   componentConfigs: ComponentConfigFact[];
   /** Go files (not tests) that read the pod's namespace file (POD_NAMESPACE_FILE), which only a pod has. */
   podNamespaceFile: string[];
+  webhookConfigs: WebhookConfigFact[];
+  configFiles: ConfigFileFact[];
 }
 
 /** Folders never read: dependencies, build output, VCS data, kperturb's own output. */
@@ -245,6 +297,87 @@ function applyKustomizePatches(root: string, file: string, crds: CrdFact[], crdD
       // kustomize build fails on it too; the CRD stays as its file gives it.
     }
   }
+}
+
+/** A container of a Deployment patch merged into the manager's, as a strategic merge patch does: env by name, the rest replaced. */
+function mergeContainer(m: ManagerFact, c: Doc): void {
+  if (Array.isArray(c.command)) m.command = c.command.map(String);
+  if (Array.isArray(c.args)) m.args = c.args.map(String);
+  if (typeof c.image === 'string') m.image = c.image;
+  for (const e of envFacts(c.env)) {
+    const i = m.env.findIndex((x) => x.name === e.name);
+    if (i >= 0) m.env[i] = e;
+    else m.env.push(e);
+  }
+}
+
+/**
+ * The strategic merge patches a kustomization applies to a Deployment among its resource files
+ * (`patchesStrategicMerge`, and `patches` entries whose file is a Deployment), merged into that
+ * Deployment's manager facts by container name, in order. Returns the patch files (they are not
+ * Deployments of their own).
+ */
+function applyKustomizeManagerPatches(root: string, file: string, managers: ManagerFact[]): string[] {
+  const k = yamlDocs(readText(join(root, file)) ?? '')[0];
+  if (!k) return [];
+  const base = posix.dirname(file);
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  const resources = new Set(list(k.resources).flatMap((r) => (typeof r === 'string' ? [posix.join(base, r)] : [])));
+  const patchFiles = [
+    ...list(k.patchesStrategicMerge).flatMap((p) => (typeof p === 'string' ? [p] : [])),
+    ...list(k.patches).flatMap((p) => (isObject(p) && typeof p.path === 'string' && p.target === undefined ? [p.path] : [])),
+  ].map((p) => posix.join(base, p));
+  const used: string[] = [];
+  for (const patchFile of patchFiles) {
+    for (const d of yamlDocs(readText(join(root, patchFile)) ?? '')) {
+      const name = isObject(d.metadata) ? str(d.metadata.name) : undefined;
+      const podSpec = isObject(d.spec) && isObject(d.spec.template) && isObject(d.spec.template.spec) ? d.spec.template.spec : {};
+      if (d.kind !== 'Deployment' || !name) continue;
+      used.push(patchFile);
+      for (const c of list(podSpec.containers).filter(isObject)) {
+        for (const m of managers.filter((m) => resources.has(m.file) && m.deployment === name && m.container === c.name)) {
+          mergeContainer(m, c);
+          m.patches = [...(m.patches ?? []), patchFile];
+        }
+      }
+    }
+  }
+  return used;
+}
+
+const WEBHOOK_CONFIG_KINDS = new Set(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+
+/** The names a webhook configuration can have once built: its own, and each namePrefix of a kustomization whose resources hold its file. */
+function webhookConfigNames(root: string, file: string, name: string, kustomizations: readonly string[]): { name: string; prefixFrom: string | undefined }[] {
+  const out: { name: string; prefixFrom: string | undefined }[] = [{ name, prefixFrom: undefined }];
+  for (const k of kustomizations) {
+    const doc = yamlDocs(readText(join(root, k)) ?? '')[0];
+    const prefix = doc && str(doc.namePrefix);
+    if (!doc || !prefix || !Array.isArray(doc.resources)) continue;
+    const base = posix.dirname(k);
+    const covers = doc.resources.some((r) => typeof r === 'string' && (posix.join(base, r) === file || file.startsWith(`${posix.join(base, r)}/`)));
+    if (covers) out.push({ name: `${prefix}${name}`, prefixFrom: k });
+  }
+  return out;
+}
+
+/** The fields of `doc` that the CRD's schema for its version prunes, as the API server would on create (nothing without a structural schema). */
+function prunedFields(doc: Doc, crd: Doc | undefined): string[] | 'refused' {
+  const schemas = crd && customResourceSchemas(crd as KubeObject);
+  const version = String(doc.apiVersion).split('/')[1] ?? '';
+  if (!schemas || !schemas.versions.has(version)) return [];
+  try {
+    return decodeCustomResource(schemas, structuredClone(doc) as KubeObject, version, true).filter((p) => !p.startsWith('metadata.'));
+  } catch {
+    return 'refused';
+  }
+}
+
+function stringValues(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) stringValues(x, out);
+  else if (isObject(v)) for (const x of Object.values(v)) stringValues(x, out);
+  return out;
 }
 
 function crdFact(file: string, d: Doc): CrdFact | undefined {
@@ -447,12 +580,17 @@ function scanGoPackage(root: string, dir: string, files: string[], imported: str
   let leaderElectionNamespace = false;
   let makesManager = false;
   let namesMetricsAddress = false;
+  let registersWebhooks = false;
+  let webhookPort: { port: number; line: string } | undefined;
   const constants = stringConstants([...files, ...imported].map((f) => readText(join(root, f), 1024 * 1024) ?? ''));
   for (const f of [...files, ...imported]) {
     const text = readText(join(root, f), 1024 * 1024) ?? '';
     if (text.includes('"sigs.k8s.io/controller-runtime')) usesControllerRuntime = true;
     if (NEW_MANAGER_RE.test(text)) makesManager = true;
     if (METRICS_ADDRESS_RE.test(text)) namesMetricsAddress = true;
+    if (/\.SetupWebhookWithManager\(|\.GetWebhookServer\(\)/.test(text)) registersWebhooks = true;
+    const portOption = files.includes(f) ? /^\s*Port:\s*(\d{2,5}),/m.exec(text) : null;
+    if (portOption && !webhookPort) webhookPort = { port: Number(portOption[1]), line: `Port: ${portOption[1]}` };
     if (/\bLeaderElectionNamespace\s*(:|=)/.test(text)) leaderElectionNamespace = true;
     for (const m of text.matchAll(FLAG_RE)) {
       const name = m[3] ?? constants.get(m[4]!);
@@ -478,6 +616,7 @@ function scanGoPackage(root: string, dir: string, files: string[], imported: str
     leaderElectionNamespace,
     defaultMetricsPort: usesControllerRuntime && makesManager && !namesMetricsAddress,
     subcommand: cobraSubcommand(root, files, imported),
+    webhookPort: registersWebhooks ? webhookPort : undefined,
   };
 }
 
@@ -527,15 +666,23 @@ export function scanOperatorRepo(dir: string): RepoFacts {
   const managers: ManagerFact[] = [];
   const componentConfigs: ComponentConfigFact[] = [];
   const crdDocs = new Map<CrdFact, Doc>();
+  const webhookDocs: { file: string; name: string; doc: Doc }[] = [];
+  const configFiles: ConfigFileFact[] = [];
   for (const f of files) {
     if (!/\.ya?ml$/.test(f)) continue;
     const text = readText(join(dir, f));
     if (text === undefined) continue;
-    for (const d of yamlDocs(text)) {
+    const docs = yamlDocs(text);
+    if (docs.length > 0 && docs.every((d) => d.apiVersion === 'v1' && (d.kind === 'ConfigMap' || d.kind === 'Secret')) && !/(^|\/)(tests?|e2e|hack)\//.test(f))
+      configFiles.push({ file: f, names: docs.flatMap((d) => (isObject(d.metadata) && str(d.metadata.name) ? [str(d.metadata.name)!] : [])) });
+    for (const d of docs) {
       if (d.kind === 'CustomResourceDefinition' && String(d.apiVersion).startsWith('apiextensions.k8s.io/')) {
         const c = crdFact(f, d);
         if (c) crds.push(c);
         if (c) crdDocs.set(c, d);
+      } else if (WEBHOOK_CONFIG_KINDS.has(String(d.kind)) && String(d.apiVersion).startsWith('admissionregistration.k8s.io/')) {
+        const name = isObject(d.metadata) ? str(d.metadata.name) : undefined;
+        if (name) webhookDocs.push({ file: f, name, doc: d });
       } else if (isComponentConfig(d)) {
         componentConfigs.push({ file: f, doc: d });
       } else if (typeof d.apiVersion === 'string' && typeof d.kind === 'string') {
@@ -544,17 +691,33 @@ export function scanOperatorRepo(dir: string): RepoFacts {
       }
     }
   }
-  for (const f of files) if (/(^|\/)kustomization\.ya?ml$/.test(f)) applyKustomizePatches(dir, f, crds, crdDocs);
+  const managerPatches = new Set<string>();
+  for (const f of files) {
+    if (!/(^|\/)kustomization\.ya?ml$/.test(f)) continue;
+    applyKustomizePatches(dir, f, crds, crdDocs);
+    for (const p of applyKustomizeManagerPatches(dir, f, managers)) managerPatches.add(p);
+  }
   const kinds = new Set(crds.map((c) => `${c.group}/${c.kind}`));
+  const crdDoc = (group: string, kind: string): Doc | undefined => {
+    const c = crds.find((c) => c.group === group && c.kind === kind);
+    return c && (c.kustomized?.doc ?? crdDocs.get(c));
+  };
   const samples: SampleFact[] = objects.flatMap(({ file, doc }) => {
     const group = String(doc.apiVersion).split('/')[0]!;
     if (!kinds.has(`${group}/${String(doc.kind)}`)) return [];
     const meta = isObject(doc.metadata) ? doc.metadata : {};
     const name = str(meta.name);
     if (!name) return [];
-    return [{ file, apiVersion: String(doc.apiVersion), kind: String(doc.kind), name, namespace: str(meta.namespace) }];
+    const pruned = prunedFields(doc, crdDoc(group, String(doc.kind)));
+    return [
+      { file, apiVersion: String(doc.apiVersion), kind: String(doc.kind), name, namespace: str(meta.namespace), pruned, strings: stringValues(doc.spec) },
+    ];
   });
 
+  const kustomizations = files.filter((f) => /(^|\/)kustomization\.ya?ml$/.test(f));
+  const webhookNames = webhookDocs.flatMap((w) =>
+    webhookConfigNames(dir, w.file, w.name, kustomizations).map((n) => ({ ...w, ...n, namedIn: [] as string[] })),
+  );
   const goFiles = files.filter((f) => f.endsWith('.go') && !f.endsWith('_test.go'));
   const byDir = new Map<string, string[]>();
   const packages = new Map<string, string[]>();
@@ -567,6 +730,7 @@ export function scanOperatorRepo(dir: string): RepoFacts {
     if (!/(^|\/)(tests?|e2e|hack)\//.test(f))
       for (const m of Object.keys(APPLICATION_CLIENTS)) if (text.includes(`"${m}"`)) clients.set(m, [...(clients.get(m) ?? []), f]);
     if (text.includes(`"${POD_NAMESPACE_FILE}"`) && !/(^|\/)(tests?|e2e|hack)\//.test(f)) podNamespaceFile.push(f);
+    if (!/(^|\/)(tests?|e2e|hack)\//.test(f)) for (const w of webhookNames) if (text.includes(`"${w.name}"`)) w.namedIn.push(f);
     for (const m of text.matchAll(ENV_RE)) {
       envReads.add(m[1]!);
       if (KUBECONFIG_ENV.test(m[1]!) && text.includes('clientcmd.')) kubeconfigEnv.add(m[1]!);
@@ -596,12 +760,17 @@ export function scanOperatorRepo(dir: string): RepoFacts {
     module: goModule(dir),
     crds,
     samples,
-    managers,
+    managers: managers.filter((m) => !managerPatches.has(m.file)),
     mains,
     envReads: [...envReads].sort(),
     kubeconfigEnv: [...kubeconfigEnv].sort(),
     applicationClients: [...clients].map(([module, files]) => ({ module, files })),
     componentConfigs,
     podNamespaceFile,
+    configFiles,
+    // One per kind and name: the first place that declares it (config/ before install/).
+    webhookConfigs: webhookNames
+      .filter((w, i) => w.namedIn.length > 0 && webhookNames.findIndex((o) => o.namedIn.length > 0 && o.name === w.name && o.doc.kind === w.doc.kind) === i)
+      .map(({ file, name, prefixFrom, namedIn, doc }) => ({ file, name, namePrefixFrom: prefixFrom, namedIn, doc })),
   };
 }
