@@ -67,6 +67,11 @@ export class TriggerKeys {
     return this.folder.fold(key);
   }
 
+  /** The object a plan's (possibly folded) key names in this run; undefined while it is not created yet. */
+  resolve(key: ObjectKey): ObjectKey | undefined {
+    return this.folder.resolve(key);
+  }
+
   /** The key the next object created with this generateName family will be known by. */
   nextGenerated(family: ObjectKey): ObjectKey {
     return this.folder.nextInFamily(family);

@@ -88,7 +88,13 @@ export const managedSystemRule: PlanningRule = {
       if (context.prune && !context.triggers.deterministicChange(change)) continue;
       counter.add('deterministic');
       counter.add('deduplicated');
-      const fault: PodCrashFault = { type: 'pod-crash', pod, mode: 'crash-loop', at: { change: trigger }, forSeconds: CRASH_WINDOW_SECONDS };
+      const fault: PodCrashFault = {
+        type: 'pod-crash',
+        pod: planKey(main, pod),
+        mode: 'crash-loop',
+        at: { change: trigger },
+        forSeconds: CRASH_WINDOW_SECONDS,
+      };
       candidates.push({ description: `${describeFault(fault)}, while the controller acts on the workload's change (OAT's schedule)`, faults: [fault] });
     }
     for (const { change, fault } of workloadFaults(main, context.triggers)) {
@@ -143,6 +149,16 @@ function managedObjects(main: RunAnalysis): { pods: ObjectKey[]; claims: ObjectK
   return { pods: [...pods].sort(), claims: [...claims].sort() };
 }
 
+/**
+ * The key a plan names an object of the reference run by: its folded key when the API server
+ * generated its name (`<prefix>*#<n>`, src/model/generated-names.ts), which the test run resolves to
+ * the object it created in its place; a generated name itself never comes again.
+ */
+function planKey(main: RunAnalysis, rawKey: ObjectKey): ObjectKey {
+  const first = main.changesOf(rawKey)[0];
+  return first === undefined ? rawKey : main.changes[first]!.key;
+}
+
 /** The node a pod was bound to, from its changes up to `change`. */
 function nodeOf(main: RunAnalysis, pod: ObjectKey, change: number): string | undefined {
   for (const c of main.changesOf(pod)) {
@@ -165,7 +181,7 @@ function workloadFaults(main: RunAnalysis, triggers: Triggers): Array<{ change: 
     const seq = main.changes[change]!.seq;
     const pod = pods.find((p) => main.existsAfter(p, change));
     if (pod) {
-      const evict: PodEvictFault = { type: 'pod-evict', pod, how: 'evict', at };
+      const evict: PodEvictFault = { type: 'pod-evict', pod: planKey(main, pod), how: 'evict', at };
       out.push({ change, trigger, fault: evict });
       const node = nodeOf(main, pod, change);
       if (node) {
@@ -187,7 +203,7 @@ function workloadFaults(main: RunAnalysis, triggers: Triggers): Array<{ change: 
         .map((w) => w.rawKey!),
     );
     for (const claim of [...resized].sort()) {
-      const refused: PvcFault = { type: 'pvc-fault', claim, mode: 'resize-refused', at, forSeconds: CLAIM_WINDOW_SECONDS };
+      const refused: PvcFault = { type: 'pvc-fault', claim: planKey(main, claim), mode: 'resize-refused', at, forSeconds: CLAIM_WINDOW_SECONDS };
       out.push({ change, trigger, fault: refused });
     }
     for (const claim of claims) {
@@ -195,7 +211,7 @@ function workloadFaults(main: RunAnalysis, triggers: Triggers): Array<{ change: 
       if (createdAt === undefined || main.changes[createdAt]!.seq <= seq || main.changes[createdAt]!.seq >= until) continue;
       const created = triggers.change(createdAt);
       if (!created) continue;
-      const pending: PvcFault = { type: 'pvc-fault', claim, mode: 'pending', at: { change: created }, forSeconds: CLAIM_WINDOW_SECONDS };
+      const pending: PvcFault = { type: 'pvc-fault', claim: planKey(main, claim), mode: 'pending', at: { change: created }, forSeconds: CLAIM_WINDOW_SECONDS };
       out.push({ change: createdAt, trigger: created, fault: pending });
     }
   }

@@ -2,7 +2,8 @@
  * What the proxy offers the coordinator's fault modules (src/coordinator/faults/): the primitives,
  * grouped by what they act on, and the request path as an ordered list of interceptors.
  *
- * - `triggers`: arm a write or change trigger, mark the resourceVersion of a change (triggers.ts);
+ * - `triggers`: arm a write or change trigger, mark the resourceVersion of a change, resolve a plan's
+ *   folded key of a generated name to this run's object (triggers.ts);
  * - `holdController` / `holdAfterWrite`: hold everything of the controller (its connection epoch),
  *   now or right after a write completes upstream, until the coordinator has killed it;
  * - `watches`: hold a key's or a kind's watch events, hold-until-then-expire, end a kind's watches
@@ -24,7 +25,7 @@ import type { ArmedTrigger, TriggerBoard } from './triggers.js';
 import type { WatchFaults } from './watch-faults.js';
 
 export interface FaultPrimitives {
-  readonly triggers: Pick<TriggerBoard, 'arm' | 'markChange'>;
+  readonly triggers: Pick<TriggerBoard, 'arm' | 'markChange' | 'keys'>;
   /** Holds everything of the current controller (its epoch) until the next epoch starts. */
   holdController(): void;
   /** Right after the matching write completes upstream, holds the controller that made it (see crash-after-write.ts). */

@@ -30,6 +30,7 @@ export function isGeneratedName(name: string | undefined, generateName: string |
 
 export class GeneratedNameFolder {
   private readonly folded = new Map<ObjectKey, ObjectKey>();
+  private readonly unfolded = new Map<ObjectKey, ObjectKey>();
   private readonly counts = new Map<string, number>();
 
   /** Records the creation of `key`; returns the key triggers use for it from now on. */
@@ -45,6 +46,7 @@ export class GeneratedNameFolder {
     this.counts.set(family, n);
     const foldedKey = formatKey(parts.kind, parts.namespace, `${prefix}*#${n}`);
     this.folded.set(key, foldedKey);
+    this.unfolded.set(foldedKey, key);
     return foldedKey;
   }
 
@@ -59,6 +61,14 @@ export class GeneratedNameFolder {
   /** The folded key of an object seen created with a generated name, else the key itself. */
   fold(key: ObjectKey): ObjectKey {
     return this.folded.get(key) ?? key;
+  }
+
+  /**
+   * The real key a plan's key names in this run: a folded key's object as this run created it
+   * (undefined while no such object has been created), any other key itself.
+   */
+  resolve(key: ObjectKey): ObjectKey | undefined {
+    return isFoldedKey(key) ? this.unfolded.get(key) : key;
   }
 }
 

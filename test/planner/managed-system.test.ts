@@ -156,3 +156,24 @@ test('pods, claims and nodes the controller did not bring (no StatefulSet of its
     .write('patch', KV, { subresource: 'status', set: { 'status.storage': '2Gi' } });
   t.deepEqual(plansOf(plan(foreign.events), 'managed-system'), []);
 });
+
+test("OAT's schedule on a pod the controller created with a generated name names it by its folded key, which a test run resolves to the pod it creates in its place", (t) => {
+  const generated = 'Pod/default/kv1-node-x7k2p';
+  const trace = new TraceBuilder()
+    .stepStart(0, 'write', [KV])
+    .external('ADDED', KV, { deliver: true })
+    .stepDone(0)
+    .write('create', generated, { unnamed: true, generateName: 'kv1-node-' })
+    .external('MODIFIED', generated, { set: { 'spec.nodeName': 'node-1' } })
+    .write('patch', KV, { subresource: 'status', set: { 'status.ready': true } })
+    .wait(2000)
+    .stepStart(1, 'write', [KV])
+    .external('MODIFIED', KV, { deliver: true, set: { 'spec.storage': '2Gi' } })
+    .stepDone(1)
+    .write('patch', KV, { subresource: 'status', set: { 'status.storage': '2Gi' } });
+  const faults = plansOf(plan(trace.events), 'managed-system').map((p) => p.spec.faults[0]!);
+  t.deepEqual(
+    faults.map((f) => (f.type === 'pod-evict' ? f.pod : f.type)),
+    ['Pod/default/kv1-node-*#1', 'node-not-ready'],
+  );
+});

@@ -8,8 +8,9 @@
  * spec.unschedulable; and the VolumeBinding plugin's PreFilter on the pod's claims: a claim that
  * does not exist, is being deleted or is Lost leaves the pod unscheduled (`persistentvolumeclaim "x"
  * is being deleted`), so a pod recreated while its old claim terminates waits for the claim to go and
- * its StatefulSet to create a new one, as kube-scheduler's podHasPVCs makes it. Not modelled: the
- * wait for an unbound Immediate claim to bind. Scoring: the node with the fewest pods, ties broken by
+ * its StatefulSet to create a new one, as kube-scheduler's podHasPVCs makes it; and a claim not Bound
+ * yet (every class binds Immediately here) leaves it unscheduled until it binds (`pod has unbound
+ * immediate PersistentVolumeClaims`), so a claim held Pending keeps its pod Pending. Scoring: the node with the fewest pods, ties broken by
  * name. A pod that fits no node gets PodScheduled=False/Unschedulable and is retried when nodes or
  * claims change.
  * Events as kube-scheduler writes them (events.k8s.io/v1, reportingController default-scheduler):
@@ -141,6 +142,9 @@ export class Scheduler {
       if (!claim) return `persistentvolumeclaim "${name}" not found`;
       if (status(claim).phase === 'Lost') return `persistentvolumeclaim "${name}" bound to non-existent persistentvolume "${str(spec(claim).volumeName)}"`;
       if (isBeingDeleted(claim)) return `persistentvolumeclaim "${name}" is being deleted`;
+      // Every class binds Immediately here (volume-controller.ts): such a claim must be bound before
+      // the pod is placed, or the pod would run on a volume that does not exist yet.
+      if (status(claim).phase !== 'Bound') return 'pod has unbound immediate PersistentVolumeClaims';
     }
     return undefined;
   }

@@ -69,5 +69,13 @@ export function withoutSimulation(fault: Fault, subject: string, cannot: string)
   return `${subject} cannot ${cannot}: this cluster has no simulation of ${faultSimulated(fault) ?? 'the managed system'} (${fault.type} needs the embedded cluster or --real; a --kubeconfig cluster's kubelets, nodes and volumes are not kperturb's)`;
 }
 
+/**
+ * Why a fault on an object with a generated name (a plan names it `Kind/namespace/<prefix>*#<n>`,
+ * src/model/generated-names.ts) cannot start: this run has not created that object yet.
+ */
+export function notCreatedYet(subject: string): string {
+  return `${subject} does not exist when the fault starts: this run has not created that object yet`;
+}
+
 /** Arms one fault of a kind. */
 export type ArmFault<F extends Fault> = (fault: F, run: FaultRun) => ArmedFault;

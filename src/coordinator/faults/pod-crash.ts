@@ -5,23 +5,30 @@
  */
 import { parseKey } from '../../model/object-key.js';
 import type { PodCrashFault } from '../../model/plan.js';
-import { withoutSimulation, type ArmFault } from './arming.js';
+import { notCreatedYet, withoutSimulation, type ArmFault } from './arming.js';
 import { armWindow } from './window.js';
 
 export const armPodCrash: ArmFault<PodCrashFault> = (fault, run) => {
-  const { namespace = '', name } = parseKey(fault.pod)!;
   const containers = run.managed.containers;
+  // The pod's name in this run, once it is known (a generated name: when the fault starts).
+  let namespace = '';
+  let name = '';
   return armWindow(fault, run, {
     key: fault.pod,
     describe: fault.mode === 'crash-loop' ? `the containers of ${fault.pod} crash-loop` : `the containers of ${fault.pod} are unready`,
     start: () => {
       if (!containers) return withoutSimulation(fault, fault.pod, 'crash');
+      const pod = run.primitives.triggers.keys.resolve(fault.pod);
+      if (!pod) return notCreatedYet(fault.pod);
+      ({ namespace = '', name } = parseKey(pod)!);
       if (!containers.setContainerFault(namespace, name, fault.mode)) {
         containers.setContainerFault(namespace, name, undefined);
         return `${fault.pod} does not run on a simulated node when the fault starts (not created or not scheduled yet)`;
       }
       return undefined;
     },
-    heal: () => containers?.setContainerFault(namespace, name, undefined),
+    heal: () => {
+      if (name) containers?.setContainerFault(namespace, name, undefined);
+    },
   });
 };

@@ -7,10 +7,9 @@
  */
 import { parseKey } from '../../model/object-key.js';
 import type { PodEvictFault } from '../../model/plan.js';
-import { withoutSimulation, type ArmFault } from './arming.js';
+import { notCreatedYet, withoutSimulation, type ArmFault } from './arming.js';
 
 export const armPodEvict: ArmFault<PodEvictFault> = (fault, run) => {
-  const { namespace = '', name } = parseKey(fault.pod)!;
   const sim = run.managed.containers;
   const describe = `${fault.how === 'evict' ? 'evicted' : 'deleted'} ${fault.pod} (someone else)`;
   const armed = run.primitives.triggers.arm(fault.at, () => {
@@ -18,6 +17,12 @@ export const armPodEvict: ArmFault<PodEvictFault> = (fault, run) => {
       run.refuse(withoutSimulation(fault, fault.pod, 'be removed by someone else'));
       return;
     }
+    const pod = run.primitives.triggers.keys.resolve(fault.pod);
+    if (!pod) {
+      run.refuse(notCreatedYet(fault.pod));
+      return;
+    }
+    const { namespace = '', name } = parseKey(pod)!;
     run.managed.clusterTrace.append({ type: 'fault', fault: 'pod-evict', phase: 'applied', faultIndex: run.index, key: fault.pod, detail: describe });
     const done = sim.removePod(namespace, name, fault.how).then((refused) => {
       if (refused !== undefined) run.refuse(refused);

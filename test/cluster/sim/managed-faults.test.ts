@@ -194,3 +194,30 @@ test('claims: one held Pending while another binds; a bound one Lost then Bound 
   const pv = await sim.core.readPersistentVolume({ name: grown.spec!.volumeName! });
   t.is(pv.spec?.capacity?.storage, '2Gi');
 });
+
+test('a pod whose claim is held Pending is not scheduled (unbound immediate claim) and runs once the heal binds it', async (t) => {
+  const sim = await startSimCluster(t);
+  const faults = sim.cluster.containerFaults!;
+  await sim.core.createNamespacedPersistentVolumeClaim({
+    namespace: 'default',
+    body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+  });
+  t.is(faults.setClaimFault('default', 'data', 'pending'), undefined);
+  await sim.core.createNamespacedPod({
+    namespace: 'default',
+    body: { metadata: { name: 'p' }, spec: { containers: [container()], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }] } },
+  });
+  const pending = await eventually('the pod unschedulable: its claim is not bound', async () => {
+    const p = await read(sim, 'p');
+    const c = cond(p, 'PodScheduled') as { status: string; message?: string } | undefined;
+    return c?.status === 'False' && c.message?.includes('pod has unbound immediate PersistentVolumeClaims') ? p : undefined;
+  });
+  t.is(pending.spec?.nodeName, undefined);
+  t.not(pending.status?.phase, 'Running');
+  faults.setClaimFault('default', 'data', undefined);
+  const running = await eventually('the pod running once the claim is bound', async () => {
+    const p = await read(sim, 'p');
+    return isReady(p) ? p : undefined;
+  });
+  t.is(running.spec?.nodeName, 'node-1');
+});
