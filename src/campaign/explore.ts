@@ -444,18 +444,21 @@ async function rollbacks(
   opts: ExploreRunOptions,
 ): Promise<void> {
   const cases: Array<{ run: number; step: number; why: 'refused' | 'unhealthy' | 'inconsistent'; sequence: ExploreSequence }> = [];
+  const targets = exploreTargets(config);
   for (const [i, run] of runs.entries()) {
     const n = run.sequence.steps.length;
     for (const target of rollbackTargets(judged[i]!, run)) {
       const before = stateAfterStep(run.events, target.step - 2, n)?.get(run.crKey);
       const after = stateAfterStep(run.events, target.step - 1, n)?.get(run.crKey);
       if (!before || !after) continue;
+      const schema = targetOfSeed(targets, run.sequence.seed)?.schema;
       const sequence = rollbackSequence({
         sequence: run.sequence,
         step: target.step,
         specBefore: before.spec,
         specAfter: after.spec,
         continueAfter: target.why === 'refused',
+        ...(schema ? { schema } : {}),
       });
       cases.push({ run: i, step: target.step, why: target.why, sequence });
     }
@@ -503,6 +506,12 @@ async function rollbacks(
     }
     judgement.alarms.push(...rest.alarms.filter((a) => a.step === undefined || a.step > c.step + 1));
   }
+}
+
+/** The generation target a sequence's seed belongs to (its CRD version's schema). */
+function targetOfSeed(targets: readonly ExploreTarget[], seed: Record<string, unknown>): ExploreTarget | undefined {
+  const id = JSON.stringify(seed);
+  return targets.find((t) => t.seeds.some((s) => JSON.stringify(s) === id));
 }
 
 /**
