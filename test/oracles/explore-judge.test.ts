@@ -376,6 +376,25 @@ test('rollback targets: the step whose input the controller refused, and the fir
   t.deepEqual(rollbackTargets(judgeExploration([mis])[0]!, mis), []);
 });
 
+test('rollback targets: a misoperation whose input the controller refused is rolled back too, so the steps after it run on the CR before it', (t) => {
+  // rabbitmq-operator: replicas far beyond the nodes, then back down, a scale-down it refuses by design.
+  const refusedDown = new RunBuilder()
+    .seed()
+    .op(0, { size: 24 }, [[STS, sts('cache:1', 24)]])
+    .op(1, { size: 2 }, [[CR, crWith({ size: 2 }, { message: 'spec.size: scale down not supported' })]])
+    .op(2, { image: 'cache:2' }, [[STS, sts('cache:2', 24)]]);
+  const steps = [
+    step('replicas-beyond-nodes', ['spec', 'size'], 24, undefined, 'misoperation'),
+    step('replicas-beyond-nodes', ['spec', 'size'], 2, undefined, 'misoperation'),
+    step('image-change', ['spec', 'image'], 'cache:2'),
+  ];
+  const r = run(steps, refusedDown);
+  const judged = judgeExploration([r])[0]!;
+  t.like(judged.steps[1], { verdict: 'rejected', rejectedBy: 'controller' });
+  t.is(judged.steps[2]!.verdict, 'not-run', 'judged after the rollback');
+  t.deepEqual(rollbackTargets(judged, r), [{ step: 2, why: 'refused' }]);
+});
+
 /** A rollback run: the seed, a bad version the controller carries into the StatefulSet's annotation, then the version before it re-applied. */
 function rollbackRun(annotationAfterRollback: string): TraceEvent[] {
   const annotated = (version: string): KubeObject => {
