@@ -21,6 +21,8 @@ import {
   generateExploration,
   parseSchema,
   rollbackSequence,
+  applyCoreRules,
+  CORE_RULES,
   type ExploreCampaign,
   type ExploreSequence,
   type ExploreTarget,
@@ -143,6 +145,7 @@ export function generateCampaign(config: ControllerUnderTest, opts: ExploreOptio
     seed: opts.seed,
     maxSteps: opts.maxSteps,
     coreTypes: builtinV2Definitions(CORE_TYPES),
+    coreRules: builtinV2Definitions(Object.keys(CORE_RULES)),
   });
   return opts.sequences ? selectSequences(campaign, opts.sequences) : campaign;
 }
@@ -451,7 +454,9 @@ async function rollbacks(
       const before = stateAfterStep(run.events, target.step - 2, n)?.get(run.crKey);
       const after = stateAfterStep(run.events, target.step - 1, n)?.get(run.crKey);
       if (!before || !after) continue;
-      const schema = targetOfSeed(targets, run.sequence.seed)?.schema;
+      const given = targetOfSeed(targets, run.sequence.seed)?.schema;
+      // The schema the sequence was generated from: kube-apiserver's rules of core types applied.
+      const schema = given && applyCoreRules(given, builtinV2Definitions(Object.keys(CORE_RULES)));
       const sequence = rollbackSequence({
         sequence: run.sequence,
         step: target.step,
