@@ -163,7 +163,8 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       refusedAt = undefined;
       continue;
     }
-    const refusal = controllerRefusal(step, before, after, run.crKey, written) ?? controllerRewrote(step, run, k, crAfter);
+    const refusal =
+      controllerRefusal(step, before, after, run.crKey, written) ?? controllerWriteRefused(step, run, k) ?? controllerRewrote(step, run, k, crAfter);
     if (refusal) {
       judgement.verdict = 'rejected';
       judgement.rejectedBy = 'controller';
@@ -383,6 +384,32 @@ function filledNames(step: ExploreStep): string[] {
 
 function namesWord(text: string, name: string): boolean {
   return new RegExp(`(^|[^A-Za-z0-9])${escapeRegExp(name)}($|[^A-Za-z0-9])`, 'i').test(text);
+}
+
+/**
+ * The API server refused a write of the controller within the step, naming the step's field or value:
+ * the controller carried the input into an object and Kubernetes refused it there (rabbitmq-operator
+ * copies `spec.override.service.spec.clusterIP` into its Service, and the update is refused,
+ * `spec.clusterIPs[0]: Invalid value ...: may not change once set`; each reconcile then stops at that
+ * Service and never reaches the StatefulSet, so what later steps change reaches nothing). The input
+ * was refused, not ignored. A list field that holds the field's values (`clusterIP` in `clusterIPs`,
+ * Kubernetes' dual-stack pairs) names it too.
+ */
+function controllerWriteRefused(step: ExploreStep, run: SequenceRun, k: number): string | undefined {
+  const b = stepBoundaries(run.events);
+  const from = b.start.get(operationStepIndex(k)) ?? Infinity;
+  const to = b.start.get(operationStepIndex(k + 1)) ?? b.last + 1;
+  const writes = new Set<number>();
+  const name = [...step.path].reverse().find((s): s is string => typeof s === 'string');
+  for (const e of run.events) {
+    if (e.seq <= from || e.seq >= to) continue;
+    if (e.type === 'request' && WRITE_VERBS.has(e.verb) && e.key !== run.crKey) writes.add(e.id);
+    if (e.type !== 'response' || e.status !== 422 || !writes.has(e.id) || !isObject(e.object)) continue;
+    const message = typeof e.object.message === 'string' ? e.object.message : '';
+    if (!API_SERVER_REFUSAL.test(message)) continue;
+    if (namesInput(message, step) || (name !== undefined && message.includes(`.${name}s[`))) return `the API server refused the controller's write: ${message}`;
+  }
+  return undefined;
 }
 
 /**

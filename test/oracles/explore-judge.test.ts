@@ -71,14 +71,23 @@ class RunBuilder {
     this.workloadStep(1);
     return this;
   }
-  op(k: number, spec: Record<string, unknown> | 'rejected', writes: Array<[string, KubeObject]> = []): this {
+  /** A write of the controller the API server refuses with `message` (422). */
+  controllerWriteRefused(key: string, message: string): void {
+    const id = this.seq;
+    this.e({ type: 'request', id, incarnation: 1, method: 'PUT', path: '/x', query: {}, verb: 'update', key });
+    this.e({ type: 'response', id, status: 422, object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message, code: 422 }, durationMs: 1 });
+  }
+  op(k: number, spec: Record<string, unknown> | 'rejected', writes: Array<[string, KubeObject | { refused: string }]> = []): this {
     if (spec === 'rejected') this.workloadStep(2 + 2 * k, { rejected: 422, error: 'spec.size: Invalid value: 0: must be at least 1' });
     else {
       this.workloadStep(2 + 2 * k);
       this.cr = this.generationCr({ ...(this.cr.spec as object), ...spec });
       this.change(CR, this.cr as KubeObject);
     }
-    for (const [key, obj] of writes) this.controllerWrites(key, obj);
+    for (const [key, obj] of writes) {
+      if (typeof obj.refused === 'string') this.controllerWriteRefused(key, obj.refused);
+      else this.controllerWrites(key, obj as KubeObject);
+    }
     this.workloadStep(3 + 2 * k);
     return this;
   }
@@ -1003,4 +1012,29 @@ test('what an input the controller refused broke is its doing, judged by its rol
     before!.alarms.map((a) => [a.oracle, a.object]),
     [['health', STS]],
   );
+});
+
+test('a write of the controller the API server refuses, naming the field of the step, is input refused: the steps after it wait for the rollback', (t) => {
+  // rabbitmq-operator copies the override's clusterIP into its Service; each reconcile then stops at that Service.
+  const refused = 'Service "c1" is invalid: spec.clusterIPs[0]: Invalid value: ["10.96.0.10"]: may not change once set';
+  const SVC = 'Service/default/c1';
+  const b = new RunBuilder().seed();
+  b.controllerWrites(SVC, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'c1', namespace: 'default' }, spec: { clusterIP: '10.96.0.10' } });
+  b.op(0, { clusterIP: 'kpm-1' }, [[SVC, { refused }]]).op(1, { size: 3 }, [[SVC, { refused }]]);
+  const steps = [step('string-change', ['spec', 'clusterIP'], 'kpm-1', 'kpm-1'), step('integer-up', ['spec', 'size'], 3)];
+  const r = run(steps, b);
+  const [j] = judgeExploration([r]);
+  t.like(j!.steps[0], { verdict: 'rejected', rejectedBy: 'controller' });
+  t.regex(j!.steps[0]!.rejection!, /may not change once set/);
+  t.is(j!.steps[1]!.verdict, 'not-run', 'judged after the rollback');
+  t.deepEqual(j!.alarms, []);
+  t.deepEqual(rollbackTargets(j!, r), [{ step: 1, why: 'refused' }]);
+  // The same refusal at a step of another field is not that step's input.
+  const other = new RunBuilder().seed();
+  other.controllerWrites(SVC, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'c1', namespace: 'default' }, spec: { clusterIP: '10.96.0.10' } });
+  other.op(0, { size: 3 }, [
+    [SVC, { refused }],
+    [STS, sts('cache:1', 3)],
+  ]);
+  t.is(judgeExploration([run([step('integer-up', ['spec', 'size'], 3)], other)])[0]!.steps[0]!.verdict, 'ok');
 });
