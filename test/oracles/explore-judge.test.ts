@@ -591,6 +591,31 @@ test("rollback and differential: a client's last-applied annotation (an encoding
   t.like(stuck[0], { field: 'spec.template.spec.containers[name=c].image', found: 'kpm-1' });
 });
 
+test("rollback and differential: the Deployment controller's rollout revision (a count of the history) is no difference; the template is compared", (t) => {
+  const DEP = 'Deployment/default/c1';
+  // Step 1 creates the Deployment, step 2 changes its image (a rollout), then step 2 is rolled back (another);
+  // its revision is never the CR's generation (which a copy of that counter would be).
+  const c = (events: TraceEvent[]) => ({ sequence: 'explore-cache-c1-1', step: 2, why: 'refused' as const, crKey: CR, events, steps: 3 });
+  const deployment = (image: string, revision: string): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'c1', namespace: 'default', annotations: { 'deployment.kubernetes.io/revision': revision } },
+    spec: { replicas: 1, template: { spec: { containers: [{ name: 'c', image }] } } },
+    status: { replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1 },
+  });
+  const run = (imageAfter: string) => {
+    return new RunBuilder()
+      .seed()
+      .op(0, { size: 3 }, [[DEP, deployment('cache:1', '1')]])
+      .op(1, { image: 'kpm-1' }, [[DEP, deployment('kpm-1', '2')]])
+      .op(2, { image: 'cache:1' }, [[DEP, deployment(imageAfter, '3')]]).events;
+  };
+  t.deepEqual(rollbackAlarms(c(run('cache:1'))), []);
+  const stuck = rollbackAlarms(c(run('kpm-1')))!;
+  t.is(stuck.length, 1);
+  t.like(stuck[0], { object: DEP, field: 'spec.template.spec.containers[name=c].image', found: 'kpm-1' });
+});
+
 test('a pod the controller only execs into is not an object it writes: its fields are not judged as copies of the CR', (t) => {
   const pod = (image: string): KubeObject => ({
     apiVersion: 'v1',
