@@ -357,7 +357,21 @@ export function controllerRefusal(
   }
   const old = leavesAt(before.get(crKey), step.path);
   const filled = filledNames(step);
-  return texts.find((text) => INVALID_WORDS.test(text) && (namesInput(text, step) || namesChange(text, step, old) || filled.some((n) => namesWord(text, n))));
+  return texts.find(
+    (text) =>
+      (INVALID_WORDS.test(text) && (namesInput(text, step) || namesChange(text, step, old) || filled.some((n) => namesWord(text, n)))) ||
+      citesInput(text, step),
+  );
+}
+
+/**
+ * A text about the CR that gives both the step's whole path and the marker it wrote is the
+ * controller's account of that very input, whatever its words: rabbitmq-operator's Event "failed to
+ * append spec.rabbitmq.additionalConfig: key-value delimiter not found: kpm-60" (every reconcile then
+ * stops at its ConfigMap, and what later steps change reaches nothing).
+ */
+function citesInput(text: string, step: ExploreStep): boolean {
+  return step.marker !== undefined && text.includes(formatPath(step.path)) && markerIn(text, step.marker);
 }
 
 /**
@@ -407,9 +421,29 @@ function controllerWriteRefused(step: ExploreStep, run: SequenceRun, k: number):
     if (e.type !== 'response' || e.status !== 422 || !writes.has(e.id) || !isObject(e.object)) continue;
     const message = typeof e.object.message === 'string' ? e.object.message : '';
     if (!API_SERVER_REFUSAL.test(message)) continue;
-    if (namesInput(message, step) || (name !== undefined && message.includes(`.${name}s[`))) return `the API server refused the controller's write: ${message}`;
+    // A refusal that lists the fields an update may change names them as allowed, not as the input.
+    const immutable = immutableFieldOf(message, step);
+    if (immutable ?? (namesInput(message, step) || (name !== undefined && message.includes(`.${name}s[`))))
+      return `the API server refused the controller's write: ${message}`;
   }
   return undefined;
+}
+
+/**
+ * The API server's refusal of an update that changes a field of an object's spec that only some may
+ * change ("StatefulSet.apps ... spec: Forbidden: updates to statefulset spec for fields other than
+ * 'replicas', 'ordinals', 'template', ... are forbidden"), when the step wrote a field of that
+ * kind's spec outside the list: an override such as rabbitmq-operator's
+ * `spec.override.statefulSet.spec.podManagementPolicy`, which its StatefulSet cannot take after creation.
+ * Undefined: not such a refusal.
+ */
+function immutableFieldOf(message: string, step: ExploreStep): boolean | undefined {
+  const m = /updates to (\w+) spec for fields other than (.*) are forbidden/.exec(message);
+  if (!m) return undefined;
+  const allowed = new Set([...m[2]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!));
+  const at = step.path.findIndex((s) => typeof s === 'string' && s.toLowerCase() === m[1]!.toLowerCase());
+  const field = step.path[at + 2];
+  return at >= 0 && step.path[at + 1] === 'spec' && typeof field === 'string' && !allowed.has(field);
 }
 
 /**

@@ -1063,3 +1063,25 @@ test('a write of the controller the API server refuses, naming the field of the 
   ]);
   t.is(judgeExploration([run([step('integer-up', ['spec', 'size'], 3)], other)])[0]!.steps[0]!.verdict, 'ok');
 });
+
+test('the controller citing the whole path of the step and its marker is input refused, whatever its words; the path or marker alone is not', (t) => {
+  // rabbitmq-operator: "failed to append spec.rabbitmq.additionalConfig: key-value delimiter not found: kpm-60".
+  const judge = (message: string) => {
+    const b = new RunBuilder().seed().op(0, { config: 'kpm-1' }, [[CR, crWith({ config: 'kpm-1' }, { message })]]);
+    return judgeExploration([run([step('string-change', ['spec', 'config'], 'kpm-1', 'kpm-1')], b)])[0]!.steps[0]!;
+  };
+  t.like(judge('failed to append spec.config: key-value delimiter not found: kpm-1'), { verdict: 'rejected', rejectedBy: 'controller' });
+  t.is(judge('applied spec.config').verdict, 'ok');
+  t.is(judge('reconciled kpm-1').verdict, 'ok');
+});
+
+test('an update of a spec field the object cannot change after creation, refused by the API server, is the input of the step that wrote that field', (t) => {
+  const refused =
+    "StatefulSet.apps \"c1\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
+  const judge = (field: string) => {
+    const b = new RunBuilder().seed().op(0, { x: 1 }, [[STS, { refused }]]);
+    return judgeExploration([run([step('enum-Parallel', ['spec', 'override', 'statefulSet', 'spec', field], 'Parallel')], b)])[0]!.steps[0]!;
+  };
+  t.like(judge('podManagementPolicy'), { verdict: 'rejected', rejectedBy: 'controller' });
+  t.not(judge('replicas').verdict, 'rejected', 'a field the StatefulSet may change');
+});
