@@ -365,14 +365,17 @@ export function controllerRefusal(
 }
 
 /**
- * A text about the CR that gives both the step's whole path and the marker it wrote is the
- * controller's account of that very input, whatever its words: rabbitmq-operator's Event "failed to
+ * A text about the CR that gives both the step's whole path and the marker it wrote, and says
+ * something failed, is the controller's account of that very input, whatever else its words: rabbitmq-operator's condition "failed to
  * append spec.rabbitmq.additionalConfig: key-value delimiter not found: kpm-60" (every reconcile then
  * stops at its ConfigMap, and what later steps change reaches nothing).
  */
 function citesInput(text: string, step: ExploreStep): boolean {
-  return step.marker !== undefined && text.includes(formatPath(step.path)) && markerIn(text, step.marker);
+  return step.marker !== undefined && FAILURE_WORDS.test(text) && text.includes(formatPath(step.path)) && markerIn(text, step.marker);
 }
+
+/** Words of a failure: a controller that only echoes its input ("applied spec.x: kpm-3") did not refuse it. */
+const FAILURE_WORDS = /\b(fail|failed|failure|error|cannot|can't|unable|refused|rejected|denied)\b/i;
 
 /**
  * The names of the properties the step's patch set besides its own field: the required properties

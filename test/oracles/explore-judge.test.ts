@@ -1064,7 +1064,7 @@ test('a write of the controller the API server refuses, naming the field of the 
   t.is(judgeExploration([run([step('integer-up', ['spec', 'size'], 3)], other)])[0]!.steps[0]!.verdict, 'ok');
 });
 
-test('the controller citing the whole path of the step and its marker is input refused, whatever its words; the path or marker alone is not', (t) => {
+test('the controller citing the whole path of the step and its marker is input refused when it says something failed; the path or marker alone is not', (t) => {
   // rabbitmq-operator: "failed to append spec.rabbitmq.additionalConfig: key-value delimiter not found: kpm-60".
   const judge = (message: string) => {
     const b = new RunBuilder().seed().op(0, { config: 'kpm-1' }, [[CR, crWith({ config: 'kpm-1' }, { message })]]);
@@ -1072,6 +1072,7 @@ test('the controller citing the whole path of the step and its marker is input r
   };
   t.like(judge('failed to append spec.config: key-value delimiter not found: kpm-1'), { verdict: 'rejected', rejectedBy: 'controller' });
   t.is(judge('applied spec.config').verdict, 'ok');
+  t.is(judge('applied spec.config: kpm-1').verdict, 'ok', 'an echo of the input is no refusal');
   t.is(judge('reconciled kpm-1').verdict, 'ok');
 });
 
