@@ -152,6 +152,14 @@ export function differentialAlarms(
  */
 const LAST_APPLIED = /^metadata\.annotations\["[^"]*last-applied[^"]*"\]$/;
 
+/**
+ * The Deployment controller's count of the rollouts of a Deployment's template (and its ReplicaSets'):
+ * bookkeeping of the history, as a copy of the CR's generation is. A rollback is one more rollout,
+ * so the state before a step (revision 1) and after its rollback (revision 3) differ there with the
+ * same template, and a CR created at once has had one rollout where the sequence had several.
+ */
+const ROLLOUT_REVISION = /^metadata\.annotations\["deployment\.kubernetes\.io\/revision(-history)?"\]$/;
+
 export function objectDifferenceAlarms(
   expected: ReadonlyMap<ObjectKey, KubeObject>,
   found: ReadonlyMap<ObjectKey, KubeObject>,
@@ -170,7 +178,7 @@ export function objectDifferenceAlarms(
 ): ExploreAlarm[] {
   const pick = (state: ReadonlyMap<ObjectKey, KubeObject>) => Object.fromEntries([...keys].filter((k) => state.has(k)).map((k) => [k, state.get(k)!]));
   const differences = compareEndStates([endStateView(pick(expected))], endStateView(pick(found)), new Masks(maskRules, about.nondeterministic)).filter(
-    (a) => !a.field?.startsWith('status.') && !LAST_APPLIED.test(a.field ?? '') && !(about.ignore?.(a) ?? false),
+    (a) => !a.field?.startsWith('status.') && !LAST_APPLIED.test(a.field ?? '') && !ROLLOUT_REVISION.test(a.field ?? '') && !(about.ignore?.(a) ?? false),
   );
   const byObject = new Map<ObjectKey, Alarm[]>();
   for (const a of differences) byObject.set(a.object, [...(byObject.get(a.object) ?? []), a]);

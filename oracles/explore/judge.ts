@@ -163,7 +163,8 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       refusedAt = undefined;
       continue;
     }
-    const refusal = controllerRefusal(step, before, after, run.crKey, written) ?? controllerRewrote(step, run, k, crAfter);
+    const refusal =
+      controllerRefusal(step, before, after, run.crKey, written) ?? controllerWriteRefused(step, run, k) ?? controllerRewrote(step, run, k, crAfter);
     if (refusal) {
       judgement.verdict = 'rejected';
       judgement.rejectedBy = 'controller';
@@ -356,8 +357,25 @@ export function controllerRefusal(
   }
   const old = leavesAt(before.get(crKey), step.path);
   const filled = filledNames(step);
-  return texts.find((text) => INVALID_WORDS.test(text) && (namesInput(text, step) || namesChange(text, step, old) || filled.some((n) => namesWord(text, n))));
+  return texts.find(
+    (text) =>
+      (INVALID_WORDS.test(text) && (namesInput(text, step) || namesChange(text, step, old) || filled.some((n) => namesWord(text, n)))) ||
+      citesInput(text, step),
+  );
 }
+
+/**
+ * A text about the CR that gives both the step's whole path and the marker it wrote, and says
+ * something failed, is the controller's account of that very input, whatever else its words: rabbitmq-operator's condition "failed to
+ * append spec.rabbitmq.additionalConfig: key-value delimiter not found: kpm-60" (every reconcile then
+ * stops at its ConfigMap, and what later steps change reaches nothing).
+ */
+function citesInput(text: string, step: ExploreStep): boolean {
+  return step.marker !== undefined && FAILURE_WORDS.test(text) && text.includes(formatPath(step.path)) && markerIn(text, step.marker);
+}
+
+/** Words of a failure: a controller that only echoes its input ("applied spec.x: kpm-3") did not refuse it. */
+const FAILURE_WORDS = /\b(fail|failed|failure|error|cannot|can't|unable|refused|rejected|denied)\b/i;
 
 /**
  * The names of the properties the step's patch set besides its own field: the required properties
@@ -383,6 +401,52 @@ function filledNames(step: ExploreStep): string[] {
 
 function namesWord(text: string, name: string): boolean {
   return new RegExp(`(^|[^A-Za-z0-9])${escapeRegExp(name)}($|[^A-Za-z0-9])`, 'i').test(text);
+}
+
+/**
+ * The API server refused a write of the controller within the step, naming the step's field or value:
+ * the controller carried the input into an object and Kubernetes refused it there (rabbitmq-operator
+ * copies `spec.override.service.spec.clusterIP` into its Service, and the update is refused,
+ * `spec.clusterIPs[0]: Invalid value ...: may not change once set`; each reconcile then stops at that
+ * Service and never reaches the StatefulSet, so what later steps change reaches nothing). The input
+ * was refused, not ignored. A list field that holds the field's values (`clusterIP` in `clusterIPs`,
+ * Kubernetes' dual-stack pairs) names it too.
+ */
+function controllerWriteRefused(step: ExploreStep, run: SequenceRun, k: number): string | undefined {
+  const b = stepBoundaries(run.events);
+  const from = b.start.get(operationStepIndex(k)) ?? Infinity;
+  const to = b.start.get(operationStepIndex(k + 1)) ?? b.last + 1;
+  const writes = new Set<number>();
+  const name = [...step.path].reverse().find((s): s is string => typeof s === 'string');
+  for (const e of run.events) {
+    if (e.seq <= from || e.seq >= to) continue;
+    if (e.type === 'request' && WRITE_VERBS.has(e.verb) && e.key !== run.crKey) writes.add(e.id);
+    if (e.type !== 'response' || e.status !== 422 || !writes.has(e.id) || !isObject(e.object)) continue;
+    const message = typeof e.object.message === 'string' ? e.object.message : '';
+    if (!API_SERVER_REFUSAL.test(message)) continue;
+    // A refusal that lists the fields an update may change names them as allowed, not as the input.
+    const immutable = immutableFieldOf(message, step);
+    if (immutable ?? (namesInput(message, step) || (name !== undefined && message.includes(`.${name}s[`))))
+      return `the API server refused the controller's write: ${message}`;
+  }
+  return undefined;
+}
+
+/**
+ * The API server's refusal of an update that changes a field of an object's spec that only some may
+ * change ("StatefulSet.apps ... spec: Forbidden: updates to statefulset spec for fields other than
+ * 'replicas', 'ordinals', 'template', ... are forbidden"), when the step wrote a field of that
+ * kind's spec outside the list: an override such as rabbitmq-operator's
+ * `spec.override.statefulSet.spec.podManagementPolicy`, which its StatefulSet cannot take after creation.
+ * Undefined: not such a refusal.
+ */
+function immutableFieldOf(message: string, step: ExploreStep): boolean | undefined {
+  const m = /updates to (\w+) spec for fields other than (.*) are forbidden/.exec(message);
+  if (!m) return undefined;
+  const allowed = new Set([...m[2]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!));
+  const at = step.path.findIndex((s) => typeof s === 'string' && s.toLowerCase() === m[1]!.toLowerCase());
+  const field = step.path[at + 2];
+  return at >= 0 && step.path[at + 1] === 'spec' && typeof field === 'string' && !allowed.has(field);
 }
 
 /**

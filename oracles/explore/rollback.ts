@@ -34,19 +34,22 @@ export interface RollbackTarget {
 
 /**
  * The steps of a judged sequence to roll back: the first that alarmed or left an object unhealthy
- * that was not before it, and the one whose input the controller refused. Misoperations are left
- * out: their sequences already step back, and they are judged by that recovery.
+ * that was not before it, and the one whose input the controller refused. A refused input is rolled
+ * back whatever its kind: as after the API server's refusal, the previous CR is the reference for the
+ * next step (Acto), and the rest of the sequence runs on it. Otherwise misoperations are left out:
+ * their sequences already step back, and they are judged by that recovery.
  */
 export function rollbackTargets(judgement: SequenceJudgement, run: SequenceRun): RollbackTarget[] {
   const targets: RollbackTarget[] = [];
   const n = run.sequence.steps.length;
   let broken = false;
   for (const s of judgement.steps) {
-    if (s.kind === 'misoperation' || s.kind === 'rollback') continue;
+    if (s.kind === 'rollback') continue;
     if (s.verdict === 'rejected' && s.rejectedBy === 'controller') {
       targets.push({ step: s.step, why: 'refused' });
       break;
     }
+    if (s.kind === 'misoperation') continue;
     if (broken || (s.verdict !== 'ok' && s.verdict !== 'alarm')) continue;
     if (s.verdict === 'alarm') {
       targets.push({ step: s.step, why: 'inconsistent' });

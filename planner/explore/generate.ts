@@ -21,6 +21,7 @@
 import { isObject } from '../../src/model/object-key.js';
 import { formatNodePath, walkNodes, type SchemaNode } from './schema.js';
 import { matchCoreTypes, type CoreTypeMatches } from './k8s-types.js';
+import { applyCoreRules } from './core-rules.js';
 import { FILLER_IMAGE, fillRequired, isContainer, minimalValue } from './required.js';
 import {
   SeededRandom,
@@ -97,6 +98,11 @@ export interface ExploreInput {
   maxSteps: number;
   /** Built-in type definitions (OpenAPI v2 `definitions`), for semantic matching. */
   coreTypes?: Record<string, unknown>;
+  /**
+   * Built-in type definitions (OpenAPI v2) of the types whose kube-apiserver validation explore knows
+   * (core-rules.ts CORE_RULES): subtrees that match them get only values it accepts.
+   */
+  coreRules?: Record<string, unknown>;
 }
 
 export interface ExploreCampaign {
@@ -151,7 +157,8 @@ export function generateExploration(input: ExploreInput): ExploreCampaign {
   const ctx = new Context(random);
   const sequences: ExploreSequence[] = [];
   const coverage: ExploreCampaign['coverage'] = [];
-  for (const target of input.targets) {
+  for (const given of input.targets) {
+    const target = { ...given, schema: applyCoreRules(given.schema, input.coreRules ?? {}) };
     const matches = matchCoreTypes(target.schema, input.coreTypes ?? {});
     const counts = new Map<string, number>();
     for (const [seedIndex, seed] of target.seeds.entries()) {

@@ -7,7 +7,9 @@
  */
 import { isObject } from '../../src/model/object-key.js';
 import type { ExploreSequence, ExploreStep } from './generate.js';
-import { mergePatch } from './values.js';
+import { fillRequired } from './required.js';
+import type { SchemaNode } from './schema.js';
+import { SeededRandom, mergePatch } from './values.js';
 
 export interface RollbackInput {
   sequence: ExploreSequence;
@@ -18,6 +20,14 @@ export interface RollbackInput {
   specAfter: unknown;
   /** Go on with the sequence's later steps after the rollback (the controller refused the step's input). */
   continueAfter: boolean;
+  /**
+   * The CRD version's schema the sequence was generated from. A later step's patch was made against
+   * the CR the sequence reached, where an earlier step may have created its parents with their
+   * required properties (a pod template's `containers`); when that step is the one rolled back, the
+   * replay creates those parents again, and with the schema they get their required properties again
+   * (required.ts), as generation gave them. Without it the patches are replayed as they are.
+   */
+  schema?: SchemaNode;
 }
 
 /** The workload name of the rollback run of a sequence's step. */
@@ -40,10 +50,14 @@ export function rollbackSequence(input: RollbackInput): ExploreSequence {
   };
   const steps = [...kept, rollback];
   if (input.continueAfter) {
-    let cr: unknown = restored;
+    // Pattern samples of a refill draw from their own source: the same rollback, the same replay.
+    const random = new SeededRandom(step);
+    let cr: Record<string, unknown> = restored;
     for (const later of sequence.steps.slice(step)) {
-      cr = applyMergePatch(cr, later.patch);
-      steps.push({ ...later, cr: cr as Record<string, unknown> });
+      let next = applyMergePatch(cr, later.patch) as Record<string, unknown>;
+      if (input.schema && !later.deleted) next = fillRequired(input.schema, cr, next, later.path, random);
+      steps.push({ ...later, patch: mergePatch(cr, next) as Record<string, unknown>, cr: next });
+      cr = next;
     }
   }
   return { name: rollbackName(sequence.name, step), seed: sequence.seed, steps };

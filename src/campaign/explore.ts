@@ -21,6 +21,8 @@ import {
   generateExploration,
   parseSchema,
   rollbackSequence,
+  applyCoreRules,
+  CORE_RULES,
   type ExploreCampaign,
   type ExploreSequence,
   type ExploreTarget,
@@ -144,6 +146,7 @@ export function generateCampaign(config: ControllerUnderTest, opts: ExploreOptio
     seed: opts.seed,
     maxSteps: opts.maxSteps,
     coreTypes: builtinV2Definitions(CORE_TYPES),
+    coreRules: builtinV2Definitions(Object.keys(CORE_RULES)),
   });
   return opts.sequences ? selectSequences(campaign, opts.sequences) : campaign;
 }
@@ -450,18 +453,23 @@ async function rollbacks(
   opts: ExploreRunOptions,
 ): Promise<void> {
   const cases: Array<{ run: number; step: number; why: 'refused' | 'unhealthy' | 'inconsistent'; sequence: ExploreSequence }> = [];
+  const targets = exploreTargets(config);
   for (const [i, run] of runs.entries()) {
     const n = run.sequence.steps.length;
     for (const target of rollbackTargets(judged[i]!, run)) {
       const before = stateAfterStep(run.events, target.step - 2, n)?.get(run.crKey);
       const after = stateAfterStep(run.events, target.step - 1, n)?.get(run.crKey);
       if (!before || !after) continue;
+      const given = targetOfSeed(targets, run.sequence.seed)?.schema;
+      // The schema the sequence was generated from: kube-apiserver's rules of core types applied.
+      const schema = given && applyCoreRules(given, builtinV2Definitions(Object.keys(CORE_RULES)));
       const sequence = rollbackSequence({
         sequence: run.sequence,
         step: target.step,
         specBefore: before.spec,
         specAfter: after.spec,
         continueAfter: target.why === 'refused',
+        ...(schema ? { schema } : {}),
       });
       cases.push({ run: i, step: target.step, why: target.why, sequence });
     }
@@ -509,6 +517,12 @@ async function rollbacks(
     }
     judgement.alarms.push(...rest.alarms.filter((a) => a.step === undefined || a.step > c.step + 1));
   }
+}
+
+/** The generation target a sequence's seed belongs to (its CRD version's schema). */
+function targetOfSeed(targets: readonly ExploreTarget[], seed: Record<string, unknown>): ExploreTarget | undefined {
+  const id = JSON.stringify(seed);
+  return targets.find((t) => t.seeds.some((s) => JSON.stringify(s) === id));
 }
 
 /**

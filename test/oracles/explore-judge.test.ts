@@ -71,14 +71,23 @@ class RunBuilder {
     this.workloadStep(1);
     return this;
   }
-  op(k: number, spec: Record<string, unknown> | 'rejected', writes: Array<[string, KubeObject]> = []): this {
+  /** A write of the controller the API server refuses with `message` (422). */
+  controllerWriteRefused(key: string, message: string): void {
+    const id = this.seq;
+    this.e({ type: 'request', id, incarnation: 1, method: 'PUT', path: '/x', query: {}, verb: 'update', key });
+    this.e({ type: 'response', id, status: 422, object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message, code: 422 }, durationMs: 1 });
+  }
+  op(k: number, spec: Record<string, unknown> | 'rejected', writes: Array<[string, KubeObject | { refused: string }]> = []): this {
     if (spec === 'rejected') this.workloadStep(2 + 2 * k, { rejected: 422, error: 'spec.size: Invalid value: 0: must be at least 1' });
     else {
       this.workloadStep(2 + 2 * k);
       this.cr = this.generationCr({ ...(this.cr.spec as object), ...spec });
       this.change(CR, this.cr as KubeObject);
     }
-    for (const [key, obj] of writes) this.controllerWrites(key, obj);
+    for (const [key, obj] of writes) {
+      if (typeof obj.refused === 'string') this.controllerWriteRefused(key, obj.refused);
+      else this.controllerWrites(key, obj as KubeObject);
+    }
     this.workloadStep(3 + 2 * k);
     return this;
   }
@@ -376,6 +385,25 @@ test('rollback targets: the step whose input the controller refused, and the fir
   t.deepEqual(rollbackTargets(judgeExploration([mis])[0]!, mis), []);
 });
 
+test('rollback targets: a misoperation whose input the controller refused is rolled back too, so the steps after it run on the CR before it', (t) => {
+  // rabbitmq-operator: replicas far beyond the nodes, then back down, a scale-down it refuses by design.
+  const refusedDown = new RunBuilder()
+    .seed()
+    .op(0, { size: 24 }, [[STS, sts('cache:1', 24)]])
+    .op(1, { size: 2 }, [[CR, crWith({ size: 2 }, { message: 'spec.size: scale down not supported' })]])
+    .op(2, { image: 'cache:2' }, [[STS, sts('cache:2', 24)]]);
+  const steps = [
+    step('replicas-beyond-nodes', ['spec', 'size'], 24, undefined, 'misoperation'),
+    step('replicas-beyond-nodes', ['spec', 'size'], 2, undefined, 'misoperation'),
+    step('image-change', ['spec', 'image'], 'cache:2'),
+  ];
+  const r = run(steps, refusedDown);
+  const judged = judgeExploration([r])[0]!;
+  t.like(judged.steps[1], { verdict: 'rejected', rejectedBy: 'controller' });
+  t.is(judged.steps[2]!.verdict, 'not-run', 'judged after the rollback');
+  t.deepEqual(rollbackTargets(judged, r), [{ step: 2, why: 'refused' }]);
+});
+
 /** A rollback run: the seed, a bad version the controller carries into the StatefulSet's annotation, then the version before it re-applied. */
 function rollbackRun(annotationAfterRollback: string): TraceEvent[] {
   const annotated = (version: string): KubeObject => {
@@ -561,6 +589,31 @@ test("rollback and differential: a client's last-applied annotation (an encoding
   const stuck = rollbackAlarms(c(run('kpm-1')))!;
   t.is(stuck.length, 1);
   t.like(stuck[0], { field: 'spec.template.spec.containers[name=c].image', found: 'kpm-1' });
+});
+
+test("rollback and differential: the Deployment controller's rollout revision (a count of the history) is no difference; the template is compared", (t) => {
+  const DEP = 'Deployment/default/c1';
+  // Step 1 creates the Deployment, step 2 changes its image (a rollout), then step 2 is rolled back (another);
+  // its revision is never the CR's generation (which a copy of that counter would be).
+  const c = (events: TraceEvent[]) => ({ sequence: 'explore-cache-c1-1', step: 2, why: 'refused' as const, crKey: CR, events, steps: 3 });
+  const deployment = (image: string, revision: string): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'c1', namespace: 'default', annotations: { 'deployment.kubernetes.io/revision': revision } },
+    spec: { replicas: 1, template: { spec: { containers: [{ name: 'c', image }] } } },
+    status: { replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1 },
+  });
+  const run = (imageAfter: string) => {
+    return new RunBuilder()
+      .seed()
+      .op(0, { size: 3 }, [[DEP, deployment('cache:1', '1')]])
+      .op(1, { image: 'kpm-1' }, [[DEP, deployment('kpm-1', '2')]])
+      .op(2, { image: 'cache:1' }, [[DEP, deployment(imageAfter, '3')]]).events;
+  };
+  t.deepEqual(rollbackAlarms(c(run('cache:1'))), []);
+  const stuck = rollbackAlarms(c(run('kpm-1')))!;
+  t.is(stuck.length, 1);
+  t.like(stuck[0], { object: DEP, field: 'spec.template.spec.containers[name=c].image', found: 'kpm-1' });
 });
 
 test('a pod the controller only execs into is not an object it writes: its fields are not judged as copies of the CR', (t) => {
@@ -984,4 +1037,52 @@ test('what an input the controller refused broke is its doing, judged by its rol
     before!.alarms.map((a) => [a.oracle, a.object]),
     [['health', STS]],
   );
+});
+
+test('a write of the controller the API server refuses, naming the field of the step, is input refused: the steps after it wait for the rollback', (t) => {
+  // rabbitmq-operator copies the override's clusterIP into its Service; each reconcile then stops at that Service.
+  const refused = 'Service "c1" is invalid: spec.clusterIPs[0]: Invalid value: ["10.96.0.10"]: may not change once set';
+  const SVC = 'Service/default/c1';
+  const b = new RunBuilder().seed();
+  b.controllerWrites(SVC, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'c1', namespace: 'default' }, spec: { clusterIP: '10.96.0.10' } });
+  b.op(0, { clusterIP: 'kpm-1' }, [[SVC, { refused }]]).op(1, { size: 3 }, [[SVC, { refused }]]);
+  const steps = [step('string-change', ['spec', 'clusterIP'], 'kpm-1', 'kpm-1'), step('integer-up', ['spec', 'size'], 3)];
+  const r = run(steps, b);
+  const [j] = judgeExploration([r]);
+  t.like(j!.steps[0], { verdict: 'rejected', rejectedBy: 'controller' });
+  t.regex(j!.steps[0]!.rejection!, /may not change once set/);
+  t.is(j!.steps[1]!.verdict, 'not-run', 'judged after the rollback');
+  t.deepEqual(j!.alarms, []);
+  t.deepEqual(rollbackTargets(j!, r), [{ step: 1, why: 'refused' }]);
+  // The same refusal at a step of another field is not that step's input.
+  const other = new RunBuilder().seed();
+  other.controllerWrites(SVC, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'c1', namespace: 'default' }, spec: { clusterIP: '10.96.0.10' } });
+  other.op(0, { size: 3 }, [
+    [SVC, { refused }],
+    [STS, sts('cache:1', 3)],
+  ]);
+  t.is(judgeExploration([run([step('integer-up', ['spec', 'size'], 3)], other)])[0]!.steps[0]!.verdict, 'ok');
+});
+
+test('the controller citing the whole path of the step and its marker is input refused when it says something failed; the path or marker alone is not', (t) => {
+  // rabbitmq-operator: "failed to append spec.rabbitmq.additionalConfig: key-value delimiter not found: kpm-60".
+  const judge = (message: string) => {
+    const b = new RunBuilder().seed().op(0, { config: 'kpm-1' }, [[CR, crWith({ config: 'kpm-1' }, { message })]]);
+    return judgeExploration([run([step('string-change', ['spec', 'config'], 'kpm-1', 'kpm-1')], b)])[0]!.steps[0]!;
+  };
+  t.like(judge('failed to append spec.config: key-value delimiter not found: kpm-1'), { verdict: 'rejected', rejectedBy: 'controller' });
+  t.is(judge('applied spec.config').verdict, 'ok');
+  t.is(judge('applied spec.config: kpm-1').verdict, 'ok', 'an echo of the input is no refusal');
+  t.is(judge('reconciled kpm-1').verdict, 'ok');
+});
+
+test('an update of a spec field the object cannot change after creation, refused by the API server, is the input of the step that wrote that field', (t) => {
+  const refused =
+    "StatefulSet.apps \"c1\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
+  const judge = (field: string) => {
+    const b = new RunBuilder().seed().op(0, { x: 1 }, [[STS, { refused }]]);
+    return judgeExploration([run([step('enum-Parallel', ['spec', 'override', 'statefulSet', 'spec', field], 'Parallel')], b)])[0]!.steps[0]!;
+  };
+  t.like(judge('podManagementPolicy'), { verdict: 'rejected', rejectedBy: 'controller' });
+  t.not(judge('replicas').verdict, 'rejected', 'a field the StatefulSet may change');
 });

@@ -7,6 +7,7 @@ import {
   getAt,
   minimalValue,
   parseSchema,
+  rollbackSequence,
   SeededRandom,
   setAt,
   type SchemaNode,
@@ -153,4 +154,43 @@ test('a pushed container gets an image too: kube-apiserver refuses a pod whose c
     t.is(item.image, FILLER_IMAGE);
     t.is(typeof item.name, 'string');
   }
+});
+
+test('after a rollback of the step that created a pod template, a later step under it creates it again with its containers', (t) => {
+  const podSpec = ['spec', 'override', 'statefulSet', 'spec', 'template', 'spec'];
+  const campaign = generateExploration({ targets: [{ schema, kind: 'Rabbit', seeds: [seed] }], seed: 1, maxSteps: 5 });
+  // A sequence whose first step under the pod template creates it, and a later step writes there too.
+  const found = campaign.sequences.flatMap((sequence) => {
+    const under = sequence.steps.flatMap((s, i) => (s.path.length > podSpec.length && podSpec.every((p, j) => s.path[j] === p) ? [i] : []));
+    return under.length >= 2 && getAt(under[0]! === 0 ? sequence.seed : sequence.steps[under[0]! - 1]!.cr, podSpec) === undefined
+      ? [{ sequence, first: under[0]!, later: under[1]! }]
+      : [];
+  })[0];
+  t.truthy(found, 'a sequence with two steps under the pod template');
+  const { sequence, first, later } = found!;
+  // The later step's own patch was made where the template had its container: it carries none.
+  t.is(getAt(sequence.steps[later]!.patch, [...podSpec, 'containers']), undefined);
+  const before = first === 0 ? sequence.seed : sequence.steps[first - 1]!.cr;
+  const back = rollbackSequence({
+    sequence,
+    step: first + 1,
+    specBefore: before.spec,
+    specAfter: sequence.steps[first]!.cr.spec,
+    continueAfter: true,
+    schema,
+  });
+  // The replay: the steps up to the rolled-back one, the rollback, then the rest; the later step is at later + 1.
+  const replayed = back.steps[later + 1]!;
+  t.is(replayed.operation, sequence.steps[later]!.operation);
+  t.deepEqual(missingRequired(schema, replayed.cr), []);
+  t.deepEqual(
+    getAt(replayed.patch, [...podSpec, 'containers']),
+    [{ name: 'kperturb', image: FILLER_IMAGE }],
+    'the patch the API server validates carries them',
+  );
+  t.deepEqual(
+    rollbackSequence({ sequence, step: first + 1, specBefore: before.spec, specAfter: sequence.steps[first]!.cr.spec, continueAfter: true, schema }),
+    back,
+    'deterministic',
+  );
 });
