@@ -17,6 +17,7 @@ import { InformerFactory } from '../../kube/informer.js';
 import { CertManagerController } from './cert-manager.js';
 import { DaemonSetController } from './daemonset-controller.js';
 import { DeploymentController } from './deployment-controller.js';
+import { DisruptionController } from './disruption-controller.js';
 import { EndpointsController } from './endpoints-controller.js';
 import { SimEvents } from './events.js';
 import { GarbageCollector } from './garbage-collector.js';
@@ -66,6 +67,7 @@ export const SIMULATED_CONTROLLERS = [
   'job',
   'persistentvolume',
   'endpoints',
+  'disruption',
   'scheduler',
   'kubelet',
   // not kube-controller-manager's: acts once cert-manager's CRDs are applied, as installing cert-manager does (cert-manager.ts)
@@ -132,6 +134,7 @@ const STARTERS: Record<Exclude<SimulatedController, 'node'>, (ctx: SimContext, r
   job: JobController.start,
   persistentvolume: VolumeController.start,
   endpoints: EndpointsController.start,
+  disruption: DisruptionController.start,
   scheduler: Scheduler.start,
   kubelet: Kubelets.start,
   'cert-manager': CertManagerController.start,
