@@ -4,11 +4,16 @@
  * counted; so are objects whose name embeds a UID (`PersistentVolume/pvc-<uid>`, named after the
  * claim that a provisioner bound it to), as `Kind/namespace/pvc-*`; and IPAddresses (Kubernetes 1.31+
  * records every Service cluster IP as one, named after the address, which the allocator picks at
- * random), as `IPAddress/*`. Bookkeeping objects (leader election, Events) are not compared at all.
+ * random), as `IPAddress/*`. A Deployment's ReplicaSets and their pods are named after the
+ * pod-template-hash, a digest of the pod template, which may hold per-run values (an annotation with a
+ * TLS Secret's digest, as the Percona operators write): they are counted with the hash folded too,
+ * `ReplicaSet/namespace/<deployment>-*` and `Pod/namespace/<deployment>-*-*` (foldTemplateHash), the
+ * Deployment itself compared field by field. Bookkeeping objects (leader election, Events) are not
+ * compared at all.
  */
 import { isBookkeepingKey, isLeaderElectionRecord } from '../src/model/bookkeeping.js';
 import { formatKey, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
-import { GENERATED_NAME_ALPHABET, GENERATED_SUFFIX_LENGTH, isGeneratedName } from '../src/model/generated-names.js';
+import { foldTemplateHash, GENERATED_NAME_ALPHABET, GENERATED_SUFFIX_LENGTH, isGeneratedName } from '../src/model/generated-names.js';
 
 const UID_IN_TEXT = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
@@ -30,8 +35,10 @@ export function comparableIdentity(key: ObjectKey, obj: KubeObject | undefined):
   const name = obj?.metadata?.name;
   const parts = parseKey(key);
   if (parts && prefix && isGeneratedName(name, prefix)) {
-    return { key: formatKey(parts.kind, parts.namespace, `${prefix}*`), generated: true };
+    return { key: foldTemplateHash(formatKey(parts.kind, parts.namespace, `${prefix}*`)), generated: true };
   }
+  const withoutHash = foldTemplateHash(key);
+  if (withoutHash !== key) return { key: withoutHash, generated: true };
   if (parts && parts.kind === 'IPAddress' && parts.namespace === undefined) return { key: 'IPAddress/*', generated: true };
   if (parts && UID_IN_TEXT.test(parts.name)) {
     return { key: formatKey(parts.kind, parts.namespace, withoutUids(parts.name)), generated: true };

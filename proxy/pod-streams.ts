@@ -15,7 +15,7 @@ import type { Duplex } from 'node:stream';
 import { parseApiPath, requestVerb } from '../src/model/api-path.js';
 import { formatKey, type KubeObject } from '../src/model/object-key.js';
 import type { PodExecEvent, Unstamped } from '../src/model/trace.js';
-import { PodStreaming, type PodCallRecord, type PodLookupResult, type PodStreamingTarget } from '../src/streaming/pod-streaming.js';
+import { PodStreaming, type NodeLookup, type PodCallRecord, type PodLookupResult, type PodStreamingTarget } from '../src/streaming/pod-streaming.js';
 import type { PodStreamingRules } from '../src/model/exec-rules.js';
 import type { ClientRequest, ClientResponse } from './client-conn.js';
 import type { Epoch, EpochMember, EpochMembership } from './epoch.js';
@@ -134,5 +134,12 @@ export class PodStreamCall implements EpochMember {
 }
 
 export function podStreamingFor(rules: PodStreamingRules, upstream: Upstream): PodStreaming {
-  return new PodStreaming(rules, upstreamPodLookup(upstream));
+  return new PodStreaming(rules, upstreamPodLookup(upstream), upstreamNodeLookup(upstream));
+}
+
+function upstreamNodeLookup(upstream: Upstream): NodeLookup {
+  return async (name) => {
+    const { status, body } = await upstream.send('GET', `/api/v1/nodes/${encodeURIComponent(name)}`);
+    return status === 200 && body && typeof body === 'object' ? (body as KubeObject) : undefined;
+  };
 }

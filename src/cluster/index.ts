@@ -185,7 +185,11 @@ export class EmbeddedCluster {
 
     let port = 0;
     let api: ApiServer | undefined;
-    const podStreaming = new PodStreaming(options.podStreaming ?? NO_POD_STREAMING_RULES, (namespace, name) => api!.lookupPod(namespace, name));
+    const podStreaming = new PodStreaming(
+      options.podStreaming ?? NO_POD_STREAMING_RULES,
+      (namespace, name) => api!.lookupPod(namespace, name),
+      (name) => api!.lookupNode(name),
+    );
     api = new ApiServer({
       registry,
       ops,

@@ -267,6 +267,17 @@ export class ApiServer {
     }
   };
 
+  /** The Node, for pods/exec (pod-streaming.ts); undefined when there is none. */
+  readonly lookupNode = (name: string): Promise<KubeObject | undefined> => {
+    const def = this.ctx.registry.get({ group: '', resource: 'nodes' });
+    if (!def) return Promise.resolve(undefined);
+    try {
+      return Promise.resolve(this.ctx.ops.get({ def, version: 'v1' }, name).body as KubeObject);
+    } catch {
+      return Promise.resolve(undefined);
+    }
+  };
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://embedded');
     const streamingTarget = podStreamingTarget(url.pathname);

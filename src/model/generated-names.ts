@@ -93,7 +93,7 @@ const POD_OF_REPLICASET = new RegExp(`^(Pod/[^/]*/.+)-${TEMPLATE_HASH}-(?:[${GEN
  * `<deployment>-*-*`. The hash is a digest of the pod template, which may hold per-run values (an
  * annotation with a TLS Secret's digest, as the Percona operators write), so one bug names another
  * ReplicaSet in every run. For comparing what runs showed (finding signatures, their confirmation,
- * the pruning check); the oracles themselves compare a ReplicaSet by its name.
+ * the pruning check) and for the oracles' object identities (oracles/object-identity.ts).
  */
 export function foldTemplateHash(key: ObjectKey): ObjectKey {
   return key.replace(POD_OF_REPLICASET, '$1-*-*').replace(REPLICASET_OF_DEPLOYMENT, '$1-*');

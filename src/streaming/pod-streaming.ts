@@ -1,7 +1,8 @@
 /**
  * The pods' streaming subresources (`exec`, `attach`, `log`, `portforward`) as kube-apiserver fronts
  * them: look the pod up, pick the container (its only one, or the one named, with kube-apiserver's
- * BadRequest messages otherwise), then answer from the exec/log rules instead of a kubelet. The proxy
+ * BadRequest messages otherwise), refuse an exec or attach a kubelet could not serve (below), then
+ * answer from the exec/log rules instead of a kubelet. The proxy
  * uses it for every controller call (the real control plane has no kubelet to run anything), the
  * embedded cluster for kubectl; both report each call (PodCallRecord) so it can be traced.
  */
@@ -41,6 +42,8 @@ export type PodCallRecord = Omit<PodExecEvent, 'type' | 'seq' | 'ts' | 'id' | 'k
 /** The pod as the API server has it, or the Status to answer (404 NotFound...). */
 export type PodLookupResult = { pod: KubeObject } | { status: number; body: object };
 export type PodLookup = (namespace: string, name: string) => Promise<PodLookupResult>;
+/** The node as the API server has it; undefined when it cannot be read (a cluster without Node objects). */
+export type NodeLookup = (name: string) => Promise<KubeObject | undefined>;
 
 /** What `res` needs: both node:http and node:http2 (compat) responses have it. */
 export interface PlainResponse {
@@ -64,6 +67,8 @@ class Refusal {
 }
 
 const badRequest = (message: string) => new Refusal(400, status(400, 'BadRequest', message));
+const internalError = (message: string) => new Refusal(500, status(500, 'InternalError', message));
+const STATUS_TEXT: Readonly<Record<number, string>> = { 404: 'Not Found', 500: 'Internal Server Error' };
 
 function containerNames(list: unknown): string[] {
   return Array.isArray(list) ? list.filter(isObject).map((c) => String(c.name ?? '')) : [];
@@ -90,6 +95,7 @@ export class PodStreaming {
   constructor(
     private readonly rules: PodStreamingRules,
     private readonly lookup: PodLookup,
+    private readonly lookupNode: NodeLookup = () => Promise.resolve(undefined),
   ) {}
 
   /** An upgrade request (exec, attach, portforward). `report` is called once, when the call is over. */
@@ -97,7 +103,7 @@ export class PodStreaming {
     const query = new URL(req.url ?? '/', 'http://pod-streaming.invalid').searchParams;
     const base = { subresource: target.subresource, namespace: target.namespace, pod: target.pod };
     const refuse = (r: Refusal, extra: Partial<PodCallRecord> = {}) => {
-      refuseUpgrade(socket, r.code, r.code === 404 ? 'Not Found' : 'Bad Request', JSON.stringify(r.body), 'application/json');
+      refuseUpgrade(socket, r.code, STATUS_TEXT[r.code] ?? 'Bad Request', JSON.stringify(r.body), 'application/json');
       report({ ...base, ...extra, status: r.code, delivered: false, message: r.message });
     };
     const resolved = await this.resolve(target, query, req.method ?? 'GET');
@@ -180,8 +186,37 @@ export class PodStreaming {
     const nodeName = isObject(pod.spec) ? pod.spec.nodeName : undefined;
     // kube-apiserver needs the node to reach its kubelet; a log of an unscheduled pod is just empty.
     if (target.subresource !== 'log' && (typeof nodeName !== 'string' || nodeName === '')) return badRequest(`pod ${target.pod} does not have a host assigned`);
+    if (target.subresource === 'exec' || target.subresource === 'attach') {
+      const refused = kubeletRefusal(pod, container, await this.lookupNode(nodeName as string));
+      if (refused) return refused;
+    }
     return { container };
   }
+}
+
+/**
+ * What a real exec or attach gets when no kubelet can run it: kube-apiserver dials the node's kubelet
+ * (a node whose kubelet stopped posting status, Ready `Unknown`, does not answer: "error dialing
+ * backend"), and the kubelet looks the container up among the running ones (kubelet_pods.go
+ * findContainer: `container not found ("c")`, 500 by streaming.WriteError; with the runtime down,
+ * Ready `False`, it cannot list them). Only what the cluster reports is judged: a container without a
+ * status, or a node that cannot be read (a cluster with no kubelet at all), is taken as running.
+ */
+function kubeletRefusal(pod: KubeObject, container: string, node: KubeObject | undefined): Refusal | undefined {
+  const ready = conditionsOf(node?.status).find((c) => c.type === 'Ready');
+  if (ready && ready.status === 'Unknown') return internalError(`error dialing backend: dial tcp ${String(node?.metadata?.name)}:10250: i/o timeout`);
+  if (ready && ready.status !== 'True') return internalError(`rpc error: code = Unavailable desc = ${String(ready.message ?? 'container runtime is down')}`);
+  const podStatus = isObject(pod.status) ? pod.status : {};
+  const statuses = ['containerStatuses', 'initContainerStatuses', 'ephemeralContainerStatuses'].flatMap((f) =>
+    Array.isArray(podStatus[f]) ? podStatus[f] : [],
+  );
+  const own = statuses.filter(isObject).find((c) => c.name === container);
+  if (own && !(isObject(own.state) && isObject(own.state.running))) return internalError(`container not found ("${container}")`);
+  return undefined;
+}
+
+function conditionsOf(status: unknown): Array<Record<string, unknown>> {
+  return isObject(status) && Array.isArray(status.conditions) ? status.conditions.filter(isObject) : [];
 }
 
 /** `tailLines` and `limitBytes`, the PodLogOptions a static text can honour. */

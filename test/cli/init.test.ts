@@ -330,6 +330,13 @@ test("code that reads the pod's namespace file and its pod's name (percona's ope
       '  containers:',
       '    - name: manager',
       '      image: controller:latest',
+      '  tolerations:',
+      '    - key: node.kubernetes.io/not-ready',
+      '      operator: Exists',
+      '      effect: NoExecute',
+      '    - key: node.kubernetes.io/unreachable',
+      '      operator: Exists',
+      '      effect: NoExecute',
       '',
     ],
   );

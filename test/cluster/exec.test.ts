@@ -80,6 +80,61 @@ test("kubectl exec gets kube-apiserver's refusals: missing pod, container to cho
   t.regex(unscheduled.stderr, /pod unscheduled does not have a host assigned/);
 });
 
+test('kubectl exec is refused, as by a kubelet, on a node that is not Ready and in a container that is not running', async (t) => {
+  const kubectl = await kubectlFor(t, { podStreaming: RULES, simulation: false });
+  const objects = kubectl.file(
+    'kubelets.yaml',
+    ['gone', 'down', 'up']
+      .map(
+        (node) =>
+          `apiVersion: v1\nkind: Node\nmetadata: { name: ${node} }\n---\napiVersion: v1\nkind: Pod\nmetadata: { name: on-${node} }\nspec:\n  nodeName: ${node}\n  containers: [{ name: rabbitmq, image: rabbitmq }]\n`,
+      )
+      .join('---\n'),
+  );
+  await ok(t, kubectl, 'apply', '-f', objects);
+  const ready = (node: string, status: string, message: string) =>
+    ok(
+      t,
+      kubectl,
+      'patch',
+      'node',
+      node,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { conditions: [{ type: 'Ready', status, message }] } }),
+    );
+  await ready('gone', 'Unknown', 'Kubelet stopped posting node status.');
+  await ready('down', 'False', 'container runtime is down');
+  await ready('up', 'True', 'kubelet is posting ready status');
+  const running = { name: 'rabbitmq', ready: true, restartCount: 0, image: 'rabbitmq', imageID: '', state: { running: { startedAt: '2024-05-01T10:00:00Z' } } };
+  for (const pod of ['on-gone', 'on-down', 'on-up']) {
+    await ok(
+      t,
+      kubectl,
+      'patch',
+      'pod',
+      pod,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { phase: 'Running', containerStatuses: [running] } }),
+    );
+  }
+  t.is((await kubectl('exec', 'on-up', '--', 'rabbitmqctl', 'status')).code, 0);
+  const unreachable = await kubectl('exec', 'on-gone', '--', 'rabbitmqctl', 'status');
+  t.not(unreachable.code, 0);
+  t.regex(unreachable.stderr, /error dialing backend/);
+  const runtimeDown = await kubectl('exec', 'on-down', '--', 'rabbitmqctl', 'status');
+  t.not(runtimeDown.code, 0);
+  t.regex(runtimeDown.stderr, /container runtime is down/);
+  const crashed = { ...running, ready: false, state: { waiting: { reason: 'CrashLoopBackOff' } } };
+  await ok(t, kubectl, 'patch', 'pod', 'on-up', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { containerStatuses: [crashed] } }));
+  const notRunning = await kubectl('exec', 'on-up', '--', 'rabbitmqctl', 'status');
+  t.not(notRunning.code, 0);
+  t.regex(notRunning.stderr, /container not found \("rabbitmq"\)/);
+});
+
 test('kubectl logs gets the matching log rule, with --tail; no rule means an empty log', async (t) => {
   const kubectl = await kubectlFor(t, { podStreaming: RULES, simulation: false });
   await withPods(t, kubectl);

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { compareRuns } from '../../oracles/index.js';
+import type { KubeObject } from '../../src/model/object-key.js';
 import { ABSENT } from '../../src/model/results.js';
 import { configMap, runWith, secret } from './_runs.js';
 
@@ -173,6 +174,37 @@ test('objects with generated names are compared by count', (t) => {
   t.deepEqual(
     alarms.map((a) => [a.object, a.reference, a.test, a.message]),
     [['Pod/default/web-*', [2], 1, 'Pod/default/web-*: 2 object(s) with this generated name after reference runs, but 1 after the test run']],
+  );
+});
+
+test("a Deployment's ReplicaSet and pods are counted with the pod-template-hash folded, in the end state and the updates", (t) => {
+  // mongodb's mongos Deployment: its template holds a TLS Secret's digest, so every run hashes it differently.
+  const replicaSet = (hash: string): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: { name: `mongos-${hash}`, namespace: 'default', labels: { 'pod-template-hash': hash } },
+    spec: { replicas: 1, selector: { matchLabels: { 'pod-template-hash': hash } } },
+  });
+  const pod = (hash: string, suffix: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `mongos-${hash}-${suffix}`, generateName: `mongos-${hash}-`, namespace: 'default', labels: { 'pod-template-hash': hash } },
+  });
+  const run = (hash: string, podCount: number) => {
+    const objects = [replicaSet(hash), ...['bcdfg', 'hjklm'].slice(0, podCount).map((s) => pod(hash, s))];
+    return runWith(
+      objects,
+      objects.map((o) => ['ADDED', o] as ['ADDED', KubeObject]),
+    );
+  };
+  const refs = [run('f46f78b59', 1), run('546fd7978b', 1)];
+  t.deepEqual(compareRuns(refs, run('6df8d959cf', 1)), []);
+  t.deepEqual(
+    compareRuns(refs, run('6df8d959cf', 2)).map((a) => a.message),
+    [
+      'Pod/default/mongos-*-*: 1 object(s) with this generated name after reference runs, but 2 after the test run',
+      'Pod/default/mongos-*-*: created 1 time(s) in reference runs, but 2 time(s) in the test run',
+    ],
   );
 });
 

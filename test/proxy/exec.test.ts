@@ -163,3 +163,18 @@ test('kubectl exec and logs through the proxy (WebSocket, SPDY, HTTP/2), and a m
     'kubectl stops at its own GET',
   );
 });
+
+test("an exec on a pod of a node whose kubelet stopped posting status is refused through the proxy, as kube-apiserver can't dial it", async (t) => {
+  if (!existsSync(KUBECTL)) {
+    t.fail(`kubectl not found at ${KUBECTL}`);
+    return;
+  }
+  const { run, client, trace } = await setup(t);
+  await client.apply({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' } });
+  const conditions = [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' }];
+  await client.patch('Node/node-1', 'merge', { status: { conditions } }, 'status');
+  const refused = await run(KUBECTL, ['exec', 'rabbitmq-cluster-server-0', '--', 'rabbitmqctl', 'status']);
+  t.not(refused.code, 0);
+  t.regex(refused.stderr, /error dialing backend/);
+  t.like(trace.ofType('pod-exec')[0], { subresource: 'exec', status: 500, delivered: false });
+});

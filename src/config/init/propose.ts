@@ -458,9 +458,14 @@ function operatorPod(manager: ManagerFact | undefined, env: InitProposal['env'],
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name: named.value, namespace, labels: { 'app.kubernetes.io/managed-by': 'kperturb' } },
-    spec: { containers: [{ name: manager.container || 'manager', image: manager.image ?? 'operator' }] },
+    spec: {
+      containers: [{ name: manager.container || 'manager', image: manager.image ?? 'operator' }],
+      // The operator runs outside the cluster and nothing would restart it in a new pod, as its
+      // Deployment would: a node-not-ready fault must not evict its stand-in for good.
+      tolerations: ['not-ready', 'unreachable'].map((taint) => ({ key: `node.kubernetes.io/${taint}`, operator: 'Exists', effect: 'NoExecute' })),
+    },
   };
-  const why = `a stand-in for the operator's own Pod (the code reads the pod's namespace file and ${named.name}), from ${manager.file} (container ${manager.container})`;
+  const why = `a stand-in for the operator's own Pod (the code reads the pod's namespace file and ${named.name}), from ${manager.file} (container ${manager.container}); it tolerates the node taints for ever, as nothing would restart the operator elsewhere`;
   return { file: OPERATOR_POD_FILE, text: `# Written by kperturb init: ${why}.\n${stringify(pod)}`, why };
 }
 
