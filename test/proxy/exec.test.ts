@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PodExecEvent, Unstamped } from '../../src/model/trace.js';
 import type { PodStreamingRules } from '../../src/model/exec-rules.js';
-import { startRecordedProxy } from './helpers.js';
+import { startRecordedProxy, waitFor } from './helpers.js';
 
 const GO_EXEC = fileURLToPath(new URL('../../../fixtures/clients/go-exec/bin/go-exec', import.meta.url));
 const BUILD = fileURLToPath(new URL('../../../scripts/build-go-exec.sh', import.meta.url));
@@ -48,6 +48,13 @@ async function setup(t: import('ava').ExecutionContext) {
     kind: 'Pod',
     metadata: { name: 'rabbitmq-cluster-server-0', namespace: 'default' },
     spec: { nodeName: 'node-1', containers: [{ name: 'rabbitmq', image: 'rabbitmq' }] },
+  });
+  // The simulated kubelet starts the container after the pod is bound, and an exec before that is
+  // refused as a kubelet refuses it ('container not found'): the tests exec into a running container.
+  await waitFor('the rabbitmq container to run', async () => {
+    const status = (await env.client.get('Pod/default/rabbitmq-cluster-server-0'))?.status as
+      { containerStatuses?: Array<{ name?: string; state?: { running?: unknown } }> } | undefined;
+    return status?.containerStatuses?.some((c) => c.name === 'rabbitmq' && c.state?.running !== undefined) ?? false;
   });
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-exec-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
