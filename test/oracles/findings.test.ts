@@ -259,6 +259,27 @@ test('extra creates of children whose owner was already gone are one divergence,
   t.regex(found[0]!.summary, /creates children of MongoCluster\/default\/mc1 after it was gone \(Secret\/default\/mc1-users first\)/);
 });
 
+test('children created after their owner was gone are one finding whichever oracle alarmed on the first child', (t) => {
+  // Which child the controller re-creates first is timing: a Secret only the update summary counts,
+  // or a StatefulSet the end state also shows. The owner, not the first child's oracle, names the bug.
+  const gone = (object: string) => ({ kind: 'extra' as const, verb: 'create' as const, object, ownerGone: 'MongoCluster/default/mc1' });
+  const counted = (object: string): Alarm => ({ oracle: 'update-summary', check: 'created', object, reference: [1], test: 2, message: '' });
+  const present = (object: string): Alarm => ({ oracle: 'end-state', check: 'unexpected', object, reference: [], test: 'present', message: '' });
+  const secretFirst = result('p1', { divergence: gone('Secret/default/mc1-users'), alarms: [counted('Secret/default/mc1-users')] });
+  const setFirst = result('p2', {
+    divergence: gone('StatefulSet/default/mc1'),
+    alarms: [present('StatefulSet/default/mc1'), counted('Secret/default/mc1-users')],
+  });
+  t.is(findingSignature(secretFirst).oracle, 'update-summary');
+  t.is(findingSignature(setFirst).oracle, 'end-state');
+  const found = groupFindings([secretFirst, setFirst]);
+  t.is(found.length, 1);
+  t.deepEqual(
+    found[0]!.plans.map((p) => p.plan),
+    ['p1', 'p2'],
+  );
+});
+
 test('a cluster-scoped child of a live cluster-scoped owner is an extra create, not one after its owner was gone', (t) => {
   const owner: KubeObject = { apiVersion: 'demo/v1', kind: 'Tenant', metadata: { name: 't1', uid: 'u1' } };
   const role: KubeObject = {
