@@ -11,6 +11,7 @@ import { learn, plan } from '../../src/campaign/campaign.js';
 import { CampaignLayout } from '../../src/campaign/layout.js';
 import { loadConfig } from '../../src/config/config.js';
 import { writeMirrorConfig } from './_mirror-campaign.js';
+import { hangBound } from '../_hang-bound.js';
 
 /** The mirror controller, every second start of which also writes echo-<i>-src-<x> ConfigMaps: runs 1 and 2 disagree, run 3 sides with run 1. */
 function disagreeingCampaign(referenceRuns: number) {
@@ -29,6 +30,8 @@ function disagreeingCampaign(referenceRuns: number) {
 }
 
 test('reference runs that disagree on most triggers get another run, and the plans come from the majority', async (t) => {
+  // Three reference runs and a plan, with no result before the end (AVA's bound is 120 s of silence).
+  t.timeout(hangBound(120_000));
   const { dir, config, out } = disagreeingCampaign(2);
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const lines: string[] = [];
@@ -49,7 +52,12 @@ test('reference runs that disagree on most triggers get another run, and the pla
   const pruning = JSON.parse(readFileSync(join(planned!.dir, 'pruning.json'), 'utf8')) as { referenceRuns: unknown[] };
   t.is(pruning.referenceRuns.length, 3);
   const creates = planned!.plans.flatMap((p) => p.spec.faults.flatMap((f) => ('after' in f && f.after ? [f.after.key] : [])));
-  t.true(creates.includes('ConfigMap/default/mirror-src-a'), JSON.stringify(creates));
+  // Plans on the majority's own writes (which of the mirrors keep a trigger depends on the order the
+  // runs made them in, which load may change) and none on the odd run's.
+  t.true(
+    creates.some((k) => k.startsWith('ConfigMap/default/mirror-src-')),
+    JSON.stringify(creates),
+  );
   t.false(
     creates.some((k) => k.startsWith('ConfigMap/default/echo-')),
     'the odd run out names no trigger',
@@ -57,6 +65,7 @@ test('reference runs that disagree on most triggers get another run, and the pla
 });
 
 test('runs that agree are not repeated', async (t) => {
+  t.timeout(hangBound(120_000));
   const { dir, config, out } = disagreeingCampaign(3);
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const [learned] = await learn(config, { out, log: () => undefined });

@@ -16,6 +16,7 @@ import { readTrace } from '../../src/io/trace-io.js';
 import type { RunRecord } from '../../src/model/results.js';
 import { learnedQuietMs, SilenceMeter, sizedQuietMs } from '../../planner/index.js';
 import { writeMirrorConfig } from './_mirror-campaign.js';
+import { loadFactor } from '../_hang-bound.js';
 
 /** The mirror controller's campaign with 3 reference runs and `quietMs` set in kperturb.yaml, or not (the default, 1 s). */
 function campaign(quietMs?: number, env: Record<string, string> = {}) {
@@ -46,7 +47,11 @@ test('later reference runs settle on the window the runs before them learned', a
   t.is(recordOf(runs[1]!).quietMs, learnedQuietMs(silences, 1000), 'the second: learned from the first');
   silences.push(await silenceOf(runs[1]!));
   t.is(recordOf(runs[2]!).quietMs, learnedQuietMs(silences, 1000), 'the third: learned from both');
-  t.true(recordOf(runs[1]!).quietMs! < 1000, `the mirror controller acts within a few ms: ${lines.join('\n')}`);
+  // On an idle machine the mirror controller acts within a few ms, so the learned window is shorter
+  // than the default and the checks above tell learning from the default. A starved controller
+  // (the load average several times the cores) can pause as long as the window: then they cannot.
+  if (recordOf(runs[1]!).quietMs! >= 1000 && loadFactor() > 2) t.log(`the window learned at load factor ${loadFactor()} was the default`);
+  else t.true(recordOf(runs[1]!).quietMs! < 1000, `the mirror controller acts within a few ms: ${lines.join('\n')}`);
 });
 
 test('a window set in kperturb.yaml is every reference run’s', async (t) => {
@@ -88,8 +93,18 @@ test('a run silent longer than its window and then writing sizes the window from
     ),
     lines.join('\n'),
   );
-  // Sized from a silence the runs showed: one at least the default window, which the sized one exceeds.
+  // Sized from the silence the last run run again showed (on a loaded machine a starved controller
+  // can look silent longer than it waited, and size the window again), and longer than the silence
+  // of the run kept.
+  const resized = lines.flatMap((l) => {
+    const m = /silent for (\d+) ms, .* settle after (\d+) ms of quiet/.exec(l);
+    return m ? [{ silence: Number(m[1]), window: Number(m[2]) }] : [];
+  });
+  const last = resized[resized.length - 1]!;
+  t.true(last.silence >= 1000, lines.join('\n'));
+  t.is(last.window, sized!);
+  t.is(sized, sizedQuietMs(last.silence, 20_000));
   const silence = await silenceBeforeWrite(ref1!, 1000);
   t.truthy(silence);
-  t.true(sized! > silence! && sized! <= sizedQuietMs(2 * silence!, 20_000), `${sized} for a ${silence} ms silence`);
+  t.true(sized! > silence!, `${sized} for a ${silence} ms silence`);
 });
