@@ -145,9 +145,14 @@ export function looksLikeTimestamp(value: unknown): boolean {
   return typeof value === 'string' && RFC3339.test(value);
 }
 
-/** An IPv4 or IPv6 address, optionally with a CIDR suffix. */
+/**
+ * An IPv4 or IPv6 address, optionally with a CIDR suffix, or an address with a port (`10.0.0.5:2181`,
+ * `[fd00::1]:2181`): an operator's status often names a Service by its cluster IP and port.
+ */
 export function looksLikeIP(value: unknown): boolean {
   if (typeof value !== 'string') return false;
+  const withPort = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value);
+  if (withPort) return Number(withPort[3]) <= 65_535 && isIpAddress(withPort[1] ?? withPort[2]!);
   const slash = value.indexOf('/');
   const addr = slash < 0 ? value : value.slice(0, slash);
   if (slash >= 0 && !/^\d{1,3}$/.test(value.slice(slash + 1))) return false;
@@ -155,9 +160,9 @@ export function looksLikeIP(value: unknown): boolean {
 }
 
 /**
- * Field names under which an address is expected (podIP, hostIPs, clusterIP, addresses, host...).
- * IP-looking values elsewhere (a version "1.2.3.4") are compared as usual.
+ * Field names under which an address is expected (podIP, hostIPs, clusterIP, addresses, host,
+ * a node's podCIDR...). IP-looking values elsewhere (a version "1.2.3.4") are compared as usual.
  */
 export function namesAnAddress(segment: PathSegment): boolean {
-  return typeof segment === 'string' && /ip|addr|host|endpoint|server/i.test(segment);
+  return typeof segment === 'string' && /ip|addr|host|endpoint|server|cidr/i.test(segment);
 }

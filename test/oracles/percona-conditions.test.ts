@@ -1,7 +1,8 @@
 /**
- * The xtradb operator keeps its custom resource's status.conditions as a history (an entry per
- * reconcile error and per change of state), so a conflict it retried leaves an `Error` entry the
- * fault-free runs lack. Its kperturb.yaml masks that history; the current state stays compared.
+ * The Percona operators (xtradb, mongodb) keep their custom resource's status.conditions as a history
+ * (an entry per reconcile error and per change of state), so a conflict retried or a pod late for a
+ * few seconds leaves an entry the fault-free runs lack. Their kperturb.yaml files mask that history;
+ * the current state stays compared.
  */
 import test from 'ava';
 import { readFileSync } from 'node:fs';
@@ -11,13 +12,13 @@ import { compareRuns } from '../../oracles/index.js';
 import type { KubeObject } from '../../src/model/object-key.js';
 import { runWith } from './_runs.js';
 
-const CONFIG = fileURLToPath(new URL('../../../fixtures/operators/xtradb/kperturb.yaml', import.meta.url));
-
-/** The config's masks, read from the file itself (loadConfig needs the operator's sources linked). */
-function xtradbMasks(): Array<{ keyGlob: string; paths: string[] }> {
-  const doc = parse(readFileSync(CONFIG, 'utf8')) as { masks?: Array<{ key: string; paths?: string[] }> };
+/** An operator config's masks, read from the file itself (loadConfig needs the operator's sources linked). */
+function configMasks(operator: string): Array<{ keyGlob: string; paths: string[] }> {
+  const file = fileURLToPath(new URL(`../../../fixtures/operators/${operator}/kperturb.yaml`, import.meta.url));
+  const doc = parse(readFileSync(file, 'utf8')) as { masks?: Array<{ key: string; paths?: string[] }> };
   return (doc.masks ?? []).map((m) => ({ keyGlob: m.key, paths: m.paths ?? [] }));
 }
+const xtradbMasks = () => configMasks('xtradb');
 
 function cluster(state: string, conditions: Array<Record<string, string>>): KubeObject {
   return {
@@ -54,5 +55,34 @@ test('a cluster that ends in another state than the reference runs still alarms'
   t.deepEqual(
     alarms.map((a) => a.field),
     ['status.pxc.status', 'status.state'],
+  );
+});
+
+function mongodb(state: string, rs0: string, conditions: Array<Record<string, string>>): KubeObject {
+  return {
+    apiVersion: 'psmdb.percona.com/v1-5-0',
+    kind: 'PerconaServerMongoDB',
+    metadata: { name: 'mongodb-cluster', namespace: 'default' },
+    spec: { replsets: [{ name: 'rs0', size: 3 }] },
+    status: { state, replsets: { rs0: { initialized: true, size: 3, ready: 3, status: rs0 } }, conditions },
+  };
+}
+
+const condition = (type: string, message?: string) => ({ type, status: 'True', lastTransitionTime: '2026-11-30T02:59:15Z', ...(message ? { message } : {}) });
+/** As both reference runs of mongodb's run-cert-manager ended. */
+const mongodbHistory = [condition('ClusterInitializing'), condition('ReplsetInitialized', 'rs0'), condition('ClusterInitializing'), condition('Error')];
+
+test('mongodb: a replica set ready for a moment is an entry of the history, not a difference in the end state', (t) => {
+  const refs = [runWith([mongodb('error', 'ready', mongodbHistory)]), runWith([mongodb('error', 'ready', mongodbHistory)])];
+  // run-cert-manager's managed-0002: rs0-1's claim held Pending 3 s.
+  const withReady = [...mongodbHistory.slice(0, 2), condition('ReplsetReady'), ...mongodbHistory.slice(2)];
+  t.deepEqual(
+    compareRuns(refs, runWith([mongodb('error', 'ready', withReady)]), { extraMasks: configMasks('mongodb') }).map((a) => a.message),
+    [],
+  );
+  // Its current state is still compared.
+  t.deepEqual(
+    compareRuns(refs, runWith([mongodb('initializing', 'initializing', withReady)]), { extraMasks: configMasks('mongodb') }).map((a) => a.field),
+    ['status.replsets.rs0.status', 'status.state'],
   );
 });
