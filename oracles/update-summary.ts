@@ -79,7 +79,18 @@ function serviceOf(key: ObjectKey, obj: KubeObject | undefined): ObjectKey | und
   return undefined;
 }
 
-export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly UpdateCountRule[] = []): Map<ObjectKey, Counts> {
+/**
+ * `replacementsAreUpdates`: an object the controller deleted and, with its very next write, created
+ * again with other content (spec, data: everything but metadata and status) is one update, not a
+ * deletion and a creation: the controller changes a field it does not update in place (ECK deletes
+ * and creates a PodDisruptionBudget to change it). Told from the controller's own writes
+ * (`controllerActivity.ownWrites`: the create's answer names the resourceVersion of the ADDED);
+ * a run without them counts as before. Only where the controller's view is true (faults on the
+ * managed system alone): under a stale view the same replacement is the controller following a
+ * spec it should know is gone (casskop#321), and counts. A deletion and a creation by others (a
+ * claim deleted, and made again by its StatefulSet) or with the same content still count.
+ */
+export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly UpdateCountRule[] = [], replacementsAreUpdates = false): Map<ObjectKey, Counts> {
   const rules = countUpdates.map((r) => ({ glob: r.keyGlob, fields: r.paths.map((p) => ({ text: p, pattern: parseFieldPattern(p) })) }));
   const counts = new Map<ObjectKey, Counts>();
   // Deletions the cluster disrupted, by identity: awaiting a recreation, and those followed by one
@@ -92,6 +103,20 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
   const services = new Set<ObjectKey>();
   const orphans = new Set<ObjectKey>();
   const uids: UidStates = new Map();
+  // Objects (real keys) whose last change was a plain deletion (not disrupted, not collected): a
+  // creation next may be their replacement.
+  const deleted = new Map<ObjectKey, KubeObject | undefined>();
+  const replacements = replacementsAreUpdates ? replacementCreates(run) : new Set<string>();
+  const countFieldChanges = (c: Counts, key: ObjectKey, before: unknown, after: unknown) => {
+    for (const rule of rules) {
+      if (!globMatches(rule.glob, key)) continue;
+      for (const f of rule.fields) {
+        if (canonicalJson(valuesAt(before, f.pattern)) !== canonicalJson(valuesAt(after, f.pattern))) {
+          c.updated.set(f.text, (c.updated.get(f.text) ?? 0) + 1);
+        }
+      }
+    }
+  };
   for (const change of run.clusterChanges) {
     const uid = change.object?.metadata?.uid;
     if (uid)
@@ -108,7 +133,13 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
     const c = counts.get(id.key) ?? noCounts();
     counts.set(id.key, c);
     const before = previous.get(change.key);
-    if (change.eventType === 'ADDED') {
+    const replaced = deleted.get(change.key);
+    deleted.delete(change.key);
+    const replacement = replaced && replacements.has(`${change.key}@${change.resourceVersion}`) && contentOf(replaced) !== contentOf(change.object);
+    if (change.eventType === 'ADDED' && replacement) {
+      c.deleted--;
+      countFieldChanges(c, id.key, replaced, change.object);
+    } else if (change.eventType === 'ADDED') {
       c.created++;
       const pending = disrupted.get(id.key) ?? 0;
       if (pending > 0) {
@@ -127,18 +158,9 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
         if (owners) {
           c.collected++;
           for (const o of owners) c.collectedOwners.add(o);
-        }
+        } else deleted.set(change.key, change.object);
       }
-    } else {
-      for (const rule of rules) {
-        if (!globMatches(rule.glob, id.key)) continue;
-        for (const f of rule.fields) {
-          if (canonicalJson(valuesAt(before, f.pattern)) !== canonicalJson(valuesAt(change.object, f.pattern))) {
-            c.updated.set(f.text, (c.updated.get(f.text) ?? 0) + 1);
-          }
-        }
-      }
-    }
+    } else countFieldChanges(c, id.key, before, change.object);
     if (change.eventType === 'DELETED') previous.delete(change.key);
     else previous.set(change.key, change.object);
   }
@@ -148,6 +170,26 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
     c.created -= n;
   }
   return counts;
+}
+
+/** `key@resourceVersion` of each create the controller sent right after deleting the same object. */
+function replacementCreates(run: RunArtifacts): Set<string> {
+  const creates = new Set<string>();
+  const writes = run.controllerActivity?.ownWrites ?? [];
+  for (let i = 1; i < writes.length; i++) {
+    const [previous, write] = [writes[i - 1]!, writes[i]!];
+    if (write.verb === 'create' && previous.verb === 'delete' && write.key && write.key === previous.key && write.resourceVersion) {
+      creates.add(`${write.key}@${write.resourceVersion}`);
+    }
+  }
+  return creates;
+}
+
+/** What an object holds besides its metadata and status (spec, data...), canonical. */
+function contentOf(obj: KubeObject | undefined): string {
+  if (!obj) return '';
+  const { metadata: _metadata, status: _status, ...content } = obj;
+  return canonicalJson(content);
 }
 
 /** A pod state that says the cluster is removing it (DisruptionTarget True). */
@@ -209,9 +251,10 @@ export function compareUpdateSummaries(
   test: RunArtifacts,
   masks: Masks,
   countUpdates: readonly UpdateCountRule[] = [],
+  replacementsAreUpdates = false,
 ): Alarm[] {
-  const refSummaries = references.map((r) => summarizeUpdates(r, countUpdates));
-  const testSummary = summarizeUpdates(test, countUpdates);
+  const refSummaries = references.map((r) => summarizeUpdates(r, countUpdates, replacementsAreUpdates));
+  const testSummary = summarizeUpdates(test, countUpdates, replacementsAreUpdates);
   const keys = new Set<ObjectKey>(testSummary.keys());
   for (const s of refSummaries) for (const k of s.keys()) keys.add(k);
   const zero = noCounts();
