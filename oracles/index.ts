@@ -25,6 +25,12 @@ export interface OracleOptions {
   controllerObjects?: string[];
   /** Fields whose changes the update-summary oracle counts, per key glob. */
   countUpdates?: UpdateCountRule[];
+  /**
+   * The test run's faults all acted on the managed system (pods, nodes, volumes, applications), none
+   * on the controller's view or requests: the update-summary oracle then counts an object replaced
+   * with other content as an update (summarizeUpdates).
+   */
+  faultsOnManagedSystemOnly?: boolean;
 }
 
 /** End-state and update-summary alarms. */
@@ -46,7 +52,11 @@ export function compareRuns(references: RunArtifacts[], test: RunArtifacts, opti
     test,
   );
   const endState = compareEndStates(refViews, testView, masks, copies).filter((a) => !(a.check === 'generated-count' && named.has(a.object)));
-  const alarms = [...endState, ...duplicates, ...compareUpdateSummaries(references, test, masks, options.countUpdates ?? [])];
+  const alarms = [
+    ...endState,
+    ...duplicates,
+    ...compareUpdateSummaries(references, test, masks, options.countUpdates ?? [], options.faultsOnManagedSystemOnly ?? false),
+  ];
   return alarms.sort(compareAlarms);
 }
 

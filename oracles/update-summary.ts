@@ -10,6 +10,13 @@
  * preemption; a managed-system fault's doing), nor its owner's recreation of it. A disrupted deletion
  * that nothing recreated counts as a deletion: the object is gone as a deletion leaves it (a pod a
  * scale-down would have deleted, evicted first).
+ * A life that the garbage collector ended with its owner (every owner already deleted or being
+ * deleted when it went) is the controller having reached that child before its owner went: a
+ * controller that makes a child only in a later reconcile than its owner's (a budget once its
+ * StatefulSet is found) does so or not by timing. Such lives do not count when the owners' own
+ * creations and deletions raise no alarm (see collectedExplains): the owners lived as in the
+ * reference runs. An owner with lives of its own the references lack still has its children's
+ * extra lives counted (a StatefulSet deleted and created again takes its pods with it).
  */
 import { formatKey, isObject, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
 import type { Alarm, RunArtifacts } from '../src/model/results.js';
@@ -25,6 +32,31 @@ interface Counts {
   deleted: number;
   /** Changes of each counted field (by its path as written in the rule). */
   updated: Map<string, number>;
+  /** Of the deletions, those of the garbage collector after the owners went, and those owners' identities. */
+  collected: number;
+  collectedOwners: Set<ObjectKey>;
+}
+
+const noCounts = (): Counts => ({ created: 0, deleted: 0, updated: new Map(), collected: 0, collectedOwners: new Set() });
+
+/** What the run has shown of each uid: its owner identity, and whether it is being deleted or gone. */
+type UidStates = Map<string, { id: ObjectKey | undefined; going: boolean }>;
+
+/**
+ * The identities of the object's owners when every one of them is known to the run and was already
+ * deleted or being deleted (deletionTimestamp) as the object went: the garbage collector's deletion.
+ * Undefined for an object without owners, or with an owner still alive or never seen.
+ */
+function collectedWith(obj: KubeObject | undefined, uids: UidStates): ObjectKey[] | undefined {
+  const refs = obj?.metadata?.ownerReferences;
+  if (!Array.isArray(refs) || refs.length === 0) return undefined;
+  const owners: ObjectKey[] = [];
+  for (const ref of refs) {
+    const state = isObject(ref) && typeof ref.uid === 'string' ? uids.get(ref.uid) : undefined;
+    if (!state?.going || state.id === undefined) return undefined;
+    owners.push(state.id);
+  }
+  return owners;
 }
 
 /** Fields whose changes are counted, per object key glob (same shape as a mask rule). */
@@ -47,7 +79,18 @@ function serviceOf(key: ObjectKey, obj: KubeObject | undefined): ObjectKey | und
   return undefined;
 }
 
-export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly UpdateCountRule[] = []): Map<ObjectKey, Counts> {
+/**
+ * `replacementsAreUpdates`: an object the controller deleted and, with its very next write, created
+ * again with other content (spec, data: everything but metadata and status) is one update, not a
+ * deletion and a creation: the controller changes a field it does not update in place (ECK deletes
+ * and creates a PodDisruptionBudget to change it). Told from the controller's own writes
+ * (`controllerActivity.ownWrites`: the create's answer names the resourceVersion of the ADDED);
+ * a run without them counts as before. Only where the controller's view is true (faults on the
+ * managed system alone): under a stale view the same replacement is the controller following a
+ * spec it should know is gone (casskop#321), and counts. A deletion and a creation by others (a
+ * claim deleted, and made again by its StatefulSet) or with the same content still count.
+ */
+export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly UpdateCountRule[] = [], replacementsAreUpdates = false): Map<ObjectKey, Counts> {
   const rules = countUpdates.map((r) => ({ glob: r.keyGlob, fields: r.paths.map((p) => ({ text: p, pattern: parseFieldPattern(p) })) }));
   const counts = new Map<ObjectKey, Counts>();
   // Deletions the cluster disrupted, by identity: awaiting a recreation, and those followed by one
@@ -59,17 +102,44 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
   // Services that exist (real keys), and Endpoints/EndpointSlices created while their Service did not.
   const services = new Set<ObjectKey>();
   const orphans = new Set<ObjectKey>();
+  const uids: UidStates = new Map();
+  // Objects (real keys) whose last change was a plain deletion (not disrupted, not collected): a
+  // creation next may be their replacement.
+  const deleted = new Map<ObjectKey, KubeObject | undefined>();
+  const replacements = replacementsAreUpdates ? replacementCreates(run) : new Set<string>();
+  const countFieldChanges = (c: Counts, key: ObjectKey, before: unknown, after: unknown) => {
+    for (const rule of rules) {
+      if (!globMatches(rule.glob, key)) continue;
+      for (const f of rule.fields) {
+        if (canonicalJson(valuesAt(before, f.pattern)) !== canonicalJson(valuesAt(after, f.pattern))) {
+          c.updated.set(f.text, (c.updated.get(f.text) ?? 0) + 1);
+        }
+      }
+    }
+  };
   for (const change of run.clusterChanges) {
+    const uid = change.object?.metadata?.uid;
+    if (uid)
+      uids.set(uid, {
+        id: comparableIdentity(change.key, change.object)?.key,
+        going: change.eventType === 'DELETED' || !!change.object?.metadata?.deletionTimestamp,
+      });
     if (change.key.startsWith('Service/')) {
       if (change.eventType === 'DELETED') services.delete(change.key);
       else services.add(change.key);
     }
     const id = comparableIdentity(change.key, change.object);
     if (!id) continue;
-    const c = counts.get(id.key) ?? { created: 0, deleted: 0, updated: new Map() };
+    const c = counts.get(id.key) ?? noCounts();
     counts.set(id.key, c);
     const before = previous.get(change.key);
-    if (change.eventType === 'ADDED') {
+    const replaced = deleted.get(change.key);
+    deleted.delete(change.key);
+    const replacement = replaced && replacements.has(`${change.key}@${change.resourceVersion}`) && contentOf(replaced) !== contentOf(change.object);
+    if (change.eventType === 'ADDED' && replacement) {
+      c.deleted--;
+      countFieldChanges(c, id.key, replaced, change.object);
+    } else if (change.eventType === 'ADDED') {
       c.created++;
       const pending = disrupted.get(id.key) ?? 0;
       if (pending > 0) {
@@ -83,16 +153,14 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
       if (orphans.delete(change.key)) c.created--;
       else c.deleted++;
       if (isDisrupted(before) || isDisrupted(change.object)) disrupted.set(id.key, (disrupted.get(id.key) ?? 0) + 1);
-    } else {
-      for (const rule of rules) {
-        if (!globMatches(rule.glob, id.key)) continue;
-        for (const f of rule.fields) {
-          if (canonicalJson(valuesAt(before, f.pattern)) !== canonicalJson(valuesAt(change.object, f.pattern))) {
-            c.updated.set(f.text, (c.updated.get(f.text) ?? 0) + 1);
-          }
-        }
+      else {
+        const owners = collectedWith(change.object ?? (before as KubeObject | undefined), uids);
+        if (owners) {
+          c.collected++;
+          for (const o of owners) c.collectedOwners.add(o);
+        } else deleted.set(change.key, change.object);
       }
-    }
+    } else countFieldChanges(c, id.key, before, change.object);
     if (change.eventType === 'DELETED') previous.delete(change.key);
     else previous.set(change.key, change.object);
   }
@@ -102,6 +170,26 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
     c.created -= n;
   }
   return counts;
+}
+
+/** `key@resourceVersion` of each create the controller sent right after deleting the same object. */
+function replacementCreates(run: RunArtifacts): Set<string> {
+  const creates = new Set<string>();
+  const writes = run.controllerActivity?.ownWrites ?? [];
+  for (let i = 1; i < writes.length; i++) {
+    const [previous, write] = [writes[i - 1]!, writes[i]!];
+    if (write.verb === 'create' && previous.verb === 'delete' && write.key && write.key === previous.key && write.resourceVersion) {
+      creates.add(`${write.key}@${write.resourceVersion}`);
+    }
+  }
+  return creates;
+}
+
+/** What an object holds besides its metadata and status (spec, data...), canonical. */
+function contentOf(obj: KubeObject | undefined): string {
+  if (!obj) return '';
+  const { metadata: _metadata, status: _status, ...content } = obj;
+  return canonicalJson(content);
 }
 
 /** A pod state that says the cluster is removing it (DisruptionTarget True). */
@@ -120,6 +208,19 @@ function skippedDeleteRecreate(refCounts: readonly Counts[], test: Counts): bool
   const ref = refCounts[0];
   if (!ref || refCounts.some((c) => c.created !== ref.created || c.deleted !== ref.deleted)) return false;
   return test.created <= ref.created && test.deleted <= ref.deleted && test.created - test.deleted === ref.created - ref.deleted;
+}
+
+/**
+ * The counts differ only by lives the garbage collector ended with their owners (the reference runs
+ * agree, the test run too, once those are left out), and every such owner's own creations and
+ * deletions hold: the controller reached a child before its owner went in one run and not in another.
+ */
+function collectedExplains(refCounts: readonly Counts[], test: Counts, ownerHolds: (owner: ObjectKey) => boolean): boolean {
+  const all = [...refCounts, test];
+  if (all.every((c) => c.collected === 0)) return false;
+  const [created, deleted] = uncollected(test);
+  if (!refCounts.every((c) => uncollected(c)[0] === created && uncollected(c)[1] === deleted)) return false;
+  return all.every((c) => [...c.collectedOwners].every(ownerHolds));
 }
 
 /** Every value the pattern names in `obj` (wildcards expand), in document order. */
@@ -142,22 +243,42 @@ function valuesAt(obj: unknown, pattern: FieldPattern): unknown[] {
   return current;
 }
 
+/** Created and deleted counts without the lives the garbage collector ended with their owners. */
+const uncollected = (c: Counts): [number, number] => [c.created - c.collected, c.deleted - c.collected];
+
 export function compareUpdateSummaries(
   references: readonly RunArtifacts[],
   test: RunArtifacts,
   masks: Masks,
   countUpdates: readonly UpdateCountRule[] = [],
+  replacementsAreUpdates = false,
 ): Alarm[] {
-  const refSummaries = references.map((r) => summarizeUpdates(r, countUpdates));
-  const testSummary = summarizeUpdates(test, countUpdates);
+  const refSummaries = references.map((r) => summarizeUpdates(r, countUpdates, replacementsAreUpdates));
+  const testSummary = summarizeUpdates(test, countUpdates, replacementsAreUpdates);
   const keys = new Set<ObjectKey>(testSummary.keys());
   for (const s of refSummaries) for (const k of s.keys()) keys.add(k);
+  const zero = noCounts();
+  const countsOf = (key: ObjectKey) => ({ refs: refSummaries.map((s) => s.get(key) ?? zero), test: testSummary.get(key) ?? zero });
+  // Whether a key's creations and deletions raise no alarm, once its collected lives are accounted for.
+  const holds = new Map<ObjectKey, boolean>();
+  const countsHold = (key: ObjectKey): boolean => {
+    const known = holds.get(key);
+    if (known !== undefined) return known;
+    holds.set(key, false); // an ownership cycle explains nothing
+    const { refs, test: got } = countsOf(key);
+    const same = (get: (c: Counts) => number) => refs.some((c) => get(c) !== get(refs[0]!)) || refs.every((c) => get(c) === get(got));
+    const result =
+      masks.userMasksWhole(key) ||
+      skippedDeleteRecreate(refs, got) ||
+      (same((c) => c.created) && same((c) => c.deleted)) ||
+      collectedExplains(refs, got, countsHold);
+    holds.set(key, result);
+    return result;
+  };
   const alarms: Alarm[] = [];
-  const zero: Counts = { created: 0, deleted: 0, updated: new Map() };
   for (const key of [...keys].sort()) {
     if (masks.userMasksWhole(key)) continue;
-    const refCounts = refSummaries.map((s) => s.get(key) ?? zero);
-    const testCounts = testSummary.get(key) ?? zero;
+    const { refs: refCounts, test: testCounts } = countsOf(key);
     const counters: Array<{ name: string; get: (c: Counts) => number; field?: string }> = [
       { name: 'created', get: (c) => c.created },
       { name: 'deleted', get: (c) => c.deleted },
@@ -166,9 +287,9 @@ export function compareUpdateSummaries(
       if (!globMatches(rule.keyGlob, key)) continue;
       for (const p of rule.paths) counters.push({ name: 'updated', field: p, get: (c) => c.updated.get(p) ?? 0 });
     }
-    const skippedCycles = skippedDeleteRecreate(refCounts, testCounts);
+    const livesHold = skippedDeleteRecreate(refCounts, testCounts) || collectedExplains(refCounts, testCounts, countsHold);
     for (const counter of counters) {
-      if (skippedCycles && counter.field === undefined) continue;
+      if (livesHold && counter.field === undefined) continue;
       const ref = refCounts.map(counter.get);
       const got = counter.get(testCounts);
       // Counts that differ between reference runs are nondeterministic: the key says nothing.

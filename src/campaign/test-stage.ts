@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ControllerUnderTest, Workload } from '../config/config.js';
 import { executeRun, type RunOptions } from '../coordinator/run.js';
 import { ControllerStandbys } from '../coordinator/standby.js';
-import { serializePlan, type TestPlan } from '../model/plan.js';
+import { faultOnManagedSystem, serializePlan, type TestPlan } from '../model/plan.js';
 import { planFileOf } from '../io/plan-file.js';
 import type { Alarm, ContractMode, PlanResult, RunArtifacts, RunRecord } from '../model/results.js';
 import { InterruptedError, UserInputError } from '../model/errors.js';
@@ -361,7 +361,10 @@ export class TestStage {
     const { config, opts } = this;
     const workload = config.workloads.get(p.spec.workload)!;
     const refs = await this.references.of(workload.name);
-    const options = oracleOptions(config, workload.name);
+    const workloadOptions = oracleOptions(config, workload.name);
+    // The plan's own run is judged knowing whether its faults left the controller's view true; the
+    // workload's fault-free confirmation run, shared by all its plans, is not.
+    const options = { ...workloadOptions, faultsOnManagedSystemOnly: p.spec.faults.every(faultOnManagedSystem) };
     // Run aside: an earlier run of the plan stays in place until this one has its verdict.
     const replacement = replaceDirectory(runDir);
     const run = await executeRun({
@@ -380,7 +383,7 @@ export class TestStage {
     let decision = judgeTestRun(refs.runs, artifacts, run.record, options);
     let confirmation: { runDir: string; alarms: Alarm[] } | undefined;
     if (opts.confirm && decision.verdict === 'bug') {
-      confirmation = await this.confirmations.ofRefs(workload, refs.runs, refs.config, options);
+      confirmation = await this.confirmations.ofRefs(workload, refs.runs, refs.config, workloadOptions);
       decision = applyConfirmation(decision, confirmation.alarms);
     }
     // Where the run departed from the references: what its finding is grouped by (oracles/findings.ts).

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { parse } from 'yaml';
-import { serializePlan, describeFault, describeTrigger, type TestPlan } from '../../src/model/plan.js';
+import { serializePlan, describeFault, describeTrigger, faultOnManagedSystem, FAULT_KINDS, type Fault, type TestPlan } from '../../src/model/plan.js';
 import { validatePlan } from '../../src/io/plan-file.js';
 import { UserInputError } from '../../src/model/errors.js';
 
@@ -247,4 +247,9 @@ test('node-not-ready, pod-evict and pvc-fault round-trip and describe themselves
     instanceOf: UserInputError,
   });
   t.is(err!.message, 'plan.yaml at spec.faults[0]: until (a trigger) or forSeconds, or both: when the fault heals');
+});
+
+test("the managed-system fault kinds say they leave the controller's view true; the proxy's do not", (t) => {
+  const onManagedSystem = FAULT_KINDS.filter((k) => faultOnManagedSystem({ type: k.type } as Fault)).map((k) => k.type);
+  t.deepEqual(onManagedSystem.sort(), ['app-unavailable', 'node-not-ready', 'pod-crash', 'pod-evict', 'pvc-fault']);
 });

@@ -34,6 +34,7 @@ const ANSWER_TEXT: Record<AppUnavailableAnswer, string> = {
 
 export const appUnavailable = declareFault({
   type: 'app-unavailable',
+  onManagedSystem: true,
   description: "The managed system fails: a pod's (or Service's) stub application answers errors or refuses connections for a window, then recovers",
   fields: {
     application: field({ type: 'string', minLength: 1, description: "The application's name in kperturb.yaml (applications:)" }, (v, raw, path) => {

@@ -66,6 +66,12 @@ export interface FaultKind<F extends { type: string } = { type: string }> {
    * the simulation; a `--kubeconfig` cluster's kubelets and volumes are not kperturb's.
    */
   readonly simulated: string | undefined;
+  /**
+   * Does the fault act on the managed system (its pods, nodes, volumes, applications) rather than on
+   * the controller's view of the cluster or its requests? The controller then sees the world truly,
+   * changed by the fault.
+   */
+  readonly onManagedSystem: boolean;
 }
 
 /** The fault type of a kind. */
@@ -84,6 +90,8 @@ export interface FaultDeclaration<Type extends string, S extends Fields> {
   restarts?: boolean;
   /** Default: undefined (a fault of the proxy). */
   simulated?: string;
+  /** Default: false (a fault of the proxy, on what the controller sees or sends). */
+  onManagedSystem?: boolean;
   /** Checks across fields that no field's reader can make (one that depends on a field being absent); fails with `v.fail`. */
   check?(v: Validator, fault: Readonly<Record<string, unknown>>, path: string): void;
   /** What `check` requires, in JSON Schema (merged into the kind's branch, e.g. an `anyOf` of `required` lists). */
@@ -117,6 +125,7 @@ export function declareFault<Type extends string, S extends Fields>(d: FaultDecl
     extraMs: (fault) => d.extraMs?.(fault as FaultFields<Type, S>) ?? 0,
     restarts: d.restarts ?? false,
     simulated: d.simulated,
+    onManagedSystem: d.onManagedSystem ?? false,
   };
   // What `read` builds field by field is the declared type; the compiler cannot follow the loop.
   return kind as unknown as FaultKind<FaultFields<Type, S>>;

@@ -52,6 +52,9 @@ export const faultRestarts = (fault: Fault): boolean => kindOf(fault).restarts;
 /** What of the simulated managed system the fault acts through; undefined for a fault of the proxy. */
 export const faultSimulated = (fault: Fault): string | undefined => kindOf(fault).simulated;
 
+/** Does the fault act on the managed system, leaving the controller's view of the cluster true? */
+export const faultOnManagedSystem = (fault: Fault): boolean => kindOf(fault).onManagedSystem;
+
 export { type FaultKind } from './declare.js';
 export { apiError, describeApiError, API_ERROR_ANSWERS, SLOW_SECONDS_DEFAULT, SLOW_SECONDS_MAX, type ApiErrorAnswer, type ApiErrorFault } from './api-error.js';
 export { crashAfterWrite, type CrashAfterWriteFault } from './crash-after-write.js';

@@ -28,6 +28,7 @@ export type NodeOutageMode = (typeof NODE_OUTAGE_MODES)[number];
 export const nodeNotReady = declareFault({
   type: 'node-not-ready',
   simulated: 'the nodes',
+  onManagedSystem: true,
   description: 'The managed system fails: a node goes NotReady (tainted, its pods unready, evicted after their toleration) for a window, then recovers',
   fields: {
     node: clusterKeyField('Node', 'The node: Node/name'),

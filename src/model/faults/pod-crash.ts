@@ -27,6 +27,7 @@ export type PodCrashMode = (typeof POD_CRASH_MODES)[number];
 export const podCrash = declareFault({
   type: 'pod-crash',
   simulated: 'the kubelet',
+  onManagedSystem: true,
   description: "The managed system fails: a pod's containers crash and restart with back-off (or stay unready) for a window, then recover",
   fields: {
     pod: namespacedKeyField('Pod', 'The pod: Pod/namespace/name'),

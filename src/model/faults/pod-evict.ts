@@ -20,6 +20,7 @@ export type PodEvictWay = (typeof POD_EVICT_WAYS)[number];
 export const podEvict = declareFault({
   type: 'pod-evict',
   simulated: 'the simulation',
+  onManagedSystem: true,
   description: 'The managed system changes: a pod is evicted (the eviction subresource) or deleted by someone else, and its owner recreates it',
   fields: {
     pod: namespacedKeyField('Pod', 'The pod: Pod/namespace/name'),

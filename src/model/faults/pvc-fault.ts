@@ -29,6 +29,7 @@ const MODE_TEXT: Record<PvcFaultMode, string> = { pending: 'keep {} Pending', lo
 export const pvcFault = declareFault({
   type: 'pvc-fault',
   simulated: 'the volume controller',
+  onManagedSystem: true,
   description: 'The managed system fails: a PersistentVolumeClaim stays Pending, loses its volume or has its resize refused for a window, then recovers',
   fields: {
     claim: namespacedKeyField('PersistentVolumeClaim', 'The claim: PersistentVolumeClaim/namespace/name'),
