@@ -13,7 +13,8 @@ export function registerPlan(program: Command): void {
     .addOption(outOption())
     .addOption(workloadOption())
     .option('--no-prune', 'write every plan the rules can express, with no pruning stage (to check that pruning keeps every bug)')
-    .action(async (opts: { config: string; out: string; workload?: string[]; prune: boolean }) => {
+    .option('--exhaustive', 'write every plan pruning leaves, not one per group of plans that exercise the same step of the controller')
+    .action(async (opts: { config: string; out: string; workload?: string[]; prune: boolean; exhaustive?: boolean }) => {
       const config = loadConfig(opts.config);
       const { plan } = await campaignModule();
       const summaries = await plan(config, {
@@ -21,6 +22,7 @@ export function registerPlan(program: Command): void {
         log,
         warn: logError,
         prune: opts.prune,
+        select: !opts.exhaustive,
         ...(opts.workload ? { workloads: opts.workload } : {}),
       });
       for (const s of summaries) {
