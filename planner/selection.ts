@@ -1,8 +1,8 @@
 /**
- * Selection: the default plan set keeps one plan per group of a pattern's plans that exercise the
+ * Selection (`kperturb plan --select`): one plan per group of a pattern's plans that exercise the
  * same step of the controller (docs/planner.md, "Selection"). Each rule says, per candidate, its
  * group and its rank (lower first); the kept plan of a group is the one with the lowest rank, the
- * first in trace order among equals. The others are left out, and `plan --exhaustive` writes them.
+ * first in trace order among equals. `plan` without --select writes every plan.
  */
 import type { PlanCandidate } from './rules/rule.js';
 

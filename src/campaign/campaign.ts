@@ -278,7 +278,7 @@ export interface PlanOptions extends CampaignOptions {
   prune?: boolean;
   /**
    * Keep one plan per group of plans that exercise the same step of the controller (docs/planner.md,
-   * "Selection"): `kperturb plan`'s default set (`--exhaustive`: false). Default false here.
+   * "Selection"): `kperturb plan --select`. Default false, as for the CLI.
    */
   select?: boolean;
 }
@@ -323,7 +323,7 @@ async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout
     replacement.commit();
     const leftOut = select ? leftOutBySelection(stats) : 0;
     opts.log(
-      `plan ${config.name}/${workload.name}: ${plans.length} plan(s) in ${dir}${leftOut > 0 ? ` (${leftOut} more left out, one kept per group of plans that exercise the same step: \`kperturb plan --exhaustive\` writes every plan)` : ''}`,
+      `plan ${config.name}/${workload.name}: ${plans.length} plan(s) in ${dir}${leftOut > 0 ? ` (${leftOut} more left out, one kept per group of plans that exercise the same step: \`kperturb plan\` without --select writes every plan)` : ''}`,
     );
     summaries.push({ workload: workload.name, plans, stats, dir });
   }

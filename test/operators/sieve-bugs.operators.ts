@@ -58,8 +58,7 @@ function campaign(operator: string, workload: string, cluster: ClusterChoice) {
       const learned = await learn(config, { out, log: quiet, workloads: [workload], cluster });
       const failed = learned.flatMap((l) => l.runs).filter((r) => !r.ok);
       if (failed.length > 0) throw new Error(`reference runs of ${id} failed: ${failed.map((f) => `${f.error} (${f.dir})`).join('; ')}`);
-      // The default plan set, as `kperturb plan` writes it.
-      const [planned] = await plan(config, { out, log: quiet, workloads: [workload], select: true });
+      const [planned] = await plan(config, { out, log: quiet, workloads: [workload] });
       return { config, out, cluster, plans: planned!.plans };
     })();
     campaigns.set(id, c);
