@@ -16,6 +16,7 @@ import { staleStateRule } from './rules/stale-state.js';
 import { unobservedStateRule } from './rules/unobserved-state.js';
 import { managedSystemRule } from './rules/managed-system.js';
 import type { PlanningRule } from './rules/rule.js';
+import { selectedCandidates } from './selection.js';
 import { RunAnalyzer, type CausalityMode, type RunAnalysis } from './trace-analysis.js';
 import { Triggers, type TriggerMask } from './triggers.js';
 
@@ -32,6 +33,12 @@ export interface PlannerOptions {
   masks?: readonly TriggerMask[];
   /** Which patterns to plan (default all). */
   patterns?: readonly Pattern[];
+  /**
+   * Keep one plan per group of plans that exercise the same step of the controller (selection.ts,
+   * docs/planner.md "Selection"): the default plan set of `kperturb plan`. Plans keep the names they
+   * have in the whole set. Default false: every plan pruning leaves.
+   */
+  select?: boolean;
 }
 
 export interface PlannerInput {
@@ -137,8 +144,12 @@ function planFromAnalyses(
   for (const rule of rules) {
     if (!wanted.has(rule.pattern)) continue;
     const result = rule.plan(context);
-    stats.push({ pattern: rule.pattern, stages: result.stages });
-    result.candidates.forEach((c, i) => {
+    // Selected plans keep their names in the whole set (names follow trace order either way).
+    const kept = options.select && context.prune ? selectedCandidates(result.candidates) : result.candidates.map((_, i) => i);
+    const stages = options.select && context.prune ? [...result.stages, { stage: 'selected', plans: kept.length }] : result.stages;
+    stats.push({ pattern: rule.pattern, stages });
+    for (const i of kept) {
+      const c = result.candidates[i]!;
       plans.push({
         apiVersion: PLAN_API_VERSION,
         kind: 'TestPlan',
@@ -151,7 +162,7 @@ function planFromAnalyses(
           faults: c.faults,
         },
       });
-    });
+    }
   }
   return {
     plans,

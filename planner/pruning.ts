@@ -10,6 +10,8 @@
  * Unobserved state has one more, after causality:
  *   releasable        holds that only the controller's own reaction to the held events would release, dropped
  * With pruning off, a pattern reports `baseline` and `expressible` (the candidates a plan can name).
+ * With selection on (the default plan set of `kperturb plan`), every pattern reports one more, last:
+ *   selected          one plan per group of plans that exercise the same step (selection.ts)
  */
 export const STAGES = ['baseline', 'causality', 'effective-writes', 'deterministic', 'deduplicated'] as const;
 export type Stage = (typeof STAGES)[number] | 'releasable';

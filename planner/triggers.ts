@@ -181,6 +181,8 @@ export interface TriggerOptions {
  */
 export class Triggers {
   private readonly indexes = new Map<RunAnalysis, Map<ObjectKey, UpdateIndex>>();
+  /** Per run: the change index of each creation and deletion, by folded key, type and rank. */
+  private readonly createsAndDeletes = new Map<RunAnalysis, Map<string, number>>();
   private readonly changeTriggers = new Map<number, { trigger: ChangeTrigger | undefined; fields: IndexedField[] }>();
   private readonly deterministicChanges = new Map<number, boolean>();
   private readonly nondeterministic = new Map<ObjectKey, PathKey[]>();
@@ -241,6 +243,30 @@ export class Triggers {
       this.deterministicChanges.set(index, ok);
     }
     return ok;
+  }
+
+  /**
+   * Where change `index`'s trigger fires in reference run `run` (the main run or one of the others):
+   * the index of the change there that it names, -1 when it names none.
+   */
+  changeIn(run: RunAnalysis, index: number): number {
+    if (run === this.main) return index;
+    const { trigger: t, fields } = this.changeEntry(index);
+    if (!t) return -1;
+    const history = run.keys.get(t.key);
+    if (!history) return -1;
+    if (t.change === 'update') {
+      const positions = fields.length === 0 ? undefined : this.index(run, t.key)!.matching(fields);
+      const pos = positions ? positions[t.occurrence - 1] : t.occurrence - 1;
+      return pos === undefined ? -1 : (history.updates[pos] ?? -1);
+    }
+    let byRank = this.createsAndDeletes.get(run);
+    if (!byRank) {
+      byRank = new Map();
+      for (const c of run.changes) if (c.diff && c.diff.change !== 'update') byRank.set(`${c.key}\u0000${c.diff.change}\u0000${c.ordinal}`, c.index);
+      this.createsAndDeletes.set(run, byRank);
+    }
+    return byRank.get(`${t.key}\u0000${t.change}\u0000${t.occurrence}`) ?? -1;
   }
 
   /** Does the write trigger fire (counted as the proxy counts at test time) in a majority of the reference runs and every normal-delivery run? */

@@ -63,10 +63,14 @@ export const errorPathRule: PlanningRule = {
     for (const w of writes) {
       const trigger = w.trigger!;
       const on: WriteTrigger = { ...trigger, occurrence: requestOccurrence.get(w.index) ?? trigger.occurrence };
-      for (const answer of ERROR_PATH_ANSWERS[trigger.verb]) candidates.push(candidateFor({ type: 'api-error', on, answer }));
+      // Selection: one plan per verb and subresource, the first write's first answer (its failure
+      // and the retry that meets it applied, or the 409 every writer must retry).
+      const group = `api-error ${trigger.verb} ${trigger.subresource ?? ''}`;
+      for (const answer of ERROR_PATH_ANSWERS[trigger.verb]) candidates.push({ ...candidateFor({ type: 'api-error', on, answer }), group });
     }
     const watchEnds = watchEndFaults(context.main, writes);
-    for (const fault of watchEnds) candidates.push({ description: describeWatchEnd(fault), faults: [fault] });
+    // Selection: one watch end, the first kind's reset with 410 Expired.
+    for (const fault of watchEnds) candidates.push({ description: describeWatchEnd(fault), faults: [fault], group: 'watch-end' });
     // Stages count plans, as every pattern's do: each write left at a stage makes one per answer. The
     // watch-end plans (at most two per kind, chosen from the writes left at the end) count at every
     // stage, so that no stage seems to add plans.

@@ -24,7 +24,12 @@ export const intermediateStateRule: PlanningRule = {
   namePrefix: 'intermediate',
   plan(context) {
     const { writes, stages } = intermediateWrites(context);
-    return { candidates: writes.map((w) => candidateFor(w.trigger!)), stages };
+    // Selection: the first crash after a write of one object (verb, object, subresource); later ones
+    // repeat the step (the object created again in a later life, another status report).
+    return {
+      candidates: writes.map((w) => ({ ...candidateFor(w.trigger!), group: `${w.trigger!.verb} ${w.trigger!.key} ${w.trigger!.subresource ?? ''}` })),
+      stages,
+    };
   },
 };
 

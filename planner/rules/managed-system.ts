@@ -104,7 +104,8 @@ export const managedSystemRule: PlanningRule = {
       counter.add('deduplicated');
       candidates.push({ description: `${describeFault(fault)}, while the controller acts on the workload's change (OAT's schedule)`, faults: [fault] });
     }
-    return { candidates, stages: counter.result() };
+    // Selection: one plan per kind of fault (its type), the first.
+    return { candidates: candidates.map((c) => ({ ...c, group: c.faults[0]!.type })), stages: counter.result() };
   },
 };
 

@@ -11,6 +11,13 @@ import type { Triggers } from '../triggers.js';
 export interface PlanCandidate {
   description: string;
   faults: Fault[];
+  /**
+   * Selection (selection.ts): candidates with the same group exercise the same step of the
+   * controller; the default plan set keeps the one with the lowest `rank` (compared element by
+   * element; the first in trace order among equals). No group: a group of its own.
+   */
+  group?: string;
+  rank?: readonly number[];
 }
 
 export interface RuleResult {

@@ -54,9 +54,9 @@
  */
 import { parseKey, type ObjectKey } from '../../src/model/object-key.js';
 import { describeChange, describeWrite, type ChangeTrigger, type Trigger } from '../../src/model/plan.js';
-import { pathsOverlap } from '../paths.js';
+import { pathKey, pathsOverlap } from '../paths.js';
 import { StageCounter } from '../pruning.js';
-import { isSuccess, type ChangeRecord, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
+import { isSuccess, upperBound, type ChangeRecord, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
 import type { Triggers } from '../triggers.js';
 import type { PlanCandidate, PlanningRule, RuleContext } from './rule.js';
 
@@ -162,6 +162,7 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   const memo = new Map<number, number>();
   const kinds = workloadKinds(main);
   const scoped = new Set(kinds);
+  const rankOf = selectionRanker(main, triggers, scoped);
   const inScope = (c: ChangeRecord) => scoped.has(parseKey(c.rawKey)?.kind ?? '');
   // The cluster's state, split into the workload's kinds and the others: a scoped twin's view combines
   // the first at the view with the second at the restart.
@@ -182,7 +183,7 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   // no plan already shows the same; when it shows the same as its whole-view plan (nothing else
   // changed in between), the twin is the one kept (a whole view also serves every other kind's list
   // at the view's resourceVersion, which writes based on it may find outdated; the twin's are live).
-  const keep = (view: number, restart: number, candidate: () => PlanCandidate) => {
+  const keep = (w: WriteRecord, view: number, restart: number, candidate: () => PlanCandidate) => {
     const atRestart = `${scopedState(restart)}|${otherState(restart)}`;
     const state = `${scopedView(view)}|${otherView(view)}||${atRestart}`;
     const twinState = `${scopedView(view)}|${otherView(restart)}||${atRestart}`;
@@ -190,20 +191,21 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
     const whole = !seen.has(state) && !(twin && twinState === state);
     if (!whole && !twin) return;
     const made = candidate();
+    const rank = rankOf(view, restart);
     if (whole) {
       seen.add(state);
       stages.add('deduplicated');
-      candidates.push(made);
+      candidates.push({ ...made, group: selectionGroup(w, 'whole'), rank });
     }
     if (twin) {
       seen.add(twinState);
       stages.add('deduplicated');
-      candidates.push(scopedTwin(made, kinds));
+      candidates.push({ ...scopedTwin(made, kinds), group: selectionGroup(w, 'scoped'), rank });
     }
   };
   const plan = (w: WriteRecord, n: number, restart: number, undo: boolean) => {
     stages.add('deterministic');
-    keep(n, restart, () => candidateFor(w, triggers.change(n)!, { change: triggers.change(restart)! }, staleReleaseSeconds, undo ? 'undo' : 'conflict'));
+    keep(w, n, restart, () => candidateFor(w, triggers.change(n)!, { change: triggers.change(restart)! }, staleReleaseSeconds, undo ? 'undo' : 'conflict'));
   };
   for (const w of main.writes) {
     stages.add('baseline', w.deliveriesBefore);
@@ -236,9 +238,60 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
     plan(w, main.deliveries[before]!.change, restart, true);
   }
   previousLifePlans(main, triggers, stages, (w, view, restart, at) =>
-    keep(view, restart, () => candidateFor(w, triggers.change(view)!, at, staleReleaseSeconds, 'previous-life')),
+    keep(w, view, restart, () => candidateFor(w, triggers.change(view)!, at, staleReleaseSeconds, 'previous-life')),
   );
   return { candidates, stages: stages.result() };
+}
+
+/**
+ * Selection (docs/planner.md): a stale-state bug is a write the controller makes again from an old
+ * view, so the plans that may make the same kind of write again (verb, kind of object, subresource)
+ * from the same scope of view (whole, or the workload's kinds only) are one group.
+ */
+function selectionGroup(w: WriteRecord, scope: 'whole' | 'scoped'): string {
+  const kind = parseKey(w.key ?? w.rawKey ?? '')?.kind ?? '';
+  return `${w.verb} ${kind} ${w.subresource ?? ''} ${scope}`;
+}
+
+const DELETION_TIMESTAMP = pathKey('metadata.deletionTimestamp');
+
+/**
+ * The kept plan of a group (lowest rank first):
+ * - a view frozen right after a deletion (an object deleted or given its deletionTimestamp: Sieve's
+ *   stale views), the earliest such (the one that set off what followed);
+ * - else a view older than a change of the workload kinds' spec that comes before the restart, in
+ *   every reference run (the view shows an old desired state, and comes before the restart however
+ *   the run's timing goes); the latest such;
+ * - else the latest view;
+ * then a restart point before the workload's last step ended (a later one may come after a test run
+ * has settled), the latest such (when most of the state the old view contradicts exists).
+ */
+function selectionRanker(main: RunAnalysis, triggers: Triggers, workloadKinds: ReadonlySet<string>): (view: number, restart: number) => number[] {
+  const runs = [main, ...triggers.others];
+  const specChanges = runs.map((run) =>
+    run.changes
+      .filter(
+        (c) =>
+          workloadKinds.has(parseKey(c.rawKey)?.kind ?? '') &&
+          (c.eventType !== 'MODIFIED' || c.diffKeys.some((k) => k === 'spec' || k.startsWith('spec\u0000'))),
+      )
+      .map((c) => c.index),
+  );
+  const workloadEnd = main.workloadSteps.at(-1)?.endSeq ?? Infinity;
+  const oldSpecEverywhere = (view: number, restart: number) =>
+    runs.every((run, r) => {
+      const v = triggers.changeIn(run, view);
+      const at = triggers.changeIn(run, restart);
+      if (v < 0 || at < 0) return false;
+      const i = upperBound(specChanges[r]!, v);
+      return i < specChanges[r]!.length && specChanges[r]![i]! <= at;
+    });
+  return (view, restart) => {
+    const c = main.changes[view]!;
+    const late = main.changes[restart]!.seq > workloadEnd ? 1 : 0;
+    if (c.eventType === 'DELETED' || c.diffKeys.includes(DELETION_TIMESTAMP)) return [0, view, late, -restart];
+    return [1, oldSpecEverywhere(view, restart) ? 0 : 1, -view, late, -restart];
+  };
 }
 
 /**

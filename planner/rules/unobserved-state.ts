@@ -24,6 +24,7 @@
  *   deterministic     the window's two triggers fire in every reference run; not bookkeeping objects
  *   deduplicated      one plan per (object, hidden interval), over both sources
  */
+import { parseKey } from '../../src/model/object-key.js';
 import { describeChange, type HoldUntilFault } from '../../src/model/plan.js';
 import { StageCounter, UNOBSERVED_STAGES } from '../pruning.js';
 import type { ChangeRecord } from '../trace-analysis.js';
@@ -58,6 +59,10 @@ export const unobservedStateRule: PlanningRule = {
       return {
         description: `hide every change of ${w.from.key} from the controller from when ${describeChange(from)} until ${describeChange(until)}, then make it relist${shown}`,
         faults: [fault],
+        // Selection: one hold per kind of object, first one that hides a change of its spec (a
+        // desired state the controller never sees), else the first.
+        group: parseKey(w.from.key)?.kind ?? w.from.key,
+        rank: [w.from.diffKeys.some((k) => k === 'spec' || k.startsWith('spec\u0000')) ? 0 : 1],
       };
     };
     const seen = new Set<string>();

@@ -197,7 +197,7 @@ async function learnWorkloads(
     // more run at a time, until a majority of them agree (planner/triggers.ts) or MAX_REFERENCE_RUNS.
     for (let n = config.referenceRuns + 1; allOk && !opts.serialize && config.referenceRuns >= 2 && n <= MAX_REFERENCE_RUNS; n++) {
       const dirs = Array.from({ length: n - 1 }, (_, i) => layout.referenceRun(workload.name, i + 1, replacement.path));
-      if (!wantsMoreReferenceRuns((await planReferences(config, workload.name, dirs, [], true)).stats)) break;
+      if (!wantsMoreReferenceRuns((await planReferences(config, workload.name, dirs, [], true, false)).stats)) break;
       opts.log(`learn ${config.name}/${workload.name}: the ${n - 1} reference runs disagree on most triggers; one more run, for a majority`);
       allOk = await runOne(n, false, n);
     }
@@ -226,6 +226,7 @@ function planReferences(
   refs: readonly string[],
   normal: readonly string[],
   prune: boolean,
+  select: boolean,
 ): Promise<PlannerOutput> {
   const masks = config.masks.filter((m) => !m.workload || m.workload === workload).map((m) => ({ key: m.key, paths: m.paths }));
   return planTestsStreaming({
@@ -233,7 +234,7 @@ function planReferences(
     workload,
     references: refs.map(mergedTrace),
     normalDelivery: normal.map(mergedTrace),
-    options: { prune, quietMs: config.settle.quietMs, masks },
+    options: { prune, select, quietMs: config.settle.quietMs, masks },
   });
 }
 
@@ -275,6 +276,11 @@ export async function plan(config: ControllerUnderTest, opts: PlanOptions): Prom
 export interface PlanOptions extends CampaignOptions {
   workloads?: string[];
   prune?: boolean;
+  /**
+   * Keep one plan per group of plans that exercise the same step of the controller (docs/planner.md,
+   * "Selection"): `kperturb plan --select`. Default false, as for the CLI.
+   */
+  select?: boolean;
 }
 
 async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout, opts: PlanOptions): Promise<PlanSummary[]> {
@@ -286,7 +292,8 @@ async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout
     const normal = normalDeliveryDirs(layout, workload.name);
     const settleWarning = settleWindowWarning(config, await runSilences(config, refs));
     if (settleWarning) (opts.warn ?? opts.log)(settleWarning);
-    const output = await planReferences(config, workload.name, refs, normal, opts.prune ?? true);
+    const select = (opts.select ?? false) && (opts.prune ?? true);
+    const output = await planReferences(config, workload.name, refs, normal, opts.prune ?? true, select);
     const { plans, stats } = output;
     if (output.causality === 'serialized-episodes' && normal.length === 0) {
       // A learn directory from before learn --serialize made normal-delivery runs.
@@ -305,6 +312,7 @@ async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout
       controller: config.name,
       workload: workload.name,
       pruned: opts.prune ?? true,
+      selected: select,
       causality: output.causality,
       referenceRuns: refs.map((r, i) => ({ dir: r, events: output.events[i] })),
       normalDeliveryRuns: normal.map((r, i) => ({ dir: r, events: output.normalDelivery.events[i] })),
@@ -313,10 +321,23 @@ async function planWorkloads(config: ControllerUnderTest, layout: CampaignLayout
     };
     writeFileSync(join(replacement.path, 'pruning.json'), JSON.stringify(pruning, null, 2) + '\n');
     replacement.commit();
-    opts.log(`plan ${config.name}/${workload.name}: ${plans.length} plan(s) in ${dir}`);
+    const leftOut = select ? leftOutBySelection(stats) : 0;
+    opts.log(
+      `plan ${config.name}/${workload.name}: ${plans.length} plan(s) in ${dir}${leftOut > 0 ? ` (${leftOut} more left out, one kept per group of plans that exercise the same step: \`kperturb plan\` without --select writes every plan)` : ''}`,
+    );
     summaries.push({ workload: workload.name, plans, stats, dir });
   }
   return summaries;
+}
+
+/** How many plans the `selected` stage left out, over all patterns. */
+function leftOutBySelection(stats: readonly PruningStats[]): number {
+  let out = 0;
+  for (const { stages } of stats) {
+    const i = stages.findIndex((s) => s.stage === 'selected');
+    if (i > 0) out += stages[i - 1]!.plans - stages[i]!.plans;
+  }
+  return out;
 }
 
 /** Expands plan files and directories (recursively) into plan files, sorted. */

@@ -1,6 +1,7 @@
 import { planTests, type PlannerOptions, type PlannerOutput } from '../../planner/index.js';
 import type { Fault, Pattern, TestPlan } from '../../src/model/plan.js';
 import type { TraceEvent } from '../../src/model/trace.js';
+import { TraceBuilder } from './_trace-builder.js';
 
 export const DB = 'Database/default/db1';
 export const SECRET = 'Secret/default/db1-tls';
@@ -28,4 +29,25 @@ export function stages(out: PlannerOutput, pattern: Pattern): Record<string, num
   const s = out.stats.find((x) => x.pattern === pattern);
   if (!s) throw new Error(`no stats for ${pattern}`);
   return Object.fromEntries(s.stages.map((x) => [x.stage, x.plans]));
+}
+
+/**
+ * Sieve's case: the controller deletes the StatefulSet because its Database is being deleted; the
+ * Database and StatefulSet come back. `statusReport`: the StatefulSet reports its status after the
+ * Database got its deletionTimestamp, before the delete (a second view of the delete, nearer it).
+ */
+export function deleteThenRecreate(opts: { statusReport?: boolean } = {}): TraceBuilder {
+  const b = new TraceBuilder().external('ADDED', DB, { deliver: true }).episode().write('create', STS, { owner: DB, deliver: true }).episode();
+  b.external('MODIFIED', DB, { set: { 'metadata.deletionTimestamp': '2024-01-01T00:00:00Z' }, deliver: true });
+  if (opts.statusReport) b.external('MODIFIED', STS, { set: { 'status.replicas': 0 }, deliver: true });
+  return b
+    .episode()
+    .write('delete', STS, { deliver: true })
+    .episode()
+    .external('DELETED', DB, { deliver: true })
+    .episode()
+    .external('ADDED', DB, { deliver: true })
+    .episode()
+    .write('create', STS, { owner: DB, deliver: true })
+    .episode();
 }

@@ -2,7 +2,7 @@ import test from 'ava';
 import type { PlannerOutput } from '../../planner/index.js';
 import type { StaleRestartFault } from '../../src/model/plan.js';
 import { TraceBuilder } from './_trace-builder.js';
-import { CM, DB, STS, faultsOf, plan, plansOf, stages } from './_helpers.js';
+import { CM, DB, STS, deleteThenRecreate, faultsOf, plan, plansOf, stages } from './_helpers.js';
 
 const TS = '2024-01-01T00:00:00Z';
 
@@ -18,25 +18,6 @@ function summary(out: PlannerOutput): string[] {
       `${c.key} ${c.change}${c.fields ? `[${c.fields.map((x) => x.path).join(',')}]` : ''} #${c.occurrence}`;
     return `view ${name(f.viewAfter)} / at ${at ? name(at) : JSON.stringify(f.at)}`;
   });
-}
-
-/** Sieve's case: the controller deletes the StatefulSet because its Database is being deleted; the Database and StatefulSet come back. */
-function deleteThenRecreate(): TraceBuilder {
-  return new TraceBuilder()
-    .external('ADDED', DB, { deliver: true })
-    .episode()
-    .write('create', STS, { owner: DB, deliver: true })
-    .episode()
-    .external('MODIFIED', DB, { set: { 'metadata.deletionTimestamp': TS }, deliver: true })
-    .episode()
-    .write('delete', STS, { deliver: true })
-    .episode()
-    .external('DELETED', DB, { deliver: true })
-    .episode()
-    .external('ADDED', DB, { deliver: true })
-    .episode()
-    .write('create', STS, { owner: DB, deliver: true })
-    .episode();
 }
 
 test('a delete re-issued from a stale view after the object was re-created: restart at the re-creation, view from the event that caused the delete', (t) => {

@@ -13,7 +13,11 @@ export function registerPlan(program: Command): void {
     .addOption(outOption())
     .addOption(workloadOption())
     .option('--no-prune', 'write every plan the rules can express, with no pruning stage (to check that pruning keeps every bug)')
-    .action(async (opts: { config: string; out: string; workload?: string[]; prune: boolean }) => {
+    .option(
+      '--select',
+      "keep one plan per group of plans that exercise the same step of the controller (about Sieve's count; the whole set finds bugs this may miss)",
+    )
+    .action(async (opts: { config: string; out: string; workload?: string[]; prune: boolean; select?: boolean }) => {
       const config = loadConfig(opts.config);
       const { plan } = await campaignModule();
       const summaries = await plan(config, {
@@ -21,6 +25,7 @@ export function registerPlan(program: Command): void {
         log,
         warn: logError,
         prune: opts.prune,
+        select: opts.select === true,
         ...(opts.workload ? { workloads: opts.workload } : {}),
       });
       for (const s of summaries) {
