@@ -97,5 +97,9 @@ test('plans learned with --serialize trigger in normal test runs; an old learn d
     lines.some((l) => l.includes('there is no normal-delivery run beside them; triggers are not checked against normal delivery')),
     lines.join('\n'),
   );
-  t.true(unchecked!.plans.length > planned!.plans.length, `${unchecked!.plans.length} plans without the normal run, ${planned!.plans.length} with it`);
+  // Never fewer plans unchecked. On an idle machine there are more (the normal run batches members
+  // the serialized one showed one at a time); on a loaded one the normal run can be as slow as the
+  // serialized one and drop nothing. That the check drops what normal delivery never shows is
+  // test/planner/normal-delivery.test.ts's, on hand-made traces.
+  t.true(unchecked!.plans.length >= planned!.plans.length, `${unchecked!.plans.length} plans without the normal run, ${planned!.plans.length} with it`);
 });
