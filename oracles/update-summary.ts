@@ -16,7 +16,9 @@
  * StatefulSet is found) does so or not by timing. Such lives do not count when the owners' own
  * creations and deletions raise no alarm (see collectedExplains): the owners lived as in the
  * reference runs. An owner with lives of its own the references lack still has its children's
- * extra lives counted (a StatefulSet deleted and created again takes its pods with it).
+ * extra lives counted (a StatefulSet deleted and created again takes its pods with it), and a
+ * child created when its owner was already gone (a stale view's re-creation) counts whatever
+ * took it.
  */
 import { formatKey, isObject, parseKey, type KubeObject, type ObjectKey } from '../src/model/object-key.js';
 import type { Alarm, RunArtifacts } from '../src/model/results.js';
@@ -57,6 +59,13 @@ function collectedWith(obj: KubeObject | undefined, uids: UidStates): ObjectKey[
     owners.push(state.id);
   }
   return owners;
+}
+
+/** Whether some owner of a new object is known to the run and already deleted or being deleted. */
+function ownerGoneAtCreation(obj: KubeObject | undefined, uids: UidStates): boolean {
+  const refs = obj?.metadata?.ownerReferences;
+  if (!Array.isArray(refs)) return false;
+  return refs.some((ref) => isObject(ref) && typeof ref.uid === 'string' && uids.get(ref.uid)?.going === true);
 }
 
 /** Fields whose changes are counted, per object key glob (same shape as a mask rule). */
@@ -103,6 +112,10 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
   const services = new Set<ObjectKey>();
   const orphans = new Set<ObjectKey>();
   const uids: UidStates = new Map();
+  // Objects (real keys) created when an owner of theirs was already gone or going: the garbage
+  // collector's deletion of such a life is no timing of the controller's but a create from a stale
+  // view (children of a deleted owner made again), and it counts.
+  const bornOrphaned = new Set<ObjectKey>();
   // Objects (real keys) whose last change was a plain deletion (not disrupted, not collected): a
   // creation next may be their replacement.
   const deleted = new Map<ObjectKey, KubeObject | undefined>();
@@ -148,13 +161,15 @@ export function summarizeUpdates(run: RunArtifacts, countUpdates: readonly Updat
       }
       const service = serviceOf(change.key, change.object);
       if (service && !services.has(service)) orphans.add(change.key);
+      if (ownerGoneAtCreation(change.object, uids)) bornOrphaned.add(change.key);
+      else bornOrphaned.delete(change.key);
     } else if (change.eventType === 'DELETED') {
       // An orphan life that ended: neither its creation nor its deletion counts.
       if (orphans.delete(change.key)) c.created--;
       else c.deleted++;
       if (isDisrupted(before) || isDisrupted(change.object)) disrupted.set(id.key, (disrupted.get(id.key) ?? 0) + 1);
       else {
-        const owners = collectedWith(change.object ?? (before as KubeObject | undefined), uids);
+        const owners = bornOrphaned.delete(change.key) ? undefined : collectedWith(change.object ?? (before as KubeObject | undefined), uids);
         if (owners) {
           c.collected++;
           for (const o of owners) c.collectedOwners.add(o);

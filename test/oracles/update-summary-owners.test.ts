@@ -127,3 +127,29 @@ test('an owner being deleted (foreground: deletionTimestamp set) counts as gone 
   ];
   t.deepEqual(updateSummary([reference], test), []);
 });
+
+test('a child created after its owner was gone, then collected, is counted: a stale view made it again', (t) => {
+  // stale-deletion: restarted onto a view from before the cluster's deletion, the controller makes
+  // the deleted cluster's StatefulSet again (owned by the old uid); the garbage collector takes it.
+  const first = statefulSet('sts-1');
+  const second = statefulSet('sts-2');
+  const reference: Change[] = [
+    ['ADDED', first],
+    ['DELETED', first],
+    ['ADDED', second],
+    ['ADDED', budget(second, 'pdb-2')],
+  ];
+  const resurrected = budget(first, 'pdb-1');
+  const test: Change[] = [
+    ['ADDED', first],
+    ['DELETED', first],
+    ['ADDED', second],
+    ['ADDED', resurrected],
+    ['DELETED', resurrected],
+    ['ADDED', budget(second, 'pdb-2')],
+  ];
+  t.deepEqual(updateSummary([reference, reference], test), [
+    'PodDisruptionBudget/default/db-cfg-cfg: created 1 time(s) in reference runs, but 2 time(s) in the test run',
+    'PodDisruptionBudget/default/db-cfg-cfg: deleted 0 time(s) in reference runs, but 1 time(s) in the test run',
+  ]);
+});
