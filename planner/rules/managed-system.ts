@@ -11,8 +11,8 @@
  *
  *
  * Then OAT's schedule: for each change a workload step made (a CR change, the workload's own
- * write) and each pod of the application the controller called after it, before the workload's
- * next write step, one plan that crash-loops that pod from the change on for
+ * write) and each pod of the application the controller called after that step started, before
+ * the workload's next write step, one plan that crash-loops that pod from the change on for
  * CRASH_WINDOW_SECONDS (pod-crash): the fault is held while the controller acts on the change and
  * healed after it. Pods that did not exist at the change are left out (nothing to crash yet).
  *
