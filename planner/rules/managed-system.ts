@@ -11,8 +11,8 @@
  *
  *
  * Then OAT's schedule: for each change a workload step made (a CR change, the workload's own
- * write) and each pod of the application the controller called after it, before the workload's
- * next write step, one plan that crash-loops that pod from the change on for
+ * write) and each pod of the application the controller called after that step started, before
+ * the workload's next write step, one plan that crash-loops that pod from the change on for
  * CRASH_WINDOW_SECONDS (pod-crash): the fault is held while the controller acts on the change and
  * healed after it. Pods that did not exist at the change are left out (nothing to crash yet).
  *
@@ -115,14 +115,17 @@ export const NODE_EVICT_SECONDS = 1;
 /** How long a planned claim fault lasts. */
 export const CLAIM_WINDOW_SECONDS = 3;
 
-/** The moments of OAT's schedule: each change a workload write step made, until the next write step starts. */
-function workloadChanges(main: RunAnalysis): Array<{ change: number; until: number }> {
+/**
+ * The moments of OAT's schedule: each change a workload write step made, with when that step started
+ * (`from`) and when the next write step starts (`until`).
+ */
+function workloadChanges(main: RunAnalysis): Array<{ change: number; from: number; until: number }> {
   const writeSteps = main.workloadSteps.filter((s) => s.action === 'write');
   return writeSteps.flatMap((step, i) => {
     const until = writeSteps[i + 1]?.startSeq ?? Infinity;
     return step.keys.flatMap((key) => {
       const change = main.changesOf(key).find((c) => main.changes[c]!.seq > step.startSeq && main.changes[c]!.seq < until);
-      return change === undefined ? [] : [{ change, until }];
+      return change === undefined ? [] : [{ change, from: step.startSeq, until }];
     });
   });
 }
@@ -222,11 +225,16 @@ function workloadFaults(main: RunAnalysis, triggers: Triggers): Array<{ change: 
 /** How long a planned crash loop lasts: one crash (the kubelet's first back-off is 10 s), then the heal. */
 export const CRASH_WINDOW_SECONDS = 3;
 
-/** Each change a workload write step made, with the application's pods (existing then) the controller called after it, before the next write step. */
+/**
+ * Each change a workload write step made, with the application's pods (existing then) the controller
+ * called after the step started, before the next write step. From the step's start, not from the
+ * change: a stub records a call as it arrives, while the recorder records a change when its watch
+ * delivers it, so on the real control plane the controller's calls in answer to the change can come
+ * before the change in the cluster trace.
+ */
 function workloadChangesAndPods(main: RunAnalysis): Array<{ change: number; pod: ObjectKey }> {
-  return workloadChanges(main).flatMap(({ change, until }) => {
-    const at = main.changes[change]!.seq;
-    const pods = new Set(main.appCalls.filter((c) => c.seq > at && c.seq < until && c.key.startsWith('Pod/')).map((c) => c.key));
+  return workloadChanges(main).flatMap(({ change, from, until }) => {
+    const pods = new Set(main.appCalls.filter((c) => c.seq > from && c.seq < until && c.key.startsWith('Pod/')).map((c) => c.key));
     return [...pods].filter((pod) => main.existsAfter(pod, change)).map((pod) => ({ change, pod }));
   });
 }

@@ -84,6 +84,28 @@ test("OAT's schedule: the pods the controller called after a workload change cra
   );
 });
 
+test("OAT's schedule: a call recorded before the workload's change (the recorder's watch behind the stub, as on the real control plane) still makes its pod crash from that change", (t) => {
+  const trace = new TraceBuilder()
+    .stepStart(0, 'write', [KV])
+    .external('ADDED', KV, { deliver: true })
+    .stepDone(0)
+    .external('ADDED', POD)
+    .appCall('kv', POD, 'POST', '/upgrade')
+    .write('patch', KV, { subresource: 'status', set: { 'status.version': 'v1' } })
+    .wait(2000)
+    .stepStart(1, 'write', [KV])
+    // The controller called its application on the change before the recorder saw the change.
+    .appCall('kv', POD, 'POST', '/upgrade')
+    .external('MODIFIED', KV, { deliver: true, set: { 'spec.version': 'v2' } })
+    .stepDone(1)
+    .write('patch', KV, { subresource: 'status', set: { 'status.version': 'v2' } });
+  const crashes = plansOf(plan(trace.events), 'managed-system').flatMap((p) => p.spec.faults.filter((f) => f.type === 'pod-crash'));
+  t.deepEqual(
+    crashes.map((f) => [f.pod, 'change' in f.at ? f.at.change.fields : undefined]),
+    [[POD, [{ path: 'spec.version', after: 'v2' }]]],
+  );
+});
+
 test('a call that does not come with the same rank in the other reference runs gets no plan (deterministic stage)', (t) => {
   const out = plan([upgradeTrace(false).events, upgradeTrace().events]);
   const calls = plansOf(out, 'managed-system')
