@@ -116,6 +116,24 @@ const EXAMPLES: ExampleSpec[] = [
     involved: ['KVStore/default/kv1', 'Pod/default/kv1-0'],
     catchingPlan: /when the controller calls kvstore on Pod\/default\/kv1-0 \(POST \/upgrade\) \(2nd time\)/,
   },
+  // The engine's 503 to the settings call after the spec change: the buggy operator never sends
+  // them again.
+  {
+    example: 'app-settings',
+    go: true,
+    pattern: 'managed-system',
+    involved: ['SearchIndex/default/idx1', 'Pod/default/idx1-0'],
+    catchingPlan: /when the controller calls search on Pod\/default\/idx1-0 \(PUT \/idx1\/_settings\) \(2nd time\)/,
+  },
+  // OAT's schedule: one member's containers crash-loop during the spec change; the buggy operator
+  // deletes every pod of the group.
+  {
+    example: 'crash-restart',
+    go: true,
+    pattern: 'managed-system',
+    involved: ['Pod/default/rg1-0', 'Pod/default/rg1-1', 'Pod/default/rg1-2'],
+    catchingPlan: /crash-loop the containers of Pod\/default\/rg1-\d/,
+  },
 ];
 
 /** One plan per pattern; for the bug's pattern, every plan that may catch it (`catchingPlan`). */
