@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/config.js';
 import { renderTable } from '../../report/table.js';
+import { UserInputError } from '../../model/errors.js';
 import { log, logError, campaignModule, configOption, outOption, workloadOption } from '../common.js';
 
 export function registerPlan(program: Command): void {
@@ -18,6 +19,13 @@ export function registerPlan(program: Command): void {
       "keep one plan per group of plans that exercise the same step of the controller (about Sieve's count; the whole set finds bugs this may miss)",
     )
     .action(async (opts: { config: string; out: string; workload?: string[]; prune: boolean; select?: boolean }) => {
+      // Selection is a stage after pruning: without pruning there is nothing to select from.
+      if (opts.select === true && !opts.prune)
+        throw new UserInputError(
+          undefined,
+          '--select',
+          'not with --no-prune (selection keeps one plan per group of the pruned plans; --no-prune writes every plan the rules can express)',
+        );
       const config = loadConfig(opts.config);
       const { plan } = await campaignModule();
       const summaries = await plan(config, {
