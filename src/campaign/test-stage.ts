@@ -81,6 +81,16 @@ function oracleOptions(config: ControllerUnderTest, workload: string): OracleOpt
   return { extraMasks: forWorkload(config.masks), countUpdates: forWorkload(config.countUpdates ?? []) };
 }
 
+/**
+ * The oracles' options for a run of plan `p`: its workload's masks and counted updates, and whether
+ * every fault of the plan acts on the managed system (then the controller's view stayed true, and
+ * the update summary counts a replacement it made in the fault's wake as an update). The workload's
+ * fault-free confirmation run, shared by all its plans, takes `oracleOptions` alone.
+ */
+export function planOracleOptions(config: ControllerUnderTest, p: TestPlan): OracleOptions {
+  return { ...oracleOptions(config, p.spec.workload), faultsOnManagedSystemOnly: p.spec.faults.every(faultOnManagedSystem) };
+}
+
 /** A run's artifacts with the health and liveness inputs read back from its directory. */
 async function fullArtifacts(runDir: string, record: RunRecord, artifacts: RunArtifacts): Promise<RunArtifacts> {
   return { ...artifacts, ...(await loadHealthInputs(runDir, record)) };
@@ -362,9 +372,7 @@ export class TestStage {
     const workload = config.workloads.get(p.spec.workload)!;
     const refs = await this.references.of(workload.name);
     const workloadOptions = oracleOptions(config, workload.name);
-    // The plan's own run is judged knowing whether its faults left the controller's view true; the
-    // workload's fault-free confirmation run, shared by all its plans, is not.
-    const options = { ...workloadOptions, faultsOnManagedSystemOnly: p.spec.faults.every(faultOnManagedSystem) };
+    const options = planOracleOptions(config, p);
     // Run aside: an earlier run of the plan stays in place until this one has its verdict.
     const replacement = replaceDirectory(runDir);
     const run = await executeRun({
