@@ -167,6 +167,15 @@ test.serial('SIGINT during `test`: finished plans keep their results, the runnin
     const r = startCli([stage, ...c.args]);
     t.is((await r.exited).code, 0, `${stage}: ${r.stderr()}`);
   }
+  // Plans still to run when the first one finishes, however many the planner made: at load 12-16 it
+  // made one (from a reference run that showed fewer steps), the campaign ended with its result, and
+  // there was nothing left to interrupt. Two plans whose trigger never comes each take a whole
+  // workload run.
+  for (const name of ['zz-never-1', 'zz-never-2'])
+    writeFileSync(
+      join(c.out, 'stubborn', 'plans', 'copy', `${name}.yaml`),
+      `apiVersion: kperturb.dev/v1\nkind: TestPlan\nmetadata: { name: ${name} }\nspec:\n  controller: stubborn\n  workload: copy\n  pattern: intermediate-state\n  description: ${name}\n  faults:\n    - type: crash-after-write\n      after: { verb: create, key: ConfigMap/default/${name}, occurrence: 1 }\n`,
+    );
   const resultsFile = join(c.out, 'stubborn', 'results.json');
   const cli = startCli(['test', ...c.args]);
   t.teardown(() => cli.child.kill('SIGKILL'));
