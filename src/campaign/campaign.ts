@@ -38,10 +38,22 @@ function selectWorkloads(config: ControllerUnderTest, names: string[] | undefine
   });
 }
 
-/** Every run of a campaign hashes Secret values with the campaign's key, so the hashes compare. */
-function useCampaignSecretHashKey(layout: CampaignLayout): void {
+/**
+ * Every run of a campaign hashes Secret values with the campaign's key, so the hashes compare. Plan
+ * and test (`learned`) read the key the reference runs were recorded with: the learn folder without
+ * the key file beside it is an error, not a new key.
+ */
+function useCampaignSecretHashKey(layout: CampaignLayout, learned = false): void {
   mkdirSync(layout.out, { recursive: true });
-  useSecretHashKeyFile(layout.secretHashKeyFile);
+  useSecretHashKeyFile(layout.secretHashKeyFile, learned && hasEntries(layout.learnRoot) ? layout.learnRoot : undefined);
+}
+
+function hasEntries(dir: string): boolean {
+  try {
+    return readdirSync(dir).length > 0;
+  } catch {
+    return false;
+  }
 }
 
 export interface LearnSummary {
@@ -269,7 +281,7 @@ export const PRUNING_FORMAT = 'kperturb.dev/pruning/v1';
  */
 export async function plan(config: ControllerUnderTest, opts: PlanOptions): Promise<PlanSummary[]> {
   const layout = new CampaignLayout(opts.out, config.name);
-  useCampaignSecretHashKey(layout);
+  useCampaignSecretHashKey(layout, true);
   return withCampaignLock(layout, opts.log, () => planWorkloads(config, layout, opts));
 }
 
@@ -368,7 +380,7 @@ export async function test(config: ControllerUnderTest, plans: TestPlan[], opts:
   const layout = new CampaignLayout(opts.out, config.name);
   return withCampaignLock(layout, opts.log, () => {
     checkPlansFit(config, plans);
-    useCampaignSecretHashKey(layout);
+    useCampaignSecretHashKey(layout, true);
     return new TestStage(config, layout, plans, opts, (workload) => referenceDirs(layout, config, workload)).run();
   });
 }

@@ -26,8 +26,12 @@ export class CampaignLayout {
   get root(): string {
     return join(this.out, this.controller);
   }
+  /** Where every workload's reference runs are. */
+  get learnRoot(): string {
+    return join(this.root, 'learn');
+  }
   learnDir(workload: string): string {
-    return join(this.root, 'learn', workload);
+    return join(this.learnRoot, workload);
   }
   /** `learnDir`: where the workload's reference runs are (a replacement's, while it is filled). */
   referenceRun(workload: string, n: number, learnDir = this.learnDir(workload)): string {

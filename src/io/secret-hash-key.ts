@@ -4,15 +4,24 @@
  * every run of one campaign hashes Secret values alike.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readOrCreatePrivateFile } from './private-file.js';
 import { UserInputError } from '../model/errors.js';
 import { SECRET_HASH_KEY_BYTES, useSecretHashKey } from '../model/secret-hash.js';
 
 /**
  * Hashes from now on with the key in `file`, making a random one there (mode 0600) if there is none.
- * Throws UserInputError for a file that does not hold a key.
+ * Throws UserInputError for a file that does not hold a key, and for a missing one when `hashedBy`
+ * names runs already recorded with a key (reference runs copied without it): a new key would make
+ * every Secret value of the next runs differ from theirs, an alarm on each.
  */
-export function useSecretHashKeyFile(file: string): void {
+export function useSecretHashKeyFile(file: string, hashedBy?: string): void {
+  if (hashedBy !== undefined && !existsSync(file))
+    throw new UserInputError(
+      file,
+      undefined,
+      `the secret-hash key of the runs in ${hashedBy} (there is no such file: copy the secret-hash.key of the output directory they were recorded in here, or learn again; a new key would make every Secret value in the next runs differ from theirs)`,
+    );
   let content: Buffer;
   try {
     content = readOrCreatePrivateFile(file, () => randomBytes(SECRET_HASH_KEY_BYTES));

@@ -4,7 +4,7 @@
  * alike. The key is process-wide, so these tests run one at a time.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,4 +76,23 @@ test.serial("learn, plan and test all hash with the key kept 0600 in the campaig
   useSecretHashKeyFile(other);
   await runPlans(config, [], { out, log });
   t.is(hashSecretValue('hunter2'), campaign, 'test');
+});
+
+test.serial('plan and test refuse reference runs without the key they were recorded with, instead of making a new one', async (t) => {
+  const config = loadConfig(fileURLToPath(new URL('../../../fixtures/controllers/secret-marker/buggy/kperturb.yaml', import.meta.url)));
+  const out = tempDir(t);
+  const log = () => undefined;
+  // Reference runs copied without the output directory's key file.
+  mkdirSync(join(out, config.name, 'learn', 'mark', 'ref-1'), { recursive: true });
+  const keyFile = join(out, 'secret-hash.key');
+  for (const stage of [() => plan(config, { out, log }), () => runPlans(config, [], { out, log })]) {
+    const err = await t.throwsAsync(stage(), { instanceOf: UserInputError });
+    t.true(err!.message.startsWith(`${keyFile}: `), err!.message);
+    t.true(err!.message.includes(`the secret-hash key of the runs in ${join(out, config.name, 'learn')}`), err!.message);
+    t.false(existsSync(keyFile));
+  }
+  // With nothing learned yet, the first stage makes the key.
+  const fresh = tempDir(t);
+  await runPlans(config, [], { out: fresh, log });
+  t.true(existsSync(join(fresh, 'secret-hash.key')));
 });
