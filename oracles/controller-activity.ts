@@ -12,6 +12,9 @@ import { isBookkeepingKey } from '../src/model/bookkeeping.js';
 import { countedWriteKey, isDryRun, isSuccessStatus, isTriggerWriteVerb } from '../src/model/controller-write.js';
 import type { RequestEvent, ResponseEvent, TraceEvent } from '../src/model/trace.js';
 
+/** The pod subresources kube-apiserver serves by calling the pod's kubelet. */
+const KUBELET_SUBRESOURCES: ReadonlySet<string> = new Set(['exec', 'attach', 'portforward', 'log', 'proxy']);
+
 export function summarizeControllerTrace(events: readonly TraceEvent[]): ControllerActivity {
   const summarizer = new ControllerActivitySummarizer();
   for (const e of [...events].sort((a, b) => a.seq - b.seq)) summarizer.add(e);
@@ -35,6 +38,8 @@ export class ControllerActivitySummarizer {
    * meanwhile (a Pending claim cannot be resized) are the fault's doing, as a real cluster gives them.
    */
   private readonly faulted = new Set<string>();
+  /** Pod -> the Node it runs on (from the cluster trace's Pod changes), for the faults of a node. */
+  private readonly podNodes = new Map<string, string>();
   /** Watch request id -> its resource, for the streams a fault ends. */
   private readonly watchResource = new Map<number, string>();
   /** Resources whose watches a fault ended (watch-end, an expired hold) and that the controller has not watched again yet. */
@@ -72,7 +77,7 @@ export class ControllerActivitySummarizer {
       this.requests.delete(e.id);
       if (!req) return;
       if (e.status >= 400) {
-        if (this.injected.has(e.id) || (req.key !== undefined && this.faulted.has(req.key))) return;
+        if (this.injected.has(e.id) || (req.key !== undefined && (this.faulted.has(req.key) || this.kubeletDown(req, req.key)))) return;
         this.addError(req, e);
         if (WRITE_VERBS.has(req.verb) && req.key && !isBookkeepingKey(req.key) && !isDryRun(req.query)) {
           this.failedWrites.push({
@@ -95,16 +100,35 @@ export class ControllerActivitySummarizer {
   }
 
   /**
-   * A fault event of the cluster trace, where the managed-system faults are recorded (fed in seq
-   * order among the controller trace's events): while it holds an object, refusals of writes to it
-   * are the fault's. Also ends the post-workload quiet as any fault does.
+   * An event of the cluster trace the summary needs, fed in seq order among the controller trace's
+   * events: a fault event, where the managed-system faults are recorded (while one holds an object,
+   * refusals of writes to it are the fault's; it also ends the post-workload quiet as any fault
+   * does), or a Pod's change (the node it runs on).
    */
-  addManagedFault(e: TraceEvent): void {
+  addClusterEvent(e: TraceEvent): void {
+    if (e.type === 'cluster-change') {
+      if (!e.key.startsWith('Pod/')) return;
+      const node = e.eventType === 'DELETED' ? undefined : (e.object.spec as { nodeName?: unknown } | undefined)?.nodeName;
+      if (typeof node === 'string' && node !== '') this.podNodes.set(e.key, `Node/${node}`);
+      else this.podNodes.delete(e.key);
+      return;
+    }
     if (e.type !== 'fault') return;
     this.lastFault = Math.max(this.lastFault, e.seq);
     if (e.key === undefined) return;
     if (e.phase === 'applied') this.faulted.add(e.key);
     else if (e.phase === 'healed') this.faulted.delete(e.key);
+  }
+
+  /**
+   * A call the API server hands to the pod's kubelet (exec, attach, port-forward, logs) while a
+   * fault holds the pod's node: its refusal is the node's outage (a kubelet that does not answer, a
+   * container runtime that is down), as a real cluster gives it.
+   */
+  private kubeletDown(req: RequestEvent, key: string): boolean {
+    if (!KUBELET_SUBRESOURCES.has(req.resource?.subresource ?? '')) return false;
+    const node = this.podNodes.get(key);
+    return node !== undefined && this.faulted.has(node);
   }
 
   private addOwnWrite(req: RequestEvent, e: ResponseEvent): void {

@@ -87,10 +87,10 @@ export async function readRunTraces(dir: string): Promise<RunTraces> {
   };
 }
 
-/** The fault events of a cluster trace, each remembered in `seen`. */
-async function* faultEventsOf(events: AsyncIterable<TraceEvent>, seen: WeakSet<TraceEvent>): AsyncGenerator<TraceEvent> {
+/** The events of a cluster trace the health inputs need (faults, Pod changes), each remembered in `seen`. */
+async function* healthEventsOf(events: AsyncIterable<TraceEvent>, seen: WeakSet<TraceEvent>): AsyncGenerator<TraceEvent> {
   for await (const e of events) {
-    if (e.type !== 'fault') continue;
+    if (e.type !== 'fault' && !(e.type === 'cluster-change' && e.key.startsWith('Pod/'))) continue;
     seen.add(e);
     yield e;
   }
@@ -106,13 +106,14 @@ export async function loadHealthInputs(
   let activity: ControllerActivitySummarizer | undefined;
   if (existsSync(traceFile)) {
     activity = new ControllerActivitySummarizer();
-    // The managed-system faults (a claim kept Pending, a pod crash-looping ...) are recorded in the
-    // cluster trace: the summary needs their windows beside the controller's requests, in seq order.
+    // The managed-system faults (a claim kept Pending, a pod crash-looping, a node out ...) are
+    // recorded in the cluster trace, and so are the nodes pods run on: the summary needs them beside
+    // the controller's requests, in seq order.
     const clusterFile = join(dir, RUN_FILES.clusterTrace);
-    const managed = new WeakSet<TraceEvent>();
-    const streams = [readTrace(traceFile), ...(existsSync(clusterFile) ? [faultEventsOf(readTrace(clusterFile), managed)] : [])];
+    const fromCluster = new WeakSet<TraceEvent>();
+    const streams = [readTrace(traceFile), ...(existsSync(clusterFile) ? [healthEventsOf(readTrace(clusterFile), fromCluster)] : [])];
     for await (const e of mergeTracesBySeq(streams)) {
-      if (managed.has(e)) activity.addManagedFault(e);
+      if (fromCluster.has(e)) activity.addClusterEvent(e);
       else activity.add(e);
     }
   }

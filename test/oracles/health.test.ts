@@ -232,13 +232,49 @@ test("the API server's refusal of a write to an object a managed-system fault ho
     ev({ type: 'response', id, status: 422, durationMs: 1, object: { kind: 'Status', reason: 'Invalid', message: 'spec is immutable' } }),
   ];
   const summarizer = new ControllerActivitySummarizer();
-  summarizer.addManagedFault(ev({ type: 'fault', fault: 'pvc-fault', phase: 'applied', key: claim, detail: 'kept Pending' }));
+  summarizer.addClusterEvent(ev({ type: 'fault', fault: 'pvc-fault', phase: 'applied', key: claim, detail: 'kept Pending' }));
   for (const e of resize(1)) summarizer.add(e);
   t.deepEqual(summarizer.result().apiErrors, [], 'refused while the claim was held Pending');
-  summarizer.addManagedFault(ev({ type: 'fault', fault: 'pvc-fault', phase: 'healed', key: claim, detail: 'bound' }));
+  summarizer.addClusterEvent(ev({ type: 'fault', fault: 'pvc-fault', phase: 'healed', key: claim, detail: 'bound' }));
   for (const e of resize(2)) summarizer.add(e);
   t.deepEqual(
     summarizer.result().apiErrors.map((e) => [e.status, e.example.key]),
     [[422, claim]],
+  );
+});
+
+test("a kubelet call refused while the pod's node is out is the node fault's; on another node, or after the heal, it is the controller's", (t) => {
+  let seq = 0;
+  const ev = <E extends object>(e: E) => ({ seq: ++seq, ts: 0, ...e }) as unknown as TraceEvent;
+  const node = 'Node/node-1';
+  const resource = { group: '', version: 'v1', resource: 'pods', kind: 'Pod', subresource: 'exec' };
+  const scheduled = (pod: string, nodeName: string) =>
+    ev({ type: 'cluster-change', eventType: 'MODIFIED', key: `Pod/default/${pod}`, resourceVersion: String(seq), object: { kind: 'Pod', spec: { nodeName } } });
+  const exec = (id: number, pod: string) => [
+    ev({
+      type: 'request',
+      id,
+      incarnation: 1,
+      method: 'POST',
+      path: `/api/v1/namespaces/default/pods/${pod}/exec`,
+      query: {},
+      verb: 'create',
+      key: `Pod/default/${pod}`,
+      resource,
+    }),
+    ev({ type: 'response', id, status: 500, durationMs: 1, object: null }),
+  ];
+  const summarizer = new ControllerActivitySummarizer();
+  summarizer.addClusterEvent(scheduled('server-0', 'node-1'));
+  summarizer.addClusterEvent(scheduled('server-1', 'node-2'));
+  summarizer.addClusterEvent(ev({ type: 'fault', fault: 'node-not-ready', phase: 'applied', key: node, detail: 'Node/node-1 is not-ready' }));
+  for (const e of exec(1, 'server-0')) summarizer.add(e);
+  t.deepEqual(summarizer.result().apiErrors, [], 'refused while its node was out');
+  for (const e of exec(2, 'server-1')) summarizer.add(e);
+  summarizer.addClusterEvent(ev({ type: 'fault', fault: 'node-not-ready', phase: 'healed', key: node, detail: 'healed' }));
+  for (const e of exec(3, 'server-0')) summarizer.add(e);
+  t.deepEqual(
+    summarizer.result().apiErrors.map((e) => [e.status, e.example.key, e.count]),
+    [[500, 'Pod/default/server-1', 2]],
   );
 });
