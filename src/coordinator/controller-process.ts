@@ -11,7 +11,7 @@ import type { ControllerUnderTest } from '../config/config.js';
 import { controllerEnvironment } from '../config/var-expansion.js';
 import type { CommandWrapper } from './hosts-namespace.js';
 import { ProcessGroup } from '../process/groups.js';
-import { CpuMeter } from '../process/cpu.js';
+import { CpuMeter, type CpuUse } from '../process/cpu.js';
 import { describeStartupExit, KEPT_LINES } from './startup-exit.js';
 
 export interface ControllerExit {
@@ -239,8 +239,8 @@ export class ControllerProcess {
     startFailure: (message) => (this.startFailure ??= message),
   };
 
-  /** The CPU the current incarnation used over (at most) the last `windowMs`; undefined when unknown (not Linux, not running). */
-  cpuUsedWithin(windowMs: number, now = Date.now()): { usedMs: number; spanMs: number } | undefined {
+  /** The CPU the current incarnation used (and waited for) over (at most) the last `windowMs`; undefined when unknown (not Linux, not running). */
+  cpuUsedWithin(windowMs: number, now = Date.now()): CpuUse | undefined {
     return this.running ? this.cpu?.usedWithin(windowMs, now) : undefined;
   }
 

@@ -10,6 +10,7 @@ import type { ControllerProxy, ProxyActivity } from '../../proxy/index.js';
 import { SetupError } from '../model/errors.js';
 import { sleep } from '../workload/runner.js';
 import type { ControllerProcess } from './controller-process.js';
+import type { CpuUse } from '../process/cpu.js';
 
 /** How long a controller may take to open its watches and go quiet after it starts. */
 export const STARTUP_TIMEOUT_MS = 30_000;
@@ -18,15 +19,24 @@ export const STARTUP_TIMEOUT_MS = 30_000;
  * A controller that used at least this share of one core over the quiet window, and at least
  * CPU_BUSY_MIN_MS, is still computing (cass-operator v1.32's first reconcile spends 3.5 s of CPU
  * building a keystore without a request, longer than a 1 s window). An idle Go or Python controller
- * uses well under 1% (timers, leader-election renewals); a busy one on a machine at load 18 with 2
- * cores still gets about 11%.
+ * uses well under 1% (timers, leader-election renewals).
  */
 export const CPU_BUSY_SHARE = 0.05;
 export const CPU_BUSY_MIN_MS = 20;
+/**
+ * So is one whose threads were on a CPU or waiting for one (run queue) for at least this share of the
+ * window: on a loaded machine a computing controller gets a few percent of a core and waits the rest
+ * (at load 12-16 on 2 cores, some 250 ms windows of a 1.5 s computation had under 20 ms of CPU), while
+ * an idle one's wake-ups wait briefly each (a process waking every 10 ms, as Go's sysmon does at most,
+ * at load 12 on 2 cores: 1% of the span on a CPU, 9.5% waiting).
+ */
+export const CPU_DEMAND_SHARE = 0.5;
 
-/** Is a controller that used `usedMs` of CPU over the last `spanMs` still computing? */
-export function cpuBusy(cpu: { usedMs: number; spanMs: number } | undefined): boolean {
-  return cpu !== undefined && cpu.usedMs >= Math.max(CPU_BUSY_MIN_MS, CPU_BUSY_SHARE * cpu.spanMs);
+/** Is a controller that used `usedMs` of CPU and waited `waitMs` for one over the last `spanMs` still computing? */
+export function cpuBusy(cpu: CpuUse | undefined): boolean {
+  if (cpu === undefined) return false;
+  if (cpu.usedMs >= Math.max(CPU_BUSY_MIN_MS, CPU_BUSY_SHARE * cpu.spanMs)) return true;
+  return cpu.waitMs !== undefined && cpu.usedMs + cpu.waitMs >= Math.max(CPU_BUSY_MIN_MS, CPU_DEMAND_SHARE * cpu.spanMs);
 }
 
 /**
@@ -99,7 +109,8 @@ export class Settle {
     const a = this.proxy.activity();
     const inFlight = a.inFlight > 0 ? ` (${this.proxy.describeInFlight(now).join('; ')})` : '';
     const cpu = this.proc.cpuUsedWithin(this.quietMs, now);
-    const busy = cpu ? `, ${Math.round(cpu.usedMs)} ms of CPU in the last ${Math.round(cpu.spanMs)} ms${cpuBusy(cpu) ? ' (busy)' : ''}` : '';
+    const waited = cpu?.waitMs !== undefined ? ` (and ${Math.round(cpu.waitMs)} ms waiting for one)` : '';
+    const busy = cpu ? `, ${Math.round(cpu.usedMs)} ms of CPU${waited} in the last ${Math.round(cpu.spanMs)} ms${cpuBusy(cpu) ? ' (busy)' : ''}` : '';
     return `${a.inFlight} request(s) in flight${inFlight}, ${a.openWatches} watch(es) open, last activity ${now - a.lastActivityAt} ms ago, ${a.awaitingRelist} stream(s) awaiting a relist, ${a.holdsInPlace} hold(s) in place${busy}`;
   }
 

@@ -1,10 +1,12 @@
 /**
- * How much CPU a process has used, for settle's notion of quiet: a controller that computes without
- * a request (building a keystore, rendering templates, a tight retry loop around its own cache) is
- * not done, however long the proxy has seen nothing from it. Read from /proc/<pid>/stat (Linux);
- * elsewhere, or once the process is gone, nothing is known and settle goes by the proxy alone.
+ * How much CPU a process has used, and how long its threads waited for one, for settle's notion of
+ * quiet: a controller that computes without a request (building a keystore, rendering templates, a
+ * tight retry loop around its own cache) is not done, however long the proxy has seen nothing from
+ * it, and on a loaded machine it spends most of that computing waiting in the run queue. Read from
+ * /proc/<pid>/stat and /proc/<pid>/task/<tid>/schedstat (Linux); elsewhere, or once the process is
+ * gone, nothing is known and settle goes by the proxy alone.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every Linux architecture Node runs on (the
@@ -29,9 +31,40 @@ export function processCpuMs(pid: number): number | undefined {
   return Number.isFinite(ticks) ? (ticks * 1000) / CLOCK_TICKS_PER_SECOND : undefined;
 }
 
+/**
+ * How long the process's threads have waited, runnable, for a CPU (the run queue), in ms: the sum
+ * of each live thread's schedstat run_delay. Undefined when the kernel does not say (no schedstat).
+ */
+export function processRunDelayMs(pid: number): number | undefined {
+  let ns = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      // "<time on a CPU> <time waiting on a run queue> <timeslices>", in ns; a thread may be gone.
+      let text: string;
+      try {
+        text = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1');
+      } catch {
+        continue;
+      }
+      ns += Number(text.split(' ')[1]);
+    }
+  } catch {
+    return undefined;
+  }
+  return Number.isFinite(ns) ? ns / 1e6 : undefined;
+}
+
 interface Sample {
   at: number;
   cpuMs: number;
+  waitMs: number | undefined;
+}
+
+/** What a process did over a span: CPU used and, when known, time its threads waited for a CPU. */
+export interface CpuUse {
+  usedMs: number;
+  spanMs: number;
+  waitMs?: number;
 }
 
 /**
@@ -48,6 +81,7 @@ export class CpuMeter {
     private readonly keepMs = 30_000,
     everyMs = 100,
     private readonly read: (pid: number) => number | undefined = processCpuMs,
+    private readonly readWait: (pid: number) => number | undefined = processRunDelayMs,
   ) {
     this.sample();
     this.timer = setInterval(() => this.sample(), everyMs);
@@ -55,10 +89,12 @@ export class CpuMeter {
   }
 
   /**
-   * The CPU the process used over (at most) the last `windowMs`, and the span the samples cover
-   * (shorter while the meter is younger than the window); undefined when it cannot be read.
+   * The CPU the process used over (at most) the last `windowMs`, how long its threads waited for a
+   * CPU then (when known; a thread that ended takes its wait with it, so never below 0), and the
+   * span the samples cover (shorter while the meter is younger than the window); undefined when it
+   * cannot be read.
    */
-  usedWithin(windowMs: number, now = Date.now()): { usedMs: number; spanMs: number } | undefined {
+  usedWithin(windowMs: number, now = Date.now()): CpuUse | undefined {
     const latest = this.sample(now);
     if (!latest) return undefined;
     let from = latest;
@@ -67,7 +103,9 @@ export class CpuMeter {
       from = s;
       if (s.at <= now - windowMs) break;
     }
-    return { usedMs: latest.cpuMs - from.cpuMs, spanMs: latest.at - from.at };
+    const use: CpuUse = { usedMs: latest.cpuMs - from.cpuMs, spanMs: latest.at - from.at };
+    if (latest.waitMs !== undefined && from.waitMs !== undefined) use.waitMs = Math.max(0, latest.waitMs - from.waitMs);
+    return use;
   }
 
   stop(): void {
@@ -81,7 +119,7 @@ export class CpuMeter {
       this.stop();
       return undefined;
     }
-    const s = { at: now, cpuMs };
+    const s = { at: now, cpuMs, waitMs: this.readWait(this.pid) };
     this.samples.push(s);
     // Keep one sample older than keepMs, so that a window of keepMs is still covered.
     while (this.samples.length > 2 && this.samples[1]!.at < now - this.keepMs) this.samples.shift();

@@ -121,7 +121,8 @@ test('kubectl exec is refused, as by a kubelet, on a node that is not Ready and 
       JSON.stringify({ status: { phase: 'Running', containerStatuses: [running] } }),
     );
   }
-  t.is((await kubectl('exec', 'on-up', '--', 'rabbitmqctl', 'status')).code, 0);
+  const up = await kubectl('exec', 'on-up', '--', 'rabbitmqctl', 'status');
+  t.is(up.code, 0, up.stderr);
   const unreachable = await kubectl('exec', 'on-gone', '--', 'rabbitmqctl', 'status');
   t.not(unreachable.code, 0);
   t.regex(unreachable.stderr, /error dialing backend/);

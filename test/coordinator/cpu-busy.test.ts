@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import test from 'ava';
-import { CpuMeter, processCpuMs } from '../../src/process/cpu.js';
+import { CpuMeter, processCpuMs, processRunDelayMs } from '../../src/process/cpu.js';
 import { cpuBusy, isQuiet, CPU_BUSY_MIN_MS } from '../../src/coordinator/settle.js';
 import type { ProxyActivity } from '../../proxy/index.js';
 
@@ -21,6 +21,45 @@ test('processCpuMs reads a live process and knows nothing of a gone one', async 
   await once(child, 'exit');
   // The exited child is reaped by Node: /proc/<pid> is gone.
   t.is(processCpuMs(pid), undefined);
+  t.is(processRunDelayMs(pid), undefined);
+  const waited = processRunDelayMs(process.pid);
+  t.true(waited !== undefined && waited >= 0, `${waited}`);
+});
+
+test("the meter's wait over a window is the threads' run-queue time in it, never below 0 (a thread that ended takes its wait along)", (t) => {
+  // Scripted readings, one per sample: the constructor's, then one per usedWithin (no timer sample:
+  // its interval is longer than the test).
+  const cpu = [0, 10, 20, 30];
+  const wait = [0, 200, 400, 100];
+  let i = 0;
+  let j = 0;
+  const t0 = Date.now();
+  const meter = new CpuMeter(
+    1,
+    30_000,
+    1e9,
+    () => cpu[i++],
+    () => wait[j++],
+  );
+  t.teardown(() => meter.stop());
+  const use = (windowMs: number, at: number) => {
+    const u = meter.usedWithin(windowMs, t0 + at)!;
+    return { usedMs: u.usedMs, waitMs: u.waitMs };
+  };
+  t.deepEqual(use(5000, 5000), { usedMs: 10, waitMs: 200 });
+  t.deepEqual(use(5000, 6000), { usedMs: 20, waitMs: 400 });
+  // Over the last 1.5 s: from the sample at 5 s; the threads' total wait went down (one ended).
+  t.deepEqual(use(1500, 7000), { usedMs: 20, waitMs: 0 });
+  // Without schedstat, no wait: settle goes by the CPU used alone.
+  const bare = new CpuMeter(
+    1,
+    30_000,
+    1e9,
+    () => 0,
+    () => undefined,
+  );
+  t.teardown(() => bare.stop());
+  t.is(bare.usedWithin(1000)!.waitMs, undefined);
 });
 
 test('a process that spins is busy over the window its spinning falls in', async (t) => {
@@ -48,13 +87,19 @@ test('a process that spins is busy over the window its spinning falls in', async
   t.true(cpuBusy(used));
 });
 
-test('busy: at least CPU_BUSY_MIN_MS and 5% of a core over the span; a busy controller is not quiet', (t) => {
+test('busy: at least CPU_BUSY_MIN_MS and 5% of a core over the span, or on a CPU and waiting for one half the span; a busy controller is not quiet', (t) => {
   t.false(cpuBusy(undefined));
   t.false(cpuBusy({ usedMs: 3, spanMs: 1000 }));
   t.false(cpuBusy({ usedMs: CPU_BUSY_MIN_MS - 1, spanMs: 100 }));
   t.true(cpuBusy({ usedMs: CPU_BUSY_MIN_MS, spanMs: 300 }));
   t.false(cpuBusy({ usedMs: 40, spanMs: 1000 }));
   t.true(cpuBusy({ usedMs: 110, spanMs: 1000 }));
+  // On a loaded machine: computing but mostly waiting for a CPU is busy; an idle controller's
+  // wake-ups, waiting a little each, are not.
+  t.true(cpuBusy({ usedMs: 10, waitMs: 200, spanMs: 250 }));
+  t.false(cpuBusy({ usedMs: 10, spanMs: 250 }));
+  t.false(cpuBusy({ usedMs: 2, waitMs: 25, spanMs: 250 }));
+  t.false(cpuBusy({ usedMs: 10, waitMs: 400, spanMs: 1000 }));
   const idle: ProxyActivity = { inFlight: 0, openWatches: 2, lastActivityAt: 0, lastRequestAt: 0, requestsStarted: 10, awaitingRelist: 0, holdsInPlace: 0 };
   const after = { now: 10_000, quietMs: 1000, since: 0, startup: false, serializedBacklog: 0 };
   t.true(isQuiet(idle, { ...after, cpuBusy: false }));
