@@ -12,6 +12,7 @@ import { plan } from '../../src/campaign/campaign.js';
 import { CampaignLayout } from '../../src/campaign/layout.js';
 import { validateConfig } from '../../src/config/config.js';
 import { TRACE_FORMAT } from '../../src/model/trace.js';
+import { useSecretHashKeyFile } from '../../src/io/secret-hash-key.js';
 
 function campaign(settle?: { quietMs: number }) {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-settle-window-'));
@@ -28,8 +29,11 @@ function campaign(settle?: { quietMs: number }) {
 
 /** A reference run's controller trace: a list and its answer, then `pauseMs` of silence and a patch of `key` (or none). */
 function writeReference(out: string, n: number, pauseMs: number, key = 'ConfigMap/default/out'): string {
-  const runDir = new CampaignLayout(out, 'x').referenceRun('w', n);
+  const layout = new CampaignLayout(out, 'x');
+  const runDir = layout.referenceRun('w', n);
   mkdirSync(runDir, { recursive: true });
+  // As learn leaves it: the key the runs' Secret values are hashed with, beside them.
+  useSecretHashKeyFile(layout.secretHashKeyFile);
   const events = [
     { type: 'header', seq: 0, ts: 1000, format: TRACE_FORMAT, source: 'controller' },
     { type: 'request', seq: 1, ts: 1000, id: 1, incarnation: 1, method: 'GET', path: '/api/v1/configmaps', query: {}, verb: 'list' },

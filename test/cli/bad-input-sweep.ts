@@ -5,6 +5,7 @@
  * case that is not answered precisely and the totals, and exits 1 when any is not.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -191,6 +192,8 @@ configCase(
   ];
   writeFileSync(join(refDir, 'controller.trace.jsonl'), events.map((e) => JSON.stringify(e)).join('\n') + '\n');
   writeFileSync(join(refDir, 'run.json'), '{}');
+  // As learn leaves it: the key the runs' Secret values are hashed with, beside them.
+  writeFileSync(join(out, 'secret-hash.key'), randomBytes(32), { mode: 0o600 });
   const f = file(HEAD + GOOD_CONTROLLER + GOOD_WORKLOADS + 'settle: { quietMs: 500 }\n');
   cases.push({
     name: 'config: a quiet window the reference runs show too short',
