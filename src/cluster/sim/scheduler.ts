@@ -123,6 +123,9 @@ export class Scheduler {
       } catch (err) {
         if (isStatus(err, 409)) return; // already bound (or the pod was replaced)
         if (!isStatus(err, 404, 405) || !this.pods.get(namespace, name)) throw err;
+        // A 404 is the pod's own when it went away after the informer last saw it (a garbage
+        // collector's delete in flight): nothing to bind, and no sign that binding is not served.
+        if (isStatus(err, 404) && (await this.ctx.api.get(this.pods.info, namespace, name))?.metadata?.uid !== pod.metadata?.uid) return;
         this.bindingUnsupported = true;
         this.ctx.log('scheduler: the server has no pods/binding subresource; binding by patching spec.nodeName');
       }
