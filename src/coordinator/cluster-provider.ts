@@ -4,6 +4,7 @@
  * what differs (does it emulate a release, hold the first custom-resource create, is it shared) and
  * never switches on the kind itself.
  */
+import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeconfigSource } from '../kube/kubeconfig-source.js';
 import { RUN_FILES } from '../io/run-files.js';
@@ -109,11 +110,23 @@ export function clusterProvider(choice: ClusterChoice): ClusterProvider {
   }
 }
 
-async function startEmbedded(_runDir: string, settings: ClusterConfig, reachable: boolean): Promise<RunCluster> {
-  const cluster = await EmbeddedCluster.start({
-    ...(settings.kubernetesVersion !== undefined ? { kubernetesVersion: settings.kubernetesVersion } : {}),
-    network: reachable ? 'loopback' : 'default',
-  });
+async function startEmbedded(runDir: string, settings: ClusterConfig, reachable: boolean): Promise<RunCluster> {
+  // The simulated controllers' log (a binding refused, a key dropped after its retries): what
+  // explains a pod that never ran, kept with the run.
+  const simLog = createWriteStream(join(runDir, RUN_FILES.clusterLog));
+  simLog.on('error', () => undefined);
+  const closeLog = () => new Promise<void>((resolve) => simLog.end(resolve));
+  let cluster: EmbeddedCluster;
+  try {
+    cluster = await EmbeddedCluster.start({
+      ...(settings.kubernetesVersion !== undefined ? { kubernetesVersion: settings.kubernetesVersion } : {}),
+      network: reachable ? 'loopback' : 'default',
+      simulation: { log: (line) => void simLog.write(`${line}\n`) },
+    });
+  } catch (err) {
+    await closeLog();
+    throw err;
+  }
   const containerFaults = cluster.containerFaults;
   return {
     url: cluster.url,
@@ -121,7 +134,13 @@ async function startEmbedded(_runDir: string, settings: ClusterConfig, reachable
     kubernetesVersion: cluster.kubernetesVersion,
     clientOptions: cluster.clientOptions(),
     proxyUpstream: proxyUpstreamFor(cluster.url, cluster.clientOptions()),
-    stop: () => cluster.stop(),
+    stop: async () => {
+      try {
+        await cluster.stop();
+      } finally {
+        await closeLog();
+      }
+    },
   };
 }
 

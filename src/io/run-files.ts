@@ -19,6 +19,8 @@ export const RUN_FILES = {
   controllerKubeconfig: 'controller.kubeconfig',
   /** The kubeconfig of a warm spare controller (through the proxy's spare door), for runs that restart it. */
   spareKubeconfig: 'controller-spare.kubeconfig',
+  /** The embedded cluster's simulated controllers (scheduler, kubelets, garbage collector ...): what they did and what failed. */
+  clusterLog: 'cluster.log',
   /** ClusterRunRecord: which cluster the run used and what isolation cost. */
   clusterRecord: 'cluster.json',
   /** PlanResult of a test run (written last: a run directory with it is complete). */

@@ -4,7 +4,7 @@
  * trace shows the start and the heal (fault events) around the pod's status changes, and the run
  * waits for the heal before it settles. A fault whose window ends before it starts is not injected.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -90,6 +90,8 @@ test('a pod-crash plan crash-loops the pod from its trigger for its window; the 
   t.true(crashed > applied && crashed < healed, story.join('\n'));
   const recovered = story.findIndex((l, i) => i > healed && /^pod ready=True restarts=\d+$/.test(l));
   t.true(recovered > healed, `the pod recovers after the heal, before the run ends:\n${story.join('\n')}`);
+  // The simulated controllers' log is kept with the run.
+  t.regex(readFileSync(join(runDir, 'cluster.log'), 'utf8'), /^scheduler: binding default\/web-0 to node-1$/m);
 });
 
 test('a window whose end comes before its start leaves the fault not injected, and says so', async (t) => {
