@@ -6,7 +6,7 @@
  * in, a small summary out.
  */
 import type { ApiErrorCount, ControllerActivity, FailedWriteCount, OwnWrite, WriteCount } from '../src/model/controller-activity.js';
-import { isObject } from '../src/model/object-key.js';
+import { formatKey, isObject } from '../src/model/object-key.js';
 import { parseApiPath, WRITE_VERBS } from '../src/model/api-path.js';
 import { isBookkeepingKey } from '../src/model/bookkeeping.js';
 import { countedWriteKey, isDryRun, isSuccessStatus, isTriggerWriteVerb } from '../src/model/controller-write.js';
@@ -108,8 +108,8 @@ export class ControllerActivitySummarizer {
   addClusterEvent(e: TraceEvent): void {
     if (e.type === 'cluster-change') {
       if (!e.key.startsWith('Pod/')) return;
-      const node = e.eventType === 'DELETED' ? undefined : (e.object.spec as { nodeName?: unknown } | undefined)?.nodeName;
-      if (typeof node === 'string' && node !== '') this.podNodes.set(e.key, `Node/${node}`);
+      const node = e.eventType === 'DELETED' || !isObject(e.object.spec) ? undefined : e.object.spec.nodeName;
+      if (typeof node === 'string' && node !== '') this.podNodes.set(e.key, formatKey('Node', undefined, node));
       else this.podNodes.delete(e.key);
       return;
     }
