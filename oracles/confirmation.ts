@@ -11,7 +11,7 @@ import { foldTemplateHash } from '../src/model/generated-names.js';
 /**
  * Decides a finding's confirmation from its reproducer's re-runs (`reruns`):
  *   - a re-run failed again when its verdict is `bug` and it showed the finding: its signature is
- *     the finding's, or its state oracles alarmed on the object of the finding's divergence (what
+ *     the finding's (or one of its variants'), or its state oracles alarmed on the object of the finding's divergence (what
  *     came first varies with timing: a leaked claim is in every end state, but one re-run diverged
  *     first on a ConfigMap). A re-run that alarmed only elsewhere found something else; one that
  *     was not injected or could not run did not fail again;
@@ -20,12 +20,14 @@ import { foldTemplateHash } from '../src/model/generated-names.js';
  *     shows as flaky alarms of its own, not a reason to doubt this finding;
  *   - confirmed: failed again in K of K re-runs (K > 0) and the fault-free run passed.
  */
-export function decideConfirmation(controller: string, signature: FindingSignature, reruns: Reruns): FindingConfirmation {
-  const key = signatureKey(controller, signature);
-  const sameSignature = (s: FindingSignature | undefined) => s !== undefined && signatureKey(controller, s) === key;
+export function decideConfirmation(controller: string, signature: FindingSignature | readonly FindingSignature[], reruns: Reruns): FindingConfirmation {
+  // a finding grouped from several first divergences (oracles/findings.ts, `variants`) is shown by any of them
+  const signatures = Array.isArray(signature) ? (signature as readonly FindingSignature[]) : [signature as FindingSignature];
+  const keys = new Set(signatures.map((s) => signatureKey(controller, s)));
+  const sameSignature = (s: FindingSignature | undefined) => s !== undefined && keys.has(signatureKey(controller, s));
   // pod-template-hashes folded on both sides: each re-run may name another ReplicaSet (also in results stored before stateAlarmObjects folded them)
-  const object = signature.divergence ? foldTemplateHash(signature.divergence.object) : undefined;
-  const showedIt = (r: Rerun) => sameSignature(r.signature) || (object !== undefined && (r.stateAlarmObjects ?? []).map(foldTemplateHash).includes(object));
+  const objects = signatures.flatMap((s) => (s.divergence ? [foldTemplateHash(s.divergence.object)] : []));
+  const showedIt = (r: Rerun) => sameSignature(r.signature) || (r.stateAlarmObjects ?? []).some((o) => objects.includes(foldTemplateHash(o)));
   const failedAgain = reruns.runs.filter((r) => r.verdict === 'bug' && showedIt(r)).length;
   const ff = reruns.faultFree;
   const faultFree = ff ? { runDir: ff.runDir, passed: ff.error === undefined && (ff.alarms === 0 || !sameSignature(ff.signature)) } : undefined;

@@ -72,6 +72,8 @@ interface Write {
   verb: Divergence['verb'];
   object: ObjectKey;
   obj: KubeObject;
+  /** A delete's propagation policy, when it left its finalizer on the object. */
+  propagation?: Divergence['propagation'];
   /** A create whose controller owner, by uid, was not in the cluster at that moment. */
   ownerGone?: ObjectKey;
 }
@@ -115,6 +117,18 @@ class OwnChanges {
   }
 }
 
+/** Has the object been marked for deletion (a deletionTimestamp: it waits for its finalizers)? */
+function isDeleting(obj: KubeObject): boolean {
+  const t = obj.metadata?.deletionTimestamp;
+  return t !== undefined && t !== null;
+}
+
+/** The propagation policy a delete left as a finalizer on its object (the API server's `orphan`, `foregroundDeletion`). */
+function propagationOf(obj: KubeObject): Divergence['propagation'] {
+  const finalizers = obj.metadata?.finalizers ?? [];
+  return finalizers.includes('orphan') ? 'Orphan' : finalizers.includes('foregroundDeletion') ? 'Foreground' : undefined;
+}
+
 /**
  * Could a write of `verb` have made change `c`? A create makes an ADDED; a delete a DELETED, or the
  * MODIFIED that marks an object with finalizers as deleting; any other write a MODIFIED, or the
@@ -122,7 +136,7 @@ class OwnChanges {
  * between (the StatefulSet controller's status) is not the delete's.
  */
 function canMake(verb: string, c: ClusterChangeEvent): boolean {
-  const deleting = c.object.metadata?.deletionTimestamp !== undefined && c.object.metadata?.deletionTimestamp !== null;
+  const deleting = isDeleting(c.object);
   if (verb === 'create') return c.eventType === 'ADDED';
   if (verb === 'delete' || verb === 'deletecollection') return c.eventType === 'DELETED' || (c.eventType === 'MODIFIED' && deleting);
   return c.eventType === 'MODIFIED' || (c.eventType === 'DELETED' && deleting);
@@ -137,16 +151,31 @@ function writesOf(run: RunArtifacts): Write[] {
   const own = run.controllerActivity?.ownWrites ? new OwnChanges(run.controllerActivity.ownWrites) : undefined;
   /** The uid of every object in the cluster so far, by key (for owners gone by the time a child is created). */
   const live = new Map<ObjectKey, string | undefined>();
+  /** Objects marked for deletion so far: the change that marks one is its delete. */
+  const deleting = new Set<ObjectKey>();
   const out: Write[] = [];
   for (const c of run.clusterChanges) {
     if (c.eventType === 'DELETED') live.delete(c.key);
     else live.set(c.key, c.object.metadata?.uid);
+    const marked = c.eventType === 'MODIFIED' && isDeleting(c.object) && !deleting.has(c.key);
+    if (c.eventType !== 'DELETED' && isDeleting(c.object)) deleting.add(c.key);
+    else deleting.delete(c.key);
     if (own && !own.made(c)) continue;
     const object = foldedKey(c.key, c.object);
     if (object === undefined) continue;
     const owner = c.eventType === 'ADDED' ? controllerOwner(c.object) : undefined;
     const ownerGone = owner && live.get(owner.key) !== owner.uid ? owner.key : undefined;
-    out.push({ verb: VERBS[c.eventType], object, obj: c.object, ...(ownerGone ? { ownerGone } : {}) });
+    // The MODIFIED that gives an object with finalizers its deletionTimestamp is a delete: the same
+    // write as the DELETED of an object without them (whether a pod still holds a claim, and so
+    // which of the two a run shows, is timing).
+    const propagation = marked ? propagationOf(c.object) : undefined;
+    out.push({
+      verb: marked ? 'delete' : VERBS[c.eventType],
+      object,
+      obj: c.object,
+      ...(ownerGone ? { ownerGone } : {}),
+      ...(propagation ? { propagation } : {}),
+    });
   }
   return out;
 }
@@ -200,7 +229,8 @@ export function firstDivergence(references: readonly RunArtifacts[], test: RunAr
     const n = (seen.get(k) ?? 0) + 1;
     seen.set(k, n);
     if (w.ownerGone && !refOrphaned.has(w.ownerGone)) return { kind: 'extra', verb: w.verb, object: w.object, ownerGone: w.ownerGone };
-    if (w.verb !== 'update' && n > (maxCount.get(k) ?? 0)) return { kind: 'extra', verb: w.verb, object: w.object };
+    if (w.verb !== 'update' && n > (maxCount.get(k) ?? 0))
+      return { kind: 'extra', verb: w.verb, object: w.object, ...(w.propagation ? { propagation: w.propagation } : {}) };
     if (w.verb === 'update') {
       for (const f of [...fields].sort()) {
         if (!refValues.get(`${w.object} ${f}`)?.has(canonicalJson(getField(w.obj, f)))) return { kind: 'extra', verb: 'update', object: w.object, field: f };
@@ -274,11 +304,16 @@ export function describeSignature(s: FindingSignature): string {
     ? d.kind === 'extra'
       ? d.ownerGone
         ? `${VERB_TEXT[d.verb][0]} children of ${d.ownerGone} after it was gone (${d.object} first), which no reference run did`
-        : `${VERB_TEXT[d.verb][0]} ${d.object}${d.field ? ` (${d.field})` : ''}, which no reference run did`
+        : `${VERB_TEXT[d.verb][0]} ${d.object}${d.field ? ` (${d.field})` : ''}${d.propagation ? ` (${PROPAGATION_TEXT[d.propagation]})` : ''}, which no reference run did`
       : `never ${VERB_TEXT[d.verb][1]} ${d.object}${d.field ? ` (${d.field})` : ''}, which the reference runs did`
     : `${s.check ?? s.oracle}${s.object ? ` on ${s.object}` : ''}`;
   return `[${s.oracle}] ${what}${s.lastError ? `; last new error: ${s.lastError}` : ''}`;
 }
+
+const PROPAGATION_TEXT: Record<NonNullable<Divergence['propagation']>, string> = {
+  Orphan: 'orphaning its dependents',
+  Foreground: 'its dependents first',
+};
 
 const VERB_TEXT: Record<Divergence['verb'], [string, string]> = {
   create: ['creates', 'created'],
@@ -359,7 +394,7 @@ function describeTried(c: { result: PlanResult; confirmation: FindingConfirmatio
 }
 
 /** Class order in reports: what needs a look first. */
-export const FINDING_CLASS_ORDER: readonly FindingClass[] = ['bug', 'beyond-contract', 'environment', 'misoperation', 'flaky', 'rejected-input'];
+export const FINDING_CLASS_ORDER: readonly FindingClass[] = ['bug', 'beyond-contract', 'environment', 'misoperation', 'transient', 'flaky', 'rejected-input'];
 
 /**
  * Groups the results judged `bug` or `flaky` into findings, one per signature and controller; the
@@ -375,8 +410,9 @@ export function groupFindings(results: readonly PlanResult[]): Finding[] {
     g.plans.push(r);
     groups.set(key, g);
   }
-  const found = [...groups.values()].map(({ signature, controller, plans }): Finding => {
+  const found = mergeBySymptoms([...groups.values()]).map(({ signature, variants, controller, plans }): Finding => {
     const ordered = inReproducerOrder(plans);
+    const signatures = [signature, ...variants];
     const classified = classifyFinding(plans, signature);
     // The re-runs were made of the shortest reproducer when they ran (another shard's plan may be
     // shorter now), and of the next ones while none failed again every time
@@ -384,7 +420,7 @@ export function groupFindings(results: readonly PlanResult[]): Finding[] {
     // finding, else the smallest that has re-runs.
     const tried =
       classified.class === 'bug'
-        ? ordered.flatMap((r) => (r.reruns ? [{ result: r, confirmation: decideConfirmation(controller, signature, r.reruns) }] : []))
+        ? ordered.flatMap((r) => (r.reruns ? [{ result: r, confirmation: decideConfirmation(controller, signatures, r.reruns) }] : []))
         : [];
     const confirmedBy = tried.find((c) => c.confirmation.confirmed);
     const confirmation = (confirmedBy ?? tried[0])?.confirmation;
@@ -396,19 +432,22 @@ export function groupFindings(results: readonly PlanResult[]): Finding[] {
             .map(describeTried)
             .join(', ')}`
         : '';
-    const { class: cls, why } =
+    const confirmed =
       confirmation && !confirmation.confirmed
         ? { class: 'flaky' as const, why: `not confirmed: ${describeConfirmation(confirmation)}` }
         : confirmation
           ? { class: classified.class, why: `${classified.why}; confirmed: ${describeConfirmation(confirmation)}${shorter}` }
           : classified;
+    const recovered = confirmed.class === 'bug' ? recoveryFields(ordered) : {};
+    const { class: cls, why } = classifyRecovered(confirmed, reproducer, recovered.recovery);
     const command = rerunCommand(reproducer);
     return {
       class: cls,
-      why,
+      why: variants.length > 0 ? `${why}; the same alarms also came after another first write: ${variants.map(describeSignature).join('; ')}` : why,
       controller,
       summary: describeSignature(signature),
       signature,
+      ...(variants.length > 0 ? { variants } : {}),
       plans: plans.map((r) => ({
         workload: r.workload,
         plan: r.plan,
@@ -428,7 +467,7 @@ export function groupFindings(results: readonly PlanResult[]): Finding[] {
       ...(command ? { command } : {}),
       alarms: reproducer.alarms,
       ...(confirmation ? { confirmation } : {}),
-      ...(cls === 'bug' ? recoveryFields(ordered) : {}),
+      ...recovered,
     };
   });
   return found.sort(
@@ -437,6 +476,74 @@ export function groupFindings(results: readonly PlanResult[]): Finding[] {
       b.plans.length - a.plans.length ||
       (a.summary < b.summary ? -1 : a.summary > b.summary ? 1 : 0),
   );
+}
+
+interface Group {
+  signature: FindingSignature;
+  controller: string;
+  plans: PlanResult[];
+}
+
+/**
+ * What a run showed, in full: its alarms that are not flaky, but for health ones (oracle, check,
+ * object with a pod-template-hash folded, field), and the controller's last new error. Undefined
+ * without a state alarm: "the workload timed out" alone says too little to tie two runs together.
+ */
+export function symptomKey(r: Pick<PlanResult, 'alarms'>): string | undefined {
+  const live = r.alarms.filter((a) => !a.flaky);
+  if (!live.some((a) => STATE_ORACLES.has(a.oracle))) return undefined;
+  const parts = new Set(live.filter((a) => a.oracle !== 'health').map((a) => [a.oracle, a.check ?? '', foldTemplateHash(a.object), a.field ?? ''].join(' ')));
+  return [...[...parts].sort(), `error ${lastError(live) ?? ''}`].join('\n');
+}
+
+/**
+ * Groups of one controller whose plans include two runs with the same symptoms (`symptomKey`) are
+ * one finding, whichever of the controller's writes departed first: a crash and a stale view can
+ * reach one wrong state by different first writes (casskop#370: the restart right after the
+ * scale-down's StatefulSet update writes a podLastOperation no reference run wrote, the stale
+ * restarts never write cassandraLastAction's Done; both end with the same 10 alarms). The group
+ * with the most plans names the finding; the others' signatures are its `variants`.
+ */
+function mergeBySymptoms(groups: readonly Group[]): Array<Group & { variants: FindingSignature[] }> {
+  const parent = groups.map((_, i) => i);
+  const root = (i: number): number => (parent[i] === i ? i : (parent[i] = root(parent[i]!)));
+  const bySymptoms = new Map<string, number>();
+  groups.forEach((g, i) => {
+    for (const r of g.plans) {
+      const key = symptomKey(r);
+      if (key === undefined) continue;
+      const k = `${g.controller}\u0000${key}`;
+      const other = bySymptoms.get(k);
+      if (other === undefined) bySymptoms.set(k, i);
+      else parent[root(i)] = root(other);
+    }
+  });
+  const merged = new Map<number, Group[]>();
+  groups.forEach((g, i) => merged.set(root(i), [...(merged.get(root(i)) ?? []), g]));
+  return [...merged.values()].map((gs) => {
+    const [first, ...rest] = [...gs].sort((a, b) => b.plans.length - a.plans.length);
+    return { ...first!, plans: gs.flatMap((g) => g.plans), variants: rest.map((g) => g.signature) };
+  });
+}
+
+/**
+ * A confirmed `bug` finding whose every alarm is an end-state one and that recovered by time alone
+ * is `transient`: the state the run ended in was on its way to the references' (the controller
+ * reached it with nothing but more time), so the run ended before the controller had finished; no
+ * write went wrong that the update summary saw, and nothing is left to repair. An update-summary,
+ * liveness or health alarm (a delete that happened, a crash) keeps it a bug whatever recovered it.
+ */
+function classifyRecovered(
+  c: { class: FindingClass; why: string },
+  reproducer: PlanResult,
+  recovery: Finding['recovery'],
+): { class: FindingClass; why: string } {
+  const live = reproducer.alarms.filter((a) => !a.flaky);
+  if (c.class !== 'bug' || recovery !== 'time' || live.length === 0 || !live.every((a) => a.oracle === 'end-state')) return c;
+  return {
+    class: 'transient',
+    why: `${c.why}; every alarm was on the end state, and it reached the references' with time alone: the run ended before the controller had finished`,
+  };
 }
 
 /** A bug finding's recovery (oracles/recovery.ts), from the smallest of its plans that had it tried. */

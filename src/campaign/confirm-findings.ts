@@ -115,7 +115,7 @@ async function confirmFinding(ctx: ConfirmFindingsContext, f: Finding, label: st
       ctx.results[i] = { ...candidate, reruns };
       ctx.save(i);
     }
-    const c = decideConfirmation(f.controller, f.signature, reruns);
+    const c = decideConfirmation(f.controller, [f.signature, ...(f.variants ?? [])], reruns);
     const next = !c.confirmed && n + 1 < candidates.length ? `; trying its next reproducer, ${candidates[n + 1]!.plan}` : '';
     ctx.log(
       `confirm ${ctx.config.name}/${p.spec.workload}: finding "${f.summary}" ${c.confirmed ? 'confirmed' : 'not confirmed'} by ${p.metadata.name}: ${describeConfirmation(c)}${next}`,

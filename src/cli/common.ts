@@ -191,13 +191,14 @@ export const EXIT_UNTESTED = 3;
  * plans of a workload that tested something are not failures).
  */
 export function exitCodeFor(results: readonly PlanResult[], untested: readonly UntestedWorkload[] = [], allowUntested = false): number {
-  // A bug verdict whose finding its re-runs did not confirm (oracles/confirmation.ts) is not a bug found.
-  const unconfirmed = new Set(
+  // A bug verdict whose finding its re-runs did not confirm (oracles/confirmation.ts), or that healed
+  // with time alone (`transient`, oracles/findings.ts), is not a bug found.
+  const notBugs = new Set(
     groupFindings(results)
-      .filter((f) => f.class === 'flaky')
+      .filter((f) => f.class === 'flaky' || f.class === 'transient')
       .flatMap((f) => f.plans.map((p) => `${f.controller}/${p.workload}/${p.plan}`)),
   );
-  if (results.some((r) => r.verdict === 'bug' && !unconfirmed.has(`${r.controller}/${r.workload}/${r.plan}`))) return 1;
+  if (results.some((r) => r.verdict === 'bug' && !notBugs.has(`${r.controller}/${r.workload}/${r.plan}`))) return 1;
   if (results.some((r) => r.verdict === 'error')) return 2;
   return untested.length > 0 && !allowUntested ? EXIT_UNTESTED : 0;
 }

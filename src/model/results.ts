@@ -257,6 +257,13 @@ export interface Divergence {
    * the controller re-created first.
    */
   ownerGone?: ObjectKey;
+  /**
+   * An extra delete made with propagationPolicy Orphan or Foreground (the finalizer it gave the
+   * object): another call than a delete that takes the dependents along in the background, as a
+   * StatefulSet deleted to be made again with a new volume size is another bug than one deleted
+   * with its pods.
+   */
+  propagation?: 'Orphan' | 'Foreground';
 }
 
 /** A plan a campaign was given but did not run (it was interrupted first): reports list it as such. */
@@ -296,8 +303,8 @@ export interface ResultsFile {
  * - `misoperation`: an input the API server accepted that the controller cannot honour (from explore);
  * - `environment`: the embedded cluster or a stub answered what a real cluster would not.
  */
-export type FindingClass = 'bug' | 'beyond-contract' | 'flaky' | 'rejected-input' | 'misoperation' | 'environment';
-export const FINDING_CLASSES: readonly FindingClass[] = ['bug', 'beyond-contract', 'flaky', 'rejected-input', 'misoperation', 'environment'];
+export type FindingClass = 'bug' | 'beyond-contract' | 'flaky' | 'rejected-input' | 'misoperation' | 'environment' | 'transient';
+export const FINDING_CLASSES: readonly FindingClass[] = ['bug', 'beyond-contract', 'flaky', 'rejected-input', 'misoperation', 'environment', 'transient'];
 
 /** What the runs of a finding show (oracles/findings.ts, `findingSignature`). */
 export interface FindingSignature {
@@ -319,6 +326,8 @@ export interface Finding {
   /** The signature in words. */
   summary: string;
   signature: FindingSignature;
+  /** The other first divergences of plans that showed the same alarms (oracles/findings.ts, `symptomKey`). */
+  variants?: FindingSignature[];
   plans: Array<Pick<PlanResult, 'workload' | 'plan' | 'pattern' | 'verdict' | 'description'> & { beyondContract?: true }>;
   /** The plan with the fewest faults and workload steps that showed it. */
   reproducer: Pick<PlanResult, 'workload' | 'plan' | 'description' | 'runDir' | 'size' | 'planFile'>;

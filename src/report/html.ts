@@ -347,7 +347,7 @@ table.plans td:nth-child(1), table.plans td:nth-child(2), td.obj { white-space:n
 table.alarms td:nth-child(5) { white-space:nowrap; }
 code { font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; background:var(--soft); padding:0 3px; border-radius:3px; word-break:break-word; }
 .badge.contract { background:#b35900; }
-.badge.f-bug { background:#b00020; } .badge.f-beyond-contract { background:#b35900; } .badge.f-flaky, .badge.f-environment, .badge.f-misoperation, .badge.f-rejected-input { background:#6b6b6b; }
+.badge.f-bug { background:#b00020; } .badge.f-beyond-contract { background:#b35900; } .badge.f-flaky, .badge.f-environment, .badge.f-misoperation, .badge.f-rejected-input, .badge.f-transient { background:#6b6b6b; }
 .lead { font-size:1.2em; font-weight:bold; margin:4px 0; }
 .finding { border:1px solid var(--line); border-radius:6px; padding:4px 12px; margin:8px 0; background:#fff; }
 .badge { display:inline-block; border-radius:4px; padding:0 7px; font-size:12px; font-weight:600; color:#fff; background:var(--muted); vertical-align:middle; }

@@ -53,6 +53,15 @@ test("a re-run whose state oracles alarmed on the object of the finding's diverg
   t.false(decideConfirmation('op', signature, reruns([again(1), again(2), { ...showsIt, verdict: 'pass' }])).confirmed);
 });
 
+test('a finding with variants (the same alarms after another first write) is shown again by a re-run with any of their signatures', (t) => {
+  // `other` diverges first on a missing Service, with no state alarm on the StatefulSet of `signature`.
+  const variant: Rerun = { runDir: '/reruns/3', verdict: 'bug', signature: other, stateAlarmObjects: ['Service/default/mc1'] };
+  t.false(decideConfirmation('op', signature, reruns([again(1), again(2), variant])).confirmed);
+  t.true(decideConfirmation('op', [signature, other], reruns([again(1), again(2), variant])).confirmed);
+  // The fault-free run showing a variant leaves it flaky.
+  t.false(decideConfirmation('op', [signature, other], reruns([again(1), again(2), again(3)], { runDir: '/c', alarms: 1, signature: other })).confirmed);
+});
+
 test('the fault-free run must not show the finding: showing it, or not running, leaves the finding flaky; an unrelated difference does not', (t) => {
   const all = [again(1), again(2), again(3)];
   t.false(decideConfirmation('op', signature, reruns(all, { runDir: '/c', alarms: 2, signature })).confirmed);

@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { classifyFinding, findingSignature, firstDivergence, groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
-import type { Alarm, RunArtifacts } from '../../src/model/results.js';
+import type { Alarm, RecoveryRun, RunArtifacts } from '../../src/model/results.js';
 import type { OwnWrite } from '../../src/model/controller-activity.js';
 import type { KubeObject } from '../../src/model/object-key.js';
 import { configMap, runWith, secret } from './_runs.js';
@@ -349,8 +349,14 @@ test('findings come bugs first, then by how many plans found them', (t) => {
   const flakyOne = {
     verdict: 'flaky' as const,
     divergence: { kind: 'extra' as const, verb: 'update' as const, object: 'ConfigMap/default/x', field: 'data.t' },
+    alarms: [
+      { oracle: 'end-state' as const, check: 'value' as const, object: 'ConfigMap/default/x', field: 'data.t', reference: ['1'], test: '2', message: '' },
+    ],
   };
-  const other = { divergence: { kind: 'extra' as const, verb: 'create' as const, object: 'Pod/default/p' } };
+  const other = {
+    divergence: { kind: 'extra' as const, verb: 'create' as const, object: 'Pod/default/p' },
+    alarms: [{ oracle: 'update-summary' as const, check: 'created' as const, object: 'Pod/default/p', reference: [1], test: 2, message: '' }],
+  };
   const found = groupFindings([result('f1', flakyOne), result('f2', flakyOne), result('o1', other), result('a'), result('b')]);
   t.deepEqual(
     found.map((f) => [f.class, f.plans.length]),
@@ -459,4 +465,191 @@ test("runs that diverge on a Deployment's ReplicaSet or its pods under another p
     'Pod/default/mc1-rs0-2',
     'a StatefulSet pod keeps its name',
   );
+});
+
+/** A claim with the pvc-protection finalizer; `deleting`: marked for deletion, held by it (a pod still mounts it). */
+const claim = (uid: string, deleting = false, finalizers = ['kubernetes.io/pvc-protection']): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'PersistentVolumeClaim',
+  metadata: {
+    name: 'data-1',
+    namespace: 'default',
+    uid,
+    finalizers,
+    ...(deleting ? { deletionTimestamp: '2026-11-30T10:00:00Z', deletionGracePeriodSeconds: 0 } : {}),
+  },
+});
+
+test('a claim deleted once more than in the references is one finding whether it ends terminating (end state) or deleted and made again (update summary)', (t) => {
+  type Change = ['ADDED' | 'DELETED' | 'MODIFIED', KubeObject];
+  // The scale-down deletes claim c1 (the controller's delete marks it, the protection controller's
+  // finalizer removal ends it); the scale-up makes c2.
+  const scale: Change[] = [
+    ['ADDED', claim('c1')],
+    ['MODIFIED', claim('c1', true)],
+    ['DELETED', claim('c1', true)],
+    ['ADDED', claim('c2')],
+  ];
+  const refs = [madeBy(runWith([], scale), [1])];
+  // A restart onto a stale view of the scale-down deletes c2 as well: its pod still mounts it ...
+  const held: Change[] = [...scale, ['MODIFIED', claim('c2', true)]];
+  const endState: Alarm[] = ['metadata.deletionTimestamp', 'metadata.deletionGracePeriodSeconds'].map((field) => ({
+    oracle: 'end-state',
+    check: 'value',
+    object: 'PersistentVolumeClaim/default/data-1',
+    field,
+    reference: ['<absent>'],
+    test: 'x',
+    message: '',
+  }));
+  // ... or its pod was gone too, and the claim went and was made again.
+  const gone: Change[] = [...held, ['DELETED', claim('c2', true)], ['ADDED', claim('c3')]];
+  const history = (check: 'created' | 'deleted'): Alarm => ({
+    oracle: 'update-summary',
+    check,
+    object: 'PersistentVolumeClaim/default/data-1',
+    reference: [check === 'created' ? 2 : 1],
+    test: check === 'created' ? 3 : 2,
+    message: '',
+  });
+  const deletesClaim = { kind: 'extra', verb: 'delete', object: 'PersistentVolumeClaim/default/data-1' };
+  const a = firstDivergence(refs, madeBy(runWith([], held), [1, 4]), endState);
+  const b = firstDivergence(refs, madeBy(runWith([], gone), [1, 4]), [history('created'), history('deleted')]);
+  t.deepEqual(a, deletesClaim);
+  t.deepEqual(b, deletesClaim);
+  const found = groupFindings([
+    result('held', { divergence: a, alarms: endState }),
+    result('gone', { divergence: b, alarms: [history('created'), history('deleted')] }),
+  ]);
+  t.is(found.length, 1, JSON.stringify(found.map((f) => f.summary)));
+  t.regex(found[0]!.summary, /deletes PersistentVolumeClaim\/default\/data-1, which no reference run did/);
+});
+
+test('a delete that orphans its dependents is another write than one that takes them along', (t) => {
+  const sts = (uid: string, finalizers?: string[], deleting = false): KubeObject => ({
+    ...set(1),
+    metadata: {
+      name: 'mc1-rs0',
+      namespace: 'default',
+      uid,
+      ...(finalizers ? { finalizers } : {}),
+      ...(deleting ? { deletionTimestamp: '2026-11-30T10:00:00Z' } : {}),
+    },
+  });
+  const refs = [madeBy(runWith([], [['ADDED', sts('s1')]]), [0])];
+  // Deleted with propagationPolicy Orphan (to be made again with a new volume size): the API
+  // server gives it the orphan finalizer first. Deleted in the background: it is gone at once.
+  const orphaned = madeBy(
+    runWith(
+      [],
+      [
+        ['ADDED', sts('s1')],
+        ['MODIFIED', sts('s1', ['orphan'], true)],
+        ['DELETED', sts('s1', [], true)],
+        ['ADDED', sts('s2')],
+      ],
+    ),
+    [0, 1, 3],
+  );
+  const background = madeBy(
+    runWith(
+      [],
+      [
+        ['ADDED', sts('s1')],
+        ['DELETED', sts('s1')],
+        ['ADDED', sts('s2')],
+      ],
+    ),
+    [0, 1, 2],
+  );
+  const alarms: Alarm[] = [deleted];
+  const o = firstDivergence(refs, orphaned, alarms);
+  const b = firstDivergence(refs, background, alarms);
+  t.deepEqual(o, { ...deletesSet, propagation: 'Orphan' });
+  t.deepEqual(b, deletesSet);
+  const found = groupFindings([result('orphan', { divergence: o }), result('background', { divergence: b, alarms: [deleted, claimGone] })]);
+  t.deepEqual(found.map((f) => f.summary).sort(), [
+    '[update-summary] deletes StatefulSet/default/mc1-rs0 (orphaning its dependents), which no reference run did',
+    '[update-summary] deletes StatefulSet/default/mc1-rs0, which no reference run did',
+  ]);
+});
+
+test('runs with the same alarms are one finding whichever write diverged first; the other first writes are its variants', (t) => {
+  const status = (field: string): Alarm => ({
+    oracle: 'end-state',
+    check: 'value',
+    object: 'CassandraCluster/default/cc',
+    field,
+    reference: ['Done'],
+    test: 'ToDo',
+    message: '',
+  });
+  const alarms = [status('status.lastAction.status'), status('status.podLastOperation.status'), claimGone];
+  // A crash right after the scale-down writes a podLastOperation no reference run wrote; stale views
+  // of it never write the last action's Done: one wrong end state, two first divergences.
+  const crash = result('intermediate-0010', {
+    pattern: 'intermediate-state',
+    alarms,
+    divergence: { kind: 'extra', verb: 'update', object: 'CassandraCluster/default/cc', field: 'status.podLastOperation.status' },
+  });
+  const stale = (plan: string) =>
+    result(plan, {
+      alarms: [...alarms].reverse(),
+      divergence: { kind: 'missing', verb: 'update', object: 'CassandraCluster/default/cc', field: 'status.lastAction.status' },
+    });
+  const found = groupFindings([crash, stale('stale-0069'), stale('stale-0070')]);
+  t.is(found.length, 1);
+  t.deepEqual(found[0]!.plans.map((p) => p.plan).sort(), ['intermediate-0010', 'stale-0069', 'stale-0070']);
+  t.regex(found[0]!.summary, /never updated CassandraCluster\/default\/cc \(status\.lastAction\.status\)/);
+  t.is(found[0]!.variants?.length, 1);
+  t.regex(
+    found[0]!.why,
+    /the same alarms also came after another first write: \[end-state\] updates CassandraCluster\/default\/cc \(status\.podLastOperation\.status\)/,
+  );
+  // One alarm more or less is another symptom: two findings.
+  t.is(groupFindings([crash, result('stale-0069', { alarms: alarms.slice(1), divergence: stale('x').divergence })]).length, 2);
+  // A flaky alarm does not count, nor does the order of the alarms.
+  const flakyToo = result('stale-0071', { alarms: [...alarms, { ...claimGone, object: 'Pod/default/x', flaky: true }], divergence: stale('x').divergence });
+  t.is(groupFindings([crash, flakyToo]).length, 1);
+});
+
+test('a confirmed bug finding whose every alarm is on the end state and that recovered with time alone is transient', (t) => {
+  const condition: Alarm = {
+    oracle: 'end-state',
+    check: 'value',
+    object: 'RabbitmqCluster/default/r',
+    field: 'status.conditions[type=ClusterAvailable].status',
+    reference: ['True'],
+    test: 'False',
+    message: '',
+  };
+  const divergence = {
+    kind: 'missing' as const,
+    verb: 'update' as const,
+    object: 'RabbitmqCluster/default/r',
+    field: 'status.conditions[type=ClusterAvailable].status',
+  };
+  const recovered = (before: number, attempts: RecoveryRun['attempts'] = []): RecoveryRun => ({ runDir: '/recovery/a', before, attempts });
+  const finding = (extra: Parameters<typeof result>[1]) => groupFindings([result('a', { alarms: [condition], divergence, ...extra })])[0]!;
+  const byTime = finding({ recovery: recovered(0) });
+  t.is(byTime.class, 'transient');
+  t.is(byTime.recovery, 'time');
+  t.regex(byTime.why, /the run ended before the controller had finished/);
+  t.is(finding({ recovery: recovered(1, [{ strategy: 'time', alarms: 0 }]) }).class, 'transient');
+  // Recovered only by a restart, or not at all: a bug.
+  t.is(
+    finding({
+      recovery: recovered(1, [
+        { strategy: 'time', alarms: 1 },
+        { strategy: 'restart', alarms: 0 },
+      ]),
+    }).class,
+    'bug',
+  );
+  t.is(finding({ recovery: recovered(1, [{ strategy: 'time', alarms: 1 }]) }).recovery, 'none');
+  t.is(finding({ recovery: recovered(1, [{ strategy: 'time', alarms: 1 }]) }).class, 'bug');
+  // A write the update summary saw (a delete that happened) stays a bug however it recovered.
+  t.is(finding({ alarms: [condition, deleted], recovery: recovered(0) }).class, 'bug');
+  // Recovery not tried yet: a bug.
+  t.is(finding({}).class, 'bug');
 });
