@@ -193,7 +193,7 @@ function wireParts(run: RunContext, manager: RunManager): RunParts {
 }
 
 /**
- * Starts the run's parts in order (phases `cluster`, `setup` and `proxy`); the manager stops them in
+ * Starts the run's parts in order (phases `cluster`, `setup`, `proxy` and `portWait`); the manager stops them in
  * reverse, the faults last. The controller process is created here, launched by startController.
  */
 async function startParts(parts: RunParts): Promise<StartedRun> {
@@ -203,7 +203,11 @@ async function startParts(parts: RunParts): Promise<StartedRun> {
   manager.endPhase('cluster');
   await manager.start(parts.setup);
   manager.endPhase('setup');
-  for (const part of [parts.stubs, parts.hosts, parts.standby, proxy, parts.portLocks, controller]) await manager.start(part);
+  for (const part of [parts.stubs, parts.hosts, parts.standby, proxy]) await manager.start(part);
+  manager.endPhase('proxy');
+  await manager.start(parts.portLocks);
+  manager.endPhase('portWait');
+  await manager.start(controller);
   await manager.start(parts.faults, { stopLast: true });
   proxy.started.incarnation = 1;
   manager.throwIfAborted();

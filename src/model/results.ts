@@ -62,11 +62,14 @@ export interface RunRecord {
 
 /**
  * The phases of a run, in order: start the cluster; apply the setup and wait until its CRDs are
- * served; start the proxy; start the controller and wait until it is quiet; run the workload's steps;
- * settle (wait until quiet, restarts and stale-view releases included, which `fault` also counts
- * apart); read the end state; tear everything down.
+ * served; start the proxy (and the stubs, the controller's process object, the faults); wait for the
+ * fixed ports another run holds (`portWait`: a controller's `ports`, an application stub's, taken by
+ * another plan or campaign on the machine; time the run spent idle, not working); start the
+ * controller and wait until it is quiet; run the workload's steps; settle (wait until quiet, restarts
+ * and stale-view releases included, which `fault` also counts apart); read the end state; tear
+ * everything down.
  */
-export const RUN_PHASES = ['cluster', 'setup', 'proxy', 'controllerStart', 'workload', 'settle', 'fault', 'endState', 'teardown'] as const;
+export const RUN_PHASES = ['cluster', 'setup', 'proxy', 'portWait', 'controllerStart', 'workload', 'settle', 'fault', 'endState', 'teardown'] as const;
 export type RunPhase = (typeof RUN_PHASES)[number];
 
 export interface EndState {
