@@ -26,6 +26,8 @@ export class ControllerActivitySummarizer {
   private readonly requests = new Map<number, RequestEvent>();
   private readonly errors = new Map<string, ApiErrorCount>();
   private readonly writes: Array<{ seq: number; key: string; subresource?: string }> = [];
+  /** The resourceVersion the last answered write of each object gave it (a no-op write answers with the same). */
+  private readonly lastVersion = new Map<string, string>();
   private readonly failedWrites: Array<{ seq: number; key: string; subresource?: string; status: number }> = [];
   private readonly ownWrites: OwnWrite[] = [];
   private workloadEnd: number | undefined;
@@ -91,7 +93,7 @@ export class ControllerActivitySummarizer {
       // Writes that took effect count; failed ones retried with backoff (409 on a stale cache) and
       // leader-election renewals are how a healthy controller behaves.
       else if (isSuccessStatus(e.status) && WRITE_VERBS.has(req.verb) && !isDryRun(req.query)) {
-        if (req.key && !isBookkeepingKey(req.key)) {
+        if (req.key && !isBookkeepingKey(req.key) && this.changedSomething(req, req.key, e)) {
           this.writes.push({ seq: req.seq, key: req.key, ...(req.resource?.subresource ? { subresource: req.resource.subresource } : {}) });
         }
         this.addOwnWrite(req, e);
@@ -129,6 +131,26 @@ export class ControllerActivitySummarizer {
     if (!KUBELET_SUBRESOURCES.has(req.resource?.subresource ?? '')) return false;
     const node = this.podNodes.get(key);
     return node !== undefined && this.faulted.has(node);
+  }
+
+  /**
+   * Did a successful write change its object? The API server keeps the resourceVersion of an
+   * update or patch that changes nothing, so one answered with the version its body named (an
+   * update's optimistic lock), or else with the version the object's last answered write gave it,
+   * changed nothing: an operator that updates every child on every reconcile without a change check
+   * (zookeeper-operator's StatefulSet and ConfigMap) is not busy for it. A version someone else's
+   * change gave the object in between makes a no-op look like a change: counted, as before. Creates
+   * and deletes always change something.
+   */
+  private changedSomething(req: RequestEvent, key: string, e: ResponseEvent): boolean {
+    const answered = isObject(e.object) && e.object.kind !== 'Status' ? e.object.metadata?.resourceVersion : undefined;
+    const before = this.lastVersion.get(key);
+    if (typeof answered !== 'string' || answered === '') return true;
+    this.lastVersion.set(key, answered);
+    if (req.verb !== 'update' && req.verb !== 'patch') return true;
+    const meta = isObject(req.body) && isObject(req.body.metadata) ? req.body.metadata : undefined;
+    const sent = typeof meta?.resourceVersion === 'string' && meta.resourceVersion !== '' ? meta.resourceVersion : before;
+    return answered !== sent;
   }
 
   private addOwnWrite(req: RequestEvent, e: ResponseEvent): void {

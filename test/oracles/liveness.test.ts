@@ -135,3 +135,49 @@ test("failed writes while a watch-end fault leaves the controller blind (until i
     [['retry-loop', 12]],
   );
 });
+
+test('writes that change nothing (answered with the resourceVersion they were sent with, or the last one) are not endless writes; writes that change the object are', (t) => {
+  let seq = 0;
+  const ev = <E extends object>(e: E) => ({ seq: ++seq, ts: 0, ...e }) as unknown as TraceEvent;
+  const resource = { group: 'apps', version: 'v1', resource: 'statefulsets', kind: 'StatefulSet' };
+  const key = 'StatefulSet/default/zk';
+  let id = 0;
+  let version = 100;
+  /** An update of the set with the version it read; the server bumps it only when something changed. */
+  const update = (changes: boolean, verb: 'update' | 'patch' = 'update') => {
+    const n = ++id;
+    const sent = String(version);
+    if (changes) version++;
+    return [
+      ev({
+        type: 'request',
+        id: n,
+        incarnation: 1,
+        method: verb === 'update' ? 'PUT' : 'PATCH',
+        path: '/x',
+        query: {},
+        verb,
+        key,
+        resource,
+        ...(verb === 'update' ? { body: { metadata: { name: 'zk', resourceVersion: sent } } } : {}),
+      }),
+      ev({ type: 'response', id: n, status: 200, durationMs: 1, object: { kind: 'StatefulSet', metadata: { name: 'zk', resourceVersion: String(version) } } }),
+    ];
+  };
+  const start = () => [ev({ type: 'workload-step', index: 0, description: 'apply', phase: 'done' })];
+  const reference = runWithHealth({ controllerActivity: summarizeControllerTrace([...start(), ...update(true), ...update(false), ...update(true)]) });
+  // zookeeper-operator updates its StatefulSet on every reconcile, without a change check.
+  const noOps = summarizeControllerTrace([
+    ...start(),
+    ...update(true),
+    ...Array.from({ length: 15 }, () => [...update(false), ...update(false, 'patch')]).flat(),
+  ]);
+  t.deepEqual(noOps.writesAfterWorkload, [{ key, count: 1 }]);
+  t.deepEqual(livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: noOps })), []);
+  // The same number of writes, each changing the set: endless.
+  const changes = summarizeControllerTrace([...start(), ...Array.from({ length: 15 }, () => [...update(true), ...update(true, 'patch')]).flat()]);
+  t.deepEqual(
+    livenessAlarms(record(), [reference], runWithHealth({ controllerActivity: changes })).map((a) => [a.check, a.object, a.reference, a.test]),
+    [['endless-writes', key, [2], 30]],
+  );
+});
