@@ -194,7 +194,10 @@ test('stale-restart: the view is released once the restarted controller has acte
 
 test('stale-restart: a controller going round the same failed write on the view gets the present then, neither quiet nor at the bound', async (t) => {
   const { config, workload, dir } = setup(t);
-  // It retries its refused create every 50 ms: never quiet for 400 ms while the view lasts.
+  // It retries its refused create every 50 ms. With a quiet window of 0 the quiet rule is off
+  // (Settle.quietWithin), so only the loop, or the hour's bound, can release the view: on a loaded
+  // machine a 50 ms timer can fire later than any window, and the quiet rule would then win the race.
+  config.settle = { ...config.settle, quietMs: 0 };
   config.controller.env = { MIRROR_REQUEUE_MS: '50' };
   const { record, runDir, logs } = await runStaleOneHour(t, config, workload, dir);
   t.true(
