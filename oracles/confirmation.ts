@@ -20,9 +20,8 @@ import { foldTemplateHash } from '../src/model/generated-names.js';
  *     shows as flaky alarms of its own, not a reason to doubt this finding;
  *   - confirmed: failed again in K of K re-runs (K > 0) and the fault-free run passed.
  */
-export function decideConfirmation(controller: string, signature: FindingSignature | readonly FindingSignature[], reruns: Reruns): FindingConfirmation {
+export function decideConfirmation(controller: string, signatures: readonly FindingSignature[], reruns: Reruns): FindingConfirmation {
   // a finding grouped from several first divergences (oracles/findings.ts, `variants`) is shown by any of them
-  const signatures = Array.isArray(signature) ? (signature as readonly FindingSignature[]) : [signature as FindingSignature];
   const keys = new Set(signatures.map((s) => signatureKey(controller, s)));
   const sameSignature = (s: FindingSignature | undefined) => s !== undefined && keys.has(signatureKey(controller, s));
   // pod-template-hashes folded on both sides: each re-run may name another ReplicaSet (also in results stored before stateAlarmObjects folded them)

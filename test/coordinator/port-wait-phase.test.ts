@@ -5,26 +5,15 @@
  * 3,473 of its plans' 4,393 s were this wait, booked to `proxy`).
  */
 import test from 'ava';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Workload } from '../../src/config/config.js';
 import { executeRun } from '../../src/coordinator/run.js';
 import { lockPorts } from '../../src/coordinator/port-locks.js';
-import { mirrorControllerConfig } from '../proxy/helpers.js';
+import { mirrorFollowOnce } from '../proxy/helpers.js';
 import { freePort } from '../_free-port.js';
 
 test('the time a run waits for a port another run holds is its portWait phase', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-port-wait-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const manifest = join(dir, 'src-a.yaml');
-  writeFileSync(manifest, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
-  const workload: Workload = {
-    name: 'follow',
-    steps: [{ apply: manifest }, { waitFor: { key: 'ConfigMap/default/mirror-src-a', field: 'data.v', equals: '1', timeoutSeconds: 30 } }],
-  };
+  const { config: base, workload, dir } = mirrorFollowOnce(t);
   const port = await freePort();
-  const base = mirrorControllerConfig(dir, workload);
   const config = { ...base, controller: { ...base.controller, ports: [port] } };
   // Another run holds the port (the machine-wide lock directory, as every kperturb on it uses).
   const release = await lockPorts([port]);

@@ -4,19 +4,18 @@
  * run takes the standby the run before it started, as its first incarnation; stale or dead standbys
  * are not used.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { StandbyDoor } from '../../proxy/standby-door.js';
 import { sharedProxyCertificates } from '../../proxy/tls.js';
-import type { ControllerUnderTest, Workload } from '../../src/config/config.js';
+import type { ControllerUnderTest } from '../../src/config/config.js';
 import { executeRun } from '../../src/coordinator/run.js';
 import { ControllerStandbys, standbysAllowed } from '../../src/coordinator/standby.js';
 import { kubeconfigYaml } from '../../src/kube/kubeconfig.js';
 import type { TraceEvent } from '../../src/model/trace.js';
-import { kubeConfigOf, mirrorControllerConfig, startCluster, startProxy, waitFor } from '../proxy/helpers.js';
+import { kubeConfigOf, mirrorFollowOnce, startCluster, startProxy, waitFor } from '../proxy/helpers.js';
 
 test("a standby's connections wait unread at its door, and nothing reaches the cluster, until its run's proxy takes them", async (t) => {
   const cluster = await startCluster(t);
@@ -49,18 +48,7 @@ test("a standby's connections wait unread at its door, and nothing reaches the c
   await standby.readNamespacedConfigMap({ name: 'meanwhile', namespace: 'default' });
 });
 
-function setup(t: ExecutionContext): { config: ControllerUnderTest; workload: Workload; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-standby-test-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const manifest = join(dir, 'src-a.yaml');
-  writeFileSync(manifest, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
-  const workload: Workload = {
-    name: 'follow',
-    steps: [{ apply: manifest }, { waitFor: { key: 'ConfigMap/default/mirror-src-a', field: 'data.v', equals: '1', timeoutSeconds: 30 } }],
-  };
-  const config = mirrorControllerConfig(dir, workload, { quietMs: 300, timeoutSeconds: 20 });
-  return { config, workload, dir };
-}
+const setup = (t: ExecutionContext) => mirrorFollowOnce(t, { quietMs: 300, timeoutSeconds: 20 });
 
 const startEvents = (runDir: string) =>
   readFileSync(join(runDir, 'controller.trace.jsonl'), 'utf8')

@@ -37,26 +37,26 @@ test('a finding whose reproducer failed again in fewer than K re-runs is flaky, 
 });
 
 test('a re-run that alarmed with another signature did not fail again', (t) => {
-  const c = decideConfirmation('op', signature, reruns([again(1), { runDir: '/reruns/2', verdict: 'bug', signature: other }]));
+  const c = decideConfirmation('op', [signature], reruns([again(1), { runDir: '/reruns/2', verdict: 'bug', signature: other }]));
   t.is(c.failedAgain, 1);
   t.false(c.confirmed);
-  t.true(decideConfirmation('op', signature, reruns([again(1), again(2)])).confirmed);
+  t.true(decideConfirmation('op', [signature], reruns([again(1), again(2)])).confirmed);
 });
 
 test("a re-run whose state oracles alarmed on the object of the finding's divergence failed again, whatever diverged first in it", (t) => {
   // A claim leaked in every re-run, but one of them diverged first on a ConfigMap it created.
   const showsIt: Rerun = { runDir: '/reruns/3', verdict: 'bug', signature: other, stateAlarmObjects: ['Service/default/mc1', deletesSet.object] };
   const elsewhere: Rerun = { runDir: '/reruns/3', verdict: 'bug', signature: other, stateAlarmObjects: ['Service/default/mc1'] };
-  t.true(decideConfirmation('op', signature, reruns([again(1), again(2), showsIt])).confirmed);
-  t.false(decideConfirmation('op', signature, reruns([again(1), again(2), elsewhere])).confirmed);
+  t.true(decideConfirmation('op', [signature], reruns([again(1), again(2), showsIt])).confirmed);
+  t.false(decideConfirmation('op', [signature], reruns([again(1), again(2), elsewhere])).confirmed);
   // A pass that happened to alarm on it (flaky alarms are not kept) is no failure.
-  t.false(decideConfirmation('op', signature, reruns([again(1), again(2), { ...showsIt, verdict: 'pass' }])).confirmed);
+  t.false(decideConfirmation('op', [signature], reruns([again(1), again(2), { ...showsIt, verdict: 'pass' }])).confirmed);
 });
 
 test('a finding with variants (the same alarms after another first write) is shown again by a re-run with any of their signatures', (t) => {
   // `other` diverges first on a missing Service, with no state alarm on the StatefulSet of `signature`.
   const variant: Rerun = { runDir: '/reruns/3', verdict: 'bug', signature: other, stateAlarmObjects: ['Service/default/mc1'] };
-  t.false(decideConfirmation('op', signature, reruns([again(1), again(2), variant])).confirmed);
+  t.false(decideConfirmation('op', [signature], reruns([again(1), again(2), variant])).confirmed);
   t.true(decideConfirmation('op', [signature, other], reruns([again(1), again(2), variant])).confirmed);
   // The fault-free run showing a variant leaves it flaky.
   t.false(decideConfirmation('op', [signature, other], reruns([again(1), again(2), again(3)], { runDir: '/c', alarms: 1, signature: other })).confirmed);
@@ -64,17 +64,17 @@ test('a finding with variants (the same alarms after another first write) is sho
 
 test('the fault-free run must not show the finding: showing it, or not running, leaves the finding flaky; an unrelated difference does not', (t) => {
   const all = [again(1), again(2), again(3)];
-  t.false(decideConfirmation('op', signature, reruns(all, { runDir: '/c', alarms: 2, signature })).confirmed);
-  t.false(decideConfirmation('op', signature, reruns(all, { runDir: '/c', alarms: 0, error: 'the cluster did not start' })).confirmed);
-  t.false(decideConfirmation('op', signature, { runs: all }).confirmed);
-  t.true(decideConfirmation('op', signature, reruns(all, { runDir: '/c', alarms: 1, signature: other })).confirmed);
+  t.false(decideConfirmation('op', [signature], reruns(all, { runDir: '/c', alarms: 2, signature })).confirmed);
+  t.false(decideConfirmation('op', [signature], reruns(all, { runDir: '/c', alarms: 0, error: 'the cluster did not start' })).confirmed);
+  t.false(decideConfirmation('op', [signature], { runs: all }).confirmed);
+  t.true(decideConfirmation('op', [signature], reruns(all, { runDir: '/c', alarms: 1, signature: other })).confirmed);
   const [f] = groupFindings([result('a', { reruns: reruns(all, { runDir: '/c', alarms: 1, signature }) })]);
   t.is(f!.class, 'flaky');
   t.regex(f!.why, /the fault-free run showed it too/);
 });
 
 test('zero re-runs confirm nothing; without re-runs (K = 0, older results) a bug stays a bug, unconfirmed', (t) => {
-  t.false(decideConfirmation('op', signature, reruns([])).confirmed);
+  t.false(decideConfirmation('op', [signature], reruns([])).confirmed);
   const [f] = groupFindings([result('a')]);
   t.is(f!.class, 'bug');
   t.is(f!.confirmation, undefined);
@@ -131,10 +131,10 @@ test('re-runs that show the finding on another ReplicaSet of the same Deployment
     signature: onRs(hash),
     ...(objects ? { stateAlarmObjects: objects } : {}),
   });
-  const c = decideConfirmation('op', onRs('6d4cf56db6'), reruns([rerun(1, '58b9c7f4d9'), rerun(2, '7c5f9d8b4b')]));
+  const c = decideConfirmation('op', [onRs('6d4cf56db6')], reruns([rerun(1, '58b9c7f4d9'), rerun(2, '7c5f9d8b4b')]));
   t.is(c.failedAgain, 2);
   t.true(c.confirmed);
   // a re-run that diverged first elsewhere but alarmed on that Deployment's ReplicaSet (stored unfolded) showed it too
   const elsewhere: Rerun = { ...rerun(3, 'x'), signature: other, stateAlarmObjects: ['ReplicaSet/default/mc1-mongos-9f8b7c6d5d'] };
-  t.is(decideConfirmation('op', onRs('6d4cf56db6'), reruns([elsewhere])).failedAgain, 1);
+  t.is(decideConfirmation('op', [onRs('6d4cf56db6')], reruns([elsewhere])).failedAgain, 1);
 });

@@ -1,6 +1,9 @@
 /** Shared scaffolding for the proxy tests: servers on port 0, torn down with the test. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ControllerProxy, type ControllerProxyOptions } from '../../proxy/index.js';
@@ -20,6 +23,25 @@ type OfType<T, E = TraceEvent> = E extends { type: infer U } ? (T extends U ? E 
  */
 export const mirrorControllerConfig = (dir: string, workload: Workload, settle = { quietMs: 400, timeoutSeconds: 20 }): ControllerUnderTest =>
   mirrorRunConfig(dir, workload, { settle });
+
+/**
+ * The mirroring controller with a one-step workload in a fresh directory (removed with the test):
+ * apply ConfigMap src-a and wait for its mirror.
+ */
+export function mirrorFollowOnce(
+  t: ExecutionContext,
+  settle?: ControllerUnderTest['settle'],
+): { config: ControllerUnderTest; workload: Workload; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-mirror-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const manifest = join(dir, 'src-a.yaml');
+  writeFileSync(manifest, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
+  const workload: Workload = {
+    name: 'follow',
+    steps: [{ apply: manifest }, { waitFor: { key: 'ConfigMap/default/mirror-src-a', field: 'data.v', equals: '1', timeoutSeconds: 30 } }],
+  };
+  return { config: mirrorControllerConfig(dir, workload, settle), workload, dir };
+}
 
 /** An in-memory controller trace with the same stamping as TraceWriter. */
 export class MemoryTrace implements TraceSink {
