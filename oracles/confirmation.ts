@@ -8,6 +8,23 @@ import type { FindingConfirmation, FindingSignature, Rerun, Reruns } from '../sr
 import { signatureKey } from './signature-key.js';
 import { foldTemplateHash } from '../src/model/generated-names.js';
 
+/** Is a signature one of `signatures`? A finding grouped from several first divergences (oracles/findings.ts, `variants`) is shown by any of them. */
+function oneOf(controller: string, signatures: readonly FindingSignature[]): (s: FindingSignature | undefined) => boolean {
+  const keys = new Set(signatures.map((s) => signatureKey(controller, s)));
+  return (s) => s !== undefined && keys.has(signatureKey(controller, s));
+}
+
+/**
+ * Does a run show the finding with `signatures` (its own and its variants')? A run whose verdict is
+ * bug with one of them, or whose state oracles alarmed on the object one of them diverged on.
+ */
+export function showsFinding(controller: string, signatures: readonly FindingSignature[]): (r: Rerun) => boolean {
+  const sameSignature = oneOf(controller, signatures);
+  // pod-template-hashes folded on both sides: each re-run may name another ReplicaSet (also in results stored before stateAlarmObjects folded them)
+  const objects = signatures.flatMap((s) => (s.divergence ? [foldTemplateHash(s.divergence.object)] : []));
+  return (r) => r.verdict === 'bug' && (sameSignature(r.signature) || (r.stateAlarmObjects ?? []).some((o) => objects.includes(foldTemplateHash(o))));
+}
+
 /**
  * Decides a finding's confirmation from its reproducer's re-runs (`reruns`):
  *   - a re-run failed again when its verdict is `bug` and it showed the finding: its signature is
@@ -21,13 +38,8 @@ import { foldTemplateHash } from '../src/model/generated-names.js';
  *   - confirmed: failed again in K of K re-runs (K > 0) and the fault-free run passed.
  */
 export function decideConfirmation(controller: string, signatures: readonly FindingSignature[], reruns: Reruns): FindingConfirmation {
-  // a finding grouped from several first divergences (oracles/findings.ts, `variants`) is shown by any of them
-  const keys = new Set(signatures.map((s) => signatureKey(controller, s)));
-  const sameSignature = (s: FindingSignature | undefined) => s !== undefined && keys.has(signatureKey(controller, s));
-  // pod-template-hashes folded on both sides: each re-run may name another ReplicaSet (also in results stored before stateAlarmObjects folded them)
-  const objects = signatures.flatMap((s) => (s.divergence ? [foldTemplateHash(s.divergence.object)] : []));
-  const showedIt = (r: Rerun) => sameSignature(r.signature) || (r.stateAlarmObjects ?? []).some((o) => objects.includes(foldTemplateHash(o)));
-  const failedAgain = reruns.runs.filter((r) => r.verdict === 'bug' && showedIt(r)).length;
+  const sameSignature = oneOf(controller, signatures);
+  const failedAgain = reruns.runs.filter(showsFinding(controller, signatures)).length;
   const ff = reruns.faultFree;
   const faultFree = ff ? { runDir: ff.runDir, passed: ff.error === undefined && (ff.alarms === 0 || !sameSignature(ff.signature)) } : undefined;
   return {

@@ -28,18 +28,26 @@ export function stillBroken(
 }
 
 /**
- * A finding's recovery from the run it was tried on: `time` when the run's end state was already
- * the references' before any attempt (the controller's own reconcile fixed it) or after the first;
- * else the first attempt (in RECOVERY_STRATEGIES order) after which nothing is still broken; `none`
- * when every attempt left something broken (state that needs a human). Undefined when the run could
- * not be carried out or tried nothing.
+ * A finding's recovery from the run it was tried on: `time` when the run showed the finding and its
+ * end state was already the references' before any attempt (the controller's own reconcile fixed
+ * it), or after the first; else the first attempt (in RECOVERY_STRATEGIES order) after which nothing
+ * is still broken; `none` when every attempt left something broken (state that needs a human).
+ * Undefined when the run could not be carried out, did not show the finding, or tried nothing
+ * (`recoveryUnknown` says which).
  */
 export function recoveryOf(run: RecoveryRun): Recovery | undefined {
   if (run.error !== undefined) return undefined;
-  if (run.before === 0) return 'time';
+  if (run.before === 0) return run.shown === false ? undefined : 'time';
   const tried = run.attempts.filter((a) => a.skipped === undefined);
   if (tried.length === 0) return undefined;
   return tried.find((a) => a.alarms === 0)?.strategy ?? 'none';
+}
+
+/** Why a run's recovery is not known (recoveryOf gave none), in words. */
+export function recoveryUnknown(run: RecoveryRun): string {
+  if (run.error !== undefined) return run.error;
+  if (run.before === 0 && run.shown === false) return 'the recovery run did not show the finding';
+  return 'nothing tried';
 }
 
 /** The next strategy to try after `attempts`, or undefined when one recovered (or all were tried). */

@@ -17,10 +17,11 @@
 import type { ControllerUnderTest, WorkloadStep } from '../config/config.js';
 import type { SettledRun } from '../coordinator/run.js';
 import type { TestPlan } from '../model/plan.js';
-import type { Alarm, PlanResult, RecoveryAttempt, RecoveryRun, RunArtifacts } from '../model/results.js';
+import type { Alarm, PlanResult, RecoveryAttempt, RecoveryRun, Rerun, RunArtifacts } from '../model/results.js';
 import type { KubeObject } from '../model/object-key.js';
 import { groupFindings } from '../../oracles/findings.js';
-import { recoveryOf, shouldGoOn, stillBroken } from '../../oracles/recovery.js';
+import { recoveryOf, recoveryUnknown, shouldGoOn, stillBroken } from '../../oracles/recovery.js';
+import { showsFinding } from '../../oracles/confirmation.js';
 import type { OracleOptions } from '../../oracles/index.js';
 import { manifestsOf } from '../workload/runner.js';
 import type { CampaignLayout } from './layout.js';
@@ -91,8 +92,8 @@ export interface RecoverFindingsContext {
   references: (workload: string) => Promise<{ runs: RunArtifacts[]; options: OracleOptions }>;
   /** The alarms of the workload's fault-free run (the confirmation run): not counted as broken. */
   faultFreeAlarms: (workload: string) => Promise<Alarm[]>;
-  /** Runs plan `p` in `runDir` with `afterSettle`; the run's error, if it could not be carried out. */
-  run: (p: TestPlan, runDir: string, label: string, afterSettle: (run: SettledRun) => Promise<void>) => Promise<string | undefined>;
+  /** Runs plan `p` in `runDir` with `afterSettle` and judges it as a re-run; its error, if it could not be carried out. */
+  run: (p: TestPlan, runDir: string, label: string, afterSettle: (run: SettledRun) => Promise<void>) => Promise<{ error?: string; judged: Rerun }>;
   /** A fault-free run of the workload in `runDir` with `afterSettle`; its end state, or an error. */
   faultFreeRun: (workload: string, runDir: string, afterSettle: (run: SettledRun) => Promise<void>) => Promise<RunArtifacts | { error: string }>;
   save: (i: number) => void;
@@ -152,7 +153,7 @@ export async function recoverFindings(ctx: RecoverFindingsContext): Promise<void
         // own, which cannot start while this one holds the controller's fixed ports (port-locks.ts)
         // or the pool's last control plane.
         let rolledBack: { attempt: RecoveryAttempt; state: RunState } | undefined;
-        const error = await ctx.limiter.run(() => {
+        const done = await ctx.limiter.run(() => {
           ctx.log(`recover ${ctx.config.name}/${workload.name} finding ${n + 1}/${toRecover.length} ${p.metadata.name}: ${f.summary}`);
           return ctx.run(p, runDir, `${p.metadata.name} recovery`, async (run) => {
             const broken = (state: RunState) => stillBroken(references, state, faultFree, options).length;
@@ -191,7 +192,10 @@ export async function recoverFindings(ctx: RecoverFindingsContext): Promise<void
           });
         }, 1);
         if (ctx.signal?.aborted) return;
-        if (error) recovery.error = error;
+        // A run whose end state was already the references' either recovered in its own settle or
+        // never showed the finding (a fault that missed its moment): only the first is `time`.
+        if (recovery.before === 0 && !done.error) recovery.shown = showsFinding(f.controller, [f.signature, ...(f.variants ?? [])])(done.judged);
+        if (done.error) recovery.error = done.error;
         else if (rolledBack && steps.rollback) {
           const ref = await rollbackReference(workload.name, steps.rollback);
           if ('error' in ref) rolledBack.attempt.skipped = `the fault-free rollback run failed: ${ref.error}`;
@@ -199,7 +203,10 @@ export async function recoverFindings(ctx: RecoverFindingsContext): Promise<void
         }
         ctx.results[i] = { ...ctx.results[i]!, recovery };
         ctx.save(i);
-        ctx.log(`recover ${ctx.config.name}/${workload.name}: finding "${f.summary}": recovered by ${recoveryOf(recovery) ?? '(not known: the run failed)'}`);
+        const by = recoveryOf(recovery);
+        ctx.log(
+          `recover ${ctx.config.name}/${workload.name}: finding "${f.summary}": ${by ? `recovered by ${by}` : `recovery not known: ${recoveryUnknown(recovery)}`}`,
+        );
       }),
     );
   });

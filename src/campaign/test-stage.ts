@@ -479,7 +479,10 @@ export class TestStage {
       withPool: (n, stage) => this.withPool(n, stage),
       references: async (workload) => ({ runs: (await this.references.of(workload)).runs, options: oracleOptions(config, workload) }),
       faultFreeAlarms: async (workload) => (await this.confirmations.of(workload)).alarms,
-      run: async (p, runDir, label, afterSettle) => (await this.runAndJudge(p, runDir, this.runLog(label), false, afterSettle)).error,
+      run: async (p, runDir, label, afterSettle) => {
+        const r = await this.runAndJudge(p, runDir, this.runLog(label), false, afterSettle);
+        return { ...(r.error !== undefined ? { error: r.error } : {}), judged: rerunOf(r, runDir) };
+      },
       faultFreeRun: (workload, runDir, afterSettle) => this.faultFreeRun(workload, runDir, afterSettle),
       save: (i) => this.saveResult(i),
     });

@@ -325,9 +325,16 @@ export function validatePlanResult(value: unknown, file: string, at: string): Pl
     if (ff !== undefined && (!isObject(ff) || typeof ff.runDir !== 'string' || typeof ff.alarms !== 'number')) fail(`${sub('reruns')}.faultFree`, expected);
   }
   if (r.recovery !== undefined) {
-    const expected = `a recovery run {runDir, before, attempts: [{strategy: ${RECOVERY_STRATEGIES.join(', ')}, alarms, skipped?}], error?}`;
+    const expected = `a recovery run {runDir, before, shown?, attempts: [{strategy: ${RECOVERY_STRATEGIES.join(', ')}, alarms, skipped?}], error?}`;
     const x = r.recovery as Record<string, unknown>;
-    if (!isObject(x) || typeof x.runDir !== 'string' || typeof x.before !== 'number' || !Array.isArray(x.attempts)) fail(sub('recovery'), expected);
+    if (
+      !isObject(x) ||
+      typeof x.runDir !== 'string' ||
+      typeof x.before !== 'number' ||
+      (x.shown !== undefined && typeof x.shown !== 'boolean') ||
+      !Array.isArray(x.attempts)
+    )
+      fail(sub('recovery'), expected);
     (x.attempts as unknown[]).forEach((a, i) => {
       const e = a as Record<string, unknown>;
       if (!isObject(e) || !(RECOVERY_STRATEGIES as readonly unknown[]).includes(e.strategy) || typeof e.alarms !== 'number')

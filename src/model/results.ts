@@ -218,8 +218,14 @@ export interface RecoveryAttempt {
 /** The run recovery was tried on (the finding's reproducer run once more), the end-state alarms before, and each attempt in order. */
 export interface RecoveryRun {
   runDir: string;
-  /** End-state alarms once the run settled, before any attempt (0: the controller recovered on its own). */
+  /** End-state alarms once the run settled, before any attempt (0: the controller recovered on its own, or the run did not show the finding). */
   before: number;
+  /**
+   * With `before` 0: whether the run showed the finding at all (judged as a re-run is,
+   * oracles/confirmation.ts `showsFinding`). A run that did not (a fault that missed its moment, a
+   * bug that shows sometimes) says nothing about recovery. Absent in results stored before it was kept.
+   */
+  shown?: boolean;
   attempts: RecoveryAttempt[];
   error?: string;
 }

@@ -10,6 +10,7 @@ import { formatDuration, renderTable } from './table.js';
 import { BEYOND_CONTRACT, summaryLine } from './groups.js';
 import { PLAIN, type Palette } from './color.js';
 import { groupFindings, rerunCommand } from '../../oracles/findings.js';
+import { recoveryUnknown } from '../../oracles/recovery.js';
 
 export { rerunCommand };
 
@@ -95,7 +96,7 @@ export function confirmationLines(f: Pick<Finding, 'confirmation' | 'recovery' |
       `end-state alarms after the run: ${r.before}`,
       ...r.attempts.map((a) => `${a.strategy}: ${a.skipped ? `skipped (${a.skipped})` : a.alarms}`),
     ];
-    out.push(`recovery: ${f.recovery ?? `not known (${r.error ?? 'nothing tried'})`} (${steps.join('; ')})`, `recovery run: ${r.runDir}`);
+    out.push(`recovery: ${f.recovery ?? `not known (${recoveryUnknown(r)})`} (${steps.join('; ')})`, `recovery run: ${r.runDir}`);
   }
   return out;
 }

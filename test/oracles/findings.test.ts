@@ -636,6 +636,11 @@ test('a confirmed bug finding whose every alarm is on the end state and that rec
   t.is(byTime.recovery, 'time');
   t.regex(byTime.why, /the run ended before the controller had finished/);
   t.is(finding({ recovery: recovered(1, [{ strategy: 'time', alarms: 0 }]) }).class, 'transient');
+  // A recovery run that never showed the finding (its end state the references' and its verdict not
+  // the finding's) says nothing of recovery: a bug, its recovery not known.
+  const notShown = finding({ recovery: { ...recovered(0), shown: false } });
+  t.is(notShown.class, 'bug');
+  t.is(notShown.recovery, undefined);
   // Recovered only by a restart, or not at all: a bug.
   t.is(
     finding({

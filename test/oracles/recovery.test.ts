@@ -3,7 +3,7 @@
  * still broken after an attempt, which strategy recovered a finding, and when to stop trying.
  */
 import test from 'ava';
-import { recoveryOf, shouldGoOn, stillBroken } from '../../oracles/recovery.js';
+import { recoveryOf, recoveryUnknown, shouldGoOn, stillBroken } from '../../oracles/recovery.js';
 import { groupFindings } from '../../oracles/findings.js';
 import type { Alarm, RecoveryRun } from '../../src/model/results.js';
 import { configMap, runWith, secret } from './_runs.js';
@@ -55,6 +55,9 @@ test('the first strategy after which nothing is broken recovered the finding; no
     'a skipped rollback recovers nothing',
   );
   t.is(recoveryOf(run([], 0)), 'time', 'the controller recovered on its own before any attempt');
+  t.is(recoveryOf({ ...run([], 0), shown: true }), 'time', 'the run showed the finding and its end state was already right');
+  t.is(recoveryOf({ ...run([], 0), shown: false }), undefined, 'the run never showed the finding: nothing known of recovery');
+  t.is(recoveryUnknown({ ...run([], 0), shown: false }), 'the recovery run did not show the finding');
   t.is(recoveryOf({ ...run([]), error: 'the cluster did not start' }), undefined);
   t.is(recoveryOf(run([])), undefined, 'nothing tried');
 });
