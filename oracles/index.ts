@@ -12,7 +12,7 @@ import { duplicateChildren } from './duplicate-children.js';
 import { compareEndStates } from './end-state.js';
 import { compareHealth } from './health.js';
 import { livenessAlarms } from './liveness.js';
-import { Masks, learnMasks, type MaskRule } from './masks.js';
+import { Masks, learnMasks, mergeLearnedMasks, type MaskRule } from './masks.js';
 import { endStateView } from './object-identity.js';
 import { compareUpdateSummaries, type UpdateCountRule } from './update-summary.js';
 import { VersionCopies } from './version-copies.js';
@@ -31,6 +31,13 @@ export interface OracleOptions {
    * with other content as an update (summarizeUpdates).
    */
   faultsOnManagedSystemOnly?: boolean;
+  /**
+   * Other runs of the same workload: the fields on which they disagree vary from run to run, and
+   * are masked as the references' own disagreements are. Recovery's rollback is compared with one
+   * run of its own (src/campaign/recovery.ts), which alone cannot say that a generated password is
+   * not deterministic; the workload's reference runs can.
+   */
+  varyingRuns?: readonly RunArtifacts[];
 }
 
 /** End-state and update-summary alarms. */
@@ -38,7 +45,11 @@ export function compareRuns(references: RunArtifacts[], test: RunArtifacts, opti
   if (references.length === 0) throw new Error('compareRuns needs at least one reference run');
   const refViews = references.map((r) => endStateView(r.endState));
   const testView = endStateView(test.endState);
-  const masks = new Masks(options.extraMasks ?? [], learnMasks(refViews.map((v) => v.named)), options.controllerObjects ?? []);
+  const learned = mergeLearnedMasks(
+    learnMasks(refViews.map((v) => v.named)),
+    learnMasks((options.varyingRuns ?? []).map((r) => endStateView(r.endState).named)),
+  );
+  const masks = new Masks(options.extraMasks ?? [], learned, options.controllerObjects ?? []);
   const duplicates = duplicateChildren(
     references.map((r) => r.endState),
     test.endState,

@@ -123,6 +123,16 @@ export function learnMasks(references: ReadonlyArray<ReadonlyMap<ObjectKey, unkn
   return learned;
 }
 
+/** Two sets of learned masks as one: an object masked whole in either is, and its field patterns add up. */
+export function mergeLearnedMasks(a: ReadonlyMap<ObjectKey, ObjectMask>, b: ReadonlyMap<ObjectKey, ObjectMask>): Map<ObjectKey, ObjectMask> {
+  const out = new Map(a);
+  for (const [key, mask] of b) {
+    const had = out.get(key);
+    out.set(key, had ? { whole: had.whole || mask.whole, patterns: [...had.patterns, ...mask.patterns] } : mask);
+  }
+  return out;
+}
+
 function collectDifferences(values: readonly unknown[], path: FieldPath, out: FieldPattern[]): void {
   const field = path.length > 0 ? path[path.length - 1] : undefined;
   const fieldName = typeof field === 'string' ? field : undefined;

@@ -199,7 +199,9 @@ export async function recoverFindings(ctx: RecoverFindingsContext): Promise<void
         else if (rolledBack && steps.rollback) {
           const ref = await rollbackReference(workload.name, steps.rollback);
           if ('error' in ref) rolledBack.attempt.skipped = `the fault-free rollback run failed: ${ref.error}`;
-          else rolledBack.attempt.alarms = stillBroken([ref], rolledBack.state, [], options).length;
+          // One rollback reference cannot tell which fields vary from run to run (a generated
+          // password); the workload's reference runs can.
+          else rolledBack.attempt.alarms = stillBroken([ref], rolledBack.state, [], { ...options, varyingRuns: references }).length;
         }
         ctx.results[i] = { ...ctx.results[i]!, recovery };
         ctx.save(i);

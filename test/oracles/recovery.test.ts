@@ -31,6 +31,22 @@ test('what the fault-free run also shows is not counted as broken, and the updat
   t.true(broken.every((a) => a.oracle === 'end-state'));
 });
 
+test("compared with one run of its own (the rollback reference), a field the workload's reference runs disagree on is not broken", (t) => {
+  const cookie = (v: string) => ({ ...secret('cookie'), data: { '.erlang.cookie': v } });
+  const refs = [runWith([cookie('a'), configMap('cfg', { v: '1' })]), runWith([cookie('b'), configMap('cfg', { v: '1' })])];
+  const rollbackReference = runWith([cookie('c'), configMap('cfg', { v: '1' })]);
+  const rolledBack = runWith([cookie('d'), configMap('cfg', { v: '2' })]);
+  // Alone, the one reference calls every generated value broken.
+  t.deepEqual(
+    stillBroken([rollbackReference], rolledBack, []).map((a) => a.field),
+    ['data.v', 'data[".erlang.cookie"]'],
+  );
+  t.deepEqual(
+    stillBroken([rollbackReference], rolledBack, [], { varyingRuns: refs }).map((a) => a.field),
+    ['data.v'],
+  );
+});
+
 test('the first strategy after which nothing is broken recovered the finding; none did: none; nothing broken to begin with: time', (t) => {
   t.is(recoveryOf(run([{ strategy: 'time', alarms: 0 }])), 'time');
   t.is(
