@@ -530,8 +530,13 @@ function mergeBySymptoms(groups: readonly Group[]): Array<Group & { variants: Fi
  * A confirmed `bug` finding whose every alarm is an end-state one and that recovered by time alone
  * is `transient`: the state the run ended in was on its way to the references' (the controller
  * reached it with nothing but more time), so the run ended before the controller had finished; no
- * write went wrong that the update summary saw, and nothing is left to repair. An update-summary,
- * liveness or health alarm (a delete that happened, a crash) keeps it a bug whatever recovered it.
+ * write went wrong that the update summary saw, and nothing is left to repair. One whose every alarm
+ * is an end-state one, whose workload's reference runs end with the controller refusing its input
+ * (`refusedInput`: rabbitmq-operator stops every reconcile at an unsupported scale-down) and that
+ * rolling the input back healed, is `misoperation`: the fault only moved work the controller had
+ * not done yet past the refused step, and undoing the user's refused input lets it finish. An
+ * update-summary, liveness or health alarm (a delete that happened, a crash) keeps it a bug whatever
+ * recovered it; so does an end state that no strategy or only a restart or re-apply healed.
  */
 function classifyRecovered(
   c: { class: FindingClass; why: string },
@@ -539,11 +544,21 @@ function classifyRecovered(
   recovery: Finding['recovery'],
 ): { class: FindingClass; why: string } {
   const live = reproducer.alarms.filter((a) => !a.flaky);
-  if (c.class !== 'bug' || recovery !== 'time' || live.length === 0 || !live.every((a) => a.oracle === 'end-state')) return c;
-  return {
-    class: 'transient',
-    why: `${c.why}; every alarm was on the end state, and it reached the references' with time alone: the run ended before the controller had finished`,
-  };
+  if (c.class !== 'bug' || live.length === 0 || !live.every((a) => a.oracle === 'end-state')) return c;
+  if (recovery === 'time') {
+    return {
+      class: 'transient',
+      why: `${c.why}; every alarm was on the end state, and it reached the references' with time alone: the run ended before the controller had finished`,
+    };
+  }
+  const refused = reproducer.refusedInput ?? [];
+  if (recovery === 'rollback' && refused.length > 0) {
+    return {
+      class: 'misoperation',
+      why: `${c.why}; the reference runs end with the controller refusing the workload's input (${refused.join('; ')}), every alarm was on the end state, and rolling the input back healed it: work the refusal held up, not damage the fault did`,
+    };
+  }
+  return c;
 }
 
 /** A bug finding's recovery (oracles/recovery.ts), from the smallest of its plans that had it tried. */

@@ -29,6 +29,7 @@ import { quantitiesEqual } from '../quantity.js';
 import { scanControllerLog } from '../health.js';
 import { escapeRegExp } from '../../src/model/regexp.js';
 import { copiesVersion, resourceVersionsOf } from '../version-copies.js';
+import { INVALID_WORDS } from '../input-refusal.js';
 
 export type ExploreOracle = 'consistency' | 'health' | 'crash' | 'differential' | 'rollback';
 export type StepVerdict = 'ok' | 'rejected' | 'alarm' | 'misoperation' | 'not-run';
@@ -314,10 +315,6 @@ export function controllerWrittenKeys(events: readonly TraceEvent[], crKey: Obje
 }
 
 // ---- input validity: the controller's word -------------------------------------------------------
-
-/** Words with which controllers say an input is invalid (Kubernetes' own field errors among them: "Invalid value", "Unsupported value"). */
-const INVALID_WORDS =
-  /\b(invalid|not valid|unsupported|not supported|malformed|not allowed|must be|must not|cannot be|can't be|failed to parse|cannot parse|unable to parse|illegal|bad value|unknown value)\b/i;
 
 /** The API server's words for a write it refused as invalid (a StatusError's message). */
 const API_SERVER_REFUSAL = /\bis invalid: |: (Invalid value|Unsupported value|Required value|Forbidden): /;

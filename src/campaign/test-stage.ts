@@ -19,6 +19,7 @@ import type { Alarm, ContractMode, PlanResult, RunArtifacts, RunRecord } from '.
 import { InterruptedError, UserInputError } from '../model/errors.js';
 import { applyConfirmation, judgeTestRun, runAlarms, type OracleOptions } from '../../oracles/index.js';
 import { firstDivergence } from '../../oracles/findings.js';
+import { refusalsAtEnd } from '../../oracles/input-refusal.js';
 import { confirmFindings, rerunOf, type FaultFreeRun } from './confirm-findings.js';
 import { recoverFindings } from './recovery.js';
 import { loadHealthInputs, loadRunDir, readJsonFile, readRunRecord, RUN_FILES } from '../io/run-dir.js';
@@ -396,6 +397,7 @@ export class TestStage {
     }
     // Where the run departed from the references: what its finding is grouped by (oracles/findings.ts).
     const divergence = decision.verdict === 'bug' || decision.verdict === 'flaky' ? firstDivergence(refs.runs, artifacts, decision.alarms) : undefined;
+    const refused = decision.verdict === 'bug' ? refusalsAtEnd(refs.runs) : [];
     const result: PlanResult = {
       plan: p.metadata.name,
       controller: config.name,
@@ -414,6 +416,7 @@ export class TestStage {
       ...(confirmation ? { confirmationRunDir: confirmation.runDir } : {}),
       inputs: this.verdicts.inputsOf(p),
       ...(run.record.beyondContract ? { beyondContract: run.record.beyondContract } : {}),
+      ...(refused.length > 0 ? { refusedInput: refused } : {}),
       ...(divergence ? { divergence } : {}),
       size: { faults: p.spec.faults.length, steps: workload.steps.length },
     };

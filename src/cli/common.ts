@@ -7,7 +7,7 @@ import { relative } from 'node:path';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { UserInputError } from '../model/errors.js';
 import { KUBERNETES_VERSION_EXPECTED, formatKubernetesVersion, parseKubernetesVersion } from '../model/kube-version.js';
-import { DEFAULT_CONFIRM_RUNS, type PlanResult, type UntestedWorkload } from '../model/results.js';
+import { BUG_FOUND_CLASSES, DEFAULT_CONFIRM_RUNS, type PlanResult, type UntestedWorkload } from '../model/results.js';
 import { ProgressReporter, type Verbosity } from '../report/progress.js';
 import { paletteFor } from '../report/color.js';
 import { renderTerminalReport } from '../report/terminal.js';
@@ -191,14 +191,10 @@ export const EXIT_UNTESTED = 3;
  * plans of a workload that tested something are not failures).
  */
 export function exitCodeFor(results: readonly PlanResult[], untested: readonly UntestedWorkload[] = [], allowUntested = false): number {
-  // A bug verdict whose finding its re-runs did not confirm (oracles/confirmation.ts), or that healed
-  // with time alone (`transient`, oracles/findings.ts), is not a bug found.
-  const notBugs = new Set(
-    groupFindings(results)
-      .filter((f) => f.class === 'flaky' || f.class === 'transient')
-      .flatMap((f) => f.plans.map((p) => `${f.controller}/${p.workload}/${p.plan}`)),
-  );
-  if (results.some((r) => r.verdict === 'bug' && !notBugs.has(`${r.controller}/${r.workload}/${r.plan}`))) return 1;
+  // A bug found is a finding of a class that is one (BUG_FOUND_CLASSES): not one its re-runs did not
+  // confirm (`flaky`, oracles/confirmation.ts), that healed with time alone (`transient`), that a
+  // refused input held up (`misoperation`), or that the environment or the API server explains.
+  if (groupFindings(results).some((f) => BUG_FOUND_CLASSES.has(f.class))) return 1;
   if (results.some((r) => r.verdict === 'error')) return 2;
   return untested.length > 0 && !allowUntested ? EXIT_UNTESTED : 0;
 }

@@ -298,6 +298,8 @@ export function validatePlanResult(value: unknown, file: string, at: string): Pl
   }
   if (r.beyondContract !== undefined && (!Array.isArray(r.beyondContract) || !r.beyondContract.every((d) => typeof d === 'string')))
     fail(sub('beyondContract'), 'a list of reasons (strings)');
+  if (r.refusedInput !== undefined && (!Array.isArray(r.refusedInput) || !r.refusedInput.every((d) => typeof d === 'string')))
+    fail(sub('refusedInput'), 'a list of refusals (strings)');
   if (r.divergence !== undefined) {
     const d = r.divergence as Record<string, unknown>;
     if (

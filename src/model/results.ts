@@ -175,6 +175,12 @@ export interface PlanResult {
   /** From run.json: the fault went beyond the API contract, and how (absent: it stayed within). */
   beyondContract?: string[];
   /**
+   * The controller's refusals of the workload's input that every reference run ends with (a
+   * condition `False` saying the input is unsupported or invalid; oracles/input-refusal.ts). Absent
+   * when there are none.
+   */
+  refusedInput?: string[];
+  /**
    * What the verdict was judged from, so that a later `test` keeps it only while both are unchanged
    * (absent in older results, which are run again): the SHA-256 of the plan (as kperturb writes it)
    * and the start times of the reference runs; `contract: strict` when run so (`test --contract`).
@@ -309,11 +315,14 @@ export interface ResultsFile {
  * - `beyond-contract`: only faults beyond the API contract (docs/fidelity.md) showed it;
  * - `flaky`: every alarm also showed without the fault;
  * - `rejected-input`: the API server refused a workload step (the system said no, as it may);
- * - `misoperation`: an input the API server accepted that the controller cannot honour (from explore);
+ * - `misoperation`: an input the API server accepted that the controller cannot honour (from explore;
+ *   or work a refused input held up, healed by rolling the input back);
  * - `environment`: the embedded cluster or a stub answered what a real cluster would not.
  */
 export type FindingClass = 'bug' | 'beyond-contract' | 'flaky' | 'rejected-input' | 'misoperation' | 'environment' | 'transient';
 export const FINDING_CLASSES: readonly FindingClass[] = ['bug', 'beyond-contract', 'flaky', 'rejected-input', 'misoperation', 'environment', 'transient'];
+/** The classes that are a bug found: they fail a CI build (JUnit), count in the demo's findings and make `test`, `demo` and `report` exit 1. */
+export const BUG_FOUND_CLASSES: ReadonlySet<FindingClass> = new Set(['bug', 'beyond-contract']);
 
 /** What the runs of a finding show (oracles/findings.ts, `findingSignature`). */
 export interface FindingSignature {

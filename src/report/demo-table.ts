@@ -2,7 +2,7 @@
  * The demo's summary table (kperturb demo): one row per example and workload, one column per
  * verdict. The demo (src/campaign/demo.ts) runs the examples; this renders what it found.
  */
-import type { Verdict } from '../model/results.js';
+import { BUG_FOUND_CLASSES, type Verdict } from '../model/results.js';
 import type { DemoResults } from '../campaign/demo.js';
 import { formatDuration, renderTable } from './table.js';
 
@@ -12,7 +12,7 @@ export function renderDemoTable(results: DemoResults): string {
     const n = (v: Verdict) => e.plans.filter((p) => p.verdict === v).length;
     if (e.error) return [e.example, e.workload, 'reference runs failed', '', '', '', '', '', '', '', formatDuration(e.durationMs)];
     if (e.skipped) return [e.example, e.workload, 'skipped (not built)', '', '', '', '', '', '', '', ''];
-    const findings = e.findings?.filter((f) => f.class === 'bug' || f.class === 'beyond-contract').length ?? 0;
+    const findings = e.findings?.filter((f) => BUG_FOUND_CLASSES.has(f.class)).length ?? 0;
     const beyond = e.plans.filter((p) => p.verdict === 'bug' && p.beyondContract?.length).length;
     return [
       e.example,

@@ -12,13 +12,10 @@
  * junit-4.xsd): no attributes it does not know (`skipped` only on suites, none on `<skipped>`), and
  * a test case holds skipped, error, failure, system-out in that order.
  */
-import type { Finding, NotRunPlan, PlanResult, UntestedWorkload } from '../model/results.js';
+import { BUG_FOUND_CLASSES, type NotRunPlan, type PlanResult, type UntestedWorkload } from '../model/results.js';
 import { alarmLine, confirmationLines } from './terminal.js';
 import { BEYOND_CONTRACT } from './groups.js';
 import { groupFindings } from '../../oracles/findings.js';
-
-/** Finding classes that fail a CI build; the others are skipped with their reason. */
-const FAILING_CLASSES: ReadonlySet<Finding['class']> = new Set(['bug', 'beyond-contract']);
 
 export const NOT_RUN_REASON = 'not run: the campaign was interrupted before this plan ran (rerun the same command to run it)';
 
@@ -49,7 +46,7 @@ export function renderJUnit(results: readonly PlanResult[], notRun: readonly Not
       .map(([k, v]) => ` ${k}="${escapeXml(String(v))}"`)
       .join('');
   const totals = count(results);
-  const failing = found.filter((f) => FAILING_CLASSES.has(f.class)).length;
+  const failing = found.filter((f) => BUG_FOUND_CLASSES.has(f.class)).length;
   const findingCases = found.length + untestedWorkloads.length;
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
@@ -76,7 +73,7 @@ export function renderJUnit(results: readonly PlanResult[], notRun: readonly Not
         `run: ${f.reproducer.runDir}`,
         ...confirmationLines(f),
       ].join('\n');
-      if (FAILING_CLASSES.has(f.class))
+      if (BUG_FOUND_CLASSES.has(f.class))
         lines.push(`      <failure${attrs({ message: `${f.class}: ${f.summary}`, type: f.class })}>${escapeXml(body)}</failure>`);
       else lines.push(`      <skipped>${escapeXml(`${f.class}: ${f.why}`)}</skipped>`, `      <system-out>${escapeXml(body)}</system-out>`);
       lines.push('    </testcase>');

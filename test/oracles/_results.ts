@@ -1,5 +1,5 @@
 /** Hand-built plan results for the findings and confirmation tests (oracles/findings.ts, oracles/confirmation.ts). */
-import type { Alarm, Divergence, PlanResult } from '../../src/model/results.js';
+import type { Alarm, Divergence, PlanResult, RecoveryRun } from '../../src/model/results.js';
 
 export const deleted: Alarm = {
   oracle: 'update-summary',
@@ -17,6 +17,19 @@ export const claimGone: Alarm = {
   test: '<absent>',
   message: 'PersistentVolumeClaim/default/data-0 is missing',
 };
+/** A recovery in which only rolling the workload's input back healed the end state. */
+export const rolledBack: RecoveryRun = {
+  runDir: '/recovery/a',
+  before: 1,
+  attempts: [
+    { strategy: 'time', alarms: 1 },
+    { strategy: 'restart', alarms: 1 },
+    { strategy: 're-apply', alarms: 1 },
+    { strategy: 'rollback', alarms: 0 },
+  ],
+};
+/** rabbitmq-operator's refusal of a scale-down, as the reference runs end with it. */
+export const refusedScaleDown = ['RabbitmqCluster/default/r: ReconcileSuccess False (UnsupportedOperation: Cluster Scale down not supported)'];
 export const deletesSet: Divergence = { kind: 'extra', verb: 'delete', object: 'StatefulSet/default/mc1-rs0' };
 
 /** A bug verdict of `plan`; `undefined` in `extra` leaves a field out (an older result). */

@@ -9,7 +9,7 @@ import type { Alarm, RecoveryRun, RunArtifacts } from '../../src/model/results.j
 import type { OwnWrite } from '../../src/model/controller-activity.js';
 import type { KubeObject } from '../../src/model/object-key.js';
 import { configMap, runWith, secret } from './_runs.js';
-import { claimGone, deleted, deletesSet, result } from './_results.js';
+import { claimGone, deleted, deletesSet, refusedScaleDown, result, rolledBack } from './_results.js';
 
 test('bug verdicts of different plans, patterns and workloads with the same divergence are one finding', (t) => {
   const results = [
@@ -657,4 +657,27 @@ test('a confirmed bug finding whose every alarm is on the end state and that rec
   t.is(finding({ alarms: [condition, deleted], recovery: recovered(0) }).class, 'bug');
   // Recovery not tried yet: a bug.
   t.is(finding({}).class, 'bug');
+});
+
+test('a confirmed bug finding on the end state only, in a workload whose input the controller refuses, that rolling the input back healed is a misoperation', (t) => {
+  const marker: Alarm = {
+    oracle: 'end-state',
+    check: 'value',
+    object: 'StatefulSet/default/r-server',
+    field: 'metadata.annotations["rabbitmq.com/createdAt"]',
+    reference: ['<absent>'],
+    test: '2026-11-30T17:46:43Z',
+    message: '',
+  };
+  const divergence = { kind: 'extra' as const, verb: 'update' as const, object: 'StatefulSet/default/r-server', field: marker.field! };
+  const refusedInput = refusedScaleDown;
+  const finding = (extra: Parameters<typeof result>[1]) => groupFindings([result('a', { alarms: [marker], divergence, ...extra })])[0]!;
+  const held = finding({ refusedInput, recovery: rolledBack });
+  t.is(held.class, 'misoperation');
+  t.is(held.recovery, 'rollback');
+  t.regex(held.why, /the controller refusing the workload's input \(RabbitmqCluster\/default\/r: ReconcileSuccess False \(UnsupportedOperation/);
+  // No refusal in the references, no recovery, or a write the update summary saw: a bug.
+  t.is(finding({ recovery: rolledBack }).class, 'bug');
+  t.is(finding({ refusedInput, recovery: { ...rolledBack, attempts: rolledBack.attempts.map((a) => ({ ...a, alarms: 1 })) } }).class, 'bug');
+  t.is(finding({ refusedInput, recovery: rolledBack, alarms: [marker, deleted] }).class, 'bug');
 });
