@@ -156,6 +156,9 @@ export async function recoverFindings(ctx: RecoverFindingsContext): Promise<void
         const done = await ctx.limiter.run(() => {
           ctx.log(`recover ${ctx.config.name}/${workload.name} finding ${n + 1}/${toRecover.length} ${p.metadata.name}: ${f.summary}`);
           return ctx.run(p, runDir, `${p.metadata.name} recovery`, async (run) => {
+            // A fault that missed its moment shows nothing to recover from: no attempt (the run's
+            // error says why, and the recovery is not known).
+            if (!run.injected) return;
             const broken = (state: RunState) => stillBroken(references, state, faultFree, options).length;
             recovery.before = broken(await run.state());
             if (recovery.before === 0) return;

@@ -100,6 +100,8 @@ export interface SettledRun {
   /** The run's quiet window and settle timeout, in ms. */
   quietMs: number;
   settleTimeoutMs: number;
+  /** Every fault of the run's plan fired (true without a plan): a run whose faults did not shows nothing of them. */
+  injected: boolean;
 }
 
 export interface RunOutcome {
@@ -321,6 +323,7 @@ function settledRun({ run, cluster, recorder, proxy, controller, settle }: Start
     },
     quietMs: config.settle.quietMs,
     settleTimeoutMs: config.settle.timeoutSeconds * 1000,
+    injected: run.plan === undefined || run.record.injected === true,
   };
 }
 

@@ -24,16 +24,17 @@ const plan = (name: string): TestPlan => ({
 });
 
 /** Recovery of the one finding of plan `a`, on a run that settles on the references' end state and is judged `judged`. */
-async function recoverOnHealedRun(judged: (found: PlanResult) => Rerun): Promise<PlanResult> {
+async function recoverOnHealedRun(judged: (found: PlanResult) => Rerun, injected = true, endV = '1'): Promise<PlanResult> {
   const found = result('a');
   const results: Array<PlanResult | undefined> = [found];
   const settled: SettledRun = {
     restartController: () => Promise.resolve(),
     runSteps: () => Promise.resolve({ ok: true }),
     settle: () => Promise.resolve(true),
-    state: () => Promise.resolve(runWith([configMap('cfg', { v: '1' })])),
+    state: () => Promise.resolve(runWith([configMap('cfg', { v: endV })])),
     quietMs: 100,
     settleTimeoutMs: 1000,
+    injected,
   };
   const ctx: RecoverFindingsContext = {
     config: { name: 'op', workloads: new Map([['recreate', { name: 'recreate', steps: [] }]]) } as unknown as ControllerUnderTest,
@@ -47,7 +48,7 @@ async function recoverOnHealedRun(judged: (found: PlanResult) => Rerun): Promise
     faultFreeAlarms: () => Promise.resolve([]),
     run: async (_p, runDir, _label, afterSettle) => {
       await afterSettle(settled);
-      return { judged: { ...judged(found), runDir } };
+      return { ...(injected ? {} : { error: 'nothing was tested: its fault never fired' }), judged: { ...judged(found), runDir } };
     },
     faultFreeRun: () => Promise.resolve({ error: 'not used' }),
     save: () => undefined,
@@ -74,4 +75,13 @@ test('a recovery run that never showed the finding leaves its recovery not known
     signature: { oracle: 'end-state', divergence: { kind: 'extra', verb: 'delete', object: 'Service/default/other' } },
   }));
   t.is(other.recovery?.shown, false);
+});
+
+test('a recovery run whose fault did not fire tries nothing: its recovery is not known', async (t) => {
+  // Its end state differs from the references' (v: 2), but not because of the fault.
+  const r = await recoverOnHealedRun(() => ({ runDir: '', verdict: 'not-injected' }), false, '2');
+  t.deepEqual(r.recovery?.attempts, []);
+  t.is(r.recovery?.before, 0);
+  t.regex(r.recovery?.error ?? '', /nothing was tested/);
+  t.is(groupFindings([r])[0]!.recovery, undefined);
 });
