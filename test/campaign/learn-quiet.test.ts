@@ -80,9 +80,18 @@ test('a run silent longer than its window and then writing sizes the window from
   t.truthy(sized, lines.join('\n'));
   const layout = new CampaignLayout(out, 'mirror');
   const [ref1, ref2] = [1, 2].map((n) => layout.referenceRun('w', n));
-  // The kept first run is the one run again: it settled on the sized window, and so did the second.
-  t.is(recordOf(ref1!).quietMs, sized);
-  t.is(recordOf(ref2!).quietMs, sized);
+  // Each kept run settled on the window in effect when it ran, and showed no silence as long as it
+  // before a write (else it would have sized the window again and been run again): the last one on
+  // the sized window. The first is run again on the window it sized; on a loaded machine the second
+  // can show a longer silence and size the window once more (load 20-29: the first kept 2049 ms, the
+  // second 3562 ms), and the first, judged by its own silences, is not run a third time.
+  const windows = [ref1!, ref2!].map((d) => recordOf(d).quietMs!);
+  t.is(windows[1], sized);
+  for (const [i, d] of [ref1!, ref2!].entries()) {
+    t.true(windows[i]! <= sized! && windows[i]! > 1000, `${d} settled on ${windows[i]} ms`);
+    const silence = (await silenceBeforeWrite(d, 1000)) ?? 0;
+    t.true(silence < windows[i]!, `${d}: a ${silence} ms silence before a write, past its ${windows[i]} ms window`);
+  }
   t.true(
     lines.some((l) =>
       /the controller was silent for \d+ ms, nothing new shown to it, and then sent create .*longer than the 1000 ms window it settled on, so runs settle after \d+ ms of quiet from now on .*and this run is run again/.test(
