@@ -72,14 +72,17 @@ const running = {
 };
 
 test('a pod-crash plan crash-loops the pod from its trigger for its window; the cluster trace shows the start, the crash, the heal and the recovery', async (t) => {
-  // The window ends on the first crash the kubelet reports, not after a second (which a loaded machine may not fit it in).
+  // The window ends on the first crash the kubelet reports, not after a second (which a loaded machine
+  // may not fit it in); forSeconds bounds it and keeps the run from settling before (as for node-not-ready).
   const crashed1 = {
     key: 'Pod/default/web-0',
     change: 'update' as const,
     fields: [{ path: 'status.containerStatuses[0].restartCount', before: 0, after: 1 }],
     occurrence: 1,
   };
-  const runDir = await injectedRun(t, [{ type: 'pod-crash', pod: 'Pod/default/web-0', mode: 'crash-loop', at: running, until: { change: crashed1 } }]);
+  const runDir = await injectedRun(t, [
+    { type: 'pod-crash', pod: 'Pod/default/web-0', mode: 'crash-loop', at: running, until: { change: crashed1 }, forSeconds: 30 },
+  ]);
   const trace = await readTraceAll(join(runDir, 'cluster.trace.jsonl'));
   const story = trace.flatMap((e) => {
     if (e.type === 'fault') return [`fault ${e.fault} ${e.phase}`];
@@ -139,13 +142,18 @@ async function podStory(runDir: string): Promise<string[]> {
 test("a node-not-ready plan takes the pod's node out for its window: taints, the pod unready, then the heal: untainted, the pod ready again", async (t) => {
   // The window ends on the outage's last effect (the pod marked unready, after the node's taints),
   // not after a second: on a loaded machine the simulated node lifecycle can take longer than that.
+  // Its forSeconds is only the bound that keeps the run from settling before the window ends (a
+  // window that ends on a trigger alone ends with the run at the latest, and this controller is
+  // quiet long before the pod is marked).
   const podUnready = {
     key: 'Pod/default/web-0',
     change: 'update' as const,
     fields: [{ path: 'status.conditions[type=Ready].status', before: 'True', after: 'False' }],
     occurrence: 1,
   };
-  const runDir = await injectedRun(t, [{ type: 'node-not-ready', node: 'Node/node-1', mode: 'unreachable', at: running, until: { change: podUnready } }]);
+  const runDir = await injectedRun(t, [
+    { type: 'node-not-ready', node: 'Node/node-1', mode: 'unreachable', at: running, until: { change: podUnready }, forSeconds: 30 },
+  ]);
   const story = await podStory(runDir);
   const at = (line: string, from = 0) => story.findIndex((l, i) => i >= from && l === line);
   const applied = at('fault node-not-ready applied');
