@@ -53,7 +53,7 @@
  * shows what its whole-view plan shows, and only the twin is kept. It counts at `deduplicated`.
  */
 import { parseKey, type ObjectKey } from '../../src/model/object-key.js';
-import { describeChange, describeWrite, type ChangeTrigger, type Trigger } from '../../src/model/plan.js';
+import { describeChange, describeStaleView, describeWrite, type ChangeTrigger, type Trigger } from '../../src/model/plan.js';
 import { pathKey, pathsOverlap } from '../paths.js';
 import { StageCounter } from '../pruning.js';
 import { isSuccess, upperBound, type ChangeRecord, type RunAnalysis, type WriteRecord } from '../trace-analysis.js';
@@ -116,15 +116,22 @@ function latestOutsideEvents(main: RunAnalysis, own: Uint8Array): Int32Array {
 }
 
 /**
- * The view from before the event `w` reacted to: the last delivery, before that event, whose change
- * a plan can name and that is no bookkeeping (-1: none). The event is the latest watch event of an
- * outside change among w's window causes (with serialized delivery, the episode's event when someone
- * else made it; with bursts, the window holds many and the latest is the one that started w's
- * reconcile unless others arrived during it), else the start of the window.
+ * The event `w` reacted to (a delivery index): the latest watch event of an outside change among w's
+ * window causes (with serialized delivery, the episode's event when someone else made it; with
+ * bursts, the window holds many and the latest is the one that started w's reconcile unless others
+ * arrived during it), else the start of the window.
  */
-function viewBeforeReaction(main: RunAnalysis, triggers: Triggers, outside: Int32Array, memo: Map<number, number>, w: WriteRecord): number {
+function reactionEvent(outside: Int32Array, w: WriteRecord): { delivery: number; outside: boolean } {
   const latest = w.causeTo > w.causeFrom ? outside[w.causeTo - 1]! : -1;
-  const event = Math.min(latest >= w.causeFrom ? latest : w.causeFrom, w.deliveriesBefore);
+  const isOutside = latest >= w.causeFrom && latest < w.deliveriesBefore;
+  return { delivery: Math.min(isOutside ? latest : w.causeFrom, w.deliveriesBefore), outside: isOutside };
+}
+
+/**
+ * The view from before the event `w` reacted to (reactionEvent): the last delivery, before that
+ * event, whose change a plan can name and that is no bookkeeping (-1: none).
+ */
+function viewBeforeReaction(main: RunAnalysis, triggers: Triggers, memo: Map<number, number>, event: number): number {
   // Writes of one reconcile share the event: walk back once per event.
   let found = memo.get(event);
   if (found !== undefined) return found;
@@ -138,6 +145,33 @@ function viewBeforeReaction(main: RunAnalysis, triggers: Triggers, outside: Int3
   }
   memo.set(event, found);
   return found;
+}
+
+/**
+ * A stale view: frozen right after the change `change` (an index into the main run's changes), or,
+ * `before`, right before it (the state after change - 1 in the main run; in another run, whatever
+ * came just before that change there).
+ */
+interface ViewAt {
+  change: number;
+  before: boolean;
+}
+
+/** The main run's change whose state the view shows (-1: the state before the first). */
+const stateIndex = (v: ViewAt) => (v.before ? v.change - 1 : v.change);
+
+/**
+ * Do changes `b` and `x` (of the main run, b before x) follow each other in every reference run,
+ * with only bookkeeping between? Then a view right after b is a view right before x in every run.
+ */
+function adjacentEverywhere(main: RunAnalysis, triggers: Triggers, b: number, x: number): boolean {
+  return [main, ...triggers.others].every((run) => {
+    const from = triggers.changeIn(run, b);
+    const to = triggers.changeIn(run, x);
+    if (from < 0 || to <= from) return false;
+    for (let i = from + 1; i < to; i++) if (!run.changes[i]!.bookkeeping) return false;
+    return true;
+  });
 }
 
 /** The kinds the workload's steps write, sorted (none for traces without workload steps). */
@@ -183,15 +217,19 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
   // no plan already shows the same; when it shows the same as its whole-view plan (nothing else
   // changed in between), the twin is the one kept (a whole view also serves every other kind's list
   // at the view's resourceVersion, which writes based on it may find outdated; the twin's are live).
-  const keep = (w: WriteRecord, view: number, restart: number, candidate: () => PlanCandidate) => {
+  // A view right before a change is kept beside a view right after another that shows the same state
+  // in this run: in another run, other changes may come between the two.
+  const keep = (w: WriteRecord, viewAt: ViewAt, restart: number, candidate: () => PlanCandidate) => {
+    const view = stateIndex(viewAt);
     const atRestart = `${scopedState(restart)}|${otherState(restart)}`;
-    const state = `${scopedView(view)}|${otherView(view)}||${atRestart}`;
-    const twinState = `${scopedView(view)}|${otherView(restart)}||${atRestart}`;
+    const moment = viewAt.before ? 'before|' : '';
+    const state = `${moment}${scopedView(view)}|${otherView(view)}||${atRestart}`;
+    const twinState = `${moment}${scopedView(view)}|${otherView(restart)}||${atRestart}`;
     const twin = kinds.length > 0 && scopedView(view) !== scopedView(restart) && !seen.has(twinState);
     const whole = !seen.has(state) && !(twin && twinState === state);
     if (!whole && !twin) return;
     const made = candidate();
-    const rank = rankOf(view, restart);
+    const rank = rankOf(viewAt, restart);
     if (whole) {
       seen.add(state);
       stages.add('deduplicated');
@@ -203,14 +241,18 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
       candidates.push({ ...scopedTwin(made, kinds), group: selectionGroup(w, 'scoped'), rank });
     }
   };
-  const plan = (w: WriteRecord, n: number, restart: number, undo: boolean) => {
+  const plan = (w: WriteRecord, view: ViewAt, restart: number, undo: boolean) => {
     stages.add('deterministic');
-    keep(w, n, restart, () => candidateFor(w, triggers.change(n)!, { change: triggers.change(restart)! }, staleReleaseSeconds, undo ? 'undo' : 'conflict'));
+    const at = { change: triggers.change(restart)! };
+    keep(w, view, restart, () =>
+      candidateFor(w, { trigger: triggers.change(view.change)!, before: view.before }, at, staleReleaseSeconds, undo ? 'undo' : 'conflict'),
+    );
   };
   for (const w of main.writes) {
     stages.add('baseline', w.deliveriesBefore);
     const causes = causesOf(w);
-    const before = viewBeforeReaction(main, triggers, outside, memo, w);
+    const event = reactionEvent(outside, w);
+    const before = viewBeforeReaction(main, triggers, memo, event.delivery);
     // (before, w) is a plan of its own unless the causal pair (before, w) makes the same one: when w
     // has a conflict, both restart there.
     const conflict = conflictOf(main, own, w);
@@ -224,7 +266,7 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
       if (!w.bookkeeping && triggers.deterministicChange(conflict)) {
         for (const d of causes) {
           const n = main.deliveries[d]!.change;
-          if (n >= 0 && triggers.deterministicChange(n)) plan(w, n, conflict, false);
+          if (n >= 0 && triggers.deterministicChange(n)) plan(w, { change: n, before: false }, conflict, false);
         }
       }
     }
@@ -232,13 +274,29 @@ function pruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
     // on an object the view shows (from a view without it, the controller would create it: the
     // create's own pairs cover that).
     const restart = conflict >= 0 ? conflict : w.firstLater;
-    if (!undo || w.effect !== 'effective' || restart < 0 || !w.rawKey || !main.existsAfter(w.rawKey, main.deliveries[before]!.change)) continue;
-    stages.add('effective-writes');
-    if (w.bookkeeping || !triggers.deterministicChange(restart)) continue;
-    plan(w, main.deliveries[before]!.change, restart, true);
+    if (w.effect !== 'effective' || restart < 0 || !w.rawKey) continue;
+    const b = before >= 0 ? main.deliveries[before]!.change : -1;
+    if (undo && main.existsAfter(w.rawKey, b)) {
+      stages.add('effective-writes');
+      if (!w.bookkeeping && triggers.deterministicChange(restart)) plan(w, { change: b, before: false }, restart, true);
+    }
+    // The same from right before the outside event itself, when a reference run has more between B
+    // and it: "after B" names the moment by what came before the event in this run, and in that run
+    // the view misses what came between (a status report of the controller's, which the restarted
+    // one would rewrite from the view, with its stale resourceVersion, every reconcile, before it
+    // reaches the decision the view is for). Whether (B, w) is a causal pair or an undo pair, this is
+    // a second view of it, counted at `deduplicated` (as a scoped twin is); without a B (the event is
+    // the first the controller was shown) there is no view to name otherwise.
+    const x = event.outside ? main.deliveries[event.delivery]!.change : -1;
+    if (x < 0 || w.bookkeeping || main.changes[x]!.bookkeeping || !main.existsAfter(w.rawKey, x - 1)) continue;
+    if (b < 0 || !triggers.deterministicChange(restart) || !triggers.deterministicChange(x) || adjacentEverywhere(main, triggers, b, x)) continue;
+    const at = { change: triggers.change(restart)! };
+    keep(w, { change: x, before: true }, restart, () => candidateFor(w, { trigger: triggers.change(x)!, before: true }, at, staleReleaseSeconds, 'undo'));
   }
   previousLifePlans(main, triggers, stages, (w, view, restart, at) =>
-    keep(w, view, restart, () => candidateFor(w, triggers.change(view)!, at, staleReleaseSeconds, 'previous-life')),
+    keep(w, { change: view, before: false }, restart, () =>
+      candidateFor(w, { trigger: triggers.change(view)!, before: false }, at, staleReleaseSeconds, 'previous-life'),
+    ),
   );
   return { candidates, stages: stages.result() };
 }
@@ -261,12 +319,13 @@ const DELETION_TIMESTAMP = pathKey('metadata.deletionTimestamp');
  *   stale views), the earliest such (the one that set off what followed);
  * - else a view older than a change of the workload kinds' spec that comes before the restart, in
  *   every reference run (the view shows an old desired state, and comes before the restart however
- *   the run's timing goes); the latest such;
+ *   the run's timing goes); the latest such, so a view right before such a change (Sieve's pause)
+ *   when there is one: the old desired state with everything else as recent as it was then;
  * - else the latest view;
  * then a restart point before the workload's last step ended (a later one may come after a test run
  * has settled), the latest such (when most of the state the old view contradicts exists).
  */
-function selectionRanker(main: RunAnalysis, triggers: Triggers, workloadKinds: ReadonlySet<string>): (view: number, restart: number) => number[] {
+function selectionRanker(main: RunAnalysis, triggers: Triggers, workloadKinds: ReadonlySet<string>): (view: ViewAt, restart: number) => number[] {
   const runs = [main, ...triggers.others];
   const specChanges = runs.map((run) =>
     run.changes
@@ -278,19 +337,22 @@ function selectionRanker(main: RunAnalysis, triggers: Triggers, workloadKinds: R
       .map((c) => c.index),
   );
   const workloadEnd = main.workloadSteps.at(-1)?.endSeq ?? Infinity;
-  const oldSpecEverywhere = (view: number, restart: number) =>
+  // A spec change at or after the view's moment (after the change, or the change itself for a view
+  // right before it) and at or before the restart, in every run.
+  const oldSpecEverywhere = (view: ViewAt, restart: number) =>
     runs.every((run, r) => {
-      const v = triggers.changeIn(run, view);
+      const v = triggers.changeIn(run, view.change);
       const at = triggers.changeIn(run, restart);
       if (v < 0 || at < 0) return false;
-      const i = upperBound(specChanges[r]!, v);
+      const i = upperBound(specChanges[r]!, view.before ? v - 1 : v);
       return i < specChanges[r]!.length && specChanges[r]![i]! <= at;
     });
   return (view, restart) => {
-    const c = main.changes[view]!;
+    const c = main.changes[view.change]!;
     const late = main.changes[restart]!.seq > workloadEnd ? 1 : 0;
-    if (c.eventType === 'DELETED' || c.diffKeys.includes(DELETION_TIMESTAMP)) return [0, view, late, -restart];
-    return [1, oldSpecEverywhere(view, restart) ? 0 : 1, -view, late, -restart];
+    if (!view.before && (c.eventType === 'DELETED' || c.diffKeys.includes(DELETION_TIMESTAMP))) return [0, view.change, late, -restart];
+    // A view right before change x is later than every view right after an earlier change.
+    return [1, oldSpecEverywhere(view, restart) ? 0 : 1, -(view.before ? view.change - 0.5 : view.change), late, -restart];
   };
 }
 
@@ -393,7 +455,7 @@ function unpruned({ main, triggers, staleReleaseSeconds }: RuleContext) {
       const view = n >= 0 ? triggers.change(n) : undefined;
       if (!view) continue;
       stages.add('expressible');
-      candidates.push(candidateFor(w, view, at, staleReleaseSeconds));
+      candidates.push(candidateFor(w, { trigger: view, before: false }, at, staleReleaseSeconds));
     }
   }
   return { candidates, stages: stages.result() };
@@ -414,17 +476,24 @@ function scopedTwin(whole: PlanCandidate, kinds: string[]): PlanCandidate {
 
 type StaleKind = 'conflict' | 'undo' | 'previous-life';
 
-function candidateFor(w: WriteRecord, viewAfter: ChangeTrigger, at: Trigger, releaseAfterSeconds: number, kind: StaleKind = 'conflict'): PlanCandidate {
+function candidateFor(
+  w: WriteRecord,
+  view: { trigger: ChangeTrigger; before: boolean },
+  at: Trigger,
+  releaseAfterSeconds: number,
+  kind: StaleKind = 'conflict',
+): PlanCandidate {
   const when =
     'change' in at ? `when ${describeChange(at.change)}` : `right after it ${describeWrite((at as { write: NonNullable<WriteRecord['trigger']> }).write)}`;
   const why =
     kind === 'undo'
       ? `a view from before what made it ${describeU(w)}: it may undo that`
       : kind === 'previous-life'
-        ? `a view from ${viewAfter.key}'s previous life: it may create its children again with the old owner`
+        ? `a view from ${view.trigger.key}'s previous life: it may create its children again with the old owner`
         : `from that view it once ${describeU(w)}`;
+  const moment = view.before ? { viewBefore: view.trigger } : { viewAfter: view.trigger };
   return {
-    description: `${when}, restart the controller onto a view frozen right after ${describeChange(viewAfter)}, released once it has acted on it and gone quiet or round in a loop, at most ${releaseAfterSeconds} s (${why})`,
-    faults: [{ type: 'stale-restart', at, viewAfter, releaseAfterSeconds }],
+    description: `${when}, restart the controller onto a view frozen ${describeStaleView({ change: view.trigger, before: view.before })}, released once it has acted on it and gone quiet or round in a loop, at most ${releaseAfterSeconds} s (${why})`,
+    faults: [{ type: 'stale-restart', at, ...moment, releaseAfterSeconds }],
   };
 }

@@ -52,9 +52,15 @@ interface ArmedEntry {
 
 interface MarkEntry {
   trigger: ChangeTrigger;
+  before: boolean;
   counter: ChangeOccurrenceCounter;
   resourceVersion: string | undefined;
   seq: number | undefined;
+}
+
+function setMark(m: MarkEntry, c: ObservedChange): void {
+  m.resourceVersion = m.before ? String(Number(c.resourceVersion) - 1) : c.resourceVersion;
+  m.seq = c.seq;
 }
 
 export class TriggerBoard {
@@ -105,15 +111,19 @@ export class TriggerBoard {
     };
   }
 
-  /** Remembers the resourceVersion at which the cluster view first sees a change matching `trigger`. */
-  markChange(trigger: ChangeTrigger): ChangeMark {
+  /**
+   * Remembers the resourceVersion at which the cluster view first sees a change matching `trigger`,
+   * or, with `before`, the one right before it (the change's own less one: resourceVersions are the
+   * store's revisions, which the cluster view's `stateAt` reads as numbers too), so that a view at it
+   * shows every change before this one, whatever they were in this run.
+   */
+  markChange(trigger: ChangeTrigger, options: { before?: boolean } = {}): ChangeMark {
     if (!this.clusterView) throw new Error("markChange needs the proxy's cluster view");
-    const entry: MarkEntry = { trigger, counter: new ChangeOccurrenceCounter(), resourceVersion: undefined, seq: undefined };
+    const entry: MarkEntry = { trigger, before: options.before ?? false, counter: new ChangeOccurrenceCounter(), resourceVersion: undefined, seq: undefined };
     this.marks.push(entry);
     for (const c of this.clusterView.pastChanges()) {
       if (matchesChange(trigger, c.prev, c.next, entry.counter, this.keys.fold(c.key))) {
-        entry.resourceVersion = c.resourceVersion;
-        entry.seq = c.seq;
+        setMark(entry, c);
         break;
       }
     }
@@ -139,10 +149,7 @@ export class TriggerBoard {
     const key = this.keys.observeChange(c);
     for (const m of this.marks) {
       if (m.resourceVersion !== undefined) continue;
-      if (matchesChange(m.trigger, c.prev, c.next, m.counter, key)) {
-        m.resourceVersion = c.resourceVersion;
-        m.seq = c.seq;
-      }
+      if (matchesChange(m.trigger, c.prev, c.next, m.counter, key)) setMark(m, c);
     }
     for (const a of [...this.armed]) {
       if (a.cancelled || !a.evaluator.watchesChanges) continue;

@@ -253,3 +253,21 @@ test("the managed-system fault kinds say they leave the controller's view true; 
   const onManagedSystem = FAULT_KINDS.filter((k) => faultOnManagedSystem({ type: k.type } as Fault)).map((k) => k.type);
   t.deepEqual(onManagedSystem.sort(), ['app-unavailable', 'node-not-ready', 'pod-crash', 'pod-evict', 'pvc-fault']);
 });
+
+test('a stale-restart freezes its view right after one change (viewAfter) or right before one (viewBefore): exactly one of the two', (t) => {
+  const view = { key: 'A/b/c', change: 'create', occurrence: 1 };
+  const before = validatePlan(base([{ type: 'stale-restart', at: { change: view }, viewBefore: view, releaseAfterSeconds: 1 }]), 'p.yaml');
+  t.deepEqual(before.spec.faults[0], { type: 'stale-restart', at: { change: view }, viewBefore: view, releaseAfterSeconds: 1 });
+  for (const moment of [{}, { viewAfter: view, viewBefore: view }]) {
+    const err = t.throws(() => validatePlan(base([{ type: 'stale-restart', at: { change: view }, ...moment, releaseAfterSeconds: 1 }]), 'p.yaml'), {
+      instanceOf: UserInputError,
+    });
+    t.is(err!.at, 'spec.faults[0]');
+    t.regex(err!.message, /viewAfter or viewBefore \(a change trigger\), exactly one/);
+  }
+  failsAt(
+    t,
+    [{ type: 'stale-restart', at: { change: view }, viewBefore: { ...view, change: 'explode' }, releaseAfterSeconds: 1 }],
+    'spec.faults[0].viewBefore.change',
+  );
+});

@@ -8,7 +8,7 @@
  */
 import test from 'ava';
 import { planTests, type PlannerOutput } from '../../planner/index.js';
-import type { Trigger, TestPlan } from '../../src/model/plan.js';
+import { staleViewMoment, type Trigger, type TestPlan } from '../../src/model/plan.js';
 import type { KubeObject } from '../../src/model/object-key.js';
 import type { ClusterChangeEvent, TraceEvent } from '../../src/model/trace.js';
 import { TriggerEvaluator } from '../../src/model/trigger-eval.js';
@@ -53,7 +53,7 @@ function normalRun(): TraceEvent[] {
 function triggersOf(p: TestPlan): Trigger[] {
   return p.spec.faults.flatMap((f): Trigger[] => {
     if (f.type === 'crash-after-write') return [{ write: f.after }];
-    if (f.type === 'stale-restart') return [f.at, { change: f.viewAfter }];
+    if (f.type === 'stale-restart') return [f.at, { change: staleViewMoment(f).change }];
     if (f.type === 'api-error') return [{ write: f.on }];
     if (f.type === 'watch-end') return [f.at];
     if (f.type === 'hold-until') return [{ change: f.from }, { change: f.until }];

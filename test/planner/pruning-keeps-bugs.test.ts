@@ -26,7 +26,7 @@ import { normalizeForTrigger } from '../../src/model/change-match.js';
 import { completedWrite } from '../../proxy/write-triggers.js';
 import { WriteOccurrenceCounter } from '../../src/model/controller-write.js';
 import type { KubeObject } from '../../src/model/object-key.js';
-import type { Fault, Trigger } from '../../src/model/plan.js';
+import { staleViewMoment, type Fault, type Trigger } from '../../src/model/plan.js';
 import type { RequestEvent, TraceEvent } from '../../src/model/trace.js';
 import { TriggerEvaluator } from '../../src/model/trigger-eval.js';
 import { TraceBuilder } from './_trace-builder.js';
@@ -91,9 +91,11 @@ function exposure(events: TraceEvent[], fault: Fault): Exposure {
     return from === undefined || until === undefined ? 'never' : `hold ${fault.key} ${from}..${until}`;
   }
   if (fault.type !== 'stale-restart') return 'never';
-  const view = firesAt(events, { change: fault.viewAfter });
+  const moment = staleViewMoment(fault);
+  const view = firesAt(events, { change: moment.change });
   const at = firesAt(events, fault.at);
-  return view === undefined || at === undefined ? 'never' : `stale ${stateAt(events, view)} @ ${stateAt(events, at)}`;
+  // A view right before the change: the state of the events before it.
+  return view === undefined || at === undefined ? 'never' : `stale ${stateAt(events, moment.before ? view - 1 : view)} @ ${stateAt(events, at)}`;
 }
 
 interface Episode {

@@ -1,13 +1,14 @@
 import test from 'ava';
 import type { PlannerOutput } from '../../planner/index.js';
-import type { CrashAfterWriteFault, StaleRestartFault } from '../../src/model/plan.js';
+import { staleViewMoment, type CrashAfterWriteFault, type StaleRestartFault } from '../../src/model/plan.js';
 import { TraceBuilder } from './_trace-builder.js';
 import { CM, DB, STS, deleteThenRecreate, plan, plansOf, stages } from './_helpers.js';
 
 const view = (out: PlannerOutput) =>
   plansOf(out, 'stale-state').map((p) => {
     const f = p.spec.faults[0] as StaleRestartFault;
-    return `${p.metadata.name}: view ${f.viewAfter.key} ${f.viewAfter.change}${f.viewAfter.fields ? `[${f.viewAfter.fields.map((x) => x.path).join(',')}]` : ''}`;
+    const m = staleViewMoment(f);
+    return `${p.metadata.name}: view ${m.before ? 'before ' : ''}${m.change.key} ${m.change.change}${m.change.fields ? `[${m.change.fields.map((x) => x.path).join(',')}]` : ''}`;
   });
 
 test('selection keeps one stale plan per kind of write re-issued; for a delete, the view right after the deletion that set it off', (t) => {
@@ -88,7 +89,10 @@ function annotatedThenRecreated(lateAnnotation: boolean): TraceBuilder {
 
 test('selection keeps a view that comes before the restart, and shows the old spec, in every reference run', (t) => {
   const runs = [annotatedThenRecreated(true).events, annotatedThenRecreated(false).events];
-  const annotation = (f: StaleRestartFault) => f.viewAfter.fields?.map((x) => x.path).join(',');
+  const annotation = (f: StaleRestartFault) =>
+    staleViewMoment(f)
+      .change.fields?.map((x) => x.path)
+      .join(',');
   const deleteViews = (out: PlannerOutput) =>
     plansOf(out, 'stale-state')
       .filter((p) => p.spec.description.includes('deletes StatefulSet'))

@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { PlannerOutput } from '../../planner/index.js';
-import type { StaleRestartFault } from '../../src/model/plan.js';
+import { staleViewMoment, type StaleRestartFault } from '../../src/model/plan.js';
 import { TraceBuilder } from './_trace-builder.js';
 import { CM, DB, STS, deleteThenRecreate, faultsOf, plan, plansOf, stages } from './_helpers.js';
 
@@ -16,7 +16,8 @@ function summary(out: PlannerOutput): string[] {
     const at = 'change' in f.at ? f.at.change : undefined;
     const name = (c: { key: string; change: string; occurrence: number; fields?: Array<{ path: string }> }) =>
       `${c.key} ${c.change}${c.fields ? `[${c.fields.map((x) => x.path).join(',')}]` : ''} #${c.occurrence}`;
-    return `view ${name(f.viewAfter)} / at ${at ? name(at) : JSON.stringify(f.at)}`;
+    const m = staleViewMoment(f);
+    return `view ${m.before ? 'before ' : ''}${name(m.change)} / at ${at ? name(at) : JSON.stringify(f.at)}`;
   });
 }
 
@@ -82,8 +83,8 @@ test('an update that a later change of the same fields would be undone by is pla
     .episode().events;
   const out = plan(trace);
   t.true(summary(out).includes(`view ${DB} update[spec.replicas] #1 / at ${STS} update[spec.replicas] #1`), summary(out).join('\n'));
-  const f = stale(out).find((x) => x.viewAfter.key === DB && x.viewAfter.change === 'update')!;
-  t.deepEqual(f.viewAfter.fields, [{ path: 'spec.replicas', before: 1, after: 3 }]);
+  const f = stale(out).find((x) => x.viewAfter?.key === DB && x.viewAfter.change === 'update')!;
+  t.deepEqual(f.viewAfter!.fields, [{ path: 'spec.replicas', before: 1, after: 3 }]);
   t.deepEqual('change' in f.at && f.at.change.fields, [{ path: 'spec.replicas', before: 3, after: 5 }]);
 });
 
@@ -230,10 +231,10 @@ test('deterministic: a view whose change differs between reference runs is named
       .episode().events;
   };
   const out = plan([run('a1b2', false), run('c3d4', false)]);
-  const f = stale(out).find((x) => x.viewAfter.key === DB && x.viewAfter.change === 'update')!;
+  const f = stale(out).find((x) => x.viewAfter?.key === DB && x.viewAfter.change === 'update')!;
   // status.token differs between the runs: the trigger names the deletionTimestamp only.
-  t.deepEqual(f.viewAfter.fields, [{ path: 'metadata.deletionTimestamp', after: '<timestamp>' }]);
-  t.is(stale(plan([run('a1b2', false)])).find((x) => x.viewAfter.key === DB && x.viewAfter.change === 'update')!.viewAfter.fields?.length, 2);
+  t.deepEqual(f.viewAfter!.fields, [{ path: 'metadata.deletionTimestamp', after: '<timestamp>' }]);
+  t.is(stale(plan([run('a1b2', false)])).find((x) => x.viewAfter?.key === DB && x.viewAfter.change === 'update')!.viewAfter!.fields?.length, 2);
   // A change the other run does not have at all (an extra update of the StatefulSet) cannot be a trigger.
   const extra = plan([run('a1b2', false), run('a1b2', true)]);
   t.false(stale(extra).some((x) => 'change' in x.at && x.at.change.key === STS && x.at.change.change === 'update'));
@@ -335,7 +336,7 @@ test('prune: false pairs every delivered change with every later successful writ
  * the scale-down, it scales it back up (the decommission example's DataCenter left at status.nodes 2).
  * The view is no cause of the patch, and nothing later changes spec.replicas (no conflict).
  */
-function scaleDown(opts: { patchChange?: 'none'; statusAfter?: boolean; related?: boolean } = {}): TraceBuilder {
+function scaleDown(opts: { patchChange?: 'none'; statusAfter?: boolean; related?: boolean; between?: boolean } = {}): TraceBuilder {
   const b = new TraceBuilder()
     .external('ADDED', DB, { set: { 'spec.replicas': 2 }, deliver: true })
     .episode()
@@ -344,8 +345,10 @@ function scaleDown(opts: { patchChange?: 'none'; statusAfter?: boolean; related?
     .external('MODIFIED', STS, { set: { 'status.readyReplicas': 2 }, deliver: true })
     .episode()
     .write('patch', DB, { subresource: 'status', set: { 'status.phase': 'Ready' }, deliver: true })
-    .episode()
-    .external('MODIFIED', DB, { set: { 'spec.replicas': 1 }, deliver: true })
+    .episode();
+  // Something else changes between the controller's status echo and the Database's scale-down.
+  if (opts.between) b.external('ADDED', CM);
+  b.external('MODIFIED', DB, { set: { 'spec.replicas': 1 }, deliver: true })
     .episode()
     .write('patch', STS, { set: { 'spec.replicas': 1 }, deliver: true, ...(opts.patchChange ? { change: opts.patchChange } : {}) })
     .episode();
@@ -367,6 +370,40 @@ test('undoing its own reaction: a view from before the event the write reacted t
   t.regex(undo[0]!.spec.description, /a view from before what made it patches StatefulSet\/default\/db1 \(1st time\): it may undo that/);
   // The causal rule alone has no plan for the patch: nothing conflicts with it.
   t.false(summary(out).some((p) => p.startsWith(`view ${DB} update[spec.replicas]`)));
+});
+
+test('undoing its own reaction: a reference run with a change between B and the event adds a view right before the event, which the selection keeps', (t) => {
+  // scaleDown's run, and one where something else changes between the controller's status echo (B)
+  // and the Database's scale-down (the event the patch reacted to): there "right after B" is not
+  // "right before the event", and only a view named by the event itself is the same in both runs.
+  const run = (between: boolean) => scaleDown({ between }).events;
+  // The views of the plans from the patch of the StatefulSet (the write whose reaction they undo).
+  const undoViews = (out: PlannerOutput) => {
+    const all = summary(out);
+    return plansOf(out, 'stale-state').flatMap((p, i) => (p.spec.description.includes('patches StatefulSet') ? [all[i]!] : []));
+  };
+  const afterB = `view ${DB} update[status.phase] #1 / at ${STS} update[status.readyReplicas] #1`;
+  const beforeEvent = `view before ${DB} update[spec.replicas] #1 / at ${STS} update[status.readyReplicas] #1`;
+  t.deepEqual(undoViews(plan([run(false), run(false)])), [afterB], 'the same in every run: one view');
+  t.deepEqual(undoViews(plan([run(false), run(true)])), [afterB, beforeEvent]);
+  const f = stale(plan([run(false), run(true)])).find((x) => x.viewBefore !== undefined)!;
+  t.deepEqual(f.viewBefore, { key: DB, change: 'update', fields: [{ path: 'spec.replicas', before: 2, after: 1 }], occurrence: 1 });
+  t.regex(
+    plansOf(plan([run(false), run(true)]), 'stale-state').find((p) => (p.spec.faults[0] as StaleRestartFault).viewBefore)!.spec.description,
+    /onto a view frozen right before Database\/default\/db1 is updated \(spec\.replicas: 2 -> 1\)/,
+  );
+  // The selection keeps the latest view of the group: the one right before the event, also when the
+  // run plans come from (the last) has nothing between B and the event (the same state there).
+  for (const runs of [
+    [run(false), run(true)],
+    [run(true), run(false)],
+  ]) {
+    const selected = plansOf(plan(runs, { select: true }), 'stale-state').filter((p) => p.spec.description.includes('patches StatefulSet'));
+    t.deepEqual(
+      selected.map((p) => staleViewMoment(p.spec.faults[0] as StaleRestartFault).before),
+      [true],
+    );
+  }
 });
 
 test('undoing its own reaction, must not: a no-op reaction, a write nothing changes after, or a view without the object', (t) => {
@@ -527,7 +564,7 @@ test("scoped twins: each plan's view again, frozen for the workload's kinds only
     const f = p.spec.faults[0] as StaleRestartFault;
     return (
       f.kinds !== undefined &&
-      f.viewAfter.fields?.[0]?.path === 'metadata.deletionTimestamp' &&
+      f.viewAfter?.fields?.[0]?.path === 'metadata.deletionTimestamp' &&
       'change' in f.at &&
       f.at.change.key === STS &&
       f.at.change.occurrence === 2
@@ -603,7 +640,7 @@ test('scoped twins: a twin that shows the controller what its whole-view plan sh
   const faults = stale(plan(b.events));
   t.is(faults.length, 1, summary(plan(b.events)).join('\n'));
   t.deepEqual(faults[0]!.kinds, ['Database']);
-  t.is(faults[0]!.viewAfter.change, 'create');
+  t.is(faults[0]!.viewAfter?.change, 'create');
 });
 
 test("a status report conflicts with a status change someone else made, not with the controller's own later report", (t) => {

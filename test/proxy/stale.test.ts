@@ -248,3 +248,28 @@ test('churn on a stale view: creates that keep succeeding because something remo
   await waitFor('the loop', () => loop !== undefined);
   t.deepEqual(loop, { round: 1, churn: true });
 });
+
+test('a view right before a change: the mark is the resourceVersion just before it, and the restarted informer sees the state before it', async (t) => {
+  const { cluster, proxy } = await startRecordedProxy(t);
+  const direct = kubeConfigOf(cluster.kubeconfigYaml()).makeApiClient(CoreV1Api);
+  const key = 'ConfigMap/default/s';
+  const mark = proxy.primitives.triggers.markChange(
+    { key, change: 'update', fields: [{ path: 'data.v', before: '1', after: '2' }], occurrence: 1 },
+    { before: true },
+  );
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'other' }, data: { v: '1' } } });
+  await direct.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 's' }, data: { v: '1' } } });
+  const v2 = await direct.patchNamespacedConfigMap({ name: 's', namespace: 'default', body: { data: { v: '2' } } }, merge);
+  await waitFor('the mark', () => mark.resourceVersion !== undefined);
+  t.is(Number(mark.resourceVersion), Number(v2.metadata!.resourceVersion) - 1);
+
+  proxy.primitives.holdController();
+  proxy.startNewEpoch();
+  proxy.incarnation = 2;
+  const view = proxy.primitives.staleViews.serve(mark.resourceVersion!);
+  const restarted = await startConfigMapInformer(t, kubeConfigOf(proxy.kubeconfigYaml()));
+  await waitFor('the restarted informer to list', () => 's' in restarted.cache());
+  t.deepEqual(restarted.cache(), { other: '1', s: '1' }, 'before release: everything before the update, not the update');
+  view.release();
+  await waitFor('after release: caught up', () => restarted.cache().s === '2');
+});

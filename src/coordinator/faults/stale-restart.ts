@@ -1,13 +1,13 @@
 /**
  * stale-restart in a run: from the start of the run the proxy marks the resourceVersion at which
- * the cluster went through `viewAfter`; when `at` fires the controller is held, killed, its Leases
+ * the cluster went through `viewAfter` (or the one right before `viewBefore`); when `at` fires the controller is held, killed, its Leases
  * deleted, and restarted onto a view frozen at that resourceVersion, released once the restarted
  * controller, having read from it, has acted on it and gone quiet (`quietMs`, the quiet window that
  * says a run has settled) or is going round in a loop of the same reads and refused writes, or of
  * writes each round undoes (src/model/retry-loop.ts), and at the latest `releaseAfterSeconds` after
  * that first read.
  */
-import { describeChange, describeTrigger, type StaleRestartFault } from '../../model/plan.js';
+import { describeChange, describeStaleView, describeTrigger, staleViewMoment, type StaleRestartFault } from '../../model/plan.js';
 import { RETRY_LOOP_ROUNDS } from '../../model/retry-loop.js';
 import { sleep } from '../../workload/runner.js';
 import type { ArmFault, FaultRun } from './arming.js';
@@ -17,11 +17,12 @@ import type { StaleView } from '../../../proxy/index.js';
 const RESTART_READ_TIMEOUT_MS = 30_000;
 
 export const armStaleRestart: ArmFault<StaleRestartFault> = (fault, run) => {
-  const mark = run.primitives.triggers.markChange(fault.viewAfter);
+  const moment = staleViewMoment(fault);
+  const mark = run.primitives.triggers.markChange(moment.change, { before: moment.before });
   const armed = run.primitives.triggers.arm(fault.at, (info) => {
     const rv = mark.resourceVersion;
     if (rv === undefined) {
-      run.refuse(`${describeTrigger(fault.at)} happened before ${describeChange(fault.viewAfter)}: no view to go back to`);
+      run.refuse(`${describeTrigger(fault.at)} happened before ${describeChange(moment.change)}: no view to go back to`);
       return;
     }
     run.primitives.holdController();
@@ -33,7 +34,7 @@ export const armStaleRestart: ArmFault<StaleRestartFault> = (fault, run) => {
       faultIndex: run.index,
       resourceVersion: rv,
       ...(info.requestId !== undefined ? { requestId: info.requestId } : {}),
-      detail: `${describeTrigger(fault.at)}: holding the controller, to restart it onto the view after ${describeChange(fault.viewAfter)} (resourceVersion ${rv})`,
+      detail: `${describeTrigger(fault.at)}: holding the controller, to restart it onto the view ${describeStaleView(moment)} (resourceVersion ${rv})`,
     });
     run.log(`  fault fired: ${describeTrigger(fault.at)}; restarting the controller onto the view at resourceVersion ${rv}`);
     run.restart(info.requestId, async () => {

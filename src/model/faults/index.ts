@@ -59,7 +59,7 @@ export { type FaultKind } from './declare.js';
 export { apiError, describeApiError, API_ERROR_ANSWERS, SLOW_SECONDS_DEFAULT, SLOW_SECONDS_MAX, type ApiErrorAnswer, type ApiErrorFault } from './api-error.js';
 export { crashAfterWrite, type CrashAfterWriteFault } from './crash-after-write.js';
 export { holdUntil, type HoldUntilFault } from './hold-until.js';
-export { staleRestart, type StaleRestartFault } from './stale-restart.js';
+export { staleRestart, staleViewMoment, describeStaleView, type StaleRestartFault, type StaleViewMoment } from './stale-restart.js';
 export { watchEnd, describeWatchEnd, WATCH_END_MODES, type WatchEndFault, type WatchEndMode } from './watch-end.js';
 export { podCrash, POD_CRASH_MODES, type PodCrashFault, type PodCrashMode } from './pod-crash.js';
 export { appUnavailable, APP_UNAVAILABLE_ANSWERS, APP_ERROR_STATUS, type AppUnavailableAnswer, type AppUnavailableFault } from './app-unavailable.js';
