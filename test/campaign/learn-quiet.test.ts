@@ -49,7 +49,10 @@ test('later reference runs settle on the window the runs before them learned', a
   t.is(recordOf(runs[1]!).quietMs, learnedQuietMs(silences, base), 'the second: learned from the first');
   silences.push(await silenceOf(runs[1]!, base));
   t.is(recordOf(runs[2]!).quietMs, learnedQuietMs(silences, base), 'the third: learned from both');
-  t.true(recordOf(runs[1]!).quietMs! < base, `the mirror controller acts within a few ms: ${lines.join('\n')}`);
+  // Not asserted: that the learned window is below the default. It is on an idle machine (the mirror
+  // controller acts within a few ms); at load 25-35 its longest silence reached a third of 5 s and the
+  // learned window stayed 5 s, which is what learnedQuietMs says for such a silence (asserted above).
+  if (recordOf(runs[1]!).quietMs === base) t.log(`the first run's longest silence was ${silences[0]} ms: the learned window is the default`);
 });
 
 test('a window set in kperturb.yaml is every reference run’s', async (t) => {
