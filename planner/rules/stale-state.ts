@@ -32,6 +32,11 @@
  *                     over the kinds the controller lists or watches (a stale view serves nothing else), the
  *                     restart's over all kinds
  *
+ * A write whose event is an outside change X gets, beside the view right after B, a view right before
+ * X itself (`viewBefore`: X's resourceVersion less one, whatever came just before it in that run)
+ * when some reference run has a change between B and X: there "right after B" is another state, or
+ * not before X at all. Counted at `deduplicated`, as a scoped twin; the selection prefers it.
+ *
  * Plus, per owner the reference run deleted and created again, views from its previous life: the
  * controller restarts when the owner is created again, and right after each of its creates of the
  * owner's children in the new life but the last, onto a view frozen at the owner's latest state in
