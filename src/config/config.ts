@@ -30,7 +30,7 @@
  *         - sleep: 0.5
  *   referenceRuns: 2
  *   settle: { quietMs: 1000, timeoutSeconds: 30 }
- *   cluster: { kubernetesVersion: "1.18" }  # embedded cluster: emulate this release's API surface
+ *   cluster: { kubernetesVersion: "1.18", podReadiness: probe }  # embedded cluster: emulate this release's API surface; pods ready after their readiness probes' initial delay
  *   masks: [{ key: "ConfigMap/default/*", paths: [data.generatedAt] }]
  *   countUpdates: [{ key: "StatefulSet/default/*", paths: [spec.replicas] }]   # update-summary oracle
  *   exec:                           # pods/exec and pods/attach answers; first match wins, default exit 0, no output
@@ -55,6 +55,7 @@ import { Validator, cut, describe, join, quote } from '../model/validate.js';
 import { readYamlFile } from '../io/yaml-file.js';
 import type { ExecRule, LogRule } from '../model/exec-rules.js';
 import { KUBERNETES_VERSION_EXPECTED, parseKubernetesVersion } from '../model/kube-version.js';
+import { POD_READINESS, type PodReadiness } from '../model/pod-readiness.js';
 import { isIP } from 'node:net';
 import { DEFAULT_HTTP_ANSWER, type ApplicationConfig, type HostAlias, type HttpAnswer, type HttpRule } from '../model/applications.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../model/label-selector.js';
@@ -210,6 +211,12 @@ export interface ClusterConfig {
    * the newest), for controllers built against APIs later releases removed (policy/v1beta1, ...).
    */
   kubernetesVersion?: string;
+  /**
+   * When the simulated kubelets report a started pod ready: 'immediate' (default) at Running, or
+   * 'probe' after its readiness probes' initialDelaySeconds, as a kubelet does (slower, and what a
+   * controller does while its pods start is then seen: rabbitmq-operator#653 needs it).
+   */
+  podReadiness?: PodReadiness;
 }
 
 /** Does the config need the cluster's pod and Service IPs to be reachable (a loopback network)? */
@@ -543,6 +550,7 @@ function validateClusterSection(v: Validator, raw: unknown): ClusterConfig {
     if (!release) v.fail(path, `${KUBERNETES_VERSION_EXPECTED} (got ${quote(text)})`);
     out.kubernetesVersion = `${release.major}.${release.minor}`;
   }
+  if (c.podReadiness !== undefined) out.podReadiness = v.oneOf(c.podReadiness, 'cluster.podReadiness', POD_READINESS);
   return out;
 }
 

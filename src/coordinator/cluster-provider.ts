@@ -103,7 +103,7 @@ export function clusterProvider(choice: ClusterChoice): ClusterProvider {
         emulatesRelease: false,
         holdsFirstCustomResourceCreate: true,
         shared: false,
-        start: (runDir, _, reachable) => startReal(choice, runDir, reachable),
+        start: (runDir, settings, reachable) => startReal(choice, runDir, settings, reachable),
       };
     case 'existing':
       return { kind: 'existing', emulatesRelease: false, holdsFirstCustomResourceCreate: true, shared: true, start: () => connectExisting(choice.kubeconfig) };
@@ -121,7 +121,7 @@ async function startEmbedded(runDir: string, settings: ClusterConfig, reachable:
     cluster = await EmbeddedCluster.start({
       ...(settings.kubernetesVersion !== undefined ? { kubernetesVersion: settings.kubernetesVersion } : {}),
       network: reachable ? 'loopback' : 'default',
-      simulation: { log: (line) => void simLog.write(`${line}\n`) },
+      simulation: { log: (line) => void simLog.write(`${line}\n`), ...(settings.podReadiness ? { podReadiness: settings.podReadiness } : {}) },
     });
   } catch (err) {
     await closeLog();
@@ -144,14 +144,16 @@ async function startEmbedded(runDir: string, settings: ClusterConfig, reachable:
   };
 }
 
-async function startReal(choice: Extract<ClusterChoice, { kind: 'real' }>, runDir: string, reachable: boolean): Promise<RunCluster> {
+async function startReal(choice: Extract<ClusterChoice, { kind: 'real' }>, runDir: string, settings: ClusterConfig, reachable: boolean): Promise<RunCluster> {
   const network = reachable ? await claimLoopbackNetwork() : undefined;
+  // The simulated kubelets beside the real control plane: their readiness as the config says.
+  const simulation = { ...(network ? { network } : {}), ...(settings.podReadiness ? { podReadiness: settings.podReadiness } : {}) };
   try {
     const cluster = await RealCluster.start({
       ...(choice.binaries ? { binaries: choice.binaries } : {}),
       ...(choice.pool ? { pool: choice.pool } : {}),
       logDir: join(runDir, 'control-plane'),
-      ...(network ? { simulation: { network } } : {}),
+      ...(Object.keys(simulation).length > 0 ? { simulation } : {}),
     });
     const clientOptions = cluster.clientOptions();
     const stop = async () => {

@@ -160,6 +160,11 @@ test('cluster.kubernetesVersion: an unquoted number, a release out of range and 
   expectInputError(t, `${VALID}cluster: "1.18"\n`, 'cluster', /a mapping/);
 });
 
+test('cluster.podReadiness: immediate or probe, anything else named with the path', (t) => {
+  t.deepEqual(loadConfig(write(`${VALID}cluster: { podReadiness: probe }\n`, { 'crd.yaml': 'kind: X' })).cluster, { podReadiness: 'probe' });
+  expectInputError(t, `${VALID}cluster: { podReadiness: slow }\n`, 'cluster.podReadiness', /immediate.*probe/);
+});
+
 test('controller.maxParallel caps how many runs of the controller test starts at once', async (t) => {
   const { effectiveParallel } = await import('../../src/campaign/campaign.js');
   const capped = loadConfig(write(VALID.replace('env: { LEVEL: 3 } }', 'env: { LEVEL: 3 }, maxParallel: 1 }'), { 'crd.yaml': 'kind: X' }));

@@ -28,6 +28,7 @@ import { NodeLifecycle, NodeOutages, type NodeOutage } from './node-lifecycle.js
 import { NodeAgent } from './nodes.js';
 import { ReplicaSetController } from './replicaset-controller.js';
 import { NameGenerator, SimApi, WorkRunner, type SimContext, type SimTiming } from './runtime.js';
+import type { PodReadiness } from '../../model/pod-readiness.js';
 import { Scheduler } from './scheduler.js';
 import { DEFAULT_NETWORK, type ClusterNetwork } from '../network.js';
 import { ServiceAccountController } from './serviceaccount-controller.js';
@@ -98,6 +99,12 @@ export interface SimulationOptions {
   nodeHeartbeatMs?: number;
   /** The first restart back-off of a container crashed by a pod-crash fault; default 10000, as a kubelet's. */
   crashBackOffMs?: number;
+  /**
+   * When a started pod is first ready: 'immediate' (default) at Running; 'probe' after the longest
+   * initialDelaySeconds of its containers' readiness probes, as a kubelet reports it (slower: 10 s
+   * for a RabbitMQ node), so that what a controller does while its pods start is seen.
+   */
+  podReadiness?: PodReadiness;
   /**
    * The 'persistentvolume' controller binds PVCs and PVs and runs pvc/pv-protection, as
    * kube-controller-manager does; default true. Set false next to a real kube-controller-manager: the
@@ -178,6 +185,7 @@ export class ClusterSimulation {
       volumeBindDelayMs: options.volumeBindDelayMs ?? 0,
       nodeHeartbeatMs: options.nodeHeartbeatMs ?? 0,
       crashBackOffMs: options.crashBackOffMs ?? 10_000,
+      podReadiness: options.podReadiness ?? 'immediate',
     };
     const ctx: SimContext = {
       client,

@@ -11,7 +11,10 @@
  * - pod-mount-failed: `podStartDelayMs` after acceptance, a volume's Secret or ConfigMap is missing:
  *   a FailedMount warning, and the pod waits until the object appears;
  * - pod-start: `podStartDelayMs` after acceptance: image pulls, Created and Started events, phase
- *   Running with every container ready;
+ *   Running with every container ready; with `podReadiness: 'probe'`, a pod whose containers have
+ *   readiness probes with an initial delay runs unready (Ready False, ContainersNotReady);
+ * - pod-ready: then, the longest initialDelaySeconds later (a kubelet's first readiness probe, which
+ *   the simulation takes to succeed): Ready;
  * - pod-complete: a running pod with restartPolicy Never or OnFailure and no probe exits 0 after
  *   `podRunToCompletionMs`: phase Succeeded. A container with a readiness, liveness or startup
  *   probe is a server (nifikop runs NiFi in bare pods with restartPolicy Never): it runs on.
@@ -192,6 +195,13 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
     steps: [{ log: (key) => `kubelet: ${key} ready again (its node is back)` }, { status: (pod) => ({ conditions: conds(pod, {}) }) }],
   },
   ...CONTAINER_FAULT_STAGES,
+  // Before pod-start, which matches any pod not yet running and ready.
+  {
+    name: 'pod-ready',
+    selector: { matchExpressions: [NOT_BEING_DELETED, RUNNING, NO_FAULT_APPLIED, { key: '$readinessProbed', operator: 'Exists' }] },
+    delay: { from: 'running', ms: readinessDelayMs },
+    steps: [{ log: (key) => `kubelet: ${key} ready (its readiness probe's initial delay over)` }, { status: recoveredStatus }],
+  },
   {
     name: 'pod-accept',
     selector: {
@@ -225,7 +235,12 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
     name: 'pod-start',
     selector: { matchExpressions: [NOT_BEING_DELETED, NOT_TERMINAL, NOT_RUNNING, NO_FAULT_APPLIED, { key: '$missingVolume', operator: 'DoesNotExist' }] },
     delay: { from: 'accepted', ms: startDelay },
-    steps: [{ remember: 'waitingFor', value: () => undefined }, { mark: 'running' }, { events: (pod, ctx) => ctx.recordStart(pod) }, { status: runningStatus }],
+    steps: [
+      { remember: 'waitingFor', value: () => undefined },
+      { mark: 'running' },
+      { events: (pod, ctx) => ctx.recordStart(pod) },
+      { status: (pod, ctx) => runningStatus(pod, ctx, readinessDelayMs(pod, ctx) === 0) },
+    ],
   },
   {
     name: 'pod-complete',
@@ -245,6 +260,8 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
 export const POD_LIFECYCLE: Lifecycle<PodLifecycleContext> = {
   facts: {
     runsToCompletion: (pod) => (runsToCompletion(pod) ? 'true' : undefined),
+    // Running, not yet reported ready by the kubelet (not a node's MarkPodsNotReady), and probed after a delay.
+    readinessProbed: (pod, _memory, ctx) => (condition(pod, 'ContainersReady')?.status === 'False' && readinessDelayMs(pod, ctx) > 0 ? 'true' : undefined),
     runningAndReady: (pod) => (podPhase(pod) === 'Running' && condition(pod, 'Ready')?.status === 'True' ? 'true' : undefined),
     startsLater: (_pod, _memory, ctx) => (ctx.timing.podStartDelayMs > 0 ? 'true' : undefined),
     missingVolume: (pod, _memory, ctx) => volumeKey(ctx.missingVolume(pod)),
@@ -272,6 +289,21 @@ function runsToCompletion(pod: KubeObject): boolean {
 }
 
 const PROBES = ['readinessProbe', 'livenessProbe', 'startupProbe'];
+
+/**
+ * How long after its start a pod is first reported ready: with `podReadiness: 'probe'`, the longest
+ * readiness probe initialDelaySeconds of its containers (a kubelet probes first then; the simulation
+ * takes the probe to succeed); else 0, ready at Running.
+ */
+function readinessDelayMs(pod: KubeObject, ctx: PodLifecycleContext): number {
+  if (ctx.timing.podReadiness !== 'probe') return 0;
+  let seconds = 0;
+  for (const c of podContainers(pod)) {
+    const probe = c.readinessProbe;
+    if (isObject(probe) && typeof probe.initialDelaySeconds === 'number') seconds = Math.max(seconds, probe.initialDelaySeconds);
+  }
+  return seconds * 1000;
+}
 
 const KUBELET_CONDITIONS = ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'];
 
@@ -368,17 +400,18 @@ function pendingStatus(pod: KubeObject, ctx: PodLifecycleContext): Record<string
   };
 }
 
-function runningStatus(pod: KubeObject, ctx: PodLifecycleContext): Record<string, unknown> {
+/** A pod just started: Running, its containers ready unless `ready` is false (a readiness probe not yet run). */
+function runningStatus(pod: KubeObject, ctx: PodLifecycleContext, ready = true): Record<string, unknown> {
   const ip = ctx.podIp(pod);
   const at = now();
   return {
     phase: 'Running',
-    conditions: conds(pod, {}),
+    conditions: ready ? conds(pod, {}) : unreadyConditions(pod),
     ...base(pod, ctx),
     podIP: ip,
     podIPs: [{ ip }],
     ...initStatuses(pod),
-    containerStatuses: podContainers(pod).map((c) => createdContainerStatus(pod, c, { running: { startedAt: at } }, true, true)),
+    containerStatuses: podContainers(pod).map((c) => createdContainerStatus(pod, c, { running: { startedAt: at } }, ready, true)),
   };
 }
 

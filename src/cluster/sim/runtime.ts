@@ -9,6 +9,7 @@
  *   controller (in start order) and the smallest key, so that the same cluster history produces the
  *   same writes in the same order. Generated names are derived from the owner and a counter.
  */
+import type { PodReadiness } from '../../model/pod-readiness.js';
 import { formatApiPath } from '../../model/api-path.js';
 import { isObject, type KubeObject } from '../../model/object-key.js';
 import { KubeApiError, type KubeClient } from '../../kube/client.js';
@@ -28,6 +29,8 @@ export interface SimTiming {
   nodeHeartbeatMs: number;
   /** The kubelet's first restart back-off of a crashed container (doubled per crash, at most 30 times this: 10 s and 300 s on a kubelet). */
   crashBackOffMs: number;
+  /** When a started pod is ready (SimulationOptions.podReadiness). */
+  podReadiness: PodReadiness;
 }
 
 export interface SimContext {

@@ -233,3 +233,46 @@ test('a pod whose Secret or ConfigMap volume does not exist stays ContainerCreat
   await eventually('Running once both exist', async () => isReady(await core.readNamespacedPod({ name: 'mounts', namespace: 'default' })), 5000, log);
   t.pass();
 });
+
+test("podReadiness 'probe': a container with a readiness probe's initial delay runs unready until then, as a kubelet reports it; 'immediate' (the default) is ready at Running", async (t) => {
+  const probed = (name: string): k8s.V1Pod => ({
+    metadata: { name },
+    spec: { containers: [{ ...container(), readinessProbe: { tcpSocket: { port: 8080 }, initialDelaySeconds: 1, periodSeconds: 10 } }] },
+  });
+  const run = async (podReadiness: 'probe' | undefined) => {
+    const { core, kc, log } = await startSimCluster(t, podReadiness ? { podReadiness } : {});
+    const states: k8s.V1Pod[] = [];
+    const req = await new Watch(kc).watch(
+      '/api/v1/namespaces/default/pods',
+      {},
+      (_type, pod: k8s.V1Pod) => states.push(pod),
+      () => undefined,
+    );
+    t.teardown(() => req.abort());
+    await core.createNamespacedPod({ namespace: 'default', body: probed('probed') });
+    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'plain' }, spec: { containers: [container()] } } });
+    // A bound, not a wait: the test goes on as soon as both are ready.
+    for (const name of ['probed', 'plain'])
+      await eventually(`${name} ready`, async () => states.some((p) => p.metadata?.name === name && isReady(p)), 10_000, log);
+    const firstRunning = (name: string) => states.find((p) => p.metadata?.name === name && p.status?.phase === 'Running')!;
+    return { firstRunning, log };
+  };
+  const probe = await run('probe');
+  const started = probe.firstRunning('probed');
+  t.deepEqual(
+    started.status!.conditions!.filter((c) => c.type === 'Ready' || c.type === 'ContainersReady').map((c) => [c.type, c.status, c.reason]),
+    [
+      ['Ready', 'False', 'ContainersNotReady'],
+      ['ContainersReady', 'False', 'ContainersNotReady'],
+    ],
+  );
+  t.false(started.status!.containerStatuses![0]!.ready);
+  t.truthy(started.status!.containerStatuses![0]!.state?.running, 'running, not ready');
+  t.true(isReady(probe.firstRunning('plain')), 'a container without a probe is ready at Running');
+  t.true(
+    probe.log.some((l) => l.includes("default/probed ready (its readiness probe's initial delay over)")),
+    probe.log.join('\n'),
+  );
+  const immediate = await run(undefined);
+  t.true(isReady(immediate.firstRunning('probed')), 'by default a probed container is ready at Running');
+});
