@@ -158,6 +158,11 @@ export class EmbeddedCluster {
     return this.simulation?.containerFaults;
   }
 
+  /** Is the simulated managed system about to change by itself (ClusterSimulation.transitionPending)? */
+  transitionPending(): boolean {
+    return this.simulation?.transitionPending() ?? false;
+  }
+
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
   }

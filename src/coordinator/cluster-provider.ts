@@ -68,6 +68,8 @@ export interface RunCluster {
   url: string;
   /** The simulated kubelets' container faults (embedded and real clusters). */
   containerFaults?: ContainerFaults;
+  /** Is the simulated managed system about to change by itself (embedded and real clusters)? A run's end waits for it. */
+  transitionPending?: () => boolean;
   /** The emulated release (embedded clusters). */
   kubernetesVersion?: string;
   clientOptions: KubeClientOptions;
@@ -131,6 +133,7 @@ async function startEmbedded(runDir: string, settings: ClusterConfig, reachable:
   return {
     url: cluster.url,
     ...(containerFaults ? { containerFaults } : {}),
+    transitionPending: () => cluster.transitionPending(),
     kubernetesVersion: cluster.kubernetesVersion,
     clientOptions: cluster.clientOptions(),
     proxyUpstream: proxyUpstreamFor(cluster.url, cluster.clientOptions()),
@@ -167,6 +170,7 @@ async function startReal(choice: Extract<ClusterChoice, { kind: 'real' }>, runDi
     return {
       url: cluster.url,
       ...(containerFaults ? { containerFaults } : {}),
+      transitionPending: () => cluster.transitionPending(),
       clientOptions,
       proxyUpstream: proxyUpstreamFor(cluster.url, clientOptions),
       stop,

@@ -214,7 +214,8 @@ async function startParts(parts: RunParts): Promise<StartedRun> {
   proxy.started.incarnation = 1;
   manager.throwIfAborted();
   manager.endPhase('proxy');
-  return { ...parts, settle: new Settle(proxy.started, controller.process, run.config.settle.quietMs) };
+  const transitionPending = parts.cluster.cluster.transitionPending;
+  return { ...parts, settle: new Settle(proxy.started, controller.process, run.config.settle.quietMs, transitionPending) };
 }
 
 /** Phase `controllerStart`: launches the controller (or admits its standby) and waits until it watches and is quiet. */

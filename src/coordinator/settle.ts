@@ -1,7 +1,9 @@
 /**
  * When a run's controller is done: quiet at the proxy (nothing in flight, nothing delivered for the
  * run's quiet window, no hold in place), and not busy computing (its process used little CPU over
- * the quiet window). The run waits for it at the controller's start, after each workload step that
+ * the quiet window); after start-up, also no change pending that the simulated managed system makes
+ * by itself soon (a pod turning ready after its readiness probe's initial delay: the controller
+ * reacts to it, and an end state taken before it would depend on the run's timing). The run waits for it at the controller's start, after each workload step that
  * settles, after the workload and after a fault's restart, and a stale view is released on it
  * (`quietWithin`). This is the run's one definition of quiet; the serializer's episode end
  * (proxy/serialize.ts) is the narrower notion of one event's reaction being over.
@@ -49,10 +51,11 @@ export function cpuBusy(cpu: CpuUse | undefined): boolean {
  */
 export function isQuiet(
   a: ProxyActivity,
-  o: { now: number; quietMs: number; since: number; startup: boolean; serializedBacklog: number; cpuBusy?: boolean },
+  o: { now: number; quietMs: number; since: number; startup: boolean; serializedBacklog: number; cpuBusy?: boolean; transitionPending?: boolean },
 ): boolean {
   return (
     o.cpuBusy !== true &&
+    o.transitionPending !== true &&
     a.inFlight === 0 &&
     o.now - Math.max(a.lastActivityAt, o.since) >= o.quietMs &&
     (!o.startup || a.openWatches > 0) &&
@@ -69,6 +72,8 @@ export class Settle {
     private readonly proc: ControllerProcess,
     /** The run's quiet window. */
     readonly quietMs: number,
+    /** Is the simulated managed system about to change by itself (RunCluster.transitionPending)? Not asked at start-up. */
+    private readonly transitionPending: () => boolean = () => false,
   ) {}
 
   /**
@@ -111,7 +116,8 @@ export class Settle {
     const cpu = this.proc.cpuUsedWithin(this.quietMs, now);
     const waited = cpu?.waitMs !== undefined ? ` (and ${Math.round(cpu.waitMs)} ms waiting for one)` : '';
     const busy = cpu ? `, ${Math.round(cpu.usedMs)} ms of CPU${waited} in the last ${Math.round(cpu.spanMs)} ms${cpuBusy(cpu) ? ' (busy)' : ''}` : '';
-    return `${a.inFlight} request(s) in flight${inFlight}, ${a.openWatches} watch(es) open, last activity ${now - a.lastActivityAt} ms ago, ${a.awaitingRelist} stream(s) awaiting a relist, ${a.holdsInPlace} hold(s) in place${busy}`;
+    const pending = this.transitionPending() ? ', a change of the managed system pending (a pod about to turn ready)' : '';
+    return `${a.inFlight} request(s) in flight${inFlight}, ${a.openWatches} watch(es) open, last activity ${now - a.lastActivityAt} ms ago, ${a.awaitingRelist} stream(s) awaiting a relist, ${a.holdsInPlace} hold(s) in place${busy}${pending}`;
   }
 
   /** Waits (bounded, never failing) until the controller has a watch open or has exited. */
@@ -141,6 +147,15 @@ export class Settle {
   /** Is the controller quiet now (isQuiet, with its proxy's activity and its process's CPU)? */
   private quietNow(now: number, quietMs: number, since: number, startup: boolean): boolean {
     const busy = cpuBusy(this.proc.cpuUsedWithin(quietMs, now));
-    return isQuiet(this.proxy.activity(), { now, quietMs, since, startup, serializedBacklog: this.proxy.serializedBacklog(), cpuBusy: busy });
+    const transitionPending = !startup && this.transitionPending();
+    return isQuiet(this.proxy.activity(), {
+      now,
+      quietMs,
+      since,
+      startup,
+      serializedBacklog: this.proxy.serializedBacklog(),
+      cpuBusy: busy,
+      transitionPending,
+    });
   }
 }

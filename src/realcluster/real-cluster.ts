@@ -59,6 +59,11 @@ export class RealCluster {
     return this.simulation?.containerFaults;
   }
 
+  /** Is the simulated managed system about to change by itself (ClusterSimulation.transitionPending)? */
+  transitionPending(): boolean {
+    return this.simulation?.transitionPending() ?? false;
+  }
+
   static async start(options: RealClusterOptions = {}): Promise<RealCluster> {
     const controlPlane = options.pool ? await options.pool.take() : await startRealControlPlane(options);
     const keepLogsIn = options.pool ? options.logDir : undefined;

@@ -104,4 +104,7 @@ test('busy: at least CPU_BUSY_MIN_MS and 5% of a core over the span, or on a CPU
   const after = { now: 10_000, quietMs: 1000, since: 0, startup: false, serializedBacklog: 0 };
   t.true(isQuiet(idle, { ...after, cpuBusy: false }));
   t.false(isQuiet(idle, { ...after, cpuBusy: true }));
+  // A change the managed system makes by itself soon (a pod about to turn ready): not settled yet.
+  t.false(isQuiet(idle, { ...after, transitionPending: true }));
+  t.true(isQuiet(idle, { ...after, transitionPending: false }));
 });

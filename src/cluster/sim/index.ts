@@ -231,6 +231,15 @@ export class ClusterSimulation {
     return new ClusterSimulation(client, informers, runner, events, parts, skipped);
   }
 
+  /**
+   * Is a change of the managed system pending that it makes by itself soon (a pod turning ready after
+   * its readiness probe's initial delay)? A run has not settled while one is: its end state would
+   * depend on whether it ended before.
+   */
+  transitionPending(): boolean {
+    return this.parts.some((p) => p instanceof Kubelets && p.pendingUntil() !== undefined);
+  }
+
   /** The faults of the simulated managed system (pod-crash, node-not-ready, pod-evict, pvc-fault plans); undefined when no kubelet runs. */
   get containerFaults(): ContainerFaults | undefined {
     const kubelets = this.parts.find((p): p is Kubelets => p instanceof Kubelets);

@@ -123,6 +123,11 @@ export class Kubelets implements PodLifecycleContext, KubeletFaults {
     return k;
   }
 
+  /** When the last pod transition the kubelets wait to make by themselves is due (a pod turning ready); undefined: none. */
+  pendingUntil(): number | undefined {
+    return this.engine.pendingUntil();
+  }
+
   setContainerFault(namespace: string, name: string, mode: ContainerFaultMode | undefined): boolean {
     const key = `${namespace}/${name}`;
     if (mode === undefined) this.faults.delete(key);

@@ -201,6 +201,7 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
     selector: { matchExpressions: [NOT_BEING_DELETED, RUNNING, NO_FAULT_APPLIED, { key: '$readinessProbed', operator: 'Exists' }] },
     delay: { from: 'running', ms: readinessDelayMs },
     steps: [{ log: (key) => `kubelet: ${key} ready (its readiness probe's initial delay over)` }, { status: recoveredStatus }],
+    awaited: true,
   },
   {
     name: 'pod-accept',

@@ -52,6 +52,12 @@ export interface Stage<C> {
   /** Wait `ms` after the mark `from`; no delay: the stage runs as soon as it matches. */
   readonly delay?: { readonly from: string; readonly ms: (obj: KubeObject, ctx: C) => number };
   readonly steps: ReadonlyArray<StageStep<C>>;
+  /**
+   * A change the object makes by itself, soon (a pod turning ready after its probe's initial delay):
+   * while the stage waits, `pendingUntil` counts it, and a run has not settled (its end state would
+   * depend on whether the run ended before it).
+   */
+  readonly awaited?: boolean;
 }
 
 export interface Lifecycle<C> {
@@ -72,6 +78,8 @@ export interface StageEffects {
 
 export class StageEngine<C> {
   private readonly memory = new Map<string, StageMemory>();
+  /** When each object's awaited stage is due, while it waits. */
+  private readonly due = new Map<string, number>();
 
   constructor(
     private readonly lifecycle: Lifecycle<C>,
@@ -86,7 +94,15 @@ export class StageEngine<C> {
 
   /** The object was deleted: forget it, unless the name already holds a newer object. */
   forget(key: string, uid: string | undefined): void {
-    if (this.memory.get(key)?.uid === uid) this.memory.delete(key);
+    if (this.memory.get(key)?.uid === uid) {
+      this.memory.delete(key);
+      this.due.delete(key);
+    }
+  }
+
+  /** When the last awaited stage waiting now is due (undefined: none waits). */
+  pendingUntil(): number | undefined {
+    return this.due.size === 0 ? undefined : Math.max(...this.due.values());
   }
 
   async sync(key: string, first: KubeObject): Promise<void> {
@@ -96,6 +112,7 @@ export class StageEngine<C> {
     let obj = first;
     const memory = this.memoryOf(key, obj);
     const applied = new Set<Stage<C>>();
+    this.due.delete(key);
     for (;;) {
       const stage = this.lifecycle.stages.find((s) => !applied.has(s) && this.matches(s, obj, memory));
       if (!stage) return;
@@ -104,6 +121,7 @@ export class StageEngine<C> {
         if (since === undefined) memory.marks.set(stage.delay.from, (since = t));
         const dueAt = since + stage.delay.ms(obj, this.ctx);
         if (t < dueAt) {
+          if (stage.awaited) this.due.set(key, dueAt);
           this.effects.requeue(key, dueAt - t);
           return;
         }

@@ -80,6 +80,25 @@ test('a stage whose delay is not over requeues for the rest of it and does nothi
   t.is(c.requeues.length, 2);
 });
 
+test('an awaited stage counts as pending while its delay runs, and no longer once it ran or the object is forgotten', async (t) => {
+  const awaited: Lifecycle<Ctx> = { ...LIFECYCLE, stages: LIFECYCLE.stages.map((s) => (s.name === 'ready' ? { ...s, awaited: true } : s)) };
+  const plain = new StageEngine(LIFECYCLE, fakeCluster(cm()).effects, { readyDelayMs: 60_000 });
+  await plain.sync('ns/cm', cm());
+  t.is(plain.pendingUntil(), undefined, 'a stage not declared awaited is not counted');
+  const c = fakeCluster(cm());
+  const before = Date.now();
+  const engine = new StageEngine(awaited, c.effects, { readyDelayMs: 60_000 });
+  await engine.sync('ns/cm', c.objects.get('ns/cm')!);
+  const due = engine.pendingUntil();
+  t.true(due !== undefined && due >= before + 60_000 && due <= Date.now() + 60_000, `due at ${due}`);
+  engine.forget('ns/cm', 'u1');
+  t.is(engine.pendingUntil(), undefined, 'forgotten (deleted): nothing pending');
+  const done = fakeCluster(cm());
+  const fast = new StageEngine(awaited, done.effects, { readyDelayMs: 0 });
+  await fast.sync('ns/cm', done.objects.get('ns/cm')!);
+  t.is(fast.pendingUntil(), undefined, 'ran: nothing pending');
+});
+
 test('the first matching stage decides: a deleted object is removed, not advanced', async (t) => {
   const c = fakeCluster(cm({ metadata: { namespace: 'ns', name: 'cm', uid: 'u1', deletionTimestamp: '2026-01-01T00:00:00Z' } }));
   const engine = new StageEngine(LIFECYCLE, c.effects, { readyDelayMs: 0 });
