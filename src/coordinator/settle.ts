@@ -76,6 +76,9 @@ export class Settle {
     private readonly transitionPending: () => boolean = () => false,
   ) {}
 
+  /** When a check last saw a change of the managed system pending (0: never). */
+  private lastPendingAt = 0;
+
   /**
    * At start-up: until the controller has a watch open and has been quiet; fails (SetupError) if it
    * exits, if `neverQuiet` says why it never will (it lists in a loop), or after `timeoutMs`.
@@ -148,10 +151,13 @@ export class Settle {
   private quietNow(now: number, quietMs: number, since: number, startup: boolean): boolean {
     const busy = cpuBusy(this.proc.cpuUsedWithin(quietMs, now));
     const transitionPending = !startup && this.transitionPending();
+    // A pending change is activity: the quiet window counts from the last check that saw one, so the
+    // controller has the window to react to the change once it is made.
+    if (transitionPending) this.lastPendingAt = now;
     return isQuiet(this.proxy.activity(), {
       now,
       quietMs,
-      since,
+      since: startup ? since : Math.max(since, this.lastPendingAt),
       startup,
       serializedBacklog: this.proxy.serializedBacklog(),
       cpuBusy: busy,

@@ -76,12 +76,51 @@ test('a controller that computes without a request after the workload is not qui
   t.true(endState.includes('mirror-src-a'), "the controller's write after its computation is in the end state");
 });
 
+test("with podReadiness 'probe' a run settles only once its pods' readiness is due, not on the controller's quiet before it", async (t) => {
+  // Found on rabbitmq resize-pvc: reference runs ended on the operator's quiet before its pod's
+  // readiness probe (10 s) was due, slower test runs after it: ~30 false end-state alarms a plan.
+  // Here the workload creates a pod ready 2 s after it starts, against a quiet window of 250 ms.
+  const dir = mkdtempSync(join(tmpdir(), 'kperturb-settle-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const pod = join(dir, 'pod.yaml');
+  writeFileSync(
+    pod,
+    'apiVersion: v1\nkind: Pod\nmetadata: {name: probed, namespace: default}\n' +
+      'spec: {containers: [{name: c, image: x, readinessProbe: {tcpSocket: {port: 8080}, initialDelaySeconds: 2}}]}\n',
+  );
+  const workload: Workload = { name: 'probed', steps: [{ apply: pod }] };
+  const runDir = join(dir, 'run');
+  const config = mirrorControllerConfig(dir, workload, { settle: { quietMs: 250, timeoutSeconds: 30 }, cluster: { podReadiness: 'probe' } });
+  const { record } = await executeRun({ config, workload, runDir });
+  t.is(record.error, undefined);
+  t.true(record.settled);
+  const endState = JSON.parse(readFileSync(join(runDir, 'end-state.json'), 'utf8')) as {
+    objects: Record<string, { status?: { conditions?: { type: string; status: string }[] } }>;
+  };
+  const ready = endState.objects['Pod/default/probed']?.status?.conditions?.find((c) => c.type === 'Ready');
+  t.is(ready?.status, 'True', 'the end state has the pod ready, as every run of it ends');
+});
+
 /** A Settle over a proxy and a process whose activity and CPU the test sets. */
-function settleOver(activity: ProxyActivity, cpu: { usedMs: number; spanMs: number } | undefined, quietMs = 40) {
+function settleOver(activity: ProxyActivity, cpu: { usedMs: number; spanMs: number } | undefined, quietMs = 40, transitionPending?: () => boolean) {
   const proxy = { activity: () => ({ ...activity, lastActivityAt: 0 }), serializedBacklog: () => 0 };
   const proc = { cpuUsedWithin: () => cpu };
-  return new Settle(proxy as unknown as ControllerProxy, proc as unknown as ControllerProcess, quietMs);
+  return new Settle(proxy as unknown as ControllerProxy, proc as unknown as ControllerProcess, quietMs, transitionPending);
 }
+
+test('a change of the managed system pending is activity: the quiet window counts from the last check that saw it', async (t) => {
+  let checks = 0;
+  let lastSeenAt = 0;
+  // Pending for the first 5 checks, then made.
+  const pending = () => {
+    if (++checks > 5) return false;
+    lastSeenAt = Date.now();
+    return true;
+  };
+  t.true(await settleOver(idle, undefined, 200, pending).untilQuiet(60_000, 0));
+  t.true(checks > 5);
+  t.true(Date.now() - lastSeenAt >= 200, `settled ${Date.now() - lastSeenAt} ms after a check last saw it pending, against a quiet window of 200 ms`);
+});
 
 const never = new Promise<never>(() => undefined);
 

@@ -112,25 +112,34 @@ export class StageEngine<C> {
     let obj = first;
     const memory = this.memoryOf(key, obj);
     const applied = new Set<Stage<C>>();
-    this.due.delete(key);
-    for (;;) {
-      const stage = this.lifecycle.stages.find((s) => !applied.has(s) && this.matches(s, obj, memory));
-      if (!stage) return;
-      if (stage.delay) {
-        let since = memory.marks.get(stage.delay.from);
-        if (since === undefined) memory.marks.set(stage.delay.from, (since = t));
-        const dueAt = since + stage.delay.ms(obj, this.ctx);
-        if (t < dueAt) {
-          if (stage.awaited) this.due.set(key, dueAt);
-          this.effects.requeue(key, dueAt - t);
-          return;
+    // An awaited stage stays pending until its steps are written, not only until it is due: a run
+    // that settled between the two would end before the change it waited for.
+    let waiting = false;
+    try {
+      for (;;) {
+        const stage = this.lifecycle.stages.find((s) => !applied.has(s) && this.matches(s, obj, memory));
+        if (!stage) return;
+        if (stage.delay) {
+          let since = memory.marks.get(stage.delay.from);
+          if (since === undefined) memory.marks.set(stage.delay.from, (since = t));
+          const dueAt = since + stage.delay.ms(obj, this.ctx);
+          if (t < dueAt) {
+            if (stage.awaited) {
+              this.due.set(key, dueAt);
+              waiting = true;
+            }
+            this.effects.requeue(key, dueAt - t);
+            return;
+          }
         }
+        applied.add(stage);
+        for (const step of stage.steps) await this.run(step, key, obj, memory, t);
+        const refreshed = this.effects.get(key);
+        if (!refreshed || refreshed.metadata?.uid !== memory.uid) return;
+        obj = refreshed;
       }
-      applied.add(stage);
-      for (const step of stage.steps) await this.run(step, key, obj, memory, t);
-      const refreshed = this.effects.get(key);
-      if (!refreshed || refreshed.metadata?.uid !== memory.uid) return;
-      obj = refreshed;
+    } finally {
+      if (!waiting) this.due.delete(key);
     }
   }
 

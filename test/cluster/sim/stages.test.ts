@@ -99,6 +99,31 @@ test('an awaited stage counts as pending while its delay runs, and no longer onc
   t.is(fast.pendingUntil(), undefined, 'ran: nothing pending');
 });
 
+test('an awaited stage stays pending until its steps are written, not only until it is due', async (t) => {
+  // A run that settled between the two would end before the change it waited for.
+  const awaited: Lifecycle<Ctx> = { ...LIFECYCLE, stages: LIFECYCLE.stages.map((s) => (s.name === 'ready' ? { ...s, awaited: true } : s)) };
+  const c = fakeCluster(cm());
+  const ctx = { readyDelayMs: 60_000 };
+  let engine: StageEngine<Ctx> | undefined;
+  const pendingDuringWrites: (number | undefined)[] = [];
+  const effects = {
+    ...c.effects,
+    writeStatus: async (obj: KubeObject, status: Record<string, unknown>) => {
+      pendingDuringWrites.push(engine!.pendingUntil());
+      await c.effects.writeStatus(obj, status);
+    },
+  };
+  engine = new StageEngine(awaited, effects, ctx);
+  await engine.sync('ns/cm', c.objects.get('ns/cm')!);
+  t.not(engine.pendingUntil(), undefined, 'waiting for its delay');
+  ctx.readyDelayMs = 0; // now due
+  await engine.sync('ns/cm', c.objects.get('ns/cm')!);
+  t.deepEqual(c.actions, ['write {"state":"pending"}', 'write {"state":"ready"}']);
+  t.is(pendingDuringWrites.length, 2);
+  t.not(pendingDuringWrites[1], undefined, "still pending while the awaited stage's status is written");
+  t.is(engine.pendingUntil(), undefined, 'written: nothing pending');
+});
+
 test('the first matching stage decides: a deleted object is removed, not advanced', async (t) => {
   const c = fakeCluster(cm({ metadata: { namespace: 'ns', name: 'cm', uid: 'u1', deletionTimestamp: '2026-01-01T00:00:00Z' } }));
   const engine = new StageEngine(LIFECYCLE, c.effects, { readyDelayMs: 0 });
