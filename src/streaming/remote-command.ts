@@ -32,6 +32,16 @@ const STREAM_CREATION_TIMEOUT_MS = 30_000;
  * A client that never closes is cut off after this.
  */
 const LINGER_MS = 30_000;
+/**
+ * A kubelet's first WebSocket message comes after it has started the command in the container (tens
+ * of ms or more); the answer is held that long after the 101. Written in the same instant as the 101,
+ * the output and the exit status are lost by the WebSocket executor of client-go 1.30 to 1.33
+ * (kubectl 1.32 among them), which reads the connection before it has created its streams and
+ * discards messages for the streams it does not have yet ("Unknown stream id 1, discarding
+ * message"; kubernetes/kubernetes#131189, fixed by #131203): `kubectl exec` then fails with "error:
+ * closed all streams". No message of such a client says that it is ready, so the wait is a time.
+ */
+export const WEBSOCKET_ANSWER_DELAY_MS = 100;
 
 export interface StreamOptions {
   stdin: boolean;
@@ -249,19 +259,23 @@ function serveWebSocket(
     reported = true;
     report({ status: 101, transport: 'websocket', protocol, ...r });
   };
+  let answer: NodeJS.Timeout | undefined;
   const channels = new WebSocketChannels(socket, protocol.includes('base64'), (reason) => {
+    clearTimeout(answer);
     finish({ delivered: false, reason });
     socket.destroy();
   });
   if (head.length > 0) channels.push(head);
-  // The kubelet drops what is written to a channel the query did not ask for.
-  if (options.tty) {
-    if (options.stdout) channels.send(STDOUT_CHANNEL, outcome.stdout + outcome.stderr);
-  } else {
-    if (options.stdout) channels.send(STDOUT_CHANNEL, outcome.stdout);
-    if (options.stderr) channels.send(STDERR_CHANNEL, outcome.stderr);
-  }
-  channels.send(ERROR_CHANNEL, errorStreamPayload(protocol, outcome));
-  finish({ delivered: true });
-  channels.close();
+  answer = setTimeout(() => {
+    // The kubelet drops what is written to a channel the query did not ask for.
+    if (options.tty) {
+      if (options.stdout) channels.send(STDOUT_CHANNEL, outcome.stdout + outcome.stderr);
+    } else {
+      if (options.stdout) channels.send(STDOUT_CHANNEL, outcome.stdout);
+      if (options.stderr) channels.send(STDERR_CHANNEL, outcome.stderr);
+    }
+    channels.send(ERROR_CHANNEL, errorStreamPayload(protocol, outcome));
+    finish({ delivered: true });
+    channels.close();
+  }, WEBSOCKET_ANSWER_DELAY_MS);
 }
