@@ -141,12 +141,32 @@ const CONTAINER_FAULT_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
     ],
   },
   {
+    // A container restarted after a crash is probed again from its start: with podReadiness 'probe'
+    // and a readiness delay, it runs unready until pod-ready (from the new 'running' mark).
+    name: 'container-restart-probed',
+    selector: {
+      matchExpressions: [
+        NOT_BEING_DELETED,
+        RUNNING,
+        { key: '@fault', operator: 'In', values: ['crash-loop'] },
+        { key: '$containerFault', operator: 'DoesNotExist' },
+        { key: '$readinessDelayed', operator: 'Exists' },
+      ],
+    },
+    steps: [
+      { remember: 'fault', value: () => undefined },
+      { mark: 'running' },
+      { log: (key) => `kubelet: ${key}: containers running again (fault healed), ready after their readiness probes' initial delay` },
+      { status: (pod) => recoveredStatus(pod, false) },
+    ],
+  },
+  {
     name: 'container-recover',
     selector: { matchExpressions: [NOT_BEING_DELETED, RUNNING, { key: '@fault', operator: 'Exists' }, { key: '$containerFault', operator: 'DoesNotExist' }] },
     steps: [
       { remember: 'fault', value: () => undefined },
       { log: (key) => `kubelet: ${key}: containers running and ready again (fault healed)` },
-      { status: recoveredStatus },
+      { status: (pod) => recoveredStatus(pod) },
     ],
   },
 ];
@@ -200,7 +220,7 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
     name: 'pod-ready',
     selector: { matchExpressions: [NOT_BEING_DELETED, RUNNING, NO_FAULT_APPLIED, { key: '$readinessProbed', operator: 'Exists' }] },
     delay: { from: 'running', ms: readinessDelayMs },
-    steps: [{ log: (key) => `kubelet: ${key} ready (its readiness probe's initial delay over)` }, { status: recoveredStatus }],
+    steps: [{ log: (key) => `kubelet: ${key} ready (its readiness probe's initial delay over)` }, { status: (pod) => recoveredStatus(pod) }],
     awaited: true,
   },
   {
@@ -262,6 +282,7 @@ export const POD_LIFECYCLE: Lifecycle<PodLifecycleContext> = {
   facts: {
     runsToCompletion: (pod) => (runsToCompletion(pod) ? 'true' : undefined),
     // Running, not yet reported ready by the kubelet (not a node's MarkPodsNotReady), and probed after a delay.
+    readinessDelayed: (pod, _memory, ctx) => (readinessDelayMs(pod, ctx) > 0 ? 'true' : undefined),
     readinessProbed: (pod, _memory, ctx) => (condition(pod, 'ContainersReady')?.status === 'False' && readinessDelayMs(pod, ctx) > 0 ? 'true' : undefined),
     runningAndReady: (pod) => (podPhase(pod) === 'Running' && condition(pod, 'Ready')?.status === 'True' ? 'true' : undefined),
     startsLater: (_pod, _memory, ctx) => (ctx.timing.podStartDelayMs > 0 ? 'true' : undefined),
@@ -502,14 +523,17 @@ function unreadyStatus(pod: KubeObject): Record<string, unknown> {
   return { conditions: unreadyConditions(pod), containerStatuses: mapContainers(pod, (_c, prev) => ({ ...prev, ready: false })) };
 }
 
-/** The fault healed: the containers run (a crashed one restarted now) and are ready; restartCount and lastState stay. */
-function recoveredStatus(pod: KubeObject): Record<string, unknown> {
+/**
+ * The fault healed: the containers run (a crashed one restarted now) and are ready, or not yet when
+ * `ready` is false (a readiness probe's initial delay to wait); restartCount and lastState stay.
+ */
+function recoveredStatus(pod: KubeObject, ready = true): Record<string, unknown> {
   const at = now();
   return {
-    conditions: conds(pod, {}),
+    conditions: ready ? conds(pod, {}) : unreadyConditions(pod),
     containerStatuses: mapContainers(pod, (_c, prev) => {
       const state = isObject(prev.state) && isObject(prev.state.running) ? prev.state : { running: { startedAt: at } };
-      return { ...prev, state, ready: true, started: true };
+      return { ...prev, state, ready, started: true };
     }),
   };
 }

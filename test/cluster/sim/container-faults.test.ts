@@ -98,3 +98,28 @@ test('unready: the containers keep running but the pod is not Ready until the he
   );
   t.false(faults.setContainerFault('default', 'absent', 'unready'), 'a pod no simulated kubelet runs cannot be faulted');
 });
+
+test("podReadiness 'probe': a container restarted after a crash runs unready until its readiness probe's initial delay has passed again", async (t) => {
+  const sim = await startSimCluster(t, { crashBackOffMs: 40, podReadiness: 'probe' });
+  const probed = { ...container('app'), readinessProbe: { tcpSocket: { port: 8080 }, initialDelaySeconds: 1 } };
+  await sim.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'r' }, spec: { containers: [probed] } } });
+  await eventually('ready after its first delay', async () => isReady(await read(sim, 'r')), 10_000, sim.log);
+  const faults = sim.cluster.containerFaults!;
+  faults.setContainerFault('default', 'r', 'crash-loop');
+  await eventually('crashed', async () => ((await read(sim, 'r')).status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
+  faults.setContainerFault('default', 'r', undefined);
+  // The kubelet's log says when the container ran again unready and when it turned ready: in that order.
+  const restarted = await eventually(
+    'running again, unready',
+    async () => sim.log.find((l) => l.includes('default/r: containers running again (fault healed), ready after')),
+    10_000,
+    sim.log,
+  );
+  await eventually('ready again', async () => isReady(await read(sim, 'r')), 10_000, sim.log);
+  const ready = sim.log.findIndex((l, i) => i > sim.log.indexOf(restarted) && l.includes("default/r ready (its readiness probe's initial delay over)"));
+  t.true(ready > sim.log.indexOf(restarted), sim.log.join('\n'));
+  t.false(
+    sim.log.some((l) => l.includes('default/r: containers running and ready again (fault healed)')),
+    'not ready at once, as without a readiness delay',
+  );
+});
