@@ -1,8 +1,21 @@
 /** Nodes, the scheduler and the kubelets: pod lifecycle from creation to deletion. */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { Watch } from '@kubernetes/client-node';
 import type * as k8s from '@kubernetes/client-node';
 import { container, eventually, getJson, isReady, mergePatch, startSimCluster } from './helpers.js';
+
+/** Every state of the pods of `default` a watch delivers, in order, until the test ends. */
+async function watchPods(t: ExecutionContext, kc: k8s.KubeConfig): Promise<k8s.V1Pod[]> {
+  const states: k8s.V1Pod[] = [];
+  const req = await new Watch(kc).watch(
+    '/api/v1/namespaces/default/pods',
+    {},
+    (_type, pod: k8s.V1Pod) => states.push(pod),
+    () => undefined,
+  );
+  t.teardown(() => req.abort());
+  return states;
+}
 
 test('simulated nodes are registered and Ready', async (t) => {
   const { core } = await startSimCluster(t, { nodes: ['worker-a', 'worker-b'] });
@@ -17,14 +30,7 @@ test('simulated nodes are registered and Ready', async (t) => {
 
 test('a pod is bound to a node, then Running and Ready with its IPs and container statuses', async (t) => {
   const { core, kc, log } = await startSimCluster(t, { podStartDelayMs: 80 });
-  const states: k8s.V1Pod[] = [];
-  const req = await new Watch(kc).watch(
-    '/api/v1/namespaces/default/pods',
-    {},
-    (_type, pod: k8s.V1Pod) => states.push(pod),
-    () => undefined,
-  );
-  t.teardown(() => req.abort());
+  const states = await watchPods(t, kc);
   await core.createNamespacedPod({
     namespace: 'default',
     body: { metadata: { name: 'p' }, spec: { containers: [container('a'), container('b', 'busybox:1.36')] } },
@@ -241,14 +247,7 @@ test("podReadiness 'probe': a container with a readiness probe's initial delay r
   });
   const run = async (podReadiness: 'probe' | undefined) => {
     const { core, kc, log } = await startSimCluster(t, podReadiness ? { podReadiness } : {});
-    const states: k8s.V1Pod[] = [];
-    const req = await new Watch(kc).watch(
-      '/api/v1/namespaces/default/pods',
-      {},
-      (_type, pod: k8s.V1Pod) => states.push(pod),
-      () => undefined,
-    );
-    t.teardown(() => req.abort());
+    const states = await watchPods(t, kc);
     await core.createNamespacedPod({ namespace: 'default', body: probed('probed') });
     await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'plain' }, spec: { containers: [container()] } } });
     // A bound, not a wait: the test goes on as soon as both are ready.
