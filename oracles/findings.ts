@@ -72,6 +72,8 @@ interface Write {
   verb: Divergence['verb'];
   object: ObjectKey;
   obj: KubeObject;
+  /** The object as it was before this change (absent for a create). */
+  before?: KubeObject;
   /** A delete's propagation policy, when it left its finalizer on the object. */
   propagation?: Divergence['propagation'];
   /** A create whose controller owner, by uid, was not in the cluster at that moment. */
@@ -153,8 +155,13 @@ function writesOf(run: RunArtifacts): Write[] {
   const live = new Map<ObjectKey, string | undefined>();
   /** Objects marked for deletion so far: the change that marks one is its delete. */
   const deleting = new Set<ObjectKey>();
+  /** Every object's last state, whoever wrote it (what a write of the controller changed is against it). */
+  const last = new Map<ObjectKey, KubeObject>();
   const out: Write[] = [];
   for (const c of run.clusterChanges) {
+    const before = last.get(c.key);
+    if (c.eventType === 'DELETED') last.delete(c.key);
+    else last.set(c.key, c.object);
     if (c.eventType === 'DELETED') live.delete(c.key);
     else live.set(c.key, c.object.metadata?.uid);
     const marked = c.eventType === 'MODIFIED' && isDeleting(c.object) && !deleting.has(c.key);
@@ -173,11 +180,26 @@ function writesOf(run: RunArtifacts): Write[] {
       verb: marked ? 'delete' : VERBS[c.eventType],
       object,
       obj: c.object,
+      ...(before && c.eventType !== 'ADDED' ? { before } : {}),
       ...(ownerGone ? { ownerGone } : {}),
       ...(propagation ? { propagation } : {}),
     });
   }
   return out;
+}
+
+/**
+ * The alarmed fields a write set, as `set <object>\u0000<field>\u0000<value>` keys, in field order: a
+ * create sets every field it has; an update only those whose value it changed (the whole object
+ * travels with an update, so the status a spec update carries unchanged is not what it did).
+ */
+function valuesSet(w: Write, fields: ReadonlySet<string> | undefined): string[] {
+  if (w.verb !== 'create' && w.verb !== 'update') return [];
+  return [...(fields ?? [])].sort().flatMap((f) => {
+    const value = canonicalJson(getField(w.obj, f));
+    if (w.verb === 'update' && w.before && canonicalJson(getField(w.before, f)) === value) return [];
+    return [`set ${w.object}\u0000${f}\u0000${value}`];
+  });
 }
 
 /**
@@ -187,7 +209,9 @@ function writesOf(run: RunArtifacts): Write[] {
  *   - a create of such an object whose controller owner was gone (deleted, or re-created with
  *     another uid) when no reference run did that for the same owner (`ownerGone`);
  *   - a create or delete of such an object made more often than in any reference run, or an update
- *     that set an alarmed field to a value no reference run's writes gave it: `extra`;
+ *     that changed an alarmed field to a value more often than any reference run's writes set it to
+ *     that value (never, or once where the references did it once: scaled 3 -> 1 -> 3 where every
+ *     reference run stayed at 1): `extra`;
  *   - else the write the first state alarm says is missing (an object the references have and the
  *     test run lacks: a missing create): `missing`.
  * Undefined when no state oracle alarmed (the finding is then a liveness or health one).
@@ -202,8 +226,8 @@ export function firstDivergence(references: readonly RunArtifacts[], test: RunAr
     alarmed.set(a.object, fields);
   }
   const refWrites = references.map(writesOf);
+  /** The most times one reference run made each write (`<verb> <object>`) and set each alarmed field to each value (`valuesSet`). */
   const maxCount = new Map<string, number>();
-  const refValues = new Map<string, Set<string>>();
   /** Owners some reference run created children of after they were gone (then such a create is no divergence by itself). */
   const refOrphaned = new Set<ObjectKey>();
   for (const writes of refWrites) {
@@ -212,12 +236,7 @@ export function firstDivergence(references: readonly RunArtifacts[], test: RunAr
       if (w.ownerGone) refOrphaned.add(w.ownerGone);
       const k = `${w.verb} ${w.object}`;
       counts.set(k, (counts.get(k) ?? 0) + 1);
-      for (const f of alarmed.get(w.object) ?? []) {
-        const vk = `${w.object} ${f}`;
-        const values = refValues.get(vk) ?? new Set<string>();
-        values.add(canonicalJson(getField(w.obj, f)));
-        refValues.set(vk, values);
-      }
+      for (const vk of valuesSet(w, alarmed.get(w.object))) counts.set(vk, (counts.get(vk) ?? 0) + 1);
     }
     for (const [k, n] of counts) maxCount.set(k, Math.max(maxCount.get(k) ?? 0, n));
   }
@@ -231,10 +250,10 @@ export function firstDivergence(references: readonly RunArtifacts[], test: RunAr
     if (w.ownerGone && !refOrphaned.has(w.ownerGone)) return { kind: 'extra', verb: w.verb, object: w.object, ownerGone: w.ownerGone };
     if (w.verb !== 'update' && n > (maxCount.get(k) ?? 0))
       return { kind: 'extra', verb: w.verb, object: w.object, ...(w.propagation ? { propagation: w.propagation } : {}) };
-    if (w.verb === 'update') {
-      for (const f of [...fields].sort()) {
-        if (!refValues.get(`${w.object} ${f}`)?.has(canonicalJson(getField(w.obj, f)))) return { kind: 'extra', verb: 'update', object: w.object, field: f };
-      }
+    for (const vk of valuesSet(w, fields)) {
+      const m = (seen.get(vk) ?? 0) + 1;
+      seen.set(vk, m);
+      if (w.verb === 'update' && m > (maxCount.get(vk) ?? 0)) return { kind: 'extra', verb: 'update', object: w.object, field: vk.split('\u0000')[1]! };
     }
   }
   const first = state[0]!;
@@ -490,10 +509,15 @@ interface Group {
  * without a state alarm: "the workload timed out" alone says too little to tie two runs together.
  */
 export function symptomKey(r: Pick<PlanResult, 'alarms'>): string | undefined {
+  const parts = symptomParts(r);
+  return parts && [...[...parts].sort(), `error ${lastError(r.alarms.filter((a) => !a.flaky)) ?? ''}`].join('\n');
+}
+
+/** `symptomKey`'s alarms, one part each (`<oracle> <check> <object> <field>`); undefined without a state alarm. */
+function symptomParts(r: Pick<PlanResult, 'alarms'>): Set<string> | undefined {
   const live = r.alarms.filter((a) => !a.flaky);
   if (!live.some((a) => STATE_ORACLES.has(a.oracle))) return undefined;
-  const parts = new Set(live.filter((a) => a.oracle !== 'health').map((a) => [a.oracle, a.check ?? '', foldTemplateHash(a.object), a.field ?? ''].join(' ')));
-  return [...[...parts].sort(), `error ${lastError(live) ?? ''}`].join('\n');
+  return new Set(live.filter((a) => a.oracle !== 'health').map((a) => [a.oracle, a.check ?? '', foldTemplateHash(a.object), a.field ?? ''].join(' ')));
 }
 
 /**
@@ -520,10 +544,49 @@ function mergeBySymptoms(groups: readonly Group[]): Array<Group & { variants: Fi
   });
   const merged = new Map<number, Group[]>();
   groups.forEach((g, i) => merged.set(root(i), [...(merged.get(root(i)) ?? []), g]));
-  return [...merged.values()].map((gs) => {
-    const [first, ...rest] = [...gs].sort((a, b) => b.plans.length - a.plans.length);
-    return { ...first!, plans: gs.flatMap((g) => g.plans), variants: rest.map((g) => g.signature) };
-  });
+  return foldNested(
+    [...merged.values()].map((gs) => {
+      const [first, ...rest] = [...gs].sort((a, b) => b.plans.length - a.plans.length);
+      return { ...first!, plans: gs.flatMap((g) => g.plans), variants: rest.map((g) => g.signature) };
+    }),
+  );
+}
+
+/**
+ * A group whose first divergence is an extra create or delete, and whose every run's alarms are some
+ * of the alarms of a run of exactly one other group of its controller, that run counting that same
+ * extra create or delete, is part of that group: the same wrong writes, stopped sooner. A stale view
+ * that still shows a component disabled makes component-toggle's controller delete its StatefulSet
+ * and then its Service; a view frozen after the StatefulSet's deletion deletes the Service alone, and
+ * that run's alarms are the Service's half of the others'. The fuller group names the finding; the
+ * other's signatures become its variants. Not for a create whose owner was gone or a delete with a
+ * propagation policy: what those say (a resurrection, an orphaning) is a bug of its own, and two
+ * fuller groups that would both take one group leave it alone.
+ */
+function foldNested(groups: Array<Group & { variants: FindingSignature[] }>): Array<Group & { variants: FindingSignature[] }> {
+  const partsOf = new Map<PlanResult, Set<string>>();
+  for (const g of groups) for (const r of g.plans) partsOf.set(r, symptomParts(r) ?? new Set());
+  const within = (small: Set<string>, big: Set<string>) => small.size > 0 && small.size < big.size && [...small].every((p) => big.has(p));
+  const live = new Set(groups);
+  // The smaller symptoms first, so that a group folded into another travels on with it.
+  const bySize = [...groups].sort((a, b) => Math.max(...a.plans.map((r) => partsOf.get(r)!.size)) - Math.max(...b.plans.map((r) => partsOf.get(r)!.size)));
+  for (const small of bySize) {
+    const d = small.signature.divergence;
+    if (!d || d.kind !== 'extra' || (d.verb !== 'create' && d.verb !== 'delete') || d.ownerGone || d.propagation) continue;
+    const counted = `update-summary ${d.verb === 'create' ? 'created' : 'deleted'} ${d.object} `;
+    const takers = [...live].filter(
+      (big) =>
+        big !== small &&
+        big.controller === small.controller &&
+        small.plans.every((r) => big.plans.some((b) => partsOf.get(b)!.has(counted) && within(partsOf.get(r)!, partsOf.get(b)!))),
+    );
+    if (takers.length !== 1) continue;
+    const big = takers[0]!;
+    big.plans = [...big.plans, ...small.plans];
+    big.variants = [...big.variants, small.signature, ...small.variants];
+    live.delete(small);
+  }
+  return groups.filter((g) => live.has(g));
 }
 
 /**

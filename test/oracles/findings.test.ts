@@ -147,6 +147,51 @@ test('an update that sets an alarmed field to a value no reference run wrote is 
   t.deepEqual(firstDivergence(refs, run, [value]), { kind: 'extra', verb: 'update', object: 'StatefulSet/default/mc1-rs0', field: 'spec.replicas' });
 });
 
+test('an update is judged by the fields it changed, counted: a value the references set once, set twice, diverges; a field it carried unchanged does not', (t) => {
+  // scale-floor: every reference run scales 3 -> 1 and stays there; a stale view lets the test run
+  // go back to 3. The StatefulSet controller's status rides along in the controller's update.
+  const sts = (replicas: number, ready: number): KubeObject => ({ ...set(replicas), status: { availableReplicas: ready } });
+  const refs = [
+    runWith(
+      [],
+      [
+        ['ADDED', sts(3, 0)],
+        ['MODIFIED', sts(3, 3)],
+        ['MODIFIED', sts(1, 3)],
+        ['MODIFIED', sts(1, 1)],
+      ],
+    ),
+  ];
+  const run = runWith(
+    [],
+    [
+      ['ADDED', sts(3, 0)],
+      ['MODIFIED', sts(3, 3)],
+      ['MODIFIED', sts(1, 3)],
+      ['MODIFIED', sts(1, 2)],
+      ['MODIFIED', sts(3, 2)],
+      ['MODIFIED', sts(3, 3)],
+    ],
+  );
+  const value = (field: string, reference: number, test: number): Alarm => ({
+    oracle: 'end-state',
+    check: 'value',
+    object: 'StatefulSet/default/mc1-rs0',
+    field,
+    reference: [reference],
+    test,
+    message: '',
+  });
+  // The controller's writes: the create and the two spec updates (the others are the StatefulSet controller's).
+  const alarms = [value('spec.replicas', 1, 3), value('status.availableReplicas', 1, 3)];
+  t.deepEqual(firstDivergence([madeBy(refs[0]!, [0, 2])], madeBy(run, [0, 2, 4]), alarms), {
+    kind: 'extra',
+    verb: 'update',
+    object: 'StatefulSet/default/mc1-rs0',
+    field: 'spec.replicas',
+  });
+});
+
 test('objects with generated names are folded: the same extra create in two runs is one divergence', (t) => {
   const refs = [runWith([], [['ADDED', pod('web-x2b4c')]])];
   const extra: Alarm = { oracle: 'end-state', check: 'generated-count', object: 'Pod/default/web-*', reference: [1], test: 2, message: '' };
@@ -611,6 +656,41 @@ test('runs with the same alarms are one finding whichever write diverged first; 
   // A flaky alarm does not count, nor does the order of the alarms.
   const flakyToo = result('stale-0071', { alarms: [...alarms, { ...claimGone, object: 'Pod/default/x', flaky: true }], divergence: stale('x').divergence });
   t.is(groupFindings([crash, flakyToo]).length, 1);
+});
+
+test("a run whose alarms are some of another finding's run's, diverging first on an extra delete that run counts too, is part of that finding", (t) => {
+  // component-toggle: a stale `enabled: false` deletes the HAProxy StatefulSet, then its Service; a
+  // view frozen after the StatefulSet's deletion deletes the Service alone.
+  const counted = (kind: string, check: 'created' | 'deleted'): Alarm => ({
+    oracle: 'update-summary',
+    check,
+    object: `${kind}/default/c1-haproxy`,
+    reference: [1],
+    test: 2,
+    message: '',
+  });
+  const service = [counted('Service', 'created'), counted('Service', 'deleted'), counted('Endpoints', 'created'), counted('Endpoints', 'deleted')];
+  const whole = [...service, counted('StatefulSet', 'created'), counted('StatefulSet', 'deleted')];
+  const deletes = (kind: string) => ({ kind: 'extra' as const, verb: 'delete' as const, object: `${kind}/default/c1-haproxy` });
+  const both = (plan: string) => result(plan, { alarms: whole, divergence: deletes('StatefulSet') });
+  const serviceOnly = (plan: string, extra: Parameters<typeof result>[1] = {}) => result(plan, { alarms: service, divergence: deletes('Service'), ...extra });
+  const found = groupFindings([both('stale-0002'), both('stale-0003'), serviceOnly('stale-0027')]);
+  t.is(found.length, 1);
+  t.regex(found[0]!.summary, /deletes StatefulSet\/default\/c1-haproxy/);
+  t.deepEqual(found[0]!.variants, [{ oracle: 'update-summary', divergence: deletes('Service') }]);
+  t.deepEqual(
+    found[0]!.plans.map((p) => p.plan),
+    ['stale-0002', 'stale-0003', 'stale-0027'],
+  );
+  // Not when the smaller one's first write says more: an orphaning delete, a resurrection.
+  t.is(groupFindings([both('a'), serviceOnly('b', { divergence: { ...deletes('Service'), propagation: 'Orphan' } })]).length, 2);
+  // Nor when the fuller run did not make that write, nor when two fuller findings would take it.
+  t.is(groupFindings([result('a', { alarms: [...whole.slice(2), claimGone], divergence: deletes('StatefulSet') }), serviceOnly('b')]).length, 2);
+  const other = result('c', {
+    alarms: [...service, claimGone],
+    divergence: { kind: 'missing', verb: 'create', object: 'PersistentVolumeClaim/default/data-0' },
+  });
+  t.is(groupFindings([both('a'), other, serviceOnly('b')]).length, 3);
 });
 
 test('a confirmed bug finding whose every alarm is on the end state and that recovered with time alone is transient', (t) => {
