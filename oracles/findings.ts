@@ -552,6 +552,11 @@ function mergeBySymptoms(groups: readonly Group[]): Array<Group & { variants: Fi
   );
 }
 
+/** An extra create or delete of the same verb as `d`, neither a create whose owner was gone nor a delete with a propagation policy. */
+function sameKindOfWrite(other: Divergence | undefined, d: Divergence): boolean {
+  return other !== undefined && other.kind === 'extra' && other.verb === d.verb && !other.ownerGone && !other.propagation;
+}
+
 /**
  * A group whose first divergence is an extra create or delete, and whose every run's alarms are some
  * of the alarms of a run of exactly one other group of its controller, that run counting that same
@@ -559,8 +564,11 @@ function mergeBySymptoms(groups: readonly Group[]): Array<Group & { variants: Fi
  * that still shows a component disabled makes component-toggle's controller delete its StatefulSet
  * and then its Service; a view frozen after the StatefulSet's deletion deletes the Service alone, and
  * that run's alarms are the Service's half of the others'. The fuller group names the finding; the
- * other's signatures become its variants. Not for a create whose owner was gone or a delete with a
- * propagation policy: what those say (a resurrection, an orphaning) is a bug of its own, and two
+ * other's signatures become its variants. Only between writes of one kind: both groups' first
+ * divergences extra creates, or both extra deletes, and neither a create whose owner was gone nor a
+ * delete with a propagation policy: what those say (a resurrection, an orphaning) is a bug of its
+ * own, and casskop#321's budget deleted by name shows inside the runs of its resurrection of a
+ * deleted cluster's children (the garbage collector deletes the resurrected budget again). Two
  * fuller groups that would both take one group leave it alone.
  */
 function foldNested(groups: Array<Group & { variants: FindingSignature[] }>): Array<Group & { variants: FindingSignature[] }> {
@@ -578,6 +586,7 @@ function foldNested(groups: Array<Group & { variants: FindingSignature[] }>): Ar
       (big) =>
         big !== small &&
         big.controller === small.controller &&
+        sameKindOfWrite(big.signature.divergence, d) &&
         small.plans.every((r) => big.plans.some((b) => partsOf.get(b)!.has(counted) && within(partsOf.get(r)!, partsOf.get(b)!))),
     );
     if (takers.length !== 1) continue;

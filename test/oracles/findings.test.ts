@@ -686,10 +686,14 @@ test("a run whose alarms are some of another finding's run's, diverging first on
   t.is(groupFindings([both('a'), serviceOnly('b', { divergence: { ...deletes('Service'), propagation: 'Orphan' } })]).length, 2);
   // Nor when the fuller run did not make that write, nor when two fuller findings would take it.
   t.is(groupFindings([result('a', { alarms: [...whole.slice(2), claimGone], divergence: deletes('StatefulSet') }), serviceOnly('b')]).length, 2);
-  const other = result('c', {
-    alarms: [...service, claimGone],
-    divergence: { kind: 'missing', verb: 'create', object: 'PersistentVolumeClaim/default/data-0' },
+  // Nor into a finding of another kind of write: casskop#321's budget deleted by name shows inside
+  // the runs that re-create a deleted cluster's children (the garbage collector deletes them again).
+  const resurrects = result('d', {
+    alarms: whole,
+    divergence: { kind: 'extra', verb: 'create', object: 'Service/default/c1-haproxy', ownerGone: 'SQLCluster/default/c1' },
   });
+  t.is(groupFindings([resurrects, serviceOnly('b')]).length, 2);
+  const other = result('c', { alarms: [...service, claimGone], divergence: deletes('Endpoints') });
   t.is(groupFindings([both('a'), other, serviceOnly('b')]).length, 3);
 });
 
