@@ -526,7 +526,10 @@ function symptomParts(r: Pick<PlanResult, 'alarms'>): Set<string> | undefined {
  * reach one wrong state by different first writes (casskop#370: the restart right after the
  * scale-down's StatefulSet update writes a podLastOperation no reference run wrote, the stale
  * restarts never write cassandraLastAction's Done; both end with the same 10 alarms). The group
- * with the most plans names the finding; the others' signatures are its `variants`.
+ * with the most plans names the finding; the others' signatures are its `variants`. Not a group
+ * whose first divergence re-creates a gone owner's children with one whose does not: stale-deletion's
+ * run that resurrected the StatefulSet and also had its claim deleted by name shows exactly the
+ * alarms of the delete-by-name runs, and would join its two planted defects into one finding.
  */
 function mergeBySymptoms(groups: readonly Group[]): Array<Group & { variants: FindingSignature[] }> {
   const parent = groups.map((_, i) => i);
@@ -536,7 +539,8 @@ function mergeBySymptoms(groups: readonly Group[]): Array<Group & { variants: Fi
     for (const r of g.plans) {
       const key = symptomKey(r);
       if (key === undefined) continue;
-      const k = `${g.controller}\u0000${key}`;
+      // A resurrection (a create whose owner was gone) is a bug of its own, whatever else its run shows.
+      const k = `${g.controller}\u0000${g.signature.divergence?.ownerGone ? 'owner gone' : ''}\u0000${key}`;
       const other = bySymptoms.get(k);
       if (other === undefined) bySymptoms.set(k, i);
       else parent[root(i)] = root(other);

@@ -653,6 +653,12 @@ test('runs with the same alarms are one finding whichever write diverged first; 
   );
   // One alarm more or less is another symptom: two findings.
   t.is(groupFindings([crash, result('stale-0069', { alarms: alarms.slice(1), divergence: stale('x').divergence })]).length, 2);
+  // A resurrection is a bug of its own: the same alarms after a create whose owner was gone stay apart.
+  const resurrection = result('stale-0049', {
+    alarms,
+    divergence: { kind: 'extra', verb: 'create', object: 'StatefulSet/default/cc-rack1', ownerGone: 'CassandraCluster/default/cc' },
+  });
+  t.is(groupFindings([crash, resurrection]).length, 2);
   // A flaky alarm does not count, nor does the order of the alarms.
   const flakyToo = result('stale-0071', { alarms: [...alarms, { ...claimGone, object: 'Pod/default/x', flaky: true }], divergence: stale('x').divergence });
   t.is(groupFindings([crash, flakyToo]).length, 1);
