@@ -517,7 +517,12 @@ export function symptomKey(r: Pick<PlanResult, 'alarms'>): string | undefined {
 function symptomParts(r: Pick<PlanResult, 'alarms'>): Set<string> | undefined {
   const live = r.alarms.filter((a) => !a.flaky);
   if (!live.some((a) => STATE_ORACLES.has(a.oracle))) return undefined;
-  return new Set(live.filter((a) => a.oracle !== 'health').map((a) => [a.oracle, a.check ?? '', foldTemplateHash(a.object), a.field ?? ''].join(' ')));
+  return new Set(live.filter((a) => a.oracle !== 'health').map((a) => symptomPart(a.oracle, a.check, a.object, a.field)));
+}
+
+/** One alarm as a symptom: `<oracle> <check> <object, pod-template-hash folded> <field>`. */
+function symptomPart(oracle: string, check: string | undefined, object: ObjectKey, field: string | undefined): string {
+  return [oracle, check ?? '', foldTemplateHash(object), field ?? ''].join(' ');
 }
 
 /**
@@ -584,8 +589,8 @@ function foldNested(groups: Array<Group & { variants: FindingSignature[] }>): Ar
   const bySize = [...groups].sort((a, b) => Math.max(...a.plans.map((r) => partsOf.get(r)!.size)) - Math.max(...b.plans.map((r) => partsOf.get(r)!.size)));
   for (const small of bySize) {
     const d = small.signature.divergence;
-    if (!d || d.kind !== 'extra' || (d.verb !== 'create' && d.verb !== 'delete') || d.ownerGone || d.propagation) continue;
-    const counted = `update-summary ${d.verb === 'create' ? 'created' : 'deleted'} ${d.object} `;
+    if (!d || (d.verb !== 'create' && d.verb !== 'delete') || !sameKindOfWrite(d, d)) continue;
+    const counted = symptomPart('update-summary', d.verb === 'create' ? 'created' : 'deleted', d.object, undefined);
     const takers = [...live].filter(
       (big) =>
         big !== small &&
