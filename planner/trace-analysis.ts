@@ -30,7 +30,7 @@
  * reconciles), writes.ts (the controller's writes and their effects), ownership.ts (who owns whom);
  * app-calls.ts (the controller's calls to its stub applications); the record types are analysis/records.ts. This file feeds them the trace in order.
  */
-import { isDryRun, isSuccessStatus } from '../src/model/controller-write.js';
+import { isDryRun, isSuccessStatus, writeIdentityKey } from '../src/model/controller-write.js';
 import type { RequestVerb } from '../src/model/api-path.js';
 import type { ClusterChangeEvent, RequestEvent, ResponseEvent, TraceEvent, WorkloadStepEvent } from '../src/model/trace.js';
 import { parseKey } from '../src/model/object-key.js';
@@ -137,6 +137,7 @@ export class RunAnalyzer {
 
   finish(): RunAnalysis {
     const changes = this.changes;
+    let ordinals: Map<string, number[]> | undefined;
     this.writes.settle(!this.hasClusterTrace && changes.changes.length === 0);
     this.delivery.markCausalChanges(this.writes.writes);
     return {
@@ -148,6 +149,10 @@ export class RunAnalyzer {
       writes: this.writes.writes,
       keys: changes.keys,
       writeCount: (id) => this.writes.counter.count(id),
+      requestOrdinal: (id, occurrence) => {
+        ordinals ??= this.writes.successOrdinals();
+        return ordinals.get(writeIdentityKey(id))?.[occurrence - 1];
+      },
       existsAfter: (rawKey, change) => changes.existsAfter(rawKey, change),
       changesOf: (rawKey) => changes.changesOf(rawKey),
       workloadSteps: this.workloadSteps,

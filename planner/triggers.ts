@@ -276,6 +276,22 @@ export class Triggers {
     return this.firesInMajority(trigger, (r) => r.writeCount(id) >= trigger.occurrence);
   }
 
+  /**
+   * The request occurrence of the `trigger.occurrence`-th successful write (`WriteTrigger`s count
+   * successful writes, the api-error fault counts requests, failed ones included), counted in the
+   * runs plans are tested like: the normal-delivery runs when the references were serialized (the
+   * earliest of theirs, so that it comes in each), else the main reference run. How many requests
+   * fail before a write succeeds depends on delivery: serialized, a controller's cache lags its own
+   * writes and most of its status updates meet 409 (decommission's 3rd status patch was its 43rd
+   * request there, and its 5th in a normal run).
+   */
+  requestOccurrence(trigger: WriteTrigger): number {
+    const id = trigger.subresource ? { verb: trigger.verb, key: trigger.key, subresource: trigger.subresource } : { verb: trigger.verb, key: trigger.key };
+    const runs = this.normalDelivery.length > 0 ? this.normalDelivery : [this.main];
+    const ordinals = runs.flatMap((r) => r.requestOrdinal(id, trigger.occurrence) ?? []);
+    return ordinals.length > 0 ? Math.min(...ordinals) : trigger.occurrence;
+  }
+
   /** Does the call trigger fire (the n-th such call of the controller to its application) in a majority of the reference runs and every normal-delivery run? */
   deterministicCall(trigger: CallTrigger): boolean {
     return this.firesInMajority(trigger, (r) => r.appCalls.filter((c) => matchesCall(trigger, c)).length >= trigger.occurrence);

@@ -161,6 +161,12 @@ export interface RunAnalysis {
   keys: ReadonlyMap<ObjectKey, KeyHistory>;
   /** How many successful writes with this identity (folded key) the controller made. */
   writeCount(id: WriteIdentity): number;
+  /**
+   * The request ordinal of the `occurrence`-th successful write with this identity: the how-many-th
+   * write request of its verb, key and subresource it was, failed requests included, as the
+   * api-error fault counts (undefined when the run made fewer such writes).
+   */
+  requestOrdinal(id: WriteIdentity, occurrence: number): number | undefined;
   /** Did the object (raw key) exist right after `change` (index)? */
   existsAfter(rawKey: ObjectKey, change: number): boolean;
   /** Hash of the whole normalised cluster state right after a change, uids included (undefined without `stateHashes`). */

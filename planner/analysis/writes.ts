@@ -5,7 +5,16 @@
  * undo (stale state).
  */
 import { isBookkeepingKey, isBookkeepingResource, isLeaderElectionRecord } from '../../src/model/bookkeeping.js';
-import { WriteOccurrenceCounter, isDryRun, isSuccessStatus, triggerFor, writeIdentity, type WriteIdentity } from '../../src/model/controller-write.js';
+import {
+  WriteOccurrenceCounter,
+  isDryRun,
+  isSuccessStatus,
+  isTriggerWriteVerb,
+  triggerFor,
+  writeIdentity,
+  writeIdentityKey,
+  type WriteIdentity,
+} from '../../src/model/controller-write.js';
 import { isObject, type KubeObject, type ObjectKey } from '../../src/model/object-key.js';
 import type { RequestEvent, ResponseEvent } from '../../src/model/trace.js';
 import { createdPaths, pathsOverlap as overlaps, segmentsKey, writtenPaths, type PathKey } from '../paths.js';
@@ -13,10 +22,19 @@ import type { ChangeLog } from './changes.js';
 import type { DeliveryLog } from './delivery.js';
 import { isSuccess, pushTo, type ChangeRecord, type WriteRecord } from './records.js';
 
+/** A write request as the api-error fault counts it: its identity (folded key) and whether it succeeded. */
+interface CountedRequest {
+  seq: number;
+  id: string;
+  success: boolean;
+}
+
 export class WriteLog {
   readonly writes: WriteRecord[] = [];
   /** Successful writes per identity (folded key), counted as the proxy counts them at test time. */
   readonly counter = new WriteOccurrenceCounter();
+  /** A `triggers` analysis's write requests (see `count`); a full one has them in `writes`. */
+  private readonly counted: CountedRequest[] = [];
   private readonly lastWriteSeq = new Map<ObjectKey, number>();
 
   // Writes waiting for a later change: by the resourceVersion their answer carried, by object (any
@@ -79,7 +97,38 @@ export class WriteLog {
   /** Only counting writes (a `triggers` analysis): the answer to a write request. */
   count(req: RequestEvent, res: ResponseEvent): void {
     const id = isSuccessStatus(res.status) ? writeIdentity(req, res.object) : undefined;
-    if (id) this.counter.record({ ...id, key: this.foldWriteKey(req, id.key, res.object) });
+    if (id) {
+      const counted = { ...id, key: this.foldWriteKey(req, id.key, res.object) };
+      this.counter.record(counted);
+      this.counted.push({ seq: req.seq, id: writeIdentityKey(counted), success: true });
+    } else if (req.key && isTriggerWriteVerb(req.verb) && !isDryRun(req.query)) {
+      const subresource = req.resource?.subresource;
+      const failed = { verb: req.verb, key: this.changes.folder.fold(req.key), ...(subresource ? { subresource } : {}) };
+      this.counted.push({ seq: req.seq, id: writeIdentityKey(failed), success: false });
+    }
+  }
+
+  /**
+   * For each write identity (folded key), the request ordinal of each of its successful writes: the
+   * how-many-th write request of that verb, key and subresource it was, failed ones included, in
+   * the order the requests came. The api-error fault counts requests so (proxy/faults/api-error-fault.ts).
+   */
+  successOrdinals(): Map<string, number[]> {
+    // A full analysis has its requests in `writes`, a `triggers` one in `counted`: one of the two is empty.
+    const fromWrites = this.writes.flatMap((w): CountedRequest[] =>
+      !w.dryRun && w.key && isTriggerWriteVerb(w.verb)
+        ? [{ seq: w.requestSeq, id: writeIdentityKey({ verb: w.verb, key: w.key, ...(w.subresource ? { subresource: w.subresource } : {}) }), success: isSuccess(w) }]
+        : [],
+    );
+    const requests = [...fromWrites, ...this.counted].sort((a, b) => a.seq - b.seq);
+    const seen = new Map<string, number>();
+    const out = new Map<string, number[]>();
+    for (const r of requests) {
+      const n = (seen.get(r.id) ?? 0) + 1;
+      seen.set(r.id, n);
+      if (r.success) pushTo(out, r.id, n);
+    }
+    return out;
   }
 
   answered(w: WriteRecord, req: RequestEvent, res: ResponseEvent): void {

@@ -14,7 +14,8 @@
  * never sees them once; service-unavailable is handled as the 500 is; slow only delays.
  *
  * The fault counts write requests, failed ones included; the reference trace's trigger counts
- * successful writes, so the occurrence is recounted here over every request of that write.
+ * successful writes, so the occurrence is recounted over every request of that write, in the runs
+ * plans are tested like (`Triggers.requestOccurrence`).
  *
  * Watch side: of those same writes, the ones whose echo the controller saw on a watch mark the moments
  * it waits on that kind's watch for the result of its own work. For each such kind, two plans end
@@ -38,8 +39,7 @@ import {
   type WatchEndFault,
   type WriteTrigger,
 } from '../../src/model/plan.js';
-import type { RunAnalysis } from '../trace-analysis.js';
-import type { WriteRecord } from '../trace-analysis.js';
+import type { RunAnalysis, WriteRecord } from '../trace-analysis.js';
 import { intermediateWrites } from './intermediate-state.js';
 import type { PlanCandidate, PlanningRule } from './rule.js';
 
@@ -58,11 +58,10 @@ export const errorPathRule: PlanningRule = {
   namePrefix: 'error',
   plan(context) {
     const { writes, stages } = intermediateWrites(context);
-    const requestOccurrence = requestOccurrences(context.main.writes);
     const candidates: PlanCandidate[] = [];
     for (const w of writes) {
       const trigger = w.trigger!;
-      const on: WriteTrigger = { ...trigger, occurrence: requestOccurrence.get(w.index) ?? trigger.occurrence };
+      const on: WriteTrigger = { ...trigger, occurrence: context.triggers.requestOccurrence(trigger) };
       // Selection: one plan per verb and subresource, the first write's first answer (its failure
       // and the retry that meets it applied, or the 409 every writer must retry).
       const group = `api-error ${trigger.verb} ${trigger.subresource ?? ''}`;
@@ -77,20 +76,6 @@ export const errorPathRule: PlanningRule = {
     return { candidates, stages: stages.map((s) => ({ stage: s.stage, plans: s.plans * ANSWERS_PER_WRITE + watchEnds.length })) };
   },
 };
-
-/** For each write (by index): the how-many-th request of its verb, key and subresource it was. */
-function requestOccurrences(writes: readonly WriteRecord[]): Map<number, number> {
-  const counts = new Map<string, number>();
-  const out = new Map<number, number>();
-  for (const w of writes) {
-    if (w.dryRun || !w.key) continue;
-    const id = `${w.verb} ${w.key} ${w.subresource ?? ''}`;
-    const n = (counts.get(id) ?? 0) + 1;
-    counts.set(id, n);
-    out.set(w.index, n);
-  }
-  return out;
-}
 
 /** Per kind whose writes (of `writes`) the controller saw echoed on a watch: a reset + 410 after the first, a clean close after the last. */
 function watchEndFaults(main: RunAnalysis, writes: readonly WriteRecord[]): WatchEndFault[] {

@@ -6,6 +6,7 @@
 import { describeApiError, type ApiErrorFault } from '../../src/model/plan.js';
 import { parseKey, type ObjectKey } from '../../src/model/object-key.js';
 import { isTriggerWriteVerb } from '../../src/model/controller-write.js';
+import { ordinal } from '../../src/model/trigger.js';
 import { apiErrorAction, nameForMessage, requestMatchKey } from '../api-errors.js';
 import type { Exchange, RequestPlan } from '../exchange.js';
 import type { TriggerKeys } from '../write-triggers.js';
@@ -49,7 +50,7 @@ export class ApiErrorFaults {
       whyNotFired: () => {
         if (entry.fired) return undefined;
         const on = fault.on;
-        if (entry.seen > 0) return `only ${entry.seen} matching request(s) came, the ${entry.fault.on.occurrence}th was awaited`;
+        if (entry.seen > 0) return `only ${entry.seen} matching request(s) came, the ${ordinal(entry.fault.on.occurrence)} was awaited`;
         const near = [...entry.nearKeys].slice(0, 3).join(', ');
         return `never matched: the controller never sent a ${on.verb} of ${on.key}${on.subresource ? ` ${on.subresource}` : ''}${near ? ` (it sent ${on.verb}s of ${near})` : ''}`;
       },

@@ -69,7 +69,8 @@ export function writeIdentity(req: Pick<RequestEvent, 'verb' | 'key' | 'query' |
   return id;
 }
 
-function counterKey(id: WriteIdentity): string {
+/** One string per write identity (verb, key, subresource), for maps keyed by it. */
+export function writeIdentityKey(id: WriteIdentity): string {
   return `${id.verb} ${id.key} ${id.subresource ?? ''}`;
 }
 
@@ -78,11 +79,11 @@ export class WriteOccurrenceCounter {
   private readonly counts = new Map<string, number>();
 
   count(id: WriteIdentity): number {
-    return this.counts.get(counterKey(id)) ?? 0;
+    return this.counts.get(writeIdentityKey(id)) ?? 0;
   }
 
   record(id: WriteIdentity): number {
-    const k = counterKey(id);
+    const k = writeIdentityKey(id);
     const n = (this.counts.get(k) ?? 0) + 1;
     this.counts.set(k, n);
     return n;
