@@ -7,8 +7,7 @@
  * end not-injected). One test: the stages build on each other, and each run wants the machine.
  */
 import test from 'ava';
-import { existsSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { learn, plan, test as testPlans } from '../../src/campaign/campaign.js';
@@ -16,6 +15,7 @@ import { CampaignLayout } from '../../src/campaign/layout.js';
 import { loadConfig } from '../../src/config/config.js';
 import { loadRunDir } from '../../src/io/run-dir.js';
 import { hangBound } from '../_hang-bound.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
 const CONTROLLER = fileURLToPath(new URL('./_roster-controller.js', import.meta.url));
 
@@ -31,7 +31,7 @@ async function rosterWrites(runDir: string): Promise<string[]> {
 }
 
 function campaign() {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-serialized-'));
+  const dir = sharedScratchDir('kperturb-serialized-');
   const member = (name: string, role: string) =>
     `apiVersion: v1\nkind: ConfigMap\nmetadata: { name: ${name}, namespace: default, labels: { member: "true" } }\ndata: { role: ${role} }\n`;
   writeFileSync(join(dir, 'members.yaml'), [member('alice', 'lead'), member('bob', 'dev'), member('carol', 'ops')].join('---\n'));

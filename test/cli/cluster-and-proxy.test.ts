@@ -4,10 +4,10 @@
  */
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
 const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
 const KUBECTL = process.env.KUBECTL ?? 'kubectl';
@@ -36,7 +36,7 @@ function stderrHolds(proc: ReturnType<typeof start>, marker: string): Promise<vo
 test('kubectl works through `kperturb proxy` in front of `kperturb cluster`, and both stop on SIGINT', async (t) => {
   const version = spawnSync(KUBECTL, ['version', '--client'], { encoding: 'utf8' });
   if (version.error) t.fail(`kubectl is needed for this test (set KUBECTL or install kubernetes-client): ${version.error.message}`);
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const dir = sharedScratchDir('kperturb-cli-');
   const clusterKc = join(dir, 'cluster.kubeconfig');
   const proxyKc = join(dir, 'proxy.kubeconfig');
   const trace = join(dir, 'trace.jsonl');
@@ -83,7 +83,7 @@ test('kubectl works through `kperturb proxy` in front of `kperturb cluster`, and
 });
 
 test('`--kubeconfig-out` onto a file that is not a kubeconfig exits 2 naming it and leaves it alone', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const dir = sharedScratchDir('kperturb-cli-');
   const notes = join(dir, 'notes.txt');
   writeFileSync(notes, 'my notes: [not yaml\n');
   const cluster = start(['cluster', '--kubeconfig-out', notes]);
@@ -95,7 +95,7 @@ test('`--kubeconfig-out` onto a file that is not a kubeconfig exits 2 naming it 
 });
 
 test('`kperturb proxy` honours KUBECONFIG (a path list) and --context as kubectl does', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const dir = sharedScratchDir('kperturb-cli-');
   const clusterKc = join(dir, 'cluster.kubeconfig');
   // The first file of the list sets the current context: a cluster nobody answers for.
   const first = join(dir, 'first.kubeconfig');
@@ -135,7 +135,7 @@ test('`kperturb proxy` honours KUBECONFIG (a path list) and --context as kubectl
 });
 
 test('`kperturb proxy --port` that another program listens on exits 2 naming the option', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const dir = sharedScratchDir('kperturb-cli-');
   const clusterKc = join(dir, 'cluster.kubeconfig');
   const cluster = start(['cluster', '--kubeconfig-out', clusterKc]);
   t.teardown(() => cluster.child.kill('SIGKILL'));

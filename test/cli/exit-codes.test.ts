@@ -1,12 +1,12 @@
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeCampaign } from '../report/_fixture.js';
 import { hangBound } from '../_hang-bound.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
 const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
 
@@ -31,14 +31,14 @@ function assertPrecise(t: import('ava').ExecutionContext, r: ReturnType<typeof r
 const HEAD = 'apiVersion: kperturb.dev/v1\nkind: ControllerUnderTest\nmetadata: { name: x }\n';
 
 function tempConfig(text: string): { dir: string; file: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const dir = sharedScratchDir('kperturb-cli-');
   const file = join(dir, 'kperturb.yaml');
   writeFileSync(file, text);
   return { dir, file };
 }
 
 test('a malformed config exits 2 with the file and the path, and no stack trace', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const dir = sharedScratchDir('kperturb-cli-');
   const file = join(dir, 'kperturb.yaml');
   writeFileSync(file, 'apiVersion: kperturb.dev/v1\nkind: ControllerUnderTest\nmetadata: { name: x }\ncontroller: { command: 7 }\nworkloads: {}\n');
   const r = run(['learn', '--config', file]);
@@ -60,7 +60,7 @@ test('--help exits 0 and lists every command', (t) => {
 });
 
 test('a malformed plan file exits 2 naming the path inside it', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const dir = sharedScratchDir('kperturb-cli-');
   const cfg = join(dir, 'kperturb.yaml');
   writeFileSync(
     cfg,
@@ -231,7 +231,7 @@ test('a trace line of an unknown type is refused by diff with the file, the line
 });
 
 test('proxy: an upstream CA that is not a certificate, or a server that does not answer, exits 2 before listening', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const dir = sharedScratchDir('kperturb-cli-');
   const kubeconfig = (cluster: string) =>
     `apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: ${cluster} }]\nusers: [{ name: u, user: { token: t } }]\ncontexts: [{ name: x, context: { cluster: c, user: u } }]\ncurrent-context: x\n`;
   const notPem = join(dir, 'not-pem.kubeconfig');
@@ -271,7 +271,7 @@ test('a config given as a plan is told the kind a plan has', (t) => {
 });
 
 test('demo --only with a name no bundled example has exits 2 and lists the names (it ran nothing and exited 0 before)', (t) => {
-  const out = mkdtempSync(join(tmpdir(), 'kperturb-cli-'));
+  const out = sharedScratchDir('kperturb-cli-');
   assertPrecise(
     t,
     run(['demo', '--only', 'decommission-buggy', 'no-such-example', '-o', out]),

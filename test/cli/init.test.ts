@@ -6,8 +6,7 @@
 import test from 'ava';
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scanOperatorRepo } from '../../src/config/init/repo-scan.js';
@@ -15,13 +14,14 @@ import { proposeConfig } from '../../src/config/init/propose.js';
 import { loadConfig } from '../../src/config/config.js';
 import { learn } from '../../src/campaign/campaign.js';
 import { hangBound } from '../_hang-bound.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(root, 'bin', 'kperturb.js');
 const fixture = (name: string) => join(root, 'fixtures', 'init', name);
 /** A scratch copy of an init fixture, to edit. */
 const copyFixture = (name: string) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  const dir = sharedScratchDir('kperturb-init-');
   cpSync(fixture(name), dir, { recursive: true });
   return dir;
 };
@@ -169,7 +169,7 @@ test('a module that crashes when built with a current Go (modern-go/reflect2 bef
 });
 
 test('init refuses to overwrite a kperturb.yaml without --force, and refuses a directory that is not there', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-init-'));
+  const dir = sharedScratchDir('kperturb-init-');
   writeFileSync(join(dir, 'kperturb.yaml'), 'mine\n');
   const r = run(['init', dir, '--no-build']);
   t.is(r.status, 2, r.stderr);

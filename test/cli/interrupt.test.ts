@@ -7,20 +7,20 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ResultsFile } from '../../src/model/results.js';
 import { processExists } from '../../src/process/groups.js';
 import { hangBound } from '../_hang-bound.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
 const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
 const CONTROLLER = fileURLToPath(new URL('./_stubborn-controller.js', import.meta.url));
 
 /** A campaign directory whose controller ignores SIGTERM and writes its pids (see _stubborn-controller.ts). */
 function campaign(referenceRuns: number) {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-interrupt-'));
+  const dir = sharedScratchDir('kperturb-interrupt-');
   const pidFile = join(dir, 'pids');
   writeFileSync(join(dir, 'in.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: in, namespace: default }\ndata: { a: "1" }\n');
   writeFileSync(

@@ -1,12 +1,12 @@
 import test from 'ava';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/config.js';
 import { UserInputError } from '../../src/model/errors.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
 function write(text: string, extra: Record<string, string> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-config-'));
+  const dir = sharedScratchDir('kperturb-config-');
   for (const [name, content] of Object.entries(extra)) writeFileSync(join(dir, name), content);
   const file = join(dir, 'kperturb.yaml');
   writeFileSync(file, text);
@@ -356,7 +356,7 @@ test('every duration is bounded: beyond 24 h, negative or infinite, the path is 
 });
 
 test('a directory where a manifest file belongs names the config, the path and that a file was expected', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-config-'));
+  const dir = sharedScratchDir('kperturb-config-');
   mkdirSync(join(dir, 'manifests'));
   writeFileSync(join(dir, 'crd.yaml'), 'kind: X');
   const file = join(dir, 'kperturb.yaml');

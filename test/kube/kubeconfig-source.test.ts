@@ -1,9 +1,9 @@
 import test from 'ava';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { kubeconfigSource, loadKubeconfig } from '../../src/kube/kubeconfig-source.js';
 import { UserInputError } from '../../src/model/errors.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
 const kubeconfig = (contexts: Array<{ name: string; server: string }>, current?: string) =>
   [
@@ -16,7 +16,7 @@ const kubeconfig = (contexts: Array<{ name: string; server: string }>, current?:
   ].join('\n') + '\n';
 
 function files() {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-kcsrc-'));
+  const dir = sharedScratchDir('kperturb-kcsrc-');
   const a = join(dir, 'a');
   const b = join(dir, 'b');
   writeFileSync(

@@ -33,8 +33,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { kubeconfigSource } from '../../src/kube/kubeconfig-source.js';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, type ControllerUnderTest } from '../../src/config/config.js';
 import { learn, plan, test as runPlans } from '../../src/campaign/campaign.js';
@@ -50,6 +49,7 @@ import { KubeClient } from '../../src/kube/client.js';
 import { locateControlPlaneBinaries, RealCluster, type ControlPlaneBinaries } from '../../src/realcluster/index.js';
 import { buildGoFixtures, fixtureConfig, goMissingReason, plansToRun } from '../e2e/_campaign.js';
 import { clusterInventory, median, waitForBootstrapObjects } from './_helpers.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
 /** The examples and their planted bugs, as in test/e2e/<example>.test.ts. */
 interface ExampleSpec {
@@ -283,13 +283,13 @@ for (const spec of EXAMPLES) {
     test.serial(`${name}: learns on the embedded and the real cluster, plans`, async (t) => {
       const work = (async (): Promise<Prepared> => {
         const config = loadConfig(fixtureConfig(spec.example, variant));
-        const embeddedOut = mkdtempSync(join(tmpdir(), `kperturb-xcheck-${spec.example}-${variant}-embedded-`));
-        const realOut = mkdtempSync(join(tmpdir(), `kperturb-xcheck-${spec.example}-${variant}-real-`));
+        const embeddedOut = sharedScratchDir(`kperturb-xcheck-${spec.example}-${variant}-embedded-`);
+        const realOut = sharedScratchDir(`kperturb-xcheck-${spec.example}-${variant}-real-`);
         await learnOn(t, config, embeddedOut, { kind: 'embedded' });
         await learnOn(t, config, realOut, { kind: 'real', binaries });
         const summaries = await plan(config, { out: embeddedOut, log: quiet });
         // The real learn planned aside (its plans are not the ones run), for what both give.
-        const realPlanned = mkdtempSync(join(tmpdir(), `kperturb-xcheck-${spec.example}-${variant}-realplans-`));
+        const realPlanned = sharedScratchDir(`kperturb-xcheck-${spec.example}-${variant}-realplans-`);
         t.teardown(() => rmSync(realPlanned, { recursive: true, force: true }));
         cpSync(realOut, realPlanned, { recursive: true });
         const realFaults = new Set((await plan(config, { out: realPlanned, log: quiet })).flatMap((s) => s.plans.map((p) => JSON.stringify(p.spec.faults))));
@@ -376,12 +376,12 @@ test.serial(`${EXISTING_EXAMPLE} on an existing cluster (--kubeconfig): the same
   if (!p) return t.fail('not prepared');
   const { config, plans } = await p;
   existing = await RealCluster.start({ binaries });
-  const kubeconfig = join(mkdtempSync(join(tmpdir(), 'kperturb-xcheck-existing-')), 'kubeconfig');
+  const kubeconfig = join(sharedScratchDir('kperturb-xcheck-existing-'), 'kubeconfig');
   writeFileSync(kubeconfig, existing.kubeconfigYaml(), { mode: 0o600 });
   const client = new KubeClient(existing.url, existing.clientOptions());
   t.teardown(() => client.close());
   const cluster: ClusterChoice = { kind: 'existing', kubeconfig: kubeconfigSource({ kubeconfig }) };
-  const out = mkdtempSync(join(tmpdir(), 'kperturb-xcheck-existing-out-'));
+  const out = sharedScratchDir('kperturb-xcheck-existing-out-');
 
   await waitForBootstrapObjects(client);
   const before = await clusterInventory(client);

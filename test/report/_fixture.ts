@@ -3,11 +3,11 @@
  * one workload (a bug that leaves a Secret missing, found by two plans; a pass; a plan never
  * injected), with traces, end states, logs, verdicts and results.json, as `kperturb test` lays them out.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeObject } from '../../src/model/object-key.js';
 import { RESULTS_FORMAT, type Alarm, type PlanResult, type RunRecord } from '../../src/model/results.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
 const db = {
   apiVersion: 'demo.kperturb.dev/v1',
@@ -124,7 +124,7 @@ export interface CampaignFixture {
 }
 
 export function makeCampaign(): CampaignFixture {
-  const out = mkdtempSync(join(tmpdir(), 'kperturb-report-'));
+  const out = sharedScratchDir('kperturb-report-');
   const root = join(out, 'secret-marker-buggy');
   const refs = [1, 2].map((n) => join(root, 'learn', 'create', `ref-${n}`));
   for (const r of refs) writeRun(r, { objects: [db, cm, secret], fault: false });

@@ -6,14 +6,14 @@
  */
 import test from 'ava';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { clusterDnsEntries } from '../../src/model/applications.js';
 import type { KubeObject } from '../../src/model/object-key.js';
 import type { ObservedChange } from '../../src/recorder/cluster-recorder.js';
 import { ControllerHosts } from '../../src/stubs/controller-hosts.js';
 import { hostsNamespaceWrapper, POD_SERVICE_ACCOUNT_DIR, writePodFiles } from '../../src/coordinator/hosts-namespace.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
 const svc = (name: string, spec: Record<string, unknown>): KubeObject => ({
   apiVersion: 'v1',
@@ -107,7 +107,7 @@ function fakeView() {
 }
 
 test('the hosts file: the machine base, then hostAliases, then the cluster names, rewritten in place as Services come and go', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-hosts-'));
+  const dir = sharedScratchDir('kperturb-hosts-');
   const base = join(dir, 'base');
   writeFileSync(base, '127.0.0.1\tlocalhost\n');
   const view = fakeView();
@@ -128,7 +128,7 @@ test('the hosts file: the machine base, then hostAliases, then the cluster names
 });
 
 test('through the wrapper, the command resolves the hosts file names (getent) and keeps the spawned pid', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-hosts-'));
+  const dir = sharedScratchDir('kperturb-hosts-');
   const file = join(dir, 'hosts');
   writeFileSync(file, '127.0.0.1\tlocalhost\n127.9.0.2\tzk-client.default.svc.cluster.local zk-client.default.svc\n');
   const wrap = await hostsNamespaceWrapper({ hostsFile: file }, 'test');
@@ -149,7 +149,7 @@ test('through the wrapper, the command resolves the hosts file names (getent) an
 });
 
 test("controller.podNamespaceFile: through the wrapper the pod's namespace file names the namespace (and the hosts file still applies); the machine has no such file", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-podfiles-'));
+  const dir = sharedScratchDir('kperturb-podfiles-');
   const file = join(dir, 'hosts');
   writeFileSync(file, '127.0.0.1\tlocalhost\n127.9.0.2\tzk-client.default.svc\n');
   const nsFile = join(POD_SERVICE_ACCOUNT_DIR, 'namespace');
