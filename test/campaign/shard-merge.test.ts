@@ -7,13 +7,14 @@
  * and three plans that never fire.
  */
 import test from 'ava';
-import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { kperturb, ok, writeMirrorConfig, writeNeverFiringPlans } from './_mirror-campaign.js';
 import { hangBound } from '../_hang-bound.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'kperturb-shard-'));
+// Kept when a test fails (its runs' directories are the evidence), removed otherwise.
+const dir = sharedScratchDir('kperturb-shard-');
 const base = join(dir, 'base');
 const extraPlans = join(dir, 'extra-plans');
 let config = '';
@@ -68,10 +69,6 @@ test.before(async () => {
   const generatedChosen = planFiles.length - 3;
   if (generatedChosen < 9) throw new Error(`expected at least 9 generated plans, three per shard, got ${generatedChosen}`);
   for (const out of ['single', 'shard-0', 'shard-1', 'shard-2']) cpSync(base, join(dir, out), { recursive: true });
-});
-
-test.after.always(() => {
-  if (!process.env.KEEP) rmSync(dir, { recursive: true, force: true });
 });
 
 test.serial('three shard processes and a merged report give the verdicts of one test run; a missing shard is named', async (t) => {
