@@ -12,7 +12,8 @@
  *   a FailedMount warning, and the pod waits until the object appears;
  * - pod-start: `podStartDelayMs` after acceptance: image pulls, Created and Started events, phase
  *   Running with every container ready; with `podReadiness: 'probe'`, a pod whose containers have
- *   readiness probes with an initial delay runs unready (Ready False, ContainersNotReady);
+ *   readiness probes with an initial delay runs unready (Ready False, ContainersNotReady). Awaited,
+ *   as pod-ready is: while a pod waits to start, a run has not settled;
  * - pod-ready: then, the longest initialDelaySeconds later (a kubelet's first readiness probe, which
  *   the simulation takes to succeed): Ready;
  * - pod-complete: a running pod with restartPolicy Never or OnFailure and no probe exits 0 after
@@ -262,6 +263,10 @@ const POD_STAGES: ReadonlyArray<Stage<PodLifecycleContext>> = [
       { events: (pod, ctx) => ctx.recordStart(pod) },
       { status: (pod, ctx) => runningStatus(pod, ctx, readinessDelayMs(pod, ctx) === 0) },
     ],
+    // A pod accepted is about to run: a run that settled before would end on its Pending status, and
+    // under load the start delay's timer fires late (a run with a quiet window of 250 ms ended before
+    // its probed pod even started, at load 25).
+    awaited: true,
   },
   {
     name: 'pod-complete',

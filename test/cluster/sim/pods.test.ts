@@ -275,3 +275,20 @@ test("podReadiness 'probe': a container with a readiness probe's initial delay r
   const immediate = await run(undefined);
   t.true(isReady(immediate.firstRunning('probed')), 'by default a probed container is ready at Running');
 });
+
+test('a pod accepted and waiting to start is a change of the managed system pending, until it runs', async (t) => {
+  // A run settles only when none is pending (coordinator/settle.ts): under load the start delay's
+  // timer fires late, and a run ended on the pod's Pending status before it started.
+  const { cluster, core, kc, log } = await startSimCluster(t, { podStartDelayMs: 1_500 });
+  const states = await watchPods(t, kc);
+  await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'slow' }, spec: { containers: [container()] } } });
+  // Accepted: the kubelet reports its containers creating (the API server makes every pod Pending at its creation).
+  const accepted = () => states.some((p) => p.metadata?.name === 'slow' && p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ContainerCreating');
+  await eventually('accepted (ContainerCreating)', async () => accepted(), 10_000, log);
+  const runningYet = () => states.some((p) => p.metadata?.name === 'slow' && p.status?.phase === 'Running');
+  const pendingWhileWaiting = cluster.transitionPending();
+  t.true(pendingWhileWaiting || runningYet(), 'pending between its acceptance and its start');
+  await eventually('Running', async () => runningYet(), 10_000, log);
+  await eventually('nothing pending once it runs', async () => !cluster.transitionPending(), 10_000, log);
+  t.pass();
+});
