@@ -232,12 +232,14 @@ export class ClusterSimulation {
   }
 
   /**
-   * Is a change of the managed system pending that it makes by itself soon (a pod turning ready after
-   * its readiness probe's initial delay)? A run has not settled while one is: its end state would
-   * depend on whether it ended before.
+   * Is a change of the managed system pending that it makes by itself soon (a pod about to start, or
+   * to turn ready after its readiness probe's initial delay), or are its controllers at work on one
+   * (a key queued or being reconciled: a pod the scheduler has yet to bind, a kubelet's first sync of
+   * it)? A run has not settled while one is: its end state would depend on whether it ended before.
+   * Back-off and requeue timers do not count (a crash loop is a state, not a change about to end).
    */
   transitionPending(): boolean {
-    return this.parts.some((p) => p instanceof Kubelets && p.pendingUntil() !== undefined);
+    return !this.runner.idle() || this.parts.some((p) => p instanceof Kubelets && p.pendingUntil() !== undefined);
   }
 
   /** The faults of the simulated managed system (pod-crash, node-not-ready, pod-evict, pvc-fault plans); undefined when no kubelet runs. */
