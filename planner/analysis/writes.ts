@@ -117,7 +117,13 @@ export class WriteLog {
     // A full analysis has its requests in `writes`, a `triggers` one in `counted`: one of the two is empty.
     const fromWrites = this.writes.flatMap((w): CountedRequest[] =>
       !w.dryRun && w.key && isTriggerWriteVerb(w.verb)
-        ? [{ seq: w.requestSeq, id: writeIdentityKey({ verb: w.verb, key: w.key, ...(w.subresource ? { subresource: w.subresource } : {}) }), success: isSuccess(w) }]
+        ? [
+            {
+              seq: w.requestSeq,
+              id: writeIdentityKey({ verb: w.verb, key: w.key, ...(w.subresource ? { subresource: w.subresource } : {}) }),
+              success: isSuccess(w),
+            },
+          ]
         : [],
     );
     const requests = [...fromWrites, ...this.counted].sort((a, b) => a.seq - b.seq);

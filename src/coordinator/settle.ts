@@ -119,7 +119,9 @@ export class Settle {
     const cpu = this.proc.cpuUsedWithin(this.quietMs, now);
     const waited = cpu?.waitMs !== undefined ? ` (and ${Math.round(cpu.waitMs)} ms waiting for one)` : '';
     const busy = cpu ? `, ${Math.round(cpu.usedMs)} ms of CPU${waited} in the last ${Math.round(cpu.spanMs)} ms${cpuBusy(cpu) ? ' (busy)' : ''}` : '';
-    const pending = this.transitionPending() ? ', a change of the managed system pending (its simulated controllers at work, a pod about to start or turn ready)' : '';
+    const pending = this.transitionPending()
+      ? ', a change of the managed system pending (its simulated controllers at work, a pod about to start or turn ready)'
+      : '';
     return `${a.inFlight} request(s) in flight${inFlight}, ${a.openWatches} watch(es) open, last activity ${now - a.lastActivityAt} ms ago, ${a.awaitingRelist} stream(s) awaiting a relist, ${a.holdsInPlace} hold(s) in place${busy}${pending}`;
   }
 

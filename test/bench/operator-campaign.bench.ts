@@ -74,7 +74,10 @@ function kperturb(stage: string, args: string[], log: string): Promise<StageTime
     child.stderr.pipe(out, { end: false });
     let lastLine = '';
     child.stderr.on('data', (chunk: Buffer) => {
-      const lines = chunk.toString('utf8').split('\n').filter((l) => l.trim() !== '');
+      const lines = chunk
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '');
       const last = lines[lines.length - 1];
       if (last && last !== lastLine) {
         lastLine = last;
@@ -150,7 +153,7 @@ function printBreakdown(controllerDir: string): void {
   const runs = all.reduce((n, b) => n + b.runs, 0);
   const totalMs = all.reduce((n, b) => n + b.totalMs, 0);
   console.log(`${'all runs'.padEnd(33)} ${String(runs).padStart(5)} ${seconds(totalMs).padStart(9)}`);
-  console.log('\nwhere the runs\' time went (run.json phasesMs; `fault`, the restarts and releases, is part of `settle`)');
+  console.log("\nwhere the runs' time went (run.json phasesMs; `fault`, the restarts and releases, is part of `settle`)");
   console.log('phase              total s   share   median per run s');
   for (const p of RUN_PHASES) {
     const xs = all.flatMap((b) => b.phases[p]);
@@ -197,7 +200,9 @@ async function main(): Promise<void> {
   }
   console.log('\nstage    wall         load (1-min) min / median / max');
   for (const s of stages) {
-    console.log(`${s.stage.padEnd(8)} ${minutes(s.wallMs).padEnd(12)} ${Math.min(...s.load).toFixed(1)} / ${median(s.load).toFixed(1)} / ${Math.max(...s.load).toFixed(1)}`);
+    console.log(
+      `${s.stage.padEnd(8)} ${minutes(s.wallMs).padEnd(12)} ${Math.min(...s.load).toFixed(1)} / ${median(s.load).toFixed(1)} / ${Math.max(...s.load).toFixed(1)}`,
+    );
   }
   const wall = stages.reduce((n, s) => n + s.wallMs, 0);
   console.log(`campaign ${minutes(wall)}: ${(wall / 3_600_000).toFixed(2)} machine-hours`);

@@ -66,7 +66,8 @@ function statusUpdates(conflictsBeforeEach: number): TraceEvent[] {
 /** The request the api-error fault answers (it counts every request of the write, failed ones too): its status, or undefined when fewer came. */
 function answeredRequest(run: TraceEvent[], on: WriteTrigger): number | undefined {
   const matching = run.filter(
-    (e): e is Extract<TraceEvent, { type: 'request' }> => e.type === 'request' && e.verb === on.verb && e.key === on.key && e.resource?.subresource === on.subresource,
+    (e): e is Extract<TraceEvent, { type: 'request' }> =>
+      e.type === 'request' && e.verb === on.verb && e.key === on.key && e.resource?.subresource === on.subresource,
   );
   const req = matching[on.occurrence - 1];
   const res = req && run.find((e): e is Extract<TraceEvent, { type: 'response' }> => e.type === 'response' && e.id === req.id);
