@@ -15,6 +15,7 @@
 import type { CallTrigger, ChangeTrigger, FieldChange, WriteTrigger } from '../src/model/plan.js';
 import { matchesCall } from '../src/model/trigger.js';
 import type { ObjectKey } from '../src/model/object-key.js';
+import type { WriteIdentity } from '../src/model/controller-write.js';
 import { splitFieldPath } from '../src/model/fields.js';
 import { jsonEqual } from '../src/model/json-value.js';
 import { ancestorKeys, pathsOverlap, segmentsKey, valueAt, type PathKey } from './paths.js';
@@ -272,7 +273,7 @@ export class Triggers {
   /** Does the write trigger fire (counted as the proxy counts at test time) in a majority of the reference runs and every normal-delivery run? */
   deterministicWrite(trigger: WriteTrigger): boolean {
     if (this.maskedWhole(trigger.key)) return false;
-    const id = trigger.subresource ? { verb: trigger.verb, key: trigger.key, subresource: trigger.subresource } : { verb: trigger.verb, key: trigger.key };
+    const id = writeIdOf(trigger);
     return this.firesInMajority(trigger, (r) => r.writeCount(id) >= trigger.occurrence);
   }
 
@@ -286,7 +287,7 @@ export class Triggers {
    * request there, and its 5th in a normal run).
    */
   requestOccurrence(trigger: WriteTrigger): number {
-    const id = trigger.subresource ? { verb: trigger.verb, key: trigger.key, subresource: trigger.subresource } : { verb: trigger.verb, key: trigger.key };
+    const id = writeIdOf(trigger);
     const runs = this.normalDelivery.length > 0 ? this.normalDelivery : [this.main];
     const ordinals = runs.flatMap((r) => r.requestOrdinal(id, trigger.occurrence) ?? []);
     return ordinals.length > 0 ? Math.min(...ordinals) : trigger.occurrence;
@@ -390,4 +391,9 @@ function fieldSequences(run: RunAnalysis, history: KeyHistory | undefined): Map<
     }
   }
   return new Map([...parts].map(([k, list]) => [k, list.join('\u0003')]));
+}
+
+/** The identity (verb, folded key, subresource) a write trigger counts. */
+function writeIdOf(trigger: WriteTrigger): WriteIdentity {
+  return trigger.subresource ? { verb: trigger.verb, key: trigger.key, subresource: trigger.subresource } : { verb: trigger.verb, key: trigger.key };
 }
