@@ -163,14 +163,18 @@ function printBreakdown(controllerDir: string): void {
   }
 }
 
+/** The breakdown of every controller directory of a campaign directory (one holding runs). */
+function printCampaign(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory() && RUN_FOLDERS.some((f) => existsSync(join(p, f)))) printBreakdown(p);
+  }
+}
+
 async function main(): Promise<void> {
   const read = arg('--read');
   if (read) {
-    const dir = resolve(read);
-    for (const name of readdirSync(dir)) {
-      const p = join(dir, name);
-      if (statSync(p).isDirectory() && RUN_FOLDERS.some((f) => existsSync(join(p, f)))) printBreakdown(p);
-    }
+    printCampaign(resolve(read));
     return;
   }
   const config = arg('--config');
@@ -206,10 +210,7 @@ async function main(): Promise<void> {
   }
   const wall = stages.reduce((n, s) => n + s.wallMs, 0);
   console.log(`campaign ${minutes(wall)}: ${(wall / 3_600_000).toFixed(2)} machine-hours`);
-  for (const name of readdirSync(out)) {
-    const p = join(out, name);
-    if (statSync(p).isDirectory() && RUN_FOLDERS.some((f) => existsSync(join(p, f)))) printBreakdown(p);
-  }
+  printCampaign(out);
 }
 
 await main();
