@@ -21,9 +21,10 @@ let config = '';
 
 /**
  * Within the API contract, the mirror controller's verdicts do not depend on timing (every plan
- * passes, never fires, or finds that it never retries a write the API server failed). Beyond it (a client-node consistent read answered from a stale view), some
- * of its stale plans find a real bug (a stale value mirrored back) in one run and not in another, so
- * two runs of the same plans could not be compared verdict by verdict.
+ * passes, never fires, or finds that it never retries a write the API server failed). Beyond it (a
+ * client-node consistent read answered from a stale view), some of its stale plans find a real bug
+ * (a stale value mirrored back) in one run and not in another, so two runs of the same plans could
+ * not be compared verdict by verdict.
  */
 const STRICT = ['--contract', 'strict'];
 
