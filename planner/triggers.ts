@@ -13,12 +13,14 @@
  * change-match.ts `matchesChange` will count them at test time (test/planner checks this against it).
  */
 import type { CallTrigger, ChangeTrigger, FieldChange, WriteTrigger } from '../src/model/plan.js';
+import { childPath } from '../src/model/change-match.js';
+import { isObject } from '../src/model/object-key.js';
 import { matchesCall } from '../src/model/trigger.js';
 import type { ObjectKey } from '../src/model/object-key.js';
 import type { WriteIdentity } from '../src/model/controller-write.js';
 import { splitFieldPath } from '../src/model/fields.js';
 import { jsonEqual } from '../src/model/json-value.js';
-import { ancestorKeys, pathsOverlap, segmentsKey, valueAt, type PathKey } from './paths.js';
+import { ancestorKeys, pathKey, pathsOverlap, segmentsKey, valueAt, type PathKey } from './paths.js';
 import { upperBound, type ChangeRecord, type KeyHistory, type RunAnalysis } from './trace-analysis.js';
 
 /** A user mask: objects whose key matches `key` (`*` = anything) ignore `paths` ([] = the whole object). */
@@ -218,11 +220,13 @@ export class Triggers {
     if (!c.diff || c.beforeStart) return { trigger: undefined, fields: [] };
     if (c.diff.change !== 'update') return { trigger: { key: c.key, change: c.diff.change, occurrence: c.ordinal }, fields: [] };
     const excluded = this.nondeterministicPaths(c.key);
+    const stable = (k: PathKey) => !excluded.some((p) => pathsOverlap(p, k));
+    // A map or list set or removed whole with an unstable member is named by its stable members.
     const fields = c.diff.fields
-      .map((f, i) => ({ f, k: c.diffKeys[i]! }))
-      .filter(({ f, k }) => !excluded.some((p) => pathsOverlap(p, k)) && !this.masked(c.key, splitFieldPath(f.path)))
+      .flatMap((f, i) => (stable(c.diffKeys[i]!) ? [f] : leafChanges(f).filter((l) => stable(pathKey(l.path)))))
+      .filter((f) => !this.masked(c.key, splitFieldPath(f.path)))
       .slice(0, this.options.maxFields)
-      .map(({ f }) => indexField(f));
+      .map(indexField);
     if (fields.length === 0) return { trigger: { key: c.key, change: 'update', occurrence: c.ordinal }, fields };
     const positions = this.index(this.main, c.key)!.matching(fields);
     const occurrence = upperBound(positions, c.updatePos);
@@ -376,21 +380,51 @@ function prefixEither(pattern: Array<string | number>, segments: Array<string | 
   return true;
 }
 
-/** Per field path of one key: the sequence of (before, after) values it went through, as text. */
+/**
+ * Per leaf field path of one key: the sequence of (before, after) values it went through, as text.
+ * Leaves, because one run may set a map whole where another sets it member by member (a batched
+ * write, a create then an update): both go through the same values member by member, and an unstable
+ * member (a generated token) then leaves its siblings stable.
+ */
 function fieldSequences(run: RunAnalysis, history: KeyHistory | undefined): Map<PathKey, string> {
   const parts = new Map<PathKey, string[]>();
   if (history) {
     for (const i of history.updates) {
-      const c = run.changes[i]!;
-      c.diff!.fields.forEach((f, j) => {
-        const k = c.diffKeys[j]!;
+      for (const f of run.changes[i]!.diff!.fields.flatMap(leafChanges)) {
+        const k = pathKey(f.path);
         const list = parts.get(k);
         if (list) list.push(signature(f));
         else parts.set(k, [signature(f)]);
-      });
+      }
     }
   }
   return new Map([...parts].map(([k, list]) => [k, list.join('\u0003')]));
+}
+
+/**
+ * A field change as the changes of its leaves, walking maps and lists as change-match.ts's diff does
+ * when both sides have them; a side without the container counts as an empty one. A trigger naming a
+ * leaf matches a change that set its enclosing map whole (change-match.ts compares the values inside).
+ */
+function leafChanges(f: FieldChange): FieldChange[] {
+  const { before, after } = f;
+  const maps = (isObject(before) || before === undefined) && (isObject(after) || after === undefined);
+  const lists = (Array.isArray(before) || before === undefined) && (Array.isArray(after) || after === undefined);
+  if (!(maps && (isObject(before) || isObject(after))) && !(lists && (Array.isArray(before) || Array.isArray(after)))) return [f];
+  const members: Array<string | number> = lists
+    ? Array.from({ length: Math.max((before as unknown[] | undefined)?.length ?? 0, (after as unknown[] | undefined)?.length ?? 0) }, (_, i) => i)
+    : [...new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])];
+  const out: FieldChange[] = [];
+  for (const m of members) {
+    const b = (before as Record<string | number, unknown> | undefined)?.[m];
+    const a = (after as Record<string | number, unknown> | undefined)?.[m];
+    if (jsonEqual(b, a)) continue;
+    const leaf: FieldChange = { path: childPath(f.path, m) };
+    if (b !== undefined) leaf.before = b;
+    if (a !== undefined) leaf.after = a;
+    out.push(...leafChanges(leaf));
+  }
+  return out.length > 0 ? out : [f]; // an empty map or list appearing or going is a leaf itself
 }
 
 /** The identity (verb, folded key, subresource) a write trigger counts. */

@@ -96,7 +96,8 @@ function escapeSegment(k: string): string {
   return k.replace(/[\\.[\]]/g, (c) => '\\' + c);
 }
 
-function childPath(path: string, seg: string | number): string {
+/** The path of member `seg` (a map key or a list index) of the field at `path`. */
+export function childPath(path: string, seg: string | number): string {
   if (typeof seg === 'number') return `${path}[${seg}]`;
   return path ? `${path}.${escapeSegment(seg)}` : escapeSegment(seg);
 }
