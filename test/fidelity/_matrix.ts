@@ -410,15 +410,18 @@ const SCENARIOS: Record<Operation, (ctx: CellContext) => Promise<Outcome>> = {
     if (!isGo(ctx.cell.client)) return { items: await ctx.client.list(ctx.kc, ctx.ns) };
     const s = await ctx.start();
     const items = await s.cache();
-    const wire = await s.wire!();
+    // The informer shows its list before it watches: wait for its first requests on the wire.
+    const first = ctx.cell.client === 'go-watchlist-on' ? 3 : 2;
+    const wire = await eventually(`the informer's first ${first} requests`, async () => {
+      const w = await s.wire!();
+      return w.requests.length >= first ? w : undefined;
+    });
     const protocols = Object.keys(wire.protocols);
     return {
       items,
       protocol: protocols.length === 1 ? protocols[0] : protocols.join('+'),
       accept: Object.keys(wire.accepts).join(' | '),
-      informerRequests: wire.requests
-        .slice(0, ctx.cell.client === 'go-watchlist-on' ? 3 : 2)
-        .map((r) => r.replace(/resourceVersion=[1-9]\d*/, 'resourceVersion=N')),
+      informerRequests: wire.requests.slice(0, first).map((r) => r.replace(/resourceVersion=[1-9]\d*/, 'resourceVersion=N')),
       ...(ctx.cell.client === 'go-watchlist-on' ? { watchListRefusal: wire.refusals[0] } : {}),
     };
   },
@@ -481,13 +484,17 @@ const SCENARIOS: Record<Operation, (ctx: CellContext) => Promise<Outcome>> = {
     hold.expire();
     await waitExitOrCache(s, { a: '2', b: '1' }).catch(() => undefined);
     if (ctx.cell.client !== 'kubectl') {
-      // wait until it watches again (the resync is complete); every client but kubectl does, so the
-      // wait is for that event under the usual hang bound, not for a short time (at load 30 Python's
-      // probe took more than 5 s to watch again after its relist, and the cell failed without it)
-      await eventually(
-        'the client to watch again',
-        () => configMapRequests(ctx, seq).some((r) => r.verb === 'watch' && r.query.sendInitialEvents === undefined) || undefined,
-      ).catch(() => undefined);
+      // Wait until it watches again after its relist (the resync is complete) and has logged b; every
+      // client but kubectl does, so the wait is for those events under the usual hang bound. A watch
+      // alone is not the end: Python's first retries the watch from its old resourceVersion, and a
+      // cell that took that retry for the end read the probe's cache between its relist and the log
+      // lines and watch that follow it (a flake at load 13-20).
+      await eventually('the client to watch again after relisting, and log b', () => {
+        const requests = configMapRequests(ctx, seq);
+        const relist = requests.findIndex((r) => r.verb === 'list');
+        const watching = relist >= 0 && requests.slice(relist + 1).some((r) => r.verb === 'watch' && r.query.sendInitialEvents === undefined);
+        return (watching && s.log.some((line) => line.split(' ')[1] === 'b')) || undefined;
+      }).catch(() => undefined);
     }
     const exited = s.exited();
     return {
