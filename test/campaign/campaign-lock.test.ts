@@ -4,19 +4,17 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LOCK_FILE, lockCampaignDir } from '../../src/campaign/campaign-lock.js';
 import { SetupError } from '../../src/model/errors.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 const lockModule = pathToFileURL(new URL('../../src/campaign/campaign-lock.js', import.meta.url).pathname).href;
 
 function campaignDir(t: import('ava').ExecutionContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-lock-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return scratchDir(t, 'kperturb-lock-');
 }
 
 /** Another process that takes the lock, says so on stdout, then runs `then` (JavaScript). */

@@ -4,20 +4,17 @@
  * run once it is done, in the results' usual order.
  */
 import test from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { buildGoExamples, runDemo } from '../../src/campaign/demo.js';
 import type { PlanResult } from '../../src/model/results.js';
 import { hangBound } from '../_hang-bound.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 test('a bug of a TypeScript example is reported while the Go examples are still building; the Go ones run after', async (t) => {
   // Four examples learned, planned and tested, and the Go build between them: about 100 s on an idle
   // 2-core machine, more beside other tests, and no assertion before the end (AVA's bound is 120 s of
   // silence). A bound, not a wait: the test ends when the demo does.
   t.timeout(hangBound(600_000));
-  const out = mkdtempSync(join(tmpdir(), 'kperturb-demo-'));
-  t.teardown(() => rmSync(out, { recursive: true, force: true }));
+  const out = scratchDir(t, 'kperturb-demo-');
   const finished: Array<{ result: PlanResult; buildDone: boolean }> = [];
   let buildDone = false;
   let releaseBuild!: () => void;

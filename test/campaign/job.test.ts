@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,11 +15,10 @@ import { indexedJob, SHARD_SCRIPT } from '../../src/campaign/job.js';
 import { UserInputError } from '../../src/model/errors.js';
 import type { ResultsFile } from '../../src/model/results.js';
 import { CLI, run, writeMirrorConfig, writeNeverFiringPlans } from './_mirror-campaign.js';
-const dir = mkdtempSync(join(tmpdir(), 'kperturb-job-'));
+import { sharedScratchDir } from '../_scratch-dir.js';
 
-test.after.always(() => {
-  if (!process.env.KEEP) rmSync(dir, { recursive: true, force: true });
-});
+// Kept when a test fails, and with KEEP set.
+const dir = process.env.KEEP ? mkdtempSync(join(tmpdir(), 'kperturb-job-')) : sharedScratchDir('kperturb-job-');
 
 interface Container {
   command: string[];

@@ -4,7 +4,7 @@
  * (planner/triggers.ts) or there are MAX_REFERENCE_RUNS; `plan` then plans from all of them.
  */
 import test from 'ava';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { learn, plan } from '../../src/campaign/campaign.js';
@@ -12,6 +12,7 @@ import { CampaignLayout } from '../../src/campaign/layout.js';
 import { loadConfig } from '../../src/config/config.js';
 import { writeMirrorConfig } from './_mirror-campaign.js';
 import { hangBound } from '../_hang-bound.js';
+import { removeIfPassed } from '../_scratch-dir.js';
 
 /** The mirror controller, every second start of which also writes echo-<i>-src-<x> ConfigMaps: runs 1 and 2 disagree, run 3 sides with run 1. */
 function disagreeingCampaign(referenceRuns: number) {
@@ -33,7 +34,7 @@ test('reference runs that disagree on most triggers get another run, and the pla
   // Three reference runs and a plan, with no result before the end (AVA's bound is 120 s of silence).
   t.timeout(hangBound(120_000));
   const { dir, config, out } = disagreeingCampaign(2);
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => removeIfPassed(t, dir));
   const lines: string[] = [];
   const [learned] = await learn(config, { out, log: (l) => void lines.push(l) });
   t.deepEqual(
@@ -67,7 +68,7 @@ test('reference runs that disagree on most triggers get another run, and the pla
 test('runs that agree are not repeated', async (t) => {
   t.timeout(hangBound(120_000));
   const { dir, config, out } = disagreeingCampaign(3);
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => removeIfPassed(t, dir));
   const [learned] = await learn(config, { out, log: () => undefined });
   t.is(learned!.runs.length, 3, 'runs 1 and 3 are a majority of three already');
 });

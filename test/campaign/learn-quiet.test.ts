@@ -6,7 +6,7 @@
  * run again on it.
  */
 import test from 'ava';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { learn } from '../../src/campaign/campaign.js';
@@ -16,6 +16,7 @@ import { readTrace } from '../../src/io/trace-io.js';
 import type { RunRecord } from '../../src/model/results.js';
 import { learnedQuietMs, SilenceMeter, sizedQuietMs } from '../../planner/index.js';
 import { writeMirrorConfig } from './_mirror-campaign.js';
+import { removeIfPassed } from '../_scratch-dir.js';
 
 /** The mirror controller's campaign with 3 reference runs and `quietMs` set in kperturb.yaml, or not (the default window `defaultMs`, 1 s unless given). */
 function campaign(quietMs?: number, env: Record<string, string> = {}, defaultMs = 1000) {
@@ -39,7 +40,7 @@ test('later reference runs settle on the window the runs before them learned', a
   // loaded machine it does not pause that long, so no run sizes the window (the third test does).
   const base = 5000;
   const { dir, config, out } = campaign(undefined, {}, base);
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => removeIfPassed(t, dir));
   const lines: string[] = [];
   await learn(config, { out, log: (l) => void lines.push(l) });
   const layout = new CampaignLayout(out, 'mirror');
@@ -57,7 +58,7 @@ test('later reference runs settle on the window the runs before them learned', a
 
 test('a window set in kperturb.yaml is every reference run’s', async (t) => {
   const { dir, config, out } = campaign(600);
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => removeIfPassed(t, dir));
   await learn({ ...config, referenceRuns: 2 }, { out, log: () => undefined });
   const layout = new CampaignLayout(out, 'mirror');
   t.deepEqual(
@@ -76,7 +77,7 @@ async function silenceBeforeWrite(runDir: string, capMs: number): Promise<number
 test('a run silent longer than its window and then writing sizes the window from that silence, and is run again on it', async (t) => {
   // Each reconcile waits 1.5 s, silent, then writes: longer than the default 1 s window.
   const { dir, config, out } = campaign(undefined, { MIRROR_SILENT_MS: '1500' });
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => removeIfPassed(t, dir));
   const lines: string[] = [];
   const [learned] = await learn({ ...config, referenceRuns: 2 }, { out, log: (l) => void lines.push(l) });
   const sized = learned!.sizedQuietMs;

@@ -16,12 +16,14 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResultsFile } from '../../src/model/results.js';
 import { hangBound } from '../_hang-bound.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
 const CLI = fileURLToPath(new URL('../../../bin/kperturb.js', import.meta.url));
 const controllerScript = fileURLToPath(new URL('../proxy/fixtures/mirror-controller.js', import.meta.url));
 const PLANS = ['p1', 'p2', 'p3'];
 
-const dir = mkdtempSync(join(tmpdir(), 'kperturb-resume-'));
+// Kept when a test (or a before hook) fails, and with KEEP set.
+const dir = process.env.KEEP ? mkdtempSync(join(tmpdir(), 'kperturb-resume-')) : sharedScratchDir('kperturb-resume-');
 const config = join(dir, 'kperturb.yaml');
 const plansDir = join(dir, 'plans');
 const out = join(dir, 'out');
@@ -132,10 +134,6 @@ test.before(async () => {
   if (learned.status !== 0) throw new Error(`learn failed: ${learned.stderr}`);
   const tested = await kperturb('test', plansDir);
   if (tested.status !== 0) throw new Error(`test failed: ${tested.stderr}`);
-});
-
-test.after.always(() => {
-  if (!process.env.KEEP) rmSync(dir, { recursive: true, force: true });
 });
 
 test.serial('test again keeps every verdict and runs only a plan whose file changed', async (t) => {

@@ -5,7 +5,7 @@
  * ever shortens the window, so only the user can lengthen it.
  */
 import test from 'ava';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { plan } from '../../src/campaign/campaign.js';
@@ -13,6 +13,7 @@ import { CampaignLayout } from '../../src/campaign/layout.js';
 import { validateConfig } from '../../src/config/config.js';
 import { TRACE_FORMAT } from '../../src/model/trace.js';
 import { useSecretHashKeyFile } from '../../src/io/secret-hash-key.js';
+import { removeIfPassed } from '../_scratch-dir.js';
 
 function campaign(settle?: { quietMs: number }) {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-settle-window-'));
@@ -66,7 +67,7 @@ async function planWarnings(config: ReturnType<typeof campaign>['config'], out: 
 
 test('plan warns when a reference run shows the controller silent for the whole window and then writing', async (t) => {
   const { dir, file, config, out } = campaign({ quietMs: 500 });
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => removeIfPassed(t, dir));
   writeReference(out, 1, 120);
   const ref2 = writeReference(out, 2, 1800);
   t.deepEqual(await planWarnings(config, out), [
@@ -76,7 +77,7 @@ test('plan warns when a reference run shows the controller silent for the whole 
 
 test('the default window is named as the default', async (t) => {
   const { dir, file, config, out } = campaign();
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => removeIfPassed(t, dir));
   const ref1 = writeReference(out, 1, 2500);
   t.deepEqual(await planWarnings(config, out), [
     `kperturb: warning: ${file} at settle.quietMs: a quiet window longer than the controller's pauses (got the default 1000 ms): in ${ref1} it was silent for 2500 ms, nothing new shown to it, and then sent patch ConfigMap/default/out, so a run can settle and read its end state before such a write; set settle.quietMs above 2500`,
@@ -85,7 +86,7 @@ test('the default window is named as the default', async (t) => {
 
 test('pauses within the window, and a lease renewal after a long one, are not warned of', async (t) => {
   const { dir, config, out } = campaign({ quietMs: 500 });
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => removeIfPassed(t, dir));
   writeReference(out, 1, 400);
   writeReference(out, 2, 5000, 'Lease/default/leader');
   t.deepEqual(await planWarnings(config, out), []);

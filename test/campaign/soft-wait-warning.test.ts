@@ -4,11 +4,12 @@
  * test time.
  */
 import test from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { plan } from '../../src/campaign/campaign.js';
 import { validateConfig } from '../../src/config/config.js';
+import { removeIfPassed } from '../_scratch-dir.js';
 
 function configWith(waits: Array<Record<string, unknown>>) {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-soft-wait-'));
@@ -32,7 +33,7 @@ async function planWarnings(config: ReturnType<typeof configWith>['config'], out
 
 test('plan warns of a soft wait longer than the 10 s hold limit', async (t) => {
   const { dir, file, config } = configWith([{ timeoutSeconds: 20, onTimeout: 'continue' }]);
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => removeIfPassed(t, dir));
   t.deepEqual(await planWarnings(config, join(dir, 'out')), [
     `kperturb: warning: ${file} at workloads.scale.steps[1].waitFor.timeoutSeconds: a soft wait (onTimeout: continue) of at most 10 s (got 20 s): the proxy ends a hold after 10 s, so an unobserved-state plan that holds the controller's view across this wait ends not-injected`,
   ]);
@@ -40,6 +41,6 @@ test('plan warns of a soft wait longer than the 10 s hold limit', async (t) => {
 
 test('a soft wait within the limit, or a hard wait of any length, is not warned of', async (t) => {
   const { dir, config } = configWith([{ timeoutSeconds: 10, onTimeout: 'continue' }, { timeoutSeconds: 60 }, { timeoutSeconds: 60, onTimeout: 'fail' }]);
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => removeIfPassed(t, dir));
   t.deepEqual(await planWarnings(config, join(dir, 'out')), []);
 });

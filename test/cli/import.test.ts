@@ -7,11 +7,11 @@
  */
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hangBound } from '../_hang-bound.js';
-import { sharedScratchDir } from '../_scratch-dir.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(repoRoot, 'bin', 'kperturb.js');
@@ -28,8 +28,7 @@ function kperturb(...args: string[]): Promise<{ code: number; stdout: string; st
 
 for (const format of ['chainsaw', 'kuttl'] as const) {
   test(`an imported ${format} suite runs as a workload: learn, plan, and its catching plan finds secret-marker's bug`, async (t) => {
-    const dir = sharedScratchDir(`kperturb-import-${format}-`);
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const dir = scratchDir(t, `kperturb-import-${format}-`);
     const config = join(dir, 'kperturb.yaml');
     writeFileSync(
       config,
@@ -84,8 +83,7 @@ for (const format of ['chainsaw', 'kuttl'] as const) {
 }
 
 test('import names the file and the path of what it cannot express, exits 2 without a stack trace, and writes nothing', async (t) => {
-  const dir = sharedScratchDir('kperturb-import-refused-');
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-import-refused-');
   const testFile = join(dir, 'chainsaw-test.yaml');
   writeFileSync(
     testFile,

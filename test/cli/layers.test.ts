@@ -8,10 +8,10 @@
 import test, { type ExecutionContext } from 'ava';
 import { ESLint } from 'eslint';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scratchDir } from '../_scratch-dir.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const eslint = new ESLint({ cwd: ROOT });
@@ -72,8 +72,7 @@ async function compileProbe(
   layer: Layer,
   source: (path: (file: string) => string) => string,
 ): Promise<{ failed: boolean; output: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-layer-probe-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-layer-probe-');
   const path = (file: string) => relative(dir, join(ROOT, file));
   writeFileSync(join(dir, 'probe.ts'), source(path));
   const config = {

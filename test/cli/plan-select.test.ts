@@ -6,13 +6,15 @@
  * `--no-prune` is bad input. Whole CLI runs of the small mirror controller.
  */
 import test from 'ava';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { kperturb, ok, writeMirrorConfig } from '../campaign/_mirror-campaign.js';
+import { sharedScratchDir } from '../_scratch-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'kperturb-plan-select-'));
+// Kept when a test (or a before hook) fails, and with KEEP set.
+const dir = process.env.KEEP ? mkdtempSync(join(tmpdir(), 'kperturb-plan-select-')) : sharedScratchDir('kperturb-plan-select-');
 const out = join(dir, 'out');
 const plansDir = join(out, 'mirror', 'plans', 'w');
 let config = '';
@@ -26,10 +28,6 @@ test.before(async () => {
     ['a', 'b'].map((x) => `patch: { key: ConfigMap/default/src-${x}, patch: { data: { v: "2" } } }`),
   );
   await ok('learn', kperturb('learn', '-c', config, '-o', out));
-});
-
-test.after.always(() => {
-  if (!process.env.KEEP) rmSync(dir, { recursive: true, force: true });
 });
 
 /** The plans in the workload's directory, each as what it does (name left out): its spec. */

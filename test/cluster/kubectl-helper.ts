@@ -1,12 +1,12 @@
 /** Runs the kubectl binary (KUBECTL or /usr/bin/kubectl) against a fresh embedded cluster. */
 import type { ExecutionContext } from 'ava';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EmbeddedClusterOptions } from '../../src/cluster/index.js';
 import { startCluster, type TestCluster } from './helpers.js';
 import { hangBound } from '../_hang-bound.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 
@@ -27,8 +27,7 @@ export async function kubectlFor(t: ExecutionContext, options: EmbeddedClusterOp
     throw new Error('kubectl missing');
   }
   const env = await startCluster(t, options);
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-kubectl-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-kubectl-');
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, env.cluster.kubeconfigYaml());
   const processEnv = { ...process.env, HOME: dir, KUBECONFIG: kubeconfig };

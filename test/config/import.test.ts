@@ -3,16 +3,15 @@
  * cannot express, a refusal naming the file, the path inside it and why.
  */
 import test from 'ava';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { importChainsaw } from '../../src/config/import/chainsaw.js';
 import { importKuttl } from '../../src/config/import/kuttl.js';
 import { UserInputError } from '../../src/model/errors.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 function testDir(t: import('ava').ExecutionContext, files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-import-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-import-');
   for (const [name, content] of Object.entries(files)) {
     if (name.endsWith('/')) mkdirSync(join(dir, name), { recursive: true });
     else writeFileSync(join(dir, name), content);

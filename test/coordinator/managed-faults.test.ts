@@ -4,8 +4,7 @@
  * trace shows the start and the heal (fault events) around the pod's status changes, and the run
  * waits for the heal before it settles. A fault whose window ends before it starts is not injected.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
@@ -14,10 +13,10 @@ import { executeRun } from '../../src/coordinator/run.js';
 import { readTraceAll } from '../../src/io/trace-io.js';
 import type { Fault, TestPlan } from '../../src/model/plan.js';
 import { isObject } from '../../src/model/object-key.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 function setUp(t: import('ava').ExecutionContext): { config: ControllerUnderTest; workload: Workload; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-managed-faults-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-managed-faults-');
   const pod = join(dir, 'pod.yaml');
   writeFileSync(pod, 'apiVersion: v1\nkind: Pod\nmetadata: {name: web-0, namespace: default}\nspec: {containers: [{name: web, image: nginx}]}\n');
   const workload: Workload = {

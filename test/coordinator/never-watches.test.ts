@@ -4,16 +4,14 @@
  * answered, instead of "did not open a watch and go quiet within 30s".
  */
 import test from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { learn } from '../../src/campaign/campaign.js';
 import { mirrorControllerConfig } from '../proxy/helpers.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 test('learn names a controller that lists in a loop and never watches, with its request and the answer', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-never-watches-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-never-watches-');
   const config = mirrorControllerConfig(dir, { name: 'w', steps: [] });
   config.controller.args = [fileURLToPath(new URL('./fixtures/list-loop-controller.js', import.meta.url))];
   const [learned] = await learn(config, { out: join(dir, 'out'), log: () => undefined });

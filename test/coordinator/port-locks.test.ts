@@ -4,17 +4,15 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lockPorts } from '../../src/coordinator/port-locks.js';
 import { freePort } from '../_free-port.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 function lockDir(t: import('ava').ExecutionContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-port-locks-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return scratchDir(t, 'kperturb-port-locks-');
 }
 
 test('a second run waits for the first to release the port, then gets it', async (t) => {

@@ -3,18 +3,17 @@
  * token of the kubeconfig the run wrote for it (0600), and the proxy reaches the cluster with the
  * cluster's own token.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { parse } from 'yaml';
 import type { Workload } from '../../src/config/config.js';
 import { executeRun } from '../../src/coordinator/run.js';
 import { mirrorControllerConfig } from '../proxy/fixtures/mirror-config.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 test('the controller kubeconfig is 0600 and carries the proxy token; the controller works through proxy and cluster auth', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-run-credentials-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-run-credentials-');
   const source = join(dir, 'src.yaml');
   writeFileSync(source, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
   const workload: Workload = { name: 'mirror', steps: [{ apply: source }, { waitFor: { key: 'ConfigMap/default/mirror-src-a', timeoutSeconds: 20 } }] };

@@ -5,8 +5,7 @@
  * proxy had not yet seen the write, and the run ended before the hold's end and the relist, so
  * Sieve's plan was reported not injected in 3 of 4 runs.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { Workload } from '../../src/config/config.js';
@@ -15,6 +14,7 @@ import { isQuiet, Settle } from '../../src/coordinator/settle.js';
 import type { ControllerProcess } from '../../src/coordinator/controller-process.js';
 import { mirrorControllerConfig } from '../proxy/fixtures/mirror-config.js';
 import type { ControllerProxy, ProxyActivity } from '../../proxy/index.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 const idle: ProxyActivity = { inFlight: 0, openWatches: 2, lastActivityAt: 0, lastRequestAt: 0, requestsStarted: 10, awaitingRelist: 0, holdsInPlace: 0 };
 const after = { now: 10_000, quietMs: 1000, since: 0, startup: false, serializedBacklog: 0 };
@@ -43,8 +43,7 @@ test('activity within the quiet window, a request in flight, a serialized event 
 
 /** A whole run of the mirror controller whose workload is one apply of ConfigMap src-a. */
 async function applyOneSource(t: ExecutionContext, options: Parameters<typeof mirrorControllerConfig>[2]) {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-settle-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-settle-');
   const source = join(dir, 'src.yaml');
   writeFileSync(source, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
   const workload: Workload = { name: 'mirror', steps: [{ apply: source }] };
@@ -80,8 +79,7 @@ test("with podReadiness 'probe' a run settles only once its pods' readiness is d
   // Found on rabbitmq resize-pvc: reference runs ended on the operator's quiet before its pod's
   // readiness probe (10 s) was due, slower test runs after it: ~30 false end-state alarms a plan.
   // Here the workload creates a pod ready 2 s after it starts, against a quiet window of 250 ms.
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-settle-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-settle-');
   const pod = join(dir, 'pod.yaml');
   writeFileSync(
     pod,

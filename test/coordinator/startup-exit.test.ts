@@ -4,12 +4,13 @@
  * kperturb.yaml's terms (a missing environment variable, a port in use, a pods/exec answer).
  */
 import test from 'ava';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { learn } from '../../src/campaign/campaign.js';
 import { validateConfig, type ControllerUnderTest } from '../../src/config/config.js';
 import { describeStartupExit } from '../../src/coordinator/startup-exit.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 const FILE = '/ops/kperturb.yaml';
 
@@ -95,8 +96,7 @@ test('nothing printed, or nothing recognised: the exit alone', (t) => {
 });
 
 test('learn: a controller that panics at start fails its reference run with the panic and the likely cause', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-startup-exit-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-startup-exit-');
   const script = join(dir, 'manager.sh');
   writeFileSync(script, `#!/bin/sh\necho "starting manager"\nprintf '${GO_PANIC.join('\\n')}\\n' >&2\nexit 2\n`);
   chmodSync(script, 0o755);

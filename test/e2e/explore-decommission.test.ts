@@ -7,14 +7,14 @@
  */
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { loadConfig } from '../../src/config/config.js';
 import type { ExploreResults } from '../../src/campaign/explore.js';
 import { hangBound } from '../_hang-bound.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(repoRoot, 'bin', 'kperturb.js');
@@ -39,8 +39,7 @@ function twoFieldCrd(): string {
 }
 
 function setup(t: import('ava').ExecutionContext): { dir: string; config: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-explore-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-explore-');
   writeFileSync(join(dir, 'crd.yaml'), twoFieldCrd());
   const config = join(dir, 'kperturb.yaml');
   writeFileSync(

@@ -2,19 +2,17 @@
  * `--kubeconfig-out`: the kubeconfig of a server kperturb started is written 0600, and merged into a
  * kubeconfig that is there already (as kind does) instead of destroying its other contexts.
  */
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { kubeconfigYaml, writeKubeconfigFile } from '../../src/kube/kubeconfig.js';
 import { UserInputError } from '../../src/model/errors.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 function tempDir(t: ExecutionContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-kubeconfig-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return scratchDir(t, 'kperturb-kubeconfig-');
 }
 
 const mode = (file: string) => statSync(file).mode & 0o777;

@@ -4,8 +4,7 @@
  * alike. The key is process-wide, so these tests run one at a time.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
@@ -14,11 +13,10 @@ import { useSecretHashKeyFile } from '../../src/io/secret-hash-key.js';
 import { UserInputError } from '../../src/model/errors.js';
 import { loadConfig } from '../../src/config/config.js';
 import { learn, plan, test as runPlans } from '../../src/campaign/campaign.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 function tempDir(t: ExecutionContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-secret-hash-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return scratchDir(t, 'kperturb-secret-hash-');
 }
 
 const hmac = (key: Buffer, value: string) => 'hmac-sha256:' + createHmac('sha256', key).update(value).digest('hex').slice(0, 16);

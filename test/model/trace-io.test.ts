@@ -1,11 +1,11 @@
-import test from 'ava';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import test, { type ExecutionContext } from 'ava';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashSecretValue } from '../../src/model/secret-hash.js';
 import { readTraceAll, redactSecretObjects, TraceSequence, TraceWriter, type TraceWriterOptions } from '../../src/io/trace-io.js';
 import { watchDeliveryEvent, type RequestEvent, type ResponseEvent, type SharedTextSlot, type Unstamped, type WatchEventType } from '../../src/model/trace.js';
 import type { KubeObject } from '../../src/model/object-key.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 test('end-state objects: Secret values become hashes (equal values, equal hashes); other kinds are untouched', (t) => {
   const objects: Record<string, unknown> = {
@@ -24,10 +24,8 @@ test('end-state objects: Secret values become hashes (equal values, equal hashes
   t.deepEqual(objects['ConfigMap/default/a'], { metadata: { name: 'a' }, data: { 'tls.crt': 'Y2VydA==' } });
 });
 
-function tempDir(t: { teardown(f: () => void): void }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-trace-io-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+function tempDir(t: ExecutionContext): string {
+  return scratchDir(t, 'kperturb-trace-io-');
 }
 
 /** The lines of a trace file, with the wall-clock stamps (which differ between writers) blanked. */
@@ -40,7 +38,7 @@ function linesOf(file: string): string[] {
 
 /** Writes the same events through two writers: `fast` as given, `slow` through the plain append path. */
 async function writeBoth(
-  t: { teardown(f: () => void): void },
+  t: ExecutionContext,
   options: TraceWriterOptions,
   write: (fast: TraceWriter, slow: TraceWriter) => void,
 ): Promise<{ fast: string[]; slow: string[] }> {
@@ -196,7 +194,7 @@ for (const keepEvents of [false, true]) {
 }
 
 /** Writes `events` through a writer that keeps no events (its fast paths) and one that keeps them (the plain append path). */
-async function writeFastAndPlain(t: { teardown(f: () => void): void }, write: (w: TraceWriter) => void): Promise<{ fast: string[]; slow: string[] }> {
+async function writeFastAndPlain(t: ExecutionContext, write: (w: TraceWriter) => void): Promise<{ fast: string[]; slow: string[] }> {
   const dir = tempDir(t);
   const fast = new TraceWriter(join(dir, 'fast.jsonl'), 'controller', new TraceSequence());
   const slow = new TraceWriter(join(dir, 'slow.jsonl'), 'controller', new TraceSequence(), { keepEvents: true });

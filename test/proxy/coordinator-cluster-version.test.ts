@@ -3,17 +3,16 @@
  * (with only `spec.version`) in the setup and a policy/v1beta1 PodDisruptionBudget in the workload
  * are served, as on a 1.18 cluster.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import type { Workload } from '../../src/config/config.js';
 import { CLUSTER_RECORD_FILE, executeRun } from '../../src/coordinator/run.js';
 import { mirrorControllerConfig } from './fixtures/mirror-config.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 test('a run on an embedded 1.18 cluster serves the v1beta1 APIs the setup and workload use', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-release-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-release-');
   const crd = join(dir, 'crd.yaml');
   writeFileSync(
     crd,

@@ -2,7 +2,7 @@
  * The coordinator wires each plan fault to the proxy and the controller process: whole runs
  * (executeRun) of a small mirroring controller with leader election (fixtures/mirror-controller.ts).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
@@ -11,10 +11,11 @@ import { executeRun } from '../../src/coordinator/run.js';
 import type { Fault, TestPlan } from '../../src/model/plan.js';
 import { mirrorControllerConfig } from './helpers.js';
 import type { ClusterChangeEvent, FaultEvent, RequestEvent, ResponseEvent, TraceEvent, WorkloadStepEvent } from '../../src/model/trace.js';
+import { removeIfPassed } from '../_scratch-dir.js';
 
 function setup(t: ExecutionContext): { config: ControllerUnderTest; workload: Workload; dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'kperturb-coordinator-'));
-  t.teardown(() => (process.env.KEEP ? undefined : rmSync(dir, { recursive: true, force: true })));
+  t.teardown(() => (process.env.KEEP ? undefined : removeIfPassed(t, dir)));
   const manifest = join(dir, 'src-a.yaml');
   writeFileSync(manifest, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
   const key = 'ConfigMap/default/src-a';

@@ -6,13 +6,13 @@
  */
 import test from 'ava';
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PodExecEvent, Unstamped } from '../../src/model/trace.js';
 import type { PodStreamingRules } from '../../src/model/exec-rules.js';
 import { startRecordedProxy, waitFor } from './helpers.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 const GO_EXEC = fileURLToPath(new URL('../../../fixtures/clients/go-exec/bin/go-exec', import.meta.url));
 const BUILD = fileURLToPath(new URL('../../../scripts/build-go-exec.sh', import.meta.url));
@@ -56,8 +56,7 @@ async function setup(t: import('ava').ExecutionContext) {
       { containerStatuses?: Array<{ name?: string; state?: { running?: unknown } }> } | undefined;
     return status?.containerStatuses?.some((c) => c.name === 'rabbitmq' && c.state?.running !== undefined) ?? false;
   });
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-exec-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-exec-');
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, env.proxy.kubeconfigYaml());
   const run = (cmd: string, args: string[], extraEnv: Record<string, string> = {}) =>

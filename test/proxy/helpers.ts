@@ -1,8 +1,7 @@
 /** Shared scaffolding for the proxy tests: servers on port 0, torn down with the test. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -14,6 +13,7 @@ import type { ControllerUnderTest, Workload } from '../../src/config/config.js';
 import { mirrorControllerConfig as mirrorRunConfig } from './fixtures/mirror-config.js';
 import type { ControllerTraceEvent, ClusterChangeEvent, TraceEvent, TraceSink, Unstamped } from '../../src/model/trace.js';
 import { hangBound } from '../_hang-bound.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 type OfType<T, E = TraceEvent> = E extends { type: infer U } ? (T extends U ? E : never) : never;
 
@@ -25,15 +25,14 @@ export const mirrorControllerConfig = (dir: string, workload: Workload, settle =
   mirrorRunConfig(dir, workload, { settle });
 
 /**
- * The mirroring controller with a one-step workload in a fresh directory (removed with the test):
+ * The mirroring controller with a one-step workload in a fresh directory (removed when the test passes):
  * apply ConfigMap src-a and wait for its mirror.
  */
 export function mirrorFollowOnce(
   t: ExecutionContext,
   settle?: ControllerUnderTest['settle'],
 ): { config: ControllerUnderTest; workload: Workload; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-mirror-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-mirror-');
   const manifest = join(dir, 'src-a.yaml');
   writeFileSync(manifest, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: src-a, namespace: default}\ndata: {v: "1"}\n');
   const workload: Workload = {

@@ -5,6 +5,7 @@
 import test from 'ava';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { kubeConfigOf, rawRequest, sleep, startConfigMapInformer, startRecordedProxy, upstreamOf, waitFor } from './helpers.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -180,16 +181,13 @@ test('a view scoped to some kinds freezes only their lists and watches; every ot
 });
 
 test('a stale view serves Secrets with their real values even when the trace redacts them', async (t) => {
-  const { mkdtempSync, rmSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const { TraceSequence, TraceWriter } = await import('../../src/io/trace-io.js');
   const { ClusterRecorder } = await import('../../src/recorder/cluster-recorder.js');
   const { KubeClient } = await import('../../src/kube/client.js');
   const { startCluster } = await import('./helpers.js');
   const { ControllerProxy } = await import('../../proxy/index.js');
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-stale-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-stale-');
   const cluster = await startCluster(t);
   const sequence = new TraceSequence();
   const clusterTrace = new TraceWriter(join(dir, 'cluster.jsonl'), 'cluster', sequence);

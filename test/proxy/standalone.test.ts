@@ -1,8 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { kubeconfigSource } from '../../src/kube/kubeconfig-source.js';
@@ -11,6 +10,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { runStandaloneProxy } from '../../proxy/standalone.js';
 import { readTraceAll } from '../../src/io/trace-io.js';
 import { kubeConfigOf, waitFor } from './helpers.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 /** A CA, a server certificate for 127.0.0.1 and a client certificate, made with the openssl CLI. */
 function makeCertificates(dir: string): Record<'ca' | 'serverCert' | 'serverKey' | 'clientCert' | 'clientKey', string> {
@@ -26,8 +26,7 @@ function makeCertificates(dir: string): Record<'ca' | 'serverCert' | 'serverKey'
 }
 
 test('the standalone proxy reads an https kubeconfig (CA, client certificate, token) and writes a kubeconfig and a trace', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-proxy-');
   const pems = makeCertificates(dir);
 
   const seen: Array<{ path: string; authorization?: string; clientCn?: string }> = [];
@@ -101,8 +100,7 @@ test('the standalone proxy writes the cluster trace from its own watch, sharing 
   const { hashSecretValue } = await import('../../src/model/secret-hash.js');
   const cluster = await EmbeddedCluster.start();
   t.teardown(() => cluster.stop());
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-proxy-');
   writeFileSync(join(dir, 'upstream.kubeconfig'), cluster.kubeconfigYaml());
   const value = Buffer.from('s3cret').toString('base64');
   const runOnce = async (redactSecrets: boolean, name: string) => {
@@ -145,8 +143,7 @@ test('the standalone proxy writes the cluster trace from its own watch, sharing 
 
 test('an exec-plugin upstream token is used, and refreshed after the API server answers 401', async (t) => {
   const { startHttpServer, rawRequest } = await import('./helpers.js');
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-proxy-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-proxy-');
   // The plugin hands out token-1, token-2... (a counter file), each expired when it is made, so that
   // client-node runs the plugin again whenever the proxy asks (no waiting for an expiry).
   const counter = join(dir, 'counter');

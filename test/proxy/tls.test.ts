@@ -3,20 +3,18 @@
  * clients: client-node informers (HTTP/1.1 over TLS), kubectl (client-go, HTTP/2), curl --http2.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { ADD, CoreV1Api, KubeConfig, UPDATE, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
 import { kubeConfigOf, startCluster, startProxy, waitFor } from './helpers.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 const run = promisify(execFile);
 
-function tempDir(t: { teardown(fn: () => void): void }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-tls-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+function tempDir(t: ExecutionContext): string {
+  return scratchDir(t, 'kperturb-tls-');
 }
 
 test('client-node informers through the TLS proxy: the kubeconfig trusts the proxy CA (no skip-verify) and the cache is exact', async (t) => {

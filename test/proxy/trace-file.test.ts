@@ -1,13 +1,13 @@
 import test from 'ava';
 import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TraceSequence, TraceWriter } from '../../src/io/trace-io.js';
 import { hashSecretValue } from '../../src/model/secret-hash.js';
 import type { ClusterChangeEvent, ControllerTraceEvent, ResponseEvent, TraceSink, Unstamped } from '../../src/model/trace.js';
 import { ControllerProxy } from '../../proxy/index.js';
 import { startCluster, upstreamOf, waitFor } from './helpers.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 /**
  * The proxy's trace file, written with the writer's shortcuts (answers spliced in as text, shared
@@ -85,8 +85,7 @@ function watch(base: string, token: string, path: string): { lines: () => number
 const ts = (line: string) => line.replace(/"ts":\d+/, '"ts":0');
 
 test('the trace file reads exactly as if every event were serialized in full; Secret values are hashed', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-trace-file-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-trace-file-');
   const fast = new TraceWriter(join(dir, 'fast.jsonl'), 'controller', new TraceSequence());
   const reference = new TraceWriter(join(dir, 'reference.jsonl'), 'controller', new TraceSequence());
   const cluster = await startCluster(t);

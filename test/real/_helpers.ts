@@ -8,11 +8,11 @@ import { startRealControlPlane } from '../../src/realcluster/index.js';
 import { execFile } from 'node:child_process';
 import http from 'node:http';
 import https from 'node:https';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { KubeClient, KubeClientOptions } from '../../src/kube/client.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 
@@ -29,8 +29,7 @@ export function kubectlFor(t: ExecutionContext, kubeconfigYaml: string): Kubectl
     t.fail(`kubectl not found at ${KUBECTL}: install it or set KUBECTL to its path (these tests cannot run without it)`);
     throw new Error('kubectl missing');
   }
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-real-kubectl-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-real-kubectl-');
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, kubeconfigYaml, { mode: 0o600 });
   const run = ((...args: string[]) =>

@@ -7,13 +7,13 @@
 import test from 'ava';
 import { kubeconfigSource } from '../../src/kube/kubeconfig-source.js';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { runStandaloneProxy } from '../../proxy/standalone.js';
 import { startRealControlPlane, type RealControlPlane } from '../../src/realcluster/index.js';
 import { clientNodeConfig, crdYaml, eventually, KUBECTL, kubectlFor, kubectlOk, watchWithRetry } from './_helpers.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 let cp: RealControlPlane;
 
@@ -171,8 +171,7 @@ test('@kubernetes/client-node: a CRD, then create, list and watch its custom res
 });
 
 test('kubectl through the proxy in front of the real control plane: writes pass and are traced', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-real-proxy-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-real-proxy-');
   const traceFile = join(dir, 'controller.trace.jsonl');
   const proxied = await runStandaloneProxy({ upstreamKubeconfig: kubeconfigSource({ kubeconfig: cp.kubeconfigPath }), traceFile, log: () => undefined });
   t.teardown(() => proxied.close());

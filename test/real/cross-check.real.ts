@@ -33,7 +33,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { kubeconfigSource } from '../../src/kube/kubeconfig-source.js';
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, type ControllerUnderTest } from '../../src/config/config.js';
 import { learn, plan, test as runPlans } from '../../src/campaign/campaign.js';
@@ -49,7 +49,7 @@ import { KubeClient } from '../../src/kube/client.js';
 import { locateControlPlaneBinaries, RealCluster, type ControlPlaneBinaries } from '../../src/realcluster/index.js';
 import { buildGoFixtures, fixtureConfig, goMissingReason, plansToRun } from '../e2e/_campaign.js';
 import { clusterInventory, median, waitForBootstrapObjects } from './_helpers.js';
-import { sharedScratchDir } from '../_scratch-dir.js';
+import { scratchDir, sharedScratchDir } from '../_scratch-dir.js';
 
 /** The examples and their planted bugs, as in test/e2e/<example>.test.ts. */
 interface ExampleSpec {
@@ -289,8 +289,7 @@ for (const spec of EXAMPLES) {
         await learnOn(t, config, realOut, { kind: 'real', binaries });
         const summaries = await plan(config, { out: embeddedOut, log: quiet });
         // The real learn planned aside (its plans are not the ones run), for what both give.
-        const realPlanned = sharedScratchDir(`kperturb-xcheck-${spec.example}-${variant}-realplans-`);
-        t.teardown(() => rmSync(realPlanned, { recursive: true, force: true }));
+        const realPlanned = scratchDir(t, `kperturb-xcheck-${spec.example}-${variant}-realplans-`);
         cpSync(realOut, realPlanned, { recursive: true });
         const realFaults = new Set((await plan(config, { out: realPlanned, log: quiet })).flatMap((s) => s.plans.map((p) => JSON.stringify(p.spec.faults))));
         const plans = selectPlans(

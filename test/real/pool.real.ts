@@ -4,12 +4,12 @@
  * where its user asked, and close() leaves no process behind.
  */
 import test, { type ExecutionContext } from 'ava';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeClient } from '../../src/kube/client.js';
 import { ControlPlanePool, RealCluster, type RealControlPlane } from '../../src/realcluster/index.js';
 import { eventually, processExists } from './_helpers.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 /** The etcd pids the pool's control planes reported, in start order. */
 function etcdPids(): { log: (line: string) => void; pids: number[] } {
@@ -77,8 +77,7 @@ test.serial('close() stops the control plane prepared for a take that never came
 
 test.serial("a pooled cluster's stop() keeps the components' logs in the directory it was given", async (t) => {
   const { pool } = poolFor(t, 1);
-  const logDir = join(mkdtempSync(join(tmpdir(), 'kperturb-pool-logs-')), 'control-plane');
-  t.teardown(() => rmSync(join(logDir, '..'), { recursive: true, force: true }));
+  const logDir = join(scratchDir(t, 'kperturb-pool-logs-'), 'control-plane');
   const cluster = await RealCluster.start({ pool, logDir, simulation: false });
   const workDir = cluster.controlPlane.workDir;
   await cluster.stop();

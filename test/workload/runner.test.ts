@@ -3,20 +3,19 @@
  * unless it says `onTimeout: continue` (Sieve's soft timeouts), when the next steps still run.
  */
 import test from 'ava';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeClient } from '../../src/kube/client.js';
 import { runWorkload } from '../../src/workload/runner.js';
 import type { Workload } from '../../src/config/config.js';
 import { MemoryTrace, startCluster } from '../proxy/helpers.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 async function setup(t: import('ava').ExecutionContext) {
   const cluster = await startCluster(t);
   const client = new KubeClient(cluster.url, cluster.clientOptions());
   t.teardown(() => client.close());
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-workload-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-workload-');
   const manifest = join(dir, 'cm.yaml');
   writeFileSync(manifest, 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: after, namespace: default }\n');
   return { client, manifest };
@@ -57,8 +56,7 @@ test('a wait on a kind the cluster does not serve fails at once, naming the kind
 
 test('a wait reads keyed list items as masks and alarms write them, and condition: Ready waits as kubectl wait does', async (t) => {
   const { client } = await setup(t);
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-workload-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-workload-');
   const pod = join(dir, 'pod.yaml');
   writeFileSync(pod, 'apiVersion: v1\nkind: Pod\nmetadata: { name: p, namespace: default }\nspec: { containers: [{ name: c, image: x }] }\n');
   // The embedded kubelet makes the pod Running and Ready; both waits hold only once the condition

@@ -3,18 +3,17 @@
  * the file, the path inside it and what was expected for each kind of mistake.
  */
 import test from 'ava';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/config.js';
 import { UserInputError } from '../../src/model/errors.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 const HEAD = 'apiVersion: kperturb.dev/v1\nkind: ControllerUnderTest\nmetadata: { name: demo }\ncontroller: { command: node }\n';
 
 function configWith(t: import('ava').ExecutionContext, steps: string, files: Record<string, string> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-suite-config-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-suite-config-');
   for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
   writeFileSync(join(dir, 'kperturb.yaml'), `${HEAD}workloads:\n  w:\n    steps:\n${steps}`);
   return join(dir, 'kperturb.yaml');

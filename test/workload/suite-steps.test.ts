@@ -4,14 +4,14 @@
  * Run against the embedded cluster through runWorkload, as the coordinator runs them.
  */
 import test from 'ava';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeClient } from '../../src/kube/client.js';
 import { runWorkload } from '../../src/workload/runner.js';
 import type { ProcessStep, Workload, WorkloadStep } from '../../src/config/config.js';
 import type { KubeObject } from '../../src/model/object-key.js';
 import { MemoryTrace, startCluster } from '../proxy/helpers.js';
+import { scratchDir } from '../_scratch-dir.js';
 
 const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 
@@ -19,8 +19,7 @@ async function setup(t: import('ava').ExecutionContext) {
   const cluster = await startCluster(t);
   const client = new KubeClient(cluster.url, cluster.clientOptions());
   t.teardown(() => client.close());
-  const dir = mkdtempSync(join(tmpdir(), 'kperturb-suite-steps-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir(t, 'kperturb-suite-steps-');
   const file = (name: string, content: string): string => {
     writeFileSync(join(dir, name), content);
     return join(dir, name);
