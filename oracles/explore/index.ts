@@ -27,3 +27,12 @@ export {
   type DifferentialCase,
 } from './differential.js';
 export { rollbackAlarms, rollbackCrash, rollbackTargets, type RollbackCase, type RollbackTarget } from './rollback.js';
+export {
+  alarmStep,
+  confirmExploreFinding,
+  describeExploreFinding,
+  groupExploreFindings,
+  type ExploreConfirmation,
+  type ExploreFinding,
+  type ExploreFindingClass,
+} from './findings.js';

@@ -15,6 +15,8 @@ import type { Pattern, TestPlan } from '../model/plan.js';
 import { DEFAULT_CONFIRM_RUNS, type Finding, type PlanResult, type UntestedWorkload } from '../model/results.js';
 import { groupFindings, stageThatEmptied, untestedWorkloads } from '../../oracles/findings.js';
 import { learn, plan, test, type Log, type TestProgress } from './campaign.js';
+import { DEFAULT_EXPLORE_STEPS, explore } from './explore.js';
+import type { ExploreFinding } from '../../oracles/explore/findings.js';
 import type { ClusterChoice } from '../coordinator/run.js';
 import { DEMO_PARALLEL, Limiter } from './limiter.js';
 import { ProcessGroup } from '../process/groups.js';
@@ -50,6 +52,20 @@ export const DEMO_SELECTION: Readonly<Record<string, Pattern>> = {
   'snapshot-copy': 'error-path',
 };
 
+/**
+ * Example directories whose planted bug is of Acto's classes: it shows in every run of the example's
+ * hand-written workload, so the patterns have no reference without it to diverge from. `--all` (and
+ * `--only` naming them) also explores them: `kperturb explore` with seed 1, its findings confirmed,
+ * with the differential oracle where the bug is of its class.
+ */
+export const DEMO_EXPLORE: Readonly<Record<string, { differential?: boolean }>> = {
+  'exporter-toggle': { differential: true },
+  'label-removal': {},
+  'resource-update': {},
+  'scale-floor': {},
+  'version-rollback': {},
+};
+
 /** Which examples the demo learns first, of those ready to be learned (see runDemo). */
 const LEARN_PRIORITY = { go: 1, typescript: 0 } as const;
 
@@ -70,6 +86,8 @@ export interface DemoExampleResult {
   untested?: UntestedWorkload;
   /** The bug and flaky verdicts grouped into distinct findings (oracles/findings.ts). */
   findings?: Finding[];
+  /** The `explore` row of an example in DEMO_EXPLORE (workload `explore`): its sequences, alarms and findings. */
+  explore?: { sequences: number; alarms: number; findings: ExploreFinding[]; results: string };
   plans: Array<
     Pick<PlanResult, 'plan' | 'pattern' | 'description' | 'verdict' | 'injected' | 'durationMs' | 'beyondContract'> & {
       alarms: Array<{ oracle: string; object: string; field?: string; message: string; flaky?: boolean }>;
@@ -98,6 +116,8 @@ export interface DemoOptions {
   all?: boolean;
   /** Example directory -> pattern: what the default run tests (default DEMO_SELECTION). */
   selection?: Readonly<Record<string, Pattern>>;
+  /** Example directory -> how `all` and `only` explore it too (default DEMO_EXPLORE). */
+  exploreExamples?: Readonly<Record<string, { differential?: boolean }>>;
   /** Plans run at once, across all examples (default DEMO_PARALLEL). */
   parallel?: number;
   /** Where the runs run (default: a fresh embedded cluster each); see ClusterChoice. */
@@ -146,6 +166,8 @@ interface SelectedExample {
   workload: string;
   wanted: (p: TestPlan) => boolean;
   only?: Pattern;
+  /** Not a workload: explore the example (DEMO_EXPLORE). */
+  explore?: { differential?: boolean };
 }
 
 /** What the examples' pipelines share: the Go build, one learning slot, one limit on runs. */
@@ -178,12 +200,15 @@ function selectExamples(opts: DemoOptions): SelectedExample[] {
     const onePattern = opts.all || (opts.only?.length ?? 0) > 0 || !pattern ? undefined : pattern;
     const wanted = (p: TestPlan) => onePattern === undefined || p.spec.pattern === onePattern;
     for (const workload of config.workloads.keys()) selected.push({ config, workload, wanted, ...(onePattern ? { only: onePattern } : {}) });
+    const explore = onePattern === undefined ? (opts.exploreExamples ?? DEMO_EXPLORE)[exampleLabel(file).split('/')[0]!] : undefined;
+    if (explore) selected.push({ config, workload: 'explore', wanted: () => false, explore });
   }
   return selected;
 }
 
 /** One example's pipeline: learn and plan (in the learning slot), then test its plans. */
-async function demoExample({ config, workload, wanted, only }: SelectedExample, slots: DemoSlots, opts: DemoOptions): Promise<DemoExampleResult> {
+async function demoExample(selected: SelectedExample, slots: DemoSlots, opts: DemoOptions): Promise<DemoExampleResult> {
+  const { config, workload, wanted, only } = selected;
   const base = { example: config.name, workload, plansGenerated: 0, bugs: 0, plans: [] };
   if (usesGoExamplesBinary(config)) await slots.goBuild;
   const notBuilt = missingControllerBinary(config);
@@ -192,6 +217,7 @@ async function demoExample({ config, workload, wanted, only }: SelectedExample, 
     return { ...base, durationMs: 0, skipped: notBuilt };
   }
   const t0 = Date.now();
+  if (selected.explore) return { ...base, ...(await slots.learning.run(() => exploreExample(config, selected.explore!, opts), LEARN_PRIORITY.go)) };
   // The Go examples are learned first once they are built: they carry most of the default demo's
   // plans (stale-deletion's 116 of 168), and learned last (after the TypeScript ones, in name
   // order) their tests ran on their own at the end. Before the build is done they are not waiting
@@ -228,6 +254,36 @@ async function demoExample({ config, workload, wanted, only }: SelectedExample, 
     ...(untestedWorkloads([planned], results).length > 0 ? { untested: untestedWorkloads([planned], results)[0]! } : {}),
     findings: groupFindings(results),
     plans: results.map(demoPlanResult),
+  };
+}
+
+/**
+ * `kperturb explore` on an example (in the learning slot: its sequences' runs are reference runs):
+ * its alarms as the row's bug count, and its findings, confirmed as the demo's are.
+ */
+async function exploreExample(
+  config: ControllerUnderTest,
+  how: { differential?: boolean },
+  opts: DemoOptions,
+): Promise<Pick<DemoExampleResult, 'bugs' | 'durationMs' | 'explore' | 'error'>> {
+  if (opts.signal?.aborted) throw new InterruptedError(`results so far in ${opts.out}`);
+  const t0 = Date.now();
+  const { results, file } = await explore(config, {
+    seed: 1,
+    maxSteps: DEFAULT_EXPLORE_STEPS,
+    out: opts.out,
+    log: opts.log,
+    ...(opts.cluster ? { cluster: opts.cluster } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    differential: how.differential === true,
+    confirmRuns: opts.confirmRuns ?? DEFAULT_CONFIRM_RUNS,
+  });
+  const failed = results.sequences.find((s) => s.error);
+  return {
+    bugs: results.alarms.filter((a) => a.class !== 'environment').length,
+    durationMs: Date.now() - t0,
+    explore: { sequences: results.sequences.length, alarms: results.alarms.length, findings: results.findings, results: file },
+    ...(failed ? { error: `sequence ${failed.sequence} did not finish: ${failed.error} (see ${file})` } : {}),
   };
 }
 

@@ -31,6 +31,8 @@ import {
 import {
   differentialAlarms,
   differentialNotCompared,
+  confirmExploreFinding,
+  groupExploreFindings,
   nondeterministicFields,
   type DifferentialCase,
   judgeExploration,
@@ -40,6 +42,7 @@ import {
   rollbackTargets,
   stateAfterStep,
   type ExploreAlarm,
+  type ExploreFinding,
   type FieldMap,
   type SequenceJudgement,
   type SequenceRun,
@@ -238,6 +241,8 @@ export interface ExploreResults {
   maxSteps: number;
   sequences: Array<SequenceJudgement & { runDir: string }>;
   alarms: ExploreAlarm[];
+  /** The alarms grouped into distinct bugs (oracles/explore/findings.ts). */
+  findings: ExploreFinding[];
   coverage: CoverageSummary;
   /** `--perturb`: the generated operations that passed their own oracles, perturbed by the four patterns. */
   perturbation?: PerturbationSummary;
@@ -356,6 +361,8 @@ export interface ExploreRunOptions extends CampaignOptions, ExploreOptions {
   differential?: boolean;
   /** Perturb the sequences that passed their own oracles: plan from their reference runs and test at most this many plans per pattern and sequence. */
   perturb?: number;
+  /** Re-run each bug finding's reproducer sequence this many times; a finding not shown by every re-run is `flaky` (absent or 0: no re-runs). */
+  confirmRuns?: number;
 }
 
 /** Generates, runs every sequence through learn, judges each step, and writes explore/results.json. */
@@ -392,12 +399,47 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
     maxSteps: campaign.maxSteps,
     sequences: judged.map((j, i) => ({ ...j, runDir: runs[i]!.runDir })),
     alarms: judged.flatMap((j) => j.alarms),
+    findings: await confirmFindings(
+      config,
+      groupExploreFindings(judged, { file: resolve(config.file), seed: campaign.seed, steps: campaign.maxSteps }),
+      join(dir, 'confirm'),
+      opts,
+    ),
     coverage: runCoverage(campaign, judged),
     ...(perturbation ? { perturbation } : {}),
   };
   const file = join(dir, 'results.json');
   writeFileAtomic(file, JSON.stringify(results, null, 2) + '\n');
   return { results, file };
+}
+
+/**
+ * `--confirm-runs K`: each bug finding's reproducer sequence explored alone K more times, each on
+ * fresh clusters (its rollback and differential runs too, as the first exploration had them), under
+ * explore/confirm/<finding>-<run>/; a finding whose signature a re-run does not show again is `flaky`
+ * (oracles/explore/findings.ts).
+ */
+async function confirmFindings(config: ControllerUnderTest, findings: ExploreFinding[], dir: string, opts: ExploreRunOptions): Promise<ExploreFinding[]> {
+  const k = opts.confirmRuns ?? 0;
+  const bugs = findings.filter((f) => f.class === 'bug').length;
+  if (k === 0 || bugs === 0) return findings;
+  opts.log(`explore ${config.name}: confirming ${bugs} finding(s): each reproducer's sequence explored alone ${k} more time(s)`);
+  // The re-runs explore the reproducer as the first exploration did, without perturbing or confirming again.
+  const once: ExploreRunOptions = { ...opts, confirmRuns: 0, log: () => undefined };
+  delete once.perturb;
+  const confirmed: ExploreFinding[] = [];
+  for (const [i, f] of findings.entries()) {
+    const reruns: Array<{ runDir: string; findings: ExploreFinding[] }> = [];
+    for (let r = 1; f.class === 'bug' && r <= k; r++) {
+      const out = join(dir, `${i + 1}-${r}`);
+      const { results } = await explore(config, { ...once, out, sequences: [f.reproducer.sequence] });
+      reruns.push({ runDir: out, findings: results.findings });
+    }
+    const done = confirmExploreFinding(f, reruns);
+    if (done.confirmation) opts.log(`  finding ${i + 1} (${f.summary}): shown again ${done.confirmation.failedAgain} of ${k}`);
+    confirmed.push(done);
+  }
+  return confirmed;
 }
 
 /**

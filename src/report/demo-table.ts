@@ -12,6 +12,13 @@ export function renderDemoTable(results: DemoResults): string {
     const n = (v: Verdict) => e.plans.filter((p) => p.verdict === v).length;
     if (e.error) return [e.example, e.workload, 'reference runs failed', '', '', '', '', '', '', '', formatDuration(e.durationMs)];
     if (e.skipped) return [e.example, e.workload, 'skipped (not built)', '', '', '', '', '', '', '', ''];
+    // An explored example: sequences instead of plans, alarms instead of bug verdicts.
+    if (e.explore) {
+      const { sequences, alarms, findings } = e.explore;
+      const bugs = findings.filter((f) => f.class === 'bug').length;
+      const flaky = findings.filter((f) => f.class === 'flaky').length;
+      return [e.example, e.workload, `${sequences} sequences`, `${alarms} alarms`, bugs, '', flaky, '', '', '', formatDuration(e.durationMs)];
+    }
     const findings = e.findings?.filter((f) => BUG_FOUND_CLASSES.has(f.class)).length ?? 0;
     const beyond = e.plans.filter((p) => p.verdict === 'bug' && p.beyondContract?.length).length;
     return [

@@ -20,6 +20,9 @@
  * --baseline REF  also run the same explorations with the kperturb of REF (a commit, built in a
  *                 temporary git worktree), one after the other per config, and print the ratios
  * --out DIR       where the campaigns go (default a new directory under the system temp directory)
+ * --confirm-runs K  re-run each bug finding's reproducer K times (explore's --confirm-runs; default 0
+ *                 here, so that the exploration itself is measured and a baseline that predates the
+ *                 option runs the same); the findings and their confirmation are printed either way
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -44,6 +47,7 @@ const SEQUENCES = arg('--sequences') !== undefined ? Number(arg('--sequences')) 
 const DIFFERENTIAL = args.includes('--differential');
 const OUT = arg('--out') ?? mkdtempSync(join(tmpdir(), 'kperturb-bench-explore-'));
 const BASELINE = arg('--baseline');
+const CONFIRM_RUNS = arg('--confirm-runs') ?? '0';
 const PHASES: RunPhase[] = ['cluster', 'setup', 'proxy', 'controllerStart', 'workload', 'settle', 'endState', 'teardown'];
 
 function kperturb(root: string, argv: string[]): { wallMs: number; status: number | null; out: string } {
@@ -99,6 +103,8 @@ function exploreOnce(root: string, label: string, config: string, only: string[]
     ...(STEPS ? ['--steps', STEPS] : []),
     ...(DIFFERENTIAL ? ['--differential'] : []),
     ...(only.length > 0 ? ['--sequence', ...only] : []),
+    // A build before findings has no such option; 0 is its behaviour.
+    ...(CONFIRM_RUNS !== '0' || root === ROOT ? ['--confirm-runs', CONFIRM_RUNS] : []),
   ]);
   const resultsFile = join(out, name, 'explore', 'results.json');
   if (r.status === 2 || !existsSync(resultsFile)) {
@@ -115,6 +121,13 @@ function exploreOnce(root: string, label: string, config: string, only: string[]
   console.log(
     `  ${results.sequences.length} sequence(s), ${operations} operation(s) run, ${results.alarms.length} alarm(s); wall ${seconds(r.wallMs)} s = ${(r.wallMs / 3_600_000).toFixed(2)} machine-hours; ${((operations / r.wallMs) * 60_000).toFixed(1)} operations per minute`,
   );
+  const findings = results.findings ?? [];
+  if (results.alarms.length > 0)
+    console.log(
+      `  ${results.alarms.length} alarm(s) -> ${findings.length} finding(s): ${findings
+        .map((f) => `${f.class} ${f.summary}${f.confirmation ? ` (shown again ${f.confirmation.failedAgain} of ${f.confirmation.runs})` : ''}`)
+        .join('; ')}`,
+    );
   console.log(`  coverage: ${results.coverage.covered} of ${results.coverage.total} properties changed by an accepted step`);
   for (const kind of ['sequence', 'rollback', 'differential'] as const) {
     const of = runs.filter((x) => x.kind === kind);

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config/config.js';
 import { explore, DEFAULT_EXPLORE_STEPS, type ExploreResults } from '../../src/campaign/explore.js';
+import { alarmStep } from '../../oracles/explore/findings.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const quiet = () => undefined;
@@ -81,16 +82,8 @@ for (const r of reproductions) {
   test.serial(`${r.bug} (${r.operator}): explore's ${r.operation} of ${r.property} alarms by the ${r.oracle} oracle`, async (t) => {
     t.true(docs.includes(r.bug), `docs/acto-bugs.md lists ${r.bug}`);
     const results = await exploration(r);
-    const stepOf = (sequence: string, step: number | undefined) => {
-      if (step === undefined) return undefined;
-      const direct = results.sequences.find((s) => s.sequence === sequence)?.steps[step - 1];
-      if (direct) return direct;
-      // An alarm of a rollback run (`<sequence>-rollback-<k>`, which judges the steps after a refused
-      // step k): the rollback is its step k + 1, so its step n is the sequence's step n - 1.
-      const rollback = /^(.*)-rollback-(\d+)$/.exec(sequence);
-      if (!rollback || step <= Number(rollback[2]) + 1) return undefined;
-      return results.sequences.find((s) => s.sequence === rollback[1])?.steps[step - 2];
-    };
+    const bySequence = new Map(results.sequences.map((s) => [s.sequence, s]));
+    const stepOf = (sequence: string, step: number | undefined) => alarmStep(bySequence, sequence, step)?.judged;
     const hits = results.alarms.filter((a) => {
       const st = stepOf(a.sequence, a.step);
       return a.oracle === r.oracle && a.message.includes(r.alarm) && st?.operation === r.operation && st.property === r.property;

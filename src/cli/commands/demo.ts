@@ -21,6 +21,7 @@ import {
   EXIT_UNTESTED,
 } from '../common.js';
 import { findingLines, untestedLines } from '../../report/terminal.js';
+import { exploreFindingLines } from '../../report/explore-findings.js';
 import { PLAIN } from '../../report/color.js';
 
 export function registerDemo(program: Command): void {
@@ -84,6 +85,8 @@ export function registerDemo(program: Command): void {
           if (e.error) process.stdout.write(`\n${e.example}/${e.workload} was not tested: ${e.error}\n`);
           if (e.skipped) process.stdout.write(`\n${e.example}/${e.workload} was skipped: ${e.skipped}\n`);
           if (e.untested) process.stdout.write(`\n${e.example}/${e.workload} is UNTESTED, not clean:\n${untestedLines(e.untested, false).join('\n')}\n`);
+          if (e.explore && e.explore.alarms > 0)
+            process.stdout.write(`\n${e.example}/explore: ${exploreFindingLines(e.explore.alarms, e.explore.findings).join('\n')}\n`);
           const found = e.findings ?? [];
           if (found.length > 0) {
             const verdicts = e.plans.filter((p) => p.verdict === 'bug').length;

@@ -7,9 +7,11 @@ import { Command, Option } from 'commander';
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/config.js';
 import { UserInputError } from '../../model/errors.js';
+import { DEFAULT_CONFIRM_RUNS } from '../../model/results.js';
 import { stopOnInterrupt } from '../signals.js';
 import { renderTable } from '../../report/table.js';
-import { log, logError, configOption, outOption, realOption, kubeconfigOption, contextOption, clusterChoice, output } from '../common.js';
+import { log, logError, parseConfirmRuns, configOption, outOption, realOption, kubeconfigOption, contextOption, clusterChoice, output } from '../common.js';
+import { exploreFindingLines } from '../../report/explore-findings.js';
 
 const exploreModule = () => import('../../campaign/explore.js');
 
@@ -56,6 +58,14 @@ export function registerExplore(program: Command): void {
         'also perturb the sequences that passed their own oracles: plan the four patterns from their runs and test at most n plans per pattern and sequence (default 2)',
       ).argParser(parsePerturb),
     )
+    .addOption(
+      new Option(
+        '--confirm-runs <k>',
+        "confirm each finding of class bug: explore its shortest reproducer's sequence alone K more times, each on fresh clusters; it stays a bug only if every re-run shows it again, else it is flaky. 0: off",
+      )
+        .argParser(parseConfirmRuns)
+        .default(DEFAULT_CONFIRM_RUNS),
+    )
     .addOption(realOption())
     .addOption(kubeconfigOption())
     .addOption(contextOption())
@@ -69,6 +79,7 @@ export function registerExplore(program: Command): void {
         sequence?: string[];
         differential?: boolean;
         perturb?: number | true;
+        confirmRuns: number;
         real?: boolean;
         kubeconfig?: string;
         context?: string;
@@ -92,6 +103,7 @@ export function registerExplore(program: Command): void {
           log,
           signal,
           differential: opts.differential === true,
+          confirmRuns: opts.confirmRuns,
           ...(opts.perturb !== undefined ? { perturb: opts.perturb === true ? DEFAULT_PERTURB_PLANS : opts.perturb } : {}),
           ...(cluster ? { cluster } : {}),
         });
@@ -107,6 +119,7 @@ export function registerExplore(program: Command): void {
         );
         if (output.verbosity !== 'quiet') process.stdout.write(renderTable(['sequence', 'step', 'operation', 'field', 'verdict', 'traced to'], rows) + '\n');
         for (const s of results.sequences) if (s.error) logError(`kperturb: ${s.sequence}: the run did not finish: ${s.error}`);
+        for (const line of exploreFindingLines(results.alarms.length, results.findings)) logError(line);
         for (const a of results.alarms)
           logError(`${a.class === 'environment' ? 'ENVIRONMENT' : 'ALARM'} [${a.oracle}] ${a.sequence}${a.step ? ` step ${a.step}` : ''}: ${a.message}`);
         const { covered, total, uncovered } = results.coverage;
