@@ -196,7 +196,9 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
     // GC), and a StatefulSet waits for it before it rolls on, even after the CR stepped back
     // (Kubernetes' "forced rollback"). That is the input asking for what the cluster does not have
     // (Acto's unsatisfiable affinity, a misoperation), not the controller: the step whose marker the
-    // pod holds is a misoperation, and the pod and the objects that control it are notes on it.
+    // pod holds is a misoperation, and the pod and the objects that control it are notes on it. So is
+    // a pod that mounts or reads a ConfigMap or Secret whose name a step wrote and no one made: it
+    // waits in ContainerCreating for the input's object. A misoperation is not rolled back (rollback.ts).
     const placed = placementLeftovers(end, sequence.steps);
     const alarmUnlessPlaced = (a: ExploreAlarm): void => {
       const by = a.object !== undefined ? placed.get(a.object) : undefined;
@@ -938,9 +940,54 @@ function num(v: unknown): number {
 const PLACEMENT = ['nodeName', 'nodeSelector', 'affinity', 'topologySpreadConstraints', 'schedulerName'] as const;
 
 /**
- * The objects a step's value left unplaced: each pod not Running whose placement fields hold the
- * marker a step wrote, and the objects that control it (its StatefulSet; its ReplicaSet and that
- * one's Deployment), with the step (0-based), the pod and its field.
+ * The ConfigMaps and Secrets a pod's spec names: its volumes' (projected ones' sources too), its
+ * containers' and init containers' `env[].valueFrom` and `envFrom[]`. A pod that names one that
+ * does not exist waits in ContainerCreating (a volume) or CreateContainerConfigError (an env var).
+ */
+function podReferences(spec: Record<string, unknown>): Array<{ kind: 'ConfigMap' | 'Secret'; name: string; field: string }> {
+  const out: Array<{ kind: 'ConfigMap' | 'Secret'; name: string; field: string }> = [];
+  const add = (kind: 'ConfigMap' | 'Secret', holder: unknown, nameField: string, field: string): void => {
+    if (isObject(holder) && typeof holder[nameField] === 'string' && holder.optional !== true)
+      out.push({ kind, name: holder[nameField], field: `${field}.${nameField}` });
+  };
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  for (const [i, volume] of list(spec.volumes).entries()) {
+    if (!isObject(volume)) continue;
+    const at = `spec.volumes[${i}]`;
+    add('ConfigMap', volume.configMap, 'name', `${at}.configMap`);
+    add('Secret', volume.secret, 'secretName', `${at}.secret`);
+    const projected = isObject(volume.projected) ? volume.projected : {};
+    for (const [j, source] of list(projected.sources).entries()) {
+      if (!isObject(source)) continue;
+      add('ConfigMap', source.configMap, 'name', `${at}.projected.sources[${j}].configMap`);
+      add('Secret', source.secret, 'name', `${at}.projected.sources[${j}].secret`);
+    }
+  }
+  for (const group of ['initContainers', 'containers'] as const)
+    for (const [i, container] of list(spec[group]).entries()) {
+      if (!isObject(container)) continue;
+      const at = `spec.${group}[${i}]`;
+      for (const [j, env] of list(container.env).entries()) {
+        const from = isObject(env) && isObject(env.valueFrom) ? env.valueFrom : {};
+        add('ConfigMap', from.configMapKeyRef, 'name', `${at}.env[${j}].valueFrom.configMapKeyRef`);
+        add('Secret', from.secretKeyRef, 'name', `${at}.env[${j}].valueFrom.secretKeyRef`);
+      }
+      for (const [j, from] of list(container.envFrom).entries()) {
+        if (!isObject(from)) continue;
+        add('ConfigMap', from.configMapRef, 'name', `${at}.envFrom[${j}].configMapRef`);
+        add('Secret', from.secretRef, 'name', `${at}.envFrom[${j}].secretRef`);
+      }
+    }
+  return out;
+}
+
+/**
+ * The objects a step's value left unplaced or unstartable: each pod not Running whose placement
+ * fields hold the marker a step wrote, or that names a ConfigMap or Secret (a volume's, an env
+ * var's) whose name holds it and that does not exist in the state (redis-ot mounts the ConfigMap
+ * named by `additionalRedisConfig`, the Secret named by `TLS.secret.secretName`: a generated name
+ * leaves the pod in ContainerCreating), and the objects that control it (its StatefulSet; its
+ * ReplicaSet and that one's Deployment), with the step (0-based), the pod and its field.
  */
 function placementLeftovers(state: State, steps: readonly ExploreStep[]): Map<ObjectKey, { step: number; holder: ObjectKey; field: string }> {
   const out = new Map<ObjectKey, { step: number; holder: ObjectKey; field: string }>();
@@ -949,10 +996,17 @@ function placementLeftovers(state: State, steps: readonly ExploreStep[]): Map<Ob
   for (const [key, obj] of state) {
     if (obj.kind !== 'Pod' || !isObject(obj.spec) || (isObject(obj.status) && obj.status.phase === 'Running')) continue;
     const spec = obj.spec;
-    const hit = PLACEMENT.flatMap((f) => {
+    const placedBy = PLACEMENT.flatMap((f) => {
       const m = spec[f] !== undefined ? markers.find((x) => markerIn(JSON.stringify(spec[f]), x.marker)) : undefined;
       return m ? [{ ...m, field: `spec.${f}` }] : [];
     })[0];
+    const namespace = obj.metadata?.namespace ?? key.split('/')[1] ?? '';
+    const hit =
+      placedBy ??
+      podReferences(spec).flatMap((r) => {
+        const m = markers.find((x) => markerIn(r.name, x.marker));
+        return m && !state.has(`${r.kind}/${namespace}/${r.name}`) ? [{ ...m, field: r.field }] : [];
+      })[0];
     if (!hit) continue;
     let k: ObjectKey | undefined = key;
     for (let depth = 0; k !== undefined && depth < 3; depth++) {

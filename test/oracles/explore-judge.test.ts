@@ -270,6 +270,53 @@ test("a pod whose scheduler a step named stays Pending: that step's misoperation
   );
 });
 
+test("a pod waiting for a ConfigMap or Secret a step named and no one made is that step's misoperation, not rolled back; one that exists, or another name, still alarms", (t) => {
+  // redis-ot's whole explore, sequences 15 and 17: additionalRedisConfig kpm-27 (the ConfigMap the
+  // operator mounts), TLS.secret.secretName kpm-33: pods -2 in ContainerCreating, health and rollback alarms.
+  const stuck = { ...sts('cache:1'), status: { readyReplicas: 1 } };
+  const judged = (spec: Record<string, unknown>, made?: KubeObject) => {
+    const steps = [step('string-change', ['spec', 'extraConfig'], 'kpm-9', 'kpm-9'), step('string-change', ['spec', 'mode'], 'kpm-11', 'kpm-11')];
+    const b = new RunBuilder().seed().op(0, { extraConfig: 'kpm-9' }, [
+      [POD, stsPod(spec, 'Pending')],
+      [STS, stuck],
+    ]);
+    if (made) b.change(`${made.kind}/default/${made.metadata!.name}`, made, 'ADDED');
+    b.op(1, { mode: 'kpm-11' });
+    const r = run(steps, b);
+    const [j] = judgeExploration([r]);
+    return { j: j!, targets: rollbackTargets(j!, r) };
+  };
+  const volume = { volumes: [{ name: 'external-config', configMap: { name: 'kpm-9' } }] };
+  const mounted = judged(volume);
+  t.deepEqual(
+    mounted.j.alarms.filter((a) => a.oracle === 'health'),
+    [],
+  );
+  t.is(mounted.j.steps[0]!.verdict, 'misoperation');
+  t.true(mounted.j.steps[0]!.notes.some((n) => n.includes(`${POD} is Pending`) && n.includes(`${POD} spec.volumes[0].configMap.name holds kpm-9`)));
+  t.deepEqual(mounted.targets, [], 'no rollback of a misoperation');
+  // A Secret by env var (of an init container: stsPod sets the containers), and one by a projected volume.
+  const env = { initContainers: [{ name: 'i', image: 'cache:1', env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'kpm-9', key: 'p' } } }] }] };
+  t.is(judged(env).j.steps[0]!.verdict, 'misoperation');
+  const projected = { volumes: [{ name: 'tls', projected: { sources: [{ secret: { name: 'kpm-9' } }] } }] };
+  t.is(judged(projected).j.steps[0]!.verdict, 'misoperation');
+  // The ConfigMap exists: the pod waits for something else, and alarms.
+  const cm: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kpm-9', namespace: 'default' }, data: {} };
+  const exists = judged(volume, cm);
+  t.deepEqual(
+    exists.j.alarms.filter((a) => a.oracle === 'health').map((a) => a.object),
+    [STS, POD],
+  );
+  t.deepEqual(exists.targets, [{ step: 1, why: 'unhealthy' }]);
+  // A missing ConfigMap whose name no step wrote is not the input's.
+  t.deepEqual(
+    judged({ volumes: [{ name: 'x', configMap: { name: 'settings' } }] })
+      .j.alarms.filter((a) => a.oracle === 'health')
+      .map((a) => a.object),
+    [STS, POD],
+  );
+});
+
 test('differential: the same CR created at once ends with another StatefulSet than the history reached: one alarm per object, status left out', (t) => {
   const chained = new Map([[STS, sts('cache:1')]]);
   const fresh = new RunBuilder();
