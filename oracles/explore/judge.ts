@@ -753,7 +753,7 @@ function consistency(
     for (const loc of known.locations.filter((l) => l.relation === 'exact' && !bookkeeping(l.object, l.field))) {
       const obj = after.get(loc.object);
       const found = obj ? leaves(obj).get(loc.field) : undefined;
-      const override = obj && !sameValue(found, value) ? overriddenBy(crAfter, loc, found) : undefined;
+      const override = obj && !sameValue(found, value) ? overriddenBy(crAfter, loc, found, map, path) : undefined;
       if (override) judgement.notes.push(`${loc.object} ${loc.field} follows ${override}, which holds ${JSON.stringify(found)} (an override of that field)`);
       else if (obj && !sameValue(found, value)) {
         alarms.push({
@@ -795,17 +795,27 @@ function consistency(
 }
 
 /**
- * The CR field that overrides an object's field the step's field was traced to: a field of the CR's
- * spec whose path ends with the object's kind and the field's path (rabbitmq-operator's
- * `spec.override.statefulSet.spec.replicas` for the StatefulSet's `spec.replicas`) and that holds the
- * value the object has. The object follows it, not the step's field (`spec.replicas` 2 -> 1 under an
- * override of 2 leaves the StatefulSet at 2 by design).
+ * The CR field that overrides an object's field the step's field was traced to, holding the value
+ * the object has. The object follows it, not the step's field (`spec.replicas` 2 -> 1 under an
+ * override of 2 leaves the StatefulSet at 2 by design). Either a field of the CR's spec whose path
+ * ends with the object's kind and the field's path (rabbitmq-operator's
+ * `spec.override.statefulSet.spec.replicas` for the StatefulSet's `spec.replicas`), or another CR
+ * field the map traced to that very object and field, exactly, by its marker or under the field's
+ * own name (redis-ot's `spec.redisFollower.replicas` sets the follower StatefulSet's `spec.replicas`
+ * over `spec.clusterSize`, traced there too). A field traced there by a value of another name (a
+ * small number that collided) is no override.
  */
-function overriddenBy(crAfter: unknown, loc: TracedLocation, found: unknown): string | undefined {
+function overriddenBy(crAfter: unknown, loc: TracedLocation, found: unknown, map: FieldMap, path: string): string | undefined {
   const kind = loc.object.split('/')[0]!;
   const tail = `${kind.charAt(0).toLowerCase()}${kind.slice(1)}.${loc.field}`.toLowerCase();
   const spec = isObject(crAfter) ? crAfter.spec : undefined;
-  for (const [field, v] of leaves(spec, ['spec'])) if (field.toLowerCase().endsWith(`.${tail}`) && sameValue(v, found)) return field;
+  const fields = leaves(spec, ['spec']);
+  for (const [field, v] of fields) if (field.toLowerCase().endsWith(`.${tail}`) && sameValue(v, found)) return field;
+  for (const [other, entry] of map) {
+    if (other === path || !fields.has(other) || !sameValue(fields.get(other), found)) continue;
+    if (entry.via !== 'marker' && lastName(other) !== lastName(loc.field)) continue;
+    if (entry.locations.some((l) => l.object === loc.object && l.field === loc.field && l.relation === 'exact')) return other;
+  }
   return undefined;
 }
 

@@ -895,6 +895,37 @@ test("a traced field that an override in the CR holds (override.statefulSet.spec
   );
 });
 
+test("another CR field the map traced to the same object and field, holding the value the object has, is an override: a note; a field of another name traced there by a colliding value is not", (t) => {
+  // redis-ot's whole explore, sequence 18: spec.redisFollower.replicas 1 sets the follower
+  // StatefulSet's replicas over spec.clusterSize (GetReplicaCounts); clusterSize 3 -> 4 leaves it at 1.
+  const judged = (other: string[], holds: number) => {
+    const steps = [step('integer-up', ['spec', 'size'], 3), step('integer-down', other, 2), step('integer-up', ['spec', 'size'], 4)];
+    const b = new RunBuilder()
+      .seed()
+      .op(0, { size: 3 }, [[STS, sts('cache:1', 3)]])
+      .op(1, { [other[1]!]: { [other[2]!]: 2 } }, [[STS, sts('cache:1', 2)]])
+      .op(2, { size: 4 }, [[STS, sts('cache:2', holds)]]);
+    return judgeExploration([run(steps, b)])[0]!;
+  };
+  const j = judged(['spec', 'follower', 'replicas'], 2);
+  t.deepEqual(j.steps[1]!.traced, { via: 'value', locations: [{ object: STS, field: 'spec.replicas', relation: 'exact' }] });
+  t.deepEqual(j.alarms, []);
+  t.true(
+    j.steps[2]!.notes.some((n) => n.includes('follows spec.follower.replicas, which holds 2')),
+    j.steps[2]!.notes.join('; '),
+  );
+  // The object holds another value than the override: the step's change did not reach it.
+  t.deepEqual(
+    judged(['spec', 'follower', 'replicas'], 3).alarms.map((a) => [a.oracle, a.object, a.field]),
+    [['consistency', STS, 'spec.replicas']],
+  );
+  // A field of another name that a colliding 2 traced there is no override.
+  t.deepEqual(
+    judged(['spec', 'cache', 'threads'], 2).alarms.map((a) => [a.oracle, a.object, a.field]),
+    [['consistency', STS, 'spec.replicas']],
+  );
+});
+
 test("differential: a label that copies the CR's resourceVersion (zookeeper-operator's owner-rv) counts the CR's writes and is no difference; another label still is", (t) => {
   const labelled = (labels: Record<string, string>) => sts('cache:1', 2, labels);
   // The CR's versions in each run are its cluster-change events' resourceVersions (the builder's seq).
