@@ -701,17 +701,25 @@ function consistency(
   // (2) A new marker: where does it go? Learn the map, or check it against the one learned.
   if (step.marker) {
     const locations = findMarker(after, written, step.marker, step.value);
+    // A location the map learned in another sequence may name an object of that sequence only
+    // (cass-operator's Service named after the `clusterName` a step of it set): an object absent
+    // before and after the step, which the controller never wrote in this run, is not this run's.
+    const elsewhere = (loc: TracedLocation): boolean => {
+      const absent = !before.has(loc.object) && !after.has(loc.object) && !written.has(loc.object);
+      if (absent) judgement.notes.push(`${loc.object} (where an earlier marker of ${path} went) does not exist in this run: not judged`);
+      return absent;
+    };
     if (locations.length > 0) {
       if (known && known.via === 'marker') {
         const reached = new Set(locations.map((l) => l.object));
         for (const loc of known.locations)
-          if (!reached.has(loc.object))
+          if (!reached.has(loc.object) && !elsewhere(loc))
             alarms.push(notReached(loc, step, after, `never reached ${loc.object} ${loc.field} (traced: an earlier marker of ${path} did)`, 'marker'));
       }
       map.set(path, { via: 'marker', marker: step.marker, locations });
       judgement.traced = { via: 'marker', locations };
     } else if (known && alarms.length === 0) {
-      for (const loc of known.locations)
+      for (const loc of known.locations.filter((l) => !elsewhere(l)))
         alarms.push(
           notReached(
             loc,

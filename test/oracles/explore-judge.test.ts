@@ -926,6 +926,29 @@ test("another CR field the map traced to the same object and field, holding the 
   );
 });
 
+test("a location the map learned in another sequence, of an object absent from this run and never written in it, is a note; an object of this run the marker missed still alarms", (t) => {
+  // cass-operator's whole explore, sequence 27: a Service named after the clusterName sequence 19 set
+  // (kpm-48-...), learned there, alarmed as "(object absent)" where the cluster is cluster1.
+  const OTHER = 'StatefulSet/default/kpm-0-c1';
+  const steps = (marker: string) => [step('string-change', ['spec', 'image'], marker, marker)];
+  const judged = (present: boolean) => {
+    const map = new Map() as Parameters<typeof judgeExploration>[1];
+    const first = new RunBuilder().seed().op(0, { image: 'kpm-1' }, [[OTHER, { ...sts('kpm-1'), metadata: { name: 'kpm-0-c1', namespace: 'default' } }]]);
+    const second = new RunBuilder().seed();
+    if (present) second.change(OTHER, { ...sts('cache:1'), metadata: { name: 'kpm-0-c1', namespace: 'default' } }, 'ADDED');
+    second.op(0, { image: 'kpm-2' }, [[STS, sts('kpm-2')]]);
+    const [, j] = judgeExploration([run(steps('kpm-1'), first), { ...run(steps('kpm-2'), second), sequence: { ...sequence(steps('kpm-2')), name: 'explore-cache-c1-2' } }], map);
+    return j!;
+  };
+  const absent = judged(false);
+  t.deepEqual(absent.alarms, []);
+  t.true(absent.steps[0]!.notes.some((n) => n.includes(`${OTHER} (where an earlier marker of spec.image went) does not exist in this run`)));
+  t.deepEqual(
+    judged(true).alarms.map((a) => [a.oracle, a.object]),
+    [['consistency', OTHER]],
+  );
+});
+
 test("differential: a label that copies the CR's resourceVersion (zookeeper-operator's owner-rv) counts the CR's writes and is no difference; another label still is", (t) => {
   const labelled = (labels: Record<string, string>) => sts('cache:1', 2, labels);
   // The CR's versions in each run are its cluster-change events' resourceVersions (the builder's seq).
