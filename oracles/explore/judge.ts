@@ -175,7 +175,7 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
     }
     const found = consistency(step, judgement, map, { before, after, written, bookkeeping }, crBefore, crAfter);
     for (const a of found) {
-      const waiting = a.object ? waitingOnApplication(run, k, a.object) : undefined;
+      const waiting = a.object ? waitingOnApplication(run, k, a.object, a.field, after) : undefined;
       alarms.push({
         ...a,
         sequence: sequence.name,
@@ -908,16 +908,53 @@ const SERVICE_UNREACHABLE =
   /[a-z0-9-]+\.[a-z0-9-]+\.svc(\.cluster\.local)?(:\d+)?\b.*\b(no such host|connection refused|i\/o timeout|no route to host|connection reset)/i;
 
 /**
- * Why operation step `k` (0-based) did not reach `object`, when the controller was waiting on the
- * application it manages: between the step's patch and the next one it sent no write to that object,
- * and its log says it could not connect to a Service of the cluster. No container runs behind a
- * kperturb cluster's Services, so an operator that talks to its application before it changes an
- * object (zookeeper-operator connects to ZooKeeper before it scales its StatefulSet, and returns on
- * the error) never gets there: the cluster's gap, not the controller's bug. An object it wrote after
- * its first failure to connect is judged as usual (zookeeper-operator updates its StatefulSet on a storage change
- * and leaves the claim templates: zkop-540, a bug).
+ * The controller saying the application's endpoint in a pod is not up: cass-operator's "management
+ * api is not running on pod" (every reconcile then stops in CheckPodsReady), or an agent, server or
+ * API "not reachable" / "not ready" on or in a pod.
  */
-export function waitingOnApplication(run: SequenceRun, k: number, object: ObjectKey): string | undefined {
+const APPLICATION_DOWN_ON_POD =
+  /\b(api|agent|server|endpoint|daemon|sidecar|application)\s+(is\s+not|isn't|not)\s+(running|ready|reachable|available|responding|up)\s+(on|in)\s+pod\b/i;
+
+/** The pod a log line names: a structured `"pod": "<name>"` field, or the words `on pod <name>`. */
+function podOfLine(line: string): string | undefined {
+  return /"pod":\s*"([a-z0-9.-]+)"/.exec(line)?.[1] ?? /\b(?:on|in) pod[: ]+"?([a-z0-9][a-z0-9.-]*)/i.exec(line)?.[1];
+}
+
+/** A log line's time in ms: zap's JSON `"ts"` (seconds, or an ISO string), or the console encoder's leading ISO time. */
+function lineMs(line: string): number | undefined {
+  const seconds = /"ts":\s*([0-9.]+)/.exec(line);
+  if (seconds) return Number(seconds[1]) * 1000;
+  const iso = /"ts":\s*"([0-9T:.+-]+Z?)"/.exec(line)?.[1] ?? /^(?:\[\d+\]\s+)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)\s/.exec(line)?.[1];
+  const ms = iso !== undefined ? Date.parse(iso) : NaN;
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/**
+ * The fields of a pod or of the objects that control it that an operator changes only through the
+ * application in the pod: the replica count (a scale-down decommissions a node first) and the pod
+ * template (a rolling restart), and the pod's own spec. Labels, annotations and claim templates are
+ * not: a controller that leaves them waits on nothing in the pod.
+ */
+const THROUGH_THE_APPLICATION = /^spec\.(replicas$|template\.)/;
+
+/**
+ * Why operation step `k` (0-based) did not reach `object`, when the controller was waiting on the
+ * application it manages: between the step's patch and the next one it sent no write to that object
+ * after its first word of the application's absence, which is either
+ * - a failed connection to a Service of the cluster: no container runs behind a kperturb cluster's
+ *   Services, so an operator that talks to its application before it changes an object
+ *   (zookeeper-operator connects to ZooKeeper before it scales its StatefulSet, and returns on the
+ *   error) never gets there; or
+ * - the application's endpoint in a pod not running (cass-operator's management API; no Cassandra
+ *   runs in a kperturb pod), when the alarm is about that pod's spec or about the replicas or pod
+ *   template of an object that controls it (its StatefulSet; ReplicaSet and Deployment): what the
+ *   operator changes only with the application up (cass-operator's scale-down and pod template come
+ *   after its CheckPodsReady gate). `field` and `after` (the state after the step) give those.
+ * The cluster's gap, not the controller's bug. An object it wrote after its first such word is
+ * judged as usual (zookeeper-operator updates its StatefulSet on a storage change and leaves the
+ * claim templates: zkop-540, a bug).
+ */
+export function waitingOnApplication(run: SequenceRun, k: number, object: ObjectKey, field?: string, after?: State): string | undefined {
   const b = stepBoundaries(run.events);
   const from = b.start.get(operationStepIndex(k));
   if (from === undefined) return undefined;
@@ -925,14 +962,30 @@ export function waitingOnApplication(run: SequenceRun, k: number, object: Object
   const inWindow = run.events.filter((e) => e.seq >= from && e.seq < to);
   if (inWindow.length === 0) return undefined;
   const [startMs, endMs] = [inWindow[0]!.ts, inWindow.at(-1)!.ts];
+  const onPod = (line: string): string | undefined => {
+    if (field === undefined || !after) return undefined;
+    const down = APPLICATION_DOWN_ON_POD.exec(line);
+    const pod = down ? podOfLine(line) : undefined;
+    if (!down || pod === undefined) return undefined;
+    const podKey = [...after.keys()].find((key) => key.startsWith('Pod/') && key.endsWith(`/${pod}`));
+    if (podKey === undefined) return undefined;
+    if (podKey === object) return field.startsWith('spec.') ? `${down[0]} ${pod}` : undefined;
+    let ctl = controllerKey(after.get(podKey));
+    for (let depth = 0; ctl !== undefined && depth < 2; depth++) {
+      if (ctl === object) return THROUGH_THE_APPLICATION.test(field) ? `${down[0]} ${pod}` : undefined;
+      ctl = controllerKey(after.get(ctl));
+    }
+    return undefined;
+  };
+  const lines = (run.controllerLog ?? '').split('\n');
   // The first failure to reach the application after the patch; a write sent before it may come from
   // a reconcile that still saw the CR before the step (the informer's lag).
-  for (const line of (run.controllerLog ?? '').split('\n')) {
-    const m = /"ts":\s*([0-9.]+)/.exec(line);
-    const ms = m ? Number(m[1]) * 1000 : undefined;
+  for (const line of lines) {
+    const ms = lineMs(line);
     if (ms === undefined || ms < startMs || ms > endMs) continue;
-    const reached = SERVICE_UNREACHABLE.exec(line);
-    if (!reached) continue;
+    const service = SERVICE_UNREACHABLE.exec(line)?.[0];
+    const pod = service === undefined ? onPod(line) : undefined;
+    if (service === undefined && pod === undefined) continue;
     if (
       controllerWrittenKeys(
         inWindow.filter((e) => e.ts >= ms),
@@ -940,9 +993,25 @@ export function waitingOnApplication(run: SequenceRun, k: number, object: Object
       ).has(object)
     )
       return undefined;
-    return `the controller did not write ${object} after this step and could not reach its application: ${reached[0].slice(0, 200)}`;
+    return service !== undefined
+      ? `the controller did not write ${object} after this step and could not reach its application: ${service.slice(0, 200)}`
+      : `the controller did not write ${object} after this step and said its application is not up: ${pod!.slice(0, 200)}`;
   }
-  return undefined;
+  // Said before the step and not since: a controller that polls the pod logs its absence once per
+  // state (cass-operator's "management api is not running on pod" while the pod is not started; its
+  // reconciles after the step stop at the same gate with "checks failed ... started:0"). The last
+  // such word before the patch counts when the controller has not written the object since it.
+  let last: { ms: number; why: string } | undefined;
+  for (const line of lines) {
+    const ms = lineMs(line);
+    if (ms === undefined || ms >= startMs) continue;
+    const why = onPod(line);
+    if (why !== undefined) last = { ms, why };
+  }
+  if (!last) return undefined;
+  const since = run.events.filter((e) => e.ts >= last.ms && e.seq < to);
+  if (controllerWrittenKeys(since, run.crKey).has(object)) return undefined;
+  return `the controller did not write ${object} since it said, before this step, that its application is not up: ${last.why.slice(0, 200)}`;
 }
 
 /** Go's os/exec when the program is not on PATH. */

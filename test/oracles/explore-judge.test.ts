@@ -9,6 +9,7 @@ import {
   rollbackTargets,
   type SequenceRun,
 } from '../../oracles/explore/index.js';
+import { stateAfterStep, waitingOnApplication } from '../../oracles/explore/judge.js';
 import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
 import type { ClusterChangeEvent, TraceEvent } from '../../src/model/trace.js';
 import type { KubeObject } from '../../src/model/object-key.js';
@@ -989,6 +990,44 @@ test('an object the controller did not write after a step, while its log says it
   t.is(w!.alarms[0]!.class, undefined);
   // Without the log line, no environment either.
   t.is(judgeExploration([run(steps, waiting)])[0]!.alarms[0]!.class, undefined);
+});
+
+test("an object the controller did not write while its log says the application on a pod is not running (cass-operator's management API) is an environment alarm, for that pod's replicas and template only", (t) => {
+  // cass-operator's whole explore: every reconcile stops in CheckPodsReady ("management api is not
+  // running on pod"), before a scale-down or a pod template change reaches the StatefulSet.
+  const steps = [step('integer-up', ['spec', 'size'], 3), step('integer-down', ['spec', 'size'], 1)];
+  const build = (wrote: boolean) => {
+    const b = new RunBuilder().seed();
+    b.change(POD, stsPod({}, 'Running'), 'ADDED');
+    b.op(0, { size: 3 }, [[STS, sts('cache:1', 3)]]).op(1, { size: 1 }, wrote ? [[STS, { ...sts('cache:1', 3), metadata: { name: 'c1', namespace: 'default', labels: { a: 'b' } } }]] : []);
+    // Each event a second apart, from the builder's seq: the log's times say which step a line is in.
+    for (const e of b.events) (e as { ts: number }).ts = e.seq * 1000;
+    return b;
+  };
+  const op1 = (b: RunBuilder) => b.events.find((e) => e.type === 'workload-step' && e.index === 4 && e.phase === 'start')!.ts / 1000;
+  const line = (seconds: number) =>
+    `[1] {"level":"info","ts":${seconds},"msg":"management api is not running on pod","name":"c1","pod":"c1-0"}\n`;
+  const judged = (b: RunBuilder, log: string) => judgeExploration([{ ...run(steps, b), controllerLog: log }])[0]!;
+  const waiting = build(false);
+  const j = judged(waiting, line(op1(waiting) + 0.5));
+  t.is(j.alarms.length, 1);
+  t.like(j.alarms[0], { oracle: 'consistency', step: 2, object: STS, field: 'spec.replicas', class: 'environment' });
+  t.regex(j.alarms[0]!.why!, /did not write StatefulSet\/default\/c1 after this step and said its application is not up: api is not running on pod c1-0/);
+  // Said before the step, and the StatefulSet not written since: the same.
+  t.is(judged(waiting, line(op1(waiting) - 0.5)).alarms[0]!.class, 'environment');
+  // Said before a write of the StatefulSet: that write is after the word, no environment.
+  const early = `[1] {"level":"info","ts":1,"msg":"management api is not running on pod","pod":"c1-0"}\n`;
+  t.is(judged(waiting, early).alarms[0]!.class, undefined);
+  // The controller wrote its StatefulSet after the step: judged as usual.
+  const wrote = build(true);
+  t.is(judged(wrote, line(op1(wrote) + 0.5)).alarms[0]!.class, undefined);
+  // Without the line, or for a field the operator changes without the application (a label), no environment.
+  t.is(judged(waiting, '').alarms[0]!.class, undefined);
+  const r = { ...run(steps, waiting), controllerLog: line(op1(waiting) + 0.5) };
+  const after = stateAfterStep(r.events, 1, 2)!;
+  t.truthy(waitingOnApplication(r, 1, STS, 'spec.template.spec.dnsPolicy', after));
+  t.is(waitingOnApplication(r, 1, STS, 'metadata.labels["kpm-1"]', after), undefined);
+  t.is(waitingOnApplication(r, 1, 'Service/default/c1', 'spec.ports[0].port', after), undefined);
 });
 
 test("a panic over a program of the controller's image missing on this machine is an environment crash alarm; another panic is not", (t) => {
