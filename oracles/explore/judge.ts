@@ -208,7 +208,8 @@ export function judgeSequence(run: SequenceRun, map: FieldMap): SequenceJudgemen
       }
       const judged = steps[by.step]!;
       if (judged.verdict === 'ok') judged.verdict = 'misoperation';
-      judged.notes.push(`${a.message}: placed by this step's value (${by.holder} ${by.field} holds ${sequence.steps[by.step]!.marker})`);
+      const what = by.missing ? `waits for ${by.missing}, named by this step's value` : "placed by this step's value";
+      judged.notes.push(`${a.message}: ${what} (${by.holder} ${by.field} holds ${sequence.steps[by.step]!.marker})`);
     };
     // Judged by recovery: a misoperation the sequence came back from is not a bug; one it ended on is labelled so.
     if (unhealthy.length > 0 && last?.kind === 'misoperation') {
@@ -1076,14 +1077,17 @@ function podReferences(spec: Record<string, unknown>): Array<{ kind: 'ConfigMap'
  * leaves the pod in ContainerCreating), and the objects that control it (its StatefulSet; its
  * ReplicaSet and that one's Deployment), with the step (0-based), the pod and its field.
  */
-function placementLeftovers(state: State, steps: readonly ExploreStep[]): Map<ObjectKey, { step: number; holder: ObjectKey; field: string }> {
-  const out = new Map<ObjectKey, { step: number; holder: ObjectKey; field: string }>();
+function placementLeftovers(
+  state: State,
+  steps: readonly ExploreStep[],
+): Map<ObjectKey, { step: number; holder: ObjectKey; field: string; missing?: ObjectKey }> {
+  const out = new Map<ObjectKey, { step: number; holder: ObjectKey; field: string; missing?: ObjectKey }>();
   const markers = steps.flatMap((s, k) => (s.marker ? [{ step: k, marker: s.marker }] : []));
   if (markers.length === 0) return out;
   for (const [key, obj] of state) {
     if (obj.kind !== 'Pod' || !isObject(obj.spec) || (isObject(obj.status) && obj.status.phase === 'Running')) continue;
     const spec = obj.spec;
-    const placedBy = PLACEMENT.flatMap((f) => {
+    const placedBy = PLACEMENT.flatMap((f): Array<{ step: number; marker: string; field: string; missing?: ObjectKey }> => {
       const m = spec[f] !== undefined ? markers.find((x) => markerIn(JSON.stringify(spec[f]), x.marker)) : undefined;
       return m ? [{ ...m, field: `spec.${f}` }] : [];
     })[0];
@@ -1092,12 +1096,13 @@ function placementLeftovers(state: State, steps: readonly ExploreStep[]): Map<Ob
       placedBy ??
       podReferences(spec).flatMap((r) => {
         const m = markers.find((x) => markerIn(r.name, x.marker));
-        return m && !state.has(`${r.kind}/${namespace}/${r.name}`) ? [{ ...m, field: r.field }] : [];
+        const missing = `${r.kind}/${namespace}/${r.name}`;
+        return m && !state.has(missing) ? [{ ...m, field: r.field, missing }] : [];
       })[0];
     if (!hit) continue;
     let k: ObjectKey | undefined = key;
     for (let depth = 0; k !== undefined && depth < 3; depth++) {
-      out.set(k, { step: hit.step, holder: key, field: hit.field });
+      out.set(k, { step: hit.step, holder: key, field: hit.field, ...(hit.missing !== undefined ? { missing: hit.missing } : {}) });
       k = controllerKey(state.get(k));
     }
   }

@@ -294,7 +294,7 @@ test("a pod waiting for a ConfigMap or Secret a step named and no one made is th
     [],
   );
   t.is(mounted.j.steps[0]!.verdict, 'misoperation');
-  t.true(mounted.j.steps[0]!.notes.some((n) => n.includes(`${POD} is Pending`) && n.includes(`${POD} spec.volumes[0].configMap.name holds kpm-9`)));
+  t.true(mounted.j.steps[0]!.notes.some((n) => n.includes(`${POD} is Pending`) && n.includes(`waits for ConfigMap/default/kpm-9, named by this step's value (${POD} spec.volumes[0].configMap.name holds kpm-9)`)));
   t.deepEqual(mounted.targets, [], 'no rollback of a misoperation');
   // A Secret by env var (of an init container: stsPod sets the containers), and one by a projected volume.
   const env = { initContainers: [{ name: 'i', image: 'cache:1', env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'kpm-9', key: 'p' } } }] }] };
