@@ -921,9 +921,9 @@ function podOfLine(line: string): string | undefined {
   return /"pod":\s*"([a-z0-9.-]+)"/.exec(line)?.[1] ?? /\b(?:on|in) pod[: ]+"?([a-z0-9][a-z0-9.-]*)/i.exec(line)?.[1];
 }
 
-/** A log line's time in ms: zap's JSON `"ts"` (seconds, or an ISO string), or the console encoder's leading ISO time. */
+/** A log line's time in ms: zap's JSON `"ts"` (seconds, or an ISO string), or the console encoder's leading time (ISO, or epoch seconds). */
 function lineMs(line: string): number | undefined {
-  const seconds = /"ts":\s*([0-9.]+)/.exec(line);
+  const seconds = /"ts":\s*([0-9.]+(?:e\+\d+)?)/.exec(line) ?? /^(?:\[\d+\]\s+)?(\d+(?:\.\d+)?(?:e\+\d+)?)\s/.exec(line);
   if (seconds) return Number(seconds[1]) * 1000;
   const iso = /"ts":\s*"([0-9T:.+-]+Z?)"/.exec(line)?.[1] ?? /^(?:\[\d+\]\s+)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)\s/.exec(line)?.[1];
   const ms = iso !== undefined ? Date.parse(iso) : NaN;

@@ -1013,6 +1013,9 @@ test("an object the controller did not write while its log says the application 
   t.is(j.alarms.length, 1);
   t.like(j.alarms[0], { oracle: 'consistency', step: 2, object: STS, field: 'spec.replicas', class: 'environment' });
   t.regex(j.alarms[0]!.why!, /did not write StatefulSet\/default\/c1 after this step and said its application is not up: api is not running on pod c1-0/);
+  // zap's console encoder, its time in epoch seconds (redis-ot's log), the pod in its fields.
+  const plain = `[1] ${(op1(waiting) + 0.5).toExponential()}\tINFO\tcontroller\tmanagement api is not running on pod\t{"pod": "c1-0"}\n`;
+  t.is(judged(waiting, plain).alarms[0]!.class, 'environment');
   // Said before the step, and the StatefulSet not written since: the same.
   t.is(judged(waiting, line(op1(waiting) - 0.5)).alarms[0]!.class, 'environment');
   // Said before a write of the StatefulSet: that write is after the word, no environment.
