@@ -294,7 +294,13 @@ test("a pod waiting for a ConfigMap or Secret a step named and no one made is th
     [],
   );
   t.is(mounted.j.steps[0]!.verdict, 'misoperation');
-  t.true(mounted.j.steps[0]!.notes.some((n) => n.includes(`${POD} is Pending`) && n.includes(`waits for ConfigMap/default/kpm-9, named by this step's value (${POD} spec.volumes[0].configMap.name holds kpm-9)`)));
+  t.true(
+    mounted.j.steps[0]!.notes.some(
+      (n) =>
+        n.includes(`${POD} is Pending`) &&
+        n.includes(`waits for ConfigMap/default/kpm-9, named by this step's value (${POD} spec.volumes[0].configMap.name holds kpm-9)`),
+    ),
+  );
   t.deepEqual(mounted.targets, [], 'no rollback of a misoperation');
   // A Secret by env var (of an init container: stsPod sets the containers), and one by a projected volume.
   const env = { initContainers: [{ name: 'i', image: 'cache:1', env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'kpm-9', key: 'p' } } }] }] };
@@ -896,7 +902,7 @@ test("a traced field that an override in the CR holds (override.statefulSet.spec
   );
 });
 
-test("another CR field the map traced to the same object and field, holding the value the object has, is an override: a note; a field of another name traced there by a colliding value is not", (t) => {
+test('another CR field the map traced to the same object and field, holding the value the object has, is an override: a note; a field of another name traced there by a colliding value is not', (t) => {
   // redis-ot's whole explore, sequence 18: spec.redisFollower.replicas 1 sets the follower
   // StatefulSet's replicas over spec.clusterSize (GetReplicaCounts); clusterSize 3 -> 4 leaves it at 1.
   const judged = (other: string[], holds: number) => {
@@ -927,7 +933,7 @@ test("another CR field the map traced to the same object and field, holding the 
   );
 });
 
-test("a location the map learned in another sequence, of an object absent from this run and never written in it, is a note; an object of this run the marker missed still alarms", (t) => {
+test('a location the map learned in another sequence, of an object absent from this run and never written in it, is a note; an object of this run the marker missed still alarms', (t) => {
   // cass-operator's whole explore, sequence 27: a Service named after the clusterName sequence 19 set
   // (kpm-48-...), learned there, alarmed as "(object absent)" where the cluster is cluster1.
   const OTHER = 'StatefulSet/default/kpm-0-c1';
@@ -938,7 +944,10 @@ test("a location the map learned in another sequence, of an object absent from t
     const second = new RunBuilder().seed();
     if (present) second.change(OTHER, { ...sts('cache:1'), metadata: { name: 'kpm-0-c1', namespace: 'default' } }, 'ADDED');
     second.op(0, { image: 'kpm-2' }, [[STS, sts('kpm-2')]]);
-    const [, j] = judgeExploration([run(steps('kpm-1'), first), { ...run(steps('kpm-2'), second), sequence: { ...sequence(steps('kpm-2')), name: 'explore-cache-c1-2' } }], map);
+    const [, j] = judgeExploration(
+      [run(steps('kpm-1'), first), { ...run(steps('kpm-2'), second), sequence: { ...sequence(steps('kpm-2')), name: 'explore-cache-c1-2' } }],
+      map,
+    );
     return j!;
   };
   const absent = judged(false);
@@ -999,14 +1008,17 @@ test("an object the controller did not write while its log says the application 
   const build = (wrote: boolean) => {
     const b = new RunBuilder().seed();
     b.change(POD, stsPod({}, 'Running'), 'ADDED');
-    b.op(0, { size: 3 }, [[STS, sts('cache:1', 3)]]).op(1, { size: 1 }, wrote ? [[STS, { ...sts('cache:1', 3), metadata: { name: 'c1', namespace: 'default', labels: { a: 'b' } } }]] : []);
+    b.op(0, { size: 3 }, [[STS, sts('cache:1', 3)]]).op(
+      1,
+      { size: 1 },
+      wrote ? [[STS, { ...sts('cache:1', 3), metadata: { name: 'c1', namespace: 'default', labels: { a: 'b' } } }]] : [],
+    );
     // Each event a second apart, from the builder's seq: the log's times say which step a line is in.
     for (const e of b.events) (e as { ts: number }).ts = e.seq * 1000;
     return b;
   };
   const op1 = (b: RunBuilder) => b.events.find((e) => e.type === 'workload-step' && e.index === 4 && e.phase === 'start')!.ts / 1000;
-  const line = (seconds: number) =>
-    `[1] {"level":"info","ts":${seconds},"msg":"management api is not running on pod","name":"c1","pod":"c1-0"}\n`;
+  const line = (seconds: number) => `[1] {"level":"info","ts":${seconds},"msg":"management api is not running on pod","name":"c1","pod":"c1-0"}\n`;
   const judged = (b: RunBuilder, log: string) => judgeExploration([{ ...run(steps, b), controllerLog: log }])[0]!;
   const waiting = build(false);
   const j = judged(waiting, line(op1(waiting) + 0.5));
