@@ -14,7 +14,10 @@
 import type { ExploreAlarm, ExploreOracle, SequenceJudgement } from './judge.js';
 import { foldTemplateHash } from '../../src/model/generated-names.js';
 
-export type ExploreFindingClass = 'bug' | 'environment' | 'flaky';
+export type ExploreFindingClass = 'bug' | 'environment' | 'misoperation' | 'flaky';
+
+/** The order findings are listed in. */
+const CLASS_ORDER: readonly ExploreFindingClass[] = ['bug', 'flaky', 'misoperation', 'environment'];
 
 export interface ExploreFinding {
   /** `flaky`: a bug finding whose reproducer did not show it again in every re-run (`confirmation`). */
@@ -92,15 +95,24 @@ export function alarmStep<S>(
 }
 
 /** Where an alarm is, in its sequence's own steps (a rollback run's alarm mapped back; at its end: no step). */
-function origin(a: ExploreAlarm, bySequence: ReadonlyMap<string, SequenceJudgement>): { sequence: string; step?: number; property?: string } {
+function origin(
+  a: ExploreAlarm,
+  bySequence: ReadonlyMap<string, SequenceJudgement>,
+): { sequence: string; step?: number; property?: string; misoperation?: true } {
   const at = alarmStep(bySequence, a.sequence, a.step);
-  if (at) return { sequence: at.sequence, step: at.step, property: at.judged.property };
+  if (at)
+    return {
+      sequence: at.sequence,
+      step: at.step,
+      property: at.judged.property,
+      ...(at.judged.verdict === 'misoperation' ? { misoperation: true as const } : {}),
+    };
   const rollback = /^(.*)-rollback-\d+$/.exec(a.sequence);
   return { sequence: rollback && bySequence.has(rollback[1]!) ? rollback[1]! : a.sequence };
 }
 
-function signatureKey(a: ExploreAlarm, property: string | undefined): string {
-  return JSON.stringify([alarmClass(a), a.oracle, property ?? null, property === undefined ? (alarmObject(a) ?? a.message) : null]);
+function signatureKey(a: ExploreAlarm, cls: ExploreFindingClass, property: string | undefined): string {
+  return JSON.stringify([cls, a.oracle, property ?? null, property === undefined ? (alarmObject(a) ?? a.message) : null]);
 }
 
 /** Fewer steps first; an alarm at a sequence's end after all of its steps. */
@@ -132,7 +144,8 @@ export function groupExploreFindings(
   const members: Member[] = judged.flatMap((j) =>
     j.alarms.map((alarm) => {
       const at = origin(alarm, bySequence);
-      return { alarm, at, key: signatureKey(alarm, at.property), steps: stepsTo(at, bySequence), cls: alarmClass(alarm) };
+      const cls = alarmClass(alarm, at.misoperation === true);
+      return { alarm, at, key: signatureKey(alarm, cls, at.property), steps: stepsTo(at, bySequence), cls };
     }),
   );
   const same = nestedProperties(members);
@@ -175,7 +188,7 @@ export function groupExploreFindings(
       ...(config ? { command: `kperturb explore -c ${config.file} --seed ${config.seed} --steps ${config.steps} --sequence ${shortest.at.sequence}` } : {}),
     });
   }
-  return findings.sort((a, b) => (a.class === b.class ? 0 : a.class === 'bug' ? -1 : 1) || b.alarms.length - a.alarms.length);
+  return findings.sort((a, b) => CLASS_ORDER.indexOf(a.class) - CLASS_ORDER.indexOf(b.class) || b.alarms.length - a.alarms.length);
 }
 
 /**
@@ -209,9 +222,17 @@ function nestedProperties(members: readonly Member[]): Map<string, string> {
   return new Map(keys.map((k) => [k, find(k)]));
 }
 
-type Member = { alarm: ExploreAlarm; at: { sequence: string; step?: number; property?: string }; key: string; steps: number; cls: ExploreFindingClass };
+type Member = {
+  alarm: ExploreAlarm;
+  at: { sequence: string; step?: number; property?: string; misoperation?: true };
+  key: string;
+  steps: number;
+  cls: ExploreFindingClass;
+};
 
 /** The alarm reached after the fewest steps first; ties by sequence name. */
 const byShortest = (x: Member, y: Member): number => x.steps - y.steps || x.at.sequence.localeCompare(y.at.sequence);
 
-const alarmClass = (a: ExploreAlarm): ExploreFindingClass => (a.class === 'environment' ? 'environment' : 'bug');
+/** `environment` as the judge tagged it; `misoperation` when the alarm's step was one (input the system cannot honour, never a bug). */
+const alarmClass = (a: ExploreAlarm, misoperation: boolean): ExploreFindingClass =>
+  a.class === 'environment' ? 'environment' : misoperation ? 'misoperation' : 'bug';

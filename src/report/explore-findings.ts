@@ -4,7 +4,7 @@
  */
 import type { ExploreFinding } from '../../oracles/explore/findings.js';
 
-const FINDING_LABEL = { bug: 'FINDING', flaky: 'FLAKY', environment: 'ENVIRONMENT' } as const;
+const FINDING_LABEL = { bug: 'FINDING', flaky: 'FLAKY', misoperation: 'MISOPERATION', environment: 'ENVIRONMENT' } as const;
 
 /**
  * "5 alarm(s) -> 2 finding(s) (1 bug, 1 environment)", then a line per finding: what it is, how
@@ -12,7 +12,7 @@ const FINDING_LABEL = { bug: 'FINDING', flaky: 'FLAKY', environment: 'ENVIRONMEN
  */
 export function exploreFindingLines(alarms: number, findings: readonly ExploreFinding[]): string[] {
   if (alarms === 0) return [];
-  const byClass = (['bug', 'flaky', 'environment'] as const)
+  const byClass = (['bug', 'flaky', 'misoperation', 'environment'] as const)
     .map((c) => [c, findings.filter((f) => f.class === c).length] as const)
     .filter(([, n]) => n > 0)
     .map(([c, n]) => `${n} ${c}`);

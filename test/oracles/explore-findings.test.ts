@@ -191,3 +191,16 @@ test('a property and one inside it with an object field in common are one findin
   t.deepEqual(found.map((f) => f.properties).sort(), [['spec.exporter', 'spec.exporter.enabled'], ['spec.exporter.port'], ['spec.exporterImage']]);
   t.regex(found.find((f) => f.properties.length === 2)!.summary, /a change of spec\.exporter or spec\.exporter\.enabled/);
 });
+
+test('an alarm on a step judged a misoperation (input the system cannot honour) is a finding of class misoperation, apart from the bug on the same property', (t) => {
+  const shrink = sequence('explore-x-1', ['spec.storage'], [labelKept('explore-x-1', 1, 'StatefulSet/default/x')]);
+  shrink.steps[0]!.verdict = 'misoperation';
+  const grow = sequence('explore-x-2', ['spec.storage'], [labelKept('explore-x-2', 1, 'StatefulSet/default/x')]);
+  t.deepEqual(
+    groupExploreFindings([shrink, grow]).map((f) => [f.class, f.alarms.map((a) => a.sequence)]),
+    [
+      ['bug', ['explore-x-2']],
+      ['misoperation', ['explore-x-1']],
+    ],
+  );
+});
