@@ -25,6 +25,7 @@ import { builtinDefinitions, INITIAL_NAMESPACES } from './builtins.js';
 import { CrdController, NamespaceController } from './controllers.js';
 import { WatchHub } from './watch.js';
 import { ApiServer } from './server.js';
+import { AdmissionWebhooks, type WebhookServer } from './admission-webhooks.js';
 import {
   DEFAULT_KUBERNETES_VERSION,
   KUBERNETES_VERSION_EXPECTED,
@@ -89,6 +90,12 @@ export interface EmbeddedClusterOptions {
    * speak raw HTTP.
    */
   insecureNoAuth?: boolean;
+  /**
+   * The controller's admission webhook server on 127.0.0.1 (kperturb.yaml's controller.webhookServer):
+   * validating webhooks that name a Service are sent there (src/cluster/admission-webhooks.ts); without
+   * it only webhooks with a `url` are called.
+   */
+  webhookServer?: WebhookServer;
 }
 
 /** What kube-apiserver serves to anonymous clients (the system:public-info-viewer role). */
@@ -203,6 +210,7 @@ export class EmbeddedCluster {
       podStreaming,
       kubernetesVersion: release,
       watchList: options.featureGates?.WatchList ?? watchListByDefault(release),
+      admission: new AdmissionWebhooks(store, options.webhookServer),
     });
     const token = options.insecureNoAuth ? undefined : newBearerToken();
     const auth = token === undefined ? undefined : new BearerTokenCheck(token);

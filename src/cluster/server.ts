@@ -40,6 +40,7 @@ import {
   type WriteOptions,
 } from './operations.js';
 import type { ResourceRegistry } from './registry.js';
+import type { AdmissionOperation, AdmissionWebhooks } from './admission-webhooks.js';
 import type { WatchHub } from './watch.js';
 import { servesAggregatedDiscovery } from './kube-version.js';
 import { type KubernetesVersion } from '../model/kube-version.js';
@@ -64,6 +65,8 @@ export interface ApiServerContext {
   kubernetesVersion?: KubernetesVersion;
   /** The WatchList feature gate: whether a watch may ask for `sendInitialEvents`. */
   watchList?: boolean;
+  /** Validating admission webhooks (admission-webhooks.ts). */
+  admission?: AdmissionWebhooks;
 }
 
 function mediaType(req: IncomingMessage): string {
@@ -357,12 +360,20 @@ export class ApiServer {
           };
           break;
         }
-        result = ops.create(scope, await body(def.kind), writeOptions());
+        const sent = await body(def.kind);
+        const options = writeOptions();
+        result = await this.admitted(scope, undefined, undefined, 'CREATE', options.dryRun === true, (dryRun) =>
+          ops.create(scope, dryRun ? structuredClone(sent) : sent, { ...options, dryRun }),
+        );
         break;
       }
       case 'update': {
         if (name === undefined) throw methodNotAllowed();
-        result = ops.update(scope, name, await body(def.kind), subresource, writeOptions());
+        const sent = await body(def.kind);
+        const options = writeOptions();
+        result = await this.admitted(scope, name, subresource, 'UPDATE', options.dryRun === true, (dryRun) =>
+          ops.update(scope, name, dryRun ? structuredClone(sent) : sent, subresource, { ...options, dryRun }),
+        );
         break;
       }
       case 'patch': {
@@ -378,13 +389,17 @@ export class ApiServer {
         if (!isApply && query.get('force') !== null) {
           throw invalid('PatchOptions', 'meta.k8s.io', '', [{ type: 'Forbidden', field: 'force', detail: 'may not be specified for non-apply patch' }]);
         }
-        result = ops.patch(scope, name, mediaType(req), raw, subresource, options);
+        const type = mediaType(req);
+        result = await this.admitted(scope, name, subresource, 'UPDATE', options.dryRun === true, (dryRun) =>
+          ops.patch(scope, name, type, raw, subresource, { ...options, dryRun }),
+        );
         break;
       }
       case 'delete': {
         if (subresource) throw methodNotAllowed();
         if (!def.verbs.includes('delete')) throw methodNotAllowed();
-        result = ops.delete(scope, name!, this.deleteOptions(await readBody(req), query, req));
+        const options = this.deleteOptions(await readBody(req), query, req);
+        result = await this.admitted(scope, name, undefined, 'DELETE', options.dryRun === true, () => ops.delete(scope, name!, options));
         break;
       }
       case 'deletecollection': {
@@ -404,6 +419,35 @@ export class ApiServer {
       return;
     }
     sendJson(res, result.code, result.body, pretty);
+  }
+
+  /**
+   * A write the validating admission webhooks see first (admission-webhooks.ts): the object they
+   * judge is the write's own result, from a dry run of it; then the write. Between the two the
+   * object may change (the calls are awaited), as kube-apiserver's admission may run again on a
+   * conflict retry: an update's resourceVersion precondition still holds.
+   */
+  private async admitted(
+    scope: Scope,
+    name: string | undefined,
+    subresource: string | undefined,
+    operation: AdmissionOperation,
+    dryRun: boolean,
+    write: (dryRun: boolean) => Result,
+  ): Promise<Result> {
+    const admission = this.ctx.admission;
+    const attributes = { def: scope.def, version: scope.version, subresource, operation, namespace: scope.namespace, dryRun };
+    const candidates = admission?.candidates(attributes) ?? [];
+    if (candidates.length === 0) return write(dryRun);
+    const current = name === undefined ? undefined : this.ctx.ops.get(scope, name);
+    const oldObject = current?.code === 200 ? (current.body as KubeObject) : undefined;
+    const object = operation === 'DELETE' ? undefined : (write(true).body as KubeObject);
+    const warnings = await admission!.validate(
+      { ...attributes, name: name ?? String(object?.metadata?.name ?? ''), object, oldObject: operation === 'CREATE' ? undefined : oldObject },
+      candidates,
+    );
+    const result = write(dryRun);
+    return warnings.length === 0 ? result : { ...result, warnings: [...(result.warnings ?? []), ...warnings] };
   }
 
   private async serveSubresource(

@@ -16,6 +16,7 @@
  *     clusterDNS: true              # <svc>.<ns>.svc.cluster.local etc. resolve as CoreDNS answers in a pod
  *     namespace: default            # with clusterDNS: also <svc>, <pod>.<svc> (relative to it) and <svc>.<ns>
  *     podNamespaceFile: true        # /var/run/secrets/kubernetes.io/serviceaccount/namespace holds namespace, as in a pod
+ *     webhookServer: { port: 9443 } # it serves admission webhooks: a certificate for it, the cluster calls them (also a `ports` entry)
  *   setup: [crd.yaml]               # manifests applied before the controller starts
  *   crds: [crd.yaml]                # kperturb explore: the CRDs to generate operations from (default: those in setup)
  *   seeds: [db.yaml]                # kperturb explore: custom resources to start from (also the workloads' applied ones)
@@ -182,6 +183,13 @@ export interface ControllerUnderTest {
     namespace?: string;
     /** Run the controller where /var/run/secrets/kubernetes.io/serviceaccount/namespace holds `namespace` (default "default"), as in a pod. */
     podNamespaceFile?: boolean;
+    /**
+     * The controller's admission webhook server (its port is in `ports` too): each run writes it a
+     * serving certificate (src/coordinator/webhook-certs.ts) and the embedded cluster sends it the
+     * validating webhooks its configurations name by Service (src/cluster/admission-webhooks.ts).
+     * certDir: absolute; absent: controller-runtime's default under the TMPDIR each run gets.
+     */
+    webhookServer?: { port: number; certDir?: string };
   };
   setup: string[];
   /** `kperturb explore`: CRD manifest files (absolute) to generate operations from; empty: the CRDs among `setup`. */
@@ -277,6 +285,15 @@ export function validateConfig(doc: unknown, file: string): ControllerUnderTest 
     Object.assign(controller, { namespace });
   }
   if (c.podNamespaceFile !== undefined) Object.assign(controller, { podNamespaceFile: v.boolean(c.podNamespaceFile, 'controller.podNamespaceFile') });
+  if (c.webhookServer !== undefined) {
+    const w = v.object(c.webhookServer, 'controller.webhookServer');
+    v.onlyKeys(w, 'controller.webhookServer', allowedKeys('config', 'controller/webhookServer'));
+    const port = v.number(w.port, 'controller.webhookServer.port', { min: 1, max: 65535, integer: true });
+    const certDir = v.optionalString(w.certDir, 'controller.webhookServer.certDir');
+    Object.assign(controller, { webhookServer: { port, ...(certDir !== undefined ? { certDir: resolve(controller.workingDir, certDir) } : {}) } });
+    // The server binds the port whatever else runs: runs of this controller take turns on it.
+    if (!controller.ports.includes(port)) controller.ports.push(port);
+  }
 
   const setup = (top.setup === undefined ? [] : v.stringArray(top.setup, 'setup')).map((p, i) => existingFile(v, dir, p, join('setup', i)));
 

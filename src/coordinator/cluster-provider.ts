@@ -10,6 +10,7 @@ import type { KubeconfigSource } from '../kube/kubeconfig-source.js';
 import { RUN_FILES } from '../io/run-files.js';
 import type { ClusterConfig } from '../config/config.js';
 import { EmbeddedCluster } from '../cluster/index.js';
+import type { WebhookServer } from '../cluster/admission-webhooks.js';
 import type { ContainerFaults } from '../cluster/sim/index.js';
 import { KubeApiError, KubeClient, type KubeClientOptions } from '../kube/client.js';
 import {
@@ -92,7 +93,8 @@ export interface ClusterProvider {
    * (src/cluster/network.ts). A real control plane allocates Service cluster IPs itself
    * (--service-cluster-ip-range), so there only pod IPs are reachable.
    */
-  start(runDir: string, settings: ClusterConfig, reachable: boolean): Promise<RunCluster>;
+  /** webhookServer: the controller's admission webhook server (the embedded cluster calls it; the others cannot). */
+  start(runDir: string, settings: ClusterConfig, reachable: boolean, webhookServer?: WebhookServer): Promise<RunCluster>;
 }
 
 export function clusterProvider(choice: ClusterChoice): ClusterProvider {
@@ -112,7 +114,7 @@ export function clusterProvider(choice: ClusterChoice): ClusterProvider {
   }
 }
 
-async function startEmbedded(runDir: string, settings: ClusterConfig, reachable: boolean): Promise<RunCluster> {
+async function startEmbedded(runDir: string, settings: ClusterConfig, reachable: boolean, webhookServer?: WebhookServer): Promise<RunCluster> {
   // The simulated controllers' log (a binding refused, a key dropped after its retries): what
   // explains a pod that never ran, kept with the run.
   const simLog = createWriteStream(join(runDir, RUN_FILES.clusterLog));
@@ -123,6 +125,7 @@ async function startEmbedded(runDir: string, settings: ClusterConfig, reachable:
     cluster = await EmbeddedCluster.start({
       ...(settings.kubernetesVersion !== undefined ? { kubernetesVersion: settings.kubernetesVersion } : {}),
       network: reachable ? 'loopback' : 'default',
+      ...(webhookServer ? { webhookServer } : {}),
       simulation: { log: (line) => void simLog.write(`${line}\n`), ...(settings.podReadiness ? { podReadiness: settings.podReadiness } : {}) },
     });
   } catch (err) {

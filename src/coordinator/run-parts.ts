@@ -1,10 +1,11 @@
 /**
  * The parts of one run, each started by the run manager (./run-manager.ts) in the order they are
- * listed here and stopped in the reverse: the cluster (and a client of it), the cluster recorder, the
+ * listed here and stopped in the reverse: the controller's webhook certificate, the cluster (and a client of it), the cluster recorder, the
  * setup, the stub applications, the controller's host names, the standby controller, the proxy, the
  * port locks, the controller process and the plan's faults. A part's fields are what it started,
  * for the parts after it; ./run.ts wires them and drives the phases that use them.
  */
+import { writeWebhookCertificate, type WebhookCertificate } from './webhook-certs.js';
 import { join } from 'node:path';
 import { RUN_FILES } from '../io/run-files.js';
 import { describeStep, needsReachableAddresses, type ControllerUnderTest, type Workload } from '../config/config.js';
@@ -92,12 +93,26 @@ export class RunContext {
   }
 }
 
+/** The serving certificate of the controller's webhook server (controller.webhookServer): made first, the cluster trusts it. */
+export class WebhookCertPart implements RunPart {
+  certificate: WebhookCertificate | undefined;
+
+  constructor(private readonly run: RunContext) {}
+
+  async start(): Promise<void> {
+    this.certificate = await writeWebhookCertificate(this.run.config, this.run.runDir);
+  }
+}
+
 /** The cluster, and a client of it; stopped after everything else. */
 export class ClusterPart implements RunPart {
   private started: RunCluster | undefined;
   private kubeClient: KubeClient | undefined;
 
-  constructor(private readonly run: RunContext) {}
+  constructor(
+    private readonly run: RunContext,
+    private readonly webhook: WebhookCertPart,
+  ) {}
 
   async start(): Promise<void> {
     const { config, provider, clusterRecord } = this.run;
@@ -107,7 +122,13 @@ export class ClusterPart implements RunPart {
         `  cluster.kubernetesVersion ${config.cluster.kubernetesVersion} applies to the embedded cluster only; the ${provider.kind} cluster serves its own release`,
       );
     }
-    const cluster = await provider.start(this.run.runDir, config.cluster ?? {}, needsReachableAddresses(config));
+    const webhookServer = this.webhook.certificate?.server;
+    if (webhookServer && provider.kind !== 'embedded') {
+      this.run.log(
+        `  controller.webhookServer: only the embedded cluster sends webhooks to the controller; the ${provider.kind} cluster calls the configurations' Services, which reach no controller out of a pod`,
+      );
+    }
+    const cluster = await provider.start(this.run.runDir, config.cluster ?? {}, needsReachableAddresses(config), webhookServer);
     this.started = cluster;
     clusterRecord.url = cluster.url;
     if (cluster.kubernetesVersion !== undefined) clusterRecord.kubernetesVersion = cluster.kubernetesVersion;
@@ -371,10 +392,16 @@ export class ControllerPart implements RunPart {
     private readonly proxy: ProxyPart,
     private readonly hosts: HostsPart,
     private readonly standby: StandbyPart,
+    private readonly webhook: WebhookCertPart,
   ) {}
 
   start(): void {
-    const { config, runDir, controllerTrace } = this.run;
+    const { runDir, controllerTrace } = this.run;
+    const extraEnv = this.webhook.certificate?.env ?? {};
+    const config =
+      Object.keys(extraEnv).length === 0
+        ? this.run.config
+        : { ...this.run.config, controller: { ...this.run.config.controller, env: { ...this.run.config.controller.env, ...extraEnv } } };
     this.proc = new ControllerProcess(config, this.proxy.kubeconfigFile, join(runDir, RUN_FILES.controllerLog), controllerTrace, this.hosts.wrapController);
     if (this.standby.standby) this.proc.useStandby(this.standby.standby.process);
   }

@@ -28,6 +28,7 @@ import { CLUSTER_RECORD_FILE, clusterProvider, type ClusterChoice } from './clus
 import { RunManager } from './run-manager.js';
 import {
   ClusterPart,
+  WebhookCertPart,
   CONTROLLER_TLS,
   ControllerPart,
   FaultsPart,
@@ -113,6 +114,7 @@ export interface RunOutcome {
 interface RunParts {
   run: RunContext;
   manager: RunManager;
+  webhook: WebhookCertPart;
   cluster: ClusterPart;
   recorder: RecorderPart;
   setup: SetupPart;
@@ -171,16 +173,18 @@ export async function executeRun(options: RunOptions): Promise<RunOutcome> {
 
 /** The run's parts, each given the ones it builds on (nothing starts yet). */
 function wireParts(run: RunContext, manager: RunManager): RunParts {
-  const cluster = new ClusterPart(run);
+  const webhook = new WebhookCertPart(run);
+  const cluster = new ClusterPart(run, webhook);
   const recorder = new RecorderPart(run, cluster);
   const standby = new StandbyPart(run, run.options.tls ?? CONTROLLER_TLS);
   const proxy = new ProxyPart(run, cluster, recorder, standby);
   const stubs = new StubsPart(run, recorder, proxy);
   const hosts = new HostsPart(run, recorder);
-  const controller = new ControllerPart(run, proxy, hosts, standby);
+  const controller = new ControllerPart(run, proxy, hosts, standby, webhook);
   return {
     run,
     manager,
+    webhook,
     cluster,
     recorder,
     setup: new SetupPart(run, cluster, recorder, manager),
@@ -200,6 +204,7 @@ function wireParts(run: RunContext, manager: RunManager): RunParts {
  */
 async function startParts(parts: RunParts): Promise<StartedRun> {
   const { run, manager, proxy, controller } = parts;
+  await manager.start(parts.webhook);
   await manager.start(parts.cluster);
   await manager.start(parts.recorder);
   manager.endPhase('cluster');

@@ -657,6 +657,53 @@ test("options read from the component config init passes (cass-operator: options
   t.is(p.ports, undefined);
 });
 
+test('validating webhooks the manager registers run (controller.webhookServer): the component config turns them on, the configurations are set up; a mutating one keeps them off', (t) => {
+  // cass-operator's layout: webhook.port and disableWebhooks in the component config, the configurations in config/webhook/manifests.yaml.
+  const dir = copyFixture('memcached-operator');
+  const main = join(dir, 'cmd', 'main.go');
+  editFile(main, (text) =>
+    text
+      .replace('func main() {', 'func main() {\n\tvar configFile string\n\tflag.StringVar(&configFile, "config", "", "")\n')
+      .replace('\tmgr, err := ctrl.NewManager(', '\t_ = (&Thing{}).SetupWebhookWithManager(nil)\n\tmgr, err := ctrl.NewManager('),
+  );
+  writeFileSync(
+    join(dir, 'config', 'manager', 'controller_manager_config.yaml'),
+    'apiVersion: config.example.com/v1beta1\nkind: OperatorConfig\nmetrics:\n  bindAddress: 127.0.0.1:8080\nwebhook:\n  port: 9444\ndisableWebhooks: true\n',
+  );
+  mkdirSync(join(dir, 'config', 'webhook'));
+  const validating =
+    'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: validating-webhook-configuration\nwebhooks:\n' +
+    '- admissionReviewVersions: [v1]\n  clientConfig:\n    service: { name: webhook-service, namespace: system, path: /validate }\n  failurePolicy: Fail\n  name: v.example.com\n  sideEffects: None\n';
+  writeFileSync(join(dir, 'config', 'webhook', 'manifests.yaml'), validating);
+  const p = proposeIn(dir);
+  t.deepEqual(p.webhookServer?.value, { port: 9444 });
+  t.regex(
+    p.webhookServer!.why,
+    /config\/webhook\/manifests\.yaml declares validating ones.*port 9444: config\/manager\/controller_manager_config\.yaml's webhook\.port/,
+  );
+  const copy = p.extraFiles
+    .find((f) => f.controller)!
+    .text.split('\n')
+    .filter((l) => !l.startsWith('#'));
+  t.true(copy.includes('disableWebhooks: false'), copy.join('\n'));
+  t.true(copy.includes('  host: 127.0.0.1'), copy.join('\n'));
+  const r = run(['init', dir, '--no-build']);
+  t.is(r.status, 0, r.stderr);
+  const config = loadConfig(join(dir, 'kperturb.yaml'));
+  t.deepEqual(config.controller.webhookServer, { port: 9444 });
+  t.true(config.controller.ports.includes(9444), 'the port is locked as controller.ports are');
+  t.true(config.setup.some((f) => f.endsWith(join('config', 'webhook', 'manifests.yaml'))));
+
+  // The embedded cluster calls no mutating webhook: with one, the webhooks stay off as before.
+  writeFileSync(
+    join(dir, 'config', 'webhook', 'manifests.yaml'),
+    `${validating}---\n${validating.replace(/Validating/g, 'Mutating').replace('validating-', 'mutating-')}`,
+  );
+  const q = proposeIn(dir);
+  t.is(q.webhookServer, undefined);
+  t.true(q.extraFiles.find((f) => f.controller)!.text.includes('disableWebhooks: true'));
+});
+
 test("a manager that registers admission webhooks on a literal Port binds it at start (cockroach-operator's :9443): a fixed port, runs take turns", (t) => {
   const dir = copyFixture('memcached-operator');
   const main = join(dir, 'cmd', 'main.go');

@@ -12,6 +12,8 @@ export interface CertificateRequest {
   commonName?: string;
   organizations?: readonly string[];
   dnsNames?: readonly string[];
+  /** IP subject alternative names (kperturb's webhook serving certificate; the simulated cert-manager gives none). */
+  ipAddresses?: readonly string[];
   isCA: boolean;
   notBefore: Date;
   notAfter: Date;
@@ -59,8 +61,11 @@ export async function issueCertificate(req: CertificateRequest): Promise<IssuedC
     new x509.KeyUsagesExtension(usages, true),
     new x509.BasicConstraintsExtension(req.isCA, undefined, true),
   ];
-  const dns = req.dnsNames ?? [];
-  if (dns.length > 0) extensions.push(new x509.SubjectAlternativeNameExtension(dns.map((value) => ({ type: 'dns' as const, value }))));
+  const names = [
+    ...(req.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(req.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
+  ];
+  if (names.length > 0) extensions.push(new x509.SubjectAlternativeNameExtension(names));
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serialNumber(),
     name,

@@ -42,6 +42,8 @@ export interface InitProposal {
   leaderElection: boolean;
   /** controller.podNamespaceFile with controller.namespace: the code reads the pod's namespace file. */
   podNamespaceFile: Chosen<string> | undefined;
+  /** controller.webhookServer: the operator's validating webhooks run, called by the embedded cluster. */
+  webhookServer: Chosen<{ port: number }> | undefined;
   /** Environment variables the code reads that kperturb left unset. */
   unsetEnv: string[];
   /** Stubs of the applications the operator's code is a client of (with controller.clusterDNS, so that their Service names resolve). */
@@ -313,7 +315,7 @@ export const kustomizedCrdFile = (c: CrdFact): string => `kperturb-crd-${c.name}
  * without it, the operator takes its built-in defaults, which can mean admission webhooks that need
  * certificates (cass-operator exits at start: no tls.crt). The copy init writes keeps the file's
  * choices except: listeners off ("0", as the flags), webhooks off (a top-level `disable...Webhooks`
- * or `enable...Webhooks` switch), and file paths inside the container pointed at the repository's
+ * or `enable...Webhooks` switch; on when they run, `proposeWebhookServer`), and file paths inside the container pointed at the repository's
  * file of the same name beside it (the ConfigMap generator's other files).
  */
 function deriveComponentConfig(
@@ -321,6 +323,7 @@ function deriveComponentConfig(
   namespace: string,
   fileExists: (p: string) => boolean,
   questions: string[],
+  webhooksOn: boolean,
 ): { text: string; changes: string[] } {
   const doc = structuredClone(fact.doc);
   const changes: string[] = [];
@@ -342,10 +345,19 @@ function deriveComponentConfig(
   }
   for (const [k, v] of Object.entries(doc)) {
     if (typeof v !== 'boolean') continue;
-    if (/^disable\w*webhooks?$/i.test(k) && !v) doc[k] = true;
-    else if (/^enable\w*webhooks?$/i.test(k) && v) doc[k] = false;
-    else continue;
-    changes.push(`${k}: ${String(doc[k])} (webhooks need certificates and a Service the API server calls)`);
+    const disables = /^disable\w*webhooks?$/i.test(k);
+    if (!disables && !/^enable\w*webhooks?$/i.test(k)) continue;
+    const want = disables !== webhooksOn;
+    if (v === want) continue;
+    doc[k] = want;
+    changes.push(
+      `${k}: ${String(want)} (${webhooksOn ? 'its validating webhooks run, with the certificate kperturb gives it: controller.webhookServer' : 'webhooks need certificates and a Service the API server calls'})`,
+    );
+  }
+  // The webhook server binds every interface by default; the embedded cluster calls it on 127.0.0.1 (controller-runtime's `webhook.host`).
+  if (webhooksOn && isObj(doc.webhook) && doc.webhook.host === undefined) {
+    doc.webhook.host = '127.0.0.1';
+    changes.push('webhook.host 127.0.0.1 (the embedded cluster calls it there)');
   }
   const repoPaths = (node: unknown, path: string): void => {
     if (!isObj(node)) return;
@@ -380,6 +392,7 @@ function proposeEnv(
   name: string,
   namespace: string,
   questions: string[],
+  webhooksOn: boolean,
 ): { env: InitProposal['env']; unset: string[] } {
   const env: InitProposal['env'] = [];
   const podName = name.endsWith('operator') ? name : `${name}-operator`;
@@ -407,10 +420,58 @@ function proposeEnv(
     else if (NAME_VARS.test(v)) set(v, podName, `the operator's code reads ${v}`);
     else if (v === 'HOSTNAME') set(v, podName, "the operator's code reads HOSTNAME, which in a pod is the pod's name");
     else if (v === 'ENABLE_WEBHOOKS')
-      set(v, 'false', 'the operator reads ENABLE_WEBHOOKS: admission webhooks need certificates and a Service the API server calls');
+      set(
+        v,
+        String(webhooksOn),
+        webhooksOn
+          ? 'the operator reads ENABLE_WEBHOOKS: its validating webhooks run (controller.webhookServer)'
+          : 'the operator reads ENABLE_WEBHOOKS: admission webhooks need certificates and a Service the API server calls',
+      );
     else unset.push(v);
   }
   return { env, unset };
+}
+
+/** controller-runtime's webhook server port when the manager's options name none. */
+const DEFAULT_WEBHOOK_PORT = 9443;
+
+/**
+ * The operator's admission webhooks run as in its deployment when the embedded cluster can call them
+ * all: the main package registers webhooks, the repository's manifests declare validating webhook
+ * configurations and no mutating ones (the embedded cluster calls no mutating webhook: without its
+ * defaults the operator would see other objects), and the code names none of them (cockroach-operator
+ * patches its own: `webhookConfigs`). kperturb then gives the manager a serving certificate, the
+ * embedded cluster sends it the configurations' requests (controller.webhookServer), and the
+ * configurations are set up; so a CR change the operator's webhook refuses is refused, as on a
+ * real cluster, instead of reaching the controller.
+ */
+function proposeWebhookServer(
+  facts: RepoFacts,
+  main: MainPackageFact | undefined,
+  componentConfig: ComponentConfigFact | undefined,
+): { port: number; file: string; why: string } | undefined {
+  if (!main?.registersWebhooks || facts.webhookConfigs.length > 0) return undefined;
+  if (facts.webhookManifests.some((m) => m.kinds.includes('MutatingWebhookConfiguration'))) return undefined;
+  const file = byScore(
+    facts.webhookManifests.filter((m) => m.kinds.includes('ValidatingWebhookConfiguration')),
+    (m) => pathScore(m.file, [[/^config\/webhook\//, 0]]),
+    (m) => m.file,
+  )[0]?.file;
+  if (!file) return undefined;
+  const section = componentConfig?.doc.webhook;
+  const configPort = isObject(section) && typeof section.port === 'number' ? section.port : undefined;
+  const port = configPort ?? main.webhookPort?.port ?? DEFAULT_WEBHOOK_PORT;
+  const from =
+    configPort !== undefined
+      ? `${componentConfig!.file}'s webhook.port`
+      : main.webhookPort
+        ? `${main.dir}: ${main.webhookPort.line}`
+        : "controller-runtime's default, the manager's options name none";
+  return {
+    port,
+    file,
+    why: `${main.dir} registers admission webhooks and ${file} declares validating ones: kperturb gives the manager a serving certificate and the embedded cluster calls them, so a change the operator's webhook refuses is refused (port ${port}: ${from})`,
+  };
 }
 
 /** The webhook configurations the operator's code names, written beside kperturb.yaml. */
@@ -589,9 +650,10 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
           (c) => c.file,
         )[0]
       : undefined;
+  const webhookServer = proposeWebhookServer(facts, main, componentConfig);
   const controllerFiles: InitProposal['extraFiles'] = [];
   if (componentConfig) {
-    const derived = deriveComponentConfig(componentConfig, namespace, fileExists, questions);
+    const derived = deriveComponentConfig(componentConfig, namespace, fileExists, questions, webhookServer !== undefined);
     args.push(`--config=${COMPONENT_CONFIG_FILE}`);
     notes.push(`--config=${COMPONENT_CONFIG_FILE}: a copy of ${componentConfig.file}, the component config the main package reads with --config`);
     controllerFiles.push({
@@ -601,7 +663,7 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
       controller: true,
     });
   }
-  const { env, unset } = proposeEnv(facts, manager, name, namespace, questions);
+  const { env, unset } = proposeEnv(facts, manager, name, namespace, questions, webhookServer !== undefined);
   const fixedPorts = (main?.literalPorts ?? []).filter((p) => !main!.flags.some((f) => isListener(main, f) && p.line.includes(`"${f}"`)));
   const noListenerFlag = !(main?.flags ?? []).some((f) => isListener(main, f));
   const bound = noListenerFlag ? fixedPorts.map((p) => ({ port: p.port, why: `:${p.port} (${p.line.slice(0, 60)})` })) : [];
@@ -615,7 +677,7 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
     });
   // The webhook server binds its port whatever the listener flags say (they turn off metrics and probes only).
   const webhook = main?.webhookPort;
-  if (webhook && !bound.some((b) => b.port === webhook.port))
+  if (webhook && !webhookServer && !bound.some((b) => b.port === webhook.port))
     bound.push({ port: webhook.port, why: `:${webhook.port} (its admission webhook server: ${webhook.line}, and the package registers webhooks)` });
   const ports =
     bound.length > 0
@@ -660,6 +722,9 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
           ]),
       ...(ownPod ? [ownPod] : []),
       ...(webhooks ? [webhooks] : []),
+      ...(webhookServer
+        ? [{ file: webhookServer.file, text: '', why: `the validating webhook configurations (${webhookServer.file})`, existing: true as const }]
+        : []),
       ...seedConfigs.map((c) => ({ file: c.value, text: '', why: `${c.why}, which this file declares`, existing: true as const })),
       ...crdCopies,
       ...controllerFiles,
@@ -679,6 +744,7 @@ export function proposeConfig(facts: RepoFacts, fileExists: (p: string) => boole
     leaderElection: leader,
     applications,
     podNamespaceFile,
+    webhookServer: webhookServer && { value: { port: webhookServer.port }, why: webhookServer.why },
     unsetEnv: unset,
     questions,
   };

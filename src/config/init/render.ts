@@ -59,6 +59,11 @@ export function renderConfig(p: InitProposal, opts: RenderOptions): string {
     out.push(`  namespace: ${scalar(p.podNamespaceFile.value)}`, '  podNamespaceFile: true');
   }
   if (p.unsetEnv.length > 0) out.push(...comment(`The operator's code also reads ${p.unsetEnv.join(', ')}; kperturb leaves them unset.`, '  '));
+  if (p.webhookServer) {
+    out.push(...comment(p.webhookServer.why, '  '));
+    out.push(`  webhookServer: { port: ${p.webhookServer.value.port} }`);
+    if (!p.ports) out.push('  maxParallel: 1');
+  }
   if (p.ports) {
     out.push(...comment(p.ports.why, '  '));
     out.push(`  ports: [${p.ports.value.join(', ')}]`, '  maxParallel: 1');

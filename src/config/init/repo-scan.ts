@@ -119,6 +119,8 @@ export interface MainPackageFact {
    * `Port:` (cockroach-operator: `Port: 9443`; the server binds it at start whatever the flags say).
    */
   webhookPort: { port: number; line: string } | undefined;
+  /** The package registers admission webhooks with its manager (`SetupWebhookWithManager`, `GetWebhookServer()`). */
+  registersWebhooks: boolean;
 }
 
 /** A flag's definition: `flag.StringVar(&c.ListenAddr, "listen-address", ":9710", "Address to listen on for metrics.")`. */
@@ -190,6 +192,8 @@ export interface RepoFacts {
   /** Go files (not tests) that read the pod's namespace file (POD_NAMESPACE_FILE), which only a pod has. */
   podNamespaceFile: string[];
   webhookConfigs: WebhookConfigFact[];
+  /** Manifest files (not tests) that declare admission webhook configurations, with the kinds each declares. */
+  webhookManifests: { file: string; kinds: string[] }[];
   configFiles: ConfigFileFact[];
 }
 
@@ -617,6 +621,7 @@ function scanGoPackage(root: string, dir: string, files: string[], imported: str
     defaultMetricsPort: usesControllerRuntime && makesManager && !namesMetricsAddress,
     subcommand: cobraSubcommand(root, files, imported),
     webhookPort: registersWebhooks ? webhookPort : undefined,
+    registersWebhooks,
   };
 }
 
@@ -768,6 +773,9 @@ export function scanOperatorRepo(dir: string): RepoFacts {
     componentConfigs,
     podNamespaceFile,
     configFiles,
+    webhookManifests: [...new Set(webhookDocs.map((w) => w.file))]
+      .filter((f) => !/(^|\/)(tests?|e2e|hack)\//.test(f))
+      .map((file) => ({ file, kinds: [...new Set(webhookDocs.filter((w) => w.file === file).map((w) => String(w.doc.kind)))].sort() })),
     // One per kind and name: the first place that declares it (config/ before install/).
     webhookConfigs: webhookNames
       .filter((w, i) => w.namedIn.length > 0 && webhookNames.findIndex((o) => o.namedIn.length > 0 && o.name === w.name && o.doc.kind === w.doc.kind) === i)
