@@ -694,6 +694,10 @@ test('validating webhooks the manager registers run (controller.webhookServer): 
   t.true(config.controller.ports.includes(9444), 'the port is locked as controller.ports are');
   t.true(config.setup.some((f) => f.endsWith(join('config', 'webhook', 'manifests.yaml'))));
 
+  // A manager that registers webhooks it makes itself (percona's: GetWebhookServer().Register) is left as before.
+  editFile(main, (text) => text.replace('(&Thing{}).SetupWebhookWithManager(nil)', 'mgr.GetWebhookServer()'));
+  t.is(proposeIn(dir).webhookServer, undefined);
+  editFile(main, (text) => text.replace('mgr.GetWebhookServer()', '(&Thing{}).SetupWebhookWithManager(nil)'));
   // The embedded cluster calls no mutating webhook: with one, the webhooks stay off as before.
   writeFileSync(
     join(dir, 'config', 'webhook', 'manifests.yaml'),

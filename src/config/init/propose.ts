@@ -437,7 +437,7 @@ const DEFAULT_WEBHOOK_PORT = 9443;
 
 /**
  * The operator's admission webhooks run as in its deployment when the embedded cluster can call them
- * all: the main package registers webhooks, the repository's manifests declare validating webhook
+ * all: the main package sets webhooks up the kubebuilder way (`SetupWebhookWithManager`), the repository's manifests declare validating webhook
  * configurations and no mutating ones (the embedded cluster calls no mutating webhook: without its
  * defaults the operator would see other objects), and the code names none of them (cockroach-operator
  * patches its own: `webhookConfigs`). kperturb then gives the manager a serving certificate, the
@@ -450,7 +450,7 @@ function proposeWebhookServer(
   main: MainPackageFact | undefined,
   componentConfig: ComponentConfigFact | undefined,
 ): { port: number; file: string; why: string } | undefined {
-  if (!main?.registersWebhooks || facts.webhookConfigs.length > 0) return undefined;
+  if (!main?.setsUpWebhooks || facts.webhookConfigs.length > 0) return undefined;
   if (facts.webhookManifests.some((m) => m.kinds.includes('MutatingWebhookConfiguration'))) return undefined;
   const file = byScore(
     facts.webhookManifests.filter((m) => m.kinds.includes('ValidatingWebhookConfiguration')),
@@ -470,7 +470,7 @@ function proposeWebhookServer(
   return {
     port,
     file,
-    why: `${main.dir} registers admission webhooks and ${file} declares validating ones: kperturb gives the manager a serving certificate and the embedded cluster calls them, so a change the operator's webhook refuses is refused (port ${port}: ${from})`,
+    why: `${main.dir} sets up admission webhooks (SetupWebhookWithManager) and ${file} declares validating ones: kperturb gives the manager a serving certificate and the embedded cluster calls them, so a change the operator's webhook refuses is refused (port ${port}: ${from})`,
   };
 }
 

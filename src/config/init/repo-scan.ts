@@ -119,8 +119,12 @@ export interface MainPackageFact {
    * `Port:` (cockroach-operator: `Port: 9443`; the server binds it at start whatever the flags say).
    */
   webhookPort: { port: number; line: string } | undefined;
-  /** The package registers admission webhooks with its manager (`SetupWebhookWithManager`, `GetWebhookServer()`). */
-  registersWebhooks: boolean;
+  /**
+   * The package registers admission webhooks with its manager the kubebuilder way, a type's
+   * `SetupWebhookWithManager` (serving what config/webhook declares, with the certificate it is
+   * given); `GetWebhookServer()` alone (percona's operators make and register their own) is not it.
+   */
+  setsUpWebhooks: boolean;
 }
 
 /** A flag's definition: `flag.StringVar(&c.ListenAddr, "listen-address", ":9710", "Address to listen on for metrics.")`. */
@@ -585,6 +589,7 @@ function scanGoPackage(root: string, dir: string, files: string[], imported: str
   let makesManager = false;
   let namesMetricsAddress = false;
   let registersWebhooks = false;
+  let setsUpWebhooks = false;
   let webhookPort: { port: number; line: string } | undefined;
   const constants = stringConstants([...files, ...imported].map((f) => readText(join(root, f), 1024 * 1024) ?? ''));
   for (const f of [...files, ...imported]) {
@@ -593,6 +598,7 @@ function scanGoPackage(root: string, dir: string, files: string[], imported: str
     if (NEW_MANAGER_RE.test(text)) makesManager = true;
     if (METRICS_ADDRESS_RE.test(text)) namesMetricsAddress = true;
     if (/\.SetupWebhookWithManager\(|\.GetWebhookServer\(\)/.test(text)) registersWebhooks = true;
+    if (/\.SetupWebhookWithManager\(/.test(text)) setsUpWebhooks = true;
     const portOption = files.includes(f) ? /^\s*Port:\s*(\d{2,5}),/m.exec(text) : null;
     if (portOption && !webhookPort) webhookPort = { port: Number(portOption[1]), line: `Port: ${portOption[1]}` };
     if (/\bLeaderElectionNamespace\s*(:|=)/.test(text)) leaderElectionNamespace = true;
@@ -621,7 +627,7 @@ function scanGoPackage(root: string, dir: string, files: string[], imported: str
     defaultMetricsPort: usesControllerRuntime && makesManager && !namesMetricsAddress,
     subcommand: cobraSubcommand(root, files, imported),
     webhookPort: registersWebhooks ? webhookPort : undefined,
-    registersWebhooks,
+    setsUpWebhooks,
   };
 }
 
