@@ -13,6 +13,7 @@
  */
 import type { ExploreAlarm, ExploreOracle, SequenceJudgement } from './judge.js';
 import { foldTemplateHash } from '../../src/model/generated-names.js';
+import { parseRollbackName } from '../../planner/explore/rollback.js';
 
 export type ExploreFindingClass = 'bug' | 'environment' | 'misoperation' | 'flaky';
 
@@ -88,10 +89,10 @@ export function alarmStep<S>(
   if (step === undefined) return undefined;
   const direct = bySequence.get(sequence)?.steps[step - 1];
   if (direct) return { sequence, step, judged: direct };
-  const rollback = /^(.*)-rollback-(\d+)$/.exec(sequence);
-  if (!rollback || step <= Number(rollback[2]) + 1) return undefined;
-  const judged = bySequence.get(rollback[1]!)?.steps[step - 2];
-  return judged ? { sequence: rollback[1]!, step: step - 1, judged } : undefined;
+  const rollback = parseRollbackName(sequence);
+  if (!rollback || step <= rollback.step + 1) return undefined;
+  const judged = bySequence.get(rollback.sequence)?.steps[step - 2];
+  return judged ? { sequence: rollback.sequence, step: step - 1, judged } : undefined;
 }
 
 /** Where an alarm is, in its sequence's own steps (a rollback run's alarm mapped back; at its end: no step). */
@@ -107,8 +108,8 @@ function origin(
       property: at.judged.property,
       ...(at.judged.verdict === 'misoperation' ? { misoperation: true as const } : {}),
     };
-  const rollback = /^(.*)-rollback-\d+$/.exec(a.sequence);
-  return { sequence: rollback && bySequence.has(rollback[1]!) ? rollback[1]! : a.sequence };
+  const rollback = parseRollbackName(a.sequence);
+  return { sequence: rollback && bySequence.has(rollback.sequence) ? rollback.sequence : a.sequence };
 }
 
 function signatureKey(a: ExploreAlarm, cls: ExploreFindingClass, property: string | undefined): string {

@@ -15,5 +15,5 @@ export {
 } from './generate.js';
 export { SeededRandom, getAt, setAt, mergePatch, isQuantity, doubleQuantity, halveQuantity } from './values.js';
 export { fillRequired, minimalValue, FILLER_IMAGE, FILLER_STRING } from './required.js';
-export { rollbackSequence, rollbackName, type RollbackInput } from './rollback.js';
+export { rollbackSequence, rollbackName, parseRollbackName, type RollbackInput } from './rollback.js';
 export { applyCoreRules, CORE_RULES, type CoreFieldRule, type CoreTypeRule } from './core-rules.js';

@@ -33,6 +33,12 @@ export interface RollbackInput {
 /** The workload name of the rollback run of a sequence's step. */
 export const rollbackName = (sequence: string, step: number): string => `${sequence}-rollback-${step}`;
 
+/** `rollbackName` read back: the sequence and the step rolled back, or undefined for another name. */
+export function parseRollbackName(name: string): { sequence: string; step: number } | undefined {
+  const m = /^(.*)-rollback-(\d+)$/.exec(name);
+  return m ? { sequence: m[1]!, step: Number(m[2]) } : undefined;
+}
+
 export function rollbackSequence(input: RollbackInput): ExploreSequence {
   const { sequence, step } = input;
   const kept = sequence.steps.slice(0, step);

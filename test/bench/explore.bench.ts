@@ -32,6 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import type { RunPhase, RunRecord } from '../../src/model/results.js';
 import type { ExploreResults } from '../../src/campaign/explore.js';
+import { parseRollbackName } from '../../planner/explore/rollback.js';
 import { median } from './_stats.js';
 import { buildBaseline } from './_baseline.js';
 
@@ -66,8 +67,7 @@ function firstSequences(config: string, n: number): string[] {
 }
 
 type RunKind = 'sequence' | 'rollback' | 'differential';
-const kindOf = (workload: string): RunKind =>
-  /-rollback-\d+$/.test(workload) ? 'rollback' : /-diff-\d+(-again)?$/.test(workload) ? 'differential' : 'sequence';
+const kindOf = (workload: string): RunKind => (parseRollbackName(workload) ? 'rollback' : /-diff-\d+(-again)?$/.test(workload) ? 'differential' : 'sequence');
 
 /** Every reference run explore made (learn/<workload>/ref-N/run.json), with its kind. */
 function runsOf(campaign: string): Array<{ kind: RunKind; record: RunRecord }> {
