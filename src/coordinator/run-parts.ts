@@ -1,13 +1,14 @@
 /**
  * The parts of one run, each started by the run manager (./run-manager.ts) in the order they are
- * listed here and stopped in the reverse: the controller's webhook certificate, the cluster (and a client of it), the cluster recorder, the
- * setup, the stub applications, the controller's host names, the standby controller, the proxy, the
- * port locks, the controller process and the plan's faults. A part's fields are what it started,
- * for the parts after it; ./run.ts wires them and drives the phases that use them.
+ * listed here and stopped in the reverse: the controller's webhook certificate, the cluster (and a
+ * client of it), the cluster recorder, the setup, the stub applications, the controller's host
+ * names, the standby controller, the proxy, the port locks, the controller process and the plan's
+ * faults. A part's fields are what it started, for the parts after it; ./run.ts wires them and
+ * drives the phases that use them.
  */
-import { writeWebhookCertificate, type WebhookCertificate } from './webhook-certs.js';
 import { join } from 'node:path';
 import { RUN_FILES } from '../io/run-files.js';
+import { writeWebhookCertificate, type WebhookCertificate } from './webhook-certs.js';
 import { describeStep, needsReachableAddresses, type ControllerUnderTest, type Workload } from '../config/config.js';
 import { ControllerProxy } from '../../proxy/index.js';
 import type { KubeClient } from '../kube/client.js';

@@ -22,7 +22,6 @@ export interface WebhookCertificate {
   server: WebhookServer;
   /** Environment the controller gets (TMPDIR, unless certDir is given). */
   env: Record<string, string>;
-  certDir: string;
 }
 
 export async function writeWebhookCertificate(config: ControllerUnderTest, runDir: string): Promise<WebhookCertificate | undefined> {
@@ -42,5 +41,5 @@ export async function writeWebhookCertificate(config: ControllerUnderTest, runDi
   mkdirSync(certDir, { recursive: true });
   writePrivateFile(join(certDir, 'tls.crt'), cert.certPem);
   writePrivateFile(join(certDir, 'tls.key'), cert.keyPem);
-  return { server: { port: hook.port, caPem: cert.certPem }, env: hook.certDir ? {} : { TMPDIR: tmp }, certDir };
+  return { server: { port: hook.port, caPem: cert.certPem }, env: hook.certDir ? {} : { TMPDIR: tmp } };
 }

@@ -5,7 +5,6 @@
  * by Service: a workload's patch the webhook refuses is refused, and the object keeps its value.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
@@ -13,6 +12,7 @@ import type { Workload } from '../../src/config/config.js';
 import { executeRun } from '../../src/coordinator/run.js';
 import { mirrorControllerConfig } from '../proxy/fixtures/mirror-config.js';
 import { scratchDir } from '../_scratch-dir.js';
+import { freePort } from '../_free-port.js';
 
 const CONFIGURATION = `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
@@ -24,17 +24,6 @@ webhooks:
     clientConfig: { service: { namespace: system, name: webhook-service, path: /validate } }
     rules: [{ apiGroups: [""], apiVersions: [v1], operations: [UPDATE], resources: [configmaps] }]
 `;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 test("the controller's webhook gets its certificate from the run, and the cluster calls it: a patch it refuses is refused", async (t) => {
   const dir = scratchDir(t, 'kperturb-webhook-server-');
