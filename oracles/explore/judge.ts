@@ -23,7 +23,7 @@ import type { KubeObject, ObjectKey } from '../../src/model/object-key.js';
 import { controllerKey, isObject } from '../../src/model/object-key.js';
 import { WRITE_VERBS } from '../../src/model/api-path.js';
 import { writeIdentity } from '../../src/model/controller-write.js';
-import { formatPath, isKeyedSegment, parseFieldPath, type FieldPath } from '../../src/model/field-path.js';
+import { formatPath, isKeyedSegment, parseFieldPath, valueAtPath, type FieldPath } from '../../src/model/field-path.js';
 import type { ExploreSequence, ExploreStep } from '../../planner/explore/index.js';
 import { quantitiesEqual } from '../quantity.js';
 import { scanControllerLog } from '../health.js';
@@ -953,7 +953,12 @@ const THROUGH_THE_APPLICATION = /^spec\.(replicas$|template\.)/;
  *   after its CheckPodsReady gate). `field` and `after` (the state after the step) give those.
  * The cluster's gap, not the controller's bug. An object it wrote after its first such word is
  * judged as usual (zookeeper-operator updates its StatefulSet on a storage change and leaves the
- * claim templates: zkop-540, a bug).
+ * claim templates: zkop-540, a bug). So is a field the controller set by creating the object while
+ * the application was already away (its first such word in the run before the create), other than
+ * the replicas and pod template (THROUGH_THE_APPLICATION): what it writes without the application
+ * it does not wait on it for (percona-server-mongodb-operator creates an exposed member's Service
+ * with the CR's annotations, long after its first mongod dial failed, and never updates them:
+ * mgoptwo-742, a bug).
  */
 export function waitingOnApplication(run: SequenceRun, k: number, object: ObjectKey, field?: string, after?: State): string | undefined {
   const b = stepBoundaries(run.events);
@@ -979,6 +984,10 @@ export function waitingOnApplication(run: SequenceRun, k: number, object: Object
     return undefined;
   };
   const lines = (run.controllerLog ?? '').split('\n');
+  if (field !== undefined && !THROUGH_THE_APPLICATION.test(field)) {
+    const firstWord = lines.find((line) => lineMs(line) !== undefined && (SERVICE_UNREACHABLE.test(line) || onPod(line) !== undefined));
+    if (firstWord !== undefined && createdHolding(run.events, object, field, lineMs(firstWord)!)) return undefined;
+  }
   // The first failure to reach the application after the patch; a write sent before it may come from
   // a reconcile that still saw the CR before the step (the informer's lag).
   for (const line of lines) {
@@ -1013,6 +1022,26 @@ export function waitingOnApplication(run: SequenceRun, k: number, object: Object
   const since = run.events.filter((e) => e.ts >= last.ms && e.seq < to);
   if (controllerWrittenKeys(since, run.crKey).has(object)) return undefined;
   return `the controller did not write ${object} since it said, before this step, that its application is not up: ${last.why.slice(0, 200)}`;
+}
+
+/** Did the controller create `object`, holding `field`, at or after `fromMs`? */
+function createdHolding(events: readonly TraceEvent[], object: ObjectKey, field: string, fromMs: number): boolean {
+  let path: FieldPath;
+  try {
+    path = parseFieldPath(field);
+  } catch {
+    return false;
+  }
+  const creates = new Map<number, RequestEvent>();
+  for (const e of events) {
+    if (e.type === 'request' && e.verb === 'create' && e.ts >= fromMs && !(e.resource?.subresource && CONNECT_SUBRESOURCES.has(e.resource.subresource)))
+      creates.set(e.id, e);
+    else if (e.type === 'response' && e.status < 300) {
+      const req = creates.get(e.id);
+      if (req && (req.key ?? writeIdentity(req, e.object)?.key) === object && valueAtPath(e.object, path) !== undefined) return true;
+    }
+  }
+  return false;
 }
 
 /** Go's os/exec when the program is not on PATH. */

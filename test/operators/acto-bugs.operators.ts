@@ -6,7 +6,8 @@
  * then one exploration per operator and options in a fresh directory, with only init's
  * configuration (and the operator's committed fixtures/acto/NAME/kperturb.yaml, where one is needed).
  * The bug is found when an alarm of the named oracle, on a step of the named operation and
- * property, contains the listed text.
+ * property, not judged the environment's, contains the listed text (one of them, where the bug shows
+ * in one of several ways depending on the run's timing).
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
@@ -32,8 +33,8 @@ interface Reproduction {
   operation: string;
   property: string;
   oracle: string;
-  /** A substring of the alarm's message. */
-  alarm: string;
+  /** A substring of the alarm's message, or a list of them (any one). */
+  alarm: string | string[];
 }
 
 const reproductions = parse(readFileSync(join(repoRoot, 'fixtures', 'acto', 'reproductions.yaml'), 'utf8')) as Reproduction[];
@@ -84,15 +85,22 @@ for (const r of reproductions) {
     const results = await exploration(r);
     const bySequence = new Map(results.sequences.map((s) => [s.sequence, s]));
     const stepOf = (sequence: string, step: number | undefined) => alarmStep(bySequence, sequence, step)?.judged;
+    const texts = typeof r.alarm === 'string' ? [r.alarm] : r.alarm;
     const hits = results.alarms.filter((a) => {
       const st = stepOf(a.sequence, a.step);
-      return a.oracle === r.oracle && a.message.includes(r.alarm) && st?.operation === r.operation && st.property === r.property;
+      return (
+        a.oracle === r.oracle &&
+        a.class !== 'environment' &&
+        texts.some((text) => a.message.includes(text)) &&
+        st?.operation === r.operation &&
+        st.property === r.property
+      );
     });
     t.log(hits.length > 0 ? `found: ${hits[0]!.sequence} step ${hits[0]!.step}: ${hits[0]!.message}` : 'not found');
     t.true(
       hits.length > 0,
-      `no ${r.oracle} alarm containing ${JSON.stringify(r.alarm)} on a ${r.operation} step of ${r.property}; the alarms: ${JSON.stringify(
-        results.alarms.map((a) => ({ oracle: a.oracle, sequence: a.sequence, step: a.step, message: a.message })),
+      `no ${r.oracle} alarm (not the environment's) containing ${texts.map((text) => JSON.stringify(text)).join(' or ')} on a ${r.operation} step of ${r.property}; the alarms: ${JSON.stringify(
+        results.alarms.map((a) => ({ oracle: a.oracle, class: a.class, sequence: a.sequence, step: a.step, message: a.message })),
         null,
         1,
       )}`,

@@ -60,6 +60,13 @@ class RunBuilder {
     this.e({ type: 'request', id: this.seq, incarnation: 1, method: 'PUT', path: '/x', query: {}, verb: 'update', key });
     this.change(key, object);
   }
+  /** A create of the controller, answered 201 with the object. */
+  controllerCreates(key: string, object: KubeObject): void {
+    const id = this.seq;
+    this.e({ type: 'request', id, incarnation: 1, method: 'POST', path: '/x', query: {}, verb: 'create', key });
+    this.e({ type: 'response', id, status: 201, object, durationMs: 1 });
+    this.change(key, object, 'ADDED');
+  }
   private generationCr(spec: Record<string, unknown>): Record<string, unknown> {
     if (JSON.stringify(spec) !== JSON.stringify(this.cr.spec) || this.generation === 0) this.generation++;
     return { ...this.cr, metadata: { ...seedCr.metadata, generation: this.generation }, spec };
@@ -78,15 +85,16 @@ class RunBuilder {
     this.e({ type: 'request', id, incarnation: 1, method: 'PUT', path: '/x', query: {}, verb: 'update', key });
     this.e({ type: 'response', id, status: 422, object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message, code: 422 }, durationMs: 1 });
   }
-  op(k: number, spec: Record<string, unknown> | 'rejected', writes: Array<[string, KubeObject | { refused: string }]> = []): this {
+  op(k: number, spec: Record<string, unknown> | 'rejected', writes: Array<[string, KubeObject | { refused: string }, 'create'?]> = []): this {
     if (spec === 'rejected') this.workloadStep(2 + 2 * k, { rejected: 422, error: 'spec.size: Invalid value: 0: must be at least 1' });
     else {
       this.workloadStep(2 + 2 * k);
       this.cr = this.generationCr({ ...(this.cr.spec as object), ...spec });
       this.change(CR, this.cr as KubeObject);
     }
-    for (const [key, obj] of writes) {
+    for (const [key, obj, verb] of writes) {
       if (typeof obj.refused === 'string') this.controllerWriteRefused(key, obj.refused);
+      else if (verb === 'create') this.controllerCreates(key, obj as KubeObject);
       else this.controllerWrites(key, obj as KubeObject);
     }
     this.workloadStep(3 + 2 * k);
@@ -999,6 +1007,38 @@ test('an object the controller did not write after a step, while its log says it
   t.is(w!.alarms[0]!.class, undefined);
   // Without the log line, no environment either.
   t.is(judgeExploration([run(steps, waiting)])[0]!.alarms[0]!.class, undefined);
+});
+
+test("a field the controller set by creating the object after its application was already away is judged as usual (percona's exposed Services keep a removed annotation: mgoptwo-742)", (t) => {
+  const svc = 'Service/default/c1-0';
+  const annotated: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'c1-0', namespace: 'default', annotations: { 'kperturb.dev/kpm-4': 'kpm-4' } },
+    spec: { ports: [{ port: 27017 }] },
+  };
+  const steps = [
+    step('annotation-add-then-remove', ['spec', 'serviceAnnotations'], { 'kperturb.dev/kpm-4': 'kpm-4' }, 'kpm-4', 'semantic'),
+    step('annotation-add-then-remove', ['spec', 'serviceAnnotations'], {}, undefined, 'semantic'),
+  ];
+  const b = new RunBuilder()
+    .seed()
+    .op(0, { serviceAnnotations: { 'kperturb.dev/kpm-4': 'kpm-4' } }, [[svc, annotated, 'create']])
+    .op(1, { serviceAnnotations: {} });
+  // Each event a second apart, from the builder's seq: the log's times say where a line falls.
+  for (const e of b.events) (e as { ts: number }).ts = e.seq * 1000;
+  const at = (phase: 'start' | 'done', index: number) => b.events.find((e) => e.type === 'workload-step' && e.index === index && e.phase === phase)!.ts / 1000;
+  const line = (seconds: number) =>
+    `[1] {"level":"error","ts":${seconds},"msg":"failed to reconcile cluster","error":"ping mongo: server selection error: { Addr: c1-0.c1.default.svc.cluster.local:27017, Last error: dial tcp: lookup c1-0.c1.default.svc.cluster.local on 10.0.0.53:53: no such host }"}\n`;
+  const judged = (log: string) => judgeExploration([{ ...run(steps, b), controllerLog: log }])[0]!;
+  // Its dials failed before the step that created the Service, and after the removal: the removal
+  // that never reached the Service is the controller's.
+  const before = judged(line(at('done', 1) - 0.5) + line(at('start', 4) + 0.5));
+  t.is(before.alarms.length, 1);
+  t.like(before.alarms[0], { oracle: 'consistency', step: 2, object: svc, field: 'metadata.annotations["kperturb.dev/kpm-4"]' });
+  t.is(before.alarms[0]!.class, undefined);
+  // First said after the creation (and the Service not written since): the controller may be waiting.
+  t.is(judged(line(at('start', 4) + 0.5)).alarms[0]!.class, 'environment');
 });
 
 test("an object the controller did not write while its log says the application on a pod is not running (cass-operator's management API) is an environment alarm, for that pod's replicas and template only", (t) => {
