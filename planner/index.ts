@@ -199,5 +199,7 @@ export {
   QUIET_WINDOW_FACTOR,
   QUIET_WINDOW_FLOOR_MS,
   SIZED_WINDOW_FACTOR,
+  UNANSWERED_CHANGES,
   type SilenceBeforeWrite,
+  type UnfinishedSilence,
 } from './quiet-window.js';

@@ -21,6 +21,7 @@
 import { isBookkeepingKey } from '../src/model/bookkeeping.js';
 import { WRITE_VERBS } from '../src/model/api-path.js';
 import type { RequestEvent, TraceEvent } from '../src/model/trace.js';
+import { isObject } from '../src/model/object-key.js';
 
 /** A silence of at least the configured window, and the write that ended it. */
 export interface SilenceBeforeWrite {
@@ -31,18 +32,65 @@ export interface SilenceBeforeWrite {
 export const QUIET_WINDOW_FACTOR = 3;
 export const QUIET_WINDOW_FLOOR_MS = 250;
 
+/**
+ * A silence that the run's end cut short: from the controller's last request to the end of its
+ * trace, while it was shown `changes` (at least UNANSWERED_CHANGES) changes of a custom resource's
+ * spec and sent nothing at all, not even a read. Either it was still busy (percona-server-mongodb-
+ * operator sits 10-20 s in a dial to a mongod no cluster runs, and a run alone on the default window
+ * ends inside it, never showing the silence-then-write that sizes the window) or it is stuck for
+ * good (a bug: the version-rollback example's operator after a bad version). The trace cannot tell
+ * which, so the campaign warns (src/campaign/quiet-window.ts) and sizes nothing: sizing the window on
+ * it made the stuck example's runs settle on 27 s.
+ */
+export interface UnfinishedSilence {
+  ms: number;
+  changes: number;
+}
+
+/** How many spec changes a controller must have let go by without a request for its silence to count as unfinished. */
+export const UNANSWERED_CHANGES = 2;
+
+/** A custom resource's group: with a dot, and not one of Kubernetes' own (`*.k8s.io`). */
+function isCustomGroup(apiVersion: unknown): boolean {
+  if (typeof apiVersion !== 'string' || !apiVersion.includes('/')) return false;
+  const group = apiVersion.slice(0, apiVersion.indexOf('/'));
+  return group.includes('.') && !group.endsWith('.k8s.io');
+}
+
 /** Fed one controller trace in order: the longest silence before a request, below a cap. */
 export class SilenceMeter {
   private readonly incarnationOf = new Map<number, number>();
   private last: { ts: number; incarnation: number } | undefined;
   private longest = 0;
   private longestPastWindow: SilenceBeforeWrite | undefined;
+  /** The generation each custom resource's events showed last. */
+  private readonly generations = new Map<string, number>();
+  /** Spec changes shown since the controller's last request, and when that request was. */
+  private unanswered = 0;
+  private lastRequestTs: number | undefined;
+  private endTs = 0;
 
   constructor(private readonly capMs: number) {}
 
   add(e: TraceEvent): void {
+    this.endTs = Math.max(this.endTs, e.ts);
+    if (e.type === 'controller' && e.action === 'start') {
+      this.unanswered = 0;
+      this.lastRequestTs = undefined;
+    }
+    if (e.type === 'watch-event' && e.key !== undefined && (e.eventType === 'ADDED' || e.eventType === 'MODIFIED') && isObject(e.object)) {
+      const metadata = isObject(e.object.metadata) ? e.object.metadata : {};
+      const generation = metadata.generation;
+      if (isCustomGroup(e.object.apiVersion) && typeof generation === 'number') {
+        const before = this.generations.get(e.key);
+        if (before !== undefined && generation > before && this.lastRequestTs !== undefined) this.unanswered++;
+        this.generations.set(e.key, generation);
+      }
+    }
     if (e.type === 'request') {
       if (e.key !== undefined && isBookkeepingKey(e.key)) return;
+      this.unanswered = 0;
+      this.lastRequestTs = e.ts;
       this.incarnationOf.set(e.id, e.incarnation);
       if (this.last && this.last.incarnation === e.incarnation) {
         const silence = e.ts - this.last.ts;
@@ -64,6 +112,12 @@ export class SilenceMeter {
   /** The longest silence of at least the window (the cap) that a write of the controller ended, if any. */
   pastWindow(): SilenceBeforeWrite | undefined {
     return this.longestPastWindow;
+  }
+
+  /** The silence the trace ended in, when the controller let UNANSWERED_CHANGES spec changes go by in it without a request. */
+  unfinished(): UnfinishedSilence | undefined {
+    if (this.lastRequestTs === undefined || this.unanswered < UNANSWERED_CHANGES) return undefined;
+    return { ms: this.endTs - this.lastRequestTs, changes: this.unanswered };
   }
 }
 

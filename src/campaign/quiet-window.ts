@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { ControllerUnderTest } from '../config/config.js';
 import { readTrace } from '../io/trace-io.js';
 import { RUN_FILES } from '../io/run-files.js';
-import { learnedQuietMs, SilenceMeter, sizedQuietMs, type SilenceBeforeWrite } from '../../planner/index.js';
+import { learnedQuietMs, SilenceMeter, sizedQuietMs, type SilenceBeforeWrite, type UnfinishedSilence } from '../../planner/index.js';
 import type { Log } from './options.js';
 
 /**
@@ -41,6 +41,8 @@ export interface RunSilence {
   longest: number;
   /** The longest silence past the window that ended in a write (what `settleWindowWarning` warns of). */
   pastWindow: SilenceBeforeWrite | undefined;
+  /** The silence the run ended in while the controller let spec changes go by without a request (what `settleWindowWarning` warns of when no silence ended in a write). */
+  unfinished?: UnfinishedSilence | undefined;
 }
 
 /** The silences of the controller trace in `runDir` (named `dir`, where learn commits it); undefined without a trace. */
@@ -49,7 +51,7 @@ export async function runSilence(runDir: string, config: ControllerUnderTest, di
   if (!existsSync(file)) return undefined;
   const meter = new SilenceMeter(config.settle.quietMs);
   for await (const e of readTrace(file)) meter.add(e);
-  return { dir, longest: meter.result(), pastWindow: meter.pastWindow() };
+  return { dir, longest: meter.result(), pastWindow: meter.pastWindow(), unfinished: meter.unfinished() };
 }
 
 /** The silences of several runs, skipping those without a trace. */
@@ -73,14 +75,29 @@ export const withQuietMs = (config: ControllerUnderTest, quietMs: number): Contr
 export function settleWindowWarning(config: ControllerUnderTest, runs: readonly RunSilence[], sized = false): string | undefined {
   let worst: { dir: string; silence: SilenceBeforeWrite } | undefined;
   for (const { dir, pastWindow: silence } of runs) if (silence && silence.ms > (worst?.silence.ms ?? -1)) worst = { dir, silence };
-  if (!worst) return undefined;
-  const { ms, request } = worst.silence;
   const window = sized
     ? `${config.settle.quietMs} ms, sized from the runs`
     : config.settle.quietMsGiven === false
       ? `the default ${config.settle.quietMs} ms`
       : `${config.settle.quietMs} ms`;
+  if (!worst) return unfinishedWarning(config, runs, window);
+  const { ms, request } = worst.silence;
   return `kperturb: warning: ${config.file} at settle.quietMs: a quiet window longer than the controller's pauses (got ${window}): in ${worst.dir} it was silent for ${ms} ms, nothing new shown to it, and then sent ${request.verb} ${request.key ?? request.path}, so a run can settle and read its end state before such a write; set settle.quietMs above ${ms}`;
+}
+
+/**
+ * The warning for a run that ended while the controller let changes of a custom resource's spec go by
+ * without a request, for longer than the window (planner/quiet-window.ts UnfinishedSilence): it was
+ * still busy, and the steps were judged before it acted, or it is stuck for good. Nothing is sized
+ * from it: a stuck controller's runs would only wait longer.
+ */
+function unfinishedWarning(config: ControllerUnderTest, runs: readonly RunSilence[], window: string): string | undefined {
+  let worst: { dir: string; silence: UnfinishedSilence } | undefined;
+  for (const { dir, unfinished: silence } of runs)
+    if (silence && silence.ms >= config.settle.quietMs && silence.ms > (worst?.silence.ms ?? -1)) worst = { dir, silence };
+  if (!worst) return undefined;
+  const { ms, changes } = worst.silence;
+  return `kperturb: warning: ${config.file} at settle.quietMs: in ${worst.dir} the controller sent nothing for the last ${ms} ms of the run, though ${changes} changes of a custom resource's spec were shown to it (window: ${window}). If it was still busy (a dial to an application no kperturb cluster runs waits for its timeout, silent), its steps were judged before it acted on them: set settle.quietMs above the longest such wait; if it is stuck (a bug), nothing to do`;
 }
 
 /**

@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { learn } from '../../src/campaign/campaign.js';
+import { settleWindowWarning, SizedSettleWindow } from '../../src/campaign/quiet-window.js';
 import { CampaignLayout } from '../../src/campaign/layout.js';
 import { loadConfig } from '../../src/config/config.js';
 import { readTrace } from '../../src/io/trace-io.js';
@@ -118,4 +119,17 @@ test('a run silent longer than its window and then writing sizes the window from
   const silence = await silenceBeforeWrite(ref1!, 1000);
   t.truthy(silence);
   t.true(sized! > silence!, `${sized} for a ${silence} ms silence`);
+});
+
+test('a run that ended while the controller let spec changes go by without a request, longer than the window, is warned of and sizes nothing', (t) => {
+  const { dir, config } = campaign();
+  t.teardown(() => removeIfPassed(t, dir));
+  const silence = { dir: 'out/learn/w/ref-1', longest: 40, pastWindow: undefined, unfinished: { ms: 9787, changes: 5 } };
+  t.regex(
+    settleWindowWarning(config, [silence]) ?? '',
+    /at settle\.quietMs: in out\/learn\/w\/ref-1 the controller sent nothing for the last 9787 ms of the run, though 5 changes of a custom resource's spec were shown to it \(window: the default 1000 ms\)\. If it was still busy .*set settle\.quietMs above/,
+  );
+  // Within the window: the run settled as it should.
+  t.is(settleWindowWarning(config, [{ ...silence, unfinished: { ms: 800, changes: 2 } }]), undefined);
+  t.false(new SizedSettleWindow(config).grow(silence, 1000, () => undefined));
 });

@@ -61,3 +61,37 @@ test('the window is three times the longest silence of any reference run, betwee
   t.is(learnedQuietMs([900], 1000), 1000);
   t.is(learnedQuietMs([], 1000), QUIET_WINDOW_FLOOR_MS);
 });
+
+/** A watch event of custom resource `key` at `generation` (its spec's version). */
+const crEvent = (ts: number, generation: number, key = 'Db/default/d1') =>
+  at(ts, {
+    type: 'watch-event',
+    id: 1,
+    eventType: 'MODIFIED',
+    key,
+    object: { apiVersion: 'example.com/v1', kind: 'Db', metadata: { name: 'd1', generation } },
+  });
+
+test("a run that ends while the controller lets spec changes of its custom resource go by without a request ends in an unfinished silence (percona-server-mongodb-operator's mongod dial)", (t) => {
+  const unfinished = (events: TraceEvent[]) => {
+    const meter = new SilenceMeter(1000);
+    for (const e of events) meter.add(e);
+    return meter.unfinished();
+  };
+  const start = [crEvent(0, 1), request(100, 1), response(110, 1)];
+  // Two spec changes after its last request, none answered, to the trace's end 9.9 s later.
+  t.deepEqual(unfinished([...start, crEvent(1000, 2), crEvent(2000, 3), at(10_000, { type: 'controller', action: 'exit', incarnation: 1 })]), {
+    ms: 9900,
+    changes: 2,
+  });
+  // One change unanswered (a field the controller ignores), or each answered: none.
+  t.is(unfinished([...start, crEvent(1000, 2), at(10_000, { type: 'controller', action: 'exit', incarnation: 1 })]), undefined);
+  t.is(unfinished([...start, crEvent(1000, 2), request(1100, 2), crEvent(2000, 3), request(2100, 3)]), undefined);
+  // Events that change no spec (status, the same generation), or of a built-in kind, are not changes.
+  t.is(unfinished([...start, crEvent(1000, 1), crEvent(2000, 1)]), undefined);
+  const sts = (ts: number, generation: number) =>
+    at(ts, { type: 'watch-event', id: 1, eventType: 'MODIFIED', key: 'StatefulSet/default/s', object: { apiVersion: 'apps/v1', metadata: { generation } } });
+  t.is(unfinished([...start, sts(500, 1), sts(1000, 2), sts(2000, 3)]), undefined);
+  // A restart starts over.
+  t.is(unfinished([...start, crEvent(1000, 2), crEvent(2000, 3), at(3000, { type: 'controller', action: 'start', incarnation: 2 })]), undefined);
+});
