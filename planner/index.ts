@@ -199,7 +199,7 @@ export {
   QUIET_WINDOW_FACTOR,
   QUIET_WINDOW_FLOOR_MS,
   SIZED_WINDOW_FACTOR,
-  UNANSWERED_CHANGES,
+  SpecChangesSinceRequest,
   type SilenceBeforeWrite,
   type UnfinishedSilence,
 } from './quiet-window.js';

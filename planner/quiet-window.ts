@@ -39,8 +39,9 @@ export const QUIET_WINDOW_FLOOR_MS = 250;
  * operator sits 10-20 s in a dial to a mongod no cluster runs, and a run alone on the default window
  * ends inside it, never showing the silence-then-write that sizes the window) or it is stuck for
  * good (a bug: the version-rollback example's operator after a bad version). The trace cannot tell
- * which, so the campaign warns (src/campaign/quiet-window.ts) and sizes nothing: sizing the window on
- * it made the stuck example's runs settle on 27 s.
+ * which, so the campaign warns (src/campaign/quiet-window.ts) and sizes nothing from it (sizing the
+ * window on it made the stuck example's runs settle on 27 s); learn's runs wait for such a
+ * controller's next request instead (src/coordinator/unanswered.ts), which a busy one sends.
  */
 export interface UnfinishedSilence {
   ms: number;
@@ -48,7 +49,7 @@ export interface UnfinishedSilence {
 }
 
 /** How many spec changes a controller must have let go by without a request for its silence to count as unfinished. */
-export const UNANSWERED_CHANGES = 2;
+const UNANSWERED_CHANGES = 2;
 
 /** A custom resource's group: with a dot, and not one of Kubernetes' own (`*.k8s.io`). */
 function isCustomGroup(apiVersion: unknown): boolean {
@@ -57,40 +58,67 @@ function isCustomGroup(apiVersion: unknown): boolean {
   return group.includes('.') && !group.endsWith('.k8s.io');
 }
 
+/**
+ * The changes of a custom resource's spec (its generation going up, in an ADDED or MODIFIED watch
+ * event) shown to a controller since its last request, leader-election renewals aside: what makes a
+ * silence unfinished. Fed from a trace (SilenceMeter) or live, as the proxy records the controller
+ * trace (src/coordinator/unanswered.ts).
+ */
+export class SpecChangesSinceRequest {
+  /** The generation each custom resource's events showed last. */
+  private readonly generations = new Map<string, number>();
+  /** Spec changes shown since the controller's last request. */
+  count = 0;
+  /** When that request was (undefined: none yet, or none since the controller's start). */
+  lastRequestTs: number | undefined;
+
+  /** The controller (re)started: nothing shown to it is unanswered yet. */
+  restart(): void {
+    this.count = 0;
+    this.lastRequestTs = undefined;
+  }
+
+  /** A request of the controller at `ts` (leader-election renewals are no answer and are skipped). */
+  request(key: string | undefined, ts: number): void {
+    if (key !== undefined && isBookkeepingKey(key)) return;
+    this.count = 0;
+    this.lastRequestTs = ts;
+  }
+
+  /** A watch event delivered to the controller. */
+  watchEvent(eventType: string, key: string | undefined, object: unknown): void {
+    if (key === undefined || (eventType !== 'ADDED' && eventType !== 'MODIFIED') || !isObject(object)) return;
+    const generation = isObject(object.metadata) ? object.metadata.generation : undefined;
+    if (!isCustomGroup(object.apiVersion) || typeof generation !== 'number') return;
+    const before = this.generations.get(key);
+    if (before !== undefined && generation > before && this.lastRequestTs !== undefined) this.count++;
+    this.generations.set(key, generation);
+  }
+
+  /** At least UNANSWERED_CHANGES changes were shown since the last request. */
+  get unanswered(): boolean {
+    return this.lastRequestTs !== undefined && this.count >= UNANSWERED_CHANGES;
+  }
+}
+
 /** Fed one controller trace in order: the longest silence before a request, below a cap. */
 export class SilenceMeter {
   private readonly incarnationOf = new Map<number, number>();
   private last: { ts: number; incarnation: number } | undefined;
   private longest = 0;
   private longestPastWindow: SilenceBeforeWrite | undefined;
-  /** The generation each custom resource's events showed last. */
-  private readonly generations = new Map<string, number>();
-  /** Spec changes shown since the controller's last request, and when that request was. */
-  private unanswered = 0;
-  private lastRequestTs: number | undefined;
+  private readonly changes = new SpecChangesSinceRequest();
   private endTs = 0;
 
   constructor(private readonly capMs: number) {}
 
   add(e: TraceEvent): void {
     this.endTs = Math.max(this.endTs, e.ts);
-    if (e.type === 'controller' && e.action === 'start') {
-      this.unanswered = 0;
-      this.lastRequestTs = undefined;
-    }
-    if (e.type === 'watch-event' && e.key !== undefined && (e.eventType === 'ADDED' || e.eventType === 'MODIFIED') && isObject(e.object)) {
-      const metadata = isObject(e.object.metadata) ? e.object.metadata : {};
-      const generation = metadata.generation;
-      if (isCustomGroup(e.object.apiVersion) && typeof generation === 'number') {
-        const before = this.generations.get(e.key);
-        if (before !== undefined && generation > before && this.lastRequestTs !== undefined) this.unanswered++;
-        this.generations.set(e.key, generation);
-      }
-    }
+    if (e.type === 'controller' && e.action === 'start') this.changes.restart();
+    if (e.type === 'watch-event') this.changes.watchEvent(e.eventType, e.key, e.object);
     if (e.type === 'request') {
       if (e.key !== undefined && isBookkeepingKey(e.key)) return;
-      this.unanswered = 0;
-      this.lastRequestTs = e.ts;
+      this.changes.request(e.key, e.ts);
       this.incarnationOf.set(e.id, e.incarnation);
       if (this.last && this.last.incarnation === e.incarnation) {
         const silence = e.ts - this.last.ts;
@@ -116,8 +144,9 @@ export class SilenceMeter {
 
   /** The silence the trace ended in, when the controller let UNANSWERED_CHANGES spec changes go by in it without a request. */
   unfinished(): UnfinishedSilence | undefined {
-    if (this.lastRequestTs === undefined || this.unanswered < UNANSWERED_CHANGES) return undefined;
-    return { ms: this.endTs - this.lastRequestTs, changes: this.unanswered };
+    const { changes } = this;
+    if (!changes.unanswered) return undefined;
+    return { ms: this.endTs - changes.lastRequestTs!, changes: changes.count };
   }
 }
 

@@ -94,6 +94,12 @@ export interface LearnOptions extends CampaignOptions {
   serialize?: { quietMs: number };
   /** Record the cluster's Events in the runs' cluster traces (explore's sequences: RunOptions.recordEvents). */
   recordEvents?: boolean;
+  /**
+   * `false`: reference runs on a learned window do not wait, once settled, for a controller that let
+   * its custom resource's spec changes go by without a request (SizedSettleWindow.awaitsAnswers;
+   * explore's oracle runs, which start from the window the sequences' runs sized).
+   */
+  awaitAnswers?: boolean;
 }
 
 /** Runs every workload `config.referenceRuns` times without faults and keeps the runs. */
@@ -184,8 +190,9 @@ async function learnWorkloads(
         ...(opts.cluster ? { cluster: opts.cluster } : {}),
         ...serialize,
         ...(opts.recordEvents ? { recordEvents: true } : {}),
+        ...(!normal && sized.awaitsAnswers && opts.awaitAnswers !== false ? { awaitAnswer: true } : {}),
         ...(opts.signal ? { signal: opts.signal } : {}),
-      }).catch((err: unknown) => {
+      }).then(sized.awaited(dir, opts.log), (err: unknown) => {
         throw interrupted(err);
       });
       const ok = !record.error && record.workloadOutcome.ok;

@@ -701,7 +701,7 @@ export function exploreLearnOptions(opts: Pick<ExploreRunOptions, 'out' | 'log' 
 }
 
 async function runOnce(config: ControllerUnderTest, workloads: Map<string, Workload>, opts: ExploreRunOptions): Promise<MaskRule[]> {
-  await learn({ ...config, workloads, referenceRuns: 1 }, exploreLearnOptions(opts));
+  await learn({ ...config, workloads, referenceRuns: 1 }, { ...exploreLearnOptions(opts), awaitAnswers: false });
   return config.masks.filter((m) => m.workload === undefined).map((m) => ({ keyGlob: m.key, paths: m.paths }));
 }
 

@@ -10,6 +10,7 @@ import { readTrace } from '../io/trace-io.js';
 import { RUN_FILES } from '../io/run-files.js';
 import { learnedQuietMs, SilenceMeter, sizedQuietMs, type SilenceBeforeWrite, type UnfinishedSilence } from '../../planner/index.js';
 import type { Log } from './options.js';
+import type { RunRecord } from '../model/results.js';
 
 /**
  * The configuration a workload's test runs use: with no `settle.quietMs` in kperturb.yaml, the quiet
@@ -110,8 +111,30 @@ function unfinishedWarning(config: ControllerUnderTest, runs: readonly RunSilenc
 export class SizedSettleWindow {
   /** The sized window, once a run showed the window too short. */
   ms: number | undefined;
+  /**
+   * Do runs wait, once settled, for a controller that let its custom resource's spec changes go by
+   * without a request (RunOptions.awaitAnswer)? The wait shows a busy controller's whole silence, and
+   * `grow` sizes the window from it; a stuck one waits to the settle timeout, once: later runs do not.
+   */
+  awaitsAnswers: boolean;
 
-  constructor(private readonly config: ControllerUnderTest) {}
+  constructor(private readonly config: ControllerUnderTest) {
+    this.awaitsAnswers = config.settle.quietMsGiven === false;
+  }
+
+  /** For a run's outcome (returned as is): a wait for the controller's next request that ended at the settle timeout stops the waits of later runs. */
+  awaited(dir: string, log: Log): <T extends { record: Pick<RunRecord, 'awaitedAnswer'> }>(outcome: T) => T {
+    return (outcome) => {
+      const awaited = outcome.record.awaitedAnswer;
+      if (awaited && !awaited.answered && this.awaitsAnswers) {
+        this.awaitsAnswers = false;
+        log(
+          `  in ${dir} the controller sent nothing for ${awaited.silentMs} ms, to the settle timeout, though changes of its custom resource were shown to it: stuck, not busy; later runs do not wait for it`,
+        );
+      }
+      return outcome;
+    };
+  }
 
   /** The window a run settles on: the sized one, else what learn would use. */
   window(otherwise: number): number {

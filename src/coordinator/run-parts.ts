@@ -30,6 +30,7 @@ import { ApplicationStubs } from '../stubs/applications.js';
 import { ControllerHosts } from '../stubs/controller-hosts.js';
 import { readManifests, sleep } from '../workload/runner.js';
 import { NeverWatchesCheck } from './never-watches.js';
+import { UnansweredChanges } from './unanswered.js';
 import { CRD_SERVED_TIMEOUT_MS, RetryingKubeClient, type ClusterProvider, type ClusterRunRecord, type RunCluster } from './cluster-provider.js';
 import type { RunManager, RunPart } from './run-manager.js';
 import type { RunOptions } from './run.js';
@@ -317,6 +318,8 @@ export class ProxyPart implements RunPart {
   proxy: ControllerProxy | undefined;
   /** Counts the controller's lists while it starts, to name one that never watches (never-watches.ts). */
   neverWatches!: NeverWatchesCheck;
+  /** With RunOptions.awaitAnswer: the spec changes shown to the controller since its last request (unanswered.ts). */
+  unanswered: UnansweredChanges | undefined;
   readonly kubeconfigFile: string;
 
   constructor(
@@ -332,10 +335,11 @@ export class ProxyPart implements RunPart {
     const { options, config, clusterTrace } = this.run;
     const standby = this.standby.standby;
     this.neverWatches = new NeverWatchesCheck(this.run.controllerTrace);
+    this.unanswered = options.awaitAnswer ? new UnansweredChanges(this.neverWatches.sink) : undefined;
     const proxy = await ControllerProxy.start({
       ...this.cluster.cluster.proxyUpstream,
       ...(standby ? { standbyDoor: standby.door } : {}),
-      trace: this.neverWatches.sink,
+      trace: this.unanswered?.sink ?? this.neverWatches.sink,
       clusterView: this.recorder.recorder,
       tls: this.standby.tls,
       // The controller's exec/log calls are answered by the proxy from the config's rules, on any

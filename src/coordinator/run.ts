@@ -59,6 +59,12 @@ export interface RunOptions {
   serializeDelivery?: SerializeDeliveryOptions;
   /** Record the cluster's Events in the cluster trace (explore's judge reads them; see ClusterRecorderOptions). */
   recordEvents?: boolean;
+  /**
+   * Once settled, a controller that has let changes of its custom resource's spec go by without a
+   * request is waited for until it sends one, up to the settle timeout (unanswered.ts); `run.json`
+   * says so (`awaitedAnswer`). learn asks it for reference runs on a learned window.
+   */
+  awaitAnswer?: boolean;
   /** Serve the controller over TLS (HTTP/2 and HTTP/1.1) instead of plain HTTP; default CONTROLLER_TLS. */
   tls?: boolean;
   /** Default: `{ kind: 'embedded' }`. */
@@ -295,6 +301,7 @@ async function settleRun(started: StartedRun): Promise<void> {
     // A fault that fires while we settle restarts the controller: settle again after it.
     if (plan?.pending === restart || remaining <= 0) break;
   }
+  if (record.settled) await awaitAnswer(started, settleDeadline);
   if (plan) {
     record.injected = plan.allInjected();
     if (!record.injected) record.notInjected = plan.whyNotInjected();
@@ -304,6 +311,29 @@ async function settleRun(started: StartedRun): Promise<void> {
   if (beyond.length > 0) record.beyondContract = beyond;
   if (run.options.afterSettle) await manager.interruptible(run.options.afterSettle(settledRun(started)));
   manager.endPhase('settle');
+}
+
+/**
+ * RunOptions.awaitAnswer: a settled controller that let spec changes of its custom resource go by
+ * without a request may be in a long silent wait (unanswered.ts): the run goes on until its next
+ * request, then settles again; or until the settle timeout, and stays as it was.
+ */
+async function awaitAnswer({ run, manager, proxy, controller, settle }: StartedRun, deadline: number): Promise<void> {
+  const unanswered = proxy.unanswered;
+  const silentMs = unanswered?.silentFor();
+  if (!unanswered || silentMs === undefined) return;
+  run.log(`  the controller has sent nothing for ${silentMs} ms, though changes of a custom resource's spec were shown to it: waiting for its next request`);
+  const since = Date.now();
+  const answered = await manager.interruptible(unanswered.answered(deadline, () => controller.process.running));
+  const waitedMs = Date.now() - since;
+  run.record.awaitedAnswer = { silentMs: silentMs + waitedMs, answered };
+  if (!answered) {
+    run.log(`  it sent nothing for ${silentMs + waitedMs} ms, until the settle timeout`);
+    return;
+  }
+  run.log(`  it sent a request after ${silentMs + waitedMs} ms of silence; settling again`);
+  run.record.settled = await manager.interruptible(settle.untilQuiet(Math.max(deadline - Date.now(), 0)));
+  if (!run.record.settled) run.log(`  not quiet within the settle timeout: ${settle.describe()}`);
 }
 
 /** What `afterSettle` may do to the settled run. */

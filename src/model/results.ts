@@ -49,6 +49,12 @@ export interface RunRecord {
   settled: boolean;
   /** The quiet window the run waited for at the controller's start and to settle, in ms (settle.quietMs, or learned). */
   quietMs?: number | undefined;
+  /**
+   * Once settled, the controller had let changes of a custom resource's spec go by without a request,
+   * and the run waited for its next one (RunOptions.awaitAnswer): how long it had been silent when
+   * that request came, or when the wait ended at the settle timeout (`answered: false`).
+   */
+  awaitedAnswer?: { silentMs: number; answered: boolean } | undefined;
   controllerExits: Array<{ incarnation: number; code: number | null; signal: string | null; expected: boolean }>;
   /** How many of the controller's restarts a warm spare took (absent: none). */
   restartsFromSpare?: number | undefined;
