@@ -107,7 +107,9 @@ type Taken = { file: string } | { reason: string; keeping?: string };
 async function takeExclusive(dir: string, port: number, keeping: string | undefined, since: number): Promise<Taken> {
   const file = keeping ?? join(dir, `${port}.lock`);
   if (!keeping) {
-    const earlier = liveHolders(dir, `${port}.queued-shared.`).find((h) => h.since !== undefined && Date.parse(h.since) < since);
+    // At or before: the times have millisecond resolution, and a stub run that queued in this run's
+    // first millisecond (the test below it, on a fast machine) came first.
+    const earlier = liveHolders(dir, `${port}.queued-shared.`).find((h) => h.since !== undefined && Date.parse(h.since) <= since);
     if (earlier) return { reason: `an application stub run of pid ${earlier.pid} waits for it since before this run` };
     const holder = tryLockFile(file);
     if (holder) return { reason: `held by pid ${holder.pid}` };

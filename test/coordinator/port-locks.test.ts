@@ -163,3 +163,14 @@ test("a stub run that waits goes before a controller's run that came after it", 
   await laterLocked;
   t.deepEqual(events, ['stub run locked', 'stub run released', 'later controller run locked']);
 });
+
+test("a stub run that queued in the millisecond a controller's run starts in still goes first", async (t) => {
+  const dir = lockDir(t);
+  const port = await freePort();
+  // Written as a waiting stub run writes it, and taken at once: mostly within the same millisecond.
+  for (let i = 0; i < 20; i++) {
+    const queued = join(dir, `${port}.queued-shared.${process.pid}.same-ms`);
+    writeFileSync(queued, JSON.stringify({ pid: process.pid, since: new Date().toISOString() }) + '\n');
+    await t.throwsAsync(lockPorts([port], { dir, timeoutMs: 0 }), { message: /an application stub run of pid \d+ waits for it since before this run/ });
+  }
+});
