@@ -14,6 +14,16 @@
  * QUIET_WINDOW_FACTOR times the longest, at least QUIET_WINDOW_FLOOR_MS, at most the configured one.
  * Leader-election renewals (bookkeeping kinds) and watch bookmarks are not activity, as in settle.
  *
+ * Except where the controller let UNANSWERED_CHANGES changes of a custom resource's spec go by
+ * without a request: the later ones woke nothing (it was busy: percona-server-mongodb-operator's
+ * 10-20 s mongod dial, during which each step's patch reached it), so the silence runs from the
+ * first. Measured from the last of them, the dial showed only its remainder (4.5 s of 10 s), and
+ * the window sized from it stayed shorter than the dial. Not from its last request: that may be
+ * long before the first change (an idle controller's watch), and the window itself would be measured
+ * (a run that settles on W before the changes would show W more each time). From the first change,
+ * a silence outlasts the window exactly when a settle that began at that change ended before the
+ * write, so sizing stops once the window covers the busy spell.
+ *
  * A silence as long as the configured window that ends in a write (`pastWindow`) shows the window
  * too short: a settle that began in it would have ended, and the end state been read, before that
  * write. Learning cannot lengthen the window, so the campaign warns of it (src/campaign/quiet-window.ts).
@@ -27,6 +37,8 @@ import { isObject } from '../src/model/object-key.js';
 export interface SilenceBeforeWrite {
   ms: number;
   request: RequestEvent;
+  /** The spec changes it let go by in the silence (it runs from the first of them; see above), if any. */
+  unanswered?: number;
 }
 
 export const QUIET_WINDOW_FACTOR = 3;
@@ -71,11 +83,14 @@ export class SpecChangesSinceRequest {
   count = 0;
   /** When that request was (undefined: none yet, or none since the controller's start). */
   lastRequestTs: number | undefined;
+  /** When the first of the spec changes since it was shown (undefined: none). */
+  firstChangeTs: number | undefined;
 
   /** The controller (re)started: nothing shown to it is unanswered yet. */
   restart(): void {
     this.count = 0;
     this.lastRequestTs = undefined;
+    this.firstChangeTs = undefined;
   }
 
   /** A request of the controller at `ts` (leader-election renewals are no answer and are skipped). */
@@ -83,15 +98,16 @@ export class SpecChangesSinceRequest {
     if (key !== undefined && isBookkeepingKey(key)) return;
     this.count = 0;
     this.lastRequestTs = ts;
+    this.firstChangeTs = undefined;
   }
 
-  /** A watch event delivered to the controller. */
-  watchEvent(eventType: string, key: string | undefined, object: unknown): void {
+  /** A watch event delivered to the controller at `ts`. */
+  watchEvent(eventType: string, key: string | undefined, object: unknown, ts: number): void {
     if (key === undefined || (eventType !== 'ADDED' && eventType !== 'MODIFIED') || !isObject(object)) return;
     const generation = isObject(object.metadata) ? object.metadata.generation : undefined;
     if (!isCustomGroup(object.apiVersion) || typeof generation !== 'number') return;
     const before = this.generations.get(key);
-    if (before !== undefined && generation > before && this.lastRequestTs !== undefined) this.count++;
+    if (before !== undefined && generation > before && this.lastRequestTs !== undefined && this.count++ === 0) this.firstChangeTs = ts;
     this.generations.set(key, generation);
   }
 
@@ -115,15 +131,19 @@ export class SilenceMeter {
   add(e: TraceEvent): void {
     this.endTs = Math.max(this.endTs, e.ts);
     if (e.type === 'controller' && e.action === 'start') this.changes.restart();
-    if (e.type === 'watch-event') this.changes.watchEvent(e.eventType, e.key, e.object);
+    if (e.type === 'watch-event') this.changes.watchEvent(e.eventType, e.key, e.object, e.ts);
     if (e.type === 'request') {
       if (e.key !== undefined && isBookkeepingKey(e.key)) return;
+      // The spec changes it let go by after the first did not wake it: the silence runs from the first.
+      const unanswered = this.changes.unanswered ? this.changes.count : undefined;
+      const busySince = unanswered !== undefined ? this.changes.firstChangeTs : undefined;
       this.changes.request(e.key, e.ts);
       this.incarnationOf.set(e.id, e.incarnation);
       if (this.last && this.last.incarnation === e.incarnation) {
-        const silence = e.ts - this.last.ts;
+        const silence = e.ts - (busySince ?? this.last.ts);
         if (silence < this.capMs) this.longest = Math.max(this.longest, silence);
-        else if (WRITE_VERBS.has(e.verb) && silence > (this.longestPastWindow?.ms ?? -1)) this.longestPastWindow = { ms: silence, request: e };
+        else if (WRITE_VERBS.has(e.verb) && silence > (this.longestPastWindow?.ms ?? -1))
+          this.longestPastWindow = { ms: silence, request: e, ...(unanswered !== undefined ? { unanswered } : {}) };
       }
       this.last = { ts: e.ts, incarnation: e.incarnation };
     } else if (e.type === 'response' || (e.type === 'watch-event' && e.eventType !== 'BOOKMARK' && !(e.key !== undefined && isBookkeepingKey(e.key)))) {

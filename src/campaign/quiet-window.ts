@@ -65,6 +65,12 @@ export async function runSilences(config: ControllerUnderTest, dirs: readonly st
   return out;
 }
 
+/** What the controller was shown in a silence that ended in a write, as the messages say it. */
+const shownInSilence = (silence: SilenceBeforeWrite): string =>
+  silence.unanswered === undefined
+    ? 'nothing new shown to it'
+    : `from the first of ${silence.unanswered} changes of a custom resource's spec it let go by (busy)`;
+
 export const withQuietMs = (config: ControllerUnderTest, quietMs: number): ControllerUnderTest => ({ ...config, settle: { ...config.settle, quietMs } });
 
 /**
@@ -83,7 +89,7 @@ export function settleWindowWarning(config: ControllerUnderTest, runs: readonly 
       : `${config.settle.quietMs} ms`;
   if (!worst) return unfinishedWarning(config, runs, window);
   const { ms, request } = worst.silence;
-  return `kperturb: warning: ${config.file} at settle.quietMs: a quiet window longer than the controller's pauses (got ${window}): in ${worst.dir} it was silent for ${ms} ms, nothing new shown to it, and then sent ${request.verb} ${request.key ?? request.path}, so a run can settle and read its end state before such a write; set settle.quietMs above ${ms}`;
+  return `kperturb: warning: ${config.file} at settle.quietMs: a quiet window longer than the controller's pauses (got ${window}): in ${worst.dir} it was silent for ${ms} ms, ${shownInSilence(worst.silence)}, and then sent ${request.verb} ${request.key ?? request.path}, so a run can settle and read its end state before such a write; set settle.quietMs above ${ms}`;
 }
 
 /**
@@ -149,7 +155,7 @@ export class SizedSettleWindow {
     if (sized <= usedMs) return false;
     this.ms = sized;
     log(
-      `  in ${silence!.dir} the controller was silent for ${past.ms} ms, nothing new shown to it, and then sent ${past.request.verb} ${past.request.key ?? past.request.path}: longer than the ${usedMs} ms window it settled on, so runs settle after ${sized} ms of quiet from now on (settle.quietMs in kperturb.yaml sets it), and this run is run again`,
+      `  in ${silence!.dir} the controller was silent for ${past.ms} ms, ${shownInSilence(past)}, and then sent ${past.request.verb} ${past.request.key ?? past.request.path}: longer than the ${usedMs} ms window it settled on, so runs settle after ${sized} ms of quiet from now on (settle.quietMs in kperturb.yaml sets it), and this run is run again`,
     );
     return true;
   }

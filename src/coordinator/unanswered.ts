@@ -24,7 +24,7 @@ export class UnansweredChanges {
     const sink: TraceSink = {
       append: (event) => {
         if (event.type === 'request') this.changes.request(event.key, Date.now());
-        else if (event.type === 'watch-event') this.changes.watchEvent(event.eventType, event.key, event.object);
+        else if (event.type === 'watch-event') this.changes.watchEvent(event.eventType, event.key, event.object, Date.now());
         return inner.append(event);
       },
     };
@@ -38,7 +38,7 @@ export class UnansweredChanges {
       object: KubeObject,
       shared?: SharedTextSlot,
     ) => {
-      this.changes.watchEvent(eventType, key, object);
+      this.changes.watchEvent(eventType, key, object, Date.now());
       return inner.appendWatchEvent
         ? inner.appendWatchEvent(id, eventType, key, resourceVersion, object, shared)
         : inner.append(watchDeliveryEvent(id, eventType, key, resourceVersion, object));

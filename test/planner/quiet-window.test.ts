@@ -95,3 +95,19 @@ test("a run that ends while the controller lets spec changes of its custom resou
   // A restart starts over.
   t.is(unfinished([...start, crEvent(1000, 2), crEvent(2000, 3), at(3000, { type: 'controller', action: 'start', incarnation: 2 })]), undefined);
 });
+
+test('a silence in which the controller let spec changes of its custom resource go by runs from the first of them: the later ones woke nothing', (t) => {
+  const meter = (events: TraceEvent[]) => {
+    const m = new SilenceMeter(5000);
+    for (const e of events) m.add(e);
+    return { longest: m.result(), past: m.pastWindow()?.ms };
+  };
+  const start = [crEvent(0, 1), request(100, 1), response(110, 1)];
+  // Idle 1.9 s, then busy 8 s (a dial) from the first patch, shown a second one meanwhile, then a
+  // write: 8 s, not 3 s from the second patch, nor 9.9 s from its request (its idle time).
+  t.deepEqual(meter([...start, crEvent(2000, 2), crEvent(7000, 3), request(10_000, 2)]), { longest: 0, past: 8000 });
+  // Shown one patch only (a field it may ignore): the silence runs from that event, as before.
+  t.deepEqual(meter([...start, crEvent(7000, 2), request(10_000, 2)]), { longest: 3000, past: undefined });
+  // Below the window, the learned window's silence too.
+  t.deepEqual(meter([...start, crEvent(1000, 2), crEvent(2000, 3), request(3000, 2)]), { longest: 2000, past: undefined });
+});
