@@ -377,21 +377,22 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
     `explore ${config.name}: ${campaign.sequences.length} sequence(s), ${steps} operation step(s) (seed ${campaign.seed}, up to ${campaign.maxSteps} per sequence)`,
   );
   const sequencesConfig = exploreConfig(config, campaign);
-  const learned = await learn(sequenceRunsConfig(sequencesConfig, opts.perturb), exploreLearnOptions(opts));
   // A window the sequences' runs sized (quiet-window.ts SizedSettleWindow) is where the oracles' own runs start.
-  const sizedMs = Math.max(0, ...learned.map((s) => s.sizedQuietMs ?? 0));
-  const sized = (c: ControllerUnderTest): ControllerUnderTest => (sizedMs > 0 ? withQuietMs(c, sizedMs) : c);
+  const window: SizedWindow = { ms: 0 };
+  const inner: InnerOptions = { ...opts, sizedWindow: window };
+  noteSized(window, await learn(sequenceRunsConfig(sequencesConfig, opts.perturb), exploreLearnOptions(opts)));
+  const sized = (c: ControllerUnderTest): ControllerUnderTest => (window.ms > 0 ? withQuietMs(c, window.ms) : c);
+  let { runs, judged } = await judgeRuns(sized(config), layout, campaign, inner);
+  const stale = staleSequences(runs, window.ms);
+  if (stale.length > 0) {
+    opts.log(
+      `explore ${config.name}: later runs sized the settle window to ${window.ms} ms, past the window ${stale.length} sequence(s) settled on, so their steps may have been judged before the controller acted: they run again on it, and every step is judged again`,
+    );
+    noteSized(window, await learn(sequenceRunsConfig(sized(sequencesConfig), opts.perturb), { ...exploreLearnOptions(opts), workloads: stale }));
+    ({ runs, judged } = await judgeRuns(sized(config), layout, campaign, inner));
+  }
   const generated = sized(sequencesConfig);
   config = sized(config);
-  const runs: Array<SequenceRun & { runDir: string }> = [];
-  for (const seq of campaign.sequences) {
-    const runDir = layout.referenceRun(seq.name, 1);
-    runs.push({ ...(await loadSequenceRun(runDir, seq)), runDir });
-  }
-  const map: FieldMap = new Map();
-  const judged = judgeExploration(runs, map);
-  await rollbacks(config, layout, runs, judged, map, opts);
-  if (opts.differential) await differential(config, layout, runs, judged, opts);
   const perturbation = opts.perturb ? await perturb(generated, judged, opts.perturb, opts) : undefined;
   const results: ExploreResults = {
     format: EXPLORE_RESULTS_FORMAT,
@@ -411,6 +412,48 @@ export async function explore(config: ControllerUnderTest, opts: ExploreRunOptio
   const file = join(dir, 'results.json');
   writeFileAtomic(file, JSON.stringify(results, null, 2) + '\n');
   return { results, file };
+}
+
+/** The largest settle window any of explore's learns sized (SizedSettleWindow), shared by its runs. */
+interface SizedWindow {
+  ms: number;
+}
+
+/** explore's options inside one exploration: its oracle runs note the window their learns sized. */
+type InnerOptions = ExploreRunOptions & { sizedWindow?: SizedWindow };
+
+const noteSized = (window: SizedWindow, learned: ReadonlyArray<{ sizedQuietMs?: number }>): void => {
+  window.ms = Math.max(window.ms, ...learned.map((s) => s.sizedQuietMs ?? 0));
+};
+
+/** Each sequence's run loaded and judged, with the rollback and differential oracles' runs. */
+async function judgeRuns(
+  config: ControllerUnderTest,
+  layout: CampaignLayout,
+  campaign: ExploreCampaign,
+  opts: InnerOptions,
+): Promise<{ runs: Array<SequenceRun & { runDir: string; quietMs: number }>; judged: SequenceJudgement[] }> {
+  const runs: Array<SequenceRun & { runDir: string; quietMs: number }> = [];
+  for (const seq of campaign.sequences) {
+    const runDir = layout.referenceRun(seq.name, 1);
+    runs.push({ ...(await loadSequenceRun(runDir, seq)), runDir, quietMs: readRunRecord(join(runDir, RUN_FILES.record)).quietMs ?? config.settle.quietMs });
+  }
+  const map: FieldMap = new Map();
+  const judged = judgeExploration(runs, map);
+  await rollbacks(config, layout, runs, judged, map, opts);
+  if (opts.differential) await differential(config, layout, runs, judged, opts);
+  return { runs, judged };
+}
+
+/**
+ * The sequences whose run settled on a shorter window than a later run of the exploration sized
+ * (`sizedMs`; 0: none sized): a run is sized from its own silences, and percona-server-mongodb-
+ * operator's sequence run, its steps' patches cutting its 20 s mongod dials short, grew the window to
+ * 10.7 s only, while the rollback run of its step 2, with no patch in the dial, showed 20 s: the steps
+ * were judged 10 s before the operator created the Services they alarmed on (4 false alarms).
+ */
+export function staleSequences(runs: ReadonlyArray<{ sequence: { name: string }; quietMs: number }>, sizedMs: number): string[] {
+  return runs.filter((r) => r.quietMs < sizedMs).map((r) => r.sequence.name);
 }
 
 /**
@@ -700,8 +743,9 @@ export function exploreLearnOptions(opts: Pick<ExploreRunOptions, 'out' | 'log' 
   };
 }
 
-async function runOnce(config: ControllerUnderTest, workloads: Map<string, Workload>, opts: ExploreRunOptions): Promise<MaskRule[]> {
-  await learn({ ...config, workloads, referenceRuns: 1 }, { ...exploreLearnOptions(opts), awaitAnswers: false });
+async function runOnce(config: ControllerUnderTest, workloads: Map<string, Workload>, opts: InnerOptions): Promise<MaskRule[]> {
+  const learned = await learn({ ...config, workloads, referenceRuns: 1 }, { ...exploreLearnOptions(opts), awaitAnswers: false });
+  if (opts.sizedWindow) noteSized(opts.sizedWindow, learned);
   return config.masks.filter((m) => m.workload === undefined).map((m) => ({ keyGlob: m.key, paths: m.paths }));
 }
 

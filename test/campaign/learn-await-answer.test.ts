@@ -8,35 +8,13 @@
 import test from 'ava';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { learn } from '../../src/campaign/campaign.js';
 import { CampaignLayout } from '../../src/campaign/layout.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { RunRecord } from '../../src/model/results.js';
 import { readEndState } from '../../src/io/run-dir.js';
 import { scratchDir } from '../_scratch-dir.js';
-
-const controllerScript = fileURLToPath(new URL('../proxy/fixtures/dial-controller.js', import.meta.url));
-
-const CRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: { name: widgets.test.kperturb.dev }
-spec:
-  group: test.kperturb.dev
-  scope: Namespaced
-  names: { kind: Widget, plural: widgets, singular: widget, listKind: WidgetList }
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      subresources: { status: {} }
-      schema:
-        openAPIV3Schema:
-          type: object
-          properties:
-            spec: { type: object, properties: { size: { type: integer } } }
-            status: { type: object, properties: { observedGeneration: { type: integer }, size: { type: integer } } }
-`;
+import { dialConfigHead, WIDGET_CRD } from './_dial-widget.js';
 
 /**
  * The dial controller's campaign: workload `w` creates Widget `w` (and settles, with `settleFirst`)
@@ -44,21 +22,13 @@ spec:
  * learn their own.
  */
 function campaign(dir: string, env: Record<string, string>, referenceRuns: number, timeoutSeconds: number, settleFirst = false) {
-  writeFileSync(join(dir, 'crd.yaml'), CRD);
+  writeFileSync(join(dir, 'crd.yaml'), WIDGET_CRD);
   writeFileSync(join(dir, 'widget.yaml'), 'apiVersion: test.kperturb.dev/v1\nkind: Widget\nmetadata: { name: w, namespace: default }\nspec: { size: 1 }\n');
   const size = (n: number) => `      - patch: { key: Widget/default/w, type: merge, patch: { spec: { size: ${n} } } }\n`;
   const file = join(dir, 'kperturb.yaml');
   writeFileSync(
     file,
-    `apiVersion: kperturb.dev/v1
-kind: ControllerUnderTest
-metadata: { name: dial }
-controller:
-  command: ${JSON.stringify(process.execPath)}
-  args: [${JSON.stringify(controllerScript)}]
-  env: ${JSON.stringify(env)}
-setup: [crd.yaml]
-workloads:
+    `${dialConfigHead(env)}workloads:
   w:
     steps:
       - apply: widget.yaml
