@@ -60,6 +60,12 @@ export class Kubelets implements PodLifecycleContext, KubeletFaults {
   private readonly enqueue: (key: string, delayMs?: number) => void;
   private readonly engine: StageEngine<PodLifecycleContext>;
   private readonly nextIp = new Map<string, number>();
+  /**
+   * Each pod's IP, by uid, from its acceptance (pendingStatus asks for it): handed out in the order
+   * pods are accepted, not in the order their start timers fire, which load can swap (a deterministic
+   * run's three pods got 10.244.0.2 and .3 the other way round once in CI).
+   */
+  private readonly reservedIps = new Map<string, string>();
   private readonly nodeSet: Set<string>;
   private readonly recorders = new Map<string, CoreEventRecorder>();
   /** `<node> <image>` of the images pulled so far (what IfNotPresent finds on the node). */
@@ -116,6 +122,7 @@ export class Kubelets implements PodLifecycleContext, KubeletFaults {
       const key = `${pod.metadata!.namespace}/${pod.metadata!.name}`;
       if (type === 'DELETED') {
         k.engine.forget(key, pod.metadata?.uid);
+        k.reservedIps.delete(str(pod.metadata?.uid));
         return;
       }
       if (k.nodeSet.has(str(spec(pod).nodeName))) k.enqueue(key);
@@ -243,10 +250,15 @@ export class Kubelets implements PodLifecycleContext, KubeletFaults {
   podIp(pod: KubeObject): string {
     const existing = str(status(pod).podIP);
     if (existing) return existing;
+    const uid = str(pod.metadata?.uid);
+    const reserved = this.reservedIps.get(uid);
+    if (reserved) return reserved;
     const node = str(spec(pod).nodeName);
     const n = this.nextIp.get(node) ?? 0;
     this.nextIp.set(node, n + 1);
-    return this.ctx.network.podIp(nodeIndex(this.ctx.nodes, node), n);
+    const ip = this.ctx.network.podIp(nodeIndex(this.ctx.nodes, node), n);
+    this.reservedIps.set(uid, ip);
+    return ip;
   }
 
   private async writeStatus(pod: KubeObject, next: Record<string, unknown>): Promise<void> {

@@ -60,7 +60,7 @@ export interface PodLifecycleContext {
   recordBackOff(pod: KubeObject): void;
   readonly timing: SimTiming;
   readonly nodes: readonly string[];
-  /** The pod's IP: kept if it has one, else the next free one on its node. */
+  /** The pod's IP: kept if it has one or was given one (at acceptance), else the next free one on its node. */
   podIp(pod: KubeObject): string;
   /** The first non-optional Secret or ConfigMap volume source that does not exist. */
   missingVolume(pod: KubeObject): MissingVolume | undefined;
@@ -404,6 +404,7 @@ function initStatuses(pod: KubeObject): Record<string, unknown> {
 }
 
 function pendingStatus(pod: KubeObject, ctx: PodLifecycleContext): Record<string, unknown> {
+  ctx.podIp(pod); // reserved now, reported once running (Kubelets.podIp)
   const names = podContainers(pod).map((c) => str(c.name));
   const unready = `containers with unready status: [${names.join(' ')}]`;
   return {
